@@ -1398,70 +1398,126 @@ extension MT.help {
 extension MT.functions {
     /// `req_pq#60469778 nonce:int128 = ResPQ;`
     public static func req_pq(nonce: TLInt128) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.ResPQ>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int128("nonce", nonce)
-        return TLRequest(definition: "req_pq#60469778 nonce:int128 = ResPQ;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.ResPQ.self))
+        let buffer = Buffer()
+        req_pq(into: buffer, nonce: nonce)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.ResPQ.self))
+    }
+
+    /// Writes `req_pq` boxed at the end of `buffer`.
+    public static func req_pq(into buffer: Buffer, nonce: TLInt128) {
+        var w1 = buffer.fieldWriter(reserving: 20)
+        w1.uint32(0x60469778)
+        w1.int128(nonce)
+        buffer.commit(w1)
     }
 }
 
 extension MT.functions {
     /// `req_pq_multi#be7e8ef1 nonce:int128 = ResPQ;`
     public static func req_pq_multi(nonce: TLInt128) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.ResPQ>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int128("nonce", nonce)
-        return TLRequest(definition: "req_pq_multi#be7e8ef1 nonce:int128 = ResPQ;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.ResPQ.self))
+        let buffer = Buffer()
+        req_pq_multi(into: buffer, nonce: nonce)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.ResPQ.self))
+    }
+
+    /// Writes `req_pq_multi` boxed at the end of `buffer`.
+    public static func req_pq_multi(into buffer: Buffer, nonce: TLInt128) {
+        var w1 = buffer.fieldWriter(reserving: 20)
+        w1.uint32(0xbe7e8ef1)
+        w1.int128(nonce)
+        buffer.commit(w1)
     }
 }
 
 extension MT.functions {
     /// `req_DH_params#d712e4be nonce:int128 server_nonce:int128 p:bytes q:bytes public_key_fingerprint:long encrypted_data:bytes = Server_DH_Params;`
     public static func req_DH_params(nonce: TLInt128, serverNonce: TLInt128, p: [UInt8], q: [UInt8], publicKeyFingerprint: Int64, encryptedData: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.Server_DH_Params>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.int128("nonce", nonce)
-        arguments.int128("server_nonce", serverNonce)
-        arguments.bytes("p", p)
-        arguments.bytes("q", q)
-        arguments.long("public_key_fingerprint", publicKeyFingerprint)
-        arguments.bytes("encrypted_data", encryptedData)
-        return TLRequest(definition: "req_DH_params#d712e4be nonce:int128 server_nonce:int128 p:bytes q:bytes public_key_fingerprint:long encrypted_data:bytes = Server_DH_Params;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.Server_DH_Params.self))
+        let buffer = Buffer()
+        req_DH_params(into: buffer, nonce: nonce, serverNonce: serverNonce, p: p, q: q, publicKeyFingerprint: publicKeyFingerprint, encryptedData: encryptedData)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.Server_DH_Params.self))
+    }
+
+    /// Writes `req_DH_params` boxed at the end of `buffer`.
+    public static func req_DH_params(into buffer: Buffer, nonce: TLInt128, serverNonce: TLInt128, p: [UInt8], q: [UInt8], publicKeyFingerprint: Int64, encryptedData: [UInt8]) {
+        var w1 = buffer.fieldWriter(reserving: 36)
+        w1.uint32(0xd712e4be)
+        w1.int128(nonce)
+        w1.int128(serverNonce)
+        buffer.commit(w1)
+        buffer.appendTLBytes(p)
+        buffer.appendTLBytes(q)
+        buffer.appendInt64(publicKeyFingerprint)
+        buffer.appendTLBytes(encryptedData)
     }
 }
 
 extension MT.functions {
     /// `set_client_DH_params#f5045f1f nonce:int128 server_nonce:int128 encrypted_data:bytes = Set_client_DH_params_answer;`
     public static func set_client_DH_params(nonce: TLInt128, serverNonce: TLInt128, encryptedData: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.Set_client_DH_params_answer>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.int128("nonce", nonce)
-        arguments.int128("server_nonce", serverNonce)
-        arguments.bytes("encrypted_data", encryptedData)
-        return TLRequest(definition: "set_client_DH_params#f5045f1f nonce:int128 server_nonce:int128 encrypted_data:bytes = Set_client_DH_params_answer;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.Set_client_DH_params_answer.self))
+        let buffer = Buffer()
+        set_client_DH_params(into: buffer, nonce: nonce, serverNonce: serverNonce, encryptedData: encryptedData)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.Set_client_DH_params_answer.self))
+    }
+
+    /// Writes `set_client_DH_params` boxed at the end of `buffer`.
+    public static func set_client_DH_params(into buffer: Buffer, nonce: TLInt128, serverNonce: TLInt128, encryptedData: [UInt8]) {
+        var w1 = buffer.fieldWriter(reserving: 36)
+        w1.uint32(0xf5045f1f)
+        w1.int128(nonce)
+        w1.int128(serverNonce)
+        buffer.commit(w1)
+        buffer.appendTLBytes(encryptedData)
     }
 }
 
 extension MT.functions {
     /// `rpc_drop_answer#58e4a740 req_msg_id:long = RpcDropAnswer;`
     public static func rpc_drop_answer(reqMsgId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.RpcDropAnswer>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("req_msg_id", reqMsgId)
-        return TLRequest(definition: "rpc_drop_answer#58e4a740 req_msg_id:long = RpcDropAnswer;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.RpcDropAnswer.self))
+        let buffer = Buffer()
+        rpc_drop_answer(into: buffer, reqMsgId: reqMsgId)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.RpcDropAnswer.self))
+    }
+
+    /// Writes `rpc_drop_answer` boxed at the end of `buffer`.
+    public static func rpc_drop_answer(into buffer: Buffer, reqMsgId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x58e4a740)
+        w1.int64(reqMsgId)
+        buffer.commit(w1)
     }
 }
 
 extension MT.functions {
     /// `get_future_salts#b921bd04 num:int = FutureSalts;`
     public static func get_future_salts(num: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.FutureSalts>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("num", num)
-        return TLRequest(definition: "get_future_salts#b921bd04 num:int = FutureSalts;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.FutureSalts.self))
+        let buffer = Buffer()
+        get_future_salts(into: buffer, num: num)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.FutureSalts.self))
+    }
+
+    /// Writes `get_future_salts` boxed at the end of `buffer`.
+    public static func get_future_salts(into buffer: Buffer, num: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb921bd04)
+        w1.int32(num)
+        buffer.commit(w1)
     }
 }
 
 extension MT.functions {
     /// `ping#7abe77ec ping_id:long = Pong;`
     public static func ping(pingId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.Pong>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("ping_id", pingId)
-        return TLRequest(definition: "ping#7abe77ec ping_id:long = Pong;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.Pong.self))
+        let buffer = Buffer()
+        ping(into: buffer, pingId: pingId)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.Pong.self))
+    }
+
+    /// Writes `ping` boxed at the end of `buffer`.
+    public static func ping(into buffer: Buffer, pingId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x7abe77ec)
+        w1.int64(pingId)
+        buffer.commit(w1)
     }
 }
 

@@ -1723,26 +1723,49 @@ extension MT {
 extension MT.functions {
     /// `destroy_auth_key#d1435160 = DestroyAuthKeyRes;`
     public static func destroy_auth_key() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.DestroyAuthKeyRes>) {
-        TLRequest(definition: "destroy_auth_key#d1435160 = DestroyAuthKeyRes;", arguments: []).call(DeserializeFunctionResponse(MT.DestroyAuthKeyRes.self))
+        let buffer = Buffer()
+        destroy_auth_key(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.DestroyAuthKeyRes.self))
+    }
+
+    /// Writes `destroy_auth_key` boxed at the end of `buffer`.
+    public static func destroy_auth_key(into buffer: Buffer) {
+        buffer.appendUInt32(0xd1435160)
     }
 }
 
 extension MT.functions {
     /// `ping_delay_disconnect#f3427b8c ping_id:long disconnect_delay:int = Pong;`
     public static func ping_delay_disconnect(pingId: Int64, disconnectDelay: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.Pong>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("ping_id", pingId)
-        arguments.int("disconnect_delay", disconnectDelay)
-        return TLRequest(definition: "ping_delay_disconnect#f3427b8c ping_id:long disconnect_delay:int = Pong;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.Pong.self))
+        let buffer = Buffer()
+        ping_delay_disconnect(into: buffer, pingId: pingId, disconnectDelay: disconnectDelay)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.Pong.self))
+    }
+
+    /// Writes `ping_delay_disconnect` boxed at the end of `buffer`.
+    public static func ping_delay_disconnect(into buffer: Buffer, pingId: Int64, disconnectDelay: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xf3427b8c)
+        w1.int64(pingId)
+        w1.int32(disconnectDelay)
+        buffer.commit(w1)
     }
 }
 
 extension MT.functions {
     /// `destroy_session#e7512126 session_id:long = DestroySessionRes;`
     public static func destroy_session(sessionId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<MT.DestroySessionRes>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("session_id", sessionId)
-        return TLRequest(definition: "destroy_session#e7512126 session_id:long = DestroySessionRes;", arguments: arguments.fields).call(DeserializeFunctionResponse(MT.DestroySessionRes.self))
+        let buffer = Buffer()
+        destroy_session(into: buffer, sessionId: sessionId)
+        return (FunctionDescription(serialized: buffer, registry: MT.registry), buffer, DeserializeFunctionResponse(MT.DestroySessionRes.self))
+    }
+
+    /// Writes `destroy_session` boxed at the end of `buffer`.
+    public static func destroy_session(into buffer: Buffer, sessionId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xe7512126)
+        w1.int64(sessionId)
+        buffer.commit(w1)
     }
 }
 

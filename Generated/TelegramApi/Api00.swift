@@ -1592,148 +1592,291 @@ extension Api {
 extension Api.functions.account {
     /// `account.getPassword#548a30f5 = account.Password;`
     public static func getPassword() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Password>) {
-        TLRequest(definition: "account.getPassword#548a30f5 = account.Password;", arguments: []).call(DeserializeFunctionResponse(Api.account.Password.self))
+        let buffer = Buffer()
+        getPassword(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.Password.self))
+    }
+
+    /// Writes `account.getPassword` boxed at the end of `buffer`.
+    public static func getPassword(into buffer: Buffer) {
+        buffer.appendUInt32(0x548a30f5)
     }
 }
 
 extension Api.functions.account {
     /// `account.uploadWallPaper#e39a8f03 flags:# for_chat:flags.0?true file:InputFile mime_type:string settings:WallPaperSettings = WallPaper;`
     public static func uploadWallPaper(forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WallPaper>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("for_chat", forChat)
-        arguments.object("file", file)
-        arguments.string("mime_type", mimeType)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.uploadWallPaper#e39a8f03 flags:# for_chat:flags.0?true file:InputFile mime_type:string settings:WallPaperSettings = WallPaper;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WallPaper.self))
+        let buffer = Buffer()
+        uploadWallPaper(into: buffer, forChat: forChat, file: file, mimeType: mimeType, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WallPaper.self))
+    }
+
+    /// Writes `account.uploadWallPaper` boxed at the end of `buffer`.
+    public static func uploadWallPaper(into buffer: Buffer, forChat: Bool, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) {
+        var _flags: Int32 = 0
+        if forChat { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe39a8f03)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        file.serialize(buffer, true)
+        buffer.appendTLString(mimeType)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.markDialogUnread#8c5006f8 flags:# unread:flags.0?true parent_peer:flags.1?InputPeer peer:InputDialogPeer = Bool;`
     public static func markDialogUnread(unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("unread", unread)
-        if let value = parentPeer { arguments.object("parent_peer", value) }
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.markDialogUnread#8c5006f8 flags:# unread:flags.0?true parent_peer:flags.1?InputPeer peer:InputDialogPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        markDialogUnread(into: buffer, unread: unread, parentPeer: parentPeer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.markDialogUnread` boxed at the end of `buffer`.
+    public static func markDialogUnread(into buffer: Buffer, unread: Bool, parentPeer: Api.InputPeer?, peer: Api.InputDialogPeer) {
+        var _flags: Int32 = 0
+        if unread { tlSetFlag(&_flags, 0x1) }
+        if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8c5006f8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            parentPeer?.serialize(buffer, true)
+        }
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteScheduledMessages#59ae2b16 peer:InputPeer id:Vector<int> = Updates;`
     public static func deleteScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.deleteScheduledMessages#59ae2b16 peer:InputPeer id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteScheduledMessages(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.deleteScheduledMessages` boxed at the end of `buffer`.
+    public static func deleteScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0x59ae2b16)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPollVotes#b86e380e flags:# peer:InputPeer id:int option:flags.0?bytes offset:flags.1?string limit:int = messages.VotesList;`
     public static func getPollVotes(peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.VotesList>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        if let value = option { arguments.bytes("option", value) }
-        if let value = offset { arguments.string("offset", value) }
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getPollVotes#b86e380e flags:# peer:InputPeer id:int option:flags.0?bytes offset:flags.1?string limit:int = messages.VotesList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.VotesList.self))
+        let buffer = Buffer()
+        getPollVotes(into: buffer, peer: peer, id: id, option: option, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.VotesList.self))
+    }
+
+    /// Writes `messages.getPollVotes` boxed at the end of `buffer`.
+    public static func getPollVotes(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8]?, offset: String?, limit: Int32) {
+        var _flags: Int32 = 0
+        if option != nil { tlSetFlag(&_flags, 0x1) }
+        if offset != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb86e380e)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        if tlFlagIsSet(_flags, 0x1), let value = option {
+            buffer.appendTLBytes(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = offset {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteSavedHistory#4dc5085f flags:# parent_peer:flags.0?InputPeer peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
     public static func deleteSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        var arguments = TLFieldList(capacity: 5)
-        if let value = parentPeer { arguments.object("parent_peer", value) }
-        arguments.object("peer", peer)
-        arguments.int("max_id", maxId)
-        if let value = minDate { arguments.int("min_date", value) }
-        if let value = maxDate { arguments.int("max_date", value) }
-        return TLRequest(definition: "messages.deleteSavedHistory#4dc5085f flags:# parent_peer:flags.0?InputPeer peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        let buffer = Buffer()
+        deleteSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+    }
+
+    /// Writes `messages.deleteSavedHistory` boxed at the end of `buffer`.
+    public static func deleteSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer?, peer: Api.InputPeer, maxId: Int32, minDate: Int32?, maxDate: Int32?) {
+        var _flags: Int32 = 0
+        if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
+        if minDate != nil { tlSetFlag(&_flags, 0x4) }
+        if maxDate != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x4dc5085f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            parentPeer?.serialize(buffer, true)
+        }
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        w2.int32(maxId)
+        if tlFlagIsSet(_flags, 0x4), let value = minDate {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = maxDate {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getFactCheck#b9cdc5ee peer:InputPeer msg_id:Vector<int> = Vector<FactCheck>;`
     public static func getFactCheck(peer: Api.InputPeer, msgId: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FactCheck]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("msg_id", msgId)
-        return TLRequest(definition: "messages.getFactCheck#b9cdc5ee peer:InputPeer msg_id:Vector<int> = Vector<FactCheck>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.FactCheck]>.vector(of: Api.FactCheck.self))
+        let buffer = Buffer()
+        getFactCheck(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.FactCheck]>.vector(of: Api.FactCheck.self))
+    }
+
+    /// Writes `messages.getFactCheck` boxed at the end of `buffer`.
+    public static func getFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: [Int32]) {
+        buffer.appendUInt32(0xb9cdc5ee)
+        peer.serialize(buffer, true)
+        buffer.appendVector(msgId, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportMessagesDelivery#5a6d7395 flags:# push:flags.0?true peer:InputPeer id:Vector<int> = Bool;`
     public static func reportMessagesDelivery(push: Bool = false, peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("push", push)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.reportMessagesDelivery#5a6d7395 flags:# push:flags.0?true peer:InputPeer id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportMessagesDelivery(into: buffer, push: push, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reportMessagesDelivery` boxed at the end of `buffer`.
+    public static func reportMessagesDelivery(into buffer: Buffer, push: Bool, peer: Api.InputPeer, id: [Int32]) {
+        var _flags: Int32 = 0
+        if push { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x5a6d7395)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.leaveChannel#f836aa95 channel:InputChannel = Updates;`
     public static func leaveChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "channels.leaveChannel#f836aa95 channel:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        leaveChannel(into: buffer, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.leaveChannel` boxed at the end of `buffer`.
+    public static func leaveChannel(into buffer: Buffer, channel: Api.InputChannel) {
+        buffer.appendUInt32(0xf836aa95)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setCustomVerification#8b89dfbd flags:# enabled:flags.1?true bot:flags.0?InputUser peer:InputPeer custom_description:flags.2?string = Bool;`
     public static func setCustomVerification(enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("enabled", enabled)
-        if let value = bot { arguments.object("bot", value) }
-        arguments.object("peer", peer)
-        if let value = customDescription { arguments.string("custom_description", value) }
-        return TLRequest(definition: "bots.setCustomVerification#8b89dfbd flags:# enabled:flags.1?true bot:flags.0?InputUser peer:InputPeer custom_description:flags.2?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setCustomVerification(into: buffer, enabled: enabled, bot: bot, peer: peer, customDescription: customDescription)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.setCustomVerification` boxed at the end of `buffer`.
+    public static func setCustomVerification(into buffer: Buffer, enabled: Bool, bot: Api.InputUser?, peer: Api.InputPeer, customDescription: String?) {
+        var _flags: Int32 = 0
+        if enabled { tlSetFlag(&_flags, 0x2) }
+        if bot != nil { tlSetFlag(&_flags, 0x1) }
+        if customDescription != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8b89dfbd)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            bot?.serialize(buffer, true)
+        }
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x4), let value = customDescription {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.bots {
     /// `bots.exportBotToken#bd0d99eb bot:InputUser revoke:Bool = bots.ExportedBotToken;`
     public static func exportBotToken(bot: Api.InputUser, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.ExportedBotToken>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("bot", bot)
-        arguments.bool("revoke", revoke)
-        return TLRequest(definition: "bots.exportBotToken#bd0d99eb bot:InputUser revoke:Bool = bots.ExportedBotToken;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.ExportedBotToken.self))
+        let buffer = Buffer()
+        exportBotToken(into: buffer, bot: bot, revoke: revoke)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.bots.ExportedBotToken.self))
+    }
+
+    /// Writes `bots.exportBotToken` boxed at the end of `buffer`.
+    public static func exportBotToken(into buffer: Buffer, bot: Api.InputUser, revoke: Bool) {
+        buffer.appendUInt32(0xbd0d99eb)
+        bot.serialize(buffer, true)
+        buffer.appendBool(revoke)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;`
     public static func editConnectedStarRefBot(revoked: Bool = false, peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("revoked", revoked)
-        arguments.object("peer", peer)
-        arguments.string("link", link)
-        return TLRequest(definition: "payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        let buffer = Buffer()
+        editConnectedStarRefBot(into: buffer, revoked: revoked, peer: peer, link: link)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+    }
+
+    /// Writes `payments.editConnectedStarRefBot` boxed at the end of `buffer`.
+    public static func editConnectedStarRefBot(into buffer: Buffer, revoked: Bool, peer: Api.InputPeer, link: String) {
+        var _flags: Int32 = 0
+        if revoked { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe4fca4a3)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(link)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;`
     public static func activateStealthMode(past: Bool = false, future: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("past", past)
-        arguments.trueFlag("future", future)
-        return TLRequest(definition: "stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        activateStealthMode(into: buffer, past: past, future: future)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `stories.activateStealthMode` boxed at the end of `buffer`.
+    public static func activateStealthMode(into buffer: Buffer, past: Bool, future: Bool) {
+        var _flags: Int32 = 0
+        if past { tlSetFlag(&_flags, 0x1) }
+        if future { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x57bbd166)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;`
     public static func getPeerStories(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.PeerStories>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.PeerStories.self))
+        let buffer = Buffer()
+        getPeerStories(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.PeerStories.self))
+    }
+
+    /// Writes `stories.getPeerStories` boxed at the end of `buffer`.
+    public static func getPeerStories(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x2c4ada50)
+        peer.serialize(buffer, true)
     }
 }
 

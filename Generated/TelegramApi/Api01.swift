@@ -1577,183 +1577,348 @@ extension Api.messages {
 extension Api.functions {
     /// `invokeWithReCaptcha#adbb0f94 {X:Type} token:string query:!X = X;`
     public static func invokeWithReCaptcha<X>(token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("token", token)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithReCaptcha#adbb0f94 {X:Type} token:string query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithReCaptcha(into: buffer, token: token, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithReCaptcha` boxed at the end of `buffer`.
+    public static func invokeWithReCaptcha<X>(into buffer: Buffer, token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        buffer.appendUInt32(0xadbb0f94)
+        buffer.appendTLString(token)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getNotifySettings#12b3ad31 peer:InputNotifyPeer = PeerNotifySettings;`
     public static func getNotifySettings(peer: Api.InputNotifyPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.PeerNotifySettings>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "account.getNotifySettings#12b3ad31 peer:InputNotifyPeer = PeerNotifySettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.PeerNotifySettings.self))
+        let buffer = Buffer()
+        getNotifySettings(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.PeerNotifySettings.self))
+    }
+
+    /// Writes `account.getNotifySettings` boxed at the end of `buffer`.
+    public static func getNotifySettings(into buffer: Buffer, peer: Api.InputNotifyPeer) {
+        buffer.appendUInt32(0x12b3ad31)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.sendVerifyEmailCode#98e037bb purpose:EmailVerifyPurpose email:string = account.SentEmailCode;`
     public static func sendVerifyEmailCode(purpose: Api.EmailVerifyPurpose, email: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SentEmailCode>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("purpose", purpose)
-        arguments.string("email", email)
-        return TLRequest(definition: "account.sendVerifyEmailCode#98e037bb purpose:EmailVerifyPurpose email:string = account.SentEmailCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.SentEmailCode.self))
+        let buffer = Buffer()
+        sendVerifyEmailCode(into: buffer, purpose: purpose, email: email)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.SentEmailCode.self))
+    }
+
+    /// Writes `account.sendVerifyEmailCode` boxed at the end of `buffer`.
+    public static func sendVerifyEmailCode(into buffer: Buffer, purpose: Api.EmailVerifyPurpose, email: String) {
+        buffer.appendUInt32(0x98e037bb)
+        purpose.serialize(buffer, true)
+        buffer.appendTLString(email)
     }
 }
 
 extension Api.functions.account {
     /// `account.clearRecentEmojiStatuses#18201aae = Bool;`
     public static func clearRecentEmojiStatuses() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.clearRecentEmojiStatuses#18201aae = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        clearRecentEmojiStatuses(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.clearRecentEmojiStatuses` boxed at the end of `buffer`.
+    public static func clearRecentEmojiStatuses(into buffer: Buffer) {
+        buffer.appendUInt32(0x18201aae)
     }
 }
 
 extension Api.functions.users {
     /// `users.suggestBirthday#fc533372 id:InputUser birthday:Birthday = Updates;`
     public static func suggestBirthday(id: Api.InputUser, birthday: Api.Birthday) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.object("birthday", birthday)
-        return TLRequest(definition: "users.suggestBirthday#fc533372 id:InputUser birthday:Birthday = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        suggestBirthday(into: buffer, id: id, birthday: birthday)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `users.suggestBirthday` boxed at the end of `buffer`.
+    public static func suggestBirthday(into buffer: Buffer, id: Api.InputUser, birthday: Api.Birthday) {
+        buffer.appendUInt32(0xfc533372)
+        id.serialize(buffer, true)
+        birthday.serialize(buffer, true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getStatuses#c4a353ee = Vector<ContactStatus>;`
     public static func getStatuses() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ContactStatus]>) {
-        TLRequest(definition: "contacts.getStatuses#c4a353ee = Vector<ContactStatus>;", arguments: []).call(DeserializeFunctionResponse<[Api.ContactStatus]>.vector(of: Api.ContactStatus.self))
+        let buffer = Buffer()
+        getStatuses(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.ContactStatus]>.vector(of: Api.ContactStatus.self))
+    }
+
+    /// Writes `contacts.getStatuses` boxed at the end of `buffer`.
+    public static func getStatuses(into buffer: Buffer) {
+        buffer.appendUInt32(0xc4a353ee)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.migrateChat#a2875319 chat_id:long = Updates;`
     public static func migrateChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("chat_id", chatId)
-        return TLRequest(definition: "messages.migrateChat#a2875319 chat_id:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        migrateChat(into: buffer, chatId: chatId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.migrateChat` boxed at the end of `buffer`.
+    public static func migrateChat(into buffer: Buffer, chatId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xa2875319)
+        w1.int64(chatId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readMentions#36e5bf4d flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
     public static func readMentions(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        return TLRequest(definition: "messages.readMentions#36e5bf4d flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        let buffer = Buffer()
+        readMentions(into: buffer, peer: peer, topMsgId: topMsgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+    }
+
+    /// Writes `messages.readMentions` boxed at the end of `buffer`.
+    public static func readMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?) {
+        var _flags: Int32 = 0
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x36e5bf4d)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendWebViewResultMessage#0a4314f5 bot_query_id:string result:InputBotInlineResult = WebViewMessageSent;`
     public static func sendWebViewResultMessage(botQueryId: String, result: Api.InputBotInlineResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewMessageSent>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("bot_query_id", botQueryId)
-        arguments.object("result", result)
-        return TLRequest(definition: "messages.sendWebViewResultMessage#0a4314f5 bot_query_id:string result:InputBotInlineResult = WebViewMessageSent;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewMessageSent.self))
+        let buffer = Buffer()
+        sendWebViewResultMessage(into: buffer, botQueryId: botQueryId, result: result)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewMessageSent.self))
+    }
+
+    /// Writes `messages.sendWebViewResultMessage` boxed at the end of `buffer`.
+    public static func sendWebViewResultMessage(into buffer: Buffer, botQueryId: String, result: Api.InputBotInlineResult) {
+        buffer.appendUInt32(0x0a4314f5)
+        buffer.appendTLString(botQueryId)
+        result.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getUnreadPollVotes#43286cf2 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     public static func getUnreadPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.object("peer", peer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        arguments.int("offset_id", offsetId)
-        arguments.int("add_offset", addOffset)
-        arguments.int("limit", limit)
-        arguments.int("max_id", maxId)
-        arguments.int("min_id", minId)
-        return TLRequest(definition: "messages.getUnreadPollVotes#43286cf2 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getUnreadPollVotes(into: buffer, peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getUnreadPollVotes` boxed at the end of `buffer`.
+    public static func getUnreadPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
+        var _flags: Int32 = 0
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x43286cf2)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 24)
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            w2.int32(value)
+        }
+        w2.int32(offsetId)
+        w2.int32(addOffset)
+        w2.int32(limit)
+        w2.int32(maxId)
+        w2.int32(minId)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getWebFile#24e6818d location:InputWebFileLocation offset:int limit:int = upload.WebFile;`
     public static func getWebFile(location: Api.InputWebFileLocation, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.WebFile>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("location", location)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "upload.getWebFile#24e6818d location:InputWebFileLocation offset:int limit:int = upload.WebFile;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.upload.WebFile.self))
+        let buffer = Buffer()
+        getWebFile(into: buffer, location: location, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.upload.WebFile.self))
+    }
+
+    /// Writes `upload.getWebFile` boxed at the end of `buffer`.
+    public static func getWebFile(into buffer: Buffer, location: Api.InputWebFileLocation, offset: Int32, limit: Int32) {
+        buffer.appendUInt32(0x24e6818d)
+        location.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.int32(offset)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.togglePreHistoryHidden#eabbb94c channel:InputChannel enabled:Bool = Updates;`
     public static func togglePreHistoryHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "channels.togglePreHistoryHidden#eabbb94c channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        togglePreHistoryHidden(into: buffer, channel: channel, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.togglePreHistoryHidden` boxed at the end of `buffer`.
+    public static func togglePreHistoryHidden(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
+        buffer.appendUInt32(0xeabbb94c)
+        channel.serialize(buffer, true)
+        buffer.appendBool(enabled)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setBotInfo#10cf3123 flags:# bot:flags.2?InputUser lang_code:string name:flags.3?string about:flags.0?string description:flags.1?string = Bool;`
     public static func setBotInfo(bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 5)
-        if let value = bot { arguments.object("bot", value) }
-        arguments.string("lang_code", langCode)
-        if let value = name { arguments.string("name", value) }
-        if let value = about { arguments.string("about", value) }
-        if let value = description { arguments.string("description", value) }
-        return TLRequest(definition: "bots.setBotInfo#10cf3123 flags:# bot:flags.2?InputUser lang_code:string name:flags.3?string about:flags.0?string description:flags.1?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotInfo(into: buffer, bot: bot, langCode: langCode, name: name, about: about, description: description)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.setBotInfo` boxed at the end of `buffer`.
+    public static func setBotInfo(into buffer: Buffer, bot: Api.InputUser?, langCode: String, name: String?, about: String?, description: String?) {
+        var _flags: Int32 = 0
+        if bot != nil { tlSetFlag(&_flags, 0x4) }
+        if name != nil { tlSetFlag(&_flags, 0x8) }
+        if about != nil { tlSetFlag(&_flags, 0x1) }
+        if description != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x10cf3123)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x4) {
+            bot?.serialize(buffer, true)
+        }
+        buffer.appendTLString(langCode)
+        if tlFlagIsSet(_flags, 0x8), let value = name {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = about {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = description {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.payments {
     /// `payments.changeStarsSubscription#c7770878 flags:# peer:InputPeer subscription_id:string canceled:flags.0?Bool = Bool;`
     public static func changeStarsSubscription(peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.string("subscription_id", subscriptionId)
-        if let value = canceled { arguments.bool("canceled", value) }
-        return TLRequest(definition: "payments.changeStarsSubscription#c7770878 flags:# peer:InputPeer subscription_id:string canceled:flags.0?Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        changeStarsSubscription(into: buffer, peer: peer, subscriptionId: subscriptionId, canceled: canceled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.changeStarsSubscription` boxed at the end of `buffer`.
+    public static func changeStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String, canceled: Bool?) {
+        var _flags: Int32 = 0
+        if canceled != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xc7770878)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(subscriptionId)
+        if tlFlagIsSet(_flags, 0x1), let value = canceled {
+            buffer.appendBool(value)
+        }
     }
 }
 
 extension Api.functions.payments {
     /// `payments.connectStarRefBot#7ed5348a peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
     public static func connectStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("bot", bot)
-        return TLRequest(definition: "payments.connectStarRefBot#7ed5348a peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        let buffer = Buffer()
+        connectStarRefBot(into: buffer, peer: peer, bot: bot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+    }
+
+    /// Writes `payments.connectStarRefBot` boxed at the end of `buffer`.
+    public static func connectStarRefBot(into buffer: Buffer, peer: Api.InputPeer, bot: Api.InputUser) {
+        buffer.appendUInt32(0x7ed5348a)
+        peer.serialize(buffer, true)
+        bot.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;`
     public static func checkCanSendGift(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.CheckCanSendGiftResult>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("gift_id", giftId)
-        return TLRequest(definition: "payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.CheckCanSendGiftResult.self))
+        let buffer = Buffer()
+        checkCanSendGift(into: buffer, giftId: giftId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.CheckCanSendGiftResult.self))
+    }
+
+    /// Writes `payments.checkCanSendGift` boxed at the end of `buffer`.
+    public static func checkCanSendGift(into buffer: Buffer, giftId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xc0c4edc9)
+        w1.int64(giftId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;`
     public static func getGroupCall(call: Api.InputGroupCall, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCall>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupCall.self))
+        let buffer = Buffer()
+        getGroupCall(into: buffer, call: call, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.GroupCall.self))
+    }
+
+    /// Writes `phone.getGroupCall` boxed at the end of `buffer`.
+    public static func getGroupCall(into buffer: Buffer, call: Api.InputGroupCall, limit: Int32) {
+        buffer.appendUInt32(0x041845db)
+        call.serialize(buffer, true)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;`
     public static func editExportedInvite(chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatlistInvite>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("chatlist", chatlist)
-        arguments.string("slug", slug)
-        if let value = title { arguments.string("title", value) }
-        if let value = peers { arguments.objects("peers", value) }
-        return TLRequest(definition: "chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ExportedChatlistInvite.self))
+        let buffer = Buffer()
+        editExportedInvite(into: buffer, chatlist: chatlist, slug: slug, title: title, peers: peers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ExportedChatlistInvite.self))
+    }
+
+    /// Writes `chatlists.editExportedInvite` boxed at the end of `buffer`.
+    public static func editExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String, title: String?, peers: [Api.InputPeer]?) {
+        var _flags: Int32 = 0
+        if title != nil { tlSetFlag(&_flags, 0x2) }
+        if peers != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x653db63d)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        chatlist.serialize(buffer, true)
+        buffer.appendTLString(slug)
+        if tlFlagIsSet(_flags, 0x2), let value = title {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = peers {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 

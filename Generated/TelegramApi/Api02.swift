@@ -1303,140 +1303,239 @@ extension Api.messages {
 extension Api.functions.auth {
     /// `auth.resendCode#cae47523 flags:# phone_number:string phone_code_hash:string reason:flags.0?string = auth.SentCode;`
     public static func resendCode(phoneNumber: String, phoneCodeHash: String, reason: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        if let value = reason { arguments.string("reason", value) }
-        return TLRequest(definition: "auth.resendCode#cae47523 flags:# phone_number:string phone_code_hash:string reason:flags.0?string = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        let buffer = Buffer()
+        resendCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, reason: reason)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.SentCode.self))
+    }
+
+    /// Writes `auth.resendCode` boxed at the end of `buffer`.
+    public static func resendCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, reason: String?) {
+        var _flags: Int32 = 0
+        if reason != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xcae47523)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
+        if tlFlagIsSet(_flags, 0x1), let value = reason {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.resetWebAuthorizations#682d2594 = Bool;`
     public static func resetWebAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.resetWebAuthorizations#682d2594 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetWebAuthorizations(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.resetWebAuthorizations` boxed at the end of `buffer`.
+    public static func resetWebAuthorizations(into buffer: Buffer) {
+        buffer.appendUInt32(0x682d2594)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getInlineGameHighScores#0f635e1b id:InputBotInlineMessageID user_id:InputUser = messages.HighScores;`
     public static func getInlineGameHighScores(id: Api.InputBotInlineMessageID, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "messages.getInlineGameHighScores#0f635e1b id:InputBotInlineMessageID user_id:InputUser = messages.HighScores;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.HighScores.self))
+        let buffer = Buffer()
+        getInlineGameHighScores(into: buffer, id: id, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.HighScores.self))
+    }
+
+    /// Writes `messages.getInlineGameHighScores` boxed at the end of `buffer`.
+    public static func getInlineGameHighScores(into buffer: Buffer, id: Api.InputBotInlineMessageID, userId: Api.InputUser) {
+        buffer.appendUInt32(0x0f635e1b)
+        id.serialize(buffer, true)
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.updateDialogFiltersOrder#c563c1e4 order:Vector<int> = Bool;`
     public static func updateDialogFiltersOrder(order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.ints("order", order)
-        return TLRequest(definition: "messages.updateDialogFiltersOrder#c563c1e4 order:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateDialogFiltersOrder(into: buffer, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.updateDialogFiltersOrder` boxed at the end of `buffer`.
+    public static func updateDialogFiltersOrder(into buffer: Buffer, order: [Int32]) {
+        buffer.appendUInt32(0xc563c1e4)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportSponsoredMessage#12cbf0c4 random_id:bytes option:bytes = channels.SponsoredMessageReportResult;`
     public static func reportSponsoredMessage(randomId: [UInt8], option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SponsoredMessageReportResult>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.bytes("random_id", randomId)
-        arguments.bytes("option", option)
-        return TLRequest(definition: "messages.reportSponsoredMessage#12cbf0c4 random_id:bytes option:bytes = channels.SponsoredMessageReportResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.SponsoredMessageReportResult.self))
+        let buffer = Buffer()
+        reportSponsoredMessage(into: buffer, randomId: randomId, option: option)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.SponsoredMessageReportResult.self))
+    }
+
+    /// Writes `messages.reportSponsoredMessage` boxed at the end of `buffer`.
+    public static func reportSponsoredMessage(into buffer: Buffer, randomId: [UInt8], option: [UInt8]) {
+        buffer.appendUInt32(0x12cbf0c4)
+        buffer.appendTLBytes(randomId)
+        buffer.appendTLBytes(option)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.addPollAnswer#19bc4b6d peer:InputPeer msg_id:int answer:PollAnswer = Updates;`
     public static func addPollAnswer(peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.object("answer", answer)
-        return TLRequest(definition: "messages.addPollAnswer#19bc4b6d peer:InputPeer msg_id:int answer:PollAnswer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        addPollAnswer(into: buffer, peer: peer, msgId: msgId, answer: answer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.addPollAnswer` boxed at the end of `buffer`.
+    public static func addPollAnswer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) {
+        buffer.appendUInt32(0x19bc4b6d)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        answer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteParticipantReactions#a0b80cf8 peer:InputPeer participant:InputPeer = Bool;`
     public static func deleteParticipantReactions(peer: Api.InputPeer, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("participant", participant)
-        return TLRequest(definition: "messages.deleteParticipantReactions#a0b80cf8 peer:InputPeer participant:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteParticipantReactions(into: buffer, peer: peer, participant: participant)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.deleteParticipantReactions` boxed at the end of `buffer`.
+    public static func deleteParticipantReactions(into buffer: Buffer, peer: Api.InputPeer, participant: Api.InputPeer) {
+        buffer.appendUInt32(0xa0b80cf8)
+        peer.serialize(buffer, true)
+        participant.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.readHistory#cc104937 channel:InputChannel max_id:int = Bool;`
     public static func readHistory(channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.int("max_id", maxId)
-        return TLRequest(definition: "channels.readHistory#cc104937 channel:InputChannel max_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        readHistory(into: buffer, channel: channel, maxId: maxId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.readHistory` boxed at the end of `buffer`.
+    public static func readHistory(into buffer: Buffer, channel: Api.InputChannel, maxId: Int32) {
+        buffer.appendUInt32(0xcc104937)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(maxId)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getMessages#ad8c9a23 channel:InputChannel id:Vector<InputMessage> = messages.Messages;`
     public static func getMessages(channel: Api.InputChannel, id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.objects("id", id)
-        return TLRequest(definition: "channels.getMessages#ad8c9a23 channel:InputChannel id:Vector<InputMessage> = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getMessages(into: buffer, channel: channel, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `channels.getMessages` boxed at the end of `buffer`.
+    public static func getMessages(into buffer: Buffer, channel: Api.InputChannel, id: [Api.InputMessage]) {
+        buffer.appendUInt32(0xad8c9a23)
+        channel.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.setBoostsToUnblockRestrictions#ad399cee channel:InputChannel boosts:int = Updates;`
     public static func setBoostsToUnblockRestrictions(channel: Api.InputChannel, boosts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.int("boosts", boosts)
-        return TLRequest(definition: "channels.setBoostsToUnblockRestrictions#ad399cee channel:InputChannel boosts:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        setBoostsToUnblockRestrictions(into: buffer, channel: channel, boosts: boosts)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.setBoostsToUnblockRestrictions` boxed at the end of `buffer`.
+    public static func setBoostsToUnblockRestrictions(into buffer: Buffer, channel: Api.InputChannel, boosts: Int32) {
+        buffer.appendUInt32(0xad399cee)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(boosts)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsRevenueWithdrawalUrl#2433dc92 flags:# ton:flags.0?true peer:InputPeer amount:flags.1?long password:InputCheckPasswordSRP = payments.StarsRevenueWithdrawalUrl;`
     public static func getStarsRevenueWithdrawalUrl(ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueWithdrawalUrl>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("ton", ton)
-        arguments.object("peer", peer)
-        if let value = amount { arguments.long("amount", value) }
-        arguments.object("password", password)
-        return TLRequest(definition: "payments.getStarsRevenueWithdrawalUrl#2433dc92 flags:# ton:flags.0?true peer:InputPeer amount:flags.1?long password:InputCheckPasswordSRP = payments.StarsRevenueWithdrawalUrl;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsRevenueWithdrawalUrl.self))
+        let buffer = Buffer()
+        getStarsRevenueWithdrawalUrl(into: buffer, ton: ton, peer: peer, amount: amount, password: password)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueWithdrawalUrl.self))
+    }
+
+    /// Writes `payments.getStarsRevenueWithdrawalUrl` boxed at the end of `buffer`.
+    public static func getStarsRevenueWithdrawalUrl(into buffer: Buffer, ton: Bool, peer: Api.InputPeer, amount: Int64?, password: Api.InputCheckPasswordSRP) {
+        var _flags: Int32 = 0
+        if ton { tlSetFlag(&_flags, 0x1) }
+        if amount != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2433dc92)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = amount {
+            buffer.appendInt64(value)
+        }
+        password.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;`
     public static func changeStickerPosition(sticker: Api.InputDocument, position: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("sticker", sticker)
-        arguments.int("position", position)
-        return TLRequest(definition: "stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        changeStickerPosition(into: buffer, sticker: sticker, position: position)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `stickers.changeStickerPosition` boxed at the end of `buffer`.
+    public static func changeStickerPosition(into buffer: Buffer, sticker: Api.InputDocument, position: Int32) {
+        buffer.appendUInt32(0xffb6d4ca)
+        sticker.serialize(buffer, true)
+        buffer.appendInt32(position)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;`
     public static func toggleGroupCallStartSubscription(call: Api.InputGroupCall, subscribed: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.bool("subscribed", subscribed)
-        return TLRequest(definition: "phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleGroupCallStartSubscription(into: buffer, call: call, subscribed: subscribed)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.toggleGroupCallStartSubscription` boxed at the end of `buffer`.
+    public static func toggleGroupCallStartSubscription(into buffer: Buffer, call: Api.InputGroupCall, subscribed: Bool) {
+        buffer.appendUInt32(0x219c34e6)
+        call.serialize(buffer, true)
+        buffer.appendBool(subscribed)
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;`
     public static func getToneExample(tone: Api.InputAiComposeTone, num: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeToneExample>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("tone", tone)
-        arguments.int("num", num)
-        return TLRequest(definition: "aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AiComposeToneExample.self))
+        let buffer = Buffer()
+        getToneExample(into: buffer, tone: tone, num: num)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.AiComposeToneExample.self))
+    }
+
+    /// Writes `aicompose.getToneExample` boxed at the end of `buffer`.
+    public static func getToneExample(into buffer: Buffer, tone: Api.InputAiComposeTone, num: Int32) {
+        buffer.appendUInt32(0xd1b4ab14)
+        tone.serialize(buffer, true)
+        buffer.appendInt32(num)
     }
 }
 

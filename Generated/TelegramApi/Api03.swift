@@ -1536,293 +1536,560 @@ extension Api {
 extension Api.functions.auth {
     /// `auth.sendCode#a677244f phone_number:string api_id:int api_hash:string settings:CodeSettings = auth.SentCode;`
     public static func sendCode(phoneNumber: String, apiId: Int32, apiHash: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.string("phone_number", phoneNumber)
-        arguments.int("api_id", apiId)
-        arguments.string("api_hash", apiHash)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "auth.sendCode#a677244f phone_number:string api_id:int api_hash:string settings:CodeSettings = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        let buffer = Buffer()
+        sendCode(into: buffer, phoneNumber: phoneNumber, apiId: apiId, apiHash: apiHash, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.SentCode.self))
+    }
+
+    /// Writes `auth.sendCode` boxed at the end of `buffer`.
+    public static func sendCode(into buffer: Buffer, phoneNumber: String, apiId: Int32, apiHash: String, settings: Api.CodeSettings) {
+        buffer.appendUInt32(0xa677244f)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendInt32(apiId)
+        buffer.appendTLString(apiHash)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.firebasePnvSignUp#783f6b56 flags:# no_joined_notifications:flags.0?true first_name:string last_name:string = auth.Authorization;`
     public static func firebasePnvSignUp(noJoinedNotifications: Bool = false, firstName: String, lastName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("no_joined_notifications", noJoinedNotifications)
-        arguments.string("first_name", firstName)
-        arguments.string("last_name", lastName)
-        return TLRequest(definition: "auth.firebasePnvSignUp#783f6b56 flags:# no_joined_notifications:flags.0?true first_name:string last_name:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        firebasePnvSignUp(into: buffer, noJoinedNotifications: noJoinedNotifications, firstName: firstName, lastName: lastName)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.firebasePnvSignUp` boxed at the end of `buffer`.
+    public static func firebasePnvSignUp(into buffer: Buffer, noJoinedNotifications: Bool, firstName: String, lastName: String) {
+        var _flags: Int32 = 0
+        if noJoinedNotifications { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x783f6b56)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(firstName)
+        buffer.appendTLString(lastName)
     }
 }
 
 extension Api.functions.account {
     /// `account.getThemes#7206e458 format:string hash:long = account.Themes;`
     public static func getThemes(format: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Themes>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("format", format)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getThemes#7206e458 format:string hash:long = account.Themes;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.Themes.self))
+        let buffer = Buffer()
+        getThemes(into: buffer, format: format, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.Themes.self))
+    }
+
+    /// Writes `account.getThemes` boxed at the end of `buffer`.
+    public static func getThemes(into buffer: Buffer, format: String, hash: Int64) {
+        buffer.appendUInt32(0x7206e458)
+        buffer.appendTLString(format)
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.account {
     /// `account.getReactionsNotifySettings#06dd654c = ReactionsNotifySettings;`
     public static func getReactionsNotifySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReactionsNotifySettings>) {
-        TLRequest(definition: "account.getReactionsNotifySettings#06dd654c = ReactionsNotifySettings;", arguments: []).call(DeserializeFunctionResponse(Api.ReactionsNotifySettings.self))
+        let buffer = Buffer()
+        getReactionsNotifySettings(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ReactionsNotifySettings.self))
+    }
+
+    /// Writes `account.getReactionsNotifySettings` boxed at the end of `buffer`.
+    public static func getReactionsNotifySettings(into buffer: Buffer) {
+        buffer.appendUInt32(0x06dd654c)
     }
 }
 
 extension Api.functions.account {
     /// `account.getSavedMusicIds#e09d5faf hash:long = account.SavedMusicIds;`
     public static func getSavedMusicIds(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedMusicIds>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getSavedMusicIds#e09d5faf hash:long = account.SavedMusicIds;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.SavedMusicIds.self))
+        let buffer = Buffer()
+        getSavedMusicIds(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.SavedMusicIds.self))
+    }
+
+    /// Writes `account.getSavedMusicIds` boxed at the end of `buffer`.
+    public static func getSavedMusicIds(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xe09d5faf)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getLocated#d348bc44 flags:# background:flags.1?true geo_point:InputGeoPoint self_expires:flags.0?int = Updates;`
     public static func getLocated(background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("background", background)
-        arguments.object("geo_point", geoPoint)
-        if let value = selfExpires { arguments.int("self_expires", value) }
-        return TLRequest(definition: "contacts.getLocated#d348bc44 flags:# background:flags.1?true geo_point:InputGeoPoint self_expires:flags.0?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getLocated(into: buffer, background: background, geoPoint: geoPoint, selfExpires: selfExpires)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `contacts.getLocated` boxed at the end of `buffer`.
+    public static func getLocated(into buffer: Buffer, background: Bool, geoPoint: Api.InputGeoPoint, selfExpires: Int32?) {
+        var _flags: Int32 = 0
+        if background { tlSetFlag(&_flags, 0x2) }
+        if selfExpires != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd348bc44)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        geoPoint.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = selfExpires {
+            buffer.appendInt32(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.acceptEncryption#3dbc0415 peer:InputEncryptedChat g_b:bytes key_fingerprint:long = EncryptedChat;`
     public static func acceptEncryption(peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.bytes("g_b", gB)
-        arguments.long("key_fingerprint", keyFingerprint)
-        return TLRequest(definition: "messages.acceptEncryption#3dbc0415 peer:InputEncryptedChat g_b:bytes key_fingerprint:long = EncryptedChat;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EncryptedChat.self))
+        let buffer = Buffer()
+        acceptEncryption(into: buffer, peer: peer, gB: gB, keyFingerprint: keyFingerprint)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EncryptedChat.self))
+    }
+
+    /// Writes `messages.acceptEncryption` boxed at the end of `buffer`.
+    public static func acceptEncryption(into buffer: Buffer, peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) {
+        buffer.appendUInt32(0x3dbc0415)
+        peer.serialize(buffer, true)
+        buffer.appendTLBytes(gB)
+        buffer.appendInt64(keyFingerprint)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPeerDialogs#e470bcfd peers:Vector<InputDialogPeer> = messages.PeerDialogs;`
     public static func getPeerDialogs(peers: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerDialogs>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("peers", peers)
-        return TLRequest(definition: "messages.getPeerDialogs#e470bcfd peers:Vector<InputDialogPeer> = messages.PeerDialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.PeerDialogs.self))
+        let buffer = Buffer()
+        getPeerDialogs(into: buffer, peers: peers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.PeerDialogs.self))
+    }
+
+    /// Writes `messages.getPeerDialogs` boxed at the end of `buffer`.
+    public static func getPeerDialogs(into buffer: Buffer, peers: [Api.InputDialogPeer]) {
+        buffer.appendUInt32(0xe470bcfd)
+        buffer.appendVector(peers, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSearchCounters#1bbcf300 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer top_msg_id:flags.0?int filters:Vector<MessagesFilter> = Vector<messages.SearchCounter>;`
     public static func getSearchCounters(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.messages.SearchCounter]>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        arguments.objects("filters", filters)
-        return TLRequest(definition: "messages.getSearchCounters#1bbcf300 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer top_msg_id:flags.0?int filters:Vector<MessagesFilter> = Vector<messages.SearchCounter>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.messages.SearchCounter]>.vector(of: Api.messages.SearchCounter.self))
+        let buffer = Buffer()
+        getSearchCounters(into: buffer, peer: peer, savedPeerId: savedPeerId, topMsgId: topMsgId, filters: filters)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.messages.SearchCounter]>.vector(of: Api.messages.SearchCounter.self))
+    }
+
+    /// Writes `messages.getSearchCounters` boxed at the end of `buffer`.
+    public static func getSearchCounters(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer?, topMsgId: Int32?, filters: [Api.MessagesFilter]) {
+        var _flags: Int32 = 0
+        if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1bbcf300)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x4) {
+            savedPeerId?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
+        buffer.appendVector(filters, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleNoForwards#b2081a35 flags:# peer:InputPeer enabled:Bool request_msg_id:flags.0?int = Updates;`
     public static func toggleNoForwards(peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.bool("enabled", enabled)
-        if let value = requestMsgId { arguments.int("request_msg_id", value) }
-        return TLRequest(definition: "messages.toggleNoForwards#b2081a35 flags:# peer:InputPeer enabled:Bool request_msg_id:flags.0?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleNoForwards(into: buffer, peer: peer, enabled: enabled, requestMsgId: requestMsgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.toggleNoForwards` boxed at the end of `buffer`.
+    public static func toggleNoForwards(into buffer: Buffer, peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32?) {
+        var _flags: Int32 = 0
+        if requestMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb2081a35)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 8)
+        w2.bool(enabled)
+        if tlFlagIsSet(_flags, 0x1), let value = requestMsgId {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.translateText#a5eec345 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<TextWithEntities> to_lang:string tone:flags.2?string = messages.TranslatedText;`
     public static func translateText(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedText>) {
-        var arguments = TLFieldList(capacity: 5)
-        if let value = peer { arguments.object("peer", value) }
-        if let value = id { arguments.ints("id", value) }
-        if let value = text { arguments.objects("text", value) }
-        arguments.string("to_lang", toLang)
-        if let value = tone { arguments.string("tone", value) }
-        return TLRequest(definition: "messages.translateText#a5eec345 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<TextWithEntities> to_lang:string tone:flags.2?string = messages.TranslatedText;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.TranslatedText.self))
+        let buffer = Buffer()
+        translateText(into: buffer, peer: peer, id: id, text: text, toLang: toLang, tone: tone)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.TranslatedText.self))
+    }
+
+    /// Writes `messages.translateText` boxed at the end of `buffer`.
+    public static func translateText(into buffer: Buffer, peer: Api.InputPeer?, id: [Int32]?, text: [Api.TextWithEntities]?, toLang: String, tone: String?) {
+        var _flags: Int32 = 0
+        if peer != nil && id != nil { tlSetFlag(&_flags, 0x1) }
+        if text != nil { tlSetFlag(&_flags, 0x2) }
+        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa5eec345)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            peer?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = id {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = text {
+            buffer.appendVector(value, boxed: true)
+        }
+        buffer.appendTLString(toLang)
+        if tlFlagIsSet(_flags, 0x4), let value = tone {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setDefaultHistoryTTL#9eb51445 period:int = Bool;`
     public static func setDefaultHistoryTTL(period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("period", period)
-        return TLRequest(definition: "messages.setDefaultHistoryTTL#9eb51445 period:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setDefaultHistoryTTL(into: buffer, period: period)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setDefaultHistoryTTL` boxed at the end of `buffer`.
+    public static func setDefaultHistoryTTL(into buffer: Buffer, period: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9eb51445)
+        w1.int32(period)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleTodoCompleted#d3e03124 peer:InputPeer msg_id:int completed:Vector<int> incompleted:Vector<int> = Updates;`
     public static func toggleTodoCompleted(peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.ints("completed", completed)
-        arguments.ints("incompleted", incompleted)
-        return TLRequest(definition: "messages.toggleTodoCompleted#d3e03124 peer:InputPeer msg_id:int completed:Vector<int> incompleted:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleTodoCompleted(into: buffer, peer: peer, msgId: msgId, completed: completed, incompleted: incompleted)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.toggleTodoCompleted` boxed at the end of `buffer`.
+    public static func toggleTodoCompleted(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) {
+        buffer.appendUInt32(0xd3e03124)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        buffer.appendVector(completed, boxed: true)
+        buffer.appendVector(incompleted, boxed: true)
     }
 }
 
 extension Api.functions.help {
     /// `help.getInviteText#4d392343 = help.InviteText;`
     public static func getInviteText() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.InviteText>) {
-        TLRequest(definition: "help.getInviteText#4d392343 = help.InviteText;", arguments: []).call(DeserializeFunctionResponse(Api.help.InviteText.self))
+        let buffer = Buffer()
+        getInviteText(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.InviteText.self))
+    }
+
+    /// Writes `help.getInviteText` boxed at the end of `buffer`.
+    public static func getInviteText(into buffer: Buffer) {
+        buffer.appendUInt32(0x4d392343)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getParticipant#a0ab6cc6 channel:InputChannel participant:InputPeer = channels.ChannelParticipant;`
     public static func getParticipant(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipant>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.object("participant", participant)
-        return TLRequest(definition: "channels.getParticipant#a0ab6cc6 channel:InputChannel participant:InputPeer = channels.ChannelParticipant;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.ChannelParticipant.self))
+        let buffer = Buffer()
+        getParticipant(into: buffer, channel: channel, participant: participant)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.ChannelParticipant.self))
+    }
+
+    /// Writes `channels.getParticipant` boxed at the end of `buffer`.
+    public static func getParticipant(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer) {
+        buffer.appendUInt32(0xa0ab6cc6)
+        channel.serialize(buffer, true)
+        participant.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.exportMessageLink#e63fadeb flags:# grouped:flags.0?true thread:flags.1?true channel:InputChannel id:int = ExportedMessageLink;`
     public static func exportMessageLink(grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedMessageLink>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("grouped", grouped)
-        arguments.trueFlag("thread", thread)
-        arguments.object("channel", channel)
-        arguments.int("id", id)
-        return TLRequest(definition: "channels.exportMessageLink#e63fadeb flags:# grouped:flags.0?true thread:flags.1?true channel:InputChannel id:int = ExportedMessageLink;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ExportedMessageLink.self))
+        let buffer = Buffer()
+        exportMessageLink(into: buffer, grouped: grouped, thread: thread, channel: channel, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ExportedMessageLink.self))
+    }
+
+    /// Writes `channels.exportMessageLink` boxed at the end of `buffer`.
+    public static func exportMessageLink(into buffer: Buffer, grouped: Bool, thread: Bool, channel: Api.InputChannel, id: Int32) {
+        var _flags: Int32 = 0
+        if grouped { tlSetFlag(&_flags, 0x1) }
+        if thread { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe63fadeb)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.convertToGigagroup#0b290c69 channel:InputChannel = Updates;`
     public static func convertToGigagroup(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "channels.convertToGigagroup#0b290c69 channel:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        convertToGigagroup(into: buffer, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.convertToGigagroup` boxed at the end of `buffer`.
+    public static func convertToGigagroup(into buffer: Buffer, channel: Api.InputChannel) {
+        buffer.appendUInt32(0x0b290c69)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleJoinRequest#0ecc2618 flags:# apply_to_invites:flags.1?true channel:InputChannel enabled:Bool guard_bot:flags.0?InputUser = Updates;`
     public static func toggleJoinRequest(applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("apply_to_invites", applyToInvites)
-        arguments.object("channel", channel)
-        arguments.bool("enabled", enabled)
-        if let value = guardBot { arguments.object("guard_bot", value) }
-        return TLRequest(definition: "channels.toggleJoinRequest#0ecc2618 flags:# apply_to_invites:flags.1?true channel:InputChannel enabled:Bool guard_bot:flags.0?InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleJoinRequest(into: buffer, applyToInvites: applyToInvites, channel: channel, enabled: enabled, guardBot: guardBot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleJoinRequest` boxed at the end of `buffer`.
+    public static func toggleJoinRequest(into buffer: Buffer, applyToInvites: Bool, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser?) {
+        var _flags: Int32 = 0
+        if applyToInvites { tlSetFlag(&_flags, 0x2) }
+        if guardBot != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x0ecc2618)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        buffer.appendBool(enabled)
+        if tlFlagIsSet(_flags, 0x1) {
+            guardBot?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getChannelRecommendations#25a71742 flags:# channel:flags.0?InputChannel = messages.Chats;`
     public static func getChannelRecommendations(channel: Api.InputChannel? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = channel { arguments.object("channel", value) }
-        return TLRequest(definition: "channels.getChannelRecommendations#25a71742 flags:# channel:flags.0?InputChannel = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getChannelRecommendations(into: buffer, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `channels.getChannelRecommendations` boxed at the end of `buffer`.
+    public static func getChannelRecommendations(into buffer: Buffer, channel: Api.InputChannel?) {
+        var _flags: Int32 = 0
+        if channel != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x25a71742)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            channel?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.payments {
     /// `payments.sendPaymentForm#2d03522f flags:# form_id:long invoice:InputInvoice requested_info_id:flags.0?string shipping_option_id:flags.1?string credentials:InputPaymentCredentials tip_amount:flags.2?long = payments.PaymentResult;`
     public static func sendPaymentForm(formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentResult>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.long("form_id", formId)
-        arguments.object("invoice", invoice)
-        if let value = requestedInfoId { arguments.string("requested_info_id", value) }
-        if let value = shippingOptionId { arguments.string("shipping_option_id", value) }
-        arguments.object("credentials", credentials)
-        if let value = tipAmount { arguments.long("tip_amount", value) }
-        return TLRequest(definition: "payments.sendPaymentForm#2d03522f flags:# form_id:long invoice:InputInvoice requested_info_id:flags.0?string shipping_option_id:flags.1?string credentials:InputPaymentCredentials tip_amount:flags.2?long = payments.PaymentResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.PaymentResult.self))
+        let buffer = Buffer()
+        sendPaymentForm(into: buffer, formId: formId, invoice: invoice, requestedInfoId: requestedInfoId, shippingOptionId: shippingOptionId, credentials: credentials, tipAmount: tipAmount)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.PaymentResult.self))
+    }
+
+    /// Writes `payments.sendPaymentForm` boxed at the end of `buffer`.
+    public static func sendPaymentForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String?, shippingOptionId: String?, credentials: Api.InputPaymentCredentials, tipAmount: Int64?) {
+        var _flags: Int32 = 0
+        if requestedInfoId != nil { tlSetFlag(&_flags, 0x1) }
+        if shippingOptionId != nil { tlSetFlag(&_flags, 0x2) }
+        if tipAmount != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0x2d03522f)
+        w1.int32(_flags)
+        w1.int64(formId)
+        buffer.commit(w1)
+        invoice.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = requestedInfoId {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = shippingOptionId {
+            buffer.appendTLString(value)
+        }
+        credentials.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x4), let value = tipAmount {
+            buffer.appendInt64(value)
+        }
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsTransactions#69da4557 flags:# inbound:flags.0?true outbound:flags.1?true ascending:flags.2?true ton:flags.4?true subscription_id:flags.3?string peer:InputPeer offset:string limit:int = payments.StarsStatus;`
     public static func getStarsTransactions(inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.trueFlag("inbound", inbound)
-        arguments.trueFlag("outbound", outbound)
-        arguments.trueFlag("ascending", ascending)
-        arguments.trueFlag("ton", ton)
-        if let value = subscriptionId { arguments.string("subscription_id", value) }
-        arguments.object("peer", peer)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "payments.getStarsTransactions#69da4557 flags:# inbound:flags.0?true outbound:flags.1?true ascending:flags.2?true ton:flags.4?true subscription_id:flags.3?string peer:InputPeer offset:string limit:int = payments.StarsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        let buffer = Buffer()
+        getStarsTransactions(into: buffer, inbound: inbound, outbound: outbound, ascending: ascending, ton: ton, subscriptionId: subscriptionId, peer: peer, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+    }
+
+    /// Writes `payments.getStarsTransactions` boxed at the end of `buffer`.
+    public static func getStarsTransactions(into buffer: Buffer, inbound: Bool, outbound: Bool, ascending: Bool, ton: Bool, subscriptionId: String?, peer: Api.InputPeer, offset: String, limit: Int32) {
+        var _flags: Int32 = 0
+        if inbound { tlSetFlag(&_flags, 0x1) }
+        if outbound { tlSetFlag(&_flags, 0x2) }
+        if ascending { tlSetFlag(&_flags, 0x4) }
+        if ton { tlSetFlag(&_flags, 0x10) }
+        if subscriptionId != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x69da4557)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x8), let value = subscriptionId {
+            buffer.appendTLString(value)
+        }
+        peer.serialize(buffer, true)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsTransactionsByID#2dca16b8 flags:# ton:flags.0?true peer:InputPeer id:Vector<InputStarsTransaction> = payments.StarsStatus;`
     public static func getStarsTransactionsByID(ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("ton", ton)
-        arguments.object("peer", peer)
-        arguments.objects("id", id)
-        return TLRequest(definition: "payments.getStarsTransactionsByID#2dca16b8 flags:# ton:flags.0?true peer:InputPeer id:Vector<InputStarsTransaction> = payments.StarsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        let buffer = Buffer()
+        getStarsTransactionsByID(into: buffer, ton: ton, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+    }
+
+    /// Writes `payments.getStarsTransactionsByID` boxed at the end of `buffer`.
+    public static func getStarsTransactionsByID(into buffer: Buffer, ton: Bool, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) {
+        var _flags: Int32 = 0
+        if ton { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2dca16b8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getSuggestedStarRefBots#0d6b48f7 flags:# order_by_revenue:flags.0?true order_by_date:flags.1?true peer:InputPeer offset:string limit:int = payments.SuggestedStarRefBots;`
     public static func getSuggestedStarRefBots(orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SuggestedStarRefBots>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("order_by_revenue", orderByRevenue)
-        arguments.trueFlag("order_by_date", orderByDate)
-        arguments.object("peer", peer)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "payments.getSuggestedStarRefBots#0d6b48f7 flags:# order_by_revenue:flags.0?true order_by_date:flags.1?true peer:InputPeer offset:string limit:int = payments.SuggestedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.SuggestedStarRefBots.self))
+        let buffer = Buffer()
+        getSuggestedStarRefBots(into: buffer, orderByRevenue: orderByRevenue, orderByDate: orderByDate, peer: peer, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.SuggestedStarRefBots.self))
+    }
+
+    /// Writes `payments.getSuggestedStarRefBots` boxed at the end of `buffer`.
+    public static func getSuggestedStarRefBots(into buffer: Buffer, orderByRevenue: Bool, orderByDate: Bool, peer: Api.InputPeer, offset: String, limit: Int32) {
+        var _flags: Int32 = 0
+        if orderByRevenue { tlSetFlag(&_flags, 0x1) }
+        if orderByDate { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x0d6b48f7)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.addStickerToSet#8653febe stickerset:InputStickerSet sticker:InputStickerSetItem = messages.StickerSet;`
     public static func addStickerToSet(stickerset: Api.InputStickerSet, sticker: Api.InputStickerSetItem) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("stickerset", stickerset)
-        arguments.object("sticker", sticker)
-        return TLRequest(definition: "stickers.addStickerToSet#8653febe stickerset:InputStickerSet sticker:InputStickerSetItem = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        addStickerToSet(into: buffer, stickerset: stickerset, sticker: sticker)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `stickers.addStickerToSet` boxed at the end of `buffer`.
+    public static func addStickerToSet(into buffer: Buffer, stickerset: Api.InputStickerSet, sticker: Api.InputStickerSetItem) {
+        buffer.appendUInt32(0x8653febe)
+        stickerset.serialize(buffer, true)
+        sticker.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
     public static func requestCall(video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("video", video)
-        arguments.object("user_id", userId)
-        arguments.int("random_id", randomId)
-        arguments.bytes("g_a_hash", gAHash)
-        arguments.object("protocol", `protocol`)
-        return TLRequest(definition: "phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+        let buffer = Buffer()
+        requestCall(into: buffer, video: video, userId: userId, randomId: randomId, gAHash: gAHash, protocol: `protocol`)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+    }
+
+    /// Writes `phone.requestCall` boxed at the end of `buffer`.
+    public static func requestCall(into buffer: Buffer, video: Bool, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
+        var _flags: Int32 = 0
+        if video { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x42ff96ed)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        userId.serialize(buffer, true)
+        buffer.appendInt32(randomId)
+        buffer.appendTLBytes(gAHash)
+        `protocol`.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;`
     public static func getBroadcastStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.BroadcastStats>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("dark", dark)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.BroadcastStats.self))
+        let buffer = Buffer()
+        getBroadcastStats(into: buffer, dark: dark, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.BroadcastStats.self))
+    }
+
+    /// Writes `stats.getBroadcastStats` boxed at the end of `buffer`.
+    public static func getBroadcastStats(into buffer: Buffer, dark: Bool, channel: Api.InputChannel) {
+        var _flags: Int32 = 0
+        if dark { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xab42441a)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;`
     public static func deleteWelcomeMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        return TLRequest(definition: "ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteWelcomeMessage(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `ephemeral.deleteWelcomeMessage` boxed at the end of `buffer`.
+    public static func deleteWelcomeMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
+        buffer.appendUInt32(0xe882a9e1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 

@@ -4057,202 +4057,382 @@ extension Api {
 extension Api.functions.auth {
     /// `auth.signUp#aac7b717 flags:# no_joined_notifications:flags.0?true phone_number:string phone_code_hash:string first_name:string last_name:string = auth.Authorization;`
     public static func signUp(noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("no_joined_notifications", noJoinedNotifications)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        arguments.string("first_name", firstName)
-        arguments.string("last_name", lastName)
-        return TLRequest(definition: "auth.signUp#aac7b717 flags:# no_joined_notifications:flags.0?true phone_number:string phone_code_hash:string first_name:string last_name:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        signUp(into: buffer, noJoinedNotifications: noJoinedNotifications, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, firstName: firstName, lastName: lastName)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.signUp` boxed at the end of `buffer`.
+    public static func signUp(into buffer: Buffer, noJoinedNotifications: Bool, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) {
+        var _flags: Int32 = 0
+        if noJoinedNotifications { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xaac7b717)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
+        buffer.appendTLString(firstName)
+        buffer.appendTLString(lastName)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.resetLoginEmail#7e960193 phone_number:string phone_code_hash:string = auth.SentCode;`
     public static func resetLoginEmail(phoneNumber: String, phoneCodeHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        return TLRequest(definition: "auth.resetLoginEmail#7e960193 phone_number:string phone_code_hash:string = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        let buffer = Buffer()
+        resetLoginEmail(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.SentCode.self))
+    }
+
+    /// Writes `auth.resetLoginEmail` boxed at the end of `buffer`.
+    public static func resetLoginEmail(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String) {
+        buffer.appendUInt32(0x7e960193)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
     }
 }
 
 extension Api.functions.account {
     /// `account.createTheme#652e4400 flags:# slug:string title:string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
     public static func createTheme(slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.string("slug", slug)
-        arguments.string("title", title)
-        if let value = document { arguments.object("document", value) }
-        if let value = settings { arguments.objects("settings", value) }
-        return TLRequest(definition: "account.createTheme#652e4400 flags:# slug:string title:string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Theme.self))
+        let buffer = Buffer()
+        createTheme(into: buffer, slug: slug, title: title, document: document, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Theme.self))
+    }
+
+    /// Writes `account.createTheme` boxed at the end of `buffer`.
+    public static func createTheme(into buffer: Buffer, slug: String, title: String, document: Api.InputDocument?, settings: [Api.InputThemeSettings]?) {
+        var _flags: Int32 = 0
+        if document != nil { tlSetFlag(&_flags, 0x4) }
+        if settings != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x652e4400)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(slug)
+        buffer.appendTLString(title)
+        if tlFlagIsSet(_flags, 0x4) {
+            document?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = settings {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.getPasskeys#ea1f0c52 = account.Passkeys;`
     public static func getPasskeys() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Passkeys>) {
-        TLRequest(definition: "account.getPasskeys#ea1f0c52 = account.Passkeys;", arguments: []).call(DeserializeFunctionResponse(Api.account.Passkeys.self))
+        let buffer = Buffer()
+        getPasskeys(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.Passkeys.self))
+    }
+
+    /// Writes `account.getPasskeys` boxed at the end of `buffer`.
+    public static func getPasskeys(into buffer: Buffer) {
+        buffer.appendUInt32(0xea1f0c52)
     }
 }
 
 extension Api.functions.users {
     /// `users.getFullUser#b60f5918 id:InputUser = users.UserFull;`
     public static func getFullUser(id: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.UserFull>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("id", id)
-        return TLRequest(definition: "users.getFullUser#b60f5918 id:InputUser = users.UserFull;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.users.UserFull.self))
+        let buffer = Buffer()
+        getFullUser(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.users.UserFull.self))
+    }
+
+    /// Writes `users.getFullUser` boxed at the end of `buffer`.
+    public static func getFullUser(into buffer: Buffer, id: Api.InputUser) {
+        buffer.appendUInt32(0xb60f5918)
+        id.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteChatUser#a2185cab flags:# revoke_history:flags.0?true chat_id:long user_id:InputUser = Updates;`
     public static func deleteChatUser(revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("revoke_history", revokeHistory)
-        arguments.long("chat_id", chatId)
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "messages.deleteChatUser#a2185cab flags:# revoke_history:flags.0?true chat_id:long user_id:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteChatUser(into: buffer, revokeHistory: revokeHistory, chatId: chatId, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.deleteChatUser` boxed at the end of `buffer`.
+    public static func deleteChatUser(into buffer: Buffer, revokeHistory: Bool, chatId: Int64, userId: Api.InputUser) {
+        var _flags: Int32 = 0
+        if revokeHistory { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xa2185cab)
+        w1.int32(_flags)
+        w1.int64(chatId)
+        buffer.commit(w1)
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.createChat#92ceddd4 flags:# users:Vector<InputUser> title:string ttl_period:flags.0?int = messages.InvitedUsers;`
     public static func createChat(users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.objects("users", users)
-        arguments.string("title", title)
-        if let value = ttlPeriod { arguments.int("ttl_period", value) }
-        return TLRequest(definition: "messages.createChat#92ceddd4 flags:# users:Vector<InputUser> title:string ttl_period:flags.0?int = messages.InvitedUsers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+        let buffer = Buffer()
+        createChat(into: buffer, users: users, title: title, ttlPeriod: ttlPeriod)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+    }
+
+    /// Writes `messages.createChat` boxed at the end of `buffer`.
+    public static func createChat(into buffer: Buffer, users: [Api.InputUser], title: String, ttlPeriod: Int32?) {
+        var _flags: Int32 = 0
+        if ttlPeriod != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x92ceddd4)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendVector(users, boxed: true)
+        buffer.appendTLString(title)
+        if tlFlagIsSet(_flags, 0x1), let value = ttlPeriod {
+            buffer.appendInt32(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.installStickerSet#c78fe460 stickerset:InputStickerSet archived:Bool = messages.StickerSetInstallResult;`
     public static func installStickerSet(stickerset: Api.InputStickerSet, archived: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSetInstallResult>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("stickerset", stickerset)
-        arguments.bool("archived", archived)
-        return TLRequest(definition: "messages.installStickerSet#c78fe460 stickerset:InputStickerSet archived:Bool = messages.StickerSetInstallResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSetInstallResult.self))
+        let buffer = Buffer()
+        installStickerSet(into: buffer, stickerset: stickerset, archived: archived)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSetInstallResult.self))
+    }
+
+    /// Writes `messages.installStickerSet` boxed at the end of `buffer`.
+    public static func installStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, archived: Bool) {
+        buffer.appendUInt32(0xc78fe460)
+        stickerset.serialize(buffer, true)
+        buffer.appendBool(archived)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.searchStickerSets#35705b8a flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
     public static func searchStickerSets(excludeFeatured: Bool = false, q: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickerSets>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("exclude_featured", excludeFeatured)
-        arguments.string("q", q)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.searchStickerSets#35705b8a flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FoundStickerSets.self))
+        let buffer = Buffer()
+        searchStickerSets(into: buffer, excludeFeatured: excludeFeatured, q: q, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.FoundStickerSets.self))
+    }
+
+    /// Writes `messages.searchStickerSets` boxed at the end of `buffer`.
+    public static func searchStickerSets(into buffer: Buffer, excludeFeatured: Bool, q: String, hash: Int64) {
+        var _flags: Int32 = 0
+        if excludeFeatured { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x35705b8a)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(q)
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiKeywords#35a0e062 lang_code:string = EmojiKeywordsDifference;`
     public static func getEmojiKeywords(langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiKeywordsDifference>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("lang_code", langCode)
-        return TLRequest(definition: "messages.getEmojiKeywords#35a0e062 lang_code:string = EmojiKeywordsDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiKeywordsDifference.self))
+        let buffer = Buffer()
+        getEmojiKeywords(into: buffer, langCode: langCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EmojiKeywordsDifference.self))
+    }
+
+    /// Writes `messages.getEmojiKeywords` boxed at the end of `buffer`.
+    public static func getEmojiKeywords(into buffer: Buffer, langCode: String) {
+        buffer.appendUInt32(0x35a0e062)
+        buffer.appendTLString(langCode)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSuggestedDialogFilters#a29cd42c = Vector<DialogFilterSuggested>;`
     public static func getSuggestedDialogFilters() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.DialogFilterSuggested]>) {
-        TLRequest(definition: "messages.getSuggestedDialogFilters#a29cd42c = Vector<DialogFilterSuggested>;", arguments: []).call(DeserializeFunctionResponse<[Api.DialogFilterSuggested]>.vector(of: Api.DialogFilterSuggested.self))
+        let buffer = Buffer()
+        getSuggestedDialogFilters(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.DialogFilterSuggested]>.vector(of: Api.DialogFilterSuggested.self))
+    }
+
+    /// Writes `messages.getSuggestedDialogFilters` boxed at the end of `buffer`.
+    public static func getSuggestedDialogFilters(into buffer: Buffer) {
+        buffer.appendUInt32(0xa29cd42c)
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getCdnFile#395f69da file_token:bytes offset:long limit:int = upload.CdnFile;`
     public static func getCdnFile(fileToken: [UInt8], offset: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.CdnFile>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.bytes("file_token", fileToken)
-        arguments.long("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "upload.getCdnFile#395f69da file_token:bytes offset:long limit:int = upload.CdnFile;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.upload.CdnFile.self))
+        let buffer = Buffer()
+        getCdnFile(into: buffer, fileToken: fileToken, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.upload.CdnFile.self))
+    }
+
+    /// Writes `upload.getCdnFile` boxed at the end of `buffer`.
+    public static func getCdnFile(into buffer: Buffer, fileToken: [UInt8], offset: Int64, limit: Int32) {
+        buffer.appendUInt32(0x395f69da)
+        buffer.appendTLBytes(fileToken)
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.int64(offset)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.deleteChannel#c0111fe3 channel:InputChannel = Updates;`
     public static func deleteChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "channels.deleteChannel#c0111fe3 channel:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteChannel(into: buffer, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.deleteChannel` boxed at the end of `buffer`.
+    public static func deleteChannel(into buffer: Buffer, channel: Api.InputChannel) {
+        buffer.appendUInt32(0xc0111fe3)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleSlowMode#edd49ef0 channel:InputChannel seconds:int = Updates;`
     public static func toggleSlowMode(channel: Api.InputChannel, seconds: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.int("seconds", seconds)
-        return TLRequest(definition: "channels.toggleSlowMode#edd49ef0 channel:InputChannel seconds:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleSlowMode(into: buffer, channel: channel, seconds: seconds)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleSlowMode` boxed at the end of `buffer`.
+    public static func toggleSlowMode(into buffer: Buffer, channel: Api.InputChannel, seconds: Int32) {
+        buffer.appendUInt32(0xedd49ef0)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(seconds)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.reorderPreviewMedias#b627f3aa bot:InputUser lang_code:string order:Vector<InputMedia> = Bool;`
     public static func reorderPreviewMedias(bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("bot", bot)
-        arguments.string("lang_code", langCode)
-        arguments.objects("order", order)
-        return TLRequest(definition: "bots.reorderPreviewMedias#b627f3aa bot:InputUser lang_code:string order:Vector<InputMedia> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderPreviewMedias(into: buffer, bot: bot, langCode: langCode, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.reorderPreviewMedias` boxed at the end of `buffer`.
+    public static func reorderPreviewMedias(into buffer: Buffer, bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) {
+        buffer.appendUInt32(0xb627f3aa)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(langCode)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.exportInvoice#0f91b065 invoice_media:InputMedia = payments.ExportedInvoice;`
     public static func exportInvoice(invoiceMedia: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ExportedInvoice>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("invoice_media", invoiceMedia)
-        return TLRequest(definition: "payments.exportInvoice#0f91b065 invoice_media:InputMedia = payments.ExportedInvoice;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ExportedInvoice.self))
+        let buffer = Buffer()
+        exportInvoice(into: buffer, invoiceMedia: invoiceMedia)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ExportedInvoice.self))
+    }
+
+    /// Writes `payments.exportInvoice` boxed at the end of `buffer`.
+    public static func exportInvoice(into buffer: Buffer, invoiceMedia: Api.InputMedia) {
+        buffer.appendUInt32(0x0f91b065)
+        invoiceMedia.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;`
     public static func saveStarGift(unsave: Bool = false, stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("unsave", unsave)
-        arguments.object("stargift", stargift)
-        return TLRequest(definition: "payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveStarGift(into: buffer, unsave: unsave, stargift: stargift)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.saveStarGift` boxed at the end of `buffer`.
+    public static func saveStarGift(into buffer: Buffer, unsave: Bool, stargift: Api.InputSavedStarGift) {
+        var _flags: Int32 = 0
+        if unsave { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2a2a697c)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        stargift.serialize(buffer, true)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;`
     public static func getExportedInvites(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ExportedInvites>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("chatlist", chatlist)
-        return TLRequest(definition: "chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.chatlists.ExportedInvites.self))
+        let buffer = Buffer()
+        getExportedInvites(into: buffer, chatlist: chatlist)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.chatlists.ExportedInvites.self))
+    }
+
+    /// Writes `chatlists.getExportedInvites` boxed at the end of `buffer`.
+    public static func getExportedInvites(into buffer: Buffer, chatlist: Api.InputChatlist) {
+        buffer.appendUInt32(0xce03da83)
+        chatlist.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;`
     public static func sendStory(pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 15)
-        arguments.trueFlag("pinned", pinned)
-        arguments.trueFlag("noforwards", noforwards)
-        arguments.trueFlag("fwd_modified", fwdModified)
-        arguments.object("peer", peer)
-        arguments.object("media", media)
-        if let value = mediaAreas { arguments.objects("media_areas", value) }
-        if let value = caption { arguments.string("caption", value) }
-        if let value = entities { arguments.objects("entities", value) }
-        arguments.objects("privacy_rules", privacyRules)
-        arguments.long("random_id", randomId)
-        if let value = period { arguments.int("period", value) }
-        if let value = fwdFromId { arguments.object("fwd_from_id", value) }
-        if let value = fwdFromStory { arguments.int("fwd_from_story", value) }
-        if let value = albums { arguments.ints("albums", value) }
-        if let value = music { arguments.object("music", value) }
-        return TLRequest(definition: "stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendStory(into: buffer, pinned: pinned, noforwards: noforwards, fwdModified: fwdModified, peer: peer, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, period: period, fwdFromId: fwdFromId, fwdFromStory: fwdFromStory, albums: albums, music: music)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `stories.sendStory` boxed at the end of `buffer`.
+    public static func sendStory(into buffer: Buffer, pinned: Bool, noforwards: Bool, fwdModified: Bool, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]?, caption: String?, entities: [Api.MessageEntity]?, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32?, fwdFromId: Api.InputPeer?, fwdFromStory: Int32?, albums: [Int32]?, music: Api.InputDocument?) {
+        var _flags: Int32 = 0
+        if pinned { tlSetFlag(&_flags, 0x4) }
+        if noforwards { tlSetFlag(&_flags, 0x10) }
+        if fwdModified { tlSetFlag(&_flags, 0x80) }
+        if mediaAreas != nil { tlSetFlag(&_flags, 0x20) }
+        if caption != nil { tlSetFlag(&_flags, 0x1) }
+        if entities != nil { tlSetFlag(&_flags, 0x2) }
+        if period != nil { tlSetFlag(&_flags, 0x8) }
+        if fwdFromId != nil && fwdFromStory != nil { tlSetFlag(&_flags, 0x40) }
+        if albums != nil { tlSetFlag(&_flags, 0x100) }
+        if music != nil { tlSetFlag(&_flags, 0x200) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8f9e6898)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        media.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x20), let value = mediaAreas {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = caption {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        buffer.appendVector(privacyRules, boxed: true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        w2.int64(randomId)
+        if tlFlagIsSet(_flags, 0x8), let value = period {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x40) {
+            fwdFromId?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x40), let value = fwdFromStory {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x100), let value = albums {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x200) {
+            music?.serialize(buffer, true)
+        }
     }
 }
 

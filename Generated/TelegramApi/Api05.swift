@@ -3098,235 +3098,421 @@ extension Api {
 extension Api.functions.auth {
     /// `auth.recoverPassword#37096c70 flags:# code:string new_settings:flags.0?account.PasswordInputSettings = auth.Authorization;`
     public static func recoverPassword(code: String, newSettings: Api.account.PasswordInputSettings? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("code", code)
-        if let value = newSettings { arguments.object("new_settings", value) }
-        return TLRequest(definition: "auth.recoverPassword#37096c70 flags:# code:string new_settings:flags.0?account.PasswordInputSettings = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        recoverPassword(into: buffer, code: code, newSettings: newSettings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.recoverPassword` boxed at the end of `buffer`.
+    public static func recoverPassword(into buffer: Buffer, code: String, newSettings: Api.account.PasswordInputSettings?) {
+        var _flags: Int32 = 0
+        if newSettings != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x37096c70)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(code)
+        if tlFlagIsSet(_flags, 0x1) {
+            newSettings?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.getPasswordSettings#9cd4eaf9 password:InputCheckPasswordSRP = account.PasswordSettings;`
     public static func getPasswordSettings(password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PasswordSettings>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("password", password)
-        return TLRequest(definition: "account.getPasswordSettings#9cd4eaf9 password:InputCheckPasswordSRP = account.PasswordSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.PasswordSettings.self))
+        let buffer = Buffer()
+        getPasswordSettings(into: buffer, password: password)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.PasswordSettings.self))
+    }
+
+    /// Writes `account.getPasswordSettings` boxed at the end of `buffer`.
+    public static func getPasswordSettings(into buffer: Buffer, password: Api.InputCheckPasswordSRP) {
+        buffer.appendUInt32(0x9cd4eaf9)
+        password.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleConnectedBotPaused#646e1097 peer:InputPeer paused:Bool = Bool;`
     public static func toggleConnectedBotPaused(peer: Api.InputPeer, paused: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.bool("paused", paused)
-        return TLRequest(definition: "account.toggleConnectedBotPaused#646e1097 peer:InputPeer paused:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleConnectedBotPaused(into: buffer, peer: peer, paused: paused)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.toggleConnectedBotPaused` boxed at the end of `buffer`.
+    public static func toggleConnectedBotPaused(into buffer: Buffer, peer: Api.InputPeer, paused: Bool) {
+        buffer.appendUInt32(0x646e1097)
+        peer.serialize(buffer, true)
+        buffer.appendBool(paused)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.toggleTopPeers#8514bdda enabled:Bool = Bool;`
     public static func toggleTopPeers(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "contacts.toggleTopPeers#8514bdda enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleTopPeers(into: buffer, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.toggleTopPeers` boxed at the end of `buffer`.
+    public static func toggleTopPeers(into buffer: Buffer, enabled: Bool) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8514bdda)
+        w1.bool(enabled)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiURL#d5b10c26 lang_code:string = EmojiURL;`
     public static func getEmojiURL(langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiURL>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("lang_code", langCode)
-        return TLRequest(definition: "messages.getEmojiURL#d5b10c26 lang_code:string = EmojiURL;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiURL.self))
+        let buffer = Buffer()
+        getEmojiURL(into: buffer, langCode: langCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EmojiURL.self))
+    }
+
+    /// Writes `messages.getEmojiURL` boxed at the end of `buffer`.
+    public static func getEmojiURL(into buffer: Buffer, langCode: String) {
+        buffer.appendUInt32(0xd5b10c26)
+        buffer.appendTLString(langCode)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setChatTheme#081202c9 peer:InputPeer theme:InputChatTheme = Updates;`
     public static func setChatTheme(peer: Api.InputPeer, theme: Api.InputChatTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("theme", theme)
-        return TLRequest(definition: "messages.setChatTheme#081202c9 peer:InputPeer theme:InputChatTheme = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        setChatTheme(into: buffer, peer: peer, theme: theme)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.setChatTheme` boxed at the end of `buffer`.
+    public static func setChatTheme(into buffer: Buffer, peer: Api.InputPeer, theme: Api.InputChatTheme) {
+        buffer.appendUInt32(0x081202c9)
+        peer.serialize(buffer, true)
+        theme.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPaidReactionPrivacy#472455aa = Updates;`
     public static func getPaidReactionPrivacy() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        TLRequest(definition: "messages.getPaidReactionPrivacy#472455aa = Updates;", arguments: []).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getPaidReactionPrivacy(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.getPaidReactionPrivacy` boxed at the end of `buffer`.
+    public static func getPaidReactionPrivacy(into buffer: Buffer) {
+        buffer.appendUInt32(0x472455aa)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPreparedInlineMessage#857ebdb8 bot:InputUser id:string = messages.PreparedInlineMessage;`
     public static func getPreparedInlineMessage(bot: Api.InputUser, id: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PreparedInlineMessage>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("bot", bot)
-        arguments.string("id", id)
-        return TLRequest(definition: "messages.getPreparedInlineMessage#857ebdb8 bot:InputUser id:string = messages.PreparedInlineMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.PreparedInlineMessage.self))
+        let buffer = Buffer()
+        getPreparedInlineMessage(into: buffer, bot: bot, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.PreparedInlineMessage.self))
+    }
+
+    /// Writes `messages.getPreparedInlineMessage` boxed at the end of `buffer`.
+    public static func getPreparedInlineMessage(into buffer: Buffer, bot: Api.InputUser, id: String) {
+        buffer.appendUInt32(0x857ebdb8)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(id)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportReadMetrics#4067c5e6 peer:InputPeer metrics:Vector<InputMessageReadMetric> = Bool;`
     public static func reportReadMetrics(peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.objects("metrics", metrics)
-        return TLRequest(definition: "messages.reportReadMetrics#4067c5e6 peer:InputPeer metrics:Vector<InputMessageReadMetric> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportReadMetrics(into: buffer, peer: peer, metrics: metrics)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reportReadMetrics` boxed at the end of `buffer`.
+    public static func reportReadMetrics(into buffer: Buffer, peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) {
+        buffer.appendUInt32(0x4067c5e6)
+        peer.serialize(buffer, true)
+        buffer.appendVector(metrics, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteParticipantReaction#e3b7f82c peer:InputPeer msg_id:int participant:InputPeer = Updates;`
     public static func deleteParticipantReaction(peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.object("participant", participant)
-        return TLRequest(definition: "messages.deleteParticipantReaction#e3b7f82c peer:InputPeer msg_id:int participant:InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteParticipantReaction(into: buffer, peer: peer, msgId: msgId, participant: participant)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.deleteParticipantReaction` boxed at the end of `buffer`.
+    public static func deleteParticipantReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) {
+        buffer.appendUInt32(0xe3b7f82c)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        participant.serialize(buffer, true)
     }
 }
 
 extension Api.functions.help {
     /// `help.saveAppLog#6f02f748 events:Vector<InputAppEvent> = Bool;`
     public static func saveAppLog(events: [Api.InputAppEvent]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("events", events)
-        return TLRequest(definition: "help.saveAppLog#6f02f748 events:Vector<InputAppEvent> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveAppLog(into: buffer, events: events)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `help.saveAppLog` boxed at the end of `buffer`.
+    public static func saveAppLog(into buffer: Buffer, events: [Api.InputAppEvent]) {
+        buffer.appendUInt32(0x6f02f748)
+        buffer.appendVector(events, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.editAdmin#9a98ad68 flags:# channel:InputChannel user_id:InputUser admin_rights:ChatAdminRights rank:flags.0?string = Updates;`
     public static func editAdmin(channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("channel", channel)
-        arguments.object("user_id", userId)
-        arguments.object("admin_rights", adminRights)
-        if let value = rank { arguments.string("rank", value) }
-        return TLRequest(definition: "channels.editAdmin#9a98ad68 flags:# channel:InputChannel user_id:InputUser admin_rights:ChatAdminRights rank:flags.0?string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editAdmin(into: buffer, channel: channel, userId: userId, adminRights: adminRights, rank: rank)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.editAdmin` boxed at the end of `buffer`.
+    public static func editAdmin(into buffer: Buffer, channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String?) {
+        var _flags: Int32 = 0
+        if rank != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9a98ad68)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        userId.serialize(buffer, true)
+        adminRights.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = rank {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.channels {
     /// `channels.setDiscussionGroup#40582bb2 broadcast:InputChannel group:InputChannel = Bool;`
     public static func setDiscussionGroup(broadcast: Api.InputChannel, group: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("broadcast", broadcast)
-        arguments.object("group", group)
-        return TLRequest(definition: "channels.setDiscussionGroup#40582bb2 broadcast:InputChannel group:InputChannel = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setDiscussionGroup(into: buffer, broadcast: broadcast, group: group)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.setDiscussionGroup` boxed at the end of `buffer`.
+    public static func setDiscussionGroup(into buffer: Buffer, broadcast: Api.InputChannel, group: Api.InputChannel) {
+        buffer.appendUInt32(0x40582bb2)
+        broadcast.serialize(buffer, true)
+        group.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.searchPosts#f2c4f24d flags:# hashtag:flags.0?string query:flags.1?string offset_rate:int offset_peer:InputPeer offset_id:int limit:int allow_paid_stars:flags.2?long = messages.Messages;`
     public static func searchPosts(hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 7)
-        if let value = hashtag { arguments.string("hashtag", value) }
-        if let value = query { arguments.string("query", value) }
-        arguments.int("offset_rate", offsetRate)
-        arguments.object("offset_peer", offsetPeer)
-        arguments.int("offset_id", offsetId)
-        arguments.int("limit", limit)
-        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
-        return TLRequest(definition: "channels.searchPosts#f2c4f24d flags:# hashtag:flags.0?string query:flags.1?string offset_rate:int offset_peer:InputPeer offset_id:int limit:int allow_paid_stars:flags.2?long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        searchPosts(into: buffer, hashtag: hashtag, query: query, offsetRate: offsetRate, offsetPeer: offsetPeer, offsetId: offsetId, limit: limit, allowPaidStars: allowPaidStars)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `channels.searchPosts` boxed at the end of `buffer`.
+    public static func searchPosts(into buffer: Buffer, hashtag: String?, query: String?, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64?) {
+        var _flags: Int32 = 0
+        if hashtag != nil { tlSetFlag(&_flags, 0x1) }
+        if query != nil { tlSetFlag(&_flags, 0x2) }
+        if allowPaidStars != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xf2c4f24d)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = hashtag {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = query {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(offsetRate)
+        offsetPeer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 16)
+        w2.int32(offsetId)
+        w2.int32(limit)
+        if tlFlagIsSet(_flags, 0x4), let value = allowPaidStars {
+            w2.int64(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.createStarGiftCollection#1f4a0e87 peer:InputPeer title:string stargift:Vector<InputSavedStarGift> = StarGiftCollection;`
     public static func createStarGiftCollection(peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.string("title", title)
-        arguments.objects("stargift", stargift)
-        return TLRequest(definition: "payments.createStarGiftCollection#1f4a0e87 peer:InputPeer title:string stargift:Vector<InputSavedStarGift> = StarGiftCollection;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StarGiftCollection.self))
+        let buffer = Buffer()
+        createStarGiftCollection(into: buffer, peer: peer, title: title, stargift: stargift)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StarGiftCollection.self))
+    }
+
+    /// Writes `payments.createStarGiftCollection` boxed at the end of `buffer`.
+    public static func createStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) {
+        buffer.appendUInt32(0x1f4a0e87)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(title)
+        buffer.appendVector(stargift, boxed: true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.reorderStarGiftCollections#c32af4cc peer:InputPeer order:Vector<int> = Bool;`
     public static func reorderStarGiftCollections(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("order", order)
-        return TLRequest(definition: "payments.reorderStarGiftCollections#c32af4cc peer:InputPeer order:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderStarGiftCollections(into: buffer, peer: peer, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.reorderStarGiftCollections` boxed at the end of `buffer`.
+    public static func reorderStarGiftCollections(into buffer: Buffer, peer: Api.InputPeer, order: [Int32]) {
+        buffer.appendUInt32(0xc32af4cc)
+        peer.serialize(buffer, true)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftAuctionState#5c9ff4d6 auction:InputStarGiftAuction version:int = payments.StarGiftAuctionState;`
     public static func getStarGiftAuctionState(auction: Api.InputStarGiftAuction, version: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftAuctionState>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("auction", auction)
-        arguments.int("version", version)
-        return TLRequest(definition: "payments.getStarGiftAuctionState#5c9ff4d6 auction:InputStarGiftAuction version:int = payments.StarGiftAuctionState;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftAuctionState.self))
+        let buffer = Buffer()
+        getStarGiftAuctionState(into: buffer, auction: auction, version: version)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGiftAuctionState.self))
+    }
+
+    /// Writes `payments.getStarGiftAuctionState` boxed at the end of `buffer`.
+    public static func getStarGiftAuctionState(into buffer: Buffer, auction: Api.InputStarGiftAuction, version: Int32) {
+        buffer.appendUInt32(0x5c9ff4d6)
+        auction.serialize(buffer, true)
+        buffer.appendInt32(version)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.replaceSticker#4696459a sticker:InputDocument new_sticker:InputStickerSetItem = messages.StickerSet;`
     public static func replaceSticker(sticker: Api.InputDocument, newSticker: Api.InputStickerSetItem) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("sticker", sticker)
-        arguments.object("new_sticker", newSticker)
-        return TLRequest(definition: "stickers.replaceSticker#4696459a sticker:InputDocument new_sticker:InputStickerSetItem = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        replaceSticker(into: buffer, sticker: sticker, newSticker: newSticker)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `stickers.replaceSticker` boxed at the end of `buffer`.
+    public static func replaceSticker(into buffer: Buffer, sticker: Api.InputDocument, newSticker: Api.InputStickerSetItem) {
+        buffer.appendUInt32(0x4696459a)
+        sticker.serialize(buffer, true)
+        newSticker.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCallJoinAs#ef7c213a peer:InputPeer = phone.JoinAsPeers;`
     public static func getGroupCallJoinAs(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.JoinAsPeers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "phone.getGroupCallJoinAs#ef7c213a peer:InputPeer = phone.JoinAsPeers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.JoinAsPeers.self))
+        let buffer = Buffer()
+        getGroupCallJoinAs(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.JoinAsPeers.self))
+    }
+
+    /// Writes `phone.getGroupCallJoinAs` boxed at the end of `buffer`.
+    public static func getGroupCallJoinAs(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0xef7c213a)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getStoryStats#374fef40 flags:# dark:flags.0?true peer:InputPeer id:int = stats.StoryStats;`
     public static func getStoryStats(dark: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.StoryStats>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("dark", dark)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        return TLRequest(definition: "stats.getStoryStats#374fef40 flags:# dark:flags.0?true peer:InputPeer id:int = stats.StoryStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.StoryStats.self))
+        let buffer = Buffer()
+        getStoryStats(into: buffer, dark: dark, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.StoryStats.self))
+    }
+
+    /// Writes `stats.getStoryStats` boxed at the end of `buffer`.
+    public static func getStoryStats(into buffer: Buffer, dark: Bool, peer: Api.InputPeer, id: Int32) {
+        var _flags: Int32 = 0
+        if dark { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x374fef40)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.joinChatlistUpdates#e089f8f5 chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
     public static func joinChatlistUpdates(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("chatlist", chatlist)
-        arguments.objects("peers", peers)
-        return TLRequest(definition: "chatlists.joinChatlistUpdates#e089f8f5 chatlist:InputChatlist peers:Vector<InputPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        joinChatlistUpdates(into: buffer, chatlist: chatlist, peers: peers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `chatlists.joinChatlistUpdates` boxed at the end of `buffer`.
+    public static func joinChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist, peers: [Api.InputPeer]) {
+        buffer.appendUInt32(0xe089f8f5)
+        chatlist.serialize(buffer, true)
+        buffer.appendVector(peers, boxed: true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getChatsToSend#a56a8b60 = messages.Chats;`
     public static func getChatsToSend() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        TLRequest(definition: "stories.getChatsToSend#a56a8b60 = messages.Chats;", arguments: []).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getChatsToSend(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `stories.getChatsToSend` boxed at the end of `buffer`.
+    public static func getChatsToSend(into buffer: Buffer) {
+        buffer.appendUInt32(0xa56a8b60)
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;`
     public static func updateSettings(allowInternational: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.trueFlag("allow_international", allowInternational)
-        return TLRequest(definition: "smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateSettings(into: buffer, allowInternational: allowInternational)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `smsjobs.updateSettings` boxed at the end of `buffer`.
+    public static func updateSettings(into buffer: Buffer, allowInternational: Bool) {
+        var _flags: Int32 = 0
+        if allowInternational { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x093fa0bf)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.getStatus#10a698e8 = smsjobs.Status;`
     public static func getStatus() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.smsjobs.Status>) {
-        TLRequest(definition: "smsjobs.getStatus#10a698e8 = smsjobs.Status;", arguments: []).call(DeserializeFunctionResponse(Api.smsjobs.Status.self))
+        let buffer = Buffer()
+        getStatus(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.smsjobs.Status.self))
+    }
+
+    /// Writes `smsjobs.getStatus` boxed at the end of `buffer`.
+    public static func getStatus(into buffer: Buffer) {
+        buffer.appendUInt32(0x10a698e8)
     }
 }
 

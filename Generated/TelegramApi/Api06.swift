@@ -1144,250 +1144,468 @@ extension Api.aicompose {
 extension Api.functions.auth {
     /// `auth.finishPasskeyLogin#9857ad07 flags:# credential:InputPasskeyCredential from_dc_id:flags.0?int from_auth_key_id:flags.0?long = auth.Authorization;`
     public static func finishPasskeyLogin(credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("credential", credential)
-        if let value = fromDcId { arguments.int("from_dc_id", value) }
-        if let value = fromAuthKeyId { arguments.long("from_auth_key_id", value) }
-        return TLRequest(definition: "auth.finishPasskeyLogin#9857ad07 flags:# credential:InputPasskeyCredential from_dc_id:flags.0?int from_auth_key_id:flags.0?long = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        finishPasskeyLogin(into: buffer, credential: credential, fromDcId: fromDcId, fromAuthKeyId: fromAuthKeyId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.finishPasskeyLogin` boxed at the end of `buffer`.
+    public static func finishPasskeyLogin(into buffer: Buffer, credential: Api.InputPasskeyCredential, fromDcId: Int32?, fromAuthKeyId: Int64?) {
+        var _flags: Int32 = 0
+        if fromDcId != nil && fromAuthKeyId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9857ad07)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        credential.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        if tlFlagIsSet(_flags, 0x1), let value = fromDcId {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = fromAuthKeyId {
+            w2.int64(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBusinessGreetingMessage#66cdafc4 flags:# message:flags.0?InputBusinessGreetingMessage = Bool;`
     public static func updateBusinessGreetingMessage(message: Api.InputBusinessGreetingMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = message { arguments.object("message", value) }
-        return TLRequest(definition: "account.updateBusinessGreetingMessage#66cdafc4 flags:# message:flags.0?InputBusinessGreetingMessage = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateBusinessGreetingMessage(into: buffer, message: message)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateBusinessGreetingMessage` boxed at the end of `buffer`.
+    public static func updateBusinessGreetingMessage(into buffer: Buffer, message: Api.InputBusinessGreetingMessage?) {
+        var _flags: Int32 = 0
+        if message != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x66cdafc4)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            message?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.getWebBrowserSettings#56655768 hash:long = account.WebBrowserSettings;`
     public static func getWebBrowserSettings(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getWebBrowserSettings#56655768 hash:long = account.WebBrowserSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+        let buffer = Buffer()
+        getWebBrowserSettings(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+    }
+
+    /// Writes `account.getWebBrowserSettings` boxed at the end of `buffer`.
+    public static func getWebBrowserSettings(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x56655768)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.block#2e2e8734 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
     public static func block(myStoriesFrom: Bool = false, id: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("my_stories_from", myStoriesFrom)
-        arguments.object("id", id)
-        return TLRequest(definition: "contacts.block#2e2e8734 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        block(into: buffer, myStoriesFrom: myStoriesFrom, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.block` boxed at the end of `buffer`.
+    public static func block(into buffer: Buffer, myStoriesFrom: Bool, id: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2e2e8734)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        id.serialize(buffer, true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.exportContactToken#f8654027 = ExportedContactToken;`
     public static func exportContactToken() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedContactToken>) {
-        TLRequest(definition: "contacts.exportContactToken#f8654027 = ExportedContactToken;", arguments: []).call(DeserializeFunctionResponse(Api.ExportedContactToken.self))
+        let buffer = Buffer()
+        exportContactToken(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ExportedContactToken.self))
+    }
+
+    /// Writes `contacts.exportContactToken` boxed at the end of `buffer`.
+    public static func exportContactToken(into buffer: Buffer) {
+        buffer.appendUInt32(0xf8654027)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestEncryption#f64daf43 user_id:InputUser random_id:int g_a:bytes = EncryptedChat;`
     public static func requestEncryption(userId: Api.InputUser, randomId: Int32, gA: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("user_id", userId)
-        arguments.int("random_id", randomId)
-        arguments.bytes("g_a", gA)
-        return TLRequest(definition: "messages.requestEncryption#f64daf43 user_id:InputUser random_id:int g_a:bytes = EncryptedChat;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EncryptedChat.self))
+        let buffer = Buffer()
+        requestEncryption(into: buffer, userId: userId, randomId: randomId, gA: gA)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EncryptedChat.self))
+    }
+
+    /// Writes `messages.requestEncryption` boxed at the end of `buffer`.
+    public static func requestEncryption(into buffer: Buffer, userId: Api.InputUser, randomId: Int32, gA: [UInt8]) {
+        buffer.appendUInt32(0xf64daf43)
+        userId.serialize(buffer, true)
+        buffer.appendInt32(randomId)
+        buffer.appendTLBytes(gA)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getReplies#22ddd30c peer:InputPeer msg_id:int offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func getReplies(peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 9)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.int("offset_id", offsetId)
-        arguments.int("offset_date", offsetDate)
-        arguments.int("add_offset", addOffset)
-        arguments.int("limit", limit)
-        arguments.int("max_id", maxId)
-        arguments.int("min_id", minId)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getReplies#22ddd30c peer:InputPeer msg_id:int offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getReplies(into: buffer, peer: peer, msgId: msgId, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getReplies` boxed at the end of `buffer`.
+    public static func getReplies(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
+        buffer.appendUInt32(0x22ddd30c)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 36)
+        w1.int32(msgId)
+        w1.int32(offsetId)
+        w1.int32(offsetDate)
+        w1.int32(addOffset)
+        w1.int32(limit)
+        w1.int32(maxId)
+        w1.int32(minId)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMessagesReactions#8bba90e6 peer:InputPeer id:Vector<int> = Updates;`
     public static func getMessagesReactions(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.getMessagesReactions#8bba90e6 peer:InputPeer id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getMessagesReactions(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.getMessagesReactions` boxed at the end of `buffer`.
+    public static func getMessagesReactions(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0x8bba90e6)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readReactions#9ec44f93 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
     public static func readReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
-        return TLRequest(definition: "messages.readReactions#9ec44f93 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        let buffer = Buffer()
+        readReactions(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+    }
+
+    /// Writes `messages.readReactions` boxed at the end of `buffer`.
+    public static func readReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, savedPeerId: Api.InputPeer?) {
+        var _flags: Int32 = 0
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9ec44f93)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            savedPeerId?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiStatusGroups#2ecd56cd hash:int = messages.EmojiGroups;`
     public static func getEmojiStatusGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "messages.getEmojiStatusGroups#2ecd56cd hash:int = messages.EmojiGroups;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+        let buffer = Buffer()
+        getEmojiStatusGroups(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+    }
+
+    /// Writes `messages.getEmojiStatusGroups` boxed at the end of `buffer`.
+    public static func getEmojiStatusGroups(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2ecd56cd)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.togglePeerTranslations#e47cb579 flags:# disabled:flags.0?true peer:InputPeer = Bool;`
     public static func togglePeerTranslations(disabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("disabled", disabled)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.togglePeerTranslations#e47cb579 flags:# disabled:flags.0?true peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        togglePeerTranslations(into: buffer, disabled: disabled, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.togglePeerTranslations` boxed at the end of `buffer`.
+    public static func togglePeerTranslations(into buffer: Buffer, disabled: Bool, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if disabled { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe47cb579)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deletePollAnswer#ac8505a5 peer:InputPeer msg_id:int option:bytes = Updates;`
     public static func deletePollAnswer(peer: Api.InputPeer, msgId: Int32, option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.bytes("option", option)
-        return TLRequest(definition: "messages.deletePollAnswer#ac8505a5 peer:InputPeer msg_id:int option:bytes = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deletePollAnswer(into: buffer, peer: peer, msgId: msgId, option: option)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.deletePollAnswer` boxed at the end of `buffer`.
+    public static func deletePollAnswer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, option: [UInt8]) {
+        buffer.appendUInt32(0xac8505a5)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        buffer.appendTLBytes(option)
     }
 }
 
 extension Api.functions.help {
     /// `help.getAppConfig#61e3f854 hash:int = help.AppConfig;`
     public static func getAppConfig(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.AppConfig>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "help.getAppConfig#61e3f854 hash:int = help.AppConfig;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.AppConfig.self))
+        let buffer = Buffer()
+        getAppConfig(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.AppConfig.self))
+    }
+
+    /// Writes `help.getAppConfig` boxed at the end of `buffer`.
+    public static func getAppConfig(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x61e3f854)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getChannels#0a7f6bbb id:Vector<InputChannel> = messages.Chats;`
     public static func getChannels(id: [Api.InputChannel]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("id", id)
-        return TLRequest(definition: "channels.getChannels#0a7f6bbb id:Vector<InputChannel> = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getChannels(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `channels.getChannels` boxed at the end of `buffer`.
+    public static func getChannels(into buffer: Buffer, id: [Api.InputChannel]) {
+        buffer.appendUInt32(0x0a7f6bbb)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.editBanned#96e6cd81 channel:InputChannel participant:InputPeer banned_rights:ChatBannedRights = Updates;`
     public static func editBanned(channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("channel", channel)
-        arguments.object("participant", participant)
-        arguments.object("banned_rights", bannedRights)
-        return TLRequest(definition: "channels.editBanned#96e6cd81 channel:InputChannel participant:InputPeer banned_rights:ChatBannedRights = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editBanned(into: buffer, channel: channel, participant: participant, bannedRights: bannedRights)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.editBanned` boxed at the end of `buffer`.
+    public static func editBanned(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) {
+        buffer.appendUInt32(0x96e6cd81)
+        channel.serialize(buffer, true)
+        participant.serialize(buffer, true)
+        bannedRights.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setBotMenuButton#4504d54f user_id:InputUser button:BotMenuButton = Bool;`
     public static func setBotMenuButton(userId: Api.InputUser, button: Api.BotMenuButton) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("user_id", userId)
-        arguments.object("button", button)
-        return TLRequest(definition: "bots.setBotMenuButton#4504d54f user_id:InputUser button:BotMenuButton = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotMenuButton(into: buffer, userId: userId, button: button)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.setBotMenuButton` boxed at the end of `buffer`.
+    public static func setBotMenuButton(into buffer: Buffer, userId: Api.InputUser, button: Api.BotMenuButton) {
+        buffer.appendUInt32(0x4504d54f)
+        userId.serialize(buffer, true)
+        button.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.allowSendMessage#f132e3ef bot:InputUser = Updates;`
     public static func allowSendMessage(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("bot", bot)
-        return TLRequest(definition: "bots.allowSendMessage#f132e3ef bot:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        allowSendMessage(into: buffer, bot: bot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `bots.allowSendMessage` boxed at the end of `buffer`.
+    public static func allowSendMessage(into buffer: Buffer, bot: Api.InputUser) {
+        buffer.appendUInt32(0xf132e3ef)
+        bot.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.checkGiftCode#8e51b4c1 slug:string = payments.CheckedGiftCode;`
     public static func checkGiftCode(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.CheckedGiftCode>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("slug", slug)
-        return TLRequest(definition: "payments.checkGiftCode#8e51b4c1 slug:string = payments.CheckedGiftCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.CheckedGiftCode.self))
+        let buffer = Buffer()
+        checkGiftCode(into: buffer, slug: slug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.CheckedGiftCode.self))
+    }
+
+    /// Writes `payments.checkGiftCode` boxed at the end of `buffer`.
+    public static func checkGiftCode(into buffer: Buffer, slug: String) {
+        buffer.appendUInt32(0x8e51b4c1)
+        buffer.appendTLString(slug)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.applyGiftCode#f6e26854 slug:string = Updates;`
     public static func applyGiftCode(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("slug", slug)
-        return TLRequest(definition: "payments.applyGiftCode#f6e26854 slug:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        applyGiftCode(into: buffer, slug: slug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.applyGiftCode` boxed at the end of `buffer`.
+    public static func applyGiftCode(into buffer: Buffer, slug: String) {
+        buffer.appendUInt32(0xf6e26854)
+        buffer.appendTLString(slug)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.botCancelStarsSubscription#6dfa0622 flags:# restore:flags.0?true user_id:InputUser charge_id:string = Bool;`
     public static func botCancelStarsSubscription(restore: Bool = false, userId: Api.InputUser, chargeId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("restore", restore)
-        arguments.object("user_id", userId)
-        arguments.string("charge_id", chargeId)
-        return TLRequest(definition: "payments.botCancelStarsSubscription#6dfa0622 flags:# restore:flags.0?true user_id:InputUser charge_id:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        botCancelStarsSubscription(into: buffer, restore: restore, userId: userId, chargeId: chargeId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.botCancelStarsSubscription` boxed at the end of `buffer`.
+    public static func botCancelStarsSubscription(into buffer: Buffer, restore: Bool, userId: Api.InputUser, chargeId: String) {
+        var _flags: Int32 = 0
+        if restore { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x6dfa0622)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        userId.serialize(buffer, true)
+        buffer.appendTLString(chargeId)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.deleteStarGiftCollection#ad5648e8 peer:InputPeer collection_id:int = Bool;`
     public static func deleteStarGiftCollection(peer: Api.InputPeer, collectionId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("collection_id", collectionId)
-        return TLRequest(definition: "payments.deleteStarGiftCollection#ad5648e8 peer:InputPeer collection_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteStarGiftCollection(into: buffer, peer: peer, collectionId: collectionId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.deleteStarGiftCollection` boxed at the end of `buffer`.
+    public static func deleteStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32) {
+        buffer.appendUInt32(0xad5648e8)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(collectionId)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;`
     public static func inviteConferenceCallParticipant(video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("video", video)
-        arguments.object("call", call)
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        inviteConferenceCallParticipant(into: buffer, video: video, call: call, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.inviteConferenceCallParticipant` boxed at the end of `buffer`.
+    public static func inviteConferenceCallParticipant(into buffer: Buffer, video: Bool, call: Api.InputGroupCall, userId: Api.InputUser) {
+        var _flags: Int32 = 0
+        if video { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xbcf22685)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;`
     public static func exportChatlistInvite(chatlist: Api.InputChatlist, title: String, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ExportedChatlistInvite>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("chatlist", chatlist)
-        arguments.string("title", title)
-        arguments.objects("peers", peers)
-        return TLRequest(definition: "chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.chatlists.ExportedChatlistInvite.self))
+        let buffer = Buffer()
+        exportChatlistInvite(into: buffer, chatlist: chatlist, title: title, peers: peers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.chatlists.ExportedChatlistInvite.self))
+    }
+
+    /// Writes `chatlists.exportChatlistInvite` boxed at the end of `buffer`.
+    public static func exportChatlistInvite(into buffer: Buffer, chatlist: Api.InputChatlist, title: String, peers: [Api.InputPeer]) {
+        buffer.appendUInt32(0x8472478e)
+        chatlist.serialize(buffer, true)
+        buffer.appendTLString(title)
+        buffer.appendVector(peers, boxed: true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;`
     public static func editStory(peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        if let value = media { arguments.object("media", value) }
-        if let value = mediaAreas { arguments.objects("media_areas", value) }
-        if let value = caption { arguments.string("caption", value) }
-        if let value = entities { arguments.objects("entities", value) }
-        if let value = privacyRules { arguments.objects("privacy_rules", value) }
-        if let value = music { arguments.object("music", value) }
-        return TLRequest(definition: "stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editStory(into: buffer, peer: peer, id: id, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, music: music)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `stories.editStory` boxed at the end of `buffer`.
+    public static func editStory(into buffer: Buffer, peer: Api.InputPeer, id: Int32, media: Api.InputMedia?, mediaAreas: [Api.MediaArea]?, caption: String?, entities: [Api.MessageEntity]?, privacyRules: [Api.InputPrivacyRule]?, music: Api.InputDocument?) {
+        var _flags: Int32 = 0
+        if media != nil { tlSetFlag(&_flags, 0x1) }
+        if mediaAreas != nil { tlSetFlag(&_flags, 0x8) }
+        if caption != nil && entities != nil { tlSetFlag(&_flags, 0x2) }
+        if privacyRules != nil { tlSetFlag(&_flags, 0x4) }
+        if music != nil { tlSetFlag(&_flags, 0x10) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2c63a72b)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        if tlFlagIsSet(_flags, 0x1) {
+            media?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = mediaAreas {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = caption {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = privacyRules {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x10) {
+            music?.serialize(buffer, true)
+        }
     }
 }
 

@@ -2420,346 +2420,651 @@ extension Api {
 extension Api.functions.auth {
     /// `auth.exportAuthorization#e5bfffcd dc_id:int = auth.ExportedAuthorization;`
     public static func exportAuthorization(dcId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.ExportedAuthorization>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("dc_id", dcId)
-        return TLRequest(definition: "auth.exportAuthorization#e5bfffcd dc_id:int = auth.ExportedAuthorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.ExportedAuthorization.self))
+        let buffer = Buffer()
+        exportAuthorization(into: buffer, dcId: dcId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.ExportedAuthorization.self))
+    }
+
+    /// Writes `auth.exportAuthorization` boxed at the end of `buffer`.
+    public static func exportAuthorization(into buffer: Buffer, dcId: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe5bfffcd)
+        w1.int32(dcId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.importBotAuthorization#67a3ff2c flags:int api_id:int api_hash:string bot_auth_token:string = auth.Authorization;`
     public static func importBotAuthorization(flags: Int32, apiId: Int32, apiHash: String, botAuthToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.int("flags", flags)
-        arguments.int("api_id", apiId)
-        arguments.string("api_hash", apiHash)
-        arguments.string("bot_auth_token", botAuthToken)
-        return TLRequest(definition: "auth.importBotAuthorization#67a3ff2c flags:int api_id:int api_hash:string bot_auth_token:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        importBotAuthorization(into: buffer, flags: flags, apiId: apiId, apiHash: apiHash, botAuthToken: botAuthToken)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.importBotAuthorization` boxed at the end of `buffer`.
+    public static func importBotAuthorization(into buffer: Buffer, flags: Int32, apiId: Int32, apiHash: String, botAuthToken: String) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x67a3ff2c)
+        w1.int32(flags)
+        w1.int32(apiId)
+        buffer.commit(w1)
+        buffer.appendTLString(apiHash)
+        buffer.appendTLString(botAuthToken)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.importLoginToken#95ac5ce4 token:bytes = auth.LoginToken;`
     public static func importLoginToken(token: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoginToken>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bytes("token", token)
-        return TLRequest(definition: "auth.importLoginToken#95ac5ce4 token:bytes = auth.LoginToken;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.LoginToken.self))
+        let buffer = Buffer()
+        importLoginToken(into: buffer, token: token)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.LoginToken.self))
+    }
+
+    /// Writes `auth.importLoginToken` boxed at the end of `buffer`.
+    public static func importLoginToken(into buffer: Buffer, token: [UInt8]) {
+        buffer.appendUInt32(0x95ac5ce4)
+        buffer.appendTLBytes(token)
     }
 }
 
 extension Api.functions.account {
     /// `account.confirmPhone#5f2178c3 phone_code_hash:string phone_code:string = Bool;`
     public static func confirmPhone(phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        arguments.string("phone_code", phoneCode)
-        return TLRequest(definition: "account.confirmPhone#5f2178c3 phone_code_hash:string phone_code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        confirmPhone(into: buffer, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.confirmPhone` boxed at the end of `buffer`.
+    public static func confirmPhone(into buffer: Buffer, phoneCodeHash: String, phoneCode: String) {
+        buffer.appendUInt32(0x5f2178c3)
+        buffer.appendTLString(phoneCodeHash)
+        buffer.appendTLString(phoneCode)
     }
 }
 
 extension Api.functions.account {
     /// `account.saveTheme#f257106c theme:InputTheme unsave:Bool = Bool;`
     public static func saveTheme(theme: Api.InputTheme, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("theme", theme)
-        arguments.bool("unsave", unsave)
-        return TLRequest(definition: "account.saveTheme#f257106c theme:InputTheme unsave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveTheme(into: buffer, theme: theme, unsave: unsave)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.saveTheme` boxed at the end of `buffer`.
+    public static func saveTheme(into buffer: Buffer, theme: Api.InputTheme, unsave: Bool) {
+        buffer.appendUInt32(0xf257106c)
+        theme.serialize(buffer, true)
+        buffer.appendBool(unsave)
     }
 }
 
 extension Api.functions.account {
     /// `account.reorderUsernames#ef500eab order:Vector<string> = Bool;`
     public static func reorderUsernames(order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.strings("order", order)
-        return TLRequest(definition: "account.reorderUsernames#ef500eab order:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderUsernames(into: buffer, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.reorderUsernames` boxed at the end of `buffer`.
+    public static func reorderUsernames(into buffer: Buffer, order: [String]) {
+        buffer.appendUInt32(0xef500eab)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.createBusinessChatLink#8851e68e link:InputBusinessChatLink = BusinessChatLink;`
     public static func createBusinessChatLink(link: Api.InputBusinessChatLink) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BusinessChatLink>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("link", link)
-        return TLRequest(definition: "account.createBusinessChatLink#8851e68e link:InputBusinessChatLink = BusinessChatLink;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BusinessChatLink.self))
+        let buffer = Buffer()
+        createBusinessChatLink(into: buffer, link: link)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.BusinessChatLink.self))
+    }
+
+    /// Writes `account.createBusinessChatLink` boxed at the end of `buffer`.
+    public static func createBusinessChatLink(into buffer: Buffer, link: Api.InputBusinessChatLink) {
+        buffer.appendUInt32(0x8851e68e)
+        link.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleNoPaidMessagesException#fe2eda76 flags:# refund_charged:flags.0?true require_payment:flags.2?true parent_peer:flags.1?InputPeer user_id:InputUser = Bool;`
     public static func toggleNoPaidMessagesException(refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("refund_charged", refundCharged)
-        arguments.trueFlag("require_payment", requirePayment)
-        if let value = parentPeer { arguments.object("parent_peer", value) }
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "account.toggleNoPaidMessagesException#fe2eda76 flags:# refund_charged:flags.0?true require_payment:flags.2?true parent_peer:flags.1?InputPeer user_id:InputUser = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleNoPaidMessagesException(into: buffer, refundCharged: refundCharged, requirePayment: requirePayment, parentPeer: parentPeer, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.toggleNoPaidMessagesException` boxed at the end of `buffer`.
+    public static func toggleNoPaidMessagesException(into buffer: Buffer, refundCharged: Bool, requirePayment: Bool, parentPeer: Api.InputPeer?, userId: Api.InputUser) {
+        var _flags: Int32 = 0
+        if refundCharged { tlSetFlag(&_flags, 0x1) }
+        if requirePayment { tlSetFlag(&_flags, 0x4) }
+        if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xfe2eda76)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            parentPeer?.serialize(buffer, true)
+        }
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.deleteContacts#096a0e00 id:Vector<InputUser> = Updates;`
     public static func deleteContacts(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("id", id)
-        return TLRequest(definition: "contacts.deleteContacts#096a0e00 id:Vector<InputUser> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteContacts(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `contacts.deleteContacts` boxed at the end of `buffer`.
+    public static func deleteContacts(into buffer: Buffer, id: [Api.InputUser]) {
+        buffer.appendUInt32(0x096a0e00)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.saveRecentSticker#392718f8 flags:# attached:flags.0?true id:InputDocument unsave:Bool = Bool;`
     public static func saveRecentSticker(attached: Bool = false, id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("attached", attached)
-        arguments.object("id", id)
-        arguments.bool("unsave", unsave)
-        return TLRequest(definition: "messages.saveRecentSticker#392718f8 flags:# attached:flags.0?true id:InputDocument unsave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveRecentSticker(into: buffer, attached: attached, id: id, unsave: unsave)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.saveRecentSticker` boxed at the end of `buffer`.
+    public static func saveRecentSticker(into buffer: Buffer, attached: Bool, id: Api.InputDocument, unsave: Bool) {
+        var _flags: Int32 = 0
+        if attached { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x392718f8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        id.serialize(buffer, true)
+        buffer.appendBool(unsave)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getWebPage#8d9692a3 url:string hash:int = messages.WebPage;`
     public static func getWebPage(url: String, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.WebPage>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("url", url)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "messages.getWebPage#8d9692a3 url:string hash:int = messages.WebPage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.WebPage.self))
+        let buffer = Buffer()
+        getWebPage(into: buffer, url: url, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.WebPage.self))
+    }
+
+    /// Writes `messages.getWebPage` boxed at the end of `buffer`.
+    public static func getWebPage(into buffer: Buffer, url: String, hash: Int32) {
+        buffer.appendUInt32(0x8d9692a3)
+        buffer.appendTLString(url)
+        buffer.appendInt32(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendMultiMedia#1bf89d74 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo multi_media:Vector<InputSingleMedia> schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long = Updates;`
     public static func sendMultiMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 15)
-        arguments.trueFlag("silent", silent)
-        arguments.trueFlag("background", background)
-        arguments.trueFlag("clear_draft", clearDraft)
-        arguments.trueFlag("noforwards", noforwards)
-        arguments.trueFlag("update_stickersets_order", updateStickersetsOrder)
-        arguments.trueFlag("invert_media", invertMedia)
-        arguments.trueFlag("allow_paid_floodskip", allowPaidFloodskip)
-        arguments.object("peer", peer)
-        if let value = replyTo { arguments.object("reply_to", value) }
-        arguments.objects("multi_media", multiMedia)
-        if let value = scheduleDate { arguments.int("schedule_date", value) }
-        if let value = sendAs { arguments.object("send_as", value) }
-        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
-        if let value = effect { arguments.long("effect", value) }
-        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
-        return TLRequest(definition: "messages.sendMultiMedia#1bf89d74 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo multi_media:Vector<InputSingleMedia> schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendMultiMedia(into: buffer, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, multiMedia: multiMedia, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendMultiMedia` boxed at the end of `buffer`.
+    public static func sendMultiMedia(into buffer: Buffer, silent: Bool, background: Bool, clearDraft: Bool, noforwards: Bool, updateStickersetsOrder: Bool, invertMedia: Bool, allowPaidFloodskip: Bool, peer: Api.InputPeer, replyTo: Api.InputReplyTo?, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, effect: Int64?, allowPaidStars: Int64?) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x20) }
+        if background { tlSetFlag(&_flags, 0x40) }
+        if clearDraft { tlSetFlag(&_flags, 0x80) }
+        if noforwards { tlSetFlag(&_flags, 0x4000) }
+        if updateStickersetsOrder { tlSetFlag(&_flags, 0x8000) }
+        if invertMedia { tlSetFlag(&_flags, 0x10000) }
+        if allowPaidFloodskip { tlSetFlag(&_flags, 0x80000) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
+        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
+        if effect != nil { tlSetFlag(&_flags, 0x40000) }
+        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1bf89d74)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            replyTo?.serialize(buffer, true)
+        }
+        buffer.appendVector(multiMedia, boxed: true)
+        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2000) {
+            sendAs?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x20000) {
+            quickReplyShortcut?.serialize(buffer, true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 16)
+        if tlFlagIsSet(_flags, 0x40000), let value = effect {
+            w2.int64(value)
+        }
+        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+            w2.int64(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteChat#5bd0ee50 chat_id:long = Bool;`
     public static func deleteChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("chat_id", chatId)
-        return TLRequest(definition: "messages.deleteChat#5bd0ee50 chat_id:long = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteChat(into: buffer, chatId: chatId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.deleteChat` boxed at the end of `buffer`.
+    public static func deleteChat(into buffer: Buffer, chatId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x5bd0ee50)
+        w1.int64(chatId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMessageReactionsList#461b3f48 flags:# peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = messages.MessageReactionsList;`
     public static func getMessageReactionsList(peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageReactionsList>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        if let value = reaction { arguments.object("reaction", value) }
-        if let value = offset { arguments.string("offset", value) }
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getMessageReactionsList#461b3f48 flags:# peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = messages.MessageReactionsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.MessageReactionsList.self))
+        let buffer = Buffer()
+        getMessageReactionsList(into: buffer, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.MessageReactionsList.self))
+    }
+
+    /// Writes `messages.getMessageReactionsList` boxed at the end of `buffer`.
+    public static func getMessageReactionsList(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction?, offset: String?, limit: Int32) {
+        var _flags: Int32 = 0
+        if reaction != nil { tlSetFlag(&_flags, 0x1) }
+        if offset != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x461b3f48)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        if tlFlagIsSet(_flags, 0x1) {
+            reaction?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = offset {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSavedReactionTags#3637e05b flags:# peer:flags.0?InputPeer hash:long = messages.SavedReactionTags;`
     public static func getSavedReactionTags(peer: Api.InputPeer? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedReactionTags>) {
-        var arguments = TLFieldList(capacity: 2)
-        if let value = peer { arguments.object("peer", value) }
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getSavedReactionTags#3637e05b flags:# peer:flags.0?InputPeer hash:long = messages.SavedReactionTags;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SavedReactionTags.self))
+        let buffer = Buffer()
+        getSavedReactionTags(into: buffer, peer: peer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SavedReactionTags.self))
+    }
+
+    /// Writes `messages.getSavedReactionTags` boxed at the end of `buffer`.
+    public static func getSavedReactionTags(into buffer: Buffer, peer: Api.InputPeer?, hash: Int64) {
+        var _flags: Int32 = 0
+        if peer != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x3637e05b)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            peer?.serialize(buffer, true)
+        }
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getQuickReplies#d483f2a8 hash:long = messages.QuickReplies;`
     public static func getQuickReplies(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.QuickReplies>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getQuickReplies#d483f2a8 hash:long = messages.QuickReplies;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.QuickReplies.self))
+        let buffer = Buffer()
+        getQuickReplies(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.QuickReplies.self))
+    }
+
+    /// Writes `messages.getQuickReplies` boxed at the end of `buffer`.
+    public static func getQuickReplies(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xd483f2a8)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getQuickReplyMessages#94a495c3 flags:# shortcut_id:int id:flags.0?Vector<int> hash:long = messages.Messages;`
     public static func getQuickReplyMessages(shortcutId: Int32, id: [Int32]? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.int("shortcut_id", shortcutId)
-        if let value = id { arguments.ints("id", value) }
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getQuickReplyMessages#94a495c3 flags:# shortcut_id:int id:flags.0?Vector<int> hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getQuickReplyMessages(into: buffer, shortcutId: shortcutId, id: id, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getQuickReplyMessages` boxed at the end of `buffer`.
+    public static func getQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]?, hash: Int64) {
+        var _flags: Int32 = 0
+        if id != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x94a495c3)
+        w1.int32(_flags)
+        w1.int32(shortcutId)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = id {
+            buffer.appendVector(value, boxed: true)
+        }
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readSavedHistory#ba4a3b5b parent_peer:InputPeer peer:InputPeer max_id:int = Bool;`
     public static func readSavedHistory(parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("parent_peer", parentPeer)
-        arguments.object("peer", peer)
-        arguments.int("max_id", maxId)
-        return TLRequest(definition: "messages.readSavedHistory#ba4a3b5b parent_peer:InputPeer peer:InputPeer max_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        readSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, maxId: maxId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.readSavedHistory` boxed at the end of `buffer`.
+    public static func readSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) {
+        buffer.appendUInt32(0xba4a3b5b)
+        parentPeer.serialize(buffer, true)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(maxId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getForumTopicsByID#af0a4a08 peer:InputPeer topics:Vector<int> = messages.ForumTopics;`
     public static func getForumTopicsByID(peer: Api.InputPeer, topics: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("topics", topics)
-        return TLRequest(definition: "messages.getForumTopicsByID#af0a4a08 peer:InputPeer topics:Vector<int> = messages.ForumTopics;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ForumTopics.self))
+        let buffer = Buffer()
+        getForumTopicsByID(into: buffer, peer: peer, topics: topics)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ForumTopics.self))
+    }
+
+    /// Writes `messages.getForumTopicsByID` boxed at the end of `buffer`.
+    public static func getForumTopicsByID(into buffer: Buffer, peer: Api.InputPeer, topics: [Int32]) {
+        buffer.appendUInt32(0xaf0a4a08)
+        peer.serialize(buffer, true)
+        buffer.appendVector(topics, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.checkUrlAuthMatchCode#c9a47b0b url:string match_code:string = Bool;`
     public static func checkUrlAuthMatchCode(url: String, matchCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("url", url)
-        arguments.string("match_code", matchCode)
-        return TLRequest(definition: "messages.checkUrlAuthMatchCode#c9a47b0b url:string match_code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        checkUrlAuthMatchCode(into: buffer, url: url, matchCode: matchCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.checkUrlAuthMatchCode` boxed at the end of `buffer`.
+    public static func checkUrlAuthMatchCode(into buffer: Buffer, url: String, matchCode: String) {
+        buffer.appendUInt32(0xc9a47b0b)
+        buffer.appendTLString(url)
+        buffer.appendTLString(matchCode)
     }
 }
 
 extension Api.functions.updates {
     /// `updates.getDifference#19c2f763 flags:# pts:int pts_limit:flags.1?int pts_total_limit:flags.0?int date:int qts:int qts_limit:flags.2?int = updates.Difference;`
     public static func getDifference(pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.Difference>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.int("pts", pts)
-        if let value = ptsLimit { arguments.int("pts_limit", value) }
-        if let value = ptsTotalLimit { arguments.int("pts_total_limit", value) }
-        arguments.int("date", date)
-        arguments.int("qts", qts)
-        if let value = qtsLimit { arguments.int("qts_limit", value) }
-        return TLRequest(definition: "updates.getDifference#19c2f763 flags:# pts:int pts_limit:flags.1?int pts_total_limit:flags.0?int date:int qts:int qts_limit:flags.2?int = updates.Difference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.updates.Difference.self))
+        let buffer = Buffer()
+        getDifference(into: buffer, pts: pts, ptsLimit: ptsLimit, ptsTotalLimit: ptsTotalLimit, date: date, qts: qts, qtsLimit: qtsLimit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.updates.Difference.self))
+    }
+
+    /// Writes `updates.getDifference` boxed at the end of `buffer`.
+    public static func getDifference(into buffer: Buffer, pts: Int32, ptsLimit: Int32?, ptsTotalLimit: Int32?, date: Int32, qts: Int32, qtsLimit: Int32?) {
+        var _flags: Int32 = 0
+        if ptsLimit != nil { tlSetFlag(&_flags, 0x2) }
+        if ptsTotalLimit != nil { tlSetFlag(&_flags, 0x1) }
+        if qtsLimit != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 32)
+        w1.uint32(0x19c2f763)
+        w1.int32(_flags)
+        w1.int32(pts)
+        if tlFlagIsSet(_flags, 0x2), let value = ptsLimit {
+            w1.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = ptsTotalLimit {
+            w1.int32(value)
+        }
+        w1.int32(date)
+        w1.int32(qts)
+        if tlFlagIsSet(_flags, 0x4), let value = qtsLimit {
+            w1.int32(value)
+        }
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.upload {
     /// `upload.saveFilePart#b304a621 file_id:long file_part:int bytes:bytes = Bool;`
     public static func saveFilePart(fileId: Int64, filePart: Int32, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.long("file_id", fileId)
-        arguments.int("file_part", filePart)
-        arguments.bytes("bytes", bytes)
-        return TLRequest(definition: "upload.saveFilePart#b304a621 file_id:long file_part:int bytes:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveFilePart(into: buffer, fileId: fileId, filePart: filePart, bytes: bytes)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `upload.saveFilePart` boxed at the end of `buffer`.
+    public static func saveFilePart(into buffer: Buffer, fileId: Int64, filePart: Int32, bytes: [UInt8]) {
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xb304a621)
+        w1.int64(fileId)
+        w1.int32(filePart)
+        buffer.commit(w1)
+        buffer.appendTLBytes(bytes)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setBotBroadcastDefaultAdminRights#788464e1 admin_rights:ChatAdminRights = Bool;`
     public static func setBotBroadcastDefaultAdminRights(adminRights: Api.ChatAdminRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("admin_rights", adminRights)
-        return TLRequest(definition: "bots.setBotBroadcastDefaultAdminRights#788464e1 admin_rights:ChatAdminRights = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotBroadcastDefaultAdminRights(into: buffer, adminRights: adminRights)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.setBotBroadcastDefaultAdminRights` boxed at the end of `buffer`.
+    public static func setBotBroadcastDefaultAdminRights(into buffer: Buffer, adminRights: Api.ChatAdminRights) {
+        buffer.appendUInt32(0x788464e1)
+        adminRights.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getPaymentReceipt#2478d1cc peer:InputPeer msg_id:int = payments.PaymentReceipt;`
     public static func getPaymentReceipt(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentReceipt>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "payments.getPaymentReceipt#2478d1cc peer:InputPeer msg_id:int = payments.PaymentReceipt;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.PaymentReceipt.self))
+        let buffer = Buffer()
+        getPaymentReceipt(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.PaymentReceipt.self))
+    }
+
+    /// Writes `payments.getPaymentReceipt` boxed at the end of `buffer`.
+    public static func getPaymentReceipt(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
+        buffer.appendUInt32(0x2478d1cc)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.validateRequestedInfo#b6c8f12b flags:# save:flags.0?true invoice:InputInvoice info:PaymentRequestedInfo = payments.ValidatedRequestedInfo;`
     public static func validateRequestedInfo(save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ValidatedRequestedInfo>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("save", save)
-        arguments.object("invoice", invoice)
-        arguments.object("info", info)
-        return TLRequest(definition: "payments.validateRequestedInfo#b6c8f12b flags:# save:flags.0?true invoice:InputInvoice info:PaymentRequestedInfo = payments.ValidatedRequestedInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ValidatedRequestedInfo.self))
+        let buffer = Buffer()
+        validateRequestedInfo(into: buffer, save: save, invoice: invoice, info: info)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ValidatedRequestedInfo.self))
+    }
+
+    /// Writes `payments.validateRequestedInfo` boxed at the end of `buffer`.
+    public static func validateRequestedInfo(into buffer: Buffer, save: Bool, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) {
+        var _flags: Int32 = 0
+        if save { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb6c8f12b)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        invoice.serialize(buffer, true)
+        info.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getConnectedStarRefBots#5869a553 flags:# peer:InputPeer offset_date:flags.2?int offset_link:flags.2?string limit:int = payments.ConnectedStarRefBots;`
     public static func getConnectedStarRefBots(peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        if let value = offsetDate { arguments.int("offset_date", value) }
-        if let value = offsetLink { arguments.string("offset_link", value) }
-        arguments.int("limit", limit)
-        return TLRequest(definition: "payments.getConnectedStarRefBots#5869a553 flags:# peer:InputPeer offset_date:flags.2?int offset_link:flags.2?string limit:int = payments.ConnectedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        let buffer = Buffer()
+        getConnectedStarRefBots(into: buffer, peer: peer, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+    }
+
+    /// Writes `payments.getConnectedStarRefBots` boxed at the end of `buffer`.
+    public static func getConnectedStarRefBots(into buffer: Buffer, peer: Api.InputPeer, offsetDate: Int32?, offsetLink: String?, limit: Int32) {
+        var _flags: Int32 = 0
+        if offsetDate != nil && offsetLink != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x5869a553)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x4), let value = offsetDate {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = offsetLink {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.resolveStarGiftOffer#e9ce781c flags:# decline:flags.0?true offer_msg_id:int = Updates;`
     public static func resolveStarGiftOffer(decline: Bool = false, offerMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("decline", decline)
-        arguments.int("offer_msg_id", offerMsgId)
-        return TLRequest(definition: "payments.resolveStarGiftOffer#e9ce781c flags:# decline:flags.0?true offer_msg_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        resolveStarGiftOffer(into: buffer, decline: decline, offerMsgId: offerMsgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.resolveStarGiftOffer` boxed at the end of `buffer`.
+    public static func resolveStarGiftOffer(into buffer: Buffer, decline: Bool, offerMsgId: Int32) {
+        var _flags: Int32 = 0
+        if decline { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xe9ce781c)
+        w1.int32(_flags)
+        w1.int32(offerMsgId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.deleteStories#ae59db5f peer:InputPeer id:Vector<int> = Vector<int>;`
     public static func deleteStories(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "stories.deleteStories#ae59db5f peer:InputPeer id:Vector<int> = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        let buffer = Buffer()
+        deleteStories(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+    }
+
+    /// Writes `stories.deleteStories` boxed at the end of `buffer`.
+    public static func deleteStories(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0xae59db5f)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.togglePinned#9a75a1ef peer:InputPeer id:Vector<int> pinned:Bool = Vector<int>;`
     public static func togglePinned(peer: Api.InputPeer, id: [Int32], pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        arguments.bool("pinned", pinned)
-        return TLRequest(definition: "stories.togglePinned#9a75a1ef peer:InputPeer id:Vector<int> pinned:Bool = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        let buffer = Buffer()
+        togglePinned(into: buffer, peer: peer, id: id, pinned: pinned)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+    }
+
+    /// Writes `stories.togglePinned` boxed at the end of `buffer`.
+    public static func togglePinned(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], pinned: Bool) {
+        buffer.appendUInt32(0x9a75a1ef)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
+        buffer.appendBool(pinned)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;`
     public static func getAllStories(next: Bool = false, hidden: Bool = false, state: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.AllStories>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("next", next)
-        arguments.trueFlag("hidden", hidden)
-        if let value = state { arguments.string("state", value) }
-        return TLRequest(definition: "stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.AllStories.self))
+        let buffer = Buffer()
+        getAllStories(into: buffer, next: next, hidden: hidden, state: state)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.AllStories.self))
+    }
+
+    /// Writes `stories.getAllStories` boxed at the end of `buffer`.
+    public static func getAllStories(into buffer: Buffer, next: Bool, hidden: Bool, state: String?) {
+        var _flags: Int32 = 0
+        if next { tlSetFlag(&_flags, 0x2) }
+        if hidden { tlSetFlag(&_flags, 0x4) }
+        if state != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xeeb0d625)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = state {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.stories {
     /// `stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;`
     public static func incrementStoryViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        incrementStoryViews(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `stories.incrementStoryViews` boxed at the end of `buffer`.
+    public static func incrementStoryViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0xb2028afb)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;`
     public static func deleteMessage(peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        if let value = peer { arguments.object("peer", value) }
-        arguments.object("receiver_id", receiverId)
-        arguments.int("id", id)
-        return TLRequest(definition: "ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteMessage(into: buffer, peer: peer, receiverId: receiverId, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `ephemeral.deleteMessage` boxed at the end of `buffer`.
+    public static func deleteMessage(into buffer: Buffer, peer: Api.InputPeer?, receiverId: Api.InputUser, id: Int32) {
+        var _flags: Int32 = 0
+        if peer != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x92f6e797)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            peer?.serialize(buffer, true)
+        }
+        receiverId.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 

@@ -2819,222 +2819,410 @@ extension Api.stories {
 extension Api.functions.auth {
     /// `auth.exportLoginToken#b7e085fe api_id:int api_hash:string except_ids:Vector<long> = auth.LoginToken;`
     public static func exportLoginToken(apiId: Int32, apiHash: String, exceptIds: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoginToken>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.int("api_id", apiId)
-        arguments.string("api_hash", apiHash)
-        arguments.longs("except_ids", exceptIds)
-        return TLRequest(definition: "auth.exportLoginToken#b7e085fe api_id:int api_hash:string except_ids:Vector<long> = auth.LoginToken;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.LoginToken.self))
+        let buffer = Buffer()
+        exportLoginToken(into: buffer, apiId: apiId, apiHash: apiHash, exceptIds: exceptIds)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.LoginToken.self))
+    }
+
+    /// Writes `auth.exportLoginToken` boxed at the end of `buffer`.
+    public static func exportLoginToken(into buffer: Buffer, apiId: Int32, apiHash: String, exceptIds: [Int64]) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb7e085fe)
+        w1.int32(apiId)
+        buffer.commit(w1)
+        buffer.appendTLString(apiHash)
+        buffer.appendVector(exceptIds, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.acceptAuthorization#f3ed4c73 bot_id:long scope:string public_key:string value_hashes:Vector<SecureValueHash> credentials:SecureCredentialsEncrypted = Bool;`
     public static func acceptAuthorization(botId: Int64, scope: String, publicKey: String, valueHashes: [Api.SecureValueHash], credentials: Api.SecureCredentialsEncrypted) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.long("bot_id", botId)
-        arguments.string("scope", scope)
-        arguments.string("public_key", publicKey)
-        arguments.objects("value_hashes", valueHashes)
-        arguments.object("credentials", credentials)
-        return TLRequest(definition: "account.acceptAuthorization#f3ed4c73 bot_id:long scope:string public_key:string value_hashes:Vector<SecureValueHash> credentials:SecureCredentialsEncrypted = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        acceptAuthorization(into: buffer, botId: botId, scope: scope, publicKey: publicKey, valueHashes: valueHashes, credentials: credentials)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.acceptAuthorization` boxed at the end of `buffer`.
+    public static func acceptAuthorization(into buffer: Buffer, botId: Int64, scope: String, publicKey: String, valueHashes: [Api.SecureValueHash], credentials: Api.SecureCredentialsEncrypted) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xf3ed4c73)
+        w1.int64(botId)
+        buffer.commit(w1)
+        buffer.appendTLString(scope)
+        buffer.appendTLString(publicKey)
+        buffer.appendVector(valueHashes, boxed: true)
+        credentials.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.confirmPasswordEmail#8fdf1920 code:string = Bool;`
     public static func confirmPasswordEmail(code: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("code", code)
-        return TLRequest(definition: "account.confirmPasswordEmail#8fdf1920 code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        confirmPasswordEmail(into: buffer, code: code)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.confirmPasswordEmail` boxed at the end of `buffer`.
+    public static func confirmPasswordEmail(into buffer: Buffer, code: String) {
+        buffer.appendUInt32(0x8fdf1920)
+        buffer.appendTLString(code)
     }
 }
 
 extension Api.functions.account {
     /// `account.saveAutoDownloadSettings#76f36233 flags:# low:flags.0?true high:flags.1?true settings:AutoDownloadSettings = Bool;`
     public static func saveAutoDownloadSettings(low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("low", low)
-        arguments.trueFlag("high", high)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.saveAutoDownloadSettings#76f36233 flags:# low:flags.0?true high:flags.1?true settings:AutoDownloadSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveAutoDownloadSettings(into: buffer, low: low, high: high, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.saveAutoDownloadSettings` boxed at the end of `buffer`.
+    public static func saveAutoDownloadSettings(into buffer: Buffer, low: Bool, high: Bool, settings: Api.AutoDownloadSettings) {
+        var _flags: Int32 = 0
+        if low { tlSetFlag(&_flags, 0x1) }
+        if high { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x76f36233)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.addChatUser#cbc6d107 chat_id:long user_id:InputUser fwd_limit:int = messages.InvitedUsers;`
     public static func addChatUser(chatId: Int64, userId: Api.InputUser, fwdLimit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.long("chat_id", chatId)
-        arguments.object("user_id", userId)
-        arguments.int("fwd_limit", fwdLimit)
-        return TLRequest(definition: "messages.addChatUser#cbc6d107 chat_id:long user_id:InputUser fwd_limit:int = messages.InvitedUsers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+        let buffer = Buffer()
+        addChatUser(into: buffer, chatId: chatId, userId: userId, fwdLimit: fwdLimit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+    }
+
+    /// Writes `messages.addChatUser` boxed at the end of `buffer`.
+    public static func addChatUser(into buffer: Buffer, chatId: Int64, userId: Api.InputUser, fwdLimit: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xcbc6d107)
+        w1.int64(chatId)
+        buffer.commit(w1)
+        userId.serialize(buffer, true)
+        buffer.appendInt32(fwdLimit)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reorderPinnedDialogs#3b1adf37 flags:# force:flags.0?true folder_id:int order:Vector<InputDialogPeer> = Bool;`
     public static func reorderPinnedDialogs(force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("force", force)
-        arguments.int("folder_id", folderId)
-        arguments.objects("order", order)
-        return TLRequest(definition: "messages.reorderPinnedDialogs#3b1adf37 flags:# force:flags.0?true folder_id:int order:Vector<InputDialogPeer> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderPinnedDialogs(into: buffer, force: force, folderId: folderId, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reorderPinnedDialogs` boxed at the end of `buffer`.
+    public static func reorderPinnedDialogs(into buffer: Buffer, force: Bool, folderId: Int32, order: [Api.InputDialogPeer]) {
+        var _flags: Int32 = 0
+        if force { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x3b1adf37)
+        w1.int32(_flags)
+        w1.int32(folderId)
+        buffer.commit(w1)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getChatInviteImporters#df04dd4e flags:# requested:flags.0?true subscription_expired:flags.3?true peer:InputPeer link:flags.1?string q:flags.2?string offset_date:int offset_user:InputUser limit:int = messages.ChatInviteImporters;`
     public static func getChatInviteImporters(requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteImporters>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.trueFlag("requested", requested)
-        arguments.trueFlag("subscription_expired", subscriptionExpired)
-        arguments.object("peer", peer)
-        if let value = link { arguments.string("link", value) }
-        if let value = q { arguments.string("q", value) }
-        arguments.int("offset_date", offsetDate)
-        arguments.object("offset_user", offsetUser)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getChatInviteImporters#df04dd4e flags:# requested:flags.0?true subscription_expired:flags.3?true peer:InputPeer link:flags.1?string q:flags.2?string offset_date:int offset_user:InputUser limit:int = messages.ChatInviteImporters;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatInviteImporters.self))
+        let buffer = Buffer()
+        getChatInviteImporters(into: buffer, requested: requested, subscriptionExpired: subscriptionExpired, peer: peer, link: link, q: q, offsetDate: offsetDate, offsetUser: offsetUser, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatInviteImporters.self))
+    }
+
+    /// Writes `messages.getChatInviteImporters` boxed at the end of `buffer`.
+    public static func getChatInviteImporters(into buffer: Buffer, requested: Bool, subscriptionExpired: Bool, peer: Api.InputPeer, link: String?, q: String?, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) {
+        var _flags: Int32 = 0
+        if requested { tlSetFlag(&_flags, 0x1) }
+        if subscriptionExpired { tlSetFlag(&_flags, 0x8) }
+        if link != nil { tlSetFlag(&_flags, 0x2) }
+        if q != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xdf04dd4e)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = link {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = q {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(offsetDate)
+        offsetUser.serialize(buffer, true)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.searchSentMedia#107e31a0 q:string filter:MessagesFilter limit:int = messages.Messages;`
     public static func searchSentMedia(q: String, filter: Api.MessagesFilter, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("q", q)
-        arguments.object("filter", filter)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.searchSentMedia#107e31a0 q:string filter:MessagesFilter limit:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        searchSentMedia(into: buffer, q: q, filter: filter, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.searchSentMedia` boxed at the end of `buffer`.
+    public static func searchSentMedia(into buffer: Buffer, q: String, filter: Api.MessagesFilter, limit: Int32) {
+        buffer.appendUInt32(0x107e31a0)
+        buffer.appendTLString(q)
+        filter.serialize(buffer, true)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.summarizeText#abbbd346 flags:# peer:InputPeer id:int to_lang:flags.0?string tone:flags.2?string = TextWithEntities;`
     public static func summarizeText(peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.TextWithEntities>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        if let value = toLang { arguments.string("to_lang", value) }
-        if let value = tone { arguments.string("tone", value) }
-        return TLRequest(definition: "messages.summarizeText#abbbd346 flags:# peer:InputPeer id:int to_lang:flags.0?string tone:flags.2?string = TextWithEntities;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.TextWithEntities.self))
+        let buffer = Buffer()
+        summarizeText(into: buffer, peer: peer, id: id, toLang: toLang, tone: tone)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.TextWithEntities.self))
+    }
+
+    /// Writes `messages.summarizeText` boxed at the end of `buffer`.
+    public static func summarizeText(into buffer: Buffer, peer: Api.InputPeer, id: Int32, toLang: String?, tone: String?) {
+        var _flags: Int32 = 0
+        if toLang != nil { tlSetFlag(&_flags, 0x1) }
+        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xabbbd346)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        if tlFlagIsSet(_flags, 0x1), let value = toLang {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = tone {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.updates {
     /// `updates.getChannelDifference#03173d78 flags:# force:flags.0?true channel:InputChannel filter:ChannelMessagesFilter pts:int limit:int = updates.ChannelDifference;`
     public static func getChannelDifference(force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.ChannelDifference>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("force", force)
-        arguments.object("channel", channel)
-        arguments.object("filter", filter)
-        arguments.int("pts", pts)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "updates.getChannelDifference#03173d78 flags:# force:flags.0?true channel:InputChannel filter:ChannelMessagesFilter pts:int limit:int = updates.ChannelDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.updates.ChannelDifference.self))
+        let buffer = Buffer()
+        getChannelDifference(into: buffer, force: force, channel: channel, filter: filter, pts: pts, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.updates.ChannelDifference.self))
+    }
+
+    /// Writes `updates.getChannelDifference` boxed at the end of `buffer`.
+    public static func getChannelDifference(into buffer: Buffer, force: Bool, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) {
+        var _flags: Int32 = 0
+        if force { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x03173d78)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        filter.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 8)
+        w2.int32(pts)
+        w2.int32(limit)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.deactivateAllUsernames#0a245dd3 channel:InputChannel = Bool;`
     public static func deactivateAllUsernames(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "channels.deactivateAllUsernames#0a245dd3 channel:InputChannel = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deactivateAllUsernames(into: buffer, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.deactivateAllUsernames` boxed at the end of `buffer`.
+    public static func deactivateAllUsernames(into buffer: Buffer, channel: Api.InputChannel) {
+        buffer.appendUInt32(0x0a245dd3)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.checkDownloadFileParams#50077589 bot:InputUser file_name:string url:string = Bool;`
     public static func checkDownloadFileParams(bot: Api.InputUser, fileName: String, url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("bot", bot)
-        arguments.string("file_name", fileName)
-        arguments.string("url", url)
-        return TLRequest(definition: "bots.checkDownloadFileParams#50077589 bot:InputUser file_name:string url:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        checkDownloadFileParams(into: buffer, bot: bot, fileName: fileName, url: url)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.checkDownloadFileParams` boxed at the end of `buffer`.
+    public static func checkDownloadFileParams(into buffer: Buffer, bot: Api.InputUser, fileName: String, url: String) {
+        buffer.appendUInt32(0x50077589)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(fileName)
+        buffer.appendTLString(url)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.sendStarsForm#7998c914 form_id:long invoice:InputInvoice = payments.PaymentResult;`
     public static func sendStarsForm(formId: Int64, invoice: Api.InputInvoice) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentResult>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("form_id", formId)
-        arguments.object("invoice", invoice)
-        return TLRequest(definition: "payments.sendStarsForm#7998c914 form_id:long invoice:InputInvoice = payments.PaymentResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.PaymentResult.self))
+        let buffer = Buffer()
+        sendStarsForm(into: buffer, formId: formId, invoice: invoice)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.PaymentResult.self))
+    }
+
+    /// Writes `payments.sendStarsForm` boxed at the end of `buffer`.
+    public static func sendStarsForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x7998c914)
+        w1.int64(formId)
+        buffer.commit(w1)
+        invoice.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsRevenueAdsAccountUrl#d1d7efc5 peer:InputPeer = payments.StarsRevenueAdsAccountUrl;`
     public static func getStarsRevenueAdsAccountUrl(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueAdsAccountUrl>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "payments.getStarsRevenueAdsAccountUrl#d1d7efc5 peer:InputPeer = payments.StarsRevenueAdsAccountUrl;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsRevenueAdsAccountUrl.self))
+        let buffer = Buffer()
+        getStarsRevenueAdsAccountUrl(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueAdsAccountUrl.self))
+    }
+
+    /// Writes `payments.getStarsRevenueAdsAccountUrl` boxed at the end of `buffer`.
+    public static func getStarsRevenueAdsAccountUrl(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0xd1d7efc5)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGifts#c4563590 hash:int = payments.StarGifts;`
     public static func getStarGifts(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGifts>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "payments.getStarGifts#c4563590 hash:int = payments.StarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGifts.self))
+        let buffer = Buffer()
+        getStarGifts(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGifts.self))
+    }
+
+    /// Writes `payments.getStarGifts` boxed at the end of `buffer`.
+    public static func getStarGifts(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xc4563590)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.deleteStickerSet#87704394 stickerset:InputStickerSet = Bool;`
     public static func deleteStickerSet(stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("stickerset", stickerset)
-        return TLRequest(definition: "stickers.deleteStickerSet#87704394 stickerset:InputStickerSet = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteStickerSet(into: buffer, stickerset: stickerset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `stickers.deleteStickerSet` boxed at the end of `buffer`.
+    public static func deleteStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet) {
+        buffer.appendUInt32(0x87704394)
+        stickerset.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.discardCall#b2cbc1c0 flags:# video:flags.0?true peer:InputPhoneCall duration:int reason:PhoneCallDiscardReason connection_id:long = Updates;`
     public static func discardCall(video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("video", video)
-        arguments.object("peer", peer)
-        arguments.int("duration", duration)
-        arguments.object("reason", reason)
-        arguments.long("connection_id", connectionId)
-        return TLRequest(definition: "phone.discardCall#b2cbc1c0 flags:# video:flags.0?true peer:InputPhoneCall duration:int reason:PhoneCallDiscardReason connection_id:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        discardCall(into: buffer, video: video, peer: peer, duration: duration, reason: reason, connectionId: connectionId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.discardCall` boxed at the end of `buffer`.
+    public static func discardCall(into buffer: Buffer, video: Bool, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) {
+        var _flags: Int32 = 0
+        if video { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb2cbc1c0)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(duration)
+        reason.serialize(buffer, true)
+        buffer.appendInt64(connectionId)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;`
     public static func exportStoryLink(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedStoryLink>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        return TLRequest(definition: "stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ExportedStoryLink.self))
+        let buffer = Buffer()
+        exportStoryLink(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ExportedStoryLink.self))
+    }
+
+    /// Writes `stories.exportStoryLink` boxed at the end of `buffer`.
+    public static func exportStoryLink(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
+        buffer.appendUInt32(0x7b8def20)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;`
     public static func searchPosts(hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.FoundStories>) {
-        var arguments = TLFieldList(capacity: 5)
-        if let value = hashtag { arguments.string("hashtag", value) }
-        if let value = area { arguments.object("area", value) }
-        if let value = peer { arguments.object("peer", value) }
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.FoundStories.self))
+        let buffer = Buffer()
+        searchPosts(into: buffer, hashtag: hashtag, area: area, peer: peer, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.FoundStories.self))
+    }
+
+    /// Writes `stories.searchPosts` boxed at the end of `buffer`.
+    public static func searchPosts(into buffer: Buffer, hashtag: String?, area: Api.MediaArea?, peer: Api.InputPeer?, offset: String, limit: Int32) {
+        var _flags: Int32 = 0
+        if hashtag != nil { tlSetFlag(&_flags, 0x1) }
+        if area != nil { tlSetFlag(&_flags, 0x2) }
+        if peer != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd1810907)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = hashtag {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            area?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            peer?.serialize(buffer, true)
+        }
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;`
     public static func getCallbackAnswer(peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        if let value = data { arguments.bytes("data", value) }
-        return TLRequest(definition: "ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
+        let buffer = Buffer()
+        getCallbackAnswer(into: buffer, peer: peer, id: id, data: data)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
+    }
+
+    /// Writes `ephemeral.getCallbackAnswer` boxed at the end of `buffer`.
+    public static func getCallbackAnswer(into buffer: Buffer, peer: Api.InputPeer, id: Int32, data: [UInt8]?) {
+        var _flags: Int32 = 0
+        if data != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x3fa464c8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        if tlFlagIsSet(_flags, 0x2), let value = data {
+            buffer.appendTLBytes(value)
+        }
     }
 }
 

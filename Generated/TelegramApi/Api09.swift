@@ -2246,272 +2246,523 @@ extension Api {
 extension Api.functions.auth {
     /// `auth.dropTempAuthKeys#8e48a188 except_auth_keys:Vector<long> = Bool;`
     public static func dropTempAuthKeys(exceptAuthKeys: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.longs("except_auth_keys", exceptAuthKeys)
-        return TLRequest(definition: "auth.dropTempAuthKeys#8e48a188 except_auth_keys:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        dropTempAuthKeys(into: buffer, exceptAuthKeys: exceptAuthKeys)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `auth.dropTempAuthKeys` boxed at the end of `buffer`.
+    public static func dropTempAuthKeys(into buffer: Buffer, exceptAuthKeys: [Int64]) {
+        buffer.appendUInt32(0x8e48a188)
+        buffer.appendVector(exceptAuthKeys, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.checkUsername#2714d86c username:string = Bool;`
     public static func checkUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("username", username)
-        return TLRequest(definition: "account.checkUsername#2714d86c username:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        checkUsername(into: buffer, username: username)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.checkUsername` boxed at the end of `buffer`.
+    public static func checkUsername(into buffer: Buffer, username: String) {
+        buffer.appendUInt32(0x2714d86c)
+        buffer.appendTLString(username)
     }
 }
 
 extension Api.functions.account {
     /// `account.getWallPaper#fc8ddbea wallpaper:InputWallPaper = WallPaper;`
     public static func getWallPaper(wallpaper: Api.InputWallPaper) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WallPaper>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("wallpaper", wallpaper)
-        return TLRequest(definition: "account.getWallPaper#fc8ddbea wallpaper:InputWallPaper = WallPaper;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WallPaper.self))
+        let buffer = Buffer()
+        getWallPaper(into: buffer, wallpaper: wallpaper)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WallPaper.self))
+    }
+
+    /// Writes `account.getWallPaper` boxed at the end of `buffer`.
+    public static func getWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper) {
+        buffer.appendUInt32(0xfc8ddbea)
+        wallpaper.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.saveAutoSaveSettings#d69b8361 flags:# users:flags.0?true chats:flags.1?true broadcasts:flags.2?true peer:flags.3?InputPeer settings:AutoSaveSettings = Bool;`
     public static func saveAutoSaveSettings(users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("users", users)
-        arguments.trueFlag("chats", chats)
-        arguments.trueFlag("broadcasts", broadcasts)
-        if let value = peer { arguments.object("peer", value) }
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.saveAutoSaveSettings#d69b8361 flags:# users:flags.0?true chats:flags.1?true broadcasts:flags.2?true peer:flags.3?InputPeer settings:AutoSaveSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveAutoSaveSettings(into: buffer, users: users, chats: chats, broadcasts: broadcasts, peer: peer, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.saveAutoSaveSettings` boxed at the end of `buffer`.
+    public static func saveAutoSaveSettings(into buffer: Buffer, users: Bool, chats: Bool, broadcasts: Bool, peer: Api.InputPeer?, settings: Api.AutoSaveSettings) {
+        var _flags: Int32 = 0
+        if users { tlSetFlag(&_flags, 0x1) }
+        if chats { tlSetFlag(&_flags, 0x2) }
+        if broadcasts { tlSetFlag(&_flags, 0x4) }
+        if peer != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd69b8361)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x8) {
+            peer?.serialize(buffer, true)
+        }
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getDefaultBackgroundEmojis#a60ab9ce hash:long = EmojiList;`
     public static func getDefaultBackgroundEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getDefaultBackgroundEmojis#a60ab9ce hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        let buffer = Buffer()
+        getDefaultBackgroundEmojis(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EmojiList.self))
+    }
+
+    /// Writes `account.getDefaultBackgroundEmojis` boxed at the end of `buffer`.
+    public static func getDefaultBackgroundEmojis(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xa60ab9ce)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBusinessAwayMessage#a26a7fa5 flags:# message:flags.0?InputBusinessAwayMessage = Bool;`
     public static func updateBusinessAwayMessage(message: Api.InputBusinessAwayMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = message { arguments.object("message", value) }
-        return TLRequest(definition: "account.updateBusinessAwayMessage#a26a7fa5 flags:# message:flags.0?InputBusinessAwayMessage = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateBusinessAwayMessage(into: buffer, message: message)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateBusinessAwayMessage` boxed at the end of `buffer`.
+    public static func updateBusinessAwayMessage(into buffer: Buffer, message: Api.InputBusinessAwayMessage?) {
+        var _flags: Int32 = 0
+        if message != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa26a7fa5)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            message?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.disablePeerConnectedBot#5e437ed9 peer:InputPeer = Bool;`
     public static func disablePeerConnectedBot(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "account.disablePeerConnectedBot#5e437ed9 peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        disablePeerConnectedBot(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.disablePeerConnectedBot` boxed at the end of `buffer`.
+    public static func disablePeerConnectedBot(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x5e437ed9)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleWebBrowserSettingsException#60ed4229 flags:# delete:flags.1?true open_external_browser:flags.0?Bool url:string = Updates;`
     public static func toggleWebBrowserSettingsException(delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("delete", delete)
-        if let value = openExternalBrowser { arguments.bool("open_external_browser", value) }
-        arguments.string("url", url)
-        return TLRequest(definition: "account.toggleWebBrowserSettingsException#60ed4229 flags:# delete:flags.1?true open_external_browser:flags.0?Bool url:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleWebBrowserSettingsException(into: buffer, delete: delete, openExternalBrowser: openExternalBrowser, url: url)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `account.toggleWebBrowserSettingsException` boxed at the end of `buffer`.
+    public static func toggleWebBrowserSettingsException(into buffer: Buffer, delete: Bool, openExternalBrowser: Bool?, url: String) {
+        var _flags: Int32 = 0
+        if delete { tlSetFlag(&_flags, 0x2) }
+        if openExternalBrowser != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x60ed4229)
+        w1.int32(_flags)
+        if tlFlagIsSet(_flags, 0x1), let value = openExternalBrowser {
+            w1.bool(value)
+        }
+        buffer.commit(w1)
+        buffer.appendTLString(url)
     }
 }
 
 extension Api.functions.account {
     /// `account.deleteWebBrowserSettingsExceptions#86a0765d = account.WebBrowserSettings;`
     public static func deleteWebBrowserSettingsExceptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
-        TLRequest(definition: "account.deleteWebBrowserSettingsExceptions#86a0765d = account.WebBrowserSettings;", arguments: []).call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+        let buffer = Buffer()
+        deleteWebBrowserSettingsExceptions(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+    }
+
+    /// Writes `account.deleteWebBrowserSettingsExceptions` boxed at the end of `buffer`.
+    public static func deleteWebBrowserSettingsExceptions(into buffer: Buffer) {
+        buffer.appendUInt32(0x86a0765d)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.setBlocked#94c65c76 flags:# my_stories_from:flags.0?true id:Vector<InputPeer> limit:int = Bool;`
     public static func setBlocked(myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("my_stories_from", myStoriesFrom)
-        arguments.objects("id", id)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "contacts.setBlocked#94c65c76 flags:# my_stories_from:flags.0?true id:Vector<InputPeer> limit:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBlocked(into: buffer, myStoriesFrom: myStoriesFrom, id: id, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.setBlocked` boxed at the end of `buffer`.
+    public static func setBlocked(into buffer: Buffer, myStoriesFrom: Bool, id: [Api.InputPeer], limit: Int32) {
+        var _flags: Int32 = 0
+        if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x94c65c76)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendVector(id, boxed: true)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.checkChatInvite#3eadb1bb hash:string = ChatInvite;`
     public static func checkChatInvite(hash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatInvite>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("hash", hash)
-        return TLRequest(definition: "messages.checkChatInvite#3eadb1bb hash:string = ChatInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ChatInvite.self))
+        let buffer = Buffer()
+        checkChatInvite(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ChatInvite.self))
+    }
+
+    /// Writes `messages.checkChatInvite` boxed at the end of `buffer`.
+    public static func checkChatInvite(into buffer: Buffer, hash: String) {
+        buffer.appendUInt32(0x3eadb1bb)
+        buffer.appendTLString(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getScheduledMessages#bdbb0464 peer:InputPeer id:Vector<int> = messages.Messages;`
     public static func getScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.getScheduledMessages#bdbb0464 peer:InputPeer id:Vector<int> = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getScheduledMessages(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getScheduledMessages` boxed at the end of `buffer`.
+    public static func getScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0xbdbb0464)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.initHistoryImport#34090c3b peer:InputPeer file:InputFile media_count:int = messages.HistoryImport;`
     public static func initHistoryImport(peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImport>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.object("file", file)
-        arguments.int("media_count", mediaCount)
-        return TLRequest(definition: "messages.initHistoryImport#34090c3b peer:InputPeer file:InputFile media_count:int = messages.HistoryImport;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.HistoryImport.self))
+        let buffer = Buffer()
+        initHistoryImport(into: buffer, peer: peer, file: file, mediaCount: mediaCount)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.HistoryImport.self))
+    }
+
+    /// Writes `messages.initHistoryImport` boxed at the end of `buffer`.
+    public static func initHistoryImport(into buffer: Buffer, peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) {
+        buffer.appendUInt32(0x34090c3b)
+        peer.serialize(buffer, true)
+        file.serialize(buffer, true)
+        buffer.appendInt32(mediaCount)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setChatAvailableReactions#864b2581 flags:# peer:InputPeer available_reactions:ChatReactions reactions_limit:flags.0?int paid_enabled:flags.1?Bool = Updates;`
     public static func setChatAvailableReactions(peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.object("available_reactions", availableReactions)
-        if let value = reactionsLimit { arguments.int("reactions_limit", value) }
-        if let value = paidEnabled { arguments.bool("paid_enabled", value) }
-        return TLRequest(definition: "messages.setChatAvailableReactions#864b2581 flags:# peer:InputPeer available_reactions:ChatReactions reactions_limit:flags.0?int paid_enabled:flags.1?Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        setChatAvailableReactions(into: buffer, peer: peer, availableReactions: availableReactions, reactionsLimit: reactionsLimit, paidEnabled: paidEnabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.setChatAvailableReactions` boxed at the end of `buffer`.
+    public static func setChatAvailableReactions(into buffer: Buffer, peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32?, paidEnabled: Bool?) {
+        var _flags: Int32 = 0
+        if reactionsLimit != nil { tlSetFlag(&_flags, 0x1) }
+        if paidEnabled != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x864b2581)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        availableReactions.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 8)
+        if tlFlagIsSet(_flags, 0x1), let value = reactionsLimit {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = paidEnabled {
+            w2.bool(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestAppWebView#53618bce flags:# write_allowed:flags.0?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer app:InputBotApp start_param:flags.1?string theme_params:flags.2?DataJSON platform:string = WebViewResult;`
     public static func requestAppWebView(writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.trueFlag("write_allowed", writeAllowed)
-        arguments.trueFlag("compact", compact)
-        arguments.trueFlag("fullscreen", fullscreen)
-        arguments.object("peer", peer)
-        arguments.object("app", app)
-        if let value = startParam { arguments.string("start_param", value) }
-        if let value = themeParams { arguments.object("theme_params", value) }
-        arguments.string("platform", platform)
-        return TLRequest(definition: "messages.requestAppWebView#53618bce flags:# write_allowed:flags.0?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer app:InputBotApp start_param:flags.1?string theme_params:flags.2?DataJSON platform:string = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        let buffer = Buffer()
+        requestAppWebView(into: buffer, writeAllowed: writeAllowed, compact: compact, fullscreen: fullscreen, peer: peer, app: app, startParam: startParam, themeParams: themeParams, platform: platform)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
+    }
+
+    /// Writes `messages.requestAppWebView` boxed at the end of `buffer`.
+    public static func requestAppWebView(into buffer: Buffer, writeAllowed: Bool, compact: Bool, fullscreen: Bool, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String?, themeParams: Api.DataJSON?, platform: String) {
+        var _flags: Int32 = 0
+        if writeAllowed { tlSetFlag(&_flags, 0x1) }
+        if compact { tlSetFlag(&_flags, 0x80) }
+        if fullscreen { tlSetFlag(&_flags, 0x100) }
+        if startParam != nil { tlSetFlag(&_flags, 0x2) }
+        if themeParams != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x53618bce)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        app.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = startParam {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            themeParams?.serialize(buffer, true)
+        }
+        buffer.appendTLString(platform)
     }
 }
 
 extension Api.functions.help {
     /// `help.getTermsOfServiceUpdate#2ca51fd1 = help.TermsOfServiceUpdate;`
     public static func getTermsOfServiceUpdate() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.TermsOfServiceUpdate>) {
-        TLRequest(definition: "help.getTermsOfServiceUpdate#2ca51fd1 = help.TermsOfServiceUpdate;", arguments: []).call(DeserializeFunctionResponse(Api.help.TermsOfServiceUpdate.self))
+        let buffer = Buffer()
+        getTermsOfServiceUpdate(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.TermsOfServiceUpdate.self))
+    }
+
+    /// Writes `help.getTermsOfServiceUpdate` boxed at the end of `buffer`.
+    public static func getTermsOfServiceUpdate(into buffer: Buffer) {
+        buffer.appendUInt32(0x2ca51fd1)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.createChannel#91006707 flags:# broadcast:flags.0?true megagroup:flags.1?true for_import:flags.3?true forum:flags.5?true title:string about:string geo_point:flags.2?InputGeoPoint address:flags.2?string ttl_period:flags.4?int = Updates;`
     public static func createChannel(broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 9)
-        arguments.trueFlag("broadcast", broadcast)
-        arguments.trueFlag("megagroup", megagroup)
-        arguments.trueFlag("for_import", forImport)
-        arguments.trueFlag("forum", forum)
-        arguments.string("title", title)
-        arguments.string("about", about)
-        if let value = geoPoint { arguments.object("geo_point", value) }
-        if let value = address { arguments.string("address", value) }
-        if let value = ttlPeriod { arguments.int("ttl_period", value) }
-        return TLRequest(definition: "channels.createChannel#91006707 flags:# broadcast:flags.0?true megagroup:flags.1?true for_import:flags.3?true forum:flags.5?true title:string about:string geo_point:flags.2?InputGeoPoint address:flags.2?string ttl_period:flags.4?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        createChannel(into: buffer, broadcast: broadcast, megagroup: megagroup, forImport: forImport, forum: forum, title: title, about: about, geoPoint: geoPoint, address: address, ttlPeriod: ttlPeriod)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.createChannel` boxed at the end of `buffer`.
+    public static func createChannel(into buffer: Buffer, broadcast: Bool, megagroup: Bool, forImport: Bool, forum: Bool, title: String, about: String, geoPoint: Api.InputGeoPoint?, address: String?, ttlPeriod: Int32?) {
+        var _flags: Int32 = 0
+        if broadcast { tlSetFlag(&_flags, 0x1) }
+        if megagroup { tlSetFlag(&_flags, 0x2) }
+        if forImport { tlSetFlag(&_flags, 0x8) }
+        if forum { tlSetFlag(&_flags, 0x20) }
+        if geoPoint != nil && address != nil { tlSetFlag(&_flags, 0x4) }
+        if ttlPeriod != nil { tlSetFlag(&_flags, 0x10) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x91006707)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(title)
+        buffer.appendTLString(about)
+        if tlFlagIsSet(_flags, 0x4) {
+            geoPoint?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = address {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x10), let value = ttlPeriod {
+            buffer.appendInt32(value)
+        }
     }
 }
 
 extension Api.functions.channels {
     /// `channels.inviteToChannel#c9e33d54 channel:InputChannel users:Vector<InputUser> = messages.InvitedUsers;`
     public static func inviteToChannel(channel: Api.InputChannel, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.objects("users", users)
-        return TLRequest(definition: "channels.inviteToChannel#c9e33d54 channel:InputChannel users:Vector<InputUser> = messages.InvitedUsers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+        let buffer = Buffer()
+        inviteToChannel(into: buffer, channel: channel, users: users)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.InvitedUsers.self))
+    }
+
+    /// Writes `channels.inviteToChannel` boxed at the end of `buffer`.
+    public static func inviteToChannel(into buffer: Buffer, channel: Api.InputChannel, users: [Api.InputUser]) {
+        buffer.appendUInt32(0xc9e33d54)
+        channel.serialize(buffer, true)
+        buffer.appendVector(users, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleSignatures#418d549c flags:# signatures_enabled:flags.0?true profiles_enabled:flags.1?true channel:InputChannel = Updates;`
     public static func toggleSignatures(signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("signatures_enabled", signaturesEnabled)
-        arguments.trueFlag("profiles_enabled", profilesEnabled)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "channels.toggleSignatures#418d549c flags:# signatures_enabled:flags.0?true profiles_enabled:flags.1?true channel:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleSignatures(into: buffer, signaturesEnabled: signaturesEnabled, profilesEnabled: profilesEnabled, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleSignatures` boxed at the end of `buffer`.
+    public static func toggleSignatures(into buffer: Buffer, signaturesEnabled: Bool, profilesEnabled: Bool, channel: Api.InputChannel) {
+        var _flags: Int32 = 0
+        if signaturesEnabled { tlSetFlag(&_flags, 0x1) }
+        if profilesEnabled { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x418d549c)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getAdminLog#33ddf480 flags:# channel:InputChannel q:string events_filter:flags.0?ChannelAdminLogEventsFilter admins:flags.1?Vector<InputUser> max_id:long min_id:long limit:int = channels.AdminLogResults;`
     public static func getAdminLog(channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.AdminLogResults>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.object("channel", channel)
-        arguments.string("q", q)
-        if let value = eventsFilter { arguments.object("events_filter", value) }
-        if let value = admins { arguments.objects("admins", value) }
-        arguments.long("max_id", maxId)
-        arguments.long("min_id", minId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "channels.getAdminLog#33ddf480 flags:# channel:InputChannel q:string events_filter:flags.0?ChannelAdminLogEventsFilter admins:flags.1?Vector<InputUser> max_id:long min_id:long limit:int = channels.AdminLogResults;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.AdminLogResults.self))
+        let buffer = Buffer()
+        getAdminLog(into: buffer, channel: channel, q: q, eventsFilter: eventsFilter, admins: admins, maxId: maxId, minId: minId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.AdminLogResults.self))
+    }
+
+    /// Writes `channels.getAdminLog` boxed at the end of `buffer`.
+    public static func getAdminLog(into buffer: Buffer, channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter?, admins: [Api.InputUser]?, maxId: Int64, minId: Int64, limit: Int32) {
+        var _flags: Int32 = 0
+        if eventsFilter != nil { tlSetFlag(&_flags, 0x1) }
+        if admins != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x33ddf480)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        buffer.appendTLString(q)
+        if tlFlagIsSet(_flags, 0x1) {
+            eventsFilter?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = admins {
+            buffer.appendVector(value, boxed: true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 20)
+        w2.int64(maxId)
+        w2.int64(minId)
+        w2.int32(limit)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.createGroupCall#48cdc6d8 flags:# rtmp_stream:flags.2?true peer:InputPeer random_id:int title:flags.0?string schedule_date:flags.1?int = Updates;`
     public static func createGroupCall(rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("rtmp_stream", rtmpStream)
-        arguments.object("peer", peer)
-        arguments.int("random_id", randomId)
-        if let value = title { arguments.string("title", value) }
-        if let value = scheduleDate { arguments.int("schedule_date", value) }
-        return TLRequest(definition: "phone.createGroupCall#48cdc6d8 flags:# rtmp_stream:flags.2?true peer:InputPeer random_id:int title:flags.0?string schedule_date:flags.1?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        createGroupCall(into: buffer, rtmpStream: rtmpStream, peer: peer, randomId: randomId, title: title, scheduleDate: scheduleDate)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.createGroupCall` boxed at the end of `buffer`.
+    public static func createGroupCall(into buffer: Buffer, rtmpStream: Bool, peer: Api.InputPeer, randomId: Int32, title: String?, scheduleDate: Int32?) {
+        var _flags: Int32 = 0
+        if rtmpStream { tlSetFlag(&_flags, 0x4) }
+        if title != nil { tlSetFlag(&_flags, 0x1) }
+        if scheduleDate != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x48cdc6d8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(randomId)
+        if tlFlagIsSet(_flags, 0x1), let value = title {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = scheduleDate {
+            buffer.appendInt32(value)
+        }
     }
 }
 
 extension Api.functions.phone {
     /// `phone.joinGroupCall#8fb53057 flags:# muted:flags.0?true video_stopped:flags.2?true call:InputGroupCall join_as:InputPeer invite_hash:flags.1?string public_key:flags.3?int256 block:flags.3?bytes params:DataJSON = Updates;`
     public static func joinGroupCall(muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.trueFlag("muted", muted)
-        arguments.trueFlag("video_stopped", videoStopped)
-        arguments.object("call", call)
-        arguments.object("join_as", joinAs)
-        if let value = inviteHash { arguments.string("invite_hash", value) }
-        if let value = publicKey { arguments.int256("public_key", value) }
-        if let value = block { arguments.bytes("block", value) }
-        arguments.object("params", params)
-        return TLRequest(definition: "phone.joinGroupCall#8fb53057 flags:# muted:flags.0?true video_stopped:flags.2?true call:InputGroupCall join_as:InputPeer invite_hash:flags.1?string public_key:flags.3?int256 block:flags.3?bytes params:DataJSON = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        joinGroupCall(into: buffer, muted: muted, videoStopped: videoStopped, call: call, joinAs: joinAs, inviteHash: inviteHash, publicKey: publicKey, block: block, params: params)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.joinGroupCall` boxed at the end of `buffer`.
+    public static func joinGroupCall(into buffer: Buffer, muted: Bool, videoStopped: Bool, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String?, publicKey: TLInt256?, block: [UInt8]?, params: Api.DataJSON) {
+        var _flags: Int32 = 0
+        if muted { tlSetFlag(&_flags, 0x1) }
+        if videoStopped { tlSetFlag(&_flags, 0x4) }
+        if inviteHash != nil { tlSetFlag(&_flags, 0x2) }
+        if publicKey != nil && block != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8fb53057)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        joinAs.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = inviteHash {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = publicKey {
+            buffer.appendInt256(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = block {
+            buffer.appendTLBytes(value)
+        }
+        params.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;`
     public static func inviteToGroupCall(call: Api.InputGroupCall, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.objects("users", users)
-        return TLRequest(definition: "phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        inviteToGroupCall(into: buffer, call: call, users: users)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.inviteToGroupCall` boxed at the end of `buffer`.
+    public static func inviteToGroupCall(into buffer: Buffer, call: Api.InputGroupCall, users: [Api.InputUser]) {
+        buffer.appendUInt32(0x7b393160)
+        call.serialize(buffer, true)
+        buffer.appendVector(users, boxed: true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;`
     public static func getGroupCallStreamChannels(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamChannels>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("call", call)
-        return TLRequest(definition: "phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupCallStreamChannels.self))
+        let buffer = Buffer()
+        getGroupCallStreamChannels(into: buffer, call: call)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.GroupCallStreamChannels.self))
+    }
+
+    /// Writes `phone.getGroupCallStreamChannels` boxed at the end of `buffer`.
+    public static func getGroupCallStreamChannels(into buffer: Buffer, call: Api.InputGroupCall) {
+        buffer.appendUInt32(0x1ab21940)
+        call.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;`
     public static func sendConferenceCallBroadcast(call: Api.InputGroupCall, block: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.bytes("block", block)
-        return TLRequest(definition: "phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendConferenceCallBroadcast(into: buffer, call: call, block: block)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.sendConferenceCallBroadcast` boxed at the end of `buffer`.
+    public static func sendConferenceCallBroadcast(into buffer: Buffer, call: Api.InputGroupCall, block: [UInt8]) {
+        buffer.appendUInt32(0xc6701900)
+        call.serialize(buffer, true)
+        buffer.appendTLBytes(block)
     }
 }
 

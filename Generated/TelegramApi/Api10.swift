@@ -2739,206 +2739,385 @@ extension Api.payments {
 extension Api.functions {
     /// `invokeWithoutUpdates#bf9459b7 {X:Type} query:!X = X;`
     public static func invokeWithoutUpdates<X>(query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithoutUpdates#bf9459b7 {X:Type} query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithoutUpdates(into: buffer, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithoutUpdates` boxed at the end of `buffer`.
+    public static func invokeWithoutUpdates<X>(into buffer: Buffer, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        buffer.appendUInt32(0xbf9459b7)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions {
     /// `invokeWithApnsSecret#0dae54f8 {X:Type} nonce:string secret:string query:!X = X;`
     public static func invokeWithApnsSecret<X>(nonce: String, secret: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("nonce", nonce)
-        arguments.string("secret", secret)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithApnsSecret#0dae54f8 {X:Type} nonce:string secret:string query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithApnsSecret(into: buffer, nonce: nonce, secret: secret, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithApnsSecret` boxed at the end of `buffer`.
+    public static func invokeWithApnsSecret<X>(into buffer: Buffer, nonce: String, secret: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        buffer.appendUInt32(0x0dae54f8)
+        buffer.appendTLString(nonce)
+        buffer.appendTLString(secret)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions.account {
     /// `account.verifyEmail#032da4cf purpose:EmailVerifyPurpose verification:EmailVerification = account.EmailVerified;`
     public static func verifyEmail(purpose: Api.EmailVerifyPurpose, verification: Api.EmailVerification) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmailVerified>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("purpose", purpose)
-        arguments.object("verification", verification)
-        return TLRequest(definition: "account.verifyEmail#032da4cf purpose:EmailVerifyPurpose verification:EmailVerification = account.EmailVerified;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmailVerified.self))
+        let buffer = Buffer()
+        verifyEmail(into: buffer, purpose: purpose, verification: verification)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.EmailVerified.self))
+    }
+
+    /// Writes `account.verifyEmail` boxed at the end of `buffer`.
+    public static func verifyEmail(into buffer: Buffer, purpose: Api.EmailVerifyPurpose, verification: Api.EmailVerification) {
+        buffer.appendUInt32(0x032da4cf)
+        purpose.serialize(buffer, true)
+        verification.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleSponsoredMessages#b9d9a38d enabled:Bool = Bool;`
     public static func toggleSponsoredMessages(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "account.toggleSponsoredMessages#b9d9a38d enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleSponsoredMessages(into: buffer, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.toggleSponsoredMessages` boxed at the end of `buffer`.
+    public static func toggleSponsoredMessages(into buffer: Buffer, enabled: Bool) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb9d9a38d)
+        w1.bool(enabled)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getContacts#5dd69e12 hash:long = contacts.Contacts;`
     public static func getContacts(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Contacts>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "contacts.getContacts#5dd69e12 hash:long = contacts.Contacts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.Contacts.self))
+        let buffer = Buffer()
+        getContacts(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.Contacts.self))
+    }
+
+    /// Writes `contacts.getContacts` boxed at the end of `buffer`.
+    public static func getContacts(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x5dd69e12)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getStickers#d5a5d3a1 emoticon:string hash:long = messages.Stickers;`
     public static func getStickers(emoticon: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Stickers>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("emoticon", emoticon)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getStickers#d5a5d3a1 emoticon:string hash:long = messages.Stickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Stickers.self))
+        let buffer = Buffer()
+        getStickers(into: buffer, emoticon: emoticon, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Stickers.self))
+    }
+
+    /// Writes `messages.getStickers` boxed at the end of `buffer`.
+    public static func getStickers(into buffer: Buffer, emoticon: String, hash: Int64) {
+        buffer.appendUInt32(0xd5a5d3a1)
+        buffer.appendTLString(emoticon)
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSavedGifs#5cf09635 hash:long = messages.SavedGifs;`
     public static func getSavedGifs(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedGifs>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getSavedGifs#5cf09635 hash:long = messages.SavedGifs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SavedGifs.self))
+        let buffer = Buffer()
+        getSavedGifs(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SavedGifs.self))
+    }
+
+    /// Writes `messages.getSavedGifs` boxed at the end of `buffer`.
+    public static func getSavedGifs(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x5cf09635)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getInlineBotResults#514e999d flags:# bot:InputUser peer:InputPeer geo_point:flags.0?InputGeoPoint query:string offset:string = messages.BotResults;`
     public static func getInlineBotResults(bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotResults>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("bot", bot)
-        arguments.object("peer", peer)
-        if let value = geoPoint { arguments.object("geo_point", value) }
-        arguments.string("query", query)
-        arguments.string("offset", offset)
-        return TLRequest(definition: "messages.getInlineBotResults#514e999d flags:# bot:InputUser peer:InputPeer geo_point:flags.0?InputGeoPoint query:string offset:string = messages.BotResults;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotResults.self))
+        let buffer = Buffer()
+        getInlineBotResults(into: buffer, bot: bot, peer: peer, geoPoint: geoPoint, query: query, offset: offset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.BotResults.self))
+    }
+
+    /// Writes `messages.getInlineBotResults` boxed at the end of `buffer`.
+    public static func getInlineBotResults(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint?, query: String, offset: String) {
+        var _flags: Int32 = 0
+        if geoPoint != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x514e999d)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        bot.serialize(buffer, true)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            geoPoint?.serialize(buffer, true)
+        }
+        buffer.appendTLString(query)
+        buffer.appendTLString(offset)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAttachedStickers#cc5b67cc media:InputStickeredMedia = Vector<StickerSetCovered>;`
     public static func getAttachedStickers(media: Api.InputStickeredMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StickerSetCovered]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("media", media)
-        return TLRequest(definition: "messages.getAttachedStickers#cc5b67cc media:InputStickeredMedia = Vector<StickerSetCovered>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.StickerSetCovered]>.vector(of: Api.StickerSetCovered.self))
+        let buffer = Buffer()
+        getAttachedStickers(into: buffer, media: media)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.StickerSetCovered]>.vector(of: Api.StickerSetCovered.self))
+    }
+
+    /// Writes `messages.getAttachedStickers` boxed at the end of `buffer`.
+    public static func getAttachedStickers(into buffer: Buffer, media: Api.InputStickeredMedia) {
+        buffer.appendUInt32(0xcc5b67cc)
+        media.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getCommonChats#e40ca104 user_id:InputUser max_id:long limit:int = messages.Chats;`
     public static func getCommonChats(userId: Api.InputUser, maxId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("user_id", userId)
-        arguments.long("max_id", maxId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getCommonChats#e40ca104 user_id:InputUser max_id:long limit:int = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getCommonChats(into: buffer, userId: userId, maxId: maxId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `messages.getCommonChats` boxed at the end of `buffer`.
+    public static func getCommonChats(into buffer: Buffer, userId: Api.InputUser, maxId: Int64, limit: Int32) {
+        buffer.appendUInt32(0xe40ca104)
+        userId.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.int64(maxId)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestUrlAuth#894cc99c flags:# peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string in_app_origin:flags.3?string = UrlAuthResult;`
     public static func requestUrlAuth(peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
-        var arguments = TLFieldList(capacity: 5)
-        if let value = peer { arguments.object("peer", value) }
-        if let value = msgId { arguments.int("msg_id", value) }
-        if let value = buttonId { arguments.int("button_id", value) }
-        if let value = url { arguments.string("url", value) }
-        if let value = inAppOrigin { arguments.string("in_app_origin", value) }
-        return TLRequest(definition: "messages.requestUrlAuth#894cc99c flags:# peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string in_app_origin:flags.3?string = UrlAuthResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.UrlAuthResult.self))
+        let buffer = Buffer()
+        requestUrlAuth(into: buffer, peer: peer, msgId: msgId, buttonId: buttonId, url: url, inAppOrigin: inAppOrigin)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.UrlAuthResult.self))
+    }
+
+    /// Writes `messages.requestUrlAuth` boxed at the end of `buffer`.
+    public static func requestUrlAuth(into buffer: Buffer, peer: Api.InputPeer?, msgId: Int32?, buttonId: Int32?, url: String?, inAppOrigin: String?) {
+        var _flags: Int32 = 0
+        if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&_flags, 0x2) }
+        if url != nil { tlSetFlag(&_flags, 0x4) }
+        if inAppOrigin != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x894cc99c)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            peer?.serialize(buffer, true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 8)
+        if tlFlagIsSet(_flags, 0x2), let value = msgId {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = buttonId {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x4), let value = url {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = inAppOrigin {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getExportedChatInvite#73746f5c peer:InputPeer link:string = messages.ExportedChatInvite;`
     public static func getExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.string("link", link)
-        return TLRequest(definition: "messages.getExportedChatInvite#73746f5c peer:InputPeer link:string = messages.ExportedChatInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
+        let buffer = Buffer()
+        getExportedChatInvite(into: buffer, peer: peer, link: link)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
+    }
+
+    /// Writes `messages.getExportedChatInvite` boxed at the end of `buffer`.
+    public static func getExportedChatInvite(into buffer: Buffer, peer: Api.InputPeer, link: String) {
+        buffer.appendUInt32(0x73746f5c)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(link)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editExportedChatInvite#bdca2f75 flags:# revoked:flags.2?true peer:InputPeer link:string expire_date:flags.0?int usage_limit:flags.1?int request_needed:flags.3?Bool title:flags.4?string = messages.ExportedChatInvite;`
     public static func editExportedChatInvite(revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("revoked", revoked)
-        arguments.object("peer", peer)
-        arguments.string("link", link)
-        if let value = expireDate { arguments.int("expire_date", value) }
-        if let value = usageLimit { arguments.int("usage_limit", value) }
-        if let value = requestNeeded { arguments.bool("request_needed", value) }
-        if let value = title { arguments.string("title", value) }
-        return TLRequest(definition: "messages.editExportedChatInvite#bdca2f75 flags:# revoked:flags.2?true peer:InputPeer link:string expire_date:flags.0?int usage_limit:flags.1?int request_needed:flags.3?Bool title:flags.4?string = messages.ExportedChatInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
+        let buffer = Buffer()
+        editExportedChatInvite(into: buffer, revoked: revoked, peer: peer, link: link, expireDate: expireDate, usageLimit: usageLimit, requestNeeded: requestNeeded, title: title)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvite.self))
+    }
+
+    /// Writes `messages.editExportedChatInvite` boxed at the end of `buffer`.
+    public static func editExportedChatInvite(into buffer: Buffer, revoked: Bool, peer: Api.InputPeer, link: String, expireDate: Int32?, usageLimit: Int32?, requestNeeded: Bool?, title: String?) {
+        var _flags: Int32 = 0
+        if revoked { tlSetFlag(&_flags, 0x4) }
+        if expireDate != nil { tlSetFlag(&_flags, 0x1) }
+        if usageLimit != nil { tlSetFlag(&_flags, 0x2) }
+        if requestNeeded != nil { tlSetFlag(&_flags, 0x8) }
+        if title != nil { tlSetFlag(&_flags, 0x10) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xbdca2f75)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(link)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        if tlFlagIsSet(_flags, 0x1), let value = expireDate {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = usageLimit {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = requestNeeded {
+            w2.bool(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x10), let value = title {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.channels {
     /// `channels.reorderUsernames#b45ced1d channel:InputChannel order:Vector<string> = Bool;`
     public static func reorderUsernames(channel: Api.InputChannel, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.strings("order", order)
-        return TLRequest(definition: "channels.reorderUsernames#b45ced1d channel:InputChannel order:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderUsernames(into: buffer, channel: channel, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.reorderUsernames` boxed at the end of `buffer`.
+    public static func reorderUsernames(into buffer: Buffer, channel: Api.InputChannel, order: [String]) {
+        buffer.appendUInt32(0xb45ced1d)
+        channel.serialize(buffer, true)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getBotMenuButton#9c60eb28 user_id:InputUser = BotMenuButton;`
     public static func getBotMenuButton(userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotMenuButton>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "bots.getBotMenuButton#9c60eb28 user_id:InputUser = BotMenuButton;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BotMenuButton.self))
+        let buffer = Buffer()
+        getBotMenuButton(into: buffer, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.BotMenuButton.self))
+    }
+
+    /// Writes `bots.getBotMenuButton` boxed at the end of `buffer`.
+    public static func getBotMenuButton(into buffer: Buffer, userId: Api.InputUser) {
+        buffer.appendUInt32(0x9c60eb28)
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.refundStarsCharge#25ae8f4a user_id:InputUser charge_id:string = Updates;`
     public static func refundStarsCharge(userId: Api.InputUser, chargeId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("user_id", userId)
-        arguments.string("charge_id", chargeId)
-        return TLRequest(definition: "payments.refundStarsCharge#25ae8f4a user_id:InputUser charge_id:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        refundStarsCharge(into: buffer, userId: userId, chargeId: chargeId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.refundStarsCharge` boxed at the end of `buffer`.
+    public static func refundStarsCharge(into buffer: Buffer, userId: Api.InputUser, chargeId: String) {
+        buffer.appendUInt32(0x25ae8f4a)
+        userId.serialize(buffer, true)
+        buffer.appendTLString(chargeId)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsGiftOptions#d3c96bc8 flags:# user_id:flags.0?InputUser = Vector<StarsGiftOption>;`
     public static func getStarsGiftOptions(userId: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsGiftOption]>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = userId { arguments.object("user_id", value) }
-        return TLRequest(definition: "payments.getStarsGiftOptions#d3c96bc8 flags:# user_id:flags.0?InputUser = Vector<StarsGiftOption>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.StarsGiftOption]>.vector(of: Api.StarsGiftOption.self))
+        let buffer = Buffer()
+        getStarsGiftOptions(into: buffer, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.StarsGiftOption]>.vector(of: Api.StarsGiftOption.self))
+    }
+
+    /// Writes `payments.getStarsGiftOptions` boxed at the end of `buffer`.
+    public static func getStarsGiftOptions(into buffer: Buffer, userId: Api.InputUser?) {
+        var _flags: Int32 = 0
+        if userId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd3c96bc8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            userId?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.phone {
     /// `phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
     public static func acceptCall(peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.bytes("g_b", gB)
-        arguments.object("protocol", `protocol`)
-        return TLRequest(definition: "phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+        let buffer = Buffer()
+        acceptCall(into: buffer, peer: peer, gB: gB, protocol: `protocol`)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+    }
+
+    /// Writes `phone.acceptCall` boxed at the end of `buffer`.
+    public static func acceptCall(into buffer: Buffer, peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) {
+        buffer.appendUInt32(0x3bd2b4a0)
+        peer.serialize(buffer, true)
+        buffer.appendTLBytes(gB)
+        `protocol`.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;`
     public static func saveCallDebug(peer: Api.InputPhoneCall, debug: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("debug", debug)
-        return TLRequest(definition: "phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveCallDebug(into: buffer, peer: peer, debug: debug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `phone.saveCallDebug` boxed at the end of `buffer`.
+    public static func saveCallDebug(into buffer: Buffer, peer: Api.InputPhoneCall, debug: Api.DataJSON) {
+        buffer.appendUInt32(0x277add7e)
+        peer.serialize(buffer, true)
+        debug.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;`
     public static func getGroupCallStars(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStars>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("call", call)
-        return TLRequest(definition: "phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupCallStars.self))
+        let buffer = Buffer()
+        getGroupCallStars(into: buffer, call: call)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.GroupCallStars.self))
+    }
+
+    /// Writes `phone.getGroupCallStars` boxed at the end of `buffer`.
+    public static func getGroupCallStars(into buffer: Buffer, call: Api.InputGroupCall) {
+        buffer.appendUInt32(0x6f636302)
+        call.serialize(buffer, true)
     }
 }
 

@@ -4344,309 +4344,598 @@ extension Api {
 extension Api.functions.auth {
     /// `auth.reportMissingCode#cb9deff6 phone_number:string phone_code_hash:string mnc:string = Bool;`
     public static func reportMissingCode(phoneNumber: String, phoneCodeHash: String, mnc: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        arguments.string("mnc", mnc)
-        return TLRequest(definition: "auth.reportMissingCode#cb9deff6 phone_number:string phone_code_hash:string mnc:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportMissingCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, mnc: mnc)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `auth.reportMissingCode` boxed at the end of `buffer`.
+    public static func reportMissingCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, mnc: String) {
+        buffer.appendUInt32(0xcb9deff6)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
+        buffer.appendTLString(mnc)
     }
 }
 
 extension Api.functions.account {
     /// `account.unregisterDevice#6a0d3206 token_type:int token:string other_uids:Vector<long> = Bool;`
     public static func unregisterDevice(tokenType: Int32, token: String, otherUids: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.int("token_type", tokenType)
-        arguments.string("token", token)
-        arguments.longs("other_uids", otherUids)
-        return TLRequest(definition: "account.unregisterDevice#6a0d3206 token_type:int token:string other_uids:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        unregisterDevice(into: buffer, tokenType: tokenType, token: token, otherUids: otherUids)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.unregisterDevice` boxed at the end of `buffer`.
+    public static func unregisterDevice(into buffer: Buffer, tokenType: Int32, token: String, otherUids: [Int64]) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x6a0d3206)
+        w1.int32(tokenType)
+        buffer.commit(w1)
+        buffer.appendTLString(token)
+        buffer.appendVector(otherUids, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getAllSecureValues#b288bc7d = Vector<SecureValue>;`
     public static func getAllSecureValues() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SecureValue]>) {
-        TLRequest(definition: "account.getAllSecureValues#b288bc7d = Vector<SecureValue>;", arguments: []).call(DeserializeFunctionResponse<[Api.SecureValue]>.vector(of: Api.SecureValue.self))
+        let buffer = Buffer()
+        getAllSecureValues(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.SecureValue]>.vector(of: Api.SecureValue.self))
+    }
+
+    /// Writes `account.getAllSecureValues` boxed at the end of `buffer`.
+    public static func getAllSecureValues(into buffer: Buffer) {
+        buffer.appendUInt32(0xb288bc7d)
     }
 }
 
 extension Api.functions.account {
     /// `account.getAutoDownloadSettings#56da0b3f = account.AutoDownloadSettings;`
     public static func getAutoDownloadSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AutoDownloadSettings>) {
-        TLRequest(definition: "account.getAutoDownloadSettings#56da0b3f = account.AutoDownloadSettings;", arguments: []).call(DeserializeFunctionResponse(Api.account.AutoDownloadSettings.self))
+        let buffer = Buffer()
+        getAutoDownloadSettings(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.AutoDownloadSettings.self))
+    }
+
+    /// Writes `account.getAutoDownloadSettings` boxed at the end of `buffer`.
+    public static func getAutoDownloadSettings(into buffer: Buffer) {
+        buffer.appendUInt32(0x56da0b3f)
     }
 }
 
 extension Api.functions.account {
     /// `account.installTheme#c727bb3b flags:# dark:flags.0?true theme:flags.1?InputTheme format:flags.2?string base_theme:flags.3?BaseTheme = Bool;`
     public static func installTheme(dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("dark", dark)
-        if let value = theme { arguments.object("theme", value) }
-        if let value = format { arguments.string("format", value) }
-        if let value = baseTheme { arguments.object("base_theme", value) }
-        return TLRequest(definition: "account.installTheme#c727bb3b flags:# dark:flags.0?true theme:flags.1?InputTheme format:flags.2?string base_theme:flags.3?BaseTheme = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        installTheme(into: buffer, dark: dark, theme: theme, format: format, baseTheme: baseTheme)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.installTheme` boxed at the end of `buffer`.
+    public static func installTheme(into buffer: Buffer, dark: Bool, theme: Api.InputTheme?, format: String?, baseTheme: Api.BaseTheme?) {
+        var _flags: Int32 = 0
+        if dark { tlSetFlag(&_flags, 0x1) }
+        if theme != nil { tlSetFlag(&_flags, 0x2) }
+        if format != nil { tlSetFlag(&_flags, 0x4) }
+        if baseTheme != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xc727bb3b)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            theme?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = format {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x8) {
+            baseTheme?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.setContentSettings#b574b16b flags:# sensitive_enabled:flags.0?true = Bool;`
     public static func setContentSettings(sensitiveEnabled: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.trueFlag("sensitive_enabled", sensitiveEnabled)
-        return TLRequest(definition: "account.setContentSettings#b574b16b flags:# sensitive_enabled:flags.0?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setContentSettings(into: buffer, sensitiveEnabled: sensitiveEnabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.setContentSettings` boxed at the end of `buffer`.
+    public static func setContentSettings(into buffer: Buffer, sensitiveEnabled: Bool) {
+        var _flags: Int32 = 0
+        if sensitiveEnabled { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb574b16b)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getChannelDefaultEmojiStatuses#7727a7d5 hash:long = account.EmojiStatuses;`
     public static func getChannelDefaultEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getChannelDefaultEmojiStatuses#7727a7d5 hash:long = account.EmojiStatuses;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+        let buffer = Buffer()
+        getChannelDefaultEmojiStatuses(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+    }
+
+    /// Writes `account.getChannelDefaultEmojiStatuses` boxed at the end of `buffer`.
+    public static func getChannelDefaultEmojiStatuses(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x7727a7d5)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBirthday#cc6e0c11 flags:# birthday:flags.0?Birthday = Bool;`
     public static func updateBirthday(birthday: Api.Birthday? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = birthday { arguments.object("birthday", value) }
-        return TLRequest(definition: "account.updateBirthday#cc6e0c11 flags:# birthday:flags.0?Birthday = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateBirthday(into: buffer, birthday: birthday)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateBirthday` boxed at the end of `buffer`.
+    public static func updateBirthday(into buffer: Buffer, birthday: Api.Birthday?) {
+        var _flags: Int32 = 0
+        if birthday != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xcc6e0c11)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            birthday?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.users {
     /// `users.setSecureValueErrors#90c894b5 id:InputUser errors:Vector<SecureValueError> = Bool;`
     public static func setSecureValueErrors(id: Api.InputUser, errors: [Api.SecureValueError]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.objects("errors", errors)
-        return TLRequest(definition: "users.setSecureValueErrors#90c894b5 id:InputUser errors:Vector<SecureValueError> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setSecureValueErrors(into: buffer, id: id, errors: errors)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `users.setSecureValueErrors` boxed at the end of `buffer`.
+    public static func setSecureValueErrors(into buffer: Buffer, id: Api.InputUser, errors: [Api.SecureValueError]) {
+        buffer.appendUInt32(0x90c894b5)
+        id.serialize(buffer, true)
+        buffer.appendVector(errors, boxed: true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.acceptContact#f831a20f id:InputUser = Updates;`
     public static func acceptContact(id: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("id", id)
-        return TLRequest(definition: "contacts.acceptContact#f831a20f id:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        acceptContact(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `contacts.acceptContact` boxed at the end of `buffer`.
+    public static func acceptContact(into buffer: Buffer, id: Api.InputUser) {
+        buffer.appendUInt32(0xf831a20f)
+        id.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.exportChatInvite#a455de90 flags:# legacy_revoke_permanent:flags.2?true request_needed:flags.3?true peer:InputPeer expire_date:flags.0?int usage_limit:flags.1?int title:flags.4?string subscription_pricing:flags.5?StarsSubscriptionPricing = ExportedChatInvite;`
     public static func exportChatInvite(legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatInvite>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("legacy_revoke_permanent", legacyRevokePermanent)
-        arguments.trueFlag("request_needed", requestNeeded)
-        arguments.object("peer", peer)
-        if let value = expireDate { arguments.int("expire_date", value) }
-        if let value = usageLimit { arguments.int("usage_limit", value) }
-        if let value = title { arguments.string("title", value) }
-        if let value = subscriptionPricing { arguments.object("subscription_pricing", value) }
-        return TLRequest(definition: "messages.exportChatInvite#a455de90 flags:# legacy_revoke_permanent:flags.2?true request_needed:flags.3?true peer:InputPeer expire_date:flags.0?int usage_limit:flags.1?int title:flags.4?string subscription_pricing:flags.5?StarsSubscriptionPricing = ExportedChatInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ExportedChatInvite.self))
+        let buffer = Buffer()
+        exportChatInvite(into: buffer, legacyRevokePermanent: legacyRevokePermanent, requestNeeded: requestNeeded, peer: peer, expireDate: expireDate, usageLimit: usageLimit, title: title, subscriptionPricing: subscriptionPricing)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ExportedChatInvite.self))
+    }
+
+    /// Writes `messages.exportChatInvite` boxed at the end of `buffer`.
+    public static func exportChatInvite(into buffer: Buffer, legacyRevokePermanent: Bool, requestNeeded: Bool, peer: Api.InputPeer, expireDate: Int32?, usageLimit: Int32?, title: String?, subscriptionPricing: Api.StarsSubscriptionPricing?) {
+        var _flags: Int32 = 0
+        if legacyRevokePermanent { tlSetFlag(&_flags, 0x4) }
+        if requestNeeded { tlSetFlag(&_flags, 0x8) }
+        if expireDate != nil { tlSetFlag(&_flags, 0x1) }
+        if usageLimit != nil { tlSetFlag(&_flags, 0x2) }
+        if title != nil { tlSetFlag(&_flags, 0x10) }
+        if subscriptionPricing != nil { tlSetFlag(&_flags, 0x20) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa455de90)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 8)
+        if tlFlagIsSet(_flags, 0x1), let value = expireDate {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = usageLimit {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x10), let value = title {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x20) {
+            subscriptionPricing?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getStickerSet#c8a0ec74 stickerset:InputStickerSet hash:int = messages.StickerSet;`
     public static func getStickerSet(stickerset: Api.InputStickerSet, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("stickerset", stickerset)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "messages.getStickerSet#c8a0ec74 stickerset:InputStickerSet hash:int = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        getStickerSet(into: buffer, stickerset: stickerset, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `messages.getStickerSet` boxed at the end of `buffer`.
+    public static func getStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, hash: Int32) {
+        buffer.appendUInt32(0xc8a0ec74)
+        stickerset.serialize(buffer, true)
+        buffer.appendInt32(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editInlineBotMessage#a423bb51 flags:# no_webpage:flags.1?true invert_media:flags.16?true id:InputBotInlineMessageID message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> rich_message:flags.23?InputRichMessage = Bool;`
     public static func editInlineBotMessage(noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.trueFlag("no_webpage", noWebpage)
-        arguments.trueFlag("invert_media", invertMedia)
-        arguments.object("id", id)
-        if let value = message { arguments.string("message", value) }
-        if let value = media { arguments.object("media", value) }
-        if let value = replyMarkup { arguments.object("reply_markup", value) }
-        if let value = entities { arguments.objects("entities", value) }
-        if let value = richMessage { arguments.object("rich_message", value) }
-        return TLRequest(definition: "messages.editInlineBotMessage#a423bb51 flags:# no_webpage:flags.1?true invert_media:flags.16?true id:InputBotInlineMessageID message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> rich_message:flags.23?InputRichMessage = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        editInlineBotMessage(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, richMessage: richMessage)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.editInlineBotMessage` boxed at the end of `buffer`.
+    public static func editInlineBotMessage(into buffer: Buffer, noWebpage: Bool, invertMedia: Bool, id: Api.InputBotInlineMessageID, message: String?, media: Api.InputMedia?, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, richMessage: Api.InputRichMessage?) {
+        var _flags: Int32 = 0
+        if noWebpage { tlSetFlag(&_flags, 0x2) }
+        if invertMedia { tlSetFlag(&_flags, 0x10000) }
+        if message != nil { tlSetFlag(&_flags, 0x800) }
+        if media != nil { tlSetFlag(&_flags, 0x4000) }
+        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
+        if entities != nil { tlSetFlag(&_flags, 0x8) }
+        if richMessage != nil { tlSetFlag(&_flags, 0x800000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa423bb51)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        id.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x800), let value = message {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4000) {
+            media?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            replyMarkup?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x800000) {
+            richMessage?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getExportedChatInvites#a2b5a3f6 flags:# revoked:flags.3?true peer:InputPeer admin_id:InputUser offset_date:flags.2?int offset_link:flags.2?string limit:int = messages.ExportedChatInvites;`
     public static func getExportedChatInvites(revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvites>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("revoked", revoked)
-        arguments.object("peer", peer)
-        arguments.object("admin_id", adminId)
-        if let value = offsetDate { arguments.int("offset_date", value) }
-        if let value = offsetLink { arguments.string("offset_link", value) }
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getExportedChatInvites#a2b5a3f6 flags:# revoked:flags.3?true peer:InputPeer admin_id:InputUser offset_date:flags.2?int offset_link:flags.2?string limit:int = messages.ExportedChatInvites;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ExportedChatInvites.self))
+        let buffer = Buffer()
+        getExportedChatInvites(into: buffer, revoked: revoked, peer: peer, adminId: adminId, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ExportedChatInvites.self))
+    }
+
+    /// Writes `messages.getExportedChatInvites` boxed at the end of `buffer`.
+    public static func getExportedChatInvites(into buffer: Buffer, revoked: Bool, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32?, offsetLink: String?, limit: Int32) {
+        var _flags: Int32 = 0
+        if revoked { tlSetFlag(&_flags, 0x8) }
+        if offsetDate != nil && offsetLink != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa2b5a3f6)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        adminId.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x4), let value = offsetDate {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = offsetLink {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendWebViewData#dc0242c8 bot:InputUser random_id:long button_text:string data:string = Updates;`
     public static func sendWebViewData(bot: Api.InputUser, randomId: Int64, buttonText: String, data: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("bot", bot)
-        arguments.long("random_id", randomId)
-        arguments.string("button_text", buttonText)
-        arguments.string("data", data)
-        return TLRequest(definition: "messages.sendWebViewData#dc0242c8 bot:InputUser random_id:long button_text:string data:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendWebViewData(into: buffer, bot: bot, randomId: randomId, buttonText: buttonText, data: data)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendWebViewData` boxed at the end of `buffer`.
+    public static func sendWebViewData(into buffer: Buffer, bot: Api.InputUser, randomId: Int64, buttonText: String, data: String) {
+        buffer.appendUInt32(0xdc0242c8)
+        bot.serialize(buffer, true)
+        buffer.appendInt64(randomId)
+        buffer.appendTLString(buttonText)
+        buffer.appendTLString(data)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSavedHistory#998ab009 flags:# parent_peer:flags.0?InputPeer peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func getSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 9)
-        if let value = parentPeer { arguments.object("parent_peer", value) }
-        arguments.object("peer", peer)
-        arguments.int("offset_id", offsetId)
-        arguments.int("offset_date", offsetDate)
-        arguments.int("add_offset", addOffset)
-        arguments.int("limit", limit)
-        arguments.int("max_id", maxId)
-        arguments.int("min_id", minId)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getSavedHistory#998ab009 flags:# parent_peer:flags.0?InputPeer peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getSavedHistory` boxed at the end of `buffer`.
+    public static func getSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer?, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
+        var _flags: Int32 = 0
+        if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x998ab009)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            parentPeer?.serialize(buffer, true)
+        }
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 32)
+        w2.int32(offsetId)
+        w2.int32(offsetDate)
+        w2.int32(addOffset)
+        w2.int32(limit)
+        w2.int32(maxId)
+        w2.int32(minId)
+        w2.int64(hash)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.composeMessageWithAI#daecc589 flags:# proofread:flags.0?true emojify:flags.3?true text:TextWithEntities translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedMessageWithAI;`
     public static func composeMessageWithAI(proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ComposedMessageWithAI>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("proofread", proofread)
-        arguments.trueFlag("emojify", emojify)
-        arguments.object("text", text)
-        if let value = translateToLang { arguments.string("translate_to_lang", value) }
-        if let value = tone { arguments.object("tone", value) }
-        return TLRequest(definition: "messages.composeMessageWithAI#daecc589 flags:# proofread:flags.0?true emojify:flags.3?true text:TextWithEntities translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedMessageWithAI;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ComposedMessageWithAI.self))
+        let buffer = Buffer()
+        composeMessageWithAI(into: buffer, proofread: proofread, emojify: emojify, text: text, translateToLang: translateToLang, tone: tone)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ComposedMessageWithAI.self))
+    }
+
+    /// Writes `messages.composeMessageWithAI` boxed at the end of `buffer`.
+    public static func composeMessageWithAI(into buffer: Buffer, proofread: Bool, emojify: Bool, text: Api.TextWithEntities, translateToLang: String?, tone: Api.InputAiComposeTone?) {
+        var _flags: Int32 = 0
+        if proofread { tlSetFlag(&_flags, 0x1) }
+        if emojify { tlSetFlag(&_flags, 0x8) }
+        if translateToLang != nil { tlSetFlag(&_flags, 0x2) }
+        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xdaecc589)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        text.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = translateToLang {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            tone?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.channels {
     /// `channels.updateUsername#3514b3de channel:InputChannel username:string = Bool;`
     public static func updateUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.string("username", username)
-        return TLRequest(definition: "channels.updateUsername#3514b3de channel:InputChannel username:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateUsername(into: buffer, channel: channel, username: username)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.updateUsername` boxed at the end of `buffer`.
+    public static func updateUsername(into buffer: Buffer, channel: Api.InputChannel, username: String) {
+        buffer.appendUInt32(0x3514b3de)
+        channel.serialize(buffer, true)
+        buffer.appendTLString(username)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleForum#3ff75734 channel:InputChannel enabled:Bool tabs:Bool = Updates;`
     public static func toggleForum(channel: Api.InputChannel, enabled: Bool, tabs: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("channel", channel)
-        arguments.bool("enabled", enabled)
-        arguments.bool("tabs", tabs)
-        return TLRequest(definition: "channels.toggleForum#3ff75734 channel:InputChannel enabled:Bool tabs:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleForum(into: buffer, channel: channel, enabled: enabled, tabs: tabs)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleForum` boxed at the end of `buffer`.
+    public static func toggleForum(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool, tabs: Bool) {
+        buffer.appendUInt32(0x3ff75734)
+        channel.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.bool(enabled)
+        w1.bool(tabs)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleAntiSpam#68f3e4eb channel:InputChannel enabled:Bool = Updates;`
     public static func toggleAntiSpam(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "channels.toggleAntiSpam#68f3e4eb channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleAntiSpam(into: buffer, channel: channel, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleAntiSpam` boxed at the end of `buffer`.
+    public static func toggleAntiSpam(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
+        buffer.appendUInt32(0x68f3e4eb)
+        channel.serialize(buffer, true)
+        buffer.appendBool(enabled)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getPaymentForm#37148dbb flags:# invoice:InputInvoice theme_params:flags.0?DataJSON = payments.PaymentForm;`
     public static func getPaymentForm(invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentForm>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("invoice", invoice)
-        if let value = themeParams { arguments.object("theme_params", value) }
-        return TLRequest(definition: "payments.getPaymentForm#37148dbb flags:# invoice:InputInvoice theme_params:flags.0?DataJSON = payments.PaymentForm;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.PaymentForm.self))
+        let buffer = Buffer()
+        getPaymentForm(into: buffer, invoice: invoice, themeParams: themeParams)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.PaymentForm.self))
+    }
+
+    /// Writes `payments.getPaymentForm` boxed at the end of `buffer`.
+    public static func getPaymentForm(into buffer: Buffer, invoice: Api.InputInvoice, themeParams: Api.DataJSON?) {
+        var _flags: Int32 = 0
+        if themeParams != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x37148dbb)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        invoice.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            themeParams?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftUpgradePreview#9c9abcb1 gift_id:long = payments.StarGiftUpgradePreview;`
     public static func getStarGiftUpgradePreview(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftUpgradePreview>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("gift_id", giftId)
-        return TLRequest(definition: "payments.getStarGiftUpgradePreview#9c9abcb1 gift_id:long = payments.StarGiftUpgradePreview;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftUpgradePreview.self))
+        let buffer = Buffer()
+        getStarGiftUpgradePreview(into: buffer, giftId: giftId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGiftUpgradePreview.self))
+    }
+
+    /// Writes `payments.getStarGiftUpgradePreview` boxed at the end of `buffer`.
+    public static func getStarGiftUpgradePreview(into buffer: Buffer, giftId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x9c9abcb1)
+        w1.int64(giftId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getSavedStarGifts#a319e569 flags:# exclude_unsaved:flags.0?true exclude_saved:flags.1?true exclude_unlimited:flags.2?true exclude_unique:flags.4?true sort_by_value:flags.5?true exclude_upgradable:flags.7?true exclude_unupgradable:flags.8?true peer_color_available:flags.9?true exclude_hosted:flags.10?true peer:InputPeer collection_id:flags.6?int offset:string limit:int = payments.SavedStarGifts;`
     public static func getSavedStarGifts(excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
-        var arguments = TLFieldList(capacity: 13)
-        arguments.trueFlag("exclude_unsaved", excludeUnsaved)
-        arguments.trueFlag("exclude_saved", excludeSaved)
-        arguments.trueFlag("exclude_unlimited", excludeUnlimited)
-        arguments.trueFlag("exclude_unique", excludeUnique)
-        arguments.trueFlag("sort_by_value", sortByValue)
-        arguments.trueFlag("exclude_upgradable", excludeUpgradable)
-        arguments.trueFlag("exclude_unupgradable", excludeUnupgradable)
-        arguments.trueFlag("peer_color_available", peerColorAvailable)
-        arguments.trueFlag("exclude_hosted", excludeHosted)
-        arguments.object("peer", peer)
-        if let value = collectionId { arguments.int("collection_id", value) }
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "payments.getSavedStarGifts#a319e569 flags:# exclude_unsaved:flags.0?true exclude_saved:flags.1?true exclude_unlimited:flags.2?true exclude_unique:flags.4?true sort_by_value:flags.5?true exclude_upgradable:flags.7?true exclude_unupgradable:flags.8?true peer_color_available:flags.9?true exclude_hosted:flags.10?true peer:InputPeer collection_id:flags.6?int offset:string limit:int = payments.SavedStarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+        let buffer = Buffer()
+        getSavedStarGifts(into: buffer, excludeUnsaved: excludeUnsaved, excludeSaved: excludeSaved, excludeUnlimited: excludeUnlimited, excludeUnique: excludeUnique, sortByValue: sortByValue, excludeUpgradable: excludeUpgradable, excludeUnupgradable: excludeUnupgradable, peerColorAvailable: peerColorAvailable, excludeHosted: excludeHosted, peer: peer, collectionId: collectionId, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+    }
+
+    /// Writes `payments.getSavedStarGifts` boxed at the end of `buffer`.
+    public static func getSavedStarGifts(into buffer: Buffer, excludeUnsaved: Bool, excludeSaved: Bool, excludeUnlimited: Bool, excludeUnique: Bool, sortByValue: Bool, excludeUpgradable: Bool, excludeUnupgradable: Bool, peerColorAvailable: Bool, excludeHosted: Bool, peer: Api.InputPeer, collectionId: Int32?, offset: String, limit: Int32) {
+        var _flags: Int32 = 0
+        if excludeUnsaved { tlSetFlag(&_flags, 0x1) }
+        if excludeSaved { tlSetFlag(&_flags, 0x2) }
+        if excludeUnlimited { tlSetFlag(&_flags, 0x4) }
+        if excludeUnique { tlSetFlag(&_flags, 0x10) }
+        if sortByValue { tlSetFlag(&_flags, 0x20) }
+        if excludeUpgradable { tlSetFlag(&_flags, 0x80) }
+        if excludeUnupgradable { tlSetFlag(&_flags, 0x100) }
+        if peerColorAvailable { tlSetFlag(&_flags, 0x200) }
+        if excludeHosted { tlSetFlag(&_flags, 0x400) }
+        if collectionId != nil { tlSetFlag(&_flags, 0x40) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa319e569)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x40), let value = collectionId {
+            buffer.appendInt32(value)
+        }
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.createStickerSet#9021ab67 flags:# masks:flags.0?true emojis:flags.5?true text_color:flags.6?true user_id:InputUser title:string short_name:string thumb:flags.2?InputDocument stickers:Vector<InputStickerSetItem> software:flags.3?string = messages.StickerSet;`
     public static func createStickerSet(masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 9)
-        arguments.trueFlag("masks", masks)
-        arguments.trueFlag("emojis", emojis)
-        arguments.trueFlag("text_color", textColor)
-        arguments.object("user_id", userId)
-        arguments.string("title", title)
-        arguments.string("short_name", shortName)
-        if let value = thumb { arguments.object("thumb", value) }
-        arguments.objects("stickers", stickers)
-        if let value = software { arguments.string("software", value) }
-        return TLRequest(definition: "stickers.createStickerSet#9021ab67 flags:# masks:flags.0?true emojis:flags.5?true text_color:flags.6?true user_id:InputUser title:string short_name:string thumb:flags.2?InputDocument stickers:Vector<InputStickerSetItem> software:flags.3?string = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        createStickerSet(into: buffer, masks: masks, emojis: emojis, textColor: textColor, userId: userId, title: title, shortName: shortName, thumb: thumb, stickers: stickers, software: software)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `stickers.createStickerSet` boxed at the end of `buffer`.
+    public static func createStickerSet(into buffer: Buffer, masks: Bool, emojis: Bool, textColor: Bool, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument?, stickers: [Api.InputStickerSetItem], software: String?) {
+        var _flags: Int32 = 0
+        if masks { tlSetFlag(&_flags, 0x1) }
+        if emojis { tlSetFlag(&_flags, 0x20) }
+        if textColor { tlSetFlag(&_flags, 0x40) }
+        if thumb != nil { tlSetFlag(&_flags, 0x4) }
+        if software != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9021ab67)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        userId.serialize(buffer, true)
+        buffer.appendTLString(title)
+        buffer.appendTLString(shortName)
+        if tlFlagIsSet(_flags, 0x4) {
+            thumb?.serialize(buffer, true)
+        }
+        buffer.appendVector(stickers, boxed: true)
+        if tlFlagIsSet(_flags, 0x8), let value = software {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.checkShortName#284b3639 short_name:string = Bool;`
     public static func checkShortName(shortName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("short_name", shortName)
-        return TLRequest(definition: "stickers.checkShortName#284b3639 short_name:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        checkShortName(into: buffer, shortName: shortName)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `stickers.checkShortName` boxed at the end of `buffer`.
+    public static func checkShortName(into buffer: Buffer, shortName: String) {
+        buffer.appendUInt32(0x284b3639)
+        buffer.appendTLString(shortName)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;`
     public static func setCallRating(userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("user_initiative", userInitiative)
-        arguments.object("peer", peer)
-        arguments.int("rating", rating)
-        arguments.string("comment", comment)
-        return TLRequest(definition: "phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        setCallRating(into: buffer, userInitiative: userInitiative, peer: peer, rating: rating, comment: comment)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.setCallRating` boxed at the end of `buffer`.
+    public static func setCallRating(into buffer: Buffer, userInitiative: Bool, peer: Api.InputPhoneCall, rating: Int32, comment: String) {
+        var _flags: Int32 = 0
+        if userInitiative { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x59ead627)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(rating)
+        buffer.appendTLString(comment)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;`
     public static func getLeaveChatlistSuggestions(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.Peer]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("chatlist", chatlist)
-        return TLRequest(definition: "chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.Peer]>.vector(of: Api.Peer.self))
+        let buffer = Buffer()
+        getLeaveChatlistSuggestions(into: buffer, chatlist: chatlist)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.Peer]>.vector(of: Api.Peer.self))
+    }
+
+    /// Writes `chatlists.getLeaveChatlistSuggestions` boxed at the end of `buffer`.
+    public static func getLeaveChatlistSuggestions(into buffer: Buffer, chatlist: Api.InputChatlist) {
+        buffer.appendUInt32(0xfdbcd714)
+        chatlist.serialize(buffer, true)
     }
 }
 

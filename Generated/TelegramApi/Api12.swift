@@ -11317,238 +11317,448 @@ extension Api.messages {
 extension Api.functions.auth {
     /// `auth.checkPaidAuth#56e59f9c phone_number:string phone_code_hash:string form_id:long = auth.SentCode;`
     public static func checkPaidAuth(phoneNumber: String, phoneCodeHash: String, formId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        arguments.long("form_id", formId)
-        return TLRequest(definition: "auth.checkPaidAuth#56e59f9c phone_number:string phone_code_hash:string form_id:long = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        let buffer = Buffer()
+        checkPaidAuth(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, formId: formId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.SentCode.self))
+    }
+
+    /// Writes `auth.checkPaidAuth` boxed at the end of `buffer`.
+    public static func checkPaidAuth(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, formId: Int64) {
+        buffer.appendUInt32(0x56e59f9c)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
+        buffer.appendInt64(formId)
     }
 }
 
 extension Api.functions.account {
     /// `account.getContactSignUpNotification#9f07c728 = Bool;`
     public static func getContactSignUpNotification() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.getContactSignUpNotification#9f07c728 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        getContactSignUpNotification(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.getContactSignUpNotification` boxed at the end of `buffer`.
+    public static func getContactSignUpNotification(into buffer: Buffer) {
+        buffer.appendUInt32(0x9f07c728)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBusinessWorkHours#4b00e066 flags:# business_work_hours:flags.0?BusinessWorkHours = Bool;`
     public static func updateBusinessWorkHours(businessWorkHours: Api.BusinessWorkHours? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = businessWorkHours { arguments.object("business_work_hours", value) }
-        return TLRequest(definition: "account.updateBusinessWorkHours#4b00e066 flags:# business_work_hours:flags.0?BusinessWorkHours = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateBusinessWorkHours(into: buffer, businessWorkHours: businessWorkHours)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateBusinessWorkHours` boxed at the end of `buffer`.
+    public static func updateBusinessWorkHours(into buffer: Buffer, businessWorkHours: Api.BusinessWorkHours?) {
+        var _flags: Int32 = 0
+        if businessWorkHours != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x4b00e066)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            businessWorkHours?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.addContact#d9ba2e54 flags:# add_phone_privacy_exception:flags.0?true id:InputUser first_name:string last_name:string phone:string note:flags.1?TextWithEntities = Updates;`
     public static func addContact(addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("add_phone_privacy_exception", addPhonePrivacyException)
-        arguments.object("id", id)
-        arguments.string("first_name", firstName)
-        arguments.string("last_name", lastName)
-        arguments.string("phone", phone)
-        if let value = note { arguments.object("note", value) }
-        return TLRequest(definition: "contacts.addContact#d9ba2e54 flags:# add_phone_privacy_exception:flags.0?true id:InputUser first_name:string last_name:string phone:string note:flags.1?TextWithEntities = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        addContact(into: buffer, addPhonePrivacyException: addPhonePrivacyException, id: id, firstName: firstName, lastName: lastName, phone: phone, note: note)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `contacts.addContact` boxed at the end of `buffer`.
+    public static func addContact(into buffer: Buffer, addPhonePrivacyException: Bool, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities?) {
+        var _flags: Int32 = 0
+        if addPhonePrivacyException { tlSetFlag(&_flags, 0x1) }
+        if note != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd9ba2e54)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        id.serialize(buffer, true)
+        buffer.appendTLString(firstName)
+        buffer.appendTLString(lastName)
+        buffer.appendTLString(phone)
+        if tlFlagIsSet(_flags, 0x2) {
+            note?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.editCloseFriends#ba6705f0 id:Vector<long> = Bool;`
     public static func editCloseFriends(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.longs("id", id)
-        return TLRequest(definition: "contacts.editCloseFriends#ba6705f0 id:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        editCloseFriends(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.editCloseFriends` boxed at the end of `buffer`.
+    public static func editCloseFriends(into buffer: Buffer, id: [Int64]) {
+        buffer.appendUInt32(0xba6705f0)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.report#fc78af9b peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        arguments.bytes("option", option)
-        arguments.string("message", message)
-        return TLRequest(definition: "messages.report#fc78af9b peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ReportResult.self))
+        let buffer = Buffer()
+        report(into: buffer, peer: peer, id: id, option: option, message: message)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
+    }
+
+    /// Writes `messages.report` boxed at the end of `buffer`.
+    public static func report(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) {
+        buffer.appendUInt32(0xfc78af9b)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
+        buffer.appendTLBytes(option)
+        buffer.appendTLString(message)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMessagesViews#5784d3e1 peer:InputPeer id:Vector<int> increment:Bool = messages.MessageViews;`
     public static func getMessagesViews(peer: Api.InputPeer, id: [Int32], increment: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageViews>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        arguments.bool("increment", increment)
-        return TLRequest(definition: "messages.getMessagesViews#5784d3e1 peer:InputPeer id:Vector<int> increment:Bool = messages.MessageViews;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.MessageViews.self))
+        let buffer = Buffer()
+        getMessagesViews(into: buffer, peer: peer, id: id, increment: increment)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.MessageViews.self))
+    }
+
+    /// Writes `messages.getMessagesViews` boxed at the end of `buffer`.
+    public static func getMessagesViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], increment: Bool) {
+        buffer.appendUInt32(0x5784d3e1)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
+        buffer.appendBool(increment)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.clearRecentReactions#9dfeefb4 = Bool;`
     public static func clearRecentReactions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "messages.clearRecentReactions#9dfeefb4 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        clearRecentReactions(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.clearRecentReactions` boxed at the end of `buffer`.
+    public static func clearRecentReactions(into buffer: Buffer) {
+        buffer.appendUInt32(0x9dfeefb4)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleSuggestedPostApproval#8107455c flags:# reject:flags.1?true peer:InputPeer msg_id:int schedule_date:flags.0?int reject_comment:flags.2?string = Updates;`
     public static func toggleSuggestedPostApproval(reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("reject", reject)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        if let value = scheduleDate { arguments.int("schedule_date", value) }
-        if let value = rejectComment { arguments.string("reject_comment", value) }
-        return TLRequest(definition: "messages.toggleSuggestedPostApproval#8107455c flags:# reject:flags.1?true peer:InputPeer msg_id:int schedule_date:flags.0?int reject_comment:flags.2?string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleSuggestedPostApproval(into: buffer, reject: reject, peer: peer, msgId: msgId, scheduleDate: scheduleDate, rejectComment: rejectComment)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.toggleSuggestedPostApproval` boxed at the end of `buffer`.
+    public static func toggleSuggestedPostApproval(into buffer: Buffer, reject: Bool, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32?, rejectComment: String?) {
+        var _flags: Int32 = 0
+        if reject { tlSetFlag(&_flags, 0x2) }
+        if scheduleDate != nil { tlSetFlag(&_flags, 0x1) }
+        if rejectComment != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8107455c)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 8)
+        w2.int32(msgId)
+        if tlFlagIsSet(_flags, 0x1), let value = scheduleDate {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x4), let value = rejectComment {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatCreator#f743b857 peer:InputPeer user_id:InputUser password:InputCheckPasswordSRP = Updates;`
     public static func editChatCreator(peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.object("user_id", userId)
-        arguments.object("password", password)
-        return TLRequest(definition: "messages.editChatCreator#f743b857 peer:InputPeer user_id:InputUser password:InputCheckPasswordSRP = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editChatCreator(into: buffer, peer: peer, userId: userId, password: password)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.editChatCreator` boxed at the end of `buffer`.
+    public static func editChatCreator(into buffer: Buffer, peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) {
+        buffer.appendUInt32(0xf743b857)
+        peer.serialize(buffer, true)
+        userId.serialize(buffer, true)
+        password.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readPollVotes#1720b4d8 flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
     public static func readPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        return TLRequest(definition: "messages.readPollVotes#1720b4d8 flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        let buffer = Buffer()
+        readPollVotes(into: buffer, peer: peer, topMsgId: topMsgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+    }
+
+    /// Writes `messages.readPollVotes` boxed at the end of `buffer`.
+    public static func readPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?) {
+        var _flags: Int32 = 0
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1720b4d8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleAutotranslation#167fc0a1 channel:InputChannel enabled:Bool = Updates;`
     public static func toggleAutotranslation(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "channels.toggleAutotranslation#167fc0a1 channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleAutotranslation(into: buffer, channel: channel, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleAutotranslation` boxed at the end of `buffer`.
+    public static func toggleAutotranslation(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
+        buffer.appendUInt32(0x167fc0a1)
+        channel.serialize(buffer, true)
+        buffer.appendBool(enabled)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.convertStarGift#74bf076b stargift:InputSavedStarGift = Bool;`
     public static func convertStarGift(stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("stargift", stargift)
-        return TLRequest(definition: "payments.convertStarGift#74bf076b stargift:InputSavedStarGift = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        convertStarGift(into: buffer, stargift: stargift)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.convertStarGift` boxed at the end of `buffer`.
+    public static func convertStarGift(into buffer: Buffer, stargift: Api.InputSavedStarGift) {
+        buffer.appendUInt32(0x74bf076b)
+        stargift.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getUniqueStarGift#a1974d72 slug:string = payments.UniqueStarGift;`
     public static func getUniqueStarGift(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.UniqueStarGift>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("slug", slug)
-        return TLRequest(definition: "payments.getUniqueStarGift#a1974d72 slug:string = payments.UniqueStarGift;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.UniqueStarGift.self))
+        let buffer = Buffer()
+        getUniqueStarGift(into: buffer, slug: slug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.UniqueStarGift.self))
+    }
+
+    /// Writes `payments.getUniqueStarGift` boxed at the end of `buffer`.
+    public static func getUniqueStarGift(into buffer: Buffer, slug: String) {
+        buffer.appendUInt32(0xa1974d72)
+        buffer.appendTLString(slug)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.updateStarGiftCollection#4fddbee7 flags:# peer:InputPeer collection_id:int title:flags.0?string delete_stargift:flags.1?Vector<InputSavedStarGift> add_stargift:flags.2?Vector<InputSavedStarGift> order:flags.3?Vector<InputSavedStarGift> = StarGiftCollection;`
     public static func updateStarGiftCollection(peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.object("peer", peer)
-        arguments.int("collection_id", collectionId)
-        if let value = title { arguments.string("title", value) }
-        if let value = deleteStargift { arguments.objects("delete_stargift", value) }
-        if let value = addStargift { arguments.objects("add_stargift", value) }
-        if let value = order { arguments.objects("order", value) }
-        return TLRequest(definition: "payments.updateStarGiftCollection#4fddbee7 flags:# peer:InputPeer collection_id:int title:flags.0?string delete_stargift:flags.1?Vector<InputSavedStarGift> add_stargift:flags.2?Vector<InputSavedStarGift> order:flags.3?Vector<InputSavedStarGift> = StarGiftCollection;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StarGiftCollection.self))
+        let buffer = Buffer()
+        updateStarGiftCollection(into: buffer, peer: peer, collectionId: collectionId, title: title, deleteStargift: deleteStargift, addStargift: addStargift, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StarGiftCollection.self))
+    }
+
+    /// Writes `payments.updateStarGiftCollection` boxed at the end of `buffer`.
+    public static func updateStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32, title: String?, deleteStargift: [Api.InputSavedStarGift]?, addStargift: [Api.InputSavedStarGift]?, order: [Api.InputSavedStarGift]?) {
+        var _flags: Int32 = 0
+        if title != nil { tlSetFlag(&_flags, 0x1) }
+        if deleteStargift != nil { tlSetFlag(&_flags, 0x2) }
+        if addStargift != nil { tlSetFlag(&_flags, 0x4) }
+        if order != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x4fddbee7)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(collectionId)
+        if tlFlagIsSet(_flags, 0x1), let value = title {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = deleteStargift {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = addStargift {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = order {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getCraftStarGifts#fd05dd00 gift_id:long offset:string limit:int = payments.SavedStarGifts;`
     public static func getCraftStarGifts(giftId: Int64, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.long("gift_id", giftId)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "payments.getCraftStarGifts#fd05dd00 gift_id:long offset:string limit:int = payments.SavedStarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+        let buffer = Buffer()
+        getCraftStarGifts(into: buffer, giftId: giftId, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+    }
+
+    /// Writes `payments.getCraftStarGifts` boxed at the end of `buffer`.
+    public static func getCraftStarGifts(into buffer: Buffer, giftId: Int64, offset: String, limit: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xfd05dd00)
+        w1.int64(giftId)
+        buffer.commit(w1)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.createConferenceCall#7d0444bb flags:# muted:flags.0?true video_stopped:flags.2?true join:flags.3?true random_id:int public_key:flags.3?int256 block:flags.3?bytes params:flags.3?DataJSON = Updates;`
     public static func createConferenceCall(muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("muted", muted)
-        arguments.trueFlag("video_stopped", videoStopped)
-        arguments.int("random_id", randomId)
-        if let value = publicKey { arguments.int256("public_key", value) }
-        if let value = block { arguments.bytes("block", value) }
-        if let value = params { arguments.object("params", value) }
-        return TLRequest(definition: "phone.createConferenceCall#7d0444bb flags:# muted:flags.0?true video_stopped:flags.2?true join:flags.3?true random_id:int public_key:flags.3?int256 block:flags.3?bytes params:flags.3?DataJSON = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        createConferenceCall(into: buffer, muted: muted, videoStopped: videoStopped, randomId: randomId, publicKey: publicKey, block: block, params: params)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.createConferenceCall` boxed at the end of `buffer`.
+    public static func createConferenceCall(into buffer: Buffer, muted: Bool, videoStopped: Bool, randomId: Int32, publicKey: TLInt256?, block: [UInt8]?, params: Api.DataJSON?) {
+        var _flags: Int32 = 0
+        if muted { tlSetFlag(&_flags, 0x1) }
+        if videoStopped { tlSetFlag(&_flags, 0x4) }
+        if publicKey != nil && block != nil && params != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 44)
+        w1.uint32(0x7d0444bb)
+        w1.int32(_flags)
+        w1.int32(randomId)
+        if tlFlagIsSet(_flags, 0x8), let value = publicKey {
+            w1.int256(value)
+        }
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x8), let value = block {
+            buffer.appendTLBytes(value)
+        }
+        if tlFlagIsSet(_flags, 0x8) {
+            params?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getDifference#cd984aa5 lang_pack:string lang_code:string from_version:int = LangPackDifference;`
     public static func getDifference(langPack: String, langCode: String, fromVersion: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackDifference>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("lang_pack", langPack)
-        arguments.string("lang_code", langCode)
-        arguments.int("from_version", fromVersion)
-        return TLRequest(definition: "langpack.getDifference#cd984aa5 lang_pack:string lang_code:string from_version:int = LangPackDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.LangPackDifference.self))
+        let buffer = Buffer()
+        getDifference(into: buffer, langPack: langPack, langCode: langCode, fromVersion: fromVersion)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.LangPackDifference.self))
+    }
+
+    /// Writes `langpack.getDifference` boxed at the end of `buffer`.
+    public static func getDifference(into buffer: Buffer, langPack: String, langCode: String, fromVersion: Int32) {
+        buffer.appendUInt32(0xcd984aa5)
+        buffer.appendTLString(langPack)
+        buffer.appendTLString(langCode)
+        buffer.appendInt32(fromVersion)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getStoryReactionsList#b9b2881f flags:# forwards_first:flags.2?true peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = stories.StoryReactionsList;`
     public static func getStoryReactionsList(forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryReactionsList>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("forwards_first", forwardsFirst)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        if let value = reaction { arguments.object("reaction", value) }
-        if let value = offset { arguments.string("offset", value) }
-        arguments.int("limit", limit)
-        return TLRequest(definition: "stories.getStoryReactionsList#b9b2881f flags:# forwards_first:flags.2?true peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = stories.StoryReactionsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.StoryReactionsList.self))
+        let buffer = Buffer()
+        getStoryReactionsList(into: buffer, forwardsFirst: forwardsFirst, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.StoryReactionsList.self))
+    }
+
+    /// Writes `stories.getStoryReactionsList` boxed at the end of `buffer`.
+    public static func getStoryReactionsList(into buffer: Buffer, forwardsFirst: Bool, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction?, offset: String?, limit: Int32) {
+        var _flags: Int32 = 0
+        if forwardsFirst { tlSetFlag(&_flags, 0x4) }
+        if reaction != nil { tlSetFlag(&_flags, 0x1) }
+        if offset != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb9b2881f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        if tlFlagIsSet(_flags, 0x1) {
+            reaction?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = offset {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;`
     public static func createAlbum(peer: Api.InputPeer, title: String, stories: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.string("title", title)
-        arguments.ints("stories", stories)
-        return TLRequest(definition: "stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StoryAlbum.self))
+        let buffer = Buffer()
+        createAlbum(into: buffer, peer: peer, title: title, stories: stories)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StoryAlbum.self))
+    }
+
+    /// Writes `stories.createAlbum` boxed at the end of `buffer`.
+    public static func createAlbum(into buffer: Buffer, peer: Api.InputPeer, title: String, stories: [Int32]) {
+        buffer.appendUInt32(0xa36396e5)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(title)
+        buffer.appendVector(stories, boxed: true)
     }
 }
 
 extension Api.functions.fragment {
     /// `fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;`
     public static func getCollectibleInfo(collectible: Api.InputCollectible) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.fragment.CollectibleInfo>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("collectible", collectible)
-        return TLRequest(definition: "fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.fragment.CollectibleInfo.self))
+        let buffer = Buffer()
+        getCollectibleInfo(into: buffer, collectible: collectible)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.fragment.CollectibleInfo.self))
+    }
+
+    /// Writes `fragment.getCollectibleInfo` boxed at the end of `buffer`.
+    public static func getCollectibleInfo(into buffer: Buffer, collectible: Api.InputCollectible) {
+        buffer.appendUInt32(0xbe1e85ba)
+        collectible.serialize(buffer, true)
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;`
     public static func createTone(displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeTone>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("display_author", displayAuthor)
-        arguments.long("emoji_id", emojiId)
-        arguments.string("title", title)
-        arguments.string("prompt", prompt)
-        return TLRequest(definition: "aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AiComposeTone.self))
+        let buffer = Buffer()
+        createTone(into: buffer, displayAuthor: displayAuthor, emojiId: emojiId, title: title, prompt: prompt)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.AiComposeTone.self))
+    }
+
+    /// Writes `aicompose.createTone` boxed at the end of `buffer`.
+    public static func createTone(into buffer: Buffer, displayAuthor: Bool, emojiId: Int64, title: String, prompt: String) {
+        var _flags: Int32 = 0
+        if displayAuthor { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0x4aa83913)
+        w1.int32(_flags)
+        w1.int64(emojiId)
+        buffer.commit(w1)
+        buffer.appendTLString(title)
+        buffer.appendTLString(prompt)
     }
 }
 

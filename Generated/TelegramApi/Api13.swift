@@ -2797,183 +2797,348 @@ extension Api.payments {
 extension Api.functions {
     /// `invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;`
     public static func invokeWithLayer<X>(layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("layer", layer)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithLayer(into: buffer, layer: layer, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithLayer` boxed at the end of `buffer`.
+    public static func invokeWithLayer<X>(into buffer: Buffer, layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xda9b0d0d)
+        w1.int32(layer)
+        buffer.commit(w1)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getChatThemes#d638de89 hash:long = account.Themes;`
     public static func getChatThemes(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Themes>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getChatThemes#d638de89 hash:long = account.Themes;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.Themes.self))
+        let buffer = Buffer()
+        getChatThemes(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.Themes.self))
+    }
+
+    /// Writes `account.getChatThemes` boxed at the end of `buffer`.
+    public static func getChatThemes(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xd638de89)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.updatePersonalChannel#d94305e0 channel:InputChannel = Bool;`
     public static func updatePersonalChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "account.updatePersonalChannel#d94305e0 channel:InputChannel = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updatePersonalChannel(into: buffer, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updatePersonalChannel` boxed at the end of `buffer`.
+    public static func updatePersonalChannel(into buffer: Buffer, channel: Api.InputChannel) {
+        buffer.appendUInt32(0xd94305e0)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportSpam#cf1592db peer:InputPeer = Bool;`
     public static func reportSpam(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.reportSpam#cf1592db peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportSpam(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reportSpam` boxed at the end of `buffer`.
+    public static func reportSpam(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0xcf1592db)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPinnedDialogs#d6b94df2 folder_id:int = messages.PeerDialogs;`
     public static func getPinnedDialogs(folderId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerDialogs>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("folder_id", folderId)
-        return TLRequest(definition: "messages.getPinnedDialogs#d6b94df2 folder_id:int = messages.PeerDialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.PeerDialogs.self))
+        let buffer = Buffer()
+        getPinnedDialogs(into: buffer, folderId: folderId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.PeerDialogs.self))
+    }
+
+    /// Writes `messages.getPinnedDialogs` boxed at the end of `buffer`.
+    public static func getPinnedDialogs(into buffer: Buffer, folderId: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd6b94df2)
+        w1.int32(folderId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.hideAllChatJoinRequests#e085f4ea flags:# approved:flags.0?true peer:InputPeer link:flags.1?string = Updates;`
     public static func hideAllChatJoinRequests(approved: Bool = false, peer: Api.InputPeer, link: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("approved", approved)
-        arguments.object("peer", peer)
-        if let value = link { arguments.string("link", value) }
-        return TLRequest(definition: "messages.hideAllChatJoinRequests#e085f4ea flags:# approved:flags.0?true peer:InputPeer link:flags.1?string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        hideAllChatJoinRequests(into: buffer, approved: approved, peer: peer, link: link)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.hideAllChatJoinRequests` boxed at the end of `buffer`.
+    public static func hideAllChatJoinRequests(into buffer: Buffer, approved: Bool, peer: Api.InputPeer, link: String?) {
+        var _flags: Int32 = 0
+        if approved { tlSetFlag(&_flags, 0x1) }
+        if link != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe085f4ea)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = link {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.help {
     /// `help.dismissSuggestion#f50dbaa1 peer:InputPeer suggestion:string = Bool;`
     public static func dismissSuggestion(peer: Api.InputPeer, suggestion: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.string("suggestion", suggestion)
-        return TLRequest(definition: "help.dismissSuggestion#f50dbaa1 peer:InputPeer suggestion:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        dismissSuggestion(into: buffer, peer: peer, suggestion: suggestion)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `help.dismissSuggestion` boxed at the end of `buffer`.
+    public static func dismissSuggestion(into buffer: Buffer, peer: Api.InputPeer, suggestion: String) {
+        buffer.appendUInt32(0xf50dbaa1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(suggestion)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.restrictSponsoredMessages#9ae91519 channel:InputChannel restricted:Bool = Updates;`
     public static func restrictSponsoredMessages(channel: Api.InputChannel, restricted: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.bool("restricted", restricted)
-        return TLRequest(definition: "channels.restrictSponsoredMessages#9ae91519 channel:InputChannel restricted:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        restrictSponsoredMessages(into: buffer, channel: channel, restricted: restricted)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.restrictSponsoredMessages` boxed at the end of `buffer`.
+    public static func restrictSponsoredMessages(into buffer: Buffer, channel: Api.InputChannel, restricted: Bool) {
+        buffer.appendUInt32(0x9ae91519)
+        channel.serialize(buffer, true)
+        buffer.appendBool(restricted)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.createBot#e5b17f2b flags:# via_deeplink:flags.0?true name:string username:string manager_id:InputUser = User;`
     public static func createBot(viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("via_deeplink", viaDeeplink)
-        arguments.string("name", name)
-        arguments.string("username", username)
-        arguments.object("manager_id", managerId)
-        return TLRequest(definition: "bots.createBot#e5b17f2b flags:# via_deeplink:flags.0?true name:string username:string manager_id:InputUser = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
+        let buffer = Buffer()
+        createBot(into: buffer, viaDeeplink: viaDeeplink, name: name, username: username, managerId: managerId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+    }
+
+    /// Writes `bots.createBot` boxed at the end of `buffer`.
+    public static func createBot(into buffer: Buffer, viaDeeplink: Bool, name: String, username: String, managerId: Api.InputUser) {
+        var _flags: Int32 = 0
+        if viaDeeplink { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe5b17f2b)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(name)
+        buffer.appendTLString(username)
+        managerId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsRevenueStats#d91ffad6 flags:# dark:flags.0?true ton:flags.1?true peer:InputPeer = payments.StarsRevenueStats;`
     public static func getStarsRevenueStats(dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueStats>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("dark", dark)
-        arguments.trueFlag("ton", ton)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "payments.getStarsRevenueStats#d91ffad6 flags:# dark:flags.0?true ton:flags.1?true peer:InputPeer = payments.StarsRevenueStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsRevenueStats.self))
+        let buffer = Buffer()
+        getStarsRevenueStats(into: buffer, dark: dark, ton: ton, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsRevenueStats.self))
+    }
+
+    /// Writes `payments.getStarsRevenueStats` boxed at the end of `buffer`.
+    public static func getStarsRevenueStats(into buffer: Buffer, dark: Bool, ton: Bool, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if dark { tlSetFlag(&_flags, 0x1) }
+        if ton { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd91ffad6)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.changeSticker#f5537ebc flags:# sticker:InputDocument emoji:flags.0?string mask_coords:flags.1?MaskCoords keywords:flags.2?string = messages.StickerSet;`
     public static func changeSticker(sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("sticker", sticker)
-        if let value = emoji { arguments.string("emoji", value) }
-        if let value = maskCoords { arguments.object("mask_coords", value) }
-        if let value = keywords { arguments.string("keywords", value) }
-        return TLRequest(definition: "stickers.changeSticker#f5537ebc flags:# sticker:InputDocument emoji:flags.0?string mask_coords:flags.1?MaskCoords keywords:flags.2?string = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        changeSticker(into: buffer, sticker: sticker, emoji: emoji, maskCoords: maskCoords, keywords: keywords)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `stickers.changeSticker` boxed at the end of `buffer`.
+    public static func changeSticker(into buffer: Buffer, sticker: Api.InputDocument, emoji: String?, maskCoords: Api.MaskCoords?, keywords: String?) {
+        var _flags: Int32 = 0
+        if emoji != nil { tlSetFlag(&_flags, 0x1) }
+        if maskCoords != nil { tlSetFlag(&_flags, 0x2) }
+        if keywords != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xf5537ebc)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        sticker.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = emoji {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            maskCoords?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = keywords {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.phone {
     /// `phone.editGroupCallTitle#1ca6ac0a call:InputGroupCall title:string = Updates;`
     public static func editGroupCallTitle(call: Api.InputGroupCall, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.string("title", title)
-        return TLRequest(definition: "phone.editGroupCallTitle#1ca6ac0a call:InputGroupCall title:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editGroupCallTitle(into: buffer, call: call, title: title)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.editGroupCallTitle` boxed at the end of `buffer`.
+    public static func editGroupCallTitle(into buffer: Buffer, call: Api.InputGroupCall, title: String) {
+        buffer.appendUInt32(0x1ca6ac0a)
+        call.serialize(buffer, true)
+        buffer.appendTLString(title)
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getMegagroupStats#dcdf8607 flags:# dark:flags.0?true channel:InputChannel = stats.MegagroupStats;`
     public static func getMegagroupStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MegagroupStats>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("dark", dark)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "stats.getMegagroupStats#dcdf8607 flags:# dark:flags.0?true channel:InputChannel = stats.MegagroupStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.MegagroupStats.self))
+        let buffer = Buffer()
+        getMegagroupStats(into: buffer, dark: dark, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.MegagroupStats.self))
+    }
+
+    /// Writes `stats.getMegagroupStats` boxed at the end of `buffer`.
+    public static func getMegagroupStats(into buffer: Buffer, dark: Bool, channel: Api.InputChannel) {
+        var _flags: Int32 = 0
+        if dark { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xdcdf8607)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getStoryPublicForwards#a6437ef6 peer:InputPeer id:int offset:string limit:int = stats.PublicForwards;`
     public static func getStoryPublicForwards(peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "stats.getStoryPublicForwards#a6437ef6 peer:InputPeer id:int offset:string limit:int = stats.PublicForwards;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.PublicForwards.self))
+        let buffer = Buffer()
+        getStoryPublicForwards(into: buffer, peer: peer, id: id, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.PublicForwards.self))
+    }
+
+    /// Writes `stats.getStoryPublicForwards` boxed at the end of `buffer`.
+    public static func getStoryPublicForwards(into buffer: Buffer, peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) {
+        buffer.appendUInt32(0xa6437ef6)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;`
     public static func startLive(pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 10)
-        arguments.trueFlag("pinned", pinned)
-        arguments.trueFlag("noforwards", noforwards)
-        arguments.trueFlag("rtmp_stream", rtmpStream)
-        arguments.object("peer", peer)
-        if let value = caption { arguments.string("caption", value) }
-        if let value = entities { arguments.objects("entities", value) }
-        arguments.objects("privacy_rules", privacyRules)
-        arguments.long("random_id", randomId)
-        if let value = messagesEnabled { arguments.bool("messages_enabled", value) }
-        if let value = sendPaidMessagesStars { arguments.long("send_paid_messages_stars", value) }
-        return TLRequest(definition: "stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        startLive(into: buffer, pinned: pinned, noforwards: noforwards, rtmpStream: rtmpStream, peer: peer, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `stories.startLive` boxed at the end of `buffer`.
+    public static func startLive(into buffer: Buffer, pinned: Bool, noforwards: Bool, rtmpStream: Bool, peer: Api.InputPeer, caption: String?, entities: [Api.MessageEntity]?, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool?, sendPaidMessagesStars: Int64?) {
+        var _flags: Int32 = 0
+        if pinned { tlSetFlag(&_flags, 0x4) }
+        if noforwards { tlSetFlag(&_flags, 0x10) }
+        if rtmpStream { tlSetFlag(&_flags, 0x20) }
+        if caption != nil { tlSetFlag(&_flags, 0x1) }
+        if entities != nil { tlSetFlag(&_flags, 0x2) }
+        if messagesEnabled != nil { tlSetFlag(&_flags, 0x40) }
+        if sendPaidMessagesStars != nil { tlSetFlag(&_flags, 0x80) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd069ccde)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = caption {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        buffer.appendVector(privacyRules, boxed: true)
+        var w2 = buffer.fieldWriter(reserving: 20)
+        w2.int64(randomId)
+        if tlFlagIsSet(_flags, 0x40), let value = messagesEnabled {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x80), let value = sendPaidMessagesStars {
+            w2.int64(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.premium {
     /// `premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;`
     public static func getBoostsStatus(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsStatus>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.premium.BoostsStatus.self))
+        let buffer = Buffer()
+        getBoostsStatus(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.BoostsStatus.self))
+    }
+
+    /// Writes `premium.getBoostsStatus` boxed at the end of `buffer`.
+    public static func getBoostsStatus(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x042f1f61)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;`
     public static func create(hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("hidden", hidden)
-        arguments.string("title", title)
-        if let value = about { arguments.string("about", value) }
-        arguments.object("peer", peer)
-        return TLRequest(definition: "communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        create(into: buffer, hidden: hidden, title: title, about: about, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `communities.create` boxed at the end of `buffer`.
+    public static func create(into buffer: Buffer, hidden: Bool, title: String, about: String?, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if hidden { tlSetFlag(&_flags, 0x2) }
+        if about != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa63859ec)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(title)
+        if tlFlagIsSet(_flags, 0x1), let value = about {
+            buffer.appendTLString(value)
+        }
+        peer.serialize(buffer, true)
     }
 }
 

@@ -1654,200 +1654,373 @@ extension Api.ephemeral {
 extension Api.functions.account {
     /// `account.getWallPapers#07967d36 hash:long = account.WallPapers;`
     public static func getWallPapers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WallPapers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getWallPapers#07967d36 hash:long = account.WallPapers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.WallPapers.self))
+        let buffer = Buffer()
+        getWallPapers(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.WallPapers.self))
+    }
+
+    /// Writes `account.getWallPapers` boxed at the end of `buffer`.
+    public static func getWallPapers(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x07967d36)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateEmojiStatus#fbd3de6b emoji_status:EmojiStatus = Bool;`
     public static func updateEmojiStatus(emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("emoji_status", emojiStatus)
-        return TLRequest(definition: "account.updateEmojiStatus#fbd3de6b emoji_status:EmojiStatus = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateEmojiStatus(into: buffer, emojiStatus: emojiStatus)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateEmojiStatus` boxed at the end of `buffer`.
+    public static func updateEmojiStatus(into buffer: Buffer, emojiStatus: Api.EmojiStatus) {
+        buffer.appendUInt32(0xfbd3de6b)
+        emojiStatus.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getBusinessChatLinks#6f70dde1 = account.BusinessChatLinks;`
     public static func getBusinessChatLinks() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.BusinessChatLinks>) {
-        TLRequest(definition: "account.getBusinessChatLinks#6f70dde1 = account.BusinessChatLinks;", arguments: []).call(DeserializeFunctionResponse(Api.account.BusinessChatLinks.self))
+        let buffer = Buffer()
+        getBusinessChatLinks(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.BusinessChatLinks.self))
+    }
+
+    /// Writes `account.getBusinessChatLinks` boxed at the end of `buffer`.
+    public static func getBusinessChatLinks(into buffer: Buffer) {
+        buffer.appendUInt32(0x6f70dde1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMessages#63c66506 id:Vector<InputMessage> = messages.Messages;`
     public static func getMessages(id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("id", id)
-        return TLRequest(definition: "messages.getMessages#63c66506 id:Vector<InputMessage> = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getMessages(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getMessages` boxed at the end of `buffer`.
+    public static func getMessages(into buffer: Buffer, id: [Api.InputMessage]) {
+        buffer.appendUInt32(0x63c66506)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getDocumentByHash#b1f2061f sha256:bytes size:long mime_type:string = Document;`
     public static func getDocumentByHash(sha256: [UInt8], size: Int64, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.bytes("sha256", sha256)
-        arguments.long("size", size)
-        arguments.string("mime_type", mimeType)
-        return TLRequest(definition: "messages.getDocumentByHash#b1f2061f sha256:bytes size:long mime_type:string = Document;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Document.self))
+        let buffer = Buffer()
+        getDocumentByHash(into: buffer, sha256: sha256, size: size, mimeType: mimeType)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Document.self))
+    }
+
+    /// Writes `messages.getDocumentByHash` boxed at the end of `buffer`.
+    public static func getDocumentByHash(into buffer: Buffer, sha256: [UInt8], size: Int64, mimeType: String) {
+        buffer.appendUInt32(0xb1f2061f)
+        buffer.appendTLBytes(sha256)
+        buffer.appendInt64(size)
+        buffer.appendTLString(mimeType)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getBotCallbackAnswer#9342ca07 flags:# game:flags.1?true peer:InputPeer msg_id:int data:flags.0?bytes password:flags.2?InputCheckPasswordSRP = messages.BotCallbackAnswer;`
     public static func getBotCallbackAnswer(game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("game", game)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        if let value = data { arguments.bytes("data", value) }
-        if let value = password { arguments.object("password", value) }
-        return TLRequest(definition: "messages.getBotCallbackAnswer#9342ca07 flags:# game:flags.1?true peer:InputPeer msg_id:int data:flags.0?bytes password:flags.2?InputCheckPasswordSRP = messages.BotCallbackAnswer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
+        let buffer = Buffer()
+        getBotCallbackAnswer(into: buffer, game: game, peer: peer, msgId: msgId, data: data, password: password)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.BotCallbackAnswer.self))
+    }
+
+    /// Writes `messages.getBotCallbackAnswer` boxed at the end of `buffer`.
+    public static func getBotCallbackAnswer(into buffer: Buffer, game: Bool, peer: Api.InputPeer, msgId: Int32, data: [UInt8]?, password: Api.InputCheckPasswordSRP?) {
+        var _flags: Int32 = 0
+        if game { tlSetFlag(&_flags, 0x2) }
+        if data != nil { tlSetFlag(&_flags, 0x1) }
+        if password != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9342ca07)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        if tlFlagIsSet(_flags, 0x1), let value = data {
+            buffer.appendTLBytes(value)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            password?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.clearAllDrafts#7e58ee9c = Bool;`
     public static func clearAllDrafts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "messages.clearAllDrafts#7e58ee9c = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        clearAllDrafts(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.clearAllDrafts` boxed at the end of `buffer`.
+    public static func clearAllDrafts(into buffer: Buffer) {
+        buffer.appendUInt32(0x7e58ee9c)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readDiscussion#f731a9f4 peer:InputPeer msg_id:int read_max_id:int = Bool;`
     public static func readDiscussion(peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.int("read_max_id", readMaxId)
-        return TLRequest(definition: "messages.readDiscussion#f731a9f4 peer:InputPeer msg_id:int read_max_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        readDiscussion(into: buffer, peer: peer, msgId: msgId, readMaxId: readMaxId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.readDiscussion` boxed at the end of `buffer`.
+    public static func readDiscussion(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) {
+        buffer.appendUInt32(0xf731a9f4)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.int32(msgId)
+        w1.int32(readMaxId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAttachMenuBots#16fcc2cb hash:long = AttachMenuBots;`
     public static func getAttachMenuBots(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AttachMenuBots>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getAttachMenuBots#16fcc2cb hash:long = AttachMenuBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AttachMenuBots.self))
+        let buffer = Buffer()
+        getAttachMenuBots(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.AttachMenuBots.self))
+    }
+
+    /// Writes `messages.getAttachMenuBots` boxed at the end of `buffer`.
+    public static func getAttachMenuBots(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x16fcc2cb)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleBotInAttachMenu#69f59d69 flags:# write_allowed:flags.0?true bot:InputUser enabled:Bool = Bool;`
     public static func toggleBotInAttachMenu(writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("write_allowed", writeAllowed)
-        arguments.object("bot", bot)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "messages.toggleBotInAttachMenu#69f59d69 flags:# write_allowed:flags.0?true bot:InputUser enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleBotInAttachMenu(into: buffer, writeAllowed: writeAllowed, bot: bot, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.toggleBotInAttachMenu` boxed at the end of `buffer`.
+    public static func toggleBotInAttachMenu(into buffer: Buffer, writeAllowed: Bool, bot: Api.InputUser, enabled: Bool) {
+        var _flags: Int32 = 0
+        if writeAllowed { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x69f59d69)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        bot.serialize(buffer, true)
+        buffer.appendBool(enabled)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setChatWallPaper#8ffacae1 flags:# for_both:flags.3?true revert:flags.4?true peer:InputPeer wallpaper:flags.0?InputWallPaper settings:flags.2?WallPaperSettings id:flags.1?int = Updates;`
     public static func setChatWallPaper(forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("for_both", forBoth)
-        arguments.trueFlag("revert", revert)
-        arguments.object("peer", peer)
-        if let value = wallpaper { arguments.object("wallpaper", value) }
-        if let value = settings { arguments.object("settings", value) }
-        if let value = id { arguments.int("id", value) }
-        return TLRequest(definition: "messages.setChatWallPaper#8ffacae1 flags:# for_both:flags.3?true revert:flags.4?true peer:InputPeer wallpaper:flags.0?InputWallPaper settings:flags.2?WallPaperSettings id:flags.1?int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        setChatWallPaper(into: buffer, forBoth: forBoth, revert: revert, peer: peer, wallpaper: wallpaper, settings: settings, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.setChatWallPaper` boxed at the end of `buffer`.
+    public static func setChatWallPaper(into buffer: Buffer, forBoth: Bool, revert: Bool, peer: Api.InputPeer, wallpaper: Api.InputWallPaper?, settings: Api.WallPaperSettings?, id: Int32?) {
+        var _flags: Int32 = 0
+        if forBoth { tlSetFlag(&_flags, 0x8) }
+        if revert { tlSetFlag(&_flags, 0x10) }
+        if wallpaper != nil { tlSetFlag(&_flags, 0x1) }
+        if settings != nil { tlSetFlag(&_flags, 0x4) }
+        if id != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8ffacae1)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            wallpaper?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            settings?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = id {
+            buffer.appendInt32(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSavedDialogsByID#6f6f9c96 flags:# parent_peer:flags.1?InputPeer ids:Vector<InputPeer> = messages.SavedDialogs;`
     public static func getSavedDialogsByID(parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
-        var arguments = TLFieldList(capacity: 2)
-        if let value = parentPeer { arguments.object("parent_peer", value) }
-        arguments.objects("ids", ids)
-        return TLRequest(definition: "messages.getSavedDialogsByID#6f6f9c96 flags:# parent_peer:flags.1?InputPeer ids:Vector<InputPeer> = messages.SavedDialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+        let buffer = Buffer()
+        getSavedDialogsByID(into: buffer, parentPeer: parentPeer, ids: ids)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+    }
+
+    /// Writes `messages.getSavedDialogsByID` boxed at the end of `buffer`.
+    public static func getSavedDialogsByID(into buffer: Buffer, parentPeer: Api.InputPeer?, ids: [Api.InputPeer]) {
+        var _flags: Int32 = 0
+        if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x6f6f9c96)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            parentPeer?.serialize(buffer, true)
+        }
+        buffer.appendVector(ids, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getFullChannel#08736a09 channel:InputChannel = messages.ChatFull;`
     public static func getFullChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "channels.getFullChannel#08736a09 channel:InputChannel = messages.ChatFull;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatFull.self))
+        let buffer = Buffer()
+        getFullChannel(into: buffer, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatFull.self))
+    }
+
+    /// Writes `channels.getFullChannel` boxed at the end of `buffer`.
+    public static func getFullChannel(into buffer: Buffer, channel: Api.InputChannel) {
+        buffer.appendUInt32(0x08736a09)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.resetBotCommands#3d8de0f9 scope:BotCommandScope lang_code:string = Bool;`
     public static func resetBotCommands(scope: Api.BotCommandScope, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("scope", scope)
-        arguments.string("lang_code", langCode)
-        return TLRequest(definition: "bots.resetBotCommands#3d8de0f9 scope:BotCommandScope lang_code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetBotCommands(into: buffer, scope: scope, langCode: langCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.resetBotCommands` boxed at the end of `buffer`.
+    public static func resetBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String) {
+        buffer.appendUInt32(0x3d8de0f9)
+        scope.serialize(buffer, true)
+        buffer.appendTLString(langCode)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getPopularAppBots#c2510192 offset:string limit:int = bots.PopularAppBots;`
     public static func getPopularAppBots(offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.PopularAppBots>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "bots.getPopularAppBots#c2510192 offset:string limit:int = bots.PopularAppBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.PopularAppBots.self))
+        let buffer = Buffer()
+        getPopularAppBots(into: buffer, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.bots.PopularAppBots.self))
+    }
+
+    /// Writes `bots.getPopularAppBots` boxed at the end of `buffer`.
+    public static func getPopularAppBots(into buffer: Buffer, offset: String, limit: Int32) {
+        buffer.appendUInt32(0xc2510192)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.updateUserEmojiStatus#ed9f30c5 user_id:InputUser emoji_status:EmojiStatus = Bool;`
     public static func updateUserEmojiStatus(userId: Api.InputUser, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("user_id", userId)
-        arguments.object("emoji_status", emojiStatus)
-        return TLRequest(definition: "bots.updateUserEmojiStatus#ed9f30c5 user_id:InputUser emoji_status:EmojiStatus = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateUserEmojiStatus(into: buffer, userId: userId, emojiStatus: emojiStatus)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.updateUserEmojiStatus` boxed at the end of `buffer`.
+    public static func updateUserEmojiStatus(into buffer: Buffer, userId: Api.InputUser, emojiStatus: Api.EmojiStatus) {
+        buffer.appendUInt32(0xed9f30c5)
+        userId.serialize(buffer, true)
+        emojiStatus.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getConnectedStarRefBot#b7d998f0 peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
     public static func getConnectedStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("bot", bot)
-        return TLRequest(definition: "payments.getConnectedStarRefBot#b7d998f0 peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+        let buffer = Buffer()
+        getConnectedStarRefBot(into: buffer, peer: peer, bot: bot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ConnectedStarRefBots.self))
+    }
+
+    /// Writes `payments.getConnectedStarRefBot` boxed at the end of `buffer`.
+    public static func getConnectedStarRefBot(into buffer: Buffer, peer: Api.InputPeer, bot: Api.InputUser) {
+        buffer.appendUInt32(0xb7d998f0)
+        peer.serialize(buffer, true)
+        bot.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;`
     public static func saveDefaultSendAs(call: Api.InputGroupCall, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.object("send_as", sendAs)
-        return TLRequest(definition: "phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveDefaultSendAs(into: buffer, call: call, sendAs: sendAs)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `phone.saveDefaultSendAs` boxed at the end of `buffer`.
+    public static func saveDefaultSendAs(into buffer: Buffer, call: Api.InputGroupCall, sendAs: Api.InputPeer) {
+        buffer.appendUInt32(0x4167add1)
+        call.serialize(buffer, true)
+        sendAs.serialize(buffer, true)
     }
 }
 
 extension Api.functions.premium {
     /// `premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;`
     public static func applyBoost(slots: [Int32]? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
-        var arguments = TLFieldList(capacity: 2)
-        if let value = slots { arguments.ints("slots", value) }
-        arguments.object("peer", peer)
-        return TLRequest(definition: "premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.premium.MyBoosts.self))
+        let buffer = Buffer()
+        applyBoost(into: buffer, slots: slots, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.MyBoosts.self))
+    }
+
+    /// Writes `premium.applyBoost` boxed at the end of `buffer`.
+    public static func applyBoost(into buffer: Buffer, slots: [Int32]?, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if slots != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x6b7da746)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = slots {
+            buffer.appendVector(value, boxed: true)
+        }
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;`
     public static func toggleParticipantBanned(unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("unban", unban)
-        arguments.object("community", community)
-        arguments.object("participant", participant)
-        return TLRequest(definition: "communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleParticipantBanned(into: buffer, unban: unban, community: community, participant: participant)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `communities.toggleParticipantBanned` boxed at the end of `buffer`.
+    public static func toggleParticipantBanned(into buffer: Buffer, unban: Bool, community: Api.InputChannel, participant: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if unban { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9967ad0f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        community.serialize(buffer, true)
+        participant.serialize(buffer, true)
     }
 }
 

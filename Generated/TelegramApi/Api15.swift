@@ -566,157 +566,299 @@ extension Api.messages {
 extension Api.functions.auth {
     /// `auth.cancelCode#1f040578 phone_number:string phone_code_hash:string = Bool;`
     public static func cancelCode(phoneNumber: String, phoneCodeHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        return TLRequest(definition: "auth.cancelCode#1f040578 phone_number:string phone_code_hash:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        cancelCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `auth.cancelCode` boxed at the end of `buffer`.
+    public static func cancelCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String) {
+        buffer.appendUInt32(0x1f040578)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.initPasskeyLogin#518ad0b7 api_id:int api_hash:string = auth.PasskeyLoginOptions;`
     public static func initPasskeyLogin(apiId: Int32, apiHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.PasskeyLoginOptions>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("api_id", apiId)
-        arguments.string("api_hash", apiHash)
-        return TLRequest(definition: "auth.initPasskeyLogin#518ad0b7 api_id:int api_hash:string = auth.PasskeyLoginOptions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.PasskeyLoginOptions.self))
+        let buffer = Buffer()
+        initPasskeyLogin(into: buffer, apiId: apiId, apiHash: apiHash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.PasskeyLoginOptions.self))
+    }
+
+    /// Writes `auth.initPasskeyLogin` boxed at the end of `buffer`.
+    public static func initPasskeyLogin(into buffer: Buffer, apiId: Int32, apiHash: String) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x518ad0b7)
+        w1.int32(apiId)
+        buffer.commit(w1)
+        buffer.appendTLString(apiHash)
     }
 }
 
 extension Api.functions.account {
     /// `account.getPrivacy#dadbc950 key:InputPrivacyKey = account.PrivacyRules;`
     public static func getPrivacy(key: Api.InputPrivacyKey) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PrivacyRules>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("key", key)
-        return TLRequest(definition: "account.getPrivacy#dadbc950 key:InputPrivacyKey = account.PrivacyRules;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.PrivacyRules.self))
+        let buffer = Buffer()
+        getPrivacy(into: buffer, key: key)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.PrivacyRules.self))
+    }
+
+    /// Writes `account.getPrivacy` boxed at the end of `buffer`.
+    public static func getPrivacy(into buffer: Buffer, key: Api.InputPrivacyKey) {
+        buffer.appendUInt32(0xdadbc950)
+        key.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.uploadTheme#1c3db333 flags:# file:InputFile thumb:flags.0?InputFile file_name:string mime_type:string = Document;`
     public static func uploadTheme(file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("file", file)
-        if let value = thumb { arguments.object("thumb", value) }
-        arguments.string("file_name", fileName)
-        arguments.string("mime_type", mimeType)
-        return TLRequest(definition: "account.uploadTheme#1c3db333 flags:# file:InputFile thumb:flags.0?InputFile file_name:string mime_type:string = Document;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Document.self))
+        let buffer = Buffer()
+        uploadTheme(into: buffer, file: file, thumb: thumb, fileName: fileName, mimeType: mimeType)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Document.self))
+    }
+
+    /// Writes `account.uploadTheme` boxed at the end of `buffer`.
+    public static func uploadTheme(into buffer: Buffer, file: Api.InputFile, thumb: Api.InputFile?, fileName: String, mimeType: String) {
+        var _flags: Int32 = 0
+        if thumb != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1c3db333)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        file.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            thumb?.serialize(buffer, true)
+        }
+        buffer.appendTLString(fileName)
+        buffer.appendTLString(mimeType)
     }
 }
 
 extension Api.functions.account {
     /// `account.resetPassword#9308ce1b = account.ResetPasswordResult;`
     public static func resetPassword() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ResetPasswordResult>) {
-        TLRequest(definition: "account.resetPassword#9308ce1b = account.ResetPasswordResult;", arguments: []).call(DeserializeFunctionResponse(Api.account.ResetPasswordResult.self))
+        let buffer = Buffer()
+        resetPassword(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.ResetPasswordResult.self))
+    }
+
+    /// Writes `account.resetPassword` boxed at the end of `buffer`.
+    public static func resetPassword(into buffer: Buffer) {
+        buffer.appendUInt32(0x9308ce1b)
     }
 }
 
 extension Api.functions.account {
     /// `account.setReactionsNotifySettings#316ce548 settings:ReactionsNotifySettings = ReactionsNotifySettings;`
     public static func setReactionsNotifySettings(settings: Api.ReactionsNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReactionsNotifySettings>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.setReactionsNotifySettings#316ce548 settings:ReactionsNotifySettings = ReactionsNotifySettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ReactionsNotifySettings.self))
+        let buffer = Buffer()
+        setReactionsNotifySettings(into: buffer, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ReactionsNotifySettings.self))
+    }
+
+    /// Writes `account.setReactionsNotifySettings` boxed at the end of `buffer`.
+    public static func setReactionsNotifySettings(into buffer: Buffer, settings: Api.ReactionsNotifySettings) {
+        buffer.appendUInt32(0x316ce548)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.resolveUsername#725afbbc flags:# username:string referer:flags.0?string = contacts.ResolvedPeer;`
     public static func resolveUsername(username: String, referer: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ResolvedPeer>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("username", username)
-        if let value = referer { arguments.string("referer", value) }
-        return TLRequest(definition: "contacts.resolveUsername#725afbbc flags:# username:string referer:flags.0?string = contacts.ResolvedPeer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.ResolvedPeer.self))
+        let buffer = Buffer()
+        resolveUsername(into: buffer, username: username, referer: referer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.ResolvedPeer.self))
+    }
+
+    /// Writes `contacts.resolveUsername` boxed at the end of `buffer`.
+    public static func resolveUsername(into buffer: Buffer, username: String, referer: String?) {
+        var _flags: Int32 = 0
+        if referer != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x725afbbc)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(username)
+        if tlFlagIsSet(_flags, 0x1), let value = referer {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.uploadEncryptedFile#5057c497 peer:InputEncryptedChat file:InputEncryptedFile = EncryptedFile;`
     public static func uploadEncryptedFile(peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedFile>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("file", file)
-        return TLRequest(definition: "messages.uploadEncryptedFile#5057c497 peer:InputEncryptedChat file:InputEncryptedFile = EncryptedFile;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EncryptedFile.self))
+        let buffer = Buffer()
+        uploadEncryptedFile(into: buffer, peer: peer, file: file)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EncryptedFile.self))
+    }
+
+    /// Writes `messages.uploadEncryptedFile` boxed at the end of `buffer`.
+    public static func uploadEncryptedFile(into buffer: Buffer, peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) {
+        buffer.appendUInt32(0x5057c497)
+        peer.serialize(buffer, true)
+        file.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiKeywordsLanguages#4e9963b2 lang_codes:Vector<string> = Vector<EmojiLanguage>;`
     public static func getEmojiKeywordsLanguages(langCodes: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.EmojiLanguage]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.strings("lang_codes", langCodes)
-        return TLRequest(definition: "messages.getEmojiKeywordsLanguages#4e9963b2 lang_codes:Vector<string> = Vector<EmojiLanguage>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.EmojiLanguage]>.vector(of: Api.EmojiLanguage.self))
+        let buffer = Buffer()
+        getEmojiKeywordsLanguages(into: buffer, langCodes: langCodes)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.EmojiLanguage]>.vector(of: Api.EmojiLanguage.self))
+    }
+
+    /// Writes `messages.getEmojiKeywordsLanguages` boxed at the end of `buffer`.
+    public static func getEmojiKeywordsLanguages(into buffer: Buffer, langCodes: [String]) {
+        buffer.appendUInt32(0x4e9963b2)
+        buffer.appendVector(langCodes, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.unpinAllMessages#062dd747 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
     public static func unpinAllMessages(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
-        return TLRequest(definition: "messages.unpinAllMessages#062dd747 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        let buffer = Buffer()
+        unpinAllMessages(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+    }
+
+    /// Writes `messages.unpinAllMessages` boxed at the end of `buffer`.
+    public static func unpinAllMessages(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, savedPeerId: Api.InputPeer?) {
+        var _flags: Int32 = 0
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x062dd747)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            savedPeerId?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendReaction#d30d78d4 flags:# big:flags.1?true add_to_recent:flags.2?true peer:InputPeer msg_id:int reaction:flags.0?Vector<Reaction> = Updates;`
     public static func sendReaction(big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("big", big)
-        arguments.trueFlag("add_to_recent", addToRecent)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        if let value = reaction { arguments.objects("reaction", value) }
-        return TLRequest(definition: "messages.sendReaction#d30d78d4 flags:# big:flags.1?true add_to_recent:flags.2?true peer:InputPeer msg_id:int reaction:flags.0?Vector<Reaction> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendReaction(into: buffer, big: big, addToRecent: addToRecent, peer: peer, msgId: msgId, reaction: reaction)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendReaction` boxed at the end of `buffer`.
+    public static func sendReaction(into buffer: Buffer, big: Bool, addToRecent: Bool, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]?) {
+        var _flags: Int32 = 0
+        if big { tlSetFlag(&_flags, 0x2) }
+        if addToRecent { tlSetFlag(&_flags, 0x4) }
+        if reaction != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd30d78d4)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        if tlFlagIsSet(_flags, 0x1), let value = reaction {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPersonalChannelHistory#55fb0996 user_id:InputUser limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func getPersonalChannelHistory(userId: Api.InputUser, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("user_id", userId)
-        arguments.int("limit", limit)
-        arguments.int("max_id", maxId)
-        arguments.int("min_id", minId)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getPersonalChannelHistory#55fb0996 user_id:InputUser limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getPersonalChannelHistory(into: buffer, userId: userId, limit: limit, maxId: maxId, minId: minId, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getPersonalChannelHistory` boxed at the end of `buffer`.
+    public static func getPersonalChannelHistory(into buffer: Buffer, userId: Api.InputUser, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
+        buffer.appendUInt32(0x55fb0996)
+        userId.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 20)
+        w1.int32(limit)
+        w1.int32(maxId)
+        w1.int32(minId)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.photos {
     /// `photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;`
     public static func deletePhotos(id: [Api.InputPhoto]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("id", id)
-        return TLRequest(definition: "photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+        let buffer = Buffer()
+        deletePhotos(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+    }
+
+    /// Writes `photos.deletePhotos` boxed at the end of `buffer`.
+    public static func deletePhotos(into buffer: Buffer, id: [Api.InputPhoto]) {
+        buffer.appendUInt32(0x87cf7f2f)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.photos {
     /// `photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;`
     public static func uploadContactProfilePhoto(suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("suggest", suggest)
-        arguments.trueFlag("save", save)
-        arguments.object("user_id", userId)
-        if let value = file { arguments.object("file", value) }
-        if let value = video { arguments.object("video", value) }
-        if let value = videoStartTs { arguments.double("video_start_ts", value) }
-        if let value = videoEmojiMarkup { arguments.object("video_emoji_markup", value) }
-        return TLRequest(definition: "photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.photos.Photo.self))
+        let buffer = Buffer()
+        uploadContactProfilePhoto(into: buffer, suggest: suggest, save: save, userId: userId, file: file, video: video, videoStartTs: videoStartTs, videoEmojiMarkup: videoEmojiMarkup)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.photos.Photo.self))
+    }
+
+    /// Writes `photos.uploadContactProfilePhoto` boxed at the end of `buffer`.
+    public static func uploadContactProfilePhoto(into buffer: Buffer, suggest: Bool, save: Bool, userId: Api.InputUser, file: Api.InputFile?, video: Api.InputFile?, videoStartTs: Double?, videoEmojiMarkup: Api.VideoSize?) {
+        var _flags: Int32 = 0
+        if suggest { tlSetFlag(&_flags, 0x8) }
+        if save { tlSetFlag(&_flags, 0x10) }
+        if file != nil { tlSetFlag(&_flags, 0x1) }
+        if video != nil { tlSetFlag(&_flags, 0x2) }
+        if videoStartTs != nil { tlSetFlag(&_flags, 0x4) }
+        if videoEmojiMarkup != nil { tlSetFlag(&_flags, 0x20) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe14c4a71)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        userId.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            file?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            video?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = videoStartTs {
+            buffer.appendDouble(value)
+        }
+        if tlFlagIsSet(_flags, 0x20) {
+            videoEmojiMarkup?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;`
     public static func getRequestedWebViewButton(bot: Api.InputUser, webappReqId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.KeyboardButton>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("bot", bot)
-        arguments.string("webapp_req_id", webappReqId)
-        return TLRequest(definition: "bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.KeyboardButton.self))
+        let buffer = Buffer()
+        getRequestedWebViewButton(into: buffer, bot: bot, webappReqId: webappReqId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.KeyboardButton.self))
+    }
+
+    /// Writes `bots.getRequestedWebViewButton` boxed at the end of `buffer`.
+    public static func getRequestedWebViewButton(into buffer: Buffer, bot: Api.InputUser, webappReqId: String) {
+        buffer.appendUInt32(0xbf25b7f3)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(webappReqId)
     }
 }
 

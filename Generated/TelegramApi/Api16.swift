@@ -3846,222 +3846,380 @@ extension Api {
 extension Api.functions.account {
     /// `account.registerDevice#ec86017a flags:# no_muted:flags.0?true token_type:int token:string app_sandbox:Bool secret:bytes other_uids:Vector<long> = Bool;`
     public static func registerDevice(noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("no_muted", noMuted)
-        arguments.int("token_type", tokenType)
-        arguments.string("token", token)
-        arguments.bool("app_sandbox", appSandbox)
-        arguments.bytes("secret", secret)
-        arguments.longs("other_uids", otherUids)
-        return TLRequest(definition: "account.registerDevice#ec86017a flags:# no_muted:flags.0?true token_type:int token:string app_sandbox:Bool secret:bytes other_uids:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        registerDevice(into: buffer, noMuted: noMuted, tokenType: tokenType, token: token, appSandbox: appSandbox, secret: secret, otherUids: otherUids)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.registerDevice` boxed at the end of `buffer`.
+    public static func registerDevice(into buffer: Buffer, noMuted: Bool, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) {
+        var _flags: Int32 = 0
+        if noMuted { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xec86017a)
+        w1.int32(_flags)
+        w1.int32(tokenType)
+        buffer.commit(w1)
+        buffer.appendTLString(token)
+        buffer.appendBool(appSandbox)
+        buffer.appendTLBytes(secret)
+        buffer.appendVector(otherUids, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.saveSecureValue#899fe31d value:InputSecureValue secure_secret_id:long = SecureValue;`
     public static func saveSecureValue(value: Api.InputSecureValue, secureSecretId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SecureValue>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("value", value)
-        arguments.long("secure_secret_id", secureSecretId)
-        return TLRequest(definition: "account.saveSecureValue#899fe31d value:InputSecureValue secure_secret_id:long = SecureValue;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.SecureValue.self))
+        let buffer = Buffer()
+        saveSecureValue(into: buffer, value: value, secureSecretId: secureSecretId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.SecureValue.self))
+    }
+
+    /// Writes `account.saveSecureValue` boxed at the end of `buffer`.
+    public static func saveSecureValue(into buffer: Buffer, value: Api.InputSecureValue, secureSecretId: Int64) {
+        buffer.appendUInt32(0x899fe31d)
+        value.serialize(buffer, true)
+        buffer.appendInt64(secureSecretId)
     }
 }
 
 extension Api.functions.account {
     /// `account.getAuthorizationForm#a929597a bot_id:long scope:string public_key:string = account.AuthorizationForm;`
     public static func getAuthorizationForm(botId: Int64, scope: String, publicKey: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AuthorizationForm>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.long("bot_id", botId)
-        arguments.string("scope", scope)
-        arguments.string("public_key", publicKey)
-        return TLRequest(definition: "account.getAuthorizationForm#a929597a bot_id:long scope:string public_key:string = account.AuthorizationForm;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.AuthorizationForm.self))
+        let buffer = Buffer()
+        getAuthorizationForm(into: buffer, botId: botId, scope: scope, publicKey: publicKey)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.AuthorizationForm.self))
+    }
+
+    /// Writes `account.getAuthorizationForm` boxed at the end of `buffer`.
+    public static func getAuthorizationForm(into buffer: Buffer, botId: Int64, scope: String, publicKey: String) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xa929597a)
+        w1.int64(botId)
+        buffer.commit(w1)
+        buffer.appendTLString(scope)
+        buffer.appendTLString(publicKey)
     }
 }
 
 extension Api.functions.account {
     /// `account.cancelPasswordEmail#c1cbd5b6 = Bool;`
     public static func cancelPasswordEmail() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.cancelPasswordEmail#c1cbd5b6 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        cancelPasswordEmail(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.cancelPasswordEmail` boxed at the end of `buffer`.
+    public static func cancelPasswordEmail(into buffer: Buffer) {
+        buffer.appendUInt32(0xc1cbd5b6)
     }
 }
 
 extension Api.functions.account {
     /// `account.getChannelRestrictedStatusEmojis#35a9e0d5 hash:long = EmojiList;`
     public static func getChannelRestrictedStatusEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getChannelRestrictedStatusEmojis#35a9e0d5 hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        let buffer = Buffer()
+        getChannelRestrictedStatusEmojis(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EmojiList.self))
+    }
+
+    /// Writes `account.getChannelRestrictedStatusEmojis` boxed at the end of `buffer`.
+    public static func getChannelRestrictedStatusEmojis(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x35a9e0d5)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getUniqueGiftChatThemes#e42ce9c9 offset:string limit:int hash:long = account.ChatThemes;`
     public static func getUniqueGiftChatThemes(offset: String, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ChatThemes>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getUniqueGiftChatThemes#e42ce9c9 offset:string limit:int hash:long = account.ChatThemes;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.ChatThemes.self))
+        let buffer = Buffer()
+        getUniqueGiftChatThemes(into: buffer, offset: offset, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.ChatThemes.self))
+    }
+
+    /// Writes `account.getUniqueGiftChatThemes` boxed at the end of `buffer`.
+    public static func getUniqueGiftChatThemes(into buffer: Buffer, offset: String, limit: Int32, hash: Int64) {
+        buffer.appendUInt32(0xe42ce9c9)
+        buffer.appendTLString(offset)
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.int32(limit)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.updateContactNote#139f63fb id:InputUser note:TextWithEntities = Bool;`
     public static func updateContactNote(id: Api.InputUser, note: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.object("note", note)
-        return TLRequest(definition: "contacts.updateContactNote#139f63fb id:InputUser note:TextWithEntities = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateContactNote(into: buffer, id: id, note: note)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.updateContactNote` boxed at the end of `buffer`.
+    public static func updateContactNote(into buffer: Buffer, id: Api.InputUser, note: Api.TextWithEntities) {
+        buffer.appendUInt32(0x139f63fb)
+        id.serialize(buffer, true)
+        note.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getDhConfig#26cf8950 version:int random_length:int = messages.DhConfig;`
     public static func getDhConfig(version: Int32, randomLength: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DhConfig>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("version", version)
-        arguments.int("random_length", randomLength)
-        return TLRequest(definition: "messages.getDhConfig#26cf8950 version:int random_length:int = messages.DhConfig;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.DhConfig.self))
+        let buffer = Buffer()
+        getDhConfig(into: buffer, version: version, randomLength: randomLength)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.DhConfig.self))
+    }
+
+    /// Writes `messages.getDhConfig` boxed at the end of `buffer`.
+    public static func getDhConfig(into buffer: Buffer, version: Int32, randomLength: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x26cf8950)
+        w1.int32(version)
+        w1.int32(randomLength)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.importChatInvite#de91436e hash:string = messages.ChatInviteJoinResult;`
     public static func importChatInvite(hash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("hash", hash)
-        return TLRequest(definition: "messages.importChatInvite#de91436e hash:string = messages.ChatInviteJoinResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
+        let buffer = Buffer()
+        importChatInvite(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
+    }
+
+    /// Writes `messages.importChatInvite` boxed at the end of `buffer`.
+    public static func importChatInvite(into buffer: Buffer, hash: String) {
+        buffer.appendUInt32(0xde91436e)
+        buffer.appendTLString(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendVote#10ea6184 peer:InputPeer msg_id:int options:Vector<bytes> = Updates;`
     public static func sendVote(peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.bytesList("options", options)
-        return TLRequest(definition: "messages.sendVote#10ea6184 peer:InputPeer msg_id:int options:Vector<bytes> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendVote(into: buffer, peer: peer, msgId: msgId, options: options)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendVote` boxed at the end of `buffer`.
+    public static func sendVote(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) {
+        buffer.appendUInt32(0x10ea6184)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        buffer.appendBytesVector(options, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSearchResultsPositions#9c7f2f10 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int limit:int = messages.SearchResultsPositions;`
     public static func getSearchResultsPositions(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsPositions>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("peer", peer)
-        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
-        arguments.object("filter", filter)
-        arguments.int("offset_id", offsetId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getSearchResultsPositions#9c7f2f10 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int limit:int = messages.SearchResultsPositions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SearchResultsPositions.self))
+        let buffer = Buffer()
+        getSearchResultsPositions(into: buffer, peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SearchResultsPositions.self))
+    }
+
+    /// Writes `messages.getSearchResultsPositions` boxed at the end of `buffer`.
+    public static func getSearchResultsPositions(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer?, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) {
+        var _flags: Int32 = 0
+        if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9c7f2f10)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x4) {
+            savedPeerId?.serialize(buffer, true)
+        }
+        filter.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 8)
+        w2.int32(offsetId)
+        w2.int32(limit)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMyStickers#d0b5e1fc offset_id:long limit:int = messages.MyStickers;`
     public static func getMyStickers(offsetId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MyStickers>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("offset_id", offsetId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getMyStickers#d0b5e1fc offset_id:long limit:int = messages.MyStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.MyStickers.self))
+        let buffer = Buffer()
+        getMyStickers(into: buffer, offsetId: offsetId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.MyStickers.self))
+    }
+
+    /// Writes `messages.getMyStickers` boxed at the end of `buffer`.
+    public static func getMyStickers(into buffer: Buffer, offsetId: Int64, limit: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xd0b5e1fc)
+        w1.int64(offsetId)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteTopicHistory#d2816f10 peer:InputPeer top_msg_id:int = messages.AffectedHistory;`
     public static func deleteTopicHistory(peer: Api.InputPeer, topMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("top_msg_id", topMsgId)
-        return TLRequest(definition: "messages.deleteTopicHistory#d2816f10 peer:InputPeer top_msg_id:int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        let buffer = Buffer()
+        deleteTopicHistory(into: buffer, peer: peer, topMsgId: topMsgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+    }
+
+    /// Writes `messages.deleteTopicHistory` boxed at the end of `buffer`.
+    public static func deleteTopicHistory(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32) {
+        buffer.appendUInt32(0xd2816f10)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(topMsgId)
     }
 }
 
 extension Api.functions.help {
     /// `help.getNearestDc#1fb33026 = NearestDc;`
     public static func getNearestDc() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.NearestDc>) {
-        TLRequest(definition: "help.getNearestDc#1fb33026 = NearestDc;", arguments: []).call(DeserializeFunctionResponse(Api.NearestDc.self))
+        let buffer = Buffer()
+        getNearestDc(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.NearestDc.self))
+    }
+
+    /// Writes `help.getNearestDc` boxed at the end of `buffer`.
+    public static func getNearestDc(into buffer: Buffer) {
+        buffer.appendUInt32(0x1fb33026)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleParticipantsHidden#6a6e7854 channel:InputChannel enabled:Bool = Updates;`
     public static func toggleParticipantsHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "channels.toggleParticipantsHidden#6a6e7854 channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleParticipantsHidden(into: buffer, channel: channel, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleParticipantsHidden` boxed at the end of `buffer`.
+    public static func toggleParticipantsHidden(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
+        buffer.appendUInt32(0x6a6e7854)
+        channel.serialize(buffer, true)
+        buffer.appendBool(enabled)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.setEmojiStickers#3cd930b7 channel:InputChannel stickerset:InputStickerSet = Bool;`
     public static func setEmojiStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.object("stickerset", stickerset)
-        return TLRequest(definition: "channels.setEmojiStickers#3cd930b7 channel:InputChannel stickerset:InputStickerSet = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setEmojiStickers(into: buffer, channel: channel, stickerset: stickerset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.setEmojiStickers` boxed at the end of `buffer`.
+    public static func setEmojiStickers(into buffer: Buffer, channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
+        buffer.appendUInt32(0x3cd930b7)
+        channel.serialize(buffer, true)
+        stickerset.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.toggleUsername#053ca973 bot:InputUser username:string active:Bool = Bool;`
     public static func toggleUsername(bot: Api.InputUser, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("bot", bot)
-        arguments.string("username", username)
-        arguments.bool("active", active)
-        return TLRequest(definition: "bots.toggleUsername#053ca973 bot:InputUser username:string active:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleUsername(into: buffer, bot: bot, username: username, active: active)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.toggleUsername` boxed at the end of `buffer`.
+    public static func toggleUsername(into buffer: Buffer, bot: Api.InputUser, username: String, active: Bool) {
+        buffer.appendUInt32(0x053ca973)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(username)
+        buffer.appendBool(active)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.editPreviewMedia#8525606f bot:InputUser lang_code:string media:InputMedia new_media:InputMedia = BotPreviewMedia;`
     public static func editPreviewMedia(bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotPreviewMedia>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("bot", bot)
-        arguments.string("lang_code", langCode)
-        arguments.object("media", media)
-        arguments.object("new_media", newMedia)
-        return TLRequest(definition: "bots.editPreviewMedia#8525606f bot:InputUser lang_code:string media:InputMedia new_media:InputMedia = BotPreviewMedia;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BotPreviewMedia.self))
+        let buffer = Buffer()
+        editPreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media, newMedia: newMedia)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.BotPreviewMedia.self))
+    }
+
+    /// Writes `bots.editPreviewMedia` boxed at the end of `buffer`.
+    public static func editPreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) {
+        buffer.appendUInt32(0x8525606f)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(langCode)
+        media.serialize(buffer, true)
+        newMedia.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getPreviewInfo#423ab3ad bot:InputUser lang_code:string = bots.PreviewInfo;`
     public static func getPreviewInfo(bot: Api.InputUser, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.PreviewInfo>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("bot", bot)
-        arguments.string("lang_code", langCode)
-        return TLRequest(definition: "bots.getPreviewInfo#423ab3ad bot:InputUser lang_code:string = bots.PreviewInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.PreviewInfo.self))
+        let buffer = Buffer()
+        getPreviewInfo(into: buffer, bot: bot, langCode: langCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.bots.PreviewInfo.self))
+    }
+
+    /// Writes `bots.getPreviewInfo` boxed at the end of `buffer`.
+    public static func getPreviewInfo(into buffer: Buffer, bot: Api.InputUser, langCode: String) {
+        buffer.appendUInt32(0x423ab3ad)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(langCode)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getCallConfig#55451fa9 = DataJSON;`
     public static func getCallConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
-        TLRequest(definition: "phone.getCallConfig#55451fa9 = DataJSON;", arguments: []).call(DeserializeFunctionResponse(Api.DataJSON.self))
+        let buffer = Buffer()
+        getCallConfig(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.DataJSON.self))
+    }
+
+    /// Writes `phone.getCallConfig` boxed at the end of `buffer`.
+    public static func getCallConfig(into buffer: Buffer) {
+        buffer.appendUInt32(0x55451fa9)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;`
     public static func sendSignalingData(peer: Api.InputPhoneCall, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.bytes("data", data)
-        return TLRequest(definition: "phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        sendSignalingData(into: buffer, peer: peer, data: data)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `phone.sendSignalingData` boxed at the end of `buffer`.
+    public static func sendSignalingData(into buffer: Buffer, peer: Api.InputPhoneCall, data: [UInt8]) {
+        buffer.appendUInt32(0xff7a9383)
+        peer.serialize(buffer, true)
+        buffer.appendTLBytes(data)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;`
     public static func getStoriesByID(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Stories.self))
+        let buffer = Buffer()
+        getStoriesByID(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
+    }
+
+    /// Writes `stories.getStoriesByID` boxed at the end of `buffer`.
+    public static func getStoriesByID(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0x5774ca74)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 

@@ -1733,195 +1733,357 @@ extension Api {
 extension Api.functions.auth {
     /// `auth.resetAuthorizations#9fab0d1a = Bool;`
     public static func resetAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "auth.resetAuthorizations#9fab0d1a = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetAuthorizations(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `auth.resetAuthorizations` boxed at the end of `buffer`.
+    public static func resetAuthorizations(into buffer: Buffer) {
+        buffer.appendUInt32(0x9fab0d1a)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateWebBrowserSettings#9adf82fe flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = account.WebBrowserSettings;`
     public static func updateWebBrowserSettings(openExternalBrowser: Bool = false, displayCloseButton: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("open_external_browser", openExternalBrowser)
-        arguments.trueFlag("display_close_button", displayCloseButton)
-        return TLRequest(definition: "account.updateWebBrowserSettings#9adf82fe flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = account.WebBrowserSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+        let buffer = Buffer()
+        updateWebBrowserSettings(into: buffer, openExternalBrowser: openExternalBrowser, displayCloseButton: displayCloseButton)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.WebBrowserSettings.self))
+    }
+
+    /// Writes `account.updateWebBrowserSettings` boxed at the end of `buffer`.
+    public static func updateWebBrowserSettings(into buffer: Buffer, openExternalBrowser: Bool, displayCloseButton: Bool) {
+        var _flags: Int32 = 0
+        if openExternalBrowser { tlSetFlag(&_flags, 0x1) }
+        if displayCloseButton { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9adf82fe)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setTyping#58943ee2 flags:# peer:InputPeer top_msg_id:flags.0?int action:SendMessageAction = Bool;`
     public static func setTyping(peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        arguments.object("action", action)
-        return TLRequest(definition: "messages.setTyping#58943ee2 flags:# peer:InputPeer top_msg_id:flags.0?int action:SendMessageAction = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setTyping(into: buffer, peer: peer, topMsgId: topMsgId, action: action)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setTyping` boxed at the end of `buffer`.
+    public static func setTyping(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, action: Api.SendMessageAction) {
+        var _flags: Int32 = 0
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x58943ee2)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
+        action.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.discardEncryption#f393aea0 flags:# delete_history:flags.0?true chat_id:int = Bool;`
     public static func discardEncryption(deleteHistory: Bool = false, chatId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("delete_history", deleteHistory)
-        arguments.int("chat_id", chatId)
-        return TLRequest(definition: "messages.discardEncryption#f393aea0 flags:# delete_history:flags.0?true chat_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        discardEncryption(into: buffer, deleteHistory: deleteHistory, chatId: chatId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.discardEncryption` boxed at the end of `buffer`.
+    public static func discardEncryption(into buffer: Buffer, deleteHistory: Bool, chatId: Int32) {
+        var _flags: Int32 = 0
+        if deleteHistory { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xf393aea0)
+        w1.int32(_flags)
+        w1.int32(chatId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setEncryptedTyping#791451ed peer:InputEncryptedChat typing:Bool = Bool;`
     public static func setEncryptedTyping(peer: Api.InputEncryptedChat, typing: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.bool("typing", typing)
-        return TLRequest(definition: "messages.setEncryptedTyping#791451ed peer:InputEncryptedChat typing:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setEncryptedTyping(into: buffer, peer: peer, typing: typing)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setEncryptedTyping` boxed at the end of `buffer`.
+    public static func setEncryptedTyping(into buffer: Buffer, peer: Api.InputEncryptedChat, typing: Bool) {
+        buffer.appendUInt32(0x791451ed)
+        peer.serialize(buffer, true)
+        buffer.appendBool(typing)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAllStickers#b8a0a1a8 hash:long = messages.AllStickers;`
     public static func getAllStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getAllStickers#b8a0a1a8 hash:long = messages.AllStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
+        let buffer = Buffer()
+        getAllStickers(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AllStickers.self))
+    }
+
+    /// Writes `messages.getAllStickers` boxed at the end of `buffer`.
+    public static func getAllStickers(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xb8a0a1a8)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getWebPagePreview#570d6f6f flags:# message:string entities:flags.3?Vector<MessageEntity> = messages.WebPagePreview;`
     public static func getWebPagePreview(message: String, entities: [Api.MessageEntity]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.WebPagePreview>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("message", message)
-        if let value = entities { arguments.objects("entities", value) }
-        return TLRequest(definition: "messages.getWebPagePreview#570d6f6f flags:# message:string entities:flags.3?Vector<MessageEntity> = messages.WebPagePreview;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.WebPagePreview.self))
+        let buffer = Buffer()
+        getWebPagePreview(into: buffer, message: message, entities: entities)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.WebPagePreview.self))
+    }
+
+    /// Writes `messages.getWebPagePreview` boxed at the end of `buffer`.
+    public static func getWebPagePreview(into buffer: Buffer, message: String, entities: [Api.MessageEntity]?) {
+        var _flags: Int32 = 0
+        if entities != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x570d6f6f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(message)
+        if tlFlagIsSet(_flags, 0x8), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAllDrafts#6a3f8d65 = Updates;`
     public static func getAllDrafts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        TLRequest(definition: "messages.getAllDrafts#6a3f8d65 = Updates;", arguments: []).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getAllDrafts(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.getAllDrafts` boxed at the end of `buffer`.
+    public static func getAllDrafts(into buffer: Buffer) {
+        buffer.appendUInt32(0x6a3f8d65)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.faveSticker#b9ffc55b id:InputDocument unfave:Bool = Bool;`
     public static func faveSticker(id: Api.InputDocument, unfave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.bool("unfave", unfave)
-        return TLRequest(definition: "messages.faveSticker#b9ffc55b id:InputDocument unfave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        faveSticker(into: buffer, id: id, unfave: unfave)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.faveSticker` boxed at the end of `buffer`.
+    public static func faveSticker(into buffer: Buffer, id: Api.InputDocument, unfave: Bool) {
+        buffer.appendUInt32(0xb9ffc55b)
+        id.serialize(buffer, true)
+        buffer.appendBool(unfave)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatAbout#def60797 peer:InputPeer about:string = Bool;`
     public static func editChatAbout(peer: Api.InputPeer, about: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.string("about", about)
-        return TLRequest(definition: "messages.editChatAbout#def60797 peer:InputPeer about:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        editChatAbout(into: buffer, peer: peer, about: about)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.editChatAbout` boxed at the end of `buffer`.
+    public static func editChatAbout(into buffer: Buffer, peer: Api.InputPeer, about: String) {
+        buffer.appendUInt32(0xdef60797)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(about)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAttachMenuBot#77216192 bot:InputUser = AttachMenuBotsBot;`
     public static func getAttachMenuBot(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AttachMenuBotsBot>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("bot", bot)
-        return TLRequest(definition: "messages.getAttachMenuBot#77216192 bot:InputUser = AttachMenuBotsBot;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AttachMenuBotsBot.self))
+        let buffer = Buffer()
+        getAttachMenuBot(into: buffer, bot: bot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.AttachMenuBotsBot.self))
+    }
+
+    /// Writes `messages.getAttachMenuBot` boxed at the end of `buffer`.
+    public static func getAttachMenuBot(into buffer: Buffer, bot: Api.InputUser) {
+        buffer.appendUInt32(0x77216192)
+        bot.serialize(buffer, true)
     }
 }
 
 extension Api.functions.updates {
     /// `updates.getState#edd4882a = updates.State;`
     public static func getState() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.State>) {
-        TLRequest(definition: "updates.getState#edd4882a = updates.State;", arguments: []).call(DeserializeFunctionResponse(Api.updates.State.self))
+        let buffer = Buffer()
+        getState(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.updates.State.self))
+    }
+
+    /// Writes `updates.getState` boxed at the end of `buffer`.
+    public static func getState(into buffer: Buffer) {
+        buffer.appendUInt32(0xedd4882a)
     }
 }
 
 extension Api.functions.help {
     /// `help.getAppUpdate#522d5a7d source:string = help.AppUpdate;`
     public static func getAppUpdate(source: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.AppUpdate>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("source", source)
-        return TLRequest(definition: "help.getAppUpdate#522d5a7d source:string = help.AppUpdate;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.AppUpdate.self))
+        let buffer = Buffer()
+        getAppUpdate(into: buffer, source: source)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.AppUpdate.self))
+    }
+
+    /// Writes `help.getAppUpdate` boxed at the end of `buffer`.
+    public static func getAppUpdate(into buffer: Buffer, source: String) {
+        buffer.appendUInt32(0x522d5a7d)
+        buffer.appendTLString(source)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.reportSpam#f44a8315 channel:InputChannel participant:InputPeer id:Vector<int> = Bool;`
     public static func reportSpam(channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("channel", channel)
-        arguments.object("participant", participant)
-        arguments.ints("id", id)
-        return TLRequest(definition: "channels.reportSpam#f44a8315 channel:InputChannel participant:InputPeer id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportSpam(into: buffer, channel: channel, participant: participant, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.reportSpam` boxed at the end of `buffer`.
+    public static func reportSpam(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0xf44a8315)
+        channel.serialize(buffer, true)
+        participant.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.joinChannel#7f6a1e22 channel:InputChannel = messages.ChatInviteJoinResult;`
     public static func joinChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("channel", channel)
-        return TLRequest(definition: "channels.joinChannel#7f6a1e22 channel:InputChannel = messages.ChatInviteJoinResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
+        let buffer = Buffer()
+        joinChannel(into: buffer, channel: channel)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatInviteJoinResult.self))
+    }
+
+    /// Writes `channels.joinChannel` boxed at the end of `buffer`.
+    public static func joinChannel(into buffer: Buffer, channel: Api.InputChannel) {
+        buffer.appendUInt32(0x7f6a1e22)
+        channel.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.updateEmojiStatus#f0d3e6a8 channel:InputChannel emoji_status:EmojiStatus = Updates;`
     public static func updateEmojiStatus(channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.object("emoji_status", emojiStatus)
-        return TLRequest(definition: "channels.updateEmojiStatus#f0d3e6a8 channel:InputChannel emoji_status:EmojiStatus = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        updateEmojiStatus(into: buffer, channel: channel, emojiStatus: emojiStatus)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.updateEmojiStatus` boxed at the end of `buffer`.
+    public static func updateEmojiStatus(into buffer: Buffer, channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) {
+        buffer.appendUInt32(0xf0d3e6a8)
+        channel.serialize(buffer, true)
+        emojiStatus.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getBankCardData#2e79d779 number:string = payments.BankCardData;`
     public static func getBankCardData(number: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.BankCardData>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("number", number)
-        return TLRequest(definition: "payments.getBankCardData#2e79d779 number:string = payments.BankCardData;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.BankCardData.self))
+        let buffer = Buffer()
+        getBankCardData(into: buffer, number: number)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.BankCardData.self))
+    }
+
+    /// Writes `payments.getBankCardData` boxed at the end of `buffer`.
+    public static func getBankCardData(into buffer: Buffer, number: String) {
+        buffer.appendUInt32(0x2e79d779)
+        buffer.appendTLString(number)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsGiveawayOptions#bd1efd3e = Vector<StarsGiveawayOption>;`
     public static func getStarsGiveawayOptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsGiveawayOption]>) {
-        TLRequest(definition: "payments.getStarsGiveawayOptions#bd1efd3e = Vector<StarsGiveawayOption>;", arguments: []).call(DeserializeFunctionResponse<[Api.StarsGiveawayOption]>.vector(of: Api.StarsGiveawayOption.self))
+        let buffer = Buffer()
+        getStarsGiveawayOptions(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.StarsGiveawayOption]>.vector(of: Api.StarsGiveawayOption.self))
+    }
+
+    /// Writes `payments.getStarsGiveawayOptions` boxed at the end of `buffer`.
+    public static func getStarsGiveawayOptions(into buffer: Buffer) {
+        buffer.appendUInt32(0xbd1efd3e)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;`
     public static func toggleChatStarGiftNotifications(enabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("enabled", enabled)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleChatStarGiftNotifications(into: buffer, enabled: enabled, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.toggleChatStarGiftNotifications` boxed at the end of `buffer`.
+    public static func toggleChatStarGiftNotifications(into buffer: Buffer, enabled: Bool, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if enabled { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x60eaefa1)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;`
     public static func canPurchaseStore(purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("purpose", purpose)
-        return TLRequest(definition: "payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        canPurchaseStore(into: buffer, purpose: purpose)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.canPurchaseStore` boxed at the end of `buffer`.
+    public static func canPurchaseStore(into buffer: Buffer, purpose: Api.InputStorePaymentPurpose) {
+        buffer.appendUInt32(0x4fdc5ea7)
+        purpose.serialize(buffer, true)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;`
     public static func togglePeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("reject", reject)
-        arguments.object("community", community)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        togglePeerLinkRequestApproval(into: buffer, reject: reject, community: community, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `communities.togglePeerLinkRequestApproval` boxed at the end of `buffer`.
+    public static func togglePeerLinkRequestApproval(into buffer: Buffer, reject: Bool, community: Api.InputChannel, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if reject { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8c8219a8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        community.serialize(buffer, true)
+        peer.serialize(buffer, true)
     }
 }
 

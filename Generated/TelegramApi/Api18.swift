@@ -2309,119 +2309,238 @@ extension Api.bots {
 extension Api.functions.account {
     /// `account.getTheme#3a5869ec format:string theme:InputTheme = Theme;`
     public static func getTheme(format: String, theme: Api.InputTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("format", format)
-        arguments.object("theme", theme)
-        return TLRequest(definition: "account.getTheme#3a5869ec format:string theme:InputTheme = Theme;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Theme.self))
+        let buffer = Buffer()
+        getTheme(into: buffer, format: format, theme: theme)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Theme.self))
+    }
+
+    /// Writes `account.getTheme` boxed at the end of `buffer`.
+    public static func getTheme(into buffer: Buffer, format: String, theme: Api.InputTheme) {
+        buffer.appendUInt32(0x3a5869ec)
+        buffer.appendTLString(format)
+        theme.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateConnectedBot#66a08c7e flags:# deleted:flags.1?true rights:flags.0?BusinessBotRights bot:InputUser recipients:InputBusinessBotRecipients = Updates;`
     public static func updateConnectedBot(deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("deleted", deleted)
-        if let value = rights { arguments.object("rights", value) }
-        arguments.object("bot", bot)
-        arguments.object("recipients", recipients)
-        return TLRequest(definition: "account.updateConnectedBot#66a08c7e flags:# deleted:flags.1?true rights:flags.0?BusinessBotRights bot:InputUser recipients:InputBusinessBotRecipients = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        updateConnectedBot(into: buffer, deleted: deleted, rights: rights, bot: bot, recipients: recipients)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `account.updateConnectedBot` boxed at the end of `buffer`.
+    public static func updateConnectedBot(into buffer: Buffer, deleted: Bool, rights: Api.BusinessBotRights?, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) {
+        var _flags: Int32 = 0
+        if deleted { tlSetFlag(&_flags, 0x2) }
+        if rights != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x66a08c7e)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            rights?.serialize(buffer, true)
+        }
+        bot.serialize(buffer, true)
+        recipients.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getConnectedBots#4ea4c80f = account.ConnectedBots;`
     public static func getConnectedBots() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ConnectedBots>) {
-        TLRequest(definition: "account.getConnectedBots#4ea4c80f = account.ConnectedBots;", arguments: []).call(DeserializeFunctionResponse(Api.account.ConnectedBots.self))
+        let buffer = Buffer()
+        getConnectedBots(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.ConnectedBots.self))
+    }
+
+    /// Writes `account.getConnectedBots` boxed at the end of `buffer`.
+    public static func getConnectedBots(into buffer: Buffer) {
+        buffer.appendUInt32(0x4ea4c80f)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setBotCallbackAnswer#d58f130a flags:# alert:flags.1?true query_id:long message:flags.0?string url:flags.2?string cache_time:int = Bool;`
     public static func setBotCallbackAnswer(alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("alert", alert)
-        arguments.long("query_id", queryId)
-        if let value = message { arguments.string("message", value) }
-        if let value = url { arguments.string("url", value) }
-        arguments.int("cache_time", cacheTime)
-        return TLRequest(definition: "messages.setBotCallbackAnswer#d58f130a flags:# alert:flags.1?true query_id:long message:flags.0?string url:flags.2?string cache_time:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotCallbackAnswer(into: buffer, alert: alert, queryId: queryId, message: message, url: url, cacheTime: cacheTime)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setBotCallbackAnswer` boxed at the end of `buffer`.
+    public static func setBotCallbackAnswer(into buffer: Buffer, alert: Bool, queryId: Int64, message: String?, url: String?, cacheTime: Int32) {
+        var _flags: Int32 = 0
+        if alert { tlSetFlag(&_flags, 0x2) }
+        if message != nil { tlSetFlag(&_flags, 0x1) }
+        if url != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xd58f130a)
+        w1.int32(_flags)
+        w1.int64(queryId)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = message {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = url {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(cacheTime)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setBotPrecheckoutResults#09c2dd95 flags:# success:flags.1?true query_id:long error:flags.0?string = Bool;`
     public static func setBotPrecheckoutResults(success: Bool = false, queryId: Int64, error: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("success", success)
-        arguments.long("query_id", queryId)
-        if let value = error { arguments.string("error", value) }
-        return TLRequest(definition: "messages.setBotPrecheckoutResults#09c2dd95 flags:# success:flags.1?true query_id:long error:flags.0?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotPrecheckoutResults(into: buffer, success: success, queryId: queryId, error: error)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setBotPrecheckoutResults` boxed at the end of `buffer`.
+    public static func setBotPrecheckoutResults(into buffer: Buffer, success: Bool, queryId: Int64, error: String?) {
+        var _flags: Int32 = 0
+        if success { tlSetFlag(&_flags, 0x2) }
+        if error != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0x09c2dd95)
+        w1.int32(_flags)
+        w1.int64(queryId)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = error {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getFavedStickers#04f1aaa9 hash:long = messages.FavedStickers;`
     public static func getFavedStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FavedStickers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getFavedStickers#04f1aaa9 hash:long = messages.FavedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FavedStickers.self))
+        let buffer = Buffer()
+        getFavedStickers(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.FavedStickers.self))
+    }
+
+    /// Writes `messages.getFavedStickers` boxed at the end of `buffer`.
+    public static func getFavedStickers(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x04f1aaa9)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.savePreparedInlineMessage#f21f7f2f flags:# result:InputBotInlineResult user_id:InputUser peer_types:flags.0?Vector<InlineQueryPeerType> = messages.BotPreparedInlineMessage;`
     public static func savePreparedInlineMessage(result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotPreparedInlineMessage>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("result", result)
-        arguments.object("user_id", userId)
-        if let value = peerTypes { arguments.objects("peer_types", value) }
-        return TLRequest(definition: "messages.savePreparedInlineMessage#f21f7f2f flags:# result:InputBotInlineResult user_id:InputUser peer_types:flags.0?Vector<InlineQueryPeerType> = messages.BotPreparedInlineMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotPreparedInlineMessage.self))
+        let buffer = Buffer()
+        savePreparedInlineMessage(into: buffer, result: result, userId: userId, peerTypes: peerTypes)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.BotPreparedInlineMessage.self))
+    }
+
+    /// Writes `messages.savePreparedInlineMessage` boxed at the end of `buffer`.
+    public static func savePreparedInlineMessage(into buffer: Buffer, result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]?) {
+        var _flags: Int32 = 0
+        if peerTypes != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xf21f7f2f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        result.serialize(buffer, true)
+        userId.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = peerTypes {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.help {
     /// `help.acceptTermsOfService#ee72f79a id:DataJSON = Bool;`
     public static func acceptTermsOfService(id: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("id", id)
-        return TLRequest(definition: "help.acceptTermsOfService#ee72f79a id:DataJSON = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        acceptTermsOfService(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `help.acceptTermsOfService` boxed at the end of `buffer`.
+    public static func acceptTermsOfService(into buffer: Buffer, id: Api.DataJSON) {
+        buffer.appendUInt32(0xee72f79a)
+        id.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.updateColor#d8aa3671 flags:# for_profile:flags.1?true channel:InputChannel color:flags.2?int background_emoji_id:flags.0?long = Updates;`
     public static func updateColor(forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("for_profile", forProfile)
-        arguments.object("channel", channel)
-        if let value = color { arguments.int("color", value) }
-        if let value = backgroundEmojiId { arguments.long("background_emoji_id", value) }
-        return TLRequest(definition: "channels.updateColor#d8aa3671 flags:# for_profile:flags.1?true channel:InputChannel color:flags.2?int background_emoji_id:flags.0?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        updateColor(into: buffer, forProfile: forProfile, channel: channel, color: color, backgroundEmojiId: backgroundEmojiId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.updateColor` boxed at the end of `buffer`.
+    public static func updateColor(into buffer: Buffer, forProfile: Bool, channel: Api.InputChannel, color: Int32?, backgroundEmojiId: Int64?) {
+        var _flags: Int32 = 0
+        if forProfile { tlSetFlag(&_flags, 0x2) }
+        if color != nil { tlSetFlag(&_flags, 0x4) }
+        if backgroundEmojiId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd8aa3671)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        if tlFlagIsSet(_flags, 0x4), let value = color {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = backgroundEmojiId {
+            w2.int64(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;`
     public static func getStarsTopupOptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsTopupOption]>) {
-        TLRequest(definition: "payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;", arguments: []).call(DeserializeFunctionResponse<[Api.StarsTopupOption]>.vector(of: Api.StarsTopupOption.self))
+        let buffer = Buffer()
+        getStarsTopupOptions(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.StarsTopupOption]>.vector(of: Api.StarsTopupOption.self))
+    }
+
+    /// Writes `payments.getStarsTopupOptions` boxed at the end of `buffer`.
+    public static func getStarsTopupOptions(into buffer: Buffer) {
+        buffer.appendUInt32(0xc00ec7d3)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;`
     public static func getSavedStarGift(stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("stargift", stargift)
-        return TLRequest(definition: "payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+        let buffer = Buffer()
+        getSavedStarGift(into: buffer, stargift: stargift)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.SavedStarGifts.self))
+    }
+
+    /// Writes `payments.getSavedStarGift` boxed at the end of `buffer`.
+    public static func getSavedStarGift(into buffer: Buffer, stargift: [Api.InputSavedStarGift]) {
+        buffer.appendUInt32(0xb455a106)
+        buffer.appendVector(stargift, boxed: true)
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;`
     public static func getLanguages(langPack: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.LangPackLanguage]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("lang_pack", langPack)
-        return TLRequest(definition: "langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.LangPackLanguage]>.vector(of: Api.LangPackLanguage.self))
+        let buffer = Buffer()
+        getLanguages(into: buffer, langPack: langPack)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.LangPackLanguage]>.vector(of: Api.LangPackLanguage.self))
+    }
+
+    /// Writes `langpack.getLanguages` boxed at the end of `buffer`.
+    public static func getLanguages(into buffer: Buffer, langPack: String) {
+        buffer.appendUInt32(0x42c6978f)
+        buffer.appendTLString(langPack)
     }
 }
 

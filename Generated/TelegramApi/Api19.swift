@@ -3843,267 +3843,511 @@ extension Api.payments {
 extension Api.functions.auth {
     /// `auth.requestPasswordRecovery#d897bc66 = auth.PasswordRecovery;`
     public static func requestPasswordRecovery() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.PasswordRecovery>) {
-        TLRequest(definition: "auth.requestPasswordRecovery#d897bc66 = auth.PasswordRecovery;", arguments: []).call(DeserializeFunctionResponse(Api.auth.PasswordRecovery.self))
+        let buffer = Buffer()
+        requestPasswordRecovery(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.PasswordRecovery.self))
+    }
+
+    /// Writes `auth.requestPasswordRecovery` boxed at the end of `buffer`.
+    public static func requestPasswordRecovery(into buffer: Buffer) {
+        buffer.appendUInt32(0xd897bc66)
     }
 }
 
 extension Api.functions.account {
     /// `account.getTmpPassword#449e0b51 password:InputCheckPasswordSRP period:int = account.TmpPassword;`
     public static func getTmpPassword(password: Api.InputCheckPasswordSRP, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.TmpPassword>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("password", password)
-        arguments.int("period", period)
-        return TLRequest(definition: "account.getTmpPassword#449e0b51 password:InputCheckPasswordSRP period:int = account.TmpPassword;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.TmpPassword.self))
+        let buffer = Buffer()
+        getTmpPassword(into: buffer, password: password, period: period)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.TmpPassword.self))
+    }
+
+    /// Writes `account.getTmpPassword` boxed at the end of `buffer`.
+    public static func getTmpPassword(into buffer: Buffer, password: Api.InputCheckPasswordSRP, period: Int32) {
+        buffer.appendUInt32(0x449e0b51)
+        password.serialize(buffer, true)
+        buffer.appendInt32(period)
     }
 }
 
 extension Api.functions.account {
     /// `account.getWebAuthorizations#182e6d6f = account.WebAuthorizations;`
     public static func getWebAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebAuthorizations>) {
-        TLRequest(definition: "account.getWebAuthorizations#182e6d6f = account.WebAuthorizations;", arguments: []).call(DeserializeFunctionResponse(Api.account.WebAuthorizations.self))
+        let buffer = Buffer()
+        getWebAuthorizations(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.WebAuthorizations.self))
+    }
+
+    /// Writes `account.getWebAuthorizations` boxed at the end of `buffer`.
+    public static func getWebAuthorizations(into buffer: Buffer) {
+        buffer.appendUInt32(0x182e6d6f)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateTheme#2bf40ccc flags:# format:string theme:InputTheme slug:flags.0?string title:flags.1?string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
     public static func updateTheme(format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.string("format", format)
-        arguments.object("theme", theme)
-        if let value = slug { arguments.string("slug", value) }
-        if let value = title { arguments.string("title", value) }
-        if let value = document { arguments.object("document", value) }
-        if let value = settings { arguments.objects("settings", value) }
-        return TLRequest(definition: "account.updateTheme#2bf40ccc flags:# format:string theme:InputTheme slug:flags.0?string title:flags.1?string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Theme.self))
+        let buffer = Buffer()
+        updateTheme(into: buffer, format: format, theme: theme, slug: slug, title: title, document: document, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Theme.self))
+    }
+
+    /// Writes `account.updateTheme` boxed at the end of `buffer`.
+    public static func updateTheme(into buffer: Buffer, format: String, theme: Api.InputTheme, slug: String?, title: String?, document: Api.InputDocument?, settings: [Api.InputThemeSettings]?) {
+        var _flags: Int32 = 0
+        if slug != nil { tlSetFlag(&_flags, 0x1) }
+        if title != nil { tlSetFlag(&_flags, 0x2) }
+        if document != nil { tlSetFlag(&_flags, 0x4) }
+        if settings != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2bf40ccc)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(format)
+        theme.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = slug {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = title {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            document?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = settings {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.unblock#b550d328 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
     public static func unblock(myStoriesFrom: Bool = false, id: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("my_stories_from", myStoriesFrom)
-        arguments.object("id", id)
-        return TLRequest(definition: "contacts.unblock#b550d328 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        unblock(into: buffer, myStoriesFrom: myStoriesFrom, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.unblock` boxed at the end of `buffer`.
+    public static func unblock(into buffer: Buffer, myStoriesFrom: Bool, id: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb550d328)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        id.serialize(buffer, true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getSponsoredPeers#b6c8c393 q:string = contacts.SponsoredPeers;`
     public static func getSponsoredPeers(q: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.SponsoredPeers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("q", q)
-        return TLRequest(definition: "contacts.getSponsoredPeers#b6c8c393 q:string = contacts.SponsoredPeers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.SponsoredPeers.self))
+        let buffer = Buffer()
+        getSponsoredPeers(into: buffer, q: q)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.SponsoredPeers.self))
+    }
+
+    /// Writes `contacts.getSponsoredPeers` boxed at the end of `buffer`.
+    public static func getSponsoredPeers(into buffer: Buffer, q: String) {
+        buffer.appendUInt32(0xb6c8c393)
+        buffer.appendTLString(q)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getDialogs#a0f4cb4f flags:# exclude_pinned:flags.0?true folder_id:flags.1?int offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.Dialogs;`
     public static func getDialogs(excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Dialogs>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("exclude_pinned", excludePinned)
-        if let value = folderId { arguments.int("folder_id", value) }
-        arguments.int("offset_date", offsetDate)
-        arguments.int("offset_id", offsetId)
-        arguments.object("offset_peer", offsetPeer)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getDialogs#a0f4cb4f flags:# exclude_pinned:flags.0?true folder_id:flags.1?int offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.Dialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Dialogs.self))
+        let buffer = Buffer()
+        getDialogs(into: buffer, excludePinned: excludePinned, folderId: folderId, offsetDate: offsetDate, offsetId: offsetId, offsetPeer: offsetPeer, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Dialogs.self))
+    }
+
+    /// Writes `messages.getDialogs` boxed at the end of `buffer`.
+    public static func getDialogs(into buffer: Buffer, excludePinned: Bool, folderId: Int32?, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
+        var _flags: Int32 = 0
+        if excludePinned { tlSetFlag(&_flags, 0x1) }
+        if folderId != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 20)
+        w1.uint32(0xa0f4cb4f)
+        w1.int32(_flags)
+        if tlFlagIsSet(_flags, 0x2), let value = folderId {
+            w1.int32(value)
+        }
+        w1.int32(offsetDate)
+        w1.int32(offsetId)
+        buffer.commit(w1)
+        offsetPeer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        w2.int32(limit)
+        w2.int64(hash)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteHistory#b08f922a flags:# just_clear:flags.0?true revoke:flags.1?true peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
     public static func deleteHistory(justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("just_clear", justClear)
-        arguments.trueFlag("revoke", revoke)
-        arguments.object("peer", peer)
-        arguments.int("max_id", maxId)
-        if let value = minDate { arguments.int("min_date", value) }
-        if let value = maxDate { arguments.int("max_date", value) }
-        return TLRequest(definition: "messages.deleteHistory#b08f922a flags:# just_clear:flags.0?true revoke:flags.1?true peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        let buffer = Buffer()
+        deleteHistory(into: buffer, justClear: justClear, revoke: revoke, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+    }
+
+    /// Writes `messages.deleteHistory` boxed at the end of `buffer`.
+    public static func deleteHistory(into buffer: Buffer, justClear: Bool, revoke: Bool, peer: Api.InputPeer, maxId: Int32, minDate: Int32?, maxDate: Int32?) {
+        var _flags: Int32 = 0
+        if justClear { tlSetFlag(&_flags, 0x1) }
+        if revoke { tlSetFlag(&_flags, 0x2) }
+        if minDate != nil { tlSetFlag(&_flags, 0x4) }
+        if maxDate != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb08f922a)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        w2.int32(maxId)
+        if tlFlagIsSet(_flags, 0x4), let value = minDate {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = maxDate {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.forwardMessages#13704a7c flags:# silent:flags.5?true background:flags.6?true with_my_score:flags.8?true drop_author:flags.11?true drop_media_captions:flags.12?true noforwards:flags.14?true allow_paid_floodskip:flags.19?true from_ephemeral:flags.25?true from_peer:InputPeer id:Vector<int> random_id:Vector<long> to_peer:InputPeer top_msg_id:flags.9?int reply_to:flags.22?InputReplyTo schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long video_timestamp:flags.20?int allow_paid_stars:flags.21?long suggested_post:flags.23?SuggestedPost = Updates;`
     public static func forwardMessages(silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 22)
-        arguments.trueFlag("silent", silent)
-        arguments.trueFlag("background", background)
-        arguments.trueFlag("with_my_score", withMyScore)
-        arguments.trueFlag("drop_author", dropAuthor)
-        arguments.trueFlag("drop_media_captions", dropMediaCaptions)
-        arguments.trueFlag("noforwards", noforwards)
-        arguments.trueFlag("allow_paid_floodskip", allowPaidFloodskip)
-        arguments.trueFlag("from_ephemeral", fromEphemeral)
-        arguments.object("from_peer", fromPeer)
-        arguments.ints("id", id)
-        arguments.longs("random_id", randomId)
-        arguments.object("to_peer", toPeer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        if let value = replyTo { arguments.object("reply_to", value) }
-        if let value = scheduleDate { arguments.int("schedule_date", value) }
-        if let value = scheduleRepeatPeriod { arguments.int("schedule_repeat_period", value) }
-        if let value = sendAs { arguments.object("send_as", value) }
-        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
-        if let value = effect { arguments.long("effect", value) }
-        if let value = videoTimestamp { arguments.int("video_timestamp", value) }
-        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
-        if let value = suggestedPost { arguments.object("suggested_post", value) }
-        return TLRequest(definition: "messages.forwardMessages#13704a7c flags:# silent:flags.5?true background:flags.6?true with_my_score:flags.8?true drop_author:flags.11?true drop_media_captions:flags.12?true noforwards:flags.14?true allow_paid_floodskip:flags.19?true from_ephemeral:flags.25?true from_peer:InputPeer id:Vector<int> random_id:Vector<long> to_peer:InputPeer top_msg_id:flags.9?int reply_to:flags.22?InputReplyTo schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long video_timestamp:flags.20?int allow_paid_stars:flags.21?long suggested_post:flags.23?SuggestedPost = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        forwardMessages(into: buffer, silent: silent, background: background, withMyScore: withMyScore, dropAuthor: dropAuthor, dropMediaCaptions: dropMediaCaptions, noforwards: noforwards, allowPaidFloodskip: allowPaidFloodskip, fromEphemeral: fromEphemeral, fromPeer: fromPeer, id: id, randomId: randomId, toPeer: toPeer, topMsgId: topMsgId, replyTo: replyTo, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, videoTimestamp: videoTimestamp, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.forwardMessages` boxed at the end of `buffer`.
+    public static func forwardMessages(into buffer: Buffer, silent: Bool, background: Bool, withMyScore: Bool, dropAuthor: Bool, dropMediaCaptions: Bool, noforwards: Bool, allowPaidFloodskip: Bool, fromEphemeral: Bool, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32?, replyTo: Api.InputReplyTo?, scheduleDate: Int32?, scheduleRepeatPeriod: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, effect: Int64?, videoTimestamp: Int32?, allowPaidStars: Int64?, suggestedPost: Api.SuggestedPost?) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x20) }
+        if background { tlSetFlag(&_flags, 0x40) }
+        if withMyScore { tlSetFlag(&_flags, 0x100) }
+        if dropAuthor { tlSetFlag(&_flags, 0x800) }
+        if dropMediaCaptions { tlSetFlag(&_flags, 0x1000) }
+        if noforwards { tlSetFlag(&_flags, 0x4000) }
+        if allowPaidFloodskip { tlSetFlag(&_flags, 0x80000) }
+        if fromEphemeral { tlSetFlag(&_flags, 0x2000000) }
+        if topMsgId != nil { tlSetFlag(&_flags, 0x200) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x400000) }
+        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
+        if scheduleRepeatPeriod != nil { tlSetFlag(&_flags, 0x1000000) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
+        if effect != nil { tlSetFlag(&_flags, 0x40000) }
+        if videoTimestamp != nil { tlSetFlag(&_flags, 0x100000) }
+        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
+        if suggestedPost != nil { tlSetFlag(&_flags, 0x800000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x13704a7c)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        fromPeer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
+        buffer.appendVector(randomId, boxed: true)
+        toPeer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x200), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x400000) {
+            replyTo?.serialize(buffer, true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 8)
+        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x1000000), let value = scheduleRepeatPeriod {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x2000) {
+            sendAs?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x20000) {
+            quickReplyShortcut?.serialize(buffer, true)
+        }
+        var w3 = buffer.fieldWriter(reserving: 20)
+        if tlFlagIsSet(_flags, 0x40000), let value = effect {
+            w3.int64(value)
+        }
+        if tlFlagIsSet(_flags, 0x100000), let value = videoTimestamp {
+            w3.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+            w3.int64(value)
+        }
+        buffer.commit(w3)
+        if tlFlagIsSet(_flags, 0x800000) {
+            suggestedPost?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatAdmin#a85bd1c2 chat_id:long user_id:InputUser is_admin:Bool = Bool;`
     public static func editChatAdmin(chatId: Int64, userId: Api.InputUser, isAdmin: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.long("chat_id", chatId)
-        arguments.object("user_id", userId)
-        arguments.bool("is_admin", isAdmin)
-        return TLRequest(definition: "messages.editChatAdmin#a85bd1c2 chat_id:long user_id:InputUser is_admin:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        editChatAdmin(into: buffer, chatId: chatId, userId: userId, isAdmin: isAdmin)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.editChatAdmin` boxed at the end of `buffer`.
+    public static func editChatAdmin(into buffer: Buffer, chatId: Int64, userId: Api.InputUser, isAdmin: Bool) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xa85bd1c2)
+        w1.int64(chatId)
+        buffer.commit(w1)
+        userId.serialize(buffer, true)
+        buffer.appendBool(isAdmin)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getRecentLocations#702a40e0 peer:InputPeer limit:int hash:long = messages.Messages;`
     public static func getRecentLocations(peer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getRecentLocations#702a40e0 peer:InputPeer limit:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getRecentLocations(into: buffer, peer: peer, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getRecentLocations` boxed at the end of `buffer`.
+    public static func getRecentLocations(into buffer: Buffer, peer: Api.InputPeer, limit: Int32, hash: Int64) {
+        buffer.appendUInt32(0x702a40e0)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.int32(limit)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.startHistoryImport#b43df344 peer:InputPeer import_id:long = Bool;`
     public static func startHistoryImport(peer: Api.InputPeer, importId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.long("import_id", importId)
-        return TLRequest(definition: "messages.startHistoryImport#b43df344 peer:InputPeer import_id:long = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        startHistoryImport(into: buffer, peer: peer, importId: importId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.startHistoryImport` boxed at the end of `buffer`.
+    public static func startHistoryImport(into buffer: Buffer, peer: Api.InputPeer, importId: Int64) {
+        buffer.appendUInt32(0xb43df344)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(importId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getTopReactions#bb8125ba limit:int hash:long = messages.Reactions;`
     public static func getTopReactions(limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getTopReactions#bb8125ba limit:int hash:long = messages.Reactions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
+        let buffer = Buffer()
+        getTopReactions(into: buffer, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Reactions.self))
+    }
+
+    /// Writes `messages.getTopReactions` boxed at the end of `buffer`.
+    public static func getTopReactions(into buffer: Buffer, limit: Int32, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xbb8125ba)
+        w1.int32(limit)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getDefaultTagReactions#bdf93428 hash:long = messages.Reactions;`
     public static func getDefaultTagReactions(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getDefaultTagReactions#bdf93428 hash:long = messages.Reactions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
+        let buffer = Buffer()
+        getDefaultTagReactions(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Reactions.self))
+    }
+
+    /// Writes `messages.getDefaultTagReactions` boxed at the end of `buffer`.
+    public static func getDefaultTagReactions(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xbdf93428)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getOutboxReadDate#8c4bfe5d peer:InputPeer msg_id:int = OutboxReadDate;`
     public static func getOutboxReadDate(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.OutboxReadDate>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "messages.getOutboxReadDate#8c4bfe5d peer:InputPeer msg_id:int = OutboxReadDate;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.OutboxReadDate.self))
+        let buffer = Buffer()
+        getOutboxReadDate(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.OutboxReadDate.self))
+    }
+
+    /// Writes `messages.getOutboxReadDate` boxed at the end of `buffer`.
+    public static func getOutboxReadDate(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
+        buffer.appendUInt32(0x8c4bfe5d)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiStickerGroups#1dd840f5 hash:int = messages.EmojiGroups;`
     public static func getEmojiStickerGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "messages.getEmojiStickerGroups#1dd840f5 hash:int = messages.EmojiGroups;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+        let buffer = Buffer()
+        getEmojiStickerGroups(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+    }
+
+    /// Writes `messages.getEmojiStickerGroups` boxed at the end of `buffer`.
+    public static func getEmojiStickerGroups(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1dd840f5)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatParticipantRank#a00f32b0 peer:InputPeer participant:InputPeer rank:string = Updates;`
     public static func editChatParticipantRank(peer: Api.InputPeer, participant: Api.InputPeer, rank: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.object("participant", participant)
-        arguments.string("rank", rank)
-        return TLRequest(definition: "messages.editChatParticipantRank#a00f32b0 peer:InputPeer participant:InputPeer rank:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editChatParticipantRank(into: buffer, peer: peer, participant: participant, rank: rank)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.editChatParticipantRank` boxed at the end of `buffer`.
+    public static func editChatParticipantRank(into buffer: Buffer, peer: Api.InputPeer, participant: Api.InputPeer, rank: String) {
+        buffer.appendUInt32(0xa00f32b0)
+        peer.serialize(buffer, true)
+        participant.serialize(buffer, true)
+        buffer.appendTLString(rank)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.answerWebhookJSONQuery#e6213f4d query_id:long data:DataJSON = Bool;`
     public static func answerWebhookJSONQuery(queryId: Int64, data: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("query_id", queryId)
-        arguments.object("data", data)
-        return TLRequest(definition: "bots.answerWebhookJSONQuery#e6213f4d query_id:long data:DataJSON = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        answerWebhookJSONQuery(into: buffer, queryId: queryId, data: data)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.answerWebhookJSONQuery` boxed at the end of `buffer`.
+    public static func answerWebhookJSONQuery(into buffer: Buffer, queryId: Int64, data: Api.DataJSON) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xe6213f4d)
+        w1.int64(queryId)
+        buffer.commit(w1)
+        data.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getBotCommands#e34c0dd6 scope:BotCommandScope lang_code:string = Vector<BotCommand>;`
     public static func getBotCommands(scope: Api.BotCommandScope, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.BotCommand]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("scope", scope)
-        arguments.string("lang_code", langCode)
-        return TLRequest(definition: "bots.getBotCommands#e34c0dd6 scope:BotCommandScope lang_code:string = Vector<BotCommand>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.BotCommand]>.vector(of: Api.BotCommand.self))
+        let buffer = Buffer()
+        getBotCommands(into: buffer, scope: scope, langCode: langCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.BotCommand]>.vector(of: Api.BotCommand.self))
+    }
+
+    /// Writes `bots.getBotCommands` boxed at the end of `buffer`.
+    public static func getBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String) {
+        buffer.appendUInt32(0xe34c0dd6)
+        scope.serialize(buffer, true)
+        buffer.appendTLString(langCode)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.saveCallLog#41248786 peer:InputPhoneCall file:InputFile = Bool;`
     public static func saveCallLog(peer: Api.InputPhoneCall, file: Api.InputFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("file", file)
-        return TLRequest(definition: "phone.saveCallLog#41248786 peer:InputPhoneCall file:InputFile = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveCallLog(into: buffer, peer: peer, file: file)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `phone.saveCallLog` boxed at the end of `buffer`.
+    public static func saveCallLog(into buffer: Buffer, peer: Api.InputPhoneCall, file: Api.InputFile) {
+        buffer.appendUInt32(0x41248786)
+        peer.serialize(buffer, true)
+        file.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getMessageStats#b6e0a3f5 flags:# dark:flags.0?true channel:InputChannel msg_id:int = stats.MessageStats;`
     public static func getMessageStats(dark: Bool = false, channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MessageStats>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("dark", dark)
-        arguments.object("channel", channel)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "stats.getMessageStats#b6e0a3f5 flags:# dark:flags.0?true channel:InputChannel msg_id:int = stats.MessageStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.MessageStats.self))
+        let buffer = Buffer()
+        getMessageStats(into: buffer, dark: dark, channel: channel, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.MessageStats.self))
+    }
+
+    /// Writes `stats.getMessageStats` boxed at the end of `buffer`.
+    public static func getMessageStats(into buffer: Buffer, dark: Bool, channel: Api.InputChannel, msgId: Int32) {
+        var _flags: Int32 = 0
+        if dark { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb6e0a3f5)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;`
     public static func getAlbumStories(peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.int("album_id", albumId)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Stories.self))
+        let buffer = Buffer()
+        getAlbumStories(into: buffer, peer: peer, albumId: albumId, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
+    }
+
+    /// Writes `stories.getAlbumStories` boxed at the end of `buffer`.
+    public static func getAlbumStories(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) {
+        buffer.appendUInt32(0xac806d61)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.int32(albumId)
+        w1.int32(offset)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.getJoinedCommunities#a663e830 = messages.Chats;`
     public static func getJoinedCommunities() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        TLRequest(definition: "communities.getJoinedCommunities#a663e830 = messages.Chats;", arguments: []).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getJoinedCommunities(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `communities.getJoinedCommunities` boxed at the end of `buffer`.
+    public static func getJoinedCommunities(into buffer: Buffer) {
+        buffer.appendUInt32(0xa663e830)
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;`
     public static func getWelcomeMessages(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ephemeral.WelcomeMessages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ephemeral.WelcomeMessages.self))
+        let buffer = Buffer()
+        getWelcomeMessages(into: buffer, peer: peer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ephemeral.WelcomeMessages.self))
+    }
+
+    /// Writes `ephemeral.getWelcomeMessages` boxed at the end of `buffer`.
+    public static func getWelcomeMessages(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
+        buffer.appendUInt32(0xdb9ac18d)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(hash)
     }
 }
 

@@ -2806,107 +2806,186 @@ extension Api.payments {
 extension Api.functions.account {
     /// `account.setAccountTTL#2442485e ttl:AccountDaysTTL = Bool;`
     public static func setAccountTTL(ttl: Api.AccountDaysTTL) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("ttl", ttl)
-        return TLRequest(definition: "account.setAccountTTL#2442485e ttl:AccountDaysTTL = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setAccountTTL(into: buffer, ttl: ttl)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.setAccountTTL` boxed at the end of `buffer`.
+    public static func setAccountTTL(into buffer: Buffer, ttl: Api.AccountDaysTTL) {
+        buffer.appendUInt32(0x2442485e)
+        ttl.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.installWallPaper#feed5769 wallpaper:InputWallPaper settings:WallPaperSettings = Bool;`
     public static func installWallPaper(wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("wallpaper", wallpaper)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.installWallPaper#feed5769 wallpaper:InputWallPaper settings:WallPaperSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        installWallPaper(into: buffer, wallpaper: wallpaper, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.installWallPaper` boxed at the end of `buffer`.
+    public static func installWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) {
+        buffer.appendUInt32(0xfeed5769)
+        wallpaper.serialize(buffer, true)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.uploadRingtone#831a83a2 file:InputFile file_name:string mime_type:string = Document;`
     public static func uploadRingtone(file: Api.InputFile, fileName: String, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("file", file)
-        arguments.string("file_name", fileName)
-        arguments.string("mime_type", mimeType)
-        return TLRequest(definition: "account.uploadRingtone#831a83a2 file:InputFile file_name:string mime_type:string = Document;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Document.self))
+        let buffer = Buffer()
+        uploadRingtone(into: buffer, file: file, fileName: fileName, mimeType: mimeType)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Document.self))
+    }
+
+    /// Writes `account.uploadRingtone` boxed at the end of `buffer`.
+    public static func uploadRingtone(into buffer: Buffer, file: Api.InputFile, fileName: String, mimeType: String) {
+        buffer.appendUInt32(0x831a83a2)
+        file.serialize(buffer, true)
+        buffer.appendTLString(fileName)
+        buffer.appendTLString(mimeType)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendEncrypted#44fa7a15 flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
     public static func sendEncrypted(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("silent", silent)
-        arguments.object("peer", peer)
-        arguments.long("random_id", randomId)
-        arguments.bytes("data", data)
-        return TLRequest(definition: "messages.sendEncrypted#44fa7a15 flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        let buffer = Buffer()
+        sendEncrypted(into: buffer, silent: silent, peer: peer, randomId: randomId, data: data)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+    }
+
+    /// Writes `messages.sendEncrypted` boxed at the end of `buffer`.
+    public static func sendEncrypted(into buffer: Buffer, silent: Bool, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x44fa7a15)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(randomId)
+        buffer.appendTLBytes(data)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getFeaturedStickers#64780b14 hash:long = messages.FeaturedStickers;`
     public static func getFeaturedStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getFeaturedStickers#64780b14 hash:long = messages.FeaturedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+        let buffer = Buffer()
+        getFeaturedStickers(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+    }
+
+    /// Writes `messages.getFeaturedStickers` boxed at the end of `buffer`.
+    public static func getFeaturedStickers(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x64780b14)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSplitRanges#1cff7e08 = Vector<MessageRange>;`
     public static func getSplitRanges() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.MessageRange]>) {
-        TLRequest(definition: "messages.getSplitRanges#1cff7e08 = Vector<MessageRange>;", arguments: []).call(DeserializeFunctionResponse<[Api.MessageRange]>.vector(of: Api.MessageRange.self))
+        let buffer = Buffer()
+        getSplitRanges(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.MessageRange]>.vector(of: Api.MessageRange.self))
+    }
+
+    /// Writes `messages.getSplitRanges` boxed at the end of `buffer`.
+    public static func getSplitRanges(into buffer: Buffer) {
+        buffer.appendUInt32(0x1cff7e08)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiGroups#7488ce5b hash:int = messages.EmojiGroups;`
     public static func getEmojiGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "messages.getEmojiGroups#7488ce5b hash:int = messages.EmojiGroups;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+        let buffer = Buffer()
+        getEmojiGroups(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+    }
+
+    /// Writes `messages.getEmojiGroups` boxed at the end of `buffer`.
+    public static func getEmojiGroups(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x7488ce5b)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reorderQuickReplies#60331907 order:Vector<int> = Bool;`
     public static func reorderQuickReplies(order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.ints("order", order)
-        return TLRequest(definition: "messages.reorderQuickReplies#60331907 order:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderQuickReplies(into: buffer, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reorderQuickReplies` boxed at the end of `buffer`.
+    public static func reorderQuickReplies(into buffer: Buffer, order: [Int32]) {
+        buffer.appendUInt32(0x60331907)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;`
     public static func getSendAs(forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SendAsPeers>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("for_paid_reactions", forPaidReactions)
-        arguments.trueFlag("for_live_stories", forLiveStories)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.SendAsPeers.self))
+        let buffer = Buffer()
+        getSendAs(into: buffer, forPaidReactions: forPaidReactions, forLiveStories: forLiveStories, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.SendAsPeers.self))
+    }
+
+    /// Writes `channels.getSendAs` boxed at the end of `buffer`.
+    public static func getSendAs(into buffer: Buffer, forPaidReactions: Bool, forLiveStories: Bool, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if forPaidReactions { tlSetFlag(&_flags, 0x1) }
+        if forLiveStories { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe785a43f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;`
     public static func reorderUsernames(bot: Api.InputUser, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("bot", bot)
-        arguments.strings("order", order)
-        return TLRequest(definition: "bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderUsernames(into: buffer, bot: bot, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.reorderUsernames` boxed at the end of `buffer`.
+    public static func reorderUsernames(into buffer: Buffer, bot: Api.InputUser, order: [String]) {
+        buffer.appendUInt32(0x9709b1c2)
+        bot.serialize(buffer, true)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;`
     public static func getParticipantJoinedChats(community: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.communities.ParticipantJoinedChats>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("community", community)
-        arguments.object("participant", participant)
-        return TLRequest(definition: "communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.communities.ParticipantJoinedChats.self))
+        let buffer = Buffer()
+        getParticipantJoinedChats(into: buffer, community: community, participant: participant)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.communities.ParticipantJoinedChats.self))
+    }
+
+    /// Writes `communities.getParticipantJoinedChats` boxed at the end of `buffer`.
+    public static func getParticipantJoinedChats(into buffer: Buffer, community: Api.InputChannel, participant: Api.InputPeer) {
+        buffer.appendUInt32(0xf87eabab)
+        community.serialize(buffer, true)
+        participant.serialize(buffer, true)
     }
 }
 

@@ -1455,289 +1455,543 @@ extension Api.account {
 extension Api.functions.auth {
     /// `auth.requestFirebaseSms#8e39261e flags:# phone_number:string phone_code_hash:string safety_net_token:flags.0?string play_integrity_token:flags.2?string ios_push_secret:flags.1?string = Bool;`
     public static func requestFirebaseSms(phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        if let value = safetyNetToken { arguments.string("safety_net_token", value) }
-        if let value = playIntegrityToken { arguments.string("play_integrity_token", value) }
-        if let value = iosPushSecret { arguments.string("ios_push_secret", value) }
-        return TLRequest(definition: "auth.requestFirebaseSms#8e39261e flags:# phone_number:string phone_code_hash:string safety_net_token:flags.0?string play_integrity_token:flags.2?string ios_push_secret:flags.1?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        requestFirebaseSms(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, safetyNetToken: safetyNetToken, playIntegrityToken: playIntegrityToken, iosPushSecret: iosPushSecret)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `auth.requestFirebaseSms` boxed at the end of `buffer`.
+    public static func requestFirebaseSms(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, safetyNetToken: String?, playIntegrityToken: String?, iosPushSecret: String?) {
+        var _flags: Int32 = 0
+        if safetyNetToken != nil { tlSetFlag(&_flags, 0x1) }
+        if playIntegrityToken != nil { tlSetFlag(&_flags, 0x4) }
+        if iosPushSecret != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8e39261e)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
+        if tlFlagIsSet(_flags, 0x1), let value = safetyNetToken {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = playIntegrityToken {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = iosPushSecret {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.sendVerifyPhoneCode#a5a356f9 phone_number:string settings:CodeSettings = auth.SentCode;`
     public static func sendVerifyPhoneCode(phoneNumber: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("phone_number", phoneNumber)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.sendVerifyPhoneCode#a5a356f9 phone_number:string settings:CodeSettings = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        let buffer = Buffer()
+        sendVerifyPhoneCode(into: buffer, phoneNumber: phoneNumber, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.SentCode.self))
+    }
+
+    /// Writes `account.sendVerifyPhoneCode` boxed at the end of `buffer`.
+    public static func sendVerifyPhoneCode(into buffer: Buffer, phoneNumber: String, settings: Api.CodeSettings) {
+        buffer.appendUInt32(0xa5a356f9)
+        buffer.appendTLString(phoneNumber)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.resetWallPapers#bb3b9804 = Bool;`
     public static func resetWallPapers() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.resetWallPapers#bb3b9804 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetWallPapers(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.resetWallPapers` boxed at the end of `buffer`.
+    public static func resetWallPapers(into buffer: Buffer) {
+        buffer.appendUInt32(0xbb3b9804)
     }
 }
 
 extension Api.functions.account {
     /// `account.declinePasswordReset#4c9409f6 = Bool;`
     public static func declinePasswordReset() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.declinePasswordReset#4c9409f6 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        declinePasswordReset(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.declinePasswordReset` boxed at the end of `buffer`.
+    public static func declinePasswordReset(into buffer: Buffer) {
+        buffer.appendUInt32(0x4c9409f6)
     }
 }
 
 extension Api.functions.account {
     /// `account.changeAuthorizationSettings#40f48462 flags:# confirmed:flags.3?true hash:long encrypted_requests_disabled:flags.0?Bool call_requests_disabled:flags.1?Bool = Bool;`
     public static func changeAuthorizationSettings(confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("confirmed", confirmed)
-        arguments.long("hash", hash)
-        if let value = encryptedRequestsDisabled { arguments.bool("encrypted_requests_disabled", value) }
-        if let value = callRequestsDisabled { arguments.bool("call_requests_disabled", value) }
-        return TLRequest(definition: "account.changeAuthorizationSettings#40f48462 flags:# confirmed:flags.3?true hash:long encrypted_requests_disabled:flags.0?Bool call_requests_disabled:flags.1?Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        changeAuthorizationSettings(into: buffer, confirmed: confirmed, hash: hash, encryptedRequestsDisabled: encryptedRequestsDisabled, callRequestsDisabled: callRequestsDisabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.changeAuthorizationSettings` boxed at the end of `buffer`.
+    public static func changeAuthorizationSettings(into buffer: Buffer, confirmed: Bool, hash: Int64, encryptedRequestsDisabled: Bool?, callRequestsDisabled: Bool?) {
+        var _flags: Int32 = 0
+        if confirmed { tlSetFlag(&_flags, 0x8) }
+        if encryptedRequestsDisabled != nil { tlSetFlag(&_flags, 0x1) }
+        if callRequestsDisabled != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 24)
+        w1.uint32(0x40f48462)
+        w1.int32(_flags)
+        w1.int64(hash)
+        if tlFlagIsSet(_flags, 0x1), let value = encryptedRequestsDisabled {
+            w1.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = callRequestsDisabled {
+            w1.bool(value)
+        }
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateColor#684d214e flags:# for_profile:flags.1?true color:flags.2?PeerColor = Bool;`
     public static func updateColor(forProfile: Bool = false, color: Api.PeerColor? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("for_profile", forProfile)
-        if let value = color { arguments.object("color", value) }
-        return TLRequest(definition: "account.updateColor#684d214e flags:# for_profile:flags.1?true color:flags.2?PeerColor = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateColor(into: buffer, forProfile: forProfile, color: color)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateColor` boxed at the end of `buffer`.
+    public static func updateColor(into buffer: Buffer, forProfile: Bool, color: Api.PeerColor?) {
+        var _flags: Int32 = 0
+        if forProfile { tlSetFlag(&_flags, 0x2) }
+        if color != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x684d214e)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x4) {
+            color?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.resolvePhone#8af94344 phone:string = contacts.ResolvedPeer;`
     public static func resolvePhone(phone: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ResolvedPeer>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("phone", phone)
-        return TLRequest(definition: "contacts.resolvePhone#8af94344 phone:string = contacts.ResolvedPeer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.ResolvedPeer.self))
+        let buffer = Buffer()
+        resolvePhone(into: buffer, phone: phone)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.ResolvedPeer.self))
+    }
+
+    /// Writes `contacts.resolvePhone` boxed at the end of `buffer`.
+    public static func resolvePhone(into buffer: Buffer, phone: String) {
+        buffer.appendUInt32(0x8af94344)
+        buffer.appendTLString(phone)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getChats#49e9528f id:Vector<long> = messages.Chats;`
     public static func getChats(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.longs("id", id)
-        return TLRequest(definition: "messages.getChats#49e9528f id:Vector<long> = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getChats(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `messages.getChats` boxed at the end of `buffer`.
+    public static func getChats(into buffer: Buffer, id: [Int64]) {
+        buffer.appendUInt32(0x49e9528f)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportEncryptedSpam#4b0c8c0f peer:InputEncryptedChat = Bool;`
     public static func reportEncryptedSpam(peer: Api.InputEncryptedChat) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.reportEncryptedSpam#4b0c8c0f peer:InputEncryptedChat = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportEncryptedSpam(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reportEncryptedSpam` boxed at the end of `buffer`.
+    public static func reportEncryptedSpam(into buffer: Buffer, peer: Api.InputEncryptedChat) {
+        buffer.appendUInt32(0x4b0c8c0f)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleDialogPin#a731e257 flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
     public static func toggleDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("pinned", pinned)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.toggleDialogPin#a731e257 flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleDialogPin(into: buffer, pinned: pinned, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.toggleDialogPin` boxed at the end of `buffer`.
+    public static func toggleDialogPin(into buffer: Buffer, pinned: Bool, peer: Api.InputDialogPeer) {
+        var _flags: Int32 = 0
+        if pinned { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa731e257)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getDialogUnreadMarks#21202222 flags:# parent_peer:flags.0?InputPeer = Vector<DialogPeer>;`
     public static func getDialogUnreadMarks(parentPeer: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.DialogPeer]>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = parentPeer { arguments.object("parent_peer", value) }
-        return TLRequest(definition: "messages.getDialogUnreadMarks#21202222 flags:# parent_peer:flags.0?InputPeer = Vector<DialogPeer>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.DialogPeer]>.vector(of: Api.DialogPeer.self))
+        let buffer = Buffer()
+        getDialogUnreadMarks(into: buffer, parentPeer: parentPeer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.DialogPeer]>.vector(of: Api.DialogPeer.self))
+    }
+
+    /// Writes `messages.getDialogUnreadMarks` boxed at the end of `buffer`.
+    public static func getDialogUnreadMarks(into buffer: Buffer, parentPeer: Api.InputPeer?) {
+        var _flags: Int32 = 0
+        if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x21202222)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            parentPeer?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deletePhoneCallHistory#f9cbe409 flags:# revoke:flags.0?true = messages.AffectedFoundMessages;`
     public static func deletePhoneCallHistory(revoke: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedFoundMessages>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.trueFlag("revoke", revoke)
-        return TLRequest(definition: "messages.deletePhoneCallHistory#f9cbe409 flags:# revoke:flags.0?true = messages.AffectedFoundMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedFoundMessages.self))
+        let buffer = Buffer()
+        deletePhoneCallHistory(into: buffer, revoke: revoke)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedFoundMessages.self))
+    }
+
+    /// Writes `messages.deletePhoneCallHistory` boxed at the end of `buffer`.
+    public static func deletePhoneCallHistory(into buffer: Buffer, revoke: Bool) {
+        var _flags: Int32 = 0
+        if revoke { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xf9cbe409)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.rateTranscribedAudio#7f1d072f peer:InputPeer msg_id:int transcription_id:long good:Bool = Bool;`
     public static func rateTranscribedAudio(peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.long("transcription_id", transcriptionId)
-        arguments.bool("good", good)
-        return TLRequest(definition: "messages.rateTranscribedAudio#7f1d072f peer:InputPeer msg_id:int transcription_id:long good:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        rateTranscribedAudio(into: buffer, peer: peer, msgId: msgId, transcriptionId: transcriptionId, good: good)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.rateTranscribedAudio` boxed at the end of `buffer`.
+    public static func rateTranscribedAudio(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) {
+        buffer.appendUInt32(0x7f1d072f)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.int32(msgId)
+        w1.int64(transcriptionId)
+        w1.bool(good)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteFactCheck#d1da940c peer:InputPeer msg_id:int = Updates;`
     public static func deleteFactCheck(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "messages.deleteFactCheck#d1da940c peer:InputPeer msg_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteFactCheck(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.deleteFactCheck` boxed at the end of `buffer`.
+    public static func deleteFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
+        buffer.appendUInt32(0xd1da940c)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestMainWebView#c9e01e7b flags:# compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser start_param:flags.1?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     public static func requestMainWebView(compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("compact", compact)
-        arguments.trueFlag("fullscreen", fullscreen)
-        arguments.object("peer", peer)
-        arguments.object("bot", bot)
-        if let value = startParam { arguments.string("start_param", value) }
-        if let value = themeParams { arguments.object("theme_params", value) }
-        arguments.string("platform", platform)
-        return TLRequest(definition: "messages.requestMainWebView#c9e01e7b flags:# compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser start_param:flags.1?string theme_params:flags.0?DataJSON platform:string = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        let buffer = Buffer()
+        requestMainWebView(into: buffer, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, startParam: startParam, themeParams: themeParams, platform: platform)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
+    }
+
+    /// Writes `messages.requestMainWebView` boxed at the end of `buffer`.
+    public static func requestMainWebView(into buffer: Buffer, compact: Bool, fullscreen: Bool, peer: Api.InputPeer, bot: Api.InputUser, startParam: String?, themeParams: Api.DataJSON?, platform: String) {
+        var _flags: Int32 = 0
+        if compact { tlSetFlag(&_flags, 0x80) }
+        if fullscreen { tlSetFlag(&_flags, 0x100) }
+        if startParam != nil { tlSetFlag(&_flags, 0x2) }
+        if themeParams != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xc9e01e7b)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        bot.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = startParam {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x1) {
+            themeParams?.serialize(buffer, true)
+        }
+        buffer.appendTLString(platform)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.viewSponsoredMessage#269e3643 random_id:bytes = Bool;`
     public static func viewSponsoredMessage(randomId: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bytes("random_id", randomId)
-        return TLRequest(definition: "messages.viewSponsoredMessage#269e3643 random_id:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        viewSponsoredMessage(into: buffer, randomId: randomId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.viewSponsoredMessage` boxed at the end of `buffer`.
+    public static func viewSponsoredMessage(into buffer: Buffer, randomId: [UInt8]) {
+        buffer.appendUInt32(0x269e3643)
+        buffer.appendTLBytes(randomId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.updatePinnedForumTopic#175df251 peer:InputPeer topic_id:int pinned:Bool = Updates;`
     public static func updatePinnedForumTopic(peer: Api.InputPeer, topicId: Int32, pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("topic_id", topicId)
-        arguments.bool("pinned", pinned)
-        return TLRequest(definition: "messages.updatePinnedForumTopic#175df251 peer:InputPeer topic_id:int pinned:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        updatePinnedForumTopic(into: buffer, peer: peer, topicId: topicId, pinned: pinned)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.updatePinnedForumTopic` boxed at the end of `buffer`.
+    public static func updatePinnedForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, pinned: Bool) {
+        buffer.appendUInt32(0x175df251)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.int32(topicId)
+        w1.bool(pinned)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.photos {
     /// `photos.getUserPhotos#91cd32a8 user_id:InputUser offset:int max_id:long limit:int = photos.Photos;`
     public static func getUserPhotos(userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photos>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("user_id", userId)
-        arguments.int("offset", offset)
-        arguments.long("max_id", maxId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "photos.getUserPhotos#91cd32a8 user_id:InputUser offset:int max_id:long limit:int = photos.Photos;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.photos.Photos.self))
+        let buffer = Buffer()
+        getUserPhotos(into: buffer, userId: userId, offset: offset, maxId: maxId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.photos.Photos.self))
+    }
+
+    /// Writes `photos.getUserPhotos` boxed at the end of `buffer`.
+    public static func getUserPhotos(into buffer: Buffer, userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) {
+        buffer.appendUInt32(0x91cd32a8)
+        userId.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.int32(offset)
+        w1.int64(maxId)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.help {
     /// `help.getPassportConfig#c661ad08 hash:int = help.PassportConfig;`
     public static func getPassportConfig(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PassportConfig>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "help.getPassportConfig#c661ad08 hash:int = help.PassportConfig;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.PassportConfig.self))
+        let buffer = Buffer()
+        getPassportConfig(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.PassportConfig.self))
+    }
+
+    /// Writes `help.getPassportConfig` boxed at the end of `buffer`.
+    public static func getPassportConfig(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xc661ad08)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.help {
     /// `help.getCountriesList#735787a8 lang_code:string hash:int = help.CountriesList;`
     public static func getCountriesList(langCode: String, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.CountriesList>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("lang_code", langCode)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "help.getCountriesList#735787a8 lang_code:string hash:int = help.CountriesList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.CountriesList.self))
+        let buffer = Buffer()
+        getCountriesList(into: buffer, langCode: langCode, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.CountriesList.self))
+    }
+
+    /// Writes `help.getCountriesList` boxed at the end of `buffer`.
+    public static func getCountriesList(into buffer: Buffer, langCode: String, hash: Int32) {
+        buffer.appendUInt32(0x735787a8)
+        buffer.appendTLString(langCode)
+        buffer.appendInt32(hash)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.deleteMessages#84c1fd4e channel:InputChannel id:Vector<int> = messages.AffectedMessages;`
     public static func deleteMessages(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.ints("id", id)
-        return TLRequest(definition: "channels.deleteMessages#84c1fd4e channel:InputChannel id:Vector<int> = messages.AffectedMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        let buffer = Buffer()
+        deleteMessages(into: buffer, channel: channel, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+    }
+
+    /// Writes `channels.deleteMessages` boxed at the end of `buffer`.
+    public static func deleteMessages(into buffer: Buffer, channel: Api.InputChannel, id: [Int32]) {
+        buffer.appendUInt32(0x84c1fd4e)
+        channel.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleJoinToSend#e4cb9580 channel:InputChannel enabled:Bool = Updates;`
     public static func toggleJoinToSend(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "channels.toggleJoinToSend#e4cb9580 channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleJoinToSend(into: buffer, channel: channel, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleJoinToSend` boxed at the end of `buffer`.
+    public static func toggleJoinToSend(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
+        buffer.appendUInt32(0xe4cb9580)
+        channel.serialize(buffer, true)
+        buffer.appendBool(enabled)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.updateStarGiftPrice#edbe6ccb stargift:InputSavedStarGift resell_amount:StarsAmount = Updates;`
     public static func updateStarGiftPrice(stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("stargift", stargift)
-        arguments.object("resell_amount", resellAmount)
-        return TLRequest(definition: "payments.updateStarGiftPrice#edbe6ccb stargift:InputSavedStarGift resell_amount:StarsAmount = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        updateStarGiftPrice(into: buffer, stargift: stargift, resellAmount: resellAmount)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.updateStarGiftPrice` boxed at the end of `buffer`.
+    public static func updateStarGiftPrice(into buffer: Buffer, stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) {
+        buffer.appendUInt32(0xedbe6ccb)
+        stargift.serialize(buffer, true)
+        resellAmount.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getUniqueStarGiftValueInfo#4365af6b slug:string = payments.UniqueStarGiftValueInfo;`
     public static func getUniqueStarGiftValueInfo(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.UniqueStarGiftValueInfo>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("slug", slug)
-        return TLRequest(definition: "payments.getUniqueStarGiftValueInfo#4365af6b slug:string = payments.UniqueStarGiftValueInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.UniqueStarGiftValueInfo.self))
+        let buffer = Buffer()
+        getUniqueStarGiftValueInfo(into: buffer, slug: slug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.UniqueStarGiftValueInfo.self))
+    }
+
+    /// Writes `payments.getUniqueStarGiftValueInfo` boxed at the end of `buffer`.
+    public static func getUniqueStarGiftValueInfo(into buffer: Buffer, slug: String) {
+        buffer.appendUInt32(0x4365af6b)
+        buffer.appendTLString(slug)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.craftStarGift#b0f9684f stargift:Vector<InputSavedStarGift> = Updates;`
     public static func craftStarGift(stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("stargift", stargift)
-        return TLRequest(definition: "payments.craftStarGift#b0f9684f stargift:Vector<InputSavedStarGift> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        craftStarGift(into: buffer, stargift: stargift)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.craftStarGift` boxed at the end of `buffer`.
+    public static func craftStarGift(into buffer: Buffer, stargift: [Api.InputSavedStarGift]) {
+        buffer.appendUInt32(0xb0f9684f)
+        buffer.appendVector(stargift, boxed: true)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.setStickerSetThumb#a76a5392 flags:# stickerset:InputStickerSet thumb:flags.0?InputDocument thumb_document_id:flags.1?long = messages.StickerSet;`
     public static func setStickerSetThumb(stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("stickerset", stickerset)
-        if let value = thumb { arguments.object("thumb", value) }
-        if let value = thumbDocumentId { arguments.long("thumb_document_id", value) }
-        return TLRequest(definition: "stickers.setStickerSetThumb#a76a5392 flags:# stickerset:InputStickerSet thumb:flags.0?InputDocument thumb_document_id:flags.1?long = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        setStickerSetThumb(into: buffer, stickerset: stickerset, thumb: thumb, thumbDocumentId: thumbDocumentId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `stickers.setStickerSetThumb` boxed at the end of `buffer`.
+    public static func setStickerSetThumb(into buffer: Buffer, stickerset: Api.InputStickerSet, thumb: Api.InputDocument?, thumbDocumentId: Int64?) {
+        var _flags: Int32 = 0
+        if thumb != nil { tlSetFlag(&_flags, 0x1) }
+        if thumbDocumentId != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa76a5392)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        stickerset.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            thumb?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = thumbDocumentId {
+            buffer.appendInt64(value)
+        }
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;`
     public static func renameStickerSet(stickerset: Api.InputStickerSet, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("stickerset", stickerset)
-        arguments.string("title", title)
-        return TLRequest(definition: "stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        renameStickerSet(into: buffer, stickerset: stickerset, title: title)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `stickers.renameStickerSet` boxed at the end of `buffer`.
+    public static func renameStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet, title: String) {
+        buffer.appendUInt32(0x124b1c00)
+        stickerset.serialize(buffer, true)
+        buffer.appendTLString(title)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;`
     public static func deleteGroupCallParticipantMessages(reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("report_spam", reportSpam)
-        arguments.object("call", call)
-        arguments.object("participant", participant)
-        return TLRequest(definition: "phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteGroupCallParticipantMessages(into: buffer, reportSpam: reportSpam, call: call, participant: participant)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.deleteGroupCallParticipantMessages` boxed at the end of `buffer`.
+    public static func deleteGroupCallParticipantMessages(into buffer: Buffer, reportSpam: Bool, call: Api.InputGroupCall, participant: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if reportSpam { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1dbfeca0)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        participant.serialize(buffer, true)
     }
 }
 
 extension Api.functions.premium {
     /// `premium.getMyBoosts#0be77b4a = premium.MyBoosts;`
     public static func getMyBoosts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
-        TLRequest(definition: "premium.getMyBoosts#0be77b4a = premium.MyBoosts;", arguments: []).call(DeserializeFunctionResponse(Api.premium.MyBoosts.self))
+        let buffer = Buffer()
+        getMyBoosts(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.MyBoosts.self))
+    }
+
+    /// Writes `premium.getMyBoosts` boxed at the end of `buffer`.
+    public static func getMyBoosts(into buffer: Buffer) {
+        buffer.appendUInt32(0x0be77b4a)
     }
 }
 

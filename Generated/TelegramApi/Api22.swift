@@ -2091,345 +2091,649 @@ extension Api {
 extension Api.functions {
     /// `initConnection#c1cd5ea9 {X:Type} flags:# api_id:int device_model:string system_version:string app_version:string system_lang_code:string lang_pack:string lang_code:string proxy:flags.0?InputClientProxy params:flags.1?JSONValue query:!X = X;`
     public static func initConnection<X>(apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy? = nil, params: Api.JSONValue? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 10)
-        arguments.int("api_id", apiId)
-        arguments.string("device_model", deviceModel)
-        arguments.string("system_version", systemVersion)
-        arguments.string("app_version", appVersion)
-        arguments.string("system_lang_code", systemLangCode)
-        arguments.string("lang_pack", langPack)
-        arguments.string("lang_code", langCode)
-        if let value = proxy { arguments.object("proxy", value) }
-        if let value = params { arguments.object("params", value) }
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "initConnection#c1cd5ea9 {X:Type} flags:# api_id:int device_model:string system_version:string app_version:string system_lang_code:string lang_pack:string lang_code:string proxy:flags.0?InputClientProxy params:flags.1?JSONValue query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        initConnection(into: buffer, apiId: apiId, deviceModel: deviceModel, systemVersion: systemVersion, appVersion: appVersion, systemLangCode: systemLangCode, langPack: langPack, langCode: langCode, proxy: proxy, params: params, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `initConnection` boxed at the end of `buffer`.
+    public static func initConnection<X>(into buffer: Buffer, apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy?, params: Api.JSONValue?, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        var _flags: Int32 = 0
+        if proxy != nil { tlSetFlag(&_flags, 0x1) }
+        if params != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xc1cd5ea9)
+        w1.int32(_flags)
+        w1.int32(apiId)
+        buffer.commit(w1)
+        buffer.appendTLString(deviceModel)
+        buffer.appendTLString(systemVersion)
+        buffer.appendTLString(appVersion)
+        buffer.appendTLString(systemLangCode)
+        buffer.appendTLString(langPack)
+        buffer.appendTLString(langCode)
+        if tlFlagIsSet(_flags, 0x1) {
+            proxy?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            params?.serialize(buffer, true)
+        }
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions {
     /// `invokeWithBusinessConnection#dd289f8e {X:Type} connection_id:string query:!X = X;`
     public static func invokeWithBusinessConnection<X>(connectionId: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("connection_id", connectionId)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithBusinessConnection#dd289f8e {X:Type} connection_id:string query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithBusinessConnection(into: buffer, connectionId: connectionId, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithBusinessConnection` boxed at the end of `buffer`.
+    public static func invokeWithBusinessConnection<X>(into buffer: Buffer, connectionId: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        buffer.appendUInt32(0xdd289f8e)
+        buffer.appendTLString(connectionId)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.logOut#3e72ba19 = auth.LoggedOut;`
     public static func logOut() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoggedOut>) {
-        TLRequest(definition: "auth.logOut#3e72ba19 = auth.LoggedOut;", arguments: []).call(DeserializeFunctionResponse(Api.auth.LoggedOut.self))
+        let buffer = Buffer()
+        logOut(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.LoggedOut.self))
+    }
+
+    /// Writes `auth.logOut` boxed at the end of `buffer`.
+    public static func logOut(into buffer: Buffer) {
+        buffer.appendUInt32(0x3e72ba19)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.importAuthorization#a57a7dad id:long bytes:bytes = auth.Authorization;`
     public static func importAuthorization(id: Int64, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("id", id)
-        arguments.bytes("bytes", bytes)
-        return TLRequest(definition: "auth.importAuthorization#a57a7dad id:long bytes:bytes = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        importAuthorization(into: buffer, id: id, bytes: bytes)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.importAuthorization` boxed at the end of `buffer`.
+    public static func importAuthorization(into buffer: Buffer, id: Int64, bytes: [UInt8]) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xa57a7dad)
+        w1.int64(id)
+        buffer.commit(w1)
+        buffer.appendTLBytes(bytes)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.checkRecoveryPassword#0d36bf79 code:string = Bool;`
     public static func checkRecoveryPassword(code: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("code", code)
-        return TLRequest(definition: "auth.checkRecoveryPassword#0d36bf79 code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        checkRecoveryPassword(into: buffer, code: code)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `auth.checkRecoveryPassword` boxed at the end of `buffer`.
+    public static func checkRecoveryPassword(into buffer: Buffer, code: String) {
+        buffer.appendUInt32(0x0d36bf79)
+        buffer.appendTLString(code)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.initFirebasePnvLogin#777df37a api_id:int api_hash:string = auth.FirebasePnvIntent;`
     public static func initFirebasePnvLogin(apiId: Int32, apiHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.FirebasePnvIntent>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("api_id", apiId)
-        arguments.string("api_hash", apiHash)
-        return TLRequest(definition: "auth.initFirebasePnvLogin#777df37a api_id:int api_hash:string = auth.FirebasePnvIntent;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.FirebasePnvIntent.self))
+        let buffer = Buffer()
+        initFirebasePnvLogin(into: buffer, apiId: apiId, apiHash: apiHash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.FirebasePnvIntent.self))
+    }
+
+    /// Writes `auth.initFirebasePnvLogin` boxed at the end of `buffer`.
+    public static func initFirebasePnvLogin(into buffer: Buffer, apiId: Int32, apiHash: String) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x777df37a)
+        w1.int32(apiId)
+        buffer.commit(w1)
+        buffer.appendTLString(apiHash)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateUsername#3e0bdd7c username:string = User;`
     public static func updateUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("username", username)
-        return TLRequest(definition: "account.updateUsername#3e0bdd7c username:string = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
+        let buffer = Buffer()
+        updateUsername(into: buffer, username: username)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+    }
+
+    /// Writes `account.updateUsername` boxed at the end of `buffer`.
+    public static func updateUsername(into buffer: Buffer, username: String) {
+        buffer.appendUInt32(0x3e0bdd7c)
+        buffer.appendTLString(username)
     }
 }
 
 extension Api.functions.account {
     /// `account.sendChangePhoneCode#82574ae5 phone_number:string settings:CodeSettings = auth.SentCode;`
     public static func sendChangePhoneCode(phoneNumber: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("phone_number", phoneNumber)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.sendChangePhoneCode#82574ae5 phone_number:string settings:CodeSettings = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        let buffer = Buffer()
+        sendChangePhoneCode(into: buffer, phoneNumber: phoneNumber, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.SentCode.self))
+    }
+
+    /// Writes `account.sendChangePhoneCode` boxed at the end of `buffer`.
+    public static func sendChangePhoneCode(into buffer: Buffer, phoneNumber: String, settings: Api.CodeSettings) {
+        buffer.appendUInt32(0x82574ae5)
+        buffer.appendTLString(phoneNumber)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.verifyPhone#4dd3a7f6 phone_number:string phone_code_hash:string phone_code:string = Bool;`
     public static func verifyPhone(phoneNumber: String, phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        arguments.string("phone_code", phoneCode)
-        return TLRequest(definition: "account.verifyPhone#4dd3a7f6 phone_number:string phone_code_hash:string phone_code:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        verifyPhone(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.verifyPhone` boxed at the end of `buffer`.
+    public static func verifyPhone(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String) {
+        buffer.appendUInt32(0x4dd3a7f6)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
+        buffer.appendTLString(phoneCode)
     }
 }
 
 extension Api.functions.account {
     /// `account.reportProfilePhoto#fa8cc6f5 peer:InputPeer photo_id:InputPhoto reason:ReportReason message:string = Bool;`
     public static func reportProfilePhoto(peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.object("photo_id", photoId)
-        arguments.object("reason", reason)
-        arguments.string("message", message)
-        return TLRequest(definition: "account.reportProfilePhoto#fa8cc6f5 peer:InputPeer photo_id:InputPhoto reason:ReportReason message:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportProfilePhoto(into: buffer, peer: peer, photoId: photoId, reason: reason, message: message)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.reportProfilePhoto` boxed at the end of `buffer`.
+    public static func reportProfilePhoto(into buffer: Buffer, peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) {
+        buffer.appendUInt32(0xfa8cc6f5)
+        peer.serialize(buffer, true)
+        photoId.serialize(buffer, true)
+        reason.serialize(buffer, true)
+        buffer.appendTLString(message)
     }
 }
 
 extension Api.functions.account {
     /// `account.registerPasskey#55b41fd6 credential:InputPasskeyCredential = Passkey;`
     public static func registerPasskey(credential: Api.InputPasskeyCredential) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Passkey>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("credential", credential)
-        return TLRequest(definition: "account.registerPasskey#55b41fd6 credential:InputPasskeyCredential = Passkey;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Passkey.self))
+        let buffer = Buffer()
+        registerPasskey(into: buffer, credential: credential)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Passkey.self))
+    }
+
+    /// Writes `account.registerPasskey` boxed at the end of `buffer`.
+    public static func registerPasskey(into buffer: Buffer, credential: Api.InputPasskeyCredential) {
+        buffer.appendUInt32(0x55b41fd6)
+        credential.serialize(buffer, true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getSaved#82f1e39f = Vector<SavedContact>;`
     public static func getSaved() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SavedContact]>) {
-        TLRequest(definition: "contacts.getSaved#82f1e39f = Vector<SavedContact>;", arguments: []).call(DeserializeFunctionResponse<[Api.SavedContact]>.vector(of: Api.SavedContact.self))
+        let buffer = Buffer()
+        getSaved(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.SavedContact]>.vector(of: Api.SavedContact.self))
+    }
+
+    /// Writes `contacts.getSaved` boxed at the end of `buffer`.
+    public static func getSaved(into buffer: Buffer) {
+        buffer.appendUInt32(0x82f1e39f)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readHistory#0e306d3a peer:InputPeer max_id:int = messages.AffectedMessages;`
     public static func readHistory(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("max_id", maxId)
-        return TLRequest(definition: "messages.readHistory#0e306d3a peer:InputPeer max_id:int = messages.AffectedMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        let buffer = Buffer()
+        readHistory(into: buffer, peer: peer, maxId: maxId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+    }
+
+    /// Writes `messages.readHistory` boxed at the end of `buffer`.
+    public static func readHistory(into buffer: Buffer, peer: Api.InputPeer, maxId: Int32) {
+        buffer.appendUInt32(0x0e306d3a)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(maxId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setInlineBotResults#bb12a419 flags:# gallery:flags.0?true private:flags.1?true query_id:long results:Vector<InputBotInlineResult> cache_time:int next_offset:flags.2?string switch_pm:flags.3?InlineBotSwitchPM switch_webview:flags.4?InlineBotWebView = Bool;`
     public static func setInlineBotResults(gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.trueFlag("gallery", gallery)
-        arguments.trueFlag("private", `private`)
-        arguments.long("query_id", queryId)
-        arguments.objects("results", results)
-        arguments.int("cache_time", cacheTime)
-        if let value = nextOffset { arguments.string("next_offset", value) }
-        if let value = switchPm { arguments.object("switch_pm", value) }
-        if let value = switchWebview { arguments.object("switch_webview", value) }
-        return TLRequest(definition: "messages.setInlineBotResults#bb12a419 flags:# gallery:flags.0?true private:flags.1?true query_id:long results:Vector<InputBotInlineResult> cache_time:int next_offset:flags.2?string switch_pm:flags.3?InlineBotSwitchPM switch_webview:flags.4?InlineBotWebView = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setInlineBotResults(into: buffer, gallery: gallery, private: `private`, queryId: queryId, results: results, cacheTime: cacheTime, nextOffset: nextOffset, switchPm: switchPm, switchWebview: switchWebview)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setInlineBotResults` boxed at the end of `buffer`.
+    public static func setInlineBotResults(into buffer: Buffer, gallery: Bool, `private`: Bool, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String?, switchPm: Api.InlineBotSwitchPM?, switchWebview: Api.InlineBotWebView?) {
+        var _flags: Int32 = 0
+        if gallery { tlSetFlag(&_flags, 0x1) }
+        if `private` { tlSetFlag(&_flags, 0x2) }
+        if nextOffset != nil { tlSetFlag(&_flags, 0x4) }
+        if switchPm != nil { tlSetFlag(&_flags, 0x8) }
+        if switchWebview != nil { tlSetFlag(&_flags, 0x10) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xbb12a419)
+        w1.int32(_flags)
+        w1.int64(queryId)
+        buffer.commit(w1)
+        buffer.appendVector(results, boxed: true)
+        buffer.appendInt32(cacheTime)
+        if tlFlagIsSet(_flags, 0x4), let value = nextOffset {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x8) {
+            switchPm?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x10) {
+            switchWebview?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.saveDraft#ad0fa15c flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo peer:InputPeer message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?InputRichMessage = Bool;`
     public static func saveDraft(noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 10)
-        arguments.trueFlag("no_webpage", noWebpage)
-        arguments.trueFlag("invert_media", invertMedia)
-        if let value = replyTo { arguments.object("reply_to", value) }
-        arguments.object("peer", peer)
-        arguments.string("message", message)
-        if let value = entities { arguments.objects("entities", value) }
-        if let value = media { arguments.object("media", value) }
-        if let value = effect { arguments.long("effect", value) }
-        if let value = suggestedPost { arguments.object("suggested_post", value) }
-        if let value = richMessage { arguments.object("rich_message", value) }
-        return TLRequest(definition: "messages.saveDraft#ad0fa15c flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo peer:InputPeer message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?InputRichMessage = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveDraft(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, replyTo: replyTo, peer: peer, message: message, entities: entities, media: media, effect: effect, suggestedPost: suggestedPost, richMessage: richMessage)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.saveDraft` boxed at the end of `buffer`.
+    public static func saveDraft(into buffer: Buffer, noWebpage: Bool, invertMedia: Bool, replyTo: Api.InputReplyTo?, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]?, media: Api.InputMedia?, effect: Int64?, suggestedPost: Api.SuggestedPost?, richMessage: Api.InputRichMessage?) {
+        var _flags: Int32 = 0
+        if noWebpage { tlSetFlag(&_flags, 0x2) }
+        if invertMedia { tlSetFlag(&_flags, 0x40) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x10) }
+        if entities != nil { tlSetFlag(&_flags, 0x8) }
+        if media != nil { tlSetFlag(&_flags, 0x20) }
+        if effect != nil { tlSetFlag(&_flags, 0x80) }
+        if suggestedPost != nil { tlSetFlag(&_flags, 0x100) }
+        if richMessage != nil { tlSetFlag(&_flags, 0x200) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xad0fa15c)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x10) {
+            replyTo?.serialize(buffer, true)
+        }
+        peer.serialize(buffer, true)
+        buffer.appendTLString(message)
+        if tlFlagIsSet(_flags, 0x8), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x20) {
+            media?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x80), let value = effect {
+            buffer.appendInt64(value)
+        }
+        if tlFlagIsSet(_flags, 0x100) {
+            suggestedPost?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x200) {
+            richMessage?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getOnlines#6e2be050 peer:InputPeer = ChatOnlines;`
     public static func getOnlines(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatOnlines>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.getOnlines#6e2be050 peer:InputPeer = ChatOnlines;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ChatOnlines.self))
+        let buffer = Buffer()
+        getOnlines(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ChatOnlines.self))
+    }
+
+    /// Writes `messages.getOnlines` boxed at the end of `buffer`.
+    public static func getOnlines(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x6e2be050)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteRevokedExportedChatInvites#56987bd5 peer:InputPeer admin_id:InputUser = Bool;`
     public static func deleteRevokedExportedChatInvites(peer: Api.InputPeer, adminId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("admin_id", adminId)
-        return TLRequest(definition: "messages.deleteRevokedExportedChatInvites#56987bd5 peer:InputPeer admin_id:InputUser = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteRevokedExportedChatInvites(into: buffer, peer: peer, adminId: adminId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.deleteRevokedExportedChatInvites` boxed at the end of `buffer`.
+    public static func deleteRevokedExportedChatInvites(into buffer: Buffer, peer: Api.InputPeer, adminId: Api.InputUser) {
+        buffer.appendUInt32(0x56987bd5)
+        peer.serialize(buffer, true)
+        adminId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setHistoryTTL#b80e5fe4 peer:InputPeer period:int = Updates;`
     public static func setHistoryTTL(peer: Api.InputPeer, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("period", period)
-        return TLRequest(definition: "messages.setHistoryTTL#b80e5fe4 peer:InputPeer period:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        setHistoryTTL(into: buffer, peer: peer, period: period)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.setHistoryTTL` boxed at the end of `buffer`.
+    public static func setHistoryTTL(into buffer: Buffer, peer: Api.InputPeer, period: Int32) {
+        buffer.appendUInt32(0xb80e5fe4)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(period)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSearchResultsCalendar#6aa3f6bd flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int offset_date:int = messages.SearchResultsCalendar;`
     public static func getSearchResultsCalendar(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsCalendar>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("peer", peer)
-        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
-        arguments.object("filter", filter)
-        arguments.int("offset_id", offsetId)
-        arguments.int("offset_date", offsetDate)
-        return TLRequest(definition: "messages.getSearchResultsCalendar#6aa3f6bd flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int offset_date:int = messages.SearchResultsCalendar;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SearchResultsCalendar.self))
+        let buffer = Buffer()
+        getSearchResultsCalendar(into: buffer, peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, offsetDate: offsetDate)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SearchResultsCalendar.self))
+    }
+
+    /// Writes `messages.getSearchResultsCalendar` boxed at the end of `buffer`.
+    public static func getSearchResultsCalendar(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer?, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) {
+        var _flags: Int32 = 0
+        if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x6aa3f6bd)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x4) {
+            savedPeerId?.serialize(buffer, true)
+        }
+        filter.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 8)
+        w2.int32(offsetId)
+        w2.int32(offsetDate)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestWebView#269dc2c1 flags:# from_bot_menu:flags.4?true silent:flags.5?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser url:flags.1?string start_param:flags.3?string theme_params:flags.2?DataJSON platform:string reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = WebViewResult;`
     public static func requestWebView(fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        var arguments = TLFieldList(capacity: 12)
-        arguments.trueFlag("from_bot_menu", fromBotMenu)
-        arguments.trueFlag("silent", silent)
-        arguments.trueFlag("compact", compact)
-        arguments.trueFlag("fullscreen", fullscreen)
-        arguments.object("peer", peer)
-        arguments.object("bot", bot)
-        if let value = url { arguments.string("url", value) }
-        if let value = startParam { arguments.string("start_param", value) }
-        if let value = themeParams { arguments.object("theme_params", value) }
-        arguments.string("platform", platform)
-        if let value = replyTo { arguments.object("reply_to", value) }
-        if let value = sendAs { arguments.object("send_as", value) }
-        return TLRequest(definition: "messages.requestWebView#269dc2c1 flags:# from_bot_menu:flags.4?true silent:flags.5?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser url:flags.1?string start_param:flags.3?string theme_params:flags.2?DataJSON platform:string reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        let buffer = Buffer()
+        requestWebView(into: buffer, fromBotMenu: fromBotMenu, silent: silent, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform, replyTo: replyTo, sendAs: sendAs)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
+    }
+
+    /// Writes `messages.requestWebView` boxed at the end of `buffer`.
+    public static func requestWebView(into buffer: Buffer, fromBotMenu: Bool, silent: Bool, compact: Bool, fullscreen: Bool, peer: Api.InputPeer, bot: Api.InputUser, url: String?, startParam: String?, themeParams: Api.DataJSON?, platform: String, replyTo: Api.InputReplyTo?, sendAs: Api.InputPeer?) {
+        var _flags: Int32 = 0
+        if fromBotMenu { tlSetFlag(&_flags, 0x10) }
+        if silent { tlSetFlag(&_flags, 0x20) }
+        if compact { tlSetFlag(&_flags, 0x80) }
+        if fullscreen { tlSetFlag(&_flags, 0x100) }
+        if url != nil { tlSetFlag(&_flags, 0x2) }
+        if startParam != nil { tlSetFlag(&_flags, 0x8) }
+        if themeParams != nil { tlSetFlag(&_flags, 0x4) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x269dc2c1)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        bot.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = url {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = startParam {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            themeParams?.serialize(buffer, true)
+        }
+        buffer.appendTLString(platform)
+        if tlFlagIsSet(_flags, 0x1) {
+            replyTo?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2000) {
+            sendAs?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getBotApp#34fdc5c3 app:InputBotApp hash:long = messages.BotApp;`
     public static func getBotApp(app: Api.InputBotApp, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotApp>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("app", app)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getBotApp#34fdc5c3 app:InputBotApp hash:long = messages.BotApp;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.BotApp.self))
+        let buffer = Buffer()
+        getBotApp(into: buffer, app: app, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.BotApp.self))
+    }
+
+    /// Writes `messages.getBotApp` boxed at the end of `buffer`.
+    public static func getBotApp(into buffer: Buffer, app: Api.InputBotApp, hash: Int64) {
+        buffer.appendUInt32(0x34fdc5c3)
+        app.serialize(buffer, true)
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editForumTopic#cecc1134 flags:# peer:InputPeer topic_id:int title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = Updates;`
     public static func editForumTopic(peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.object("peer", peer)
-        arguments.int("topic_id", topicId)
-        if let value = title { arguments.string("title", value) }
-        if let value = iconEmojiId { arguments.long("icon_emoji_id", value) }
-        if let value = closed { arguments.bool("closed", value) }
-        if let value = hidden { arguments.bool("hidden", value) }
-        return TLRequest(definition: "messages.editForumTopic#cecc1134 flags:# peer:InputPeer topic_id:int title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editForumTopic(into: buffer, peer: peer, topicId: topicId, title: title, iconEmojiId: iconEmojiId, closed: closed, hidden: hidden)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.editForumTopic` boxed at the end of `buffer`.
+    public static func editForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, title: String?, iconEmojiId: Int64?, closed: Bool?, hidden: Bool?) {
+        var _flags: Int32 = 0
+        if title != nil { tlSetFlag(&_flags, 0x1) }
+        if iconEmojiId != nil { tlSetFlag(&_flags, 0x2) }
+        if closed != nil { tlSetFlag(&_flags, 0x4) }
+        if hidden != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xcecc1134)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(topicId)
+        if tlFlagIsSet(_flags, 0x1), let value = title {
+            buffer.appendTLString(value)
+        }
+        var w2 = buffer.fieldWriter(reserving: 16)
+        if tlFlagIsSet(_flags, 0x2), let value = iconEmojiId {
+            w2.int64(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = closed {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = hidden {
+            w2.bool(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setBotGuestChatResult#b8f106e3 query_id:long result:InputBotInlineResult = InputBotInlineMessageID;`
     public static func setBotGuestChatResult(queryId: Int64, result: Api.InputBotInlineResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.InputBotInlineMessageID>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("query_id", queryId)
-        arguments.object("result", result)
-        return TLRequest(definition: "messages.setBotGuestChatResult#b8f106e3 query_id:long result:InputBotInlineResult = InputBotInlineMessageID;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.InputBotInlineMessageID.self))
+        let buffer = Buffer()
+        setBotGuestChatResult(into: buffer, queryId: queryId, result: result)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.InputBotInlineMessageID.self))
+    }
+
+    /// Writes `messages.setBotGuestChatResult` boxed at the end of `buffer`.
+    public static func setBotGuestChatResult(into buffer: Buffer, queryId: Int64, result: Api.InputBotInlineResult) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xb8f106e3)
+        w1.int64(queryId)
+        buffer.commit(w1)
+        result.serialize(buffer, true)
     }
 }
 
 extension Api.functions.upload {
     /// `upload.reuploadCdnFile#9b2754a8 file_token:bytes request_token:bytes = Vector<FileHash>;`
     public static func reuploadCdnFile(fileToken: [UInt8], requestToken: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.bytes("file_token", fileToken)
-        arguments.bytes("request_token", requestToken)
-        return TLRequest(definition: "upload.reuploadCdnFile#9b2754a8 file_token:bytes request_token:bytes = Vector<FileHash>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+        let buffer = Buffer()
+        reuploadCdnFile(into: buffer, fileToken: fileToken, requestToken: requestToken)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+    }
+
+    /// Writes `upload.reuploadCdnFile` boxed at the end of `buffer`.
+    public static func reuploadCdnFile(into buffer: Buffer, fileToken: [UInt8], requestToken: [UInt8]) {
+        buffer.appendUInt32(0x9b2754a8)
+        buffer.appendTLBytes(fileToken)
+        buffer.appendTLBytes(requestToken)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.editPhoto#f12e57c9 channel:InputChannel photo:InputChatPhoto = Updates;`
     public static func editPhoto(channel: Api.InputChannel, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.object("photo", photo)
-        return TLRequest(definition: "channels.editPhoto#f12e57c9 channel:InputChannel photo:InputChatPhoto = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editPhoto(into: buffer, channel: channel, photo: photo)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.editPhoto` boxed at the end of `buffer`.
+    public static func editPhoto(into buffer: Buffer, channel: Api.InputChannel, photo: Api.InputChatPhoto) {
+        buffer.appendUInt32(0xf12e57c9)
+        channel.serialize(buffer, true)
+        photo.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getMessageAuthor#ece2a0e6 channel:InputChannel id:int = User;`
     public static func getMessageAuthor(channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.int("id", id)
-        return TLRequest(definition: "channels.getMessageAuthor#ece2a0e6 channel:InputChannel id:int = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
+        let buffer = Buffer()
+        getMessageAuthor(into: buffer, channel: channel, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+    }
+
+    /// Writes `channels.getMessageAuthor` boxed at the end of `buffer`.
+    public static func getMessageAuthor(into buffer: Buffer, channel: Api.InputChannel, id: Int32) {
+        buffer.appendUInt32(0xece2a0e6)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.updateStarRefProgram#778b5ab3 flags:# bot:InputUser commission_permille:int duration_months:flags.0?int = StarRefProgram;`
     public static func updateStarRefProgram(bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarRefProgram>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("bot", bot)
-        arguments.int("commission_permille", commissionPermille)
-        if let value = durationMonths { arguments.int("duration_months", value) }
-        return TLRequest(definition: "bots.updateStarRefProgram#778b5ab3 flags:# bot:InputUser commission_permille:int duration_months:flags.0?int = StarRefProgram;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StarRefProgram.self))
+        let buffer = Buffer()
+        updateStarRefProgram(into: buffer, bot: bot, commissionPermille: commissionPermille, durationMonths: durationMonths)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StarRefProgram.self))
+    }
+
+    /// Writes `bots.updateStarRefProgram` boxed at the end of `buffer`.
+    public static func updateStarRefProgram(into buffer: Buffer, bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32?) {
+        var _flags: Int32 = 0
+        if durationMonths != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x778b5ab3)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        bot.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 8)
+        w2.int32(commissionPermille)
+        if tlFlagIsSet(_flags, 0x1), let value = durationMonths {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.assignAppStoreTransaction#80ed747d receipt:bytes purpose:InputStorePaymentPurpose = Updates;`
     public static func assignAppStoreTransaction(receipt: [UInt8], purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.bytes("receipt", receipt)
-        arguments.object("purpose", purpose)
-        return TLRequest(definition: "payments.assignAppStoreTransaction#80ed747d receipt:bytes purpose:InputStorePaymentPurpose = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        assignAppStoreTransaction(into: buffer, receipt: receipt, purpose: purpose)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.assignAppStoreTransaction` boxed at the end of `buffer`.
+    public static func assignAppStoreTransaction(into buffer: Buffer, receipt: [UInt8], purpose: Api.InputStorePaymentPurpose) {
+        buffer.appendUInt32(0x80ed747d)
+        buffer.appendTLBytes(receipt)
+        purpose.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;`
     public static func sendGroupCallMessage(call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("call", call)
-        arguments.long("random_id", randomId)
-        arguments.object("message", message)
-        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
-        if let value = sendAs { arguments.object("send_as", value) }
-        return TLRequest(definition: "phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendGroupCallMessage(into: buffer, call: call, randomId: randomId, message: message, allowPaidStars: allowPaidStars, sendAs: sendAs)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.sendGroupCallMessage` boxed at the end of `buffer`.
+    public static func sendGroupCallMessage(into buffer: Buffer, call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64?, sendAs: Api.InputPeer?) {
+        var _flags: Int32 = 0
+        if allowPaidStars != nil { tlSetFlag(&_flags, 0x1) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb1d11410)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        buffer.appendInt64(randomId)
+        message.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = allowPaidStars {
+            buffer.appendInt64(value)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            sendAs?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.folders {
     /// `folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;`
     public static func editPeerFolders(folderPeers: [Api.InputFolderPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("folder_peers", folderPeers)
-        return TLRequest(definition: "folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editPeerFolders(into: buffer, folderPeers: folderPeers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `folders.editPeerFolders` boxed at the end of `buffer`.
+    public static func editPeerFolders(into buffer: Buffer, folderPeers: [Api.InputFolderPeer]) {
+        buffer.appendUInt32(0x6847d0ab)
+        buffer.appendVector(folderPeers, boxed: true)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;`
     public static func deleteExportedInvite(chatlist: Api.InputChatlist, slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("chatlist", chatlist)
-        arguments.string("slug", slug)
-        return TLRequest(definition: "chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteExportedInvite(into: buffer, chatlist: chatlist, slug: slug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `chatlists.deleteExportedInvite` boxed at the end of `buffer`.
+    public static func deleteExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String) {
+        buffer.appendUInt32(0x719c5c5e)
+        chatlist.serialize(buffer, true)
+        buffer.appendTLString(slug)
     }
 }
 

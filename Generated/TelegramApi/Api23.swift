@@ -1069,142 +1069,263 @@ extension Api {
 extension Api.functions.account {
     /// `account.updateProfile#78515775 flags:# first_name:flags.0?string last_name:flags.1?string about:flags.2?string = User;`
     public static func updateProfile(firstName: String? = nil, lastName: String? = nil, about: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        var arguments = TLFieldList(capacity: 3)
-        if let value = firstName { arguments.string("first_name", value) }
-        if let value = lastName { arguments.string("last_name", value) }
-        if let value = about { arguments.string("about", value) }
-        return TLRequest(definition: "account.updateProfile#78515775 flags:# first_name:flags.0?string last_name:flags.1?string about:flags.2?string = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
+        let buffer = Buffer()
+        updateProfile(into: buffer, firstName: firstName, lastName: lastName, about: about)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+    }
+
+    /// Writes `account.updateProfile` boxed at the end of `buffer`.
+    public static func updateProfile(into buffer: Buffer, firstName: String?, lastName: String?, about: String?) {
+        var _flags: Int32 = 0
+        if firstName != nil { tlSetFlag(&_flags, 0x1) }
+        if lastName != nil { tlSetFlag(&_flags, 0x2) }
+        if about != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x78515775)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = firstName {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = lastName {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = about {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.deleteAccount#a2c0cf74 flags:# reason:string password:flags.0?InputCheckPasswordSRP = Bool;`
     public static func deleteAccount(reason: String, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("reason", reason)
-        if let value = password { arguments.object("password", value) }
-        return TLRequest(definition: "account.deleteAccount#a2c0cf74 flags:# reason:string password:flags.0?InputCheckPasswordSRP = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteAccount(into: buffer, reason: reason, password: password)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.deleteAccount` boxed at the end of `buffer`.
+    public static func deleteAccount(into buffer: Buffer, reason: String, password: Api.InputCheckPasswordSRP?) {
+        var _flags: Int32 = 0
+        if password != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa2c0cf74)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(reason)
+        if tlFlagIsSet(_flags, 0x1) {
+            password?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.setGlobalPrivacySettings#1edaaac2 settings:GlobalPrivacySettings = GlobalPrivacySettings;`
     public static func setGlobalPrivacySettings(settings: Api.GlobalPrivacySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.GlobalPrivacySettings>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.setGlobalPrivacySettings#1edaaac2 settings:GlobalPrivacySettings = GlobalPrivacySettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.GlobalPrivacySettings.self))
+        let buffer = Buffer()
+        setGlobalPrivacySettings(into: buffer, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.GlobalPrivacySettings.self))
+    }
+
+    /// Writes `account.setGlobalPrivacySettings` boxed at the end of `buffer`.
+    public static func setGlobalPrivacySettings(into buffer: Buffer, settings: Api.GlobalPrivacySettings) {
+        buffer.appendUInt32(0x1edaaac2)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendScheduledMessages#bd38850a peer:InputPeer id:Vector<int> = Updates;`
     public static func sendScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.sendScheduledMessages#bd38850a peer:InputPeer id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendScheduledMessages(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendScheduledMessages` boxed at the end of `buffer`.
+    public static func sendScheduledMessages(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0xbd38850a)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAvailableReactions#18dea0ac hash:int = messages.AvailableReactions;`
     public static func getAvailableReactions(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AvailableReactions>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "messages.getAvailableReactions#18dea0ac hash:int = messages.AvailableReactions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AvailableReactions.self))
+        let buffer = Buffer()
+        getAvailableReactions(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AvailableReactions.self))
+    }
+
+    /// Writes `messages.getAvailableReactions` boxed at the end of `buffer`.
+    public static func getAvailableReactions(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x18dea0ac)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getRichMessage#501569cf peer:InputPeer id:int = messages.Messages;`
     public static func getRichMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        return TLRequest(definition: "messages.getRichMessage#501569cf peer:InputPeer id:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getRichMessage(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getRichMessage` boxed at the end of `buffer`.
+    public static func getRichMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
+        buffer.appendUInt32(0x501569cf)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.readMessageContents#eab5dc38 channel:InputChannel id:Vector<int> = Bool;`
     public static func readMessageContents(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.ints("id", id)
-        return TLRequest(definition: "channels.readMessageContents#eab5dc38 channel:InputChannel id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        readMessageContents(into: buffer, channel: channel, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.readMessageContents` boxed at the end of `buffer`.
+    public static func readMessageContents(into buffer: Buffer, channel: Api.InputChannel, id: [Int32]) {
+        buffer.appendUInt32(0xeab5dc38)
+        channel.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.reportAntiSpamFalsePositive#a850a693 channel:InputChannel msg_id:int = Bool;`
     public static func reportAntiSpamFalsePositive(channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "channels.reportAntiSpamFalsePositive#a850a693 channel:InputChannel msg_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportAntiSpamFalsePositive(into: buffer, channel: channel, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.reportAntiSpamFalsePositive` boxed at the end of `buffer`.
+    public static func reportAntiSpamFalsePositive(into buffer: Buffer, channel: Api.InputChannel, msgId: Int32) {
+        buffer.appendUInt32(0xa850a693)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.sendStarGiftOffer#8fb86b41 flags:# peer:InputPeer slug:string price:StarsAmount duration:int random_id:long allow_paid_stars:flags.0?long = Updates;`
     public static func sendStarGiftOffer(peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.object("peer", peer)
-        arguments.string("slug", slug)
-        arguments.object("price", price)
-        arguments.int("duration", duration)
-        arguments.long("random_id", randomId)
-        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
-        return TLRequest(definition: "payments.sendStarGiftOffer#8fb86b41 flags:# peer:InputPeer slug:string price:StarsAmount duration:int random_id:long allow_paid_stars:flags.0?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendStarGiftOffer(into: buffer, peer: peer, slug: slug, price: price, duration: duration, randomId: randomId, allowPaidStars: allowPaidStars)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.sendStarGiftOffer` boxed at the end of `buffer`.
+    public static func sendStarGiftOffer(into buffer: Buffer, peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64?) {
+        var _flags: Int32 = 0
+        if allowPaidStars != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8fb86b41)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(slug)
+        price.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 20)
+        w2.int32(duration)
+        w2.int64(randomId)
+        if tlFlagIsSet(_flags, 0x1), let value = allowPaidStars {
+            w2.int64(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.declineConferenceCallInvite#3c479971 msg_id:int = Updates;`
     public static func declineConferenceCallInvite(msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "phone.declineConferenceCallInvite#3c479971 msg_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        declineConferenceCallInvite(into: buffer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.declineConferenceCallInvite` boxed at the end of `buffer`.
+    public static func declineConferenceCallInvite(into buffer: Buffer, msgId: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x3c479971)
+        w1.int32(msgId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getStrings#efea3803 lang_pack:string lang_code:string keys:Vector<string> = Vector<LangPackString>;`
     public static func getStrings(langPack: String, langCode: String, keys: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.LangPackString]>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("lang_pack", langPack)
-        arguments.string("lang_code", langCode)
-        arguments.strings("keys", keys)
-        return TLRequest(definition: "langpack.getStrings#efea3803 lang_pack:string lang_code:string keys:Vector<string> = Vector<LangPackString>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.LangPackString]>.vector(of: Api.LangPackString.self))
+        let buffer = Buffer()
+        getStrings(into: buffer, langPack: langPack, langCode: langCode, keys: keys)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.LangPackString]>.vector(of: Api.LangPackString.self))
+    }
+
+    /// Writes `langpack.getStrings` boxed at the end of `buffer`.
+    public static func getStrings(into buffer: Buffer, langPack: String, langCode: String, keys: [String]) {
+        buffer.appendUInt32(0xefea3803)
+        buffer.appendTLString(langPack)
+        buffer.appendTLString(langCode)
+        buffer.appendVector(keys, boxed: true)
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;`
     public static func getPollStats(dark: Bool = false, peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PollStats>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("dark", dark)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.PollStats.self))
+        let buffer = Buffer()
+        getPollStats(into: buffer, dark: dark, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.PollStats.self))
+    }
+
+    /// Writes `stats.getPollStats` boxed at the end of `buffer`.
+    public static func getPollStats(into buffer: Buffer, dark: Bool, peer: Api.InputPeer, msgId: Int32) {
+        var _flags: Int32 = 0
+        if dark { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xc27dfa68)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;`
     public static func getChatlistUpdates(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ChatlistUpdates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("chatlist", chatlist)
-        return TLRequest(definition: "chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.chatlists.ChatlistUpdates.self))
+        let buffer = Buffer()
+        getChatlistUpdates(into: buffer, chatlist: chatlist)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.chatlists.ChatlistUpdates.self))
+    }
+
+    /// Writes `chatlists.getChatlistUpdates` boxed at the end of `buffer`.
+    public static func getChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist) {
+        buffer.appendUInt32(0x89419521)
+        chatlist.serialize(buffer, true)
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.getSmsJob#778d902f job_id:string = SmsJob;`
     public static func getSmsJob(jobId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SmsJob>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("job_id", jobId)
-        return TLRequest(definition: "smsjobs.getSmsJob#778d902f job_id:string = SmsJob;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.SmsJob.self))
+        let buffer = Buffer()
+        getSmsJob(into: buffer, jobId: jobId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.SmsJob.self))
+    }
+
+    /// Writes `smsjobs.getSmsJob` boxed at the end of `buffer`.
+    public static func getSmsJob(into buffer: Buffer, jobId: String) {
+        buffer.appendUInt32(0x778d902f)
+        buffer.appendTLString(jobId)
     }
 }
 

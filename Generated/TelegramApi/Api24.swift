@@ -1111,158 +1111,287 @@ extension Api.auth {
 extension Api.functions.account {
     /// `account.getAccountTTL#08fc711d = AccountDaysTTL;`
     public static func getAccountTTL() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AccountDaysTTL>) {
-        TLRequest(definition: "account.getAccountTTL#08fc711d = AccountDaysTTL;", arguments: []).call(DeserializeFunctionResponse(Api.AccountDaysTTL.self))
+        let buffer = Buffer()
+        getAccountTTL(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.AccountDaysTTL.self))
+    }
+
+    /// Writes `account.getAccountTTL` boxed at the end of `buffer`.
+    public static func getAccountTTL(into buffer: Buffer) {
+        buffer.appendUInt32(0x08fc711d)
     }
 }
 
 extension Api.functions.account {
     /// `account.setContactSignUpNotification#cff43f61 silent:Bool = Bool;`
     public static func setContactSignUpNotification(silent: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bool("silent", silent)
-        return TLRequest(definition: "account.setContactSignUpNotification#cff43f61 silent:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setContactSignUpNotification(into: buffer, silent: silent)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.setContactSignUpNotification` boxed at the end of `buffer`.
+    public static func setContactSignUpNotification(into buffer: Buffer, silent: Bool) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xcff43f61)
+        w1.bool(silent)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.setMainProfileTab#5dee78b0 tab:ProfileTab = Bool;`
     public static func setMainProfileTab(tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("tab", tab)
-        return TLRequest(definition: "account.setMainProfileTab#5dee78b0 tab:ProfileTab = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setMainProfileTab(into: buffer, tab: tab)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.setMainProfileTab` boxed at the end of `buffer`.
+    public static func setMainProfileTab(into buffer: Buffer, tab: Api.ProfileTab) {
+        buffer.appendUInt32(0x5dee78b0)
+        tab.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.deletePasskey#f5b5563f id:string = Bool;`
     public static func deletePasskey(id: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("id", id)
-        return TLRequest(definition: "account.deletePasskey#f5b5563f id:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deletePasskey(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.deletePasskey` boxed at the end of `buffer`.
+    public static func deletePasskey(into buffer: Buffer, id: String) {
+        buffer.appendUInt32(0xf5b5563f)
+        buffer.appendTLString(id)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.clearRecentStickers#8999602d flags:# attached:flags.0?true = Bool;`
     public static func clearRecentStickers(attached: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.trueFlag("attached", attached)
-        return TLRequest(definition: "messages.clearRecentStickers#8999602d flags:# attached:flags.0?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        clearRecentStickers(into: buffer, attached: attached)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.clearRecentStickers` boxed at the end of `buffer`.
+    public static func clearRecentStickers(into buffer: Buffer, attached: Bool) {
+        var _flags: Int32 = 0
+        if attached { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8999602d)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.updatePinnedMessage#d2aaf7ec flags:# silent:flags.0?true unpin:flags.1?true pm_oneside:flags.2?true peer:InputPeer id:int = Updates;`
     public static func updatePinnedMessage(silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("silent", silent)
-        arguments.trueFlag("unpin", unpin)
-        arguments.trueFlag("pm_oneside", pmOneside)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        return TLRequest(definition: "messages.updatePinnedMessage#d2aaf7ec flags:# silent:flags.0?true unpin:flags.1?true pm_oneside:flags.2?true peer:InputPeer id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        updatePinnedMessage(into: buffer, silent: silent, unpin: unpin, pmOneside: pmOneside, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.updatePinnedMessage` boxed at the end of `buffer`.
+    public static func updatePinnedMessage(into buffer: Buffer, silent: Bool, unpin: Bool, pmOneside: Bool, peer: Api.InputPeer, id: Int32) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x1) }
+        if unpin { tlSetFlag(&_flags, 0x2) }
+        if pmOneside { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd2aaf7ec)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiStickers#fbfca18f hash:long = messages.AllStickers;`
     public static func getEmojiStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getEmojiStickers#fbfca18f hash:long = messages.AllStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
+        let buffer = Buffer()
+        getEmojiStickers(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AllStickers.self))
+    }
+
+    /// Writes `messages.getEmojiStickers` boxed at the end of `buffer`.
+    public static func getEmojiStickers(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xfbfca18f)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPinnedSavedDialogs#d63d94e0 = messages.SavedDialogs;`
     public static func getPinnedSavedDialogs() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
-        TLRequest(definition: "messages.getPinnedSavedDialogs#d63d94e0 = messages.SavedDialogs;", arguments: []).call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+        let buffer = Buffer()
+        getPinnedSavedDialogs(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+    }
+
+    /// Writes `messages.getPinnedSavedDialogs` boxed at the end of `buffer`.
+    public static func getPinnedSavedDialogs(into buffer: Buffer) {
+        buffer.appendUInt32(0xd63d94e0)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleSavedDialogPin#ac81bbde flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
     public static func toggleSavedDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("pinned", pinned)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.toggleSavedDialogPin#ac81bbde flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleSavedDialogPin(into: buffer, pinned: pinned, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.toggleSavedDialogPin` boxed at the end of `buffer`.
+    public static func toggleSavedDialogPin(into buffer: Buffer, pinned: Bool, peer: Api.InputDialogPeer) {
+        var _flags: Int32 = 0
+        if pinned { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xac81bbde)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editFactCheck#0589ee75 peer:InputPeer msg_id:int text:TextWithEntities = Updates;`
     public static func editFactCheck(peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.object("text", text)
-        return TLRequest(definition: "messages.editFactCheck#0589ee75 peer:InputPeer msg_id:int text:TextWithEntities = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editFactCheck(into: buffer, peer: peer, msgId: msgId, text: text)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.editFactCheck` boxed at the end of `buffer`.
+    public static func editFactCheck(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) {
+        buffer.appendUInt32(0x0589ee75)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        text.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestChatJoinWebView#ba9ee679 flags:# query_id:long theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     public static func requestChatJoinWebView(queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.long("query_id", queryId)
-        if let value = themeParams { arguments.object("theme_params", value) }
-        arguments.string("platform", platform)
-        return TLRequest(definition: "messages.requestChatJoinWebView#ba9ee679 flags:# query_id:long theme_params:flags.0?DataJSON platform:string = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        let buffer = Buffer()
+        requestChatJoinWebView(into: buffer, queryId: queryId, themeParams: themeParams, platform: platform)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
+    }
+
+    /// Writes `messages.requestChatJoinWebView` boxed at the end of `buffer`.
+    public static func requestChatJoinWebView(into buffer: Buffer, queryId: Int64, themeParams: Api.DataJSON?, platform: String) {
+        var _flags: Int32 = 0
+        if themeParams != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xba9ee679)
+        w1.int32(_flags)
+        w1.int64(queryId)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            themeParams?.serialize(buffer, true)
+        }
+        buffer.appendTLString(platform)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getParticipants#77ced9d0 channel:InputChannel filter:ChannelParticipantsFilter offset:int limit:int hash:long = channels.ChannelParticipants;`
     public static func getParticipants(channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipants>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("channel", channel)
-        arguments.object("filter", filter)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "channels.getParticipants#77ced9d0 channel:InputChannel filter:ChannelParticipantsFilter offset:int limit:int hash:long = channels.ChannelParticipants;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.channels.ChannelParticipants.self))
+        let buffer = Buffer()
+        getParticipants(into: buffer, channel: channel, filter: filter, offset: offset, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.channels.ChannelParticipants.self))
+    }
+
+    /// Writes `channels.getParticipants` boxed at the end of `buffer`.
+    public static func getParticipants(into buffer: Buffer, channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) {
+        buffer.appendUInt32(0x77ced9d0)
+        channel.serialize(buffer, true)
+        filter.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.int32(offset)
+        w1.int32(limit)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleViewForumAsMessages#9738bb15 channel:InputChannel enabled:Bool = Updates;`
     public static func toggleViewForumAsMessages(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "channels.toggleViewForumAsMessages#9738bb15 channel:InputChannel enabled:Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleViewForumAsMessages(into: buffer, channel: channel, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.toggleViewForumAsMessages` boxed at the end of `buffer`.
+    public static func toggleViewForumAsMessages(into buffer: Buffer, channel: Api.InputChannel, enabled: Bool) {
+        buffer.appendUInt32(0x9738bb15)
+        channel.serialize(buffer, true)
+        buffer.appendBool(enabled)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;`
     public static func requestWebViewButton(userId: Api.InputUser, button: Api.KeyboardButton) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.RequestedButton>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("user_id", userId)
-        arguments.object("button", button)
-        return TLRequest(definition: "bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.RequestedButton.self))
+        let buffer = Buffer()
+        requestWebViewButton(into: buffer, userId: userId, button: button)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.bots.RequestedButton.self))
+    }
+
+    /// Writes `bots.requestWebViewButton` boxed at the end of `buffer`.
+    public static func requestWebViewButton(into buffer: Buffer, userId: Api.InputUser, button: Api.KeyboardButton) {
+        buffer.appendUInt32(0x31a2a35e)
+        userId.serialize(buffer, true)
+        button.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;`
     public static func setJoinChatResults(queryId: Int64, result: Api.JoinChatBotResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("query_id", queryId)
-        arguments.object("result", result)
-        return TLRequest(definition: "bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setJoinChatResults(into: buffer, queryId: queryId, result: result)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.setJoinChatResults` boxed at the end of `buffer`.
+    public static func setJoinChatResults(into buffer: Buffer, queryId: Int64, result: Api.JoinChatBotResult) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xe71a4810)
+        w1.int64(queryId)
+        buffer.commit(w1)
+        result.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;`
     public static func getStarsSubscriptions(missingBalance: Bool = false, peer: Api.InputPeer, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("missing_balance", missingBalance)
-        arguments.object("peer", peer)
-        arguments.string("offset", offset)
-        return TLRequest(definition: "payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        let buffer = Buffer()
+        getStarsSubscriptions(into: buffer, missingBalance: missingBalance, peer: peer, offset: offset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+    }
+
+    /// Writes `payments.getStarsSubscriptions` boxed at the end of `buffer`.
+    public static func getStarsSubscriptions(into buffer: Buffer, missingBalance: Bool, peer: Api.InputPeer, offset: String) {
+        var _flags: Int32 = 0
+        if missingBalance { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x032512c5)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(offset)
     }
 }
 

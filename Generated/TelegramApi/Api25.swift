@@ -1747,252 +1747,468 @@ extension Api {
 extension Api.functions {
     /// `invokeWithMessagesRange#365275f2 {X:Type} range:MessageRange query:!X = X;`
     public static func invokeWithMessagesRange<X>(range: Api.MessageRange, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("range", range)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithMessagesRange#365275f2 {X:Type} range:MessageRange query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithMessagesRange(into: buffer, range: range, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithMessagesRange` boxed at the end of `buffer`.
+    public static func invokeWithMessagesRange<X>(into buffer: Buffer, range: Api.MessageRange, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        buffer.appendUInt32(0x365275f2)
+        range.serialize(buffer, true)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.checkPassword#d18b4d16 password:InputCheckPasswordSRP = auth.Authorization;`
     public static func checkPassword(password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("password", password)
-        return TLRequest(definition: "auth.checkPassword#d18b4d16 password:InputCheckPasswordSRP = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        checkPassword(into: buffer, password: password)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.checkPassword` boxed at the end of `buffer`.
+    public static func checkPassword(into buffer: Buffer, password: Api.InputCheckPasswordSRP) {
+        buffer.appendUInt32(0xd18b4d16)
+        password.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getSecureValue#73665bc2 types:Vector<SecureValueType> = Vector<SecureValue>;`
     public static func getSecureValue(types: [Api.SecureValueType]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SecureValue]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("types", types)
-        return TLRequest(definition: "account.getSecureValue#73665bc2 types:Vector<SecureValueType> = Vector<SecureValue>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.SecureValue]>.vector(of: Api.SecureValue.self))
+        let buffer = Buffer()
+        getSecureValue(into: buffer, types: types)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.SecureValue]>.vector(of: Api.SecureValue.self))
+    }
+
+    /// Writes `account.getSecureValue` boxed at the end of `buffer`.
+    public static func getSecureValue(into buffer: Buffer, types: [Api.SecureValueType]) {
+        buffer.appendUInt32(0x73665bc2)
+        buffer.appendVector(types, boxed: true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getContactIDs#7adc669d hash:long = Vector<int>;`
     public static func getContactIDs(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "contacts.getContactIDs#7adc669d hash:long = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        let buffer = Buffer()
+        getContactIDs(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+    }
+
+    /// Writes `contacts.getContactIDs` boxed at the end of `buffer`.
+    public static func getContactIDs(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x7adc669d)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteMessages#e58e95d2 flags:# revoke:flags.0?true id:Vector<int> = messages.AffectedMessages;`
     public static func deleteMessages(revoke: Bool = false, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("revoke", revoke)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.deleteMessages#e58e95d2 flags:# revoke:flags.0?true id:Vector<int> = messages.AffectedMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        let buffer = Buffer()
+        deleteMessages(into: buffer, revoke: revoke, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+    }
+
+    /// Writes `messages.deleteMessages` boxed at the end of `buffer`.
+    public static func deleteMessages(into buffer: Buffer, revoke: Bool, id: [Int32]) {
+        var _flags: Int32 = 0
+        if revoke { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe58e95d2)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getRecentStickers#9da9403b flags:# attached:flags.0?true hash:long = messages.RecentStickers;`
     public static func getRecentStickers(attached: Bool = false, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.RecentStickers>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("attached", attached)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getRecentStickers#9da9403b flags:# attached:flags.0?true hash:long = messages.RecentStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.RecentStickers.self))
+        let buffer = Buffer()
+        getRecentStickers(into: buffer, attached: attached, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.RecentStickers.self))
+    }
+
+    /// Writes `messages.getRecentStickers` boxed at the end of `buffer`.
+    public static func getRecentStickers(into buffer: Buffer, attached: Bool, hash: Int64) {
+        var _flags: Int32 = 0
+        if attached { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0x9da9403b)
+        w1.int32(_flags)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setInlineGameScore#15ad9f64 flags:# edit_message:flags.0?true force:flags.1?true id:InputBotInlineMessageID user_id:InputUser score:int = Bool;`
     public static func setInlineGameScore(editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("edit_message", editMessage)
-        arguments.trueFlag("force", force)
-        arguments.object("id", id)
-        arguments.object("user_id", userId)
-        arguments.int("score", score)
-        return TLRequest(definition: "messages.setInlineGameScore#15ad9f64 flags:# edit_message:flags.0?true force:flags.1?true id:InputBotInlineMessageID user_id:InputUser score:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setInlineGameScore(into: buffer, editMessage: editMessage, force: force, id: id, userId: userId, score: score)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setInlineGameScore` boxed at the end of `buffer`.
+    public static func setInlineGameScore(into buffer: Buffer, editMessage: Bool, force: Bool, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) {
+        var _flags: Int32 = 0
+        if editMessage { tlSetFlag(&_flags, 0x1) }
+        if force { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x15ad9f64)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        id.serialize(buffer, true)
+        userId.serialize(buffer, true)
+        buffer.appendInt32(score)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.acceptUrlAuth#67a3f0de flags:# write_allowed:flags.0?true share_phone_number:flags.3?true peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string match_code:flags.4?string = UrlAuthResult;`
     public static func acceptUrlAuth(writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("write_allowed", writeAllowed)
-        arguments.trueFlag("share_phone_number", sharePhoneNumber)
-        if let value = peer { arguments.object("peer", value) }
-        if let value = msgId { arguments.int("msg_id", value) }
-        if let value = buttonId { arguments.int("button_id", value) }
-        if let value = url { arguments.string("url", value) }
-        if let value = matchCode { arguments.string("match_code", value) }
-        return TLRequest(definition: "messages.acceptUrlAuth#67a3f0de flags:# write_allowed:flags.0?true share_phone_number:flags.3?true peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string match_code:flags.4?string = UrlAuthResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.UrlAuthResult.self))
+        let buffer = Buffer()
+        acceptUrlAuth(into: buffer, writeAllowed: writeAllowed, sharePhoneNumber: sharePhoneNumber, peer: peer, msgId: msgId, buttonId: buttonId, url: url, matchCode: matchCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.UrlAuthResult.self))
+    }
+
+    /// Writes `messages.acceptUrlAuth` boxed at the end of `buffer`.
+    public static func acceptUrlAuth(into buffer: Buffer, writeAllowed: Bool, sharePhoneNumber: Bool, peer: Api.InputPeer?, msgId: Int32?, buttonId: Int32?, url: String?, matchCode: String?) {
+        var _flags: Int32 = 0
+        if writeAllowed { tlSetFlag(&_flags, 0x1) }
+        if sharePhoneNumber { tlSetFlag(&_flags, 0x8) }
+        if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&_flags, 0x2) }
+        if url != nil { tlSetFlag(&_flags, 0x4) }
+        if matchCode != nil { tlSetFlag(&_flags, 0x10) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x67a3f0de)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            peer?.serialize(buffer, true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 8)
+        if tlFlagIsSet(_flags, 0x2), let value = msgId {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = buttonId {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x4), let value = url {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x10), let value = matchCode {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteExportedChatInvite#d464a42b peer:InputPeer link:string = Bool;`
     public static func deleteExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.string("link", link)
-        return TLRequest(definition: "messages.deleteExportedChatInvite#d464a42b peer:InputPeer link:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteExportedChatInvite(into: buffer, peer: peer, link: link)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.deleteExportedChatInvite` boxed at the end of `buffer`.
+    public static func deleteExportedChatInvite(into buffer: Buffer, peer: Api.InputPeer, link: String) {
+        buffer.appendUInt32(0xd464a42b)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(link)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getExtendedMedia#84f80814 peer:InputPeer id:Vector<int> = Updates;`
     public static func getExtendedMedia(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.getExtendedMedia#84f80814 peer:InputPeer id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getExtendedMedia(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.getExtendedMedia` boxed at the end of `buffer`.
+    public static func getExtendedMedia(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0x84f80814)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.checkQuickReplyShortcut#f1d0fbd3 shortcut:string = Bool;`
     public static func checkQuickReplyShortcut(shortcut: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("shortcut", shortcut)
-        return TLRequest(definition: "messages.checkQuickReplyShortcut#f1d0fbd3 shortcut:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        checkQuickReplyShortcut(into: buffer, shortcut: shortcut)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.checkQuickReplyShortcut` boxed at the end of `buffer`.
+    public static func checkQuickReplyShortcut(into buffer: Buffer, shortcut: String) {
+        buffer.appendUInt32(0xf1d0fbd3)
+        buffer.appendTLString(shortcut)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleDialogFilterTags#fd2dda49 enabled:Bool = Bool;`
     public static func toggleDialogFilterTags(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "messages.toggleDialogFilterTags#fd2dda49 enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleDialogFilterTags(into: buffer, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.toggleDialogFilterTags` boxed at the end of `buffer`.
+    public static func toggleDialogFilterTags(into buffer: Buffer, enabled: Bool) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xfd2dda49)
+        w1.bool(enabled)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAvailableEffects#dea20a39 hash:int = messages.AvailableEffects;`
     public static func getAvailableEffects(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AvailableEffects>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "messages.getAvailableEffects#dea20a39 hash:int = messages.AvailableEffects;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AvailableEffects.self))
+        let buffer = Buffer()
+        getAvailableEffects(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AvailableEffects.self))
+    }
+
+    /// Writes `messages.getAvailableEffects` boxed at the end of `buffer`.
+    public static func getAvailableEffects(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xdea20a39)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.togglePaidReactionPrivacy#435885b5 peer:InputPeer msg_id:int private:PaidReactionPrivacy = Bool;`
     public static func togglePaidReactionPrivacy(peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.object("private", `private`)
-        return TLRequest(definition: "messages.togglePaidReactionPrivacy#435885b5 peer:InputPeer msg_id:int private:PaidReactionPrivacy = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        togglePaidReactionPrivacy(into: buffer, peer: peer, msgId: msgId, private: `private`)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.togglePaidReactionPrivacy` boxed at the end of `buffer`.
+    public static func togglePaidReactionPrivacy(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) {
+        buffer.appendUInt32(0x435885b5)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        `private`.serialize(buffer, true)
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getFile#be5335be flags:# precise:flags.0?true cdn_supported:flags.1?true location:InputFileLocation offset:long limit:int = upload.File;`
     public static func getFile(precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.File>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("precise", precise)
-        arguments.trueFlag("cdn_supported", cdnSupported)
-        arguments.object("location", location)
-        arguments.long("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "upload.getFile#be5335be flags:# precise:flags.0?true cdn_supported:flags.1?true location:InputFileLocation offset:long limit:int = upload.File;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.upload.File.self))
+        let buffer = Buffer()
+        getFile(into: buffer, precise: precise, cdnSupported: cdnSupported, location: location, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.upload.File.self))
+    }
+
+    /// Writes `upload.getFile` boxed at the end of `buffer`.
+    public static func getFile(into buffer: Buffer, precise: Bool, cdnSupported: Bool, location: Api.InputFileLocation, offset: Int64, limit: Int32) {
+        var _flags: Int32 = 0
+        if precise { tlSetFlag(&_flags, 0x1) }
+        if cdnSupported { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xbe5335be)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        location.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        w2.int64(offset)
+        w2.int32(limit)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.help {
     /// `help.getPeerColors#da80f42f hash:int = help.PeerColors;`
     public static func getPeerColors(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PeerColors>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "help.getPeerColors#da80f42f hash:int = help.PeerColors;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.PeerColors.self))
+        let buffer = Buffer()
+        getPeerColors(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.PeerColors.self))
+    }
+
+    /// Writes `help.getPeerColors` boxed at the end of `buffer`.
+    public static func getPeerColors(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xda80f42f)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.invokeWebViewCustomMethod#087fc5e7 bot:InputUser custom_method:string params:DataJSON = DataJSON;`
     public static func invokeWebViewCustomMethod(bot: Api.InputUser, customMethod: String, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("bot", bot)
-        arguments.string("custom_method", customMethod)
-        arguments.object("params", params)
-        return TLRequest(definition: "bots.invokeWebViewCustomMethod#087fc5e7 bot:InputUser custom_method:string params:DataJSON = DataJSON;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.DataJSON.self))
+        let buffer = Buffer()
+        invokeWebViewCustomMethod(into: buffer, bot: bot, customMethod: customMethod, params: params)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.DataJSON.self))
+    }
+
+    /// Writes `bots.invokeWebViewCustomMethod` boxed at the end of `buffer`.
+    public static func invokeWebViewCustomMethod(into buffer: Buffer, bot: Api.InputUser, customMethod: String, params: Api.DataJSON) {
+        buffer.appendUInt32(0x087fc5e7)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(customMethod)
+        params.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getPreviewMedias#a2a5594d bot:InputUser = Vector<BotPreviewMedia>;`
     public static func getPreviewMedias(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.BotPreviewMedia]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("bot", bot)
-        return TLRequest(definition: "bots.getPreviewMedias#a2a5594d bot:InputUser = Vector<BotPreviewMedia>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.BotPreviewMedia]>.vector(of: Api.BotPreviewMedia.self))
+        let buffer = Buffer()
+        getPreviewMedias(into: buffer, bot: bot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.BotPreviewMedia]>.vector(of: Api.BotPreviewMedia.self))
+    }
+
+    /// Writes `bots.getPreviewMedias` boxed at the end of `buffer`.
+    public static func getPreviewMedias(into buffer: Buffer, bot: Api.InputUser) {
+        buffer.appendUInt32(0xa2a5594d)
+        bot.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getPremiumGiftCodeOptions#2757ba54 flags:# boost_peer:flags.0?InputPeer = Vector<PremiumGiftCodeOption>;`
     public static func getPremiumGiftCodeOptions(boostPeer: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.PremiumGiftCodeOption]>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = boostPeer { arguments.object("boost_peer", value) }
-        return TLRequest(definition: "payments.getPremiumGiftCodeOptions#2757ba54 flags:# boost_peer:flags.0?InputPeer = Vector<PremiumGiftCodeOption>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.PremiumGiftCodeOption]>.vector(of: Api.PremiumGiftCodeOption.self))
+        let buffer = Buffer()
+        getPremiumGiftCodeOptions(into: buffer, boostPeer: boostPeer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.PremiumGiftCodeOption]>.vector(of: Api.PremiumGiftCodeOption.self))
+    }
+
+    /// Writes `payments.getPremiumGiftCodeOptions` boxed at the end of `buffer`.
+    public static func getPremiumGiftCodeOptions(into buffer: Buffer, boostPeer: Api.InputPeer?) {
+        var _flags: Int32 = 0
+        if boostPeer != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2757ba54)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            boostPeer?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.phone {
     /// `phone.receivedCall#17d54f61 peer:InputPhoneCall = Bool;`
     public static func receivedCall(peer: Api.InputPhoneCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "phone.receivedCall#17d54f61 peer:InputPhoneCall = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        receivedCall(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `phone.receivedCall` boxed at the end of `buffer`.
+    public static func receivedCall(into buffer: Buffer, peer: Api.InputPhoneCall) {
+        buffer.appendUInt32(0x17d54f61)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.deleteConferenceCallParticipants#8ca60525 flags:# only_left:flags.0?true kick:flags.1?true call:InputGroupCall ids:Vector<long> block:bytes = Updates;`
     public static func deleteConferenceCallParticipants(onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("only_left", onlyLeft)
-        arguments.trueFlag("kick", kick)
-        arguments.object("call", call)
-        arguments.longs("ids", ids)
-        arguments.bytes("block", block)
-        return TLRequest(definition: "phone.deleteConferenceCallParticipants#8ca60525 flags:# only_left:flags.0?true kick:flags.1?true call:InputGroupCall ids:Vector<long> block:bytes = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteConferenceCallParticipants(into: buffer, onlyLeft: onlyLeft, kick: kick, call: call, ids: ids, block: block)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.deleteConferenceCallParticipants` boxed at the end of `buffer`.
+    public static func deleteConferenceCallParticipants(into buffer: Buffer, onlyLeft: Bool, kick: Bool, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) {
+        var _flags: Int32 = 0
+        if onlyLeft { tlSetFlag(&_flags, 0x1) }
+        if kick { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8ca60525)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        buffer.appendVector(ids, boxed: true)
+        buffer.appendTLBytes(block)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.toggleAllStoriesHidden#7c2557c4 hidden:Bool = Bool;`
     public static func toggleAllStoriesHidden(hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bool("hidden", hidden)
-        return TLRequest(definition: "stories.toggleAllStoriesHidden#7c2557c4 hidden:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleAllStoriesHidden(into: buffer, hidden: hidden)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `stories.toggleAllStoriesHidden` boxed at the end of `buffer`.
+    public static func toggleAllStoriesHidden(into buffer: Buffer, hidden: Bool) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x7c2557c4)
+        w1.bool(hidden)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;`
     public static func deleteAlbum(peer: Api.InputPeer, albumId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("album_id", albumId)
-        return TLRequest(definition: "stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteAlbum(into: buffer, peer: peer, albumId: albumId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `stories.deleteAlbum` boxed at the end of `buffer`.
+    public static func deleteAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32) {
+        buffer.appendUInt32(0x8d3456d0)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(albumId)
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;`
     public static func isEligibleToJoin() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.smsjobs.EligibilityToJoin>) {
-        TLRequest(definition: "smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;", arguments: []).call(DeserializeFunctionResponse(Api.smsjobs.EligibilityToJoin.self))
+        let buffer = Buffer()
+        isEligibleToJoin(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.smsjobs.EligibilityToJoin.self))
+    }
+
+    /// Writes `smsjobs.isEligibleToJoin` boxed at the end of `buffer`.
+    public static func isEligibleToJoin(into buffer: Buffer) {
+        buffer.appendUInt32(0x0edc39d0)
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;`
     public static func finishJob(jobId: String, error: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("job_id", jobId)
-        if let value = error { arguments.string("error", value) }
-        return TLRequest(definition: "smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        finishJob(into: buffer, jobId: jobId, error: error)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `smsjobs.finishJob` boxed at the end of `buffer`.
+    public static func finishJob(into buffer: Buffer, jobId: String, error: String?) {
+        var _flags: Int32 = 0
+        if error != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x4f1ebf24)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(jobId)
+        if tlFlagIsSet(_flags, 0x1), let value = error {
+            buffer.appendTLString(value)
+        }
     }
 }
 

@@ -2235,191 +2235,359 @@ extension Api.stats {
 extension Api.functions.auth {
     /// `auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int encrypted_message:bytes = Bool;`
     public static func bindTempAuthKey(permAuthKeyId: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.long("perm_auth_key_id", permAuthKeyId)
-        arguments.long("nonce", nonce)
-        arguments.int("expires_at", expiresAt)
-        arguments.bytes("encrypted_message", encryptedMessage)
-        return TLRequest(definition: "auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int encrypted_message:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        bindTempAuthKey(into: buffer, permAuthKeyId: permAuthKeyId, nonce: nonce, expiresAt: expiresAt, encryptedMessage: encryptedMessage)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `auth.bindTempAuthKey` boxed at the end of `buffer`.
+    public static func bindTempAuthKey(into buffer: Buffer, permAuthKeyId: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) {
+        var w1 = buffer.fieldWriter(reserving: 24)
+        w1.uint32(0xcdd42a05)
+        w1.int64(permAuthKeyId)
+        w1.int64(nonce)
+        w1.int32(expiresAt)
+        buffer.commit(w1)
+        buffer.appendTLBytes(encryptedMessage)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.acceptLoginToken#e894ad4d token:bytes = Authorization;`
     public static func acceptLoginToken(token: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Authorization>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bytes("token", token)
-        return TLRequest(definition: "auth.acceptLoginToken#e894ad4d token:bytes = Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Authorization.self))
+        let buffer = Buffer()
+        acceptLoginToken(into: buffer, token: token)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Authorization.self))
+    }
+
+    /// Writes `auth.acceptLoginToken` boxed at the end of `buffer`.
+    public static func acceptLoginToken(into buffer: Buffer, token: [UInt8]) {
+        buffer.appendUInt32(0xe894ad4d)
+        buffer.appendTLBytes(token)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateNotifySettings#84be5b93 peer:InputNotifyPeer settings:InputPeerNotifySettings = Bool;`
     public static func updateNotifySettings(peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.updateNotifySettings#84be5b93 peer:InputNotifyPeer settings:InputPeerNotifySettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateNotifySettings(into: buffer, peer: peer, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateNotifySettings` boxed at the end of `buffer`.
+    public static func updateNotifySettings(into buffer: Buffer, peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) {
+        buffer.appendUInt32(0x84be5b93)
+        peer.serialize(buffer, true)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateDeviceLocked#38df3532 period:int = Bool;`
     public static func updateDeviceLocked(period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("period", period)
-        return TLRequest(definition: "account.updateDeviceLocked#38df3532 period:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateDeviceLocked(into: buffer, period: period)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateDeviceLocked` boxed at the end of `buffer`.
+    public static func updateDeviceLocked(into buffer: Buffer, period: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x38df3532)
+        w1.int32(period)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getNotifyExceptions#53577479 flags:# compare_sound:flags.1?true compare_stories:flags.2?true peer:flags.0?InputNotifyPeer = Updates;`
     public static func getNotifyExceptions(compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("compare_sound", compareSound)
-        arguments.trueFlag("compare_stories", compareStories)
-        if let value = peer { arguments.object("peer", value) }
-        return TLRequest(definition: "account.getNotifyExceptions#53577479 flags:# compare_sound:flags.1?true compare_stories:flags.2?true peer:flags.0?InputNotifyPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getNotifyExceptions(into: buffer, compareSound: compareSound, compareStories: compareStories, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `account.getNotifyExceptions` boxed at the end of `buffer`.
+    public static func getNotifyExceptions(into buffer: Buffer, compareSound: Bool, compareStories: Bool, peer: Api.InputNotifyPeer?) {
+        var _flags: Int32 = 0
+        if compareSound { tlSetFlag(&_flags, 0x2) }
+        if compareStories { tlSetFlag(&_flags, 0x4) }
+        if peer != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x53577479)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            peer?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.setAuthorizationTTL#bf899aa0 authorization_ttl_days:int = Bool;`
     public static func setAuthorizationTTL(authorizationTtlDays: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("authorization_ttl_days", authorizationTtlDays)
-        return TLRequest(definition: "account.setAuthorizationTTL#bf899aa0 authorization_ttl_days:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setAuthorizationTTL(into: buffer, authorizationTtlDays: authorizationTtlDays)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.setAuthorizationTTL` boxed at the end of `buffer`.
+    public static func setAuthorizationTTL(into buffer: Buffer, authorizationTtlDays: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xbf899aa0)
+        w1.int32(authorizationTtlDays)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getDefaultEmojiStatuses#d6753386 hash:long = account.EmojiStatuses;`
     public static func getDefaultEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getDefaultEmojiStatuses#d6753386 hash:long = account.EmojiStatuses;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+        let buffer = Buffer()
+        getDefaultEmojiStatuses(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+    }
+
+    /// Writes `account.getDefaultEmojiStatuses` boxed at the end of `buffer`.
+    public static func getDefaultEmojiStatuses(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xd6753386)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getRecentEmojiStatuses#0f578105 hash:long = account.EmojiStatuses;`
     public static func getRecentEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getRecentEmojiStatuses#0f578105 hash:long = account.EmojiStatuses;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+        let buffer = Buffer()
+        getRecentEmojiStatuses(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+    }
+
+    /// Writes `account.getRecentEmojiStatuses` boxed at the end of `buffer`.
+    public static func getRecentEmojiStatuses(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x0f578105)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getDefaultProfilePhotoEmojis#e2750328 hash:long = EmojiList;`
     public static func getDefaultProfilePhotoEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getDefaultProfilePhotoEmojis#e2750328 hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        let buffer = Buffer()
+        getDefaultProfilePhotoEmojis(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EmojiList.self))
+    }
+
+    /// Writes `account.getDefaultProfilePhotoEmojis` boxed at the end of `buffer`.
+    public static func getDefaultProfilePhotoEmojis(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xe2750328)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.invalidateSignInCodes#ca8ae8ba codes:Vector<string> = Bool;`
     public static func invalidateSignInCodes(codes: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.strings("codes", codes)
-        return TLRequest(definition: "account.invalidateSignInCodes#ca8ae8ba codes:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        invalidateSignInCodes(into: buffer, codes: codes)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.invalidateSignInCodes` boxed at the end of `buffer`.
+    public static func invalidateSignInCodes(into buffer: Buffer, codes: [String]) {
+        buffer.appendUInt32(0xca8ae8ba)
+        buffer.appendVector(codes, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBusinessIntro#a614d034 flags:# intro:flags.0?InputBusinessIntro = Bool;`
     public static func updateBusinessIntro(intro: Api.InputBusinessIntro? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = intro { arguments.object("intro", value) }
-        return TLRequest(definition: "account.updateBusinessIntro#a614d034 flags:# intro:flags.0?InputBusinessIntro = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateBusinessIntro(into: buffer, intro: intro)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateBusinessIntro` boxed at the end of `buffer`.
+    public static func updateBusinessIntro(into buffer: Buffer, intro: Api.InputBusinessIntro?) {
+        var _flags: Int32 = 0
+        if intro != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa614d034)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            intro?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.initPasskeyRegistration#429547e8 = account.PasskeyRegistrationOptions;`
     public static func initPasskeyRegistration() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PasskeyRegistrationOptions>) {
-        TLRequest(definition: "account.initPasskeyRegistration#429547e8 = account.PasskeyRegistrationOptions;", arguments: []).call(DeserializeFunctionResponse(Api.account.PasskeyRegistrationOptions.self))
+        let buffer = Buffer()
+        initPasskeyRegistration(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.PasskeyRegistrationOptions.self))
+    }
+
+    /// Writes `account.initPasskeyRegistration` boxed at the end of `buffer`.
+    public static func initPasskeyRegistration(into buffer: Buffer) {
+        buffer.appendUInt32(0x429547e8)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendEncryptedFile#5559481d flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes file:InputEncryptedFile = messages.SentEncryptedMessage;`
     public static func sendEncryptedFile(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("silent", silent)
-        arguments.object("peer", peer)
-        arguments.long("random_id", randomId)
-        arguments.bytes("data", data)
-        arguments.object("file", file)
-        return TLRequest(definition: "messages.sendEncryptedFile#5559481d flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes file:InputEncryptedFile = messages.SentEncryptedMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        let buffer = Buffer()
+        sendEncryptedFile(into: buffer, silent: silent, peer: peer, randomId: randomId, data: data, file: file)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+    }
+
+    /// Writes `messages.sendEncryptedFile` boxed at the end of `buffer`.
+    public static func sendEncryptedFile(into buffer: Buffer, silent: Bool, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x5559481d)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(randomId)
+        buffer.appendTLBytes(data)
+        file.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.searchEmojiStickerSets#92b4494c flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
     public static func searchEmojiStickerSets(excludeFeatured: Bool = false, q: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickerSets>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("exclude_featured", excludeFeatured)
-        arguments.string("q", q)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.searchEmojiStickerSets#92b4494c flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FoundStickerSets.self))
+        let buffer = Buffer()
+        searchEmojiStickerSets(into: buffer, excludeFeatured: excludeFeatured, q: q, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.FoundStickerSets.self))
+    }
+
+    /// Writes `messages.searchEmojiStickerSets` boxed at the end of `buffer`.
+    public static func searchEmojiStickerSets(into buffer: Buffer, excludeFeatured: Bool, q: String, hash: Int64) {
+        var _flags: Int32 = 0
+        if excludeFeatured { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x92b4494c)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(q)
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSavedDialogs#1e91fc99 flags:# exclude_pinned:flags.0?true parent_peer:flags.1?InputPeer offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.SavedDialogs;`
     public static func getSavedDialogs(excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("exclude_pinned", excludePinned)
-        if let value = parentPeer { arguments.object("parent_peer", value) }
-        arguments.int("offset_date", offsetDate)
-        arguments.int("offset_id", offsetId)
-        arguments.object("offset_peer", offsetPeer)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getSavedDialogs#1e91fc99 flags:# exclude_pinned:flags.0?true parent_peer:flags.1?InputPeer offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.SavedDialogs;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+        let buffer = Buffer()
+        getSavedDialogs(into: buffer, excludePinned: excludePinned, parentPeer: parentPeer, offsetDate: offsetDate, offsetId: offsetId, offsetPeer: offsetPeer, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SavedDialogs.self))
+    }
+
+    /// Writes `messages.getSavedDialogs` boxed at the end of `buffer`.
+    public static func getSavedDialogs(into buffer: Buffer, excludePinned: Bool, parentPeer: Api.InputPeer?, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
+        var _flags: Int32 = 0
+        if excludePinned { tlSetFlag(&_flags, 0x1) }
+        if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1e91fc99)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            parentPeer?.serialize(buffer, true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 8)
+        w2.int32(offsetDate)
+        w2.int32(offsetId)
+        buffer.commit(w2)
+        offsetPeer.serialize(buffer, true)
+        var w3 = buffer.fieldWriter(reserving: 12)
+        w3.int32(limit)
+        w3.int64(hash)
+        buffer.commit(w3)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.setStickers#ea8ca4f9 channel:InputChannel stickerset:InputStickerSet = Bool;`
     public static func setStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.object("stickerset", stickerset)
-        return TLRequest(definition: "channels.setStickers#ea8ca4f9 channel:InputChannel stickerset:InputStickerSet = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setStickers(into: buffer, channel: channel, stickerset: stickerset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.setStickers` boxed at the end of `buffer`.
+    public static func setStickers(into buffer: Buffer, channel: Api.InputChannel, stickerset: Api.InputStickerSet) {
+        buffer.appendUInt32(0xea8ca4f9)
+        channel.serialize(buffer, true)
+        stickerset.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;`
     public static func updatePaidMessagesPrice(broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("broadcast_messages_allowed", broadcastMessagesAllowed)
-        arguments.object("channel", channel)
-        arguments.long("send_paid_messages_stars", sendPaidMessagesStars)
-        return TLRequest(definition: "channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        updatePaidMessagesPrice(into: buffer, broadcastMessagesAllowed: broadcastMessagesAllowed, channel: channel, sendPaidMessagesStars: sendPaidMessagesStars)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.updatePaidMessagesPrice` boxed at the end of `buffer`.
+    public static func updatePaidMessagesPrice(into buffer: Buffer, broadcastMessagesAllowed: Bool, channel: Api.InputChannel, sendPaidMessagesStars: Int64) {
+        var _flags: Int32 = 0
+        if broadcastMessagesAllowed { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x4b12327b)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        buffer.appendInt64(sendPaidMessagesStars)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;`
     public static func exportGroupCallInvite(canSelfUnmute: Bool = false, call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.ExportedGroupCallInvite>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("can_self_unmute", canSelfUnmute)
-        arguments.object("call", call)
-        return TLRequest(definition: "phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.ExportedGroupCallInvite.self))
+        let buffer = Buffer()
+        exportGroupCallInvite(into: buffer, canSelfUnmute: canSelfUnmute, call: call)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.ExportedGroupCallInvite.self))
+    }
+
+    /// Writes `phone.exportGroupCallInvite` boxed at the end of `buffer`.
+    public static func exportGroupCallInvite(into buffer: Buffer, canSelfUnmute: Bool, call: Api.InputGroupCall) {
+        var _flags: Int32 = 0
+        if canSelfUnmute { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe6aa647f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;`
     public static func checkChatlistInvite(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ChatlistInvite>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("slug", slug)
-        return TLRequest(definition: "chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.chatlists.ChatlistInvite.self))
+        let buffer = Buffer()
+        checkChatlistInvite(into: buffer, slug: slug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.chatlists.ChatlistInvite.self))
+    }
+
+    /// Writes `chatlists.checkChatlistInvite` boxed at the end of `buffer`.
+    public static func checkChatlistInvite(into buffer: Buffer, slug: String) {
+        buffer.appendUInt32(0x41c10fff)
+        buffer.appendTLString(slug)
     }
 }
 

@@ -3938,235 +3938,440 @@ extension Api {
 extension Api.functions.auth {
     /// `auth.finishFirebasePnvLogin#2c85094c google_token:string = auth.Authorization;`
     public static func finishFirebasePnvLogin(googleToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("google_token", googleToken)
-        return TLRequest(definition: "auth.finishFirebasePnvLogin#2c85094c google_token:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        finishFirebasePnvLogin(into: buffer, googleToken: googleToken)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.finishFirebasePnvLogin` boxed at the end of `buffer`.
+    public static func finishFirebasePnvLogin(into buffer: Buffer, googleToken: String) {
+        buffer.appendUInt32(0x2c85094c)
+        buffer.appendTLString(googleToken)
     }
 }
 
 extension Api.functions.account {
     /// `account.finishTakeoutSession#1d2652ee flags:# success:flags.0?true = Bool;`
     public static func finishTakeoutSession(success: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.trueFlag("success", success)
-        return TLRequest(definition: "account.finishTakeoutSession#1d2652ee flags:# success:flags.0?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        finishTakeoutSession(into: buffer, success: success)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.finishTakeoutSession` boxed at the end of `buffer`.
+    public static func finishTakeoutSession(into buffer: Buffer, success: Bool) {
+        var _flags: Int32 = 0
+        if success { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1d2652ee)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.editBusinessChatLink#8c3410af slug:string link:InputBusinessChatLink = BusinessChatLink;`
     public static func editBusinessChatLink(slug: String, link: Api.InputBusinessChatLink) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BusinessChatLink>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("slug", slug)
-        arguments.object("link", link)
-        return TLRequest(definition: "account.editBusinessChatLink#8c3410af slug:string link:InputBusinessChatLink = BusinessChatLink;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BusinessChatLink.self))
+        let buffer = Buffer()
+        editBusinessChatLink(into: buffer, slug: slug, link: link)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.BusinessChatLink.self))
+    }
+
+    /// Writes `account.editBusinessChatLink` boxed at the end of `buffer`.
+    public static func editBusinessChatLink(into buffer: Buffer, slug: String, link: Api.InputBusinessChatLink) {
+        buffer.appendUInt32(0x8c3410af)
+        buffer.appendTLString(slug)
+        link.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getCollectibleEmojiStatuses#2e7b4543 hash:long = account.EmojiStatuses;`
     public static func getCollectibleEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getCollectibleEmojiStatuses#2e7b4543 hash:long = account.EmojiStatuses;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+        let buffer = Buffer()
+        getCollectibleEmojiStatuses(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.EmojiStatuses.self))
+    }
+
+    /// Writes `account.getCollectibleEmojiStatuses` boxed at the end of `buffer`.
+    public static func getCollectibleEmojiStatuses(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x2e7b4543)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getTopPeers#973478b6 flags:# correspondents:flags.0?true bots_pm:flags.1?true bots_inline:flags.2?true phone_calls:flags.3?true forward_users:flags.4?true forward_chats:flags.5?true groups:flags.10?true channels:flags.15?true bots_app:flags.16?true bots_guestchat:flags.17?true offset:int limit:int hash:long = contacts.TopPeers;`
     public static func getTopPeers(correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.TopPeers>) {
-        var arguments = TLFieldList(capacity: 13)
-        arguments.trueFlag("correspondents", correspondents)
-        arguments.trueFlag("bots_pm", botsPm)
-        arguments.trueFlag("bots_inline", botsInline)
-        arguments.trueFlag("phone_calls", phoneCalls)
-        arguments.trueFlag("forward_users", forwardUsers)
-        arguments.trueFlag("forward_chats", forwardChats)
-        arguments.trueFlag("groups", groups)
-        arguments.trueFlag("channels", channels)
-        arguments.trueFlag("bots_app", botsApp)
-        arguments.trueFlag("bots_guestchat", botsGuestchat)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "contacts.getTopPeers#973478b6 flags:# correspondents:flags.0?true bots_pm:flags.1?true bots_inline:flags.2?true phone_calls:flags.3?true forward_users:flags.4?true forward_chats:flags.5?true groups:flags.10?true channels:flags.15?true bots_app:flags.16?true bots_guestchat:flags.17?true offset:int limit:int hash:long = contacts.TopPeers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.TopPeers.self))
+        let buffer = Buffer()
+        getTopPeers(into: buffer, correspondents: correspondents, botsPm: botsPm, botsInline: botsInline, phoneCalls: phoneCalls, forwardUsers: forwardUsers, forwardChats: forwardChats, groups: groups, channels: channels, botsApp: botsApp, botsGuestchat: botsGuestchat, offset: offset, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.TopPeers.self))
+    }
+
+    /// Writes `contacts.getTopPeers` boxed at the end of `buffer`.
+    public static func getTopPeers(into buffer: Buffer, correspondents: Bool, botsPm: Bool, botsInline: Bool, phoneCalls: Bool, forwardUsers: Bool, forwardChats: Bool, groups: Bool, channels: Bool, botsApp: Bool, botsGuestchat: Bool, offset: Int32, limit: Int32, hash: Int64) {
+        var _flags: Int32 = 0
+        if correspondents { tlSetFlag(&_flags, 0x1) }
+        if botsPm { tlSetFlag(&_flags, 0x2) }
+        if botsInline { tlSetFlag(&_flags, 0x4) }
+        if phoneCalls { tlSetFlag(&_flags, 0x8) }
+        if forwardUsers { tlSetFlag(&_flags, 0x10) }
+        if forwardChats { tlSetFlag(&_flags, 0x20) }
+        if groups { tlSetFlag(&_flags, 0x400) }
+        if channels { tlSetFlag(&_flags, 0x8000) }
+        if botsApp { tlSetFlag(&_flags, 0x10000) }
+        if botsGuestchat { tlSetFlag(&_flags, 0x20000) }
+        var w1 = buffer.fieldWriter(reserving: 24)
+        w1.uint32(0x973478b6)
+        w1.int32(_flags)
+        w1.int32(offset)
+        w1.int32(limit)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getBirthdays#daeda864 = contacts.ContactBirthdays;`
     public static func getBirthdays() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ContactBirthdays>) {
-        TLRequest(definition: "contacts.getBirthdays#daeda864 = contacts.ContactBirthdays;", arguments: []).call(DeserializeFunctionResponse(Api.contacts.ContactBirthdays.self))
+        let buffer = Buffer()
+        getBirthdays(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.ContactBirthdays.self))
+    }
+
+    /// Writes `contacts.getBirthdays` boxed at the end of `buffer`.
+    public static func getBirthdays(into buffer: Buffer) {
+        buffer.appendUInt32(0xdaeda864)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.saveGif#327a30cb id:InputDocument unsave:Bool = Bool;`
     public static func saveGif(id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.bool("unsave", unsave)
-        return TLRequest(definition: "messages.saveGif#327a30cb id:InputDocument unsave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveGif(into: buffer, id: id, unsave: unsave)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.saveGif` boxed at the end of `buffer`.
+    public static func saveGif(into buffer: Buffer, id: Api.InputDocument, unsave: Bool) {
+        buffer.appendUInt32(0x327a30cb)
+        id.serialize(buffer, true)
+        buffer.appendBool(unsave)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendInlineBotResult#c0cf7646 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true hide_via:flags.11?true peer:InputPeer reply_to:flags.0?InputReplyTo random_id:long query_id:long id:string schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut allow_paid_stars:flags.21?long = Updates;`
     public static func sendInlineBotResult(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 13)
-        arguments.trueFlag("silent", silent)
-        arguments.trueFlag("background", background)
-        arguments.trueFlag("clear_draft", clearDraft)
-        arguments.trueFlag("hide_via", hideVia)
-        arguments.object("peer", peer)
-        if let value = replyTo { arguments.object("reply_to", value) }
-        arguments.long("random_id", randomId)
-        arguments.long("query_id", queryId)
-        arguments.string("id", id)
-        if let value = scheduleDate { arguments.int("schedule_date", value) }
-        if let value = sendAs { arguments.object("send_as", value) }
-        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
-        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
-        return TLRequest(definition: "messages.sendInlineBotResult#c0cf7646 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true hide_via:flags.11?true peer:InputPeer reply_to:flags.0?InputReplyTo random_id:long query_id:long id:string schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut allow_paid_stars:flags.21?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendInlineBotResult(into: buffer, silent: silent, background: background, clearDraft: clearDraft, hideVia: hideVia, peer: peer, replyTo: replyTo, randomId: randomId, queryId: queryId, id: id, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, allowPaidStars: allowPaidStars)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendInlineBotResult` boxed at the end of `buffer`.
+    public static func sendInlineBotResult(into buffer: Buffer, silent: Bool, background: Bool, clearDraft: Bool, hideVia: Bool, peer: Api.InputPeer, replyTo: Api.InputReplyTo?, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, allowPaidStars: Int64?) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x20) }
+        if background { tlSetFlag(&_flags, 0x40) }
+        if clearDraft { tlSetFlag(&_flags, 0x80) }
+        if hideVia { tlSetFlag(&_flags, 0x800) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
+        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
+        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xc0cf7646)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            replyTo?.serialize(buffer, true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 16)
+        w2.int64(randomId)
+        w2.int64(queryId)
+        buffer.commit(w2)
+        buffer.appendTLString(id)
+        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2000) {
+            sendAs?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x20000) {
+            quickReplyShortcut?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+            buffer.appendInt64(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPollResults#eda3e33b peer:InputPeer msg_id:int poll_hash:long = Updates;`
     public static func getPollResults(peer: Api.InputPeer, msgId: Int32, pollHash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.long("poll_hash", pollHash)
-        return TLRequest(definition: "messages.getPollResults#eda3e33b peer:InputPeer msg_id:int poll_hash:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getPollResults(into: buffer, peer: peer, msgId: msgId, pollHash: pollHash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.getPollResults` boxed at the end of `buffer`.
+    public static func getPollResults(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, pollHash: Int64) {
+        buffer.appendUInt32(0xeda3e33b)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.int32(msgId)
+        w1.int64(pollHash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getScheduledHistory#f516760b peer:InputPeer hash:long = messages.Messages;`
     public static func getScheduledHistory(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getScheduledHistory#f516760b peer:InputPeer hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getScheduledHistory(into: buffer, peer: peer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getScheduledHistory` boxed at the end of `buffer`.
+    public static func getScheduledHistory(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
+        buffer.appendUInt32(0xf516760b)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.checkHistoryImport#43fe19f3 import_head:string = messages.HistoryImportParsed;`
     public static func checkHistoryImport(importHead: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImportParsed>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("import_head", importHead)
-        return TLRequest(definition: "messages.checkHistoryImport#43fe19f3 import_head:string = messages.HistoryImportParsed;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.HistoryImportParsed.self))
+        let buffer = Buffer()
+        checkHistoryImport(into: buffer, importHead: importHead)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.HistoryImportParsed.self))
+    }
+
+    /// Writes `messages.checkHistoryImport` boxed at the end of `buffer`.
+    public static func checkHistoryImport(into buffer: Buffer, importHead: String) {
+        buffer.appendUInt32(0x43fe19f3)
+        buffer.appendTLString(importHead)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.checkHistoryImportPeer#5dc60f03 peer:InputPeer = messages.CheckedHistoryImportPeer;`
     public static func checkHistoryImportPeer(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.CheckedHistoryImportPeer>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.checkHistoryImportPeer#5dc60f03 peer:InputPeer = messages.CheckedHistoryImportPeer;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.CheckedHistoryImportPeer.self))
+        let buffer = Buffer()
+        checkHistoryImportPeer(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.CheckedHistoryImportPeer.self))
+    }
+
+    /// Writes `messages.checkHistoryImportPeer` boxed at the end of `buffer`.
+    public static func checkHistoryImportPeer(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x5dc60f03)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMessageReadParticipants#31c1c44f peer:InputPeer msg_id:int = Vector<ReadParticipantDate>;`
     public static func getMessageReadParticipants(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReadParticipantDate]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "messages.getMessageReadParticipants#31c1c44f peer:InputPeer msg_id:int = Vector<ReadParticipantDate>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.ReadParticipantDate]>.vector(of: Api.ReadParticipantDate.self))
+        let buffer = Buffer()
+        getMessageReadParticipants(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.ReadParticipantDate]>.vector(of: Api.ReadParticipantDate.self))
+    }
+
+    /// Writes `messages.getMessageReadParticipants` boxed at the end of `buffer`.
+    public static func getMessageReadParticipants(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
+        buffer.appendUInt32(0x31c1c44f)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.photos {
     /// `photos.uploadProfilePhoto#0388a3b5 flags:# fallback:flags.3?true bot:flags.5?InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.4?VideoSize = photos.Photo;`
     public static func uploadProfilePhoto(fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("fallback", fallback)
-        if let value = bot { arguments.object("bot", value) }
-        if let value = file { arguments.object("file", value) }
-        if let value = video { arguments.object("video", value) }
-        if let value = videoStartTs { arguments.double("video_start_ts", value) }
-        if let value = videoEmojiMarkup { arguments.object("video_emoji_markup", value) }
-        return TLRequest(definition: "photos.uploadProfilePhoto#0388a3b5 flags:# fallback:flags.3?true bot:flags.5?InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.4?VideoSize = photos.Photo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.photos.Photo.self))
+        let buffer = Buffer()
+        uploadProfilePhoto(into: buffer, fallback: fallback, bot: bot, file: file, video: video, videoStartTs: videoStartTs, videoEmojiMarkup: videoEmojiMarkup)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.photos.Photo.self))
+    }
+
+    /// Writes `photos.uploadProfilePhoto` boxed at the end of `buffer`.
+    public static func uploadProfilePhoto(into buffer: Buffer, fallback: Bool, bot: Api.InputUser?, file: Api.InputFile?, video: Api.InputFile?, videoStartTs: Double?, videoEmojiMarkup: Api.VideoSize?) {
+        var _flags: Int32 = 0
+        if fallback { tlSetFlag(&_flags, 0x8) }
+        if bot != nil { tlSetFlag(&_flags, 0x20) }
+        if file != nil { tlSetFlag(&_flags, 0x1) }
+        if video != nil { tlSetFlag(&_flags, 0x2) }
+        if videoStartTs != nil { tlSetFlag(&_flags, 0x4) }
+        if videoEmojiMarkup != nil { tlSetFlag(&_flags, 0x10) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x0388a3b5)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x20) {
+            bot?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x1) {
+            file?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            video?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = videoStartTs {
+            buffer.appendDouble(value)
+        }
+        if tlFlagIsSet(_flags, 0x10) {
+            videoEmojiMarkup?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.help {
     /// `help.getDeepLinkInfo#3fedc75f path:string = help.DeepLinkInfo;`
     public static func getDeepLinkInfo(path: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.DeepLinkInfo>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("path", path)
-        return TLRequest(definition: "help.getDeepLinkInfo#3fedc75f path:string = help.DeepLinkInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.DeepLinkInfo.self))
+        let buffer = Buffer()
+        getDeepLinkInfo(into: buffer, path: path)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.DeepLinkInfo.self))
+    }
+
+    /// Writes `help.getDeepLinkInfo` boxed at the end of `buffer`.
+    public static func getDeepLinkInfo(into buffer: Buffer, path: String) {
+        buffer.appendUInt32(0x3fedc75f)
+        buffer.appendTLString(path)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.clearSavedInfo#d83d70c1 flags:# credentials:flags.0?true info:flags.1?true = Bool;`
     public static func clearSavedInfo(credentials: Bool = false, info: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("credentials", credentials)
-        arguments.trueFlag("info", info)
-        return TLRequest(definition: "payments.clearSavedInfo#d83d70c1 flags:# credentials:flags.0?true info:flags.1?true = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        clearSavedInfo(into: buffer, credentials: credentials, info: info)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.clearSavedInfo` boxed at the end of `buffer`.
+    public static func clearSavedInfo(into buffer: Buffer, credentials: Bool, info: Bool) {
+        var _flags: Int32 = 0
+        if credentials { tlSetFlag(&_flags, 0x1) }
+        if info { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd83d70c1)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftActiveAuctions#a5d0514d hash:long = payments.StarGiftActiveAuctions;`
     public static func getStarGiftActiveAuctions(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftActiveAuctions>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "payments.getStarGiftActiveAuctions#a5d0514d hash:long = payments.StarGiftActiveAuctions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftActiveAuctions.self))
+        let buffer = Buffer()
+        getStarGiftActiveAuctions(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGiftActiveAuctions.self))
+    }
+
+    /// Writes `payments.getStarGiftActiveAuctions` boxed at the end of `buffer`.
+    public static func getStarGiftActiveAuctions(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xa5d0514d)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.saveDefaultGroupCallJoinAs#575e1f8c peer:InputPeer join_as:InputPeer = Bool;`
     public static func saveDefaultGroupCallJoinAs(peer: Api.InputPeer, joinAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("join_as", joinAs)
-        return TLRequest(definition: "phone.saveDefaultGroupCallJoinAs#575e1f8c peer:InputPeer join_as:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveDefaultGroupCallJoinAs(into: buffer, peer: peer, joinAs: joinAs)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `phone.saveDefaultGroupCallJoinAs` boxed at the end of `buffer`.
+    public static func saveDefaultGroupCallJoinAs(into buffer: Buffer, peer: Api.InputPeer, joinAs: Api.InputPeer) {
+        buffer.appendUInt32(0x575e1f8c)
+        peer.serialize(buffer, true)
+        joinAs.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        arguments.bytes("option", option)
-        arguments.string("message", message)
-        return TLRequest(definition: "stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ReportResult.self))
+        let buffer = Buffer()
+        report(into: buffer, peer: peer, id: id, option: option, message: message)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
+    }
+
+    /// Writes `stories.report` boxed at the end of `buffer`.
+    public static func report(into buffer: Buffer, peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) {
+        buffer.appendUInt32(0x19d8eb45)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
+        buffer.appendTLBytes(option)
+        buffer.appendTLString(message)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;`
     public static func updateAlbum(peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.object("peer", peer)
-        arguments.int("album_id", albumId)
-        if let value = title { arguments.string("title", value) }
-        if let value = deleteStories { arguments.ints("delete_stories", value) }
-        if let value = addStories { arguments.ints("add_stories", value) }
-        if let value = order { arguments.ints("order", value) }
-        return TLRequest(definition: "stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StoryAlbum.self))
+        let buffer = Buffer()
+        updateAlbum(into: buffer, peer: peer, albumId: albumId, title: title, deleteStories: deleteStories, addStories: addStories, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StoryAlbum.self))
+    }
+
+    /// Writes `stories.updateAlbum` boxed at the end of `buffer`.
+    public static func updateAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, title: String?, deleteStories: [Int32]?, addStories: [Int32]?, order: [Int32]?) {
+        var _flags: Int32 = 0
+        if title != nil { tlSetFlag(&_flags, 0x1) }
+        if deleteStories != nil { tlSetFlag(&_flags, 0x2) }
+        if addStories != nil { tlSetFlag(&_flags, 0x4) }
+        if order != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x5e5259b6)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(albumId)
+        if tlFlagIsSet(_flags, 0x1), let value = title {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = deleteStories {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = addStories {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = order {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.premium {
     /// `premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;`
     public static func getBoostsList(gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("gifts", gifts)
-        arguments.object("peer", peer)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.premium.BoostsList.self))
+        let buffer = Buffer()
+        getBoostsList(into: buffer, gifts: gifts, peer: peer, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.BoostsList.self))
+    }
+
+    /// Writes `premium.getBoostsList` boxed at the end of `buffer`.
+    public static func getBoostsList(into buffer: Buffer, gifts: Bool, peer: Api.InputPeer, offset: String, limit: Int32) {
+        var _flags: Int32 = 0
+        if gifts { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x60f67660)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 

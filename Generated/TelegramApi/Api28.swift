@@ -1248,152 +1248,257 @@ extension Api.smsjobs {
 extension Api.functions.account {
     /// `account.saveRingtone#3dea5b03 id:InputDocument unsave:Bool = account.SavedRingtone;`
     public static func saveRingtone(id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedRingtone>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.bool("unsave", unsave)
-        return TLRequest(definition: "account.saveRingtone#3dea5b03 id:InputDocument unsave:Bool = account.SavedRingtone;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.SavedRingtone.self))
+        let buffer = Buffer()
+        saveRingtone(into: buffer, id: id, unsave: unsave)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.SavedRingtone.self))
+    }
+
+    /// Writes `account.saveRingtone` boxed at the end of `buffer`.
+    public static func saveRingtone(into buffer: Buffer, id: Api.InputDocument, unsave: Bool) {
+        buffer.appendUInt32(0x3dea5b03)
+        id.serialize(buffer, true)
+        buffer.appendBool(unsave)
     }
 }
 
 extension Api.functions.account {
     /// `account.getBotBusinessConnection#76a86270 connection_id:string = Updates;`
     public static func getBotBusinessConnection(connectionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("connection_id", connectionId)
-        return TLRequest(definition: "account.getBotBusinessConnection#76a86270 connection_id:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getBotBusinessConnection(into: buffer, connectionId: connectionId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `account.getBotBusinessConnection` boxed at the end of `buffer`.
+    public static func getBotBusinessConnection(into buffer: Buffer, connectionId: String) {
+        buffer.appendUInt32(0x76a86270)
+        buffer.appendTLString(connectionId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.hidePeerSettingsBar#4facb138 peer:InputPeer = Bool;`
     public static func hidePeerSettingsBar(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.hidePeerSettingsBar#4facb138 peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        hidePeerSettingsBar(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.hidePeerSettingsBar` boxed at the end of `buffer`.
+    public static func hidePeerSettingsBar(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x4facb138)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.toggleStickerSets#b5052fea flags:# uninstall:flags.0?true archive:flags.1?true unarchive:flags.2?true stickersets:Vector<InputStickerSet> = Bool;`
     public static func toggleStickerSets(uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("uninstall", uninstall)
-        arguments.trueFlag("archive", archive)
-        arguments.trueFlag("unarchive", unarchive)
-        arguments.objects("stickersets", stickersets)
-        return TLRequest(definition: "messages.toggleStickerSets#b5052fea flags:# uninstall:flags.0?true archive:flags.1?true unarchive:flags.2?true stickersets:Vector<InputStickerSet> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleStickerSets(into: buffer, uninstall: uninstall, archive: archive, unarchive: unarchive, stickersets: stickersets)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.toggleStickerSets` boxed at the end of `buffer`.
+    public static func toggleStickerSets(into buffer: Buffer, uninstall: Bool, archive: Bool, unarchive: Bool, stickersets: [Api.InputStickerSet]) {
+        var _flags: Int32 = 0
+        if uninstall { tlSetFlag(&_flags, 0x1) }
+        if archive { tlSetFlag(&_flags, 0x2) }
+        if unarchive { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb5052fea)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendVector(stickersets, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getFutureChatCreatorAfterLeave#3b7d0ea6 peer:InputPeer = User;`
     public static func getFutureChatCreatorAfterLeave(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.getFutureChatCreatorAfterLeave#3b7d0ea6 peer:InputPeer = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
+        let buffer = Buffer()
+        getFutureChatCreatorAfterLeave(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+    }
+
+    /// Writes `messages.getFutureChatCreatorAfterLeave` boxed at the end of `buffer`.
+    public static func getFutureChatCreatorAfterLeave(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x3b7d0ea6)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.help {
     /// `help.getSupport#9cdf08cd = help.Support;`
     public static func getSupport() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.Support>) {
-        TLRequest(definition: "help.getSupport#9cdf08cd = help.Support;", arguments: []).call(DeserializeFunctionResponse(Api.help.Support.self))
+        let buffer = Buffer()
+        getSupport(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.Support.self))
+    }
+
+    /// Writes `help.getSupport` boxed at the end of `buffer`.
+    public static func getSupport(into buffer: Buffer) {
+        buffer.appendUInt32(0x9cdf08cd)
     }
 }
 
 extension Api.functions.help {
     /// `help.editUserInfo#66b91b70 user_id:InputUser message:string entities:Vector<MessageEntity> = help.UserInfo;`
     public static func editUserInfo(userId: Api.InputUser, message: String, entities: [Api.MessageEntity]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.UserInfo>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("user_id", userId)
-        arguments.string("message", message)
-        arguments.objects("entities", entities)
-        return TLRequest(definition: "help.editUserInfo#66b91b70 user_id:InputUser message:string entities:Vector<MessageEntity> = help.UserInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.UserInfo.self))
+        let buffer = Buffer()
+        editUserInfo(into: buffer, userId: userId, message: message, entities: entities)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.UserInfo.self))
+    }
+
+    /// Writes `help.editUserInfo` boxed at the end of `buffer`.
+    public static func editUserInfo(into buffer: Buffer, userId: Api.InputUser, message: String, entities: [Api.MessageEntity]) {
+        buffer.appendUInt32(0x66b91b70)
+        userId.serialize(buffer, true)
+        buffer.appendTLString(message)
+        buffer.appendVector(entities, boxed: true)
     }
 }
 
 extension Api.functions.help {
     /// `help.getPromoData#c0977421 = help.PromoData;`
     public static func getPromoData() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PromoData>) {
-        TLRequest(definition: "help.getPromoData#c0977421 = help.PromoData;", arguments: []).call(DeserializeFunctionResponse(Api.help.PromoData.self))
+        let buffer = Buffer()
+        getPromoData(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.PromoData.self))
+    }
+
+    /// Writes `help.getPromoData` boxed at the end of `buffer`.
+    public static func getPromoData(into buffer: Buffer) {
+        buffer.appendUInt32(0xc0977421)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getAdminedBots#b0711d83 = Vector<User>;`
     public static func getAdminedBots() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.User]>) {
-        TLRequest(definition: "bots.getAdminedBots#b0711d83 = Vector<User>;", arguments: []).call(DeserializeFunctionResponse<[Api.User]>.vector(of: Api.User.self))
+        let buffer = Buffer()
+        getAdminedBots(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.User]>.vector(of: Api.User.self))
+    }
+
+    /// Writes `bots.getAdminedBots` boxed at the end of `buffer`.
+    public static func getAdminedBots(into buffer: Buffer) {
+        buffer.appendUInt32(0xb0711d83)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.assignPlayMarketTransaction#dffd50d3 receipt:DataJSON purpose:InputStorePaymentPurpose = Updates;`
     public static func assignPlayMarketTransaction(receipt: Api.DataJSON, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("receipt", receipt)
-        arguments.object("purpose", purpose)
-        return TLRequest(definition: "payments.assignPlayMarketTransaction#dffd50d3 receipt:DataJSON purpose:InputStorePaymentPurpose = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        assignPlayMarketTransaction(into: buffer, receipt: receipt, purpose: purpose)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.assignPlayMarketTransaction` boxed at the end of `buffer`.
+    public static func assignPlayMarketTransaction(into buffer: Buffer, receipt: Api.DataJSON, purpose: Api.InputStorePaymentPurpose) {
+        buffer.appendUInt32(0xdffd50d3)
+        receipt.serialize(buffer, true)
+        purpose.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.launchPrepaidGiveaway#5ff58f20 peer:InputPeer giveaway_id:long purpose:InputStorePaymentPurpose = Updates;`
     public static func launchPrepaidGiveaway(peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.long("giveaway_id", giveawayId)
-        arguments.object("purpose", purpose)
-        return TLRequest(definition: "payments.launchPrepaidGiveaway#5ff58f20 peer:InputPeer giveaway_id:long purpose:InputStorePaymentPurpose = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        launchPrepaidGiveaway(into: buffer, peer: peer, giveawayId: giveawayId, purpose: purpose)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.launchPrepaidGiveaway` boxed at the end of `buffer`.
+    public static func launchPrepaidGiveaway(into buffer: Buffer, peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) {
+        buffer.appendUInt32(0x5ff58f20)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(giveawayId)
+        purpose.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.leaveGroupCallPresentation#1c50d144 call:InputGroupCall = Updates;`
     public static func leaveGroupCallPresentation(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("call", call)
-        return TLRequest(definition: "phone.leaveGroupCallPresentation#1c50d144 call:InputGroupCall = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        leaveGroupCallPresentation(into: buffer, call: call)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.leaveGroupCallPresentation` boxed at the end of `buffer`.
+    public static func leaveGroupCallPresentation(into buffer: Buffer, call: Api.InputGroupCall) {
+        buffer.appendUInt32(0x1c50d144)
+        call.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCallChainBlocks#ee9f88a6 call:InputGroupCall sub_chain_id:int offset:int limit:int = Updates;`
     public static func getGroupCallChainBlocks(call: Api.InputGroupCall, subChainId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("call", call)
-        arguments.int("sub_chain_id", subChainId)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "phone.getGroupCallChainBlocks#ee9f88a6 call:InputGroupCall sub_chain_id:int offset:int limit:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getGroupCallChainBlocks(into: buffer, call: call, subChainId: subChainId, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.getGroupCallChainBlocks` boxed at the end of `buffer`.
+    public static func getGroupCallChainBlocks(into buffer: Buffer, call: Api.InputGroupCall, subChainId: Int32, offset: Int32, limit: Int32) {
+        buffer.appendUInt32(0xee9f88a6)
+        call.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.int32(subChainId)
+        w1.int32(offset)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;`
     public static func sendGroupCallEncryptedMessage(call: Api.InputGroupCall, encryptedMessage: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.bytes("encrypted_message", encryptedMessage)
-        return TLRequest(definition: "phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        sendGroupCallEncryptedMessage(into: buffer, call: call, encryptedMessage: encryptedMessage)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `phone.sendGroupCallEncryptedMessage` boxed at the end of `buffer`.
+    public static func sendGroupCallEncryptedMessage(into buffer: Buffer, call: Api.InputGroupCall, encryptedMessage: [UInt8]) {
+        buffer.appendUInt32(0xe5afa56d)
+        call.serialize(buffer, true)
+        buffer.appendTLBytes(encryptedMessage)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;`
     public static func reorderAlbums(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("order", order)
-        return TLRequest(definition: "stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderAlbums(into: buffer, peer: peer, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `stories.reorderAlbums` boxed at the end of `buffer`.
+    public static func reorderAlbums(into buffer: Buffer, peer: Api.InputPeer, order: [Int32]) {
+        buffer.appendUInt32(0x8535fbd9)
+        peer.serialize(buffer, true)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;`
     public static func getTone(tone: Api.InputAiComposeTone) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.aicompose.Tones>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("tone", tone)
-        return TLRequest(definition: "aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.aicompose.Tones.self))
+        let buffer = Buffer()
+        getTone(into: buffer, tone: tone)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.aicompose.Tones.self))
+    }
+
+    /// Writes `aicompose.getTone` boxed at the end of `buffer`.
+    public static func getTone(into buffer: Buffer, tone: Api.InputAiComposeTone) {
+        buffer.appendUInt32(0xb2e8ba03)
+        tone.serialize(buffer, true)
     }
 }
 

@@ -1576,215 +1576,374 @@ extension Api {
 extension Api.functions.account {
     /// `account.changePhone#70c32edb phone_number:string phone_code_hash:string phone_code:string = User;`
     public static func changePhone(phoneNumber: String, phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        arguments.string("phone_code", phoneCode)
-        return TLRequest(definition: "account.changePhone#70c32edb phone_number:string phone_code_hash:string phone_code:string = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
+        let buffer = Buffer()
+        changePhone(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+    }
+
+    /// Writes `account.changePhone` boxed at the end of `buffer`.
+    public static func changePhone(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String) {
+        buffer.appendUInt32(0x70c32edb)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
+        buffer.appendTLString(phoneCode)
     }
 }
 
 extension Api.functions.users {
     /// `users.getRequirementsToContact#d89a83a3 id:Vector<InputUser> = Vector<RequirementToContact>;`
     public static func getRequirementsToContact(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.RequirementToContact]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("id", id)
-        return TLRequest(definition: "users.getRequirementsToContact#d89a83a3 id:Vector<InputUser> = Vector<RequirementToContact>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.RequirementToContact]>.vector(of: Api.RequirementToContact.self))
+        let buffer = Buffer()
+        getRequirementsToContact(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.RequirementToContact]>.vector(of: Api.RequirementToContact.self))
+    }
+
+    /// Writes `users.getRequirementsToContact` boxed at the end of `buffer`.
+    public static func getRequirementsToContact(into buffer: Buffer, id: [Api.InputUser]) {
+        buffer.appendUInt32(0xd89a83a3)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.importContacts#2c800be5 contacts:Vector<InputContact> = contacts.ImportedContacts;`
     public static func importContacts(contacts: [Api.InputContact]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ImportedContacts>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("contacts", contacts)
-        return TLRequest(definition: "contacts.importContacts#2c800be5 contacts:Vector<InputContact> = contacts.ImportedContacts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.ImportedContacts.self))
+        let buffer = Buffer()
+        importContacts(into: buffer, contacts: contacts)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.ImportedContacts.self))
+    }
+
+    /// Writes `contacts.importContacts` boxed at the end of `buffer`.
+    public static func importContacts(into buffer: Buffer, contacts: [Api.InputContact]) {
+        buffer.appendUInt32(0x2c800be5)
+        buffer.appendVector(contacts, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getFullChat#aeb00b34 chat_id:long = messages.ChatFull;`
     public static func getFullChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("chat_id", chatId)
-        return TLRequest(definition: "messages.getFullChat#aeb00b34 chat_id:long = messages.ChatFull;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatFull.self))
+        let buffer = Buffer()
+        getFullChat(into: buffer, chatId: chatId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatFull.self))
+    }
+
+    /// Writes `messages.getFullChat` boxed at the end of `buffer`.
+    public static func getFullChat(into buffer: Buffer, chatId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xaeb00b34)
+        w1.int64(chatId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reorderStickerSets#78337739 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Bool;`
     public static func reorderStickerSets(masks: Bool = false, emojis: Bool = false, order: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("masks", masks)
-        arguments.trueFlag("emojis", emojis)
-        arguments.longs("order", order)
-        return TLRequest(definition: "messages.reorderStickerSets#78337739 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderStickerSets(into: buffer, masks: masks, emojis: emojis, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reorderStickerSets` boxed at the end of `buffer`.
+    public static func reorderStickerSets(into buffer: Buffer, masks: Bool, emojis: Bool, order: [Int64]) {
+        var _flags: Int32 = 0
+        if masks { tlSetFlag(&_flags, 0x1) }
+        if emojis { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x78337739)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMessageEditData#fda68d36 peer:InputPeer id:int = messages.MessageEditData;`
     public static func getMessageEditData(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageEditData>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        return TLRequest(definition: "messages.getMessageEditData#fda68d36 peer:InputPeer id:int = messages.MessageEditData;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.MessageEditData.self))
+        let buffer = Buffer()
+        getMessageEditData(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.MessageEditData.self))
+    }
+
+    /// Writes `messages.getMessageEditData` boxed at the end of `buffer`.
+    public static func getMessageEditData(into buffer: Buffer, peer: Api.InputPeer, id: Int32) {
+        buffer.appendUInt32(0xfda68d36)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getDialogFilters#efd48c89 = messages.DialogFilters;`
     public static func getDialogFilters() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DialogFilters>) {
-        TLRequest(definition: "messages.getDialogFilters#efd48c89 = messages.DialogFilters;", arguments: []).call(DeserializeFunctionResponse(Api.messages.DialogFilters.self))
+        let buffer = Buffer()
+        getDialogFilters(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.DialogFilters.self))
+    }
+
+    /// Writes `messages.getDialogFilters` boxed at the end of `buffer`.
+    public static func getDialogFilters(into buffer: Buffer) {
+        buffer.appendUInt32(0xefd48c89)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.uploadImportedMedia#2a862092 peer:InputPeer import_id:long file_name:string media:InputMedia = MessageMedia;`
     public static func uploadImportedMedia(peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.long("import_id", importId)
-        arguments.string("file_name", fileName)
-        arguments.object("media", media)
-        return TLRequest(definition: "messages.uploadImportedMedia#2a862092 peer:InputPeer import_id:long file_name:string media:InputMedia = MessageMedia;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.MessageMedia.self))
+        let buffer = Buffer()
+        uploadImportedMedia(into: buffer, peer: peer, importId: importId, fileName: fileName, media: media)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.MessageMedia.self))
+    }
+
+    /// Writes `messages.uploadImportedMedia` boxed at the end of `buffer`.
+    public static func uploadImportedMedia(into buffer: Buffer, peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) {
+        buffer.appendUInt32(0x2a862092)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(importId)
+        buffer.appendTLString(fileName)
+        media.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendQuickReplyMessages#6c750de1 peer:InputPeer shortcut_id:int id:Vector<int> random_id:Vector<long> = Updates;`
     public static func sendQuickReplyMessages(peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.int("shortcut_id", shortcutId)
-        arguments.ints("id", id)
-        arguments.longs("random_id", randomId)
-        return TLRequest(definition: "messages.sendQuickReplyMessages#6c750de1 peer:InputPeer shortcut_id:int id:Vector<int> random_id:Vector<long> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendQuickReplyMessages(into: buffer, peer: peer, shortcutId: shortcutId, id: id, randomId: randomId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendQuickReplyMessages` boxed at the end of `buffer`.
+    public static func sendQuickReplyMessages(into buffer: Buffer, peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) {
+        buffer.appendUInt32(0x6c750de1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(shortcutId)
+        buffer.appendVector(id, boxed: true)
+        buffer.appendVector(randomId, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendPaidReaction#58bbcb50 flags:# peer:InputPeer msg_id:int count:int random_id:long private:flags.0?PaidReactionPrivacy = Updates;`
     public static func sendPaidReaction(peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.int("count", count)
-        arguments.long("random_id", randomId)
-        if let value = `private` { arguments.object("private", value) }
-        return TLRequest(definition: "messages.sendPaidReaction#58bbcb50 flags:# peer:InputPeer msg_id:int count:int random_id:long private:flags.0?PaidReactionPrivacy = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendPaidReaction(into: buffer, peer: peer, msgId: msgId, count: count, randomId: randomId, private: `private`)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendPaidReaction` boxed at the end of `buffer`.
+    public static func sendPaidReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy?) {
+        var _flags: Int32 = 0
+        if `private` != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x58bbcb50)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 16)
+        w2.int32(msgId)
+        w2.int32(count)
+        w2.int64(randomId)
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x1) {
+            `private`?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getSponsoredMessages#3d6ce850 flags:# peer:InputPeer msg_id:flags.0?int = messages.SponsoredMessages;`
     public static func getSponsoredMessages(peer: Api.InputPeer, msgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SponsoredMessages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        if let value = msgId { arguments.int("msg_id", value) }
-        return TLRequest(definition: "messages.getSponsoredMessages#3d6ce850 flags:# peer:InputPeer msg_id:flags.0?int = messages.SponsoredMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SponsoredMessages.self))
+        let buffer = Buffer()
+        getSponsoredMessages(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SponsoredMessages.self))
+    }
+
+    /// Writes `messages.getSponsoredMessages` boxed at the end of `buffer`.
+    public static func getSponsoredMessages(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32?) {
+        var _flags: Int32 = 0
+        if msgId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x3d6ce850)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = msgId {
+            buffer.appendInt32(value)
+        }
     }
 }
 
 extension Api.functions.channels {
     /// `channels.editLocation#58e63f6d channel:InputChannel geo_point:InputGeoPoint address:string = Bool;`
     public static func editLocation(channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("channel", channel)
-        arguments.object("geo_point", geoPoint)
-        arguments.string("address", address)
-        return TLRequest(definition: "channels.editLocation#58e63f6d channel:InputChannel geo_point:InputGeoPoint address:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        editLocation(into: buffer, channel: channel, geoPoint: geoPoint, address: address)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.editLocation` boxed at the end of `buffer`.
+    public static func editLocation(into buffer: Buffer, channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) {
+        buffer.appendUInt32(0x58e63f6d)
+        channel.serialize(buffer, true)
+        geoPoint.serialize(buffer, true)
+        buffer.appendTLString(address)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.fulfillStarsSubscription#cc5bebb3 peer:InputPeer subscription_id:string = Bool;`
     public static func fulfillStarsSubscription(peer: Api.InputPeer, subscriptionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.string("subscription_id", subscriptionId)
-        return TLRequest(definition: "payments.fulfillStarsSubscription#cc5bebb3 peer:InputPeer subscription_id:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        fulfillStarsSubscription(into: buffer, peer: peer, subscriptionId: subscriptionId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.fulfillStarsSubscription` boxed at the end of `buffer`.
+    public static func fulfillStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String) {
+        buffer.appendUInt32(0xcc5bebb3)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(subscriptionId)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.suggestShortName#4dafc503 title:string = stickers.SuggestedShortName;`
     public static func suggestShortName(title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stickers.SuggestedShortName>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("title", title)
-        return TLRequest(definition: "stickers.suggestShortName#4dafc503 title:string = stickers.SuggestedShortName;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stickers.SuggestedShortName.self))
+        let buffer = Buffer()
+        suggestShortName(into: buffer, title: title)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stickers.SuggestedShortName.self))
+    }
+
+    /// Writes `stickers.suggestShortName` boxed at the end of `buffer`.
+    public static func suggestShortName(into buffer: Buffer, title: String) {
+        buffer.appendUInt32(0x4dafc503)
+        buffer.appendTLString(title)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.checkGroupCall#b59cf977 call:InputGroupCall sources:Vector<int> = Vector<int>;`
     public static func checkGroupCall(call: Api.InputGroupCall, sources: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.ints("sources", sources)
-        return TLRequest(definition: "phone.checkGroupCall#b59cf977 call:InputGroupCall sources:Vector<int> = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        let buffer = Buffer()
+        checkGroupCall(into: buffer, call: call, sources: sources)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+    }
+
+    /// Writes `phone.checkGroupCall` boxed at the end of `buffer`.
+    public static func checkGroupCall(into buffer: Buffer, call: Api.InputGroupCall, sources: [Int32]) {
+        buffer.appendUInt32(0xb59cf977)
+        call.serialize(buffer, true)
+        buffer.appendVector(sources, boxed: true)
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getLanguage#6a596502 lang_pack:string lang_code:string = LangPackLanguage;`
     public static func getLanguage(langPack: String, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackLanguage>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("lang_pack", langPack)
-        arguments.string("lang_code", langCode)
-        return TLRequest(definition: "langpack.getLanguage#6a596502 lang_pack:string lang_code:string = LangPackLanguage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.LangPackLanguage.self))
+        let buffer = Buffer()
+        getLanguage(into: buffer, langPack: langPack, langCode: langCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.LangPackLanguage.self))
+    }
+
+    /// Writes `langpack.getLanguage` boxed at the end of `buffer`.
+    public static func getLanguage(into buffer: Buffer, langPack: String, langCode: String) {
+        buffer.appendUInt32(0x6a596502)
+        buffer.appendTLString(langPack)
+        buffer.appendTLString(langCode)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.hideChatlistUpdates#66e486fb chatlist:InputChatlist = Bool;`
     public static func hideChatlistUpdates(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("chatlist", chatlist)
-        return TLRequest(definition: "chatlists.hideChatlistUpdates#66e486fb chatlist:InputChatlist = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        hideChatlistUpdates(into: buffer, chatlist: chatlist)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `chatlists.hideChatlistUpdates` boxed at the end of `buffer`.
+    public static func hideChatlistUpdates(into buffer: Buffer, chatlist: Api.InputChatlist) {
+        buffer.appendUInt32(0x66e486fb)
+        chatlist.serialize(buffer, true)
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.getTones#abd59201 hash:long = aicompose.Tones;`
     public static func getTones(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.aicompose.Tones>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "aicompose.getTones#abd59201 hash:long = aicompose.Tones;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.aicompose.Tones.self))
+        let buffer = Buffer()
+        getTones(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.aicompose.Tones.self))
+    }
+
+    /// Writes `aicompose.getTones` boxed at the end of `buffer`.
+    public static func getTones(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xabd59201)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;`
     public static func togglePeerLink(visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("visible", visible)
-        arguments.trueFlag("hidden", hidden)
-        arguments.trueFlag("deleted", deleted)
-        arguments.object("community", community)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        togglePeerLink(into: buffer, visible: visible, hidden: hidden, deleted: deleted, community: community, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `communities.togglePeerLink` boxed at the end of `buffer`.
+    public static func togglePeerLink(into buffer: Buffer, visible: Bool, hidden: Bool, deleted: Bool, community: Api.InputChannel, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if visible { tlSetFlag(&_flags, 0x1) }
+        if hidden { tlSetFlag(&_flags, 0x2) }
+        if deleted { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x736dcfea)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        community.serialize(buffer, true)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;`
     public static func toggleCommunityCollapsedInDialogs(collapsed: Bool = false, community: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("collapsed", collapsed)
-        arguments.object("community", community)
-        return TLRequest(definition: "communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleCommunityCollapsedInDialogs(into: buffer, collapsed: collapsed, community: community)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `communities.toggleCommunityCollapsedInDialogs` boxed at the end of `buffer`.
+    public static func toggleCommunityCollapsedInDialogs(into buffer: Buffer, collapsed: Bool, community: Api.InputChannel) {
+        var _flags: Int32 = 0
+        if collapsed { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xd766e3ea)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        community.serialize(buffer, true)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;`
     public static func getPeerLinkRequests(community: Api.InputChannel, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.communities.PeerLinkRequests>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("community", community)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.communities.PeerLinkRequests.self))
+        let buffer = Buffer()
+        getPeerLinkRequests(into: buffer, community: community, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.communities.PeerLinkRequests.self))
+    }
+
+    /// Writes `communities.getPeerLinkRequests` boxed at the end of `buffer`.
+    public static func getPeerLinkRequests(into buffer: Buffer, community: Api.InputChannel, offset: String, limit: Int32) {
+        buffer.appendUInt32(0x93773344)
+        community.serialize(buffer, true)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 

@@ -7352,265 +7352,485 @@ extension Api {
 extension Api.functions.account {
     /// `account.deleteSecureValue#b880bc4b types:Vector<SecureValueType> = Bool;`
     public static func deleteSecureValue(types: [Api.SecureValueType]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("types", types)
-        return TLRequest(definition: "account.deleteSecureValue#b880bc4b types:Vector<SecureValueType> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteSecureValue(into: buffer, types: types)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.deleteSecureValue` boxed at the end of `buffer`.
+    public static func deleteSecureValue(into buffer: Buffer, types: [Api.SecureValueType]) {
+        buffer.appendUInt32(0xb880bc4b)
+        buffer.appendVector(types, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getAutoSaveSettings#adcbbcda = account.AutoSaveSettings;`
     public static func getAutoSaveSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AutoSaveSettings>) {
-        TLRequest(definition: "account.getAutoSaveSettings#adcbbcda = account.AutoSaveSettings;", arguments: []).call(DeserializeFunctionResponse(Api.account.AutoSaveSettings.self))
+        let buffer = Buffer()
+        getAutoSaveSettings(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.AutoSaveSettings.self))
+    }
+
+    /// Writes `account.getAutoSaveSettings` boxed at the end of `buffer`.
+    public static func getAutoSaveSettings(into buffer: Buffer) {
+        buffer.appendUInt32(0xadcbbcda)
     }
 }
 
 extension Api.functions.users {
     /// `users.getUsers#0d91a548 id:Vector<InputUser> = Vector<User>;`
     public static func getUsers(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.User]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("id", id)
-        return TLRequest(definition: "users.getUsers#0d91a548 id:Vector<InputUser> = Vector<User>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.User]>.vector(of: Api.User.self))
+        let buffer = Buffer()
+        getUsers(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.User]>.vector(of: Api.User.self))
+    }
+
+    /// Writes `users.getUsers` boxed at the end of `buffer`.
+    public static func getUsers(into buffer: Buffer, id: [Api.InputUser]) {
+        buffer.appendUInt32(0x0d91a548)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.resetTopPeerRating#1ae373ac category:TopPeerCategory peer:InputPeer = Bool;`
     public static func resetTopPeerRating(category: Api.TopPeerCategory, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("category", category)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "contacts.resetTopPeerRating#1ae373ac category:TopPeerCategory peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetTopPeerRating(into: buffer, category: category, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.resetTopPeerRating` boxed at the end of `buffer`.
+    public static func resetTopPeerRating(into buffer: Buffer, category: Api.TopPeerCategory, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x1ae373ac)
+        category.serialize(buffer, true)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readEncryptedHistory#7f4b690a peer:InputEncryptedChat max_date:int = Bool;`
     public static func readEncryptedHistory(peer: Api.InputEncryptedChat, maxDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("max_date", maxDate)
-        return TLRequest(definition: "messages.readEncryptedHistory#7f4b690a peer:InputEncryptedChat max_date:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        readEncryptedHistory(into: buffer, peer: peer, maxDate: maxDate)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.readEncryptedHistory` boxed at the end of `buffer`.
+    public static func readEncryptedHistory(into buffer: Buffer, peer: Api.InputEncryptedChat, maxDate: Int32) {
+        buffer.appendUInt32(0x7f4b690a)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(maxDate)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setGameScore#8ef8ecc0 flags:# edit_message:flags.0?true force:flags.1?true peer:InputPeer id:int user_id:InputUser score:int = Updates;`
     public static func setGameScore(editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("edit_message", editMessage)
-        arguments.trueFlag("force", force)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        arguments.object("user_id", userId)
-        arguments.int("score", score)
-        return TLRequest(definition: "messages.setGameScore#8ef8ecc0 flags:# edit_message:flags.0?true force:flags.1?true peer:InputPeer id:int user_id:InputUser score:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        setGameScore(into: buffer, editMessage: editMessage, force: force, peer: peer, id: id, userId: userId, score: score)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.setGameScore` boxed at the end of `buffer`.
+    public static func setGameScore(into buffer: Buffer, editMessage: Bool, force: Bool, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) {
+        var _flags: Int32 = 0
+        if editMessage { tlSetFlag(&_flags, 0x1) }
+        if force { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8ef8ecc0)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        userId.serialize(buffer, true)
+        buffer.appendInt32(score)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.prolongWebView#b0d81a83 flags:# silent:flags.5?true peer:InputPeer bot:InputUser query_id:long reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = Bool;`
     public static func prolongWebView(silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("silent", silent)
-        arguments.object("peer", peer)
-        arguments.object("bot", bot)
-        arguments.long("query_id", queryId)
-        if let value = replyTo { arguments.object("reply_to", value) }
-        if let value = sendAs { arguments.object("send_as", value) }
-        return TLRequest(definition: "messages.prolongWebView#b0d81a83 flags:# silent:flags.5?true peer:InputPeer bot:InputUser query_id:long reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        prolongWebView(into: buffer, silent: silent, peer: peer, bot: bot, queryId: queryId, replyTo: replyTo, sendAs: sendAs)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.prolongWebView` boxed at the end of `buffer`.
+    public static func prolongWebView(into buffer: Buffer, silent: Bool, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo?, sendAs: Api.InputPeer?) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x20) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb0d81a83)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        bot.serialize(buffer, true)
+        buffer.appendInt64(queryId)
+        if tlFlagIsSet(_flags, 0x1) {
+            replyTo?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2000) {
+            sendAs?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getFeaturedEmojiStickers#0ecf6736 hash:long = messages.FeaturedStickers;`
     public static func getFeaturedEmojiStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getFeaturedEmojiStickers#0ecf6736 hash:long = messages.FeaturedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+        let buffer = Buffer()
+        getFeaturedEmojiStickers(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+    }
+
+    /// Writes `messages.getFeaturedEmojiStickers` boxed at the end of `buffer`.
+    public static func getFeaturedEmojiStickers(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x0ecf6736)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.createForumTopic#2f98c3d5 flags:# title_missing:flags.4?true peer:InputPeer title:string icon_color:flags.0?int icon_emoji_id:flags.3?long random_id:long send_as:flags.2?InputPeer = Updates;`
     public static func createForumTopic(titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("title_missing", titleMissing)
-        arguments.object("peer", peer)
-        arguments.string("title", title)
-        if let value = iconColor { arguments.int("icon_color", value) }
-        if let value = iconEmojiId { arguments.long("icon_emoji_id", value) }
-        arguments.long("random_id", randomId)
-        if let value = sendAs { arguments.object("send_as", value) }
-        return TLRequest(definition: "messages.createForumTopic#2f98c3d5 flags:# title_missing:flags.4?true peer:InputPeer title:string icon_color:flags.0?int icon_emoji_id:flags.3?long random_id:long send_as:flags.2?InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        createForumTopic(into: buffer, titleMissing: titleMissing, peer: peer, title: title, iconColor: iconColor, iconEmojiId: iconEmojiId, randomId: randomId, sendAs: sendAs)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.createForumTopic` boxed at the end of `buffer`.
+    public static func createForumTopic(into buffer: Buffer, titleMissing: Bool, peer: Api.InputPeer, title: String, iconColor: Int32?, iconEmojiId: Int64?, randomId: Int64, sendAs: Api.InputPeer?) {
+        var _flags: Int32 = 0
+        if titleMissing { tlSetFlag(&_flags, 0x10) }
+        if iconColor != nil { tlSetFlag(&_flags, 0x1) }
+        if iconEmojiId != nil { tlSetFlag(&_flags, 0x8) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2f98c3d5)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(title)
+        var w2 = buffer.fieldWriter(reserving: 20)
+        if tlFlagIsSet(_flags, 0x1), let value = iconColor {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = iconEmojiId {
+            w2.int64(value)
+        }
+        w2.int64(randomId)
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x4) {
+            sendAs?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.help {
     /// `help.getCdnConfig#52029342 = CdnConfig;`
     public static func getCdnConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.CdnConfig>) {
-        TLRequest(definition: "help.getCdnConfig#52029342 = CdnConfig;", arguments: []).call(DeserializeFunctionResponse(Api.CdnConfig.self))
+        let buffer = Buffer()
+        getCdnConfig(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.CdnConfig.self))
+    }
+
+    /// Writes `help.getCdnConfig` boxed at the end of `buffer`.
+    public static func getCdnConfig(into buffer: Buffer) {
+        buffer.appendUInt32(0x52029342)
     }
 }
 
 extension Api.functions.help {
     /// `help.getUserInfo#038a08d3 user_id:InputUser = help.UserInfo;`
     public static func getUserInfo(userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.UserInfo>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "help.getUserInfo#038a08d3 user_id:InputUser = help.UserInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.UserInfo.self))
+        let buffer = Buffer()
+        getUserInfo(into: buffer, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.UserInfo.self))
+    }
+
+    /// Writes `help.getUserInfo` boxed at the end of `buffer`.
+    public static func getUserInfo(into buffer: Buffer, userId: Api.InputUser) {
+        buffer.appendUInt32(0x038a08d3)
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.help {
     /// `help.getPeerProfileColors#abcfa9fd hash:int = help.PeerColors;`
     public static func getPeerProfileColors(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PeerColors>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "help.getPeerProfileColors#abcfa9fd hash:int = help.PeerColors;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.PeerColors.self))
+        let buffer = Buffer()
+        getPeerProfileColors(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.PeerColors.self))
+    }
+
+    /// Writes `help.getPeerProfileColors` boxed at the end of `buffer`.
+    public static func getPeerProfileColors(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xabcfa9fd)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.checkUsername#10e6bd2c channel:InputChannel username:string = Bool;`
     public static func checkUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.string("username", username)
-        return TLRequest(definition: "channels.checkUsername#10e6bd2c channel:InputChannel username:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        checkUsername(into: buffer, channel: channel, username: username)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.checkUsername` boxed at the end of `buffer`.
+    public static func checkUsername(into buffer: Buffer, channel: Api.InputChannel, username: String) {
+        buffer.appendUInt32(0x10e6bd2c)
+        channel.serialize(buffer, true)
+        buffer.appendTLString(username)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.deleteParticipantHistory#367544db channel:InputChannel participant:InputPeer = messages.AffectedHistory;`
     public static func deleteParticipantHistory(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.object("participant", participant)
-        return TLRequest(definition: "channels.deleteParticipantHistory#367544db channel:InputChannel participant:InputPeer = messages.AffectedHistory;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+        let buffer = Buffer()
+        deleteParticipantHistory(into: buffer, channel: channel, participant: participant)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedHistory.self))
+    }
+
+    /// Writes `channels.deleteParticipantHistory` boxed at the end of `buffer`.
+    public static func deleteParticipantHistory(into buffer: Buffer, channel: Api.InputChannel, participant: Api.InputPeer) {
+        buffer.appendUInt32(0x367544db)
+        channel.serialize(buffer, true)
+        participant.serialize(buffer, true)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.toggleUsername#50f24105 channel:InputChannel username:string active:Bool = Bool;`
     public static func toggleUsername(channel: Api.InputChannel, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("channel", channel)
-        arguments.string("username", username)
-        arguments.bool("active", active)
-        return TLRequest(definition: "channels.toggleUsername#50f24105 channel:InputChannel username:string active:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleUsername(into: buffer, channel: channel, username: username, active: active)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.toggleUsername` boxed at the end of `buffer`.
+    public static func toggleUsername(into buffer: Buffer, channel: Api.InputChannel, username: String, active: Bool) {
+        buffer.appendUInt32(0x50f24105)
+        channel.serialize(buffer, true)
+        buffer.appendTLString(username)
+        buffer.appendBool(active)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.sendCustomRequest#aa2769ed custom_method:string params:DataJSON = DataJSON;`
     public static func sendCustomRequest(customMethod: String, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("custom_method", customMethod)
-        arguments.object("params", params)
-        return TLRequest(definition: "bots.sendCustomRequest#aa2769ed custom_method:string params:DataJSON = DataJSON;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.DataJSON.self))
+        let buffer = Buffer()
+        sendCustomRequest(into: buffer, customMethod: customMethod, params: params)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.DataJSON.self))
+    }
+
+    /// Writes `bots.sendCustomRequest` boxed at the end of `buffer`.
+    public static func sendCustomRequest(into buffer: Buffer, customMethod: String, params: Api.DataJSON) {
+        buffer.appendUInt32(0xaa2769ed)
+        buffer.appendTLString(customMethod)
+        params.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getGiveawayInfo#f4239425 peer:InputPeer msg_id:int = payments.GiveawayInfo;`
     public static func getGiveawayInfo(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.GiveawayInfo>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "payments.getGiveawayInfo#f4239425 peer:InputPeer msg_id:int = payments.GiveawayInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.GiveawayInfo.self))
+        let buffer = Buffer()
+        getGiveawayInfo(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.GiveawayInfo.self))
+    }
+
+    /// Writes `payments.getGiveawayInfo` boxed at the end of `buffer`.
+    public static func getGiveawayInfo(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
+        buffer.appendUInt32(0xf4239425)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getResaleStarGifts#7a5fa236 flags:# sort_by_price:flags.1?true sort_by_num:flags.2?true for_craft:flags.4?true stars_only:flags.5?true attributes_hash:flags.0?long gift_id:long attributes:flags.3?Vector<StarGiftAttributeId> offset:string limit:int = payments.ResaleStarGifts;`
     public static func getResaleStarGifts(sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ResaleStarGifts>) {
-        var arguments = TLFieldList(capacity: 9)
-        arguments.trueFlag("sort_by_price", sortByPrice)
-        arguments.trueFlag("sort_by_num", sortByNum)
-        arguments.trueFlag("for_craft", forCraft)
-        arguments.trueFlag("stars_only", starsOnly)
-        if let value = attributesHash { arguments.long("attributes_hash", value) }
-        arguments.long("gift_id", giftId)
-        if let value = attributes { arguments.objects("attributes", value) }
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "payments.getResaleStarGifts#7a5fa236 flags:# sort_by_price:flags.1?true sort_by_num:flags.2?true for_craft:flags.4?true stars_only:flags.5?true attributes_hash:flags.0?long gift_id:long attributes:flags.3?Vector<StarGiftAttributeId> offset:string limit:int = payments.ResaleStarGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.ResaleStarGifts.self))
+        let buffer = Buffer()
+        getResaleStarGifts(into: buffer, sortByPrice: sortByPrice, sortByNum: sortByNum, forCraft: forCraft, starsOnly: starsOnly, attributesHash: attributesHash, giftId: giftId, attributes: attributes, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.ResaleStarGifts.self))
+    }
+
+    /// Writes `payments.getResaleStarGifts` boxed at the end of `buffer`.
+    public static func getResaleStarGifts(into buffer: Buffer, sortByPrice: Bool, sortByNum: Bool, forCraft: Bool, starsOnly: Bool, attributesHash: Int64?, giftId: Int64, attributes: [Api.StarGiftAttributeId]?, offset: String, limit: Int32) {
+        var _flags: Int32 = 0
+        if sortByPrice { tlSetFlag(&_flags, 0x2) }
+        if sortByNum { tlSetFlag(&_flags, 0x4) }
+        if forCraft { tlSetFlag(&_flags, 0x10) }
+        if starsOnly { tlSetFlag(&_flags, 0x20) }
+        if attributesHash != nil { tlSetFlag(&_flags, 0x1) }
+        if attributes != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 24)
+        w1.uint32(0x7a5fa236)
+        w1.int32(_flags)
+        if tlFlagIsSet(_flags, 0x1), let value = attributesHash {
+            w1.int64(value)
+        }
+        w1.int64(giftId)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x8), let value = attributes {
+            buffer.appendVector(value, boxed: true)
+        }
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.langpack {
     /// `langpack.getLangPack#f2f2330a lang_pack:string lang_code:string = LangPackDifference;`
     public static func getLangPack(langPack: String, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackDifference>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("lang_pack", langPack)
-        arguments.string("lang_code", langCode)
-        return TLRequest(definition: "langpack.getLangPack#f2f2330a lang_pack:string lang_code:string = LangPackDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.LangPackDifference.self))
+        let buffer = Buffer()
+        getLangPack(into: buffer, langPack: langPack, langCode: langCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.LangPackDifference.self))
+    }
+
+    /// Writes `langpack.getLangPack` boxed at the end of `buffer`.
+    public static func getLangPack(into buffer: Buffer, langPack: String, langCode: String) {
+        buffer.appendUInt32(0xf2f2330a)
+        buffer.appendTLString(langPack)
+        buffer.appendTLString(langCode)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getPinnedStories#5821a5dc peer:InputPeer offset_id:int limit:int = stories.Stories;`
     public static func getPinnedStories(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("offset_id", offsetId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "stories.getPinnedStories#5821a5dc peer:InputPeer offset_id:int limit:int = stories.Stories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Stories.self))
+        let buffer = Buffer()
+        getPinnedStories(into: buffer, peer: peer, offsetId: offsetId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
+    }
+
+    /// Writes `stories.getPinnedStories` boxed at the end of `buffer`.
+    public static func getPinnedStories(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, limit: Int32) {
+        buffer.appendUInt32(0x5821a5dc)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.int32(offsetId)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getStoryViewsList#7ed23c57 flags:# just_contacts:flags.0?true reactions_first:flags.2?true forwards_first:flags.3?true peer:InputPeer q:flags.1?string id:int offset:string limit:int = stories.StoryViewsList;`
     public static func getStoryViewsList(justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViewsList>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.trueFlag("just_contacts", justContacts)
-        arguments.trueFlag("reactions_first", reactionsFirst)
-        arguments.trueFlag("forwards_first", forwardsFirst)
-        arguments.object("peer", peer)
-        if let value = q { arguments.string("q", value) }
-        arguments.int("id", id)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "stories.getStoryViewsList#7ed23c57 flags:# just_contacts:flags.0?true reactions_first:flags.2?true forwards_first:flags.3?true peer:InputPeer q:flags.1?string id:int offset:string limit:int = stories.StoryViewsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.StoryViewsList.self))
+        let buffer = Buffer()
+        getStoryViewsList(into: buffer, justContacts: justContacts, reactionsFirst: reactionsFirst, forwardsFirst: forwardsFirst, peer: peer, q: q, id: id, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.StoryViewsList.self))
+    }
+
+    /// Writes `stories.getStoryViewsList` boxed at the end of `buffer`.
+    public static func getStoryViewsList(into buffer: Buffer, justContacts: Bool, reactionsFirst: Bool, forwardsFirst: Bool, peer: Api.InputPeer, q: String?, id: Int32, offset: String, limit: Int32) {
+        var _flags: Int32 = 0
+        if justContacts { tlSetFlag(&_flags, 0x1) }
+        if reactionsFirst { tlSetFlag(&_flags, 0x4) }
+        if forwardsFirst { tlSetFlag(&_flags, 0x8) }
+        if q != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x7ed23c57)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = q {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(id)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;`
     public static func getStoriesViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViews>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.StoryViews.self))
+        let buffer = Buffer()
+        getStoriesViews(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.StoryViews.self))
+    }
+
+    /// Writes `stories.getStoriesViews` boxed at the end of `buffer`.
+    public static func getStoriesViews(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0x28e16cc8)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;`
     public static func togglePeerStoriesHidden(peer: Api.InputPeer, hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.bool("hidden", hidden)
-        return TLRequest(definition: "stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        togglePeerStoriesHidden(into: buffer, peer: peer, hidden: hidden)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `stories.togglePeerStoriesHidden` boxed at the end of `buffer`.
+    public static func togglePeerStoriesHidden(into buffer: Buffer, peer: Api.InputPeer, hidden: Bool) {
+        buffer.appendUInt32(0xbd0415c4)
+        peer.serialize(buffer, true)
+        buffer.appendBool(hidden)
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;`
     public static func editMessage(invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 10)
-        arguments.trueFlag("invert_media", invertMedia)
-        arguments.trueFlag("welcome", welcome)
-        if let value = peer { arguments.object("peer", value) }
-        arguments.object("receiver_id", receiverId)
-        arguments.int("id", id)
-        if let value = message { arguments.string("message", value) }
-        if let value = media { arguments.object("media", value) }
-        if let value = entities { arguments.objects("entities", value) }
-        if let value = replyMarkup { arguments.object("reply_markup", value) }
-        if let value = richMessage { arguments.object("rich_message", value) }
-        return TLRequest(definition: "ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editMessage(into: buffer, invertMedia: invertMedia, welcome: welcome, peer: peer, receiverId: receiverId, id: id, message: message, media: media, entities: entities, replyMarkup: replyMarkup, richMessage: richMessage)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `ephemeral.editMessage` boxed at the end of `buffer`.
+    public static func editMessage(into buffer: Buffer, invertMedia: Bool, welcome: Bool, peer: Api.InputPeer?, receiverId: Api.InputUser, id: Int32, message: String?, media: Api.InputMedia?, entities: [Api.MessageEntity]?, replyMarkup: Api.ReplyMarkup?, richMessage: Api.InputRichMessage?) {
+        var _flags: Int32 = 0
+        if invertMedia { tlSetFlag(&_flags, 0x20) }
+        if welcome { tlSetFlag(&_flags, 0x40) }
+        if peer != nil { tlSetFlag(&_flags, 0x80) }
+        if message != nil { tlSetFlag(&_flags, 0x1) }
+        if media != nil { tlSetFlag(&_flags, 0x8) }
+        if entities != nil { tlSetFlag(&_flags, 0x2) }
+        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
+        if richMessage != nil { tlSetFlag(&_flags, 0x10) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xcf9c725b)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x80) {
+            peer?.serialize(buffer, true)
+        }
+        receiverId.serialize(buffer, true)
+        buffer.appendInt32(id)
+        if tlFlagIsSet(_flags, 0x1), let value = message {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x8) {
+            media?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            replyMarkup?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x10) {
+            richMessage?.serialize(buffer, true)
+        }
     }
 }
 

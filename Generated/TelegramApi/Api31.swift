@@ -2342,137 +2342,260 @@ extension Api {
 extension Api.functions.account {
     /// `account.getAuthorizations#e320c158 = account.Authorizations;`
     public static func getAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Authorizations>) {
-        TLRequest(definition: "account.getAuthorizations#e320c158 = account.Authorizations;", arguments: []).call(DeserializeFunctionResponse(Api.account.Authorizations.self))
+        let buffer = Buffer()
+        getAuthorizations(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.Authorizations.self))
+    }
+
+    /// Writes `account.getAuthorizations` boxed at the end of `buffer`.
+    public static func getAuthorizations(into buffer: Buffer) {
+        buffer.appendUInt32(0xe320c158)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateBusinessLocation#9e6b131a flags:# geo_point:flags.1?InputGeoPoint address:flags.0?string = Bool;`
     public static func updateBusinessLocation(geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        if let value = geoPoint { arguments.object("geo_point", value) }
-        if let value = address { arguments.string("address", value) }
-        return TLRequest(definition: "account.updateBusinessLocation#9e6b131a flags:# geo_point:flags.1?InputGeoPoint address:flags.0?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateBusinessLocation(into: buffer, geoPoint: geoPoint, address: address)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateBusinessLocation` boxed at the end of `buffer`.
+    public static func updateBusinessLocation(into buffer: Buffer, geoPoint: Api.InputGeoPoint?, address: String?) {
+        var _flags: Int32 = 0
+        if geoPoint != nil { tlSetFlag(&_flags, 0x2) }
+        if address != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9e6b131a)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            geoPoint?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = address {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendScreenshotNotification#a1405817 peer:InputPeer reply_to:InputReplyTo random_id:long = Updates;`
     public static func sendScreenshotNotification(peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.object("reply_to", replyTo)
-        arguments.long("random_id", randomId)
-        return TLRequest(definition: "messages.sendScreenshotNotification#a1405817 peer:InputPeer reply_to:InputReplyTo random_id:long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendScreenshotNotification(into: buffer, peer: peer, replyTo: replyTo, randomId: randomId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendScreenshotNotification` boxed at the end of `buffer`.
+    public static func sendScreenshotNotification(into buffer: Buffer, peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) {
+        buffer.appendUInt32(0xa1405817)
+        peer.serialize(buffer, true)
+        replyTo.serialize(buffer, true)
+        buffer.appendInt64(randomId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getUnreadReactions#bd7f90ac flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     public static func getUnreadReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.object("peer", peer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
-        arguments.int("offset_id", offsetId)
-        arguments.int("add_offset", addOffset)
-        arguments.int("limit", limit)
-        arguments.int("max_id", maxId)
-        arguments.int("min_id", minId)
-        return TLRequest(definition: "messages.getUnreadReactions#bd7f90ac flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getUnreadReactions(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getUnreadReactions` boxed at the end of `buffer`.
+    public static func getUnreadReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, savedPeerId: Api.InputPeer?, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
+        var _flags: Int32 = 0
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xbd7f90ac)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            savedPeerId?.serialize(buffer, true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 20)
+        w2.int32(offsetId)
+        w2.int32(addOffset)
+        w2.int32(limit)
+        w2.int32(maxId)
+        w2.int32(minId)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiProfilePhotoGroups#21a548f3 hash:int = messages.EmojiGroups;`
     public static func getEmojiProfilePhotoGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "messages.getEmojiProfilePhotoGroups#21a548f3 hash:int = messages.EmojiGroups;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+        let buffer = Buffer()
+        getEmojiProfilePhotoGroups(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.EmojiGroups.self))
+    }
+
+    /// Writes `messages.getEmojiProfilePhotoGroups` boxed at the end of `buffer`.
+    public static func getEmojiProfilePhotoGroups(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x21a548f3)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.declineUrlAuth#35436bbc url:string = Bool;`
     public static func declineUrlAuth(url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("url", url)
-        return TLRequest(definition: "messages.declineUrlAuth#35436bbc url:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        declineUrlAuth(into: buffer, url: url)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.declineUrlAuth` boxed at the end of `buffer`.
+    public static func declineUrlAuth(into buffer: Buffer, url: String) {
+        buffer.appendUInt32(0x35436bbc)
+        buffer.appendTLString(url)
     }
 }
 
 extension Api.functions.help {
     /// `help.getTimezonesList#49b30240 hash:int = help.TimezonesList;`
     public static func getTimezonesList(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.TimezonesList>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("hash", hash)
-        return TLRequest(definition: "help.getTimezonesList#49b30240 hash:int = help.TimezonesList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.TimezonesList.self))
+        let buffer = Buffer()
+        getTimezonesList(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.TimezonesList.self))
+    }
+
+    /// Writes `help.getTimezonesList` boxed at the end of `buffer`.
+    public static func getTimezonesList(into buffer: Buffer, hash: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x49b30240)
+        w1.int32(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.deletePreviewMedia#2d0135b3 bot:InputUser lang_code:string media:Vector<InputMedia> = Bool;`
     public static func deletePreviewMedia(bot: Api.InputUser, langCode: String, media: [Api.InputMedia]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("bot", bot)
-        arguments.string("lang_code", langCode)
-        arguments.objects("media", media)
-        return TLRequest(definition: "bots.deletePreviewMedia#2d0135b3 bot:InputUser lang_code:string media:Vector<InputMedia> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deletePreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.deletePreviewMedia` boxed at the end of `buffer`.
+    public static func deletePreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: [Api.InputMedia]) {
+        buffer.appendUInt32(0x2d0135b3)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(langCode)
+        buffer.appendVector(media, boxed: true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getBotRecommendations#a1b70815 bot:InputUser = users.Users;`
     public static func getBotRecommendations(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.Users>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("bot", bot)
-        return TLRequest(definition: "bots.getBotRecommendations#a1b70815 bot:InputUser = users.Users;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.users.Users.self))
+        let buffer = Buffer()
+        getBotRecommendations(into: buffer, bot: bot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.users.Users.self))
+    }
+
+    /// Writes `bots.getBotRecommendations` boxed at the end of `buffer`.
+    public static func getBotRecommendations(into buffer: Buffer, bot: Api.InputUser) {
+        buffer.appendUInt32(0xa1b70815)
+        bot.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getAccessSettings#213853a3 bot:InputUser = bots.AccessSettings;`
     public static func getAccessSettings(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.AccessSettings>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("bot", bot)
-        return TLRequest(definition: "bots.getAccessSettings#213853a3 bot:InputUser = bots.AccessSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.AccessSettings.self))
+        let buffer = Buffer()
+        getAccessSettings(into: buffer, bot: bot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.bots.AccessSettings.self))
+    }
+
+    /// Writes `bots.getAccessSettings` boxed at the end of `buffer`.
+    public static func getAccessSettings(into buffer: Buffer, bot: Api.InputUser) {
+        buffer.appendUInt32(0x213853a3)
+        bot.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.editAccessSettings#31813cd8 flags:# restricted:flags.0?true bot:InputUser add_users:flags.1?Vector<InputUser> = Bool;`
     public static func editAccessSettings(restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("restricted", restricted)
-        arguments.object("bot", bot)
-        if let value = addUsers { arguments.objects("add_users", value) }
-        return TLRequest(definition: "bots.editAccessSettings#31813cd8 flags:# restricted:flags.0?true bot:InputUser add_users:flags.1?Vector<InputUser> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        editAccessSettings(into: buffer, restricted: restricted, bot: bot, addUsers: addUsers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.editAccessSettings` boxed at the end of `buffer`.
+    public static func editAccessSettings(into buffer: Buffer, restricted: Bool, bot: Api.InputUser, addUsers: [Api.InputUser]?) {
+        var _flags: Int32 = 0
+        if restricted { tlSetFlag(&_flags, 0x1) }
+        if addUsers != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x31813cd8)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        bot.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = addUsers {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.payments {
     /// `payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;`
     public static func upgradeStarGift(keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("keep_original_details", keepOriginalDetails)
-        arguments.object("stargift", stargift)
-        return TLRequest(definition: "payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        upgradeStarGift(into: buffer, keepOriginalDetails: keepOriginalDetails, stargift: stargift)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.upgradeStarGift` boxed at the end of `buffer`.
+    public static func upgradeStarGift(into buffer: Buffer, keepOriginalDetails: Bool, stargift: Api.InputSavedStarGift) {
+        var _flags: Int32 = 0
+        if keepOriginalDetails { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xaed6e4f5)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        stargift.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getAllReadPeerStories#9b5ae7f9 = Updates;`
     public static func getAllReadPeerStories() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        TLRequest(definition: "stories.getAllReadPeerStories#9b5ae7f9 = Updates;", arguments: []).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        getAllReadPeerStories(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `stories.getAllReadPeerStories` boxed at the end of `buffer`.
+    public static func getAllReadPeerStories(into buffer: Buffer) {
+        buffer.appendUInt32(0x9b5ae7f9)
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;`
     public static func deleteTone(tone: Api.InputAiComposeTone) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("tone", tone)
-        return TLRequest(definition: "aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteTone(into: buffer, tone: tone)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `aicompose.deleteTone` boxed at the end of `buffer`.
+    public static func deleteTone(into buffer: Buffer, tone: Api.InputAiComposeTone) {
+        buffer.appendUInt32(0xdd39316a)
+        tone.serialize(buffer, true)
     }
 }
 

@@ -1577,241 +1577,463 @@ extension Api {
 extension Api.functions.account {
     /// `account.saveWallPaper#6c5a5b37 wallpaper:InputWallPaper unsave:Bool settings:WallPaperSettings = Bool;`
     public static func saveWallPaper(wallpaper: Api.InputWallPaper, unsave: Bool, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("wallpaper", wallpaper)
-        arguments.bool("unsave", unsave)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.saveWallPaper#6c5a5b37 wallpaper:InputWallPaper unsave:Bool settings:WallPaperSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveWallPaper(into: buffer, wallpaper: wallpaper, unsave: unsave, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.saveWallPaper` boxed at the end of `buffer`.
+    public static func saveWallPaper(into buffer: Buffer, wallpaper: Api.InputWallPaper, unsave: Bool, settings: Api.WallPaperSettings) {
+        buffer.appendUInt32(0x6c5a5b37)
+        wallpaper.serialize(buffer, true)
+        buffer.appendBool(unsave)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getDefaultGroupPhotoEmojis#915860ae hash:long = EmojiList;`
     public static func getDefaultGroupPhotoEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getDefaultGroupPhotoEmojis#915860ae hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        let buffer = Buffer()
+        getDefaultGroupPhotoEmojis(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EmojiList.self))
+    }
+
+    /// Writes `account.getDefaultGroupPhotoEmojis` boxed at the end of `buffer`.
+    public static func getDefaultGroupPhotoEmojis(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x915860ae)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.deleteAutoSaveExceptions#53bc0020 = Bool;`
     public static func deleteAutoSaveExceptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.deleteAutoSaveExceptions#53bc0020 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteAutoSaveExceptions(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.deleteAutoSaveExceptions` boxed at the end of `buffer`.
+    public static func deleteAutoSaveExceptions(into buffer: Buffer) {
+        buffer.appendUInt32(0x53bc0020)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendMedia#0330e77f flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo media:InputMedia message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost = Updates;`
     public static func sendMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 21)
-        arguments.trueFlag("silent", silent)
-        arguments.trueFlag("background", background)
-        arguments.trueFlag("clear_draft", clearDraft)
-        arguments.trueFlag("noforwards", noforwards)
-        arguments.trueFlag("update_stickersets_order", updateStickersetsOrder)
-        arguments.trueFlag("invert_media", invertMedia)
-        arguments.trueFlag("allow_paid_floodskip", allowPaidFloodskip)
-        arguments.object("peer", peer)
-        if let value = replyTo { arguments.object("reply_to", value) }
-        arguments.object("media", media)
-        arguments.string("message", message)
-        arguments.long("random_id", randomId)
-        if let value = replyMarkup { arguments.object("reply_markup", value) }
-        if let value = entities { arguments.objects("entities", value) }
-        if let value = scheduleDate { arguments.int("schedule_date", value) }
-        if let value = scheduleRepeatPeriod { arguments.int("schedule_repeat_period", value) }
-        if let value = sendAs { arguments.object("send_as", value) }
-        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
-        if let value = effect { arguments.long("effect", value) }
-        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
-        if let value = suggestedPost { arguments.object("suggested_post", value) }
-        return TLRequest(definition: "messages.sendMedia#0330e77f flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo media:InputMedia message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendMedia(into: buffer, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, media: media, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendMedia` boxed at the end of `buffer`.
+    public static func sendMedia(into buffer: Buffer, silent: Bool, background: Bool, clearDraft: Bool, noforwards: Bool, updateStickersetsOrder: Bool, invertMedia: Bool, allowPaidFloodskip: Bool, peer: Api.InputPeer, replyTo: Api.InputReplyTo?, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, scheduleDate: Int32?, scheduleRepeatPeriod: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, effect: Int64?, allowPaidStars: Int64?, suggestedPost: Api.SuggestedPost?) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x20) }
+        if background { tlSetFlag(&_flags, 0x40) }
+        if clearDraft { tlSetFlag(&_flags, 0x80) }
+        if noforwards { tlSetFlag(&_flags, 0x4000) }
+        if updateStickersetsOrder { tlSetFlag(&_flags, 0x8000) }
+        if invertMedia { tlSetFlag(&_flags, 0x10000) }
+        if allowPaidFloodskip { tlSetFlag(&_flags, 0x80000) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
+        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
+        if entities != nil { tlSetFlag(&_flags, 0x8) }
+        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
+        if scheduleRepeatPeriod != nil { tlSetFlag(&_flags, 0x1000000) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
+        if effect != nil { tlSetFlag(&_flags, 0x40000) }
+        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
+        if suggestedPost != nil { tlSetFlag(&_flags, 0x400000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x0330e77f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            replyTo?.serialize(buffer, true)
+        }
+        media.serialize(buffer, true)
+        buffer.appendTLString(message)
+        buffer.appendInt64(randomId)
+        if tlFlagIsSet(_flags, 0x4) {
+            replyMarkup?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 8)
+        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x1000000), let value = scheduleRepeatPeriod {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x2000) {
+            sendAs?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x20000) {
+            quickReplyShortcut?.serialize(buffer, true)
+        }
+        var w3 = buffer.fieldWriter(reserving: 16)
+        if tlFlagIsSet(_flags, 0x40000), let value = effect {
+            w3.int64(value)
+        }
+        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+            w3.int64(value)
+        }
+        buffer.commit(w3)
+        if tlFlagIsSet(_flags, 0x400000) {
+            suggestedPost?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatPhoto#35ddd674 chat_id:long photo:InputChatPhoto = Updates;`
     public static func editChatPhoto(chatId: Int64, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("chat_id", chatId)
-        arguments.object("photo", photo)
-        return TLRequest(definition: "messages.editChatPhoto#35ddd674 chat_id:long photo:InputChatPhoto = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editChatPhoto(into: buffer, chatId: chatId, photo: photo)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.editChatPhoto` boxed at the end of `buffer`.
+    public static func editChatPhoto(into buffer: Buffer, chatId: Int64, photo: Api.InputChatPhoto) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x35ddd674)
+        w1.int64(chatId)
+        buffer.commit(w1)
+        photo.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.receivedQueue#55a5bb66 max_qts:int = Vector<long>;`
     public static func receivedQueue(maxQts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("max_qts", maxQts)
-        return TLRequest(definition: "messages.receivedQueue#55a5bb66 max_qts:int = Vector<long>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+        let buffer = Buffer()
+        receivedQueue(into: buffer, maxQts: maxQts)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+    }
+
+    /// Writes `messages.receivedQueue` boxed at the end of `buffer`.
+    public static func receivedQueue(into buffer: Buffer, maxQts: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x55a5bb66)
+        w1.int32(maxQts)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readFeaturedStickers#5b118126 id:Vector<long> = Bool;`
     public static func readFeaturedStickers(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.longs("id", id)
-        return TLRequest(definition: "messages.readFeaturedStickers#5b118126 id:Vector<long> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        readFeaturedStickers(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.readFeaturedStickers` boxed at the end of `buffer`.
+    public static func readFeaturedStickers(into buffer: Buffer, id: [Int64]) {
+        buffer.appendUInt32(0x5b118126)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getArchivedStickers#57f17692 flags:# masks:flags.0?true emojis:flags.1?true offset_id:long limit:int = messages.ArchivedStickers;`
     public static func getArchivedStickers(masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ArchivedStickers>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("masks", masks)
-        arguments.trueFlag("emojis", emojis)
-        arguments.long("offset_id", offsetId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getArchivedStickers#57f17692 flags:# masks:flags.0?true emojis:flags.1?true offset_id:long limit:int = messages.ArchivedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ArchivedStickers.self))
+        let buffer = Buffer()
+        getArchivedStickers(into: buffer, masks: masks, emojis: emojis, offsetId: offsetId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ArchivedStickers.self))
+    }
+
+    /// Writes `messages.getArchivedStickers` boxed at the end of `buffer`.
+    public static func getArchivedStickers(into buffer: Buffer, masks: Bool, emojis: Bool, offsetId: Int64, limit: Int32) {
+        var _flags: Int32 = 0
+        if masks { tlSetFlag(&_flags, 0x1) }
+        if emojis { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 20)
+        w1.uint32(0x57f17692)
+        w1.int32(_flags)
+        w1.int64(offsetId)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getAdminsWithInvites#3920e6ef peer:InputPeer = messages.ChatAdminsWithInvites;`
     public static func getAdminsWithInvites(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatAdminsWithInvites>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.getAdminsWithInvites#3920e6ef peer:InputPeer = messages.ChatAdminsWithInvites;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ChatAdminsWithInvites.self))
+        let buffer = Buffer()
+        getAdminsWithInvites(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ChatAdminsWithInvites.self))
+    }
+
+    /// Writes `messages.getAdminsWithInvites` boxed at the end of `buffer`.
+    public static func getAdminsWithInvites(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x3920e6ef)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setDefaultReaction#4f47a016 reaction:Reaction = Bool;`
     public static func setDefaultReaction(reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("reaction", reaction)
-        return TLRequest(definition: "messages.setDefaultReaction#4f47a016 reaction:Reaction = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setDefaultReaction(into: buffer, reaction: reaction)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setDefaultReaction` boxed at the end of `buffer`.
+    public static func setDefaultReaction(into buffer: Buffer, reaction: Api.Reaction) {
+        buffer.appendUInt32(0x4f47a016)
+        reaction.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.requestSimpleWebView#413a3e73 flags:# from_switch_webview:flags.1?true from_side_menu:flags.2?true compact:flags.7?true fullscreen:flags.8?true bot:InputUser url:flags.3?string start_param:flags.4?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
     public static func requestSimpleWebView(fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
-        var arguments = TLFieldList(capacity: 9)
-        arguments.trueFlag("from_switch_webview", fromSwitchWebview)
-        arguments.trueFlag("from_side_menu", fromSideMenu)
-        arguments.trueFlag("compact", compact)
-        arguments.trueFlag("fullscreen", fullscreen)
-        arguments.object("bot", bot)
-        if let value = url { arguments.string("url", value) }
-        if let value = startParam { arguments.string("start_param", value) }
-        if let value = themeParams { arguments.object("theme_params", value) }
-        arguments.string("platform", platform)
-        return TLRequest(definition: "messages.requestSimpleWebView#413a3e73 flags:# from_switch_webview:flags.1?true from_side_menu:flags.2?true compact:flags.7?true fullscreen:flags.8?true bot:InputUser url:flags.3?string start_param:flags.4?string theme_params:flags.0?DataJSON platform:string = WebViewResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.WebViewResult.self))
+        let buffer = Buffer()
+        requestSimpleWebView(into: buffer, fromSwitchWebview: fromSwitchWebview, fromSideMenu: fromSideMenu, compact: compact, fullscreen: fullscreen, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.WebViewResult.self))
+    }
+
+    /// Writes `messages.requestSimpleWebView` boxed at the end of `buffer`.
+    public static func requestSimpleWebView(into buffer: Buffer, fromSwitchWebview: Bool, fromSideMenu: Bool, compact: Bool, fullscreen: Bool, bot: Api.InputUser, url: String?, startParam: String?, themeParams: Api.DataJSON?, platform: String) {
+        var _flags: Int32 = 0
+        if fromSwitchWebview { tlSetFlag(&_flags, 0x2) }
+        if fromSideMenu { tlSetFlag(&_flags, 0x4) }
+        if compact { tlSetFlag(&_flags, 0x80) }
+        if fullscreen { tlSetFlag(&_flags, 0x100) }
+        if url != nil { tlSetFlag(&_flags, 0x8) }
+        if startParam != nil { tlSetFlag(&_flags, 0x10) }
+        if themeParams != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x413a3e73)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        bot.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x8), let value = url {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x10), let value = startParam {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x1) {
+            themeParams?.serialize(buffer, true)
+        }
+        buffer.appendTLString(platform)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteQuickReplyMessages#e105e910 shortcut_id:int id:Vector<int> = Updates;`
     public static func deleteQuickReplyMessages(shortcutId: Int32, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("shortcut_id", shortcutId)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.deleteQuickReplyMessages#e105e910 shortcut_id:int id:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteQuickReplyMessages(into: buffer, shortcutId: shortcutId, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.deleteQuickReplyMessages` boxed at the end of `buffer`.
+    public static func deleteQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xe105e910)
+        w1.int32(shortcutId)
+        buffer.commit(w1)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.clickSponsoredMessage#8235057e flags:# media:flags.0?true fullscreen:flags.1?true random_id:bytes = Bool;`
     public static func clickSponsoredMessage(media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("media", media)
-        arguments.trueFlag("fullscreen", fullscreen)
-        arguments.bytes("random_id", randomId)
-        return TLRequest(definition: "messages.clickSponsoredMessage#8235057e flags:# media:flags.0?true fullscreen:flags.1?true random_id:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        clickSponsoredMessage(into: buffer, media: media, fullscreen: fullscreen, randomId: randomId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.clickSponsoredMessage` boxed at the end of `buffer`.
+    public static func clickSponsoredMessage(into buffer: Buffer, media: Bool, fullscreen: Bool, randomId: [UInt8]) {
+        var _flags: Int32 = 0
+        if media { tlSetFlag(&_flags, 0x1) }
+        if fullscreen { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8235057e)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLBytes(randomId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportMusicListen#ddbcd819 id:InputDocument listened_duration:int = Bool;`
     public static func reportMusicListen(id: Api.InputDocument, listenedDuration: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.int("listened_duration", listenedDuration)
-        return TLRequest(definition: "messages.reportMusicListen#ddbcd819 id:InputDocument listened_duration:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportMusicListen(into: buffer, id: id, listenedDuration: listenedDuration)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reportMusicListen` boxed at the end of `buffer`.
+    public static func reportMusicListen(into buffer: Buffer, id: Api.InputDocument, listenedDuration: Int32) {
+        buffer.appendUInt32(0xddbcd819)
+        id.serialize(buffer, true)
+        buffer.appendInt32(listenedDuration)
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getCdnFileHashes#91dc3f31 file_token:bytes offset:long = Vector<FileHash>;`
     public static func getCdnFileHashes(fileToken: [UInt8], offset: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.bytes("file_token", fileToken)
-        arguments.long("offset", offset)
-        return TLRequest(definition: "upload.getCdnFileHashes#91dc3f31 file_token:bytes offset:long = Vector<FileHash>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+        let buffer = Buffer()
+        getCdnFileHashes(into: buffer, fileToken: fileToken, offset: offset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+    }
+
+    /// Writes `upload.getCdnFileHashes` boxed at the end of `buffer`.
+    public static func getCdnFileHashes(into buffer: Buffer, fileToken: [UInt8], offset: Int64) {
+        buffer.appendUInt32(0x91dc3f31)
+        buffer.appendTLBytes(fileToken)
+        buffer.appendInt64(offset)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.editTitle#566decd0 channel:InputChannel title:string = Updates;`
     public static func editTitle(channel: Api.InputChannel, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.string("title", title)
-        return TLRequest(definition: "channels.editTitle#566decd0 channel:InputChannel title:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editTitle(into: buffer, channel: channel, title: title)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.editTitle` boxed at the end of `buffer`.
+    public static func editTitle(into buffer: Buffer, channel: Api.InputChannel, title: String) {
+        buffer.appendUInt32(0x566decd0)
+        channel.serialize(buffer, true)
+        buffer.appendTLString(title)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getSavedInfo#227d824b = payments.SavedInfo;`
     public static func getSavedInfo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedInfo>) {
-        TLRequest(definition: "payments.getSavedInfo#227d824b = payments.SavedInfo;", arguments: []).call(DeserializeFunctionResponse(Api.payments.SavedInfo.self))
+        let buffer = Buffer()
+        getSavedInfo(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.SavedInfo.self))
+    }
+
+    /// Writes `payments.getSavedInfo` boxed at the end of `buffer`.
+    public static func getSavedInfo(into buffer: Buffer) {
+        buffer.appendUInt32(0x227d824b)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarsStatus#4ea9b3bf flags:# ton:flags.0?true peer:InputPeer = payments.StarsStatus;`
     public static func getStarsStatus(ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("ton", ton)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "payments.getStarsStatus#4ea9b3bf flags:# ton:flags.0?true peer:InputPeer = payments.StarsStatus;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+        let buffer = Buffer()
+        getStarsStatus(into: buffer, ton: ton, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarsStatus.self))
+    }
+
+    /// Writes `payments.getStarsStatus` boxed at the end of `buffer`.
+    public static func getStarsStatus(into buffer: Buffer, ton: Bool, peer: Api.InputPeer) {
+        var _flags: Int32 = 0
+        if ton { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x4ea9b3bf)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftCollections#981b91dd peer:InputPeer hash:long = payments.StarGiftCollections;`
     public static func getStarGiftCollections(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftCollections>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "payments.getStarGiftCollections#981b91dd peer:InputPeer hash:long = payments.StarGiftCollections;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftCollections.self))
+        let buffer = Buffer()
+        getStarGiftCollections(into: buffer, peer: peer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGiftCollections.self))
+    }
+
+    /// Writes `payments.getStarGiftCollections` boxed at the end of `buffer`.
+    public static func getStarGiftCollections(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
+        buffer.appendUInt32(0x981b91dd)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;`
     public static func getStarGiftUpgradeAttributes(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftUpgradeAttributes>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("gift_id", giftId)
-        return TLRequest(definition: "payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftUpgradeAttributes.self))
+        let buffer = Buffer()
+        getStarGiftUpgradeAttributes(into: buffer, giftId: giftId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGiftUpgradeAttributes.self))
+    }
+
+    /// Writes `payments.getStarGiftUpgradeAttributes` boxed at the end of `buffer`.
+    public static func getStarGiftUpgradeAttributes(into buffer: Buffer, giftId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x6d038b58)
+        w1.int64(giftId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;`
     public static func toggleGroupCallSettings(resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("reset_invite_hash", resetInviteHash)
-        arguments.object("call", call)
-        if let value = joinMuted { arguments.bool("join_muted", value) }
-        if let value = messagesEnabled { arguments.bool("messages_enabled", value) }
-        if let value = sendPaidMessagesStars { arguments.long("send_paid_messages_stars", value) }
-        return TLRequest(definition: "phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleGroupCallSettings(into: buffer, resetInviteHash: resetInviteHash, call: call, joinMuted: joinMuted, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.toggleGroupCallSettings` boxed at the end of `buffer`.
+    public static func toggleGroupCallSettings(into buffer: Buffer, resetInviteHash: Bool, call: Api.InputGroupCall, joinMuted: Bool?, messagesEnabled: Bool?, sendPaidMessagesStars: Int64?) {
+        var _flags: Int32 = 0
+        if resetInviteHash { tlSetFlag(&_flags, 0x2) }
+        if joinMuted != nil { tlSetFlag(&_flags, 0x1) }
+        if messagesEnabled != nil { tlSetFlag(&_flags, 0x4) }
+        if sendPaidMessagesStars != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x974392f2)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 16)
+        if tlFlagIsSet(_flags, 0x1), let value = joinMuted {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = messagesEnabled {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = sendPaidMessagesStars {
+            w2.int64(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;`
     public static func joinChatlistInvite(slug: String, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("slug", slug)
-        arguments.objects("peers", peers)
-        return TLRequest(definition: "chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        joinChatlistInvite(into: buffer, slug: slug, peers: peers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `chatlists.joinChatlistInvite` boxed at the end of `buffer`.
+    public static func joinChatlistInvite(into buffer: Buffer, slug: String, peers: [Api.InputPeer]) {
+        buffer.appendUInt32(0xa6b1e39a)
+        buffer.appendTLString(slug)
+        buffer.appendVector(peers, boxed: true)
     }
 }
 

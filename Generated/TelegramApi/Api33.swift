@@ -2331,167 +2331,332 @@ extension Api {
 extension Api.functions.account {
     /// `account.reportPeer#c5ba3d86 peer:InputPeer reason:ReportReason message:string = Bool;`
     public static func reportPeer(peer: Api.InputPeer, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.object("reason", reason)
-        arguments.string("message", message)
-        return TLRequest(definition: "account.reportPeer#c5ba3d86 peer:InputPeer reason:ReportReason message:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportPeer(into: buffer, peer: peer, reason: reason, message: message)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.reportPeer` boxed at the end of `buffer`.
+    public static func reportPeer(into buffer: Buffer, peer: Api.InputPeer, reason: Api.ReportReason, message: String) {
+        buffer.appendUInt32(0xc5ba3d86)
+        peer.serialize(buffer, true)
+        reason.serialize(buffer, true)
+        buffer.appendTLString(message)
     }
 }
 
 extension Api.functions.account {
     /// `account.resolveBusinessChatLink#5492e5ee slug:string = account.ResolvedBusinessChatLinks;`
     public static func resolveBusinessChatLink(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ResolvedBusinessChatLinks>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("slug", slug)
-        return TLRequest(definition: "account.resolveBusinessChatLink#5492e5ee slug:string = account.ResolvedBusinessChatLinks;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.ResolvedBusinessChatLinks.self))
+        let buffer = Buffer()
+        resolveBusinessChatLink(into: buffer, slug: slug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.ResolvedBusinessChatLinks.self))
+    }
+
+    /// Writes `account.resolveBusinessChatLink` boxed at the end of `buffer`.
+    public static func resolveBusinessChatLink(into buffer: Buffer, slug: String) {
+        buffer.appendUInt32(0x5492e5ee)
+        buffer.appendTLString(slug)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.importContactToken#13005788 token:string = User;`
     public static func importContactToken(token: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("token", token)
-        return TLRequest(definition: "contacts.importContactToken#13005788 token:string = User;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.User.self))
+        let buffer = Buffer()
+        importContactToken(into: buffer, token: token)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.User.self))
+    }
+
+    /// Writes `contacts.importContactToken` boxed at the end of `buffer`.
+    public static func importContactToken(into buffer: Buffer, token: String) {
+        buffer.appendUInt32(0x13005788)
+        buffer.appendTLString(token)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.searchGlobal#6126a43c flags:# broadcasts_only:flags.1?true groups_only:flags.2?true users_only:flags.3?true folder_id:flags.0?int community:flags.4?InputChannel q:string filter:MessagesFilter min_date:int max_date:int offset_rate:int offset_peer:InputPeer offset_id:int limit:int = messages.Messages;`
     public static func searchGlobal(broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 13)
-        arguments.trueFlag("broadcasts_only", broadcastsOnly)
-        arguments.trueFlag("groups_only", groupsOnly)
-        arguments.trueFlag("users_only", usersOnly)
-        if let value = folderId { arguments.int("folder_id", value) }
-        if let value = community { arguments.object("community", value) }
-        arguments.string("q", q)
-        arguments.object("filter", filter)
-        arguments.int("min_date", minDate)
-        arguments.int("max_date", maxDate)
-        arguments.int("offset_rate", offsetRate)
-        arguments.object("offset_peer", offsetPeer)
-        arguments.int("offset_id", offsetId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.searchGlobal#6126a43c flags:# broadcasts_only:flags.1?true groups_only:flags.2?true users_only:flags.3?true folder_id:flags.0?int community:flags.4?InputChannel q:string filter:MessagesFilter min_date:int max_date:int offset_rate:int offset_peer:InputPeer offset_id:int limit:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        searchGlobal(into: buffer, broadcastsOnly: broadcastsOnly, groupsOnly: groupsOnly, usersOnly: usersOnly, folderId: folderId, community: community, q: q, filter: filter, minDate: minDate, maxDate: maxDate, offsetRate: offsetRate, offsetPeer: offsetPeer, offsetId: offsetId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.searchGlobal` boxed at the end of `buffer`.
+    public static func searchGlobal(into buffer: Buffer, broadcastsOnly: Bool, groupsOnly: Bool, usersOnly: Bool, folderId: Int32?, community: Api.InputChannel?, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) {
+        var _flags: Int32 = 0
+        if broadcastsOnly { tlSetFlag(&_flags, 0x2) }
+        if groupsOnly { tlSetFlag(&_flags, 0x4) }
+        if usersOnly { tlSetFlag(&_flags, 0x8) }
+        if folderId != nil { tlSetFlag(&_flags, 0x1) }
+        if community != nil { tlSetFlag(&_flags, 0x10) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x6126a43c)
+        w1.int32(_flags)
+        if tlFlagIsSet(_flags, 0x1), let value = folderId {
+            w1.int32(value)
+        }
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x10) {
+            community?.serialize(buffer, true)
+        }
+        buffer.appendTLString(q)
+        filter.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        w2.int32(minDate)
+        w2.int32(maxDate)
+        w2.int32(offsetRate)
+        buffer.commit(w2)
+        offsetPeer.serialize(buffer, true)
+        var w3 = buffer.fieldWriter(reserving: 8)
+        w3.int32(offsetId)
+        w3.int32(limit)
+        buffer.commit(w3)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editMessage#b106e66c flags:# no_webpage:flags.1?true invert_media:flags.16?true peer:InputPeer id:int message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.15?int schedule_repeat_period:flags.18?int quick_reply_shortcut_id:flags.17?int rich_message:flags.23?InputRichMessage = Updates;`
     public static func editMessage(noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 12)
-        arguments.trueFlag("no_webpage", noWebpage)
-        arguments.trueFlag("invert_media", invertMedia)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        if let value = message { arguments.string("message", value) }
-        if let value = media { arguments.object("media", value) }
-        if let value = replyMarkup { arguments.object("reply_markup", value) }
-        if let value = entities { arguments.objects("entities", value) }
-        if let value = scheduleDate { arguments.int("schedule_date", value) }
-        if let value = scheduleRepeatPeriod { arguments.int("schedule_repeat_period", value) }
-        if let value = quickReplyShortcutId { arguments.int("quick_reply_shortcut_id", value) }
-        if let value = richMessage { arguments.object("rich_message", value) }
-        return TLRequest(definition: "messages.editMessage#b106e66c flags:# no_webpage:flags.1?true invert_media:flags.16?true peer:InputPeer id:int message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.15?int schedule_repeat_period:flags.18?int quick_reply_shortcut_id:flags.17?int rich_message:flags.23?InputRichMessage = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editMessage(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, peer: peer, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, quickReplyShortcutId: quickReplyShortcutId, richMessage: richMessage)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.editMessage` boxed at the end of `buffer`.
+    public static func editMessage(into buffer: Buffer, noWebpage: Bool, invertMedia: Bool, peer: Api.InputPeer, id: Int32, message: String?, media: Api.InputMedia?, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, scheduleDate: Int32?, scheduleRepeatPeriod: Int32?, quickReplyShortcutId: Int32?, richMessage: Api.InputRichMessage?) {
+        var _flags: Int32 = 0
+        if noWebpage { tlSetFlag(&_flags, 0x2) }
+        if invertMedia { tlSetFlag(&_flags, 0x10000) }
+        if message != nil { tlSetFlag(&_flags, 0x800) }
+        if media != nil { tlSetFlag(&_flags, 0x4000) }
+        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
+        if entities != nil { tlSetFlag(&_flags, 0x8) }
+        if scheduleDate != nil { tlSetFlag(&_flags, 0x8000) }
+        if scheduleRepeatPeriod != nil { tlSetFlag(&_flags, 0x40000) }
+        if quickReplyShortcutId != nil { tlSetFlag(&_flags, 0x20000) }
+        if richMessage != nil { tlSetFlag(&_flags, 0x800000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb106e66c)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        if tlFlagIsSet(_flags, 0x800), let value = message {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4000) {
+            media?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            replyMarkup?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 12)
+        if tlFlagIsSet(_flags, 0x8000), let value = scheduleDate {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x40000), let value = scheduleRepeatPeriod {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x20000), let value = quickReplyShortcutId {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x800000) {
+            richMessage?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.setBotShippingResults#e5f672fa flags:# query_id:long error:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = Bool;`
     public static func setBotShippingResults(queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.long("query_id", queryId)
-        if let value = error { arguments.string("error", value) }
-        if let value = shippingOptions { arguments.objects("shipping_options", value) }
-        return TLRequest(definition: "messages.setBotShippingResults#e5f672fa flags:# query_id:long error:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotShippingResults(into: buffer, queryId: queryId, error: error, shippingOptions: shippingOptions)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.setBotShippingResults` boxed at the end of `buffer`.
+    public static func setBotShippingResults(into buffer: Buffer, queryId: Int64, error: String?, shippingOptions: [Api.ShippingOption]?) {
+        var _flags: Int32 = 0
+        if error != nil { tlSetFlag(&_flags, 0x1) }
+        if shippingOptions != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0xe5f672fa)
+        w1.int32(_flags)
+        w1.int64(queryId)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = error {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = shippingOptions {
+            buffer.appendVector(value, boxed: true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getDiscussionMessage#446972fd peer:InputPeer msg_id:int = messages.DiscussionMessage;`
     public static func getDiscussionMessage(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DiscussionMessage>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "messages.getDiscussionMessage#446972fd peer:InputPeer msg_id:int = messages.DiscussionMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.DiscussionMessage.self))
+        let buffer = Buffer()
+        getDiscussionMessage(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.DiscussionMessage.self))
+    }
+
+    /// Writes `messages.getDiscussionMessage` boxed at the end of `buffer`.
+    public static func getDiscussionMessage(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
+        buffer.appendUInt32(0x446972fd)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.hideChatJoinRequest#7fe7e815 flags:# approved:flags.0?true peer:InputPeer user_id:InputUser = Updates;`
     public static func hideChatJoinRequest(approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("approved", approved)
-        arguments.object("peer", peer)
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "messages.hideChatJoinRequest#7fe7e815 flags:# approved:flags.0?true peer:InputPeer user_id:InputUser = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        hideChatJoinRequest(into: buffer, approved: approved, peer: peer, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.hideChatJoinRequest` boxed at the end of `buffer`.
+    public static func hideChatJoinRequest(into buffer: Buffer, approved: Bool, peer: Api.InputPeer, userId: Api.InputUser) {
+        var _flags: Int32 = 0
+        if approved { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x7fe7e815)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getCustomEmojiDocuments#d9ab0f54 document_id:Vector<long> = Vector<Document>;`
     public static func getCustomEmojiDocuments(documentId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.Document]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.longs("document_id", documentId)
-        return TLRequest(definition: "messages.getCustomEmojiDocuments#d9ab0f54 document_id:Vector<long> = Vector<Document>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.Document]>.vector(of: Api.Document.self))
+        let buffer = Buffer()
+        getCustomEmojiDocuments(into: buffer, documentId: documentId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.Document]>.vector(of: Api.Document.self))
+    }
+
+    /// Writes `messages.getCustomEmojiDocuments` boxed at the end of `buffer`.
+    public static func getCustomEmojiDocuments(into buffer: Buffer, documentId: [Int64]) {
+        buffer.appendUInt32(0xd9ab0f54)
+        buffer.appendVector(documentId, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.translateRichMessage#1a542004 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<InputRichMessage> to_lang:string tone:flags.2?string = messages.TranslatedRichMessage;`
     public static func translateRichMessage(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedRichMessage>) {
-        var arguments = TLFieldList(capacity: 5)
-        if let value = peer { arguments.object("peer", value) }
-        if let value = id { arguments.ints("id", value) }
-        if let value = text { arguments.objects("text", value) }
-        arguments.string("to_lang", toLang)
-        if let value = tone { arguments.string("tone", value) }
-        return TLRequest(definition: "messages.translateRichMessage#1a542004 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<InputRichMessage> to_lang:string tone:flags.2?string = messages.TranslatedRichMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.TranslatedRichMessage.self))
+        let buffer = Buffer()
+        translateRichMessage(into: buffer, peer: peer, id: id, text: text, toLang: toLang, tone: tone)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.TranslatedRichMessage.self))
+    }
+
+    /// Writes `messages.translateRichMessage` boxed at the end of `buffer`.
+    public static func translateRichMessage(into buffer: Buffer, peer: Api.InputPeer?, id: [Int32]?, text: [Api.InputRichMessage]?, toLang: String, tone: String?) {
+        var _flags: Int32 = 0
+        if peer != nil && id != nil { tlSetFlag(&_flags, 0x1) }
+        if text != nil { tlSetFlag(&_flags, 0x2) }
+        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x1a542004)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            peer?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x1), let value = id {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = text {
+            buffer.appendVector(value, boxed: true)
+        }
+        buffer.appendTLString(toLang)
+        if tlFlagIsSet(_flags, 0x4), let value = tone {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.upload {
     /// `upload.getFileHashes#9156982a location:InputFileLocation offset:long = Vector<FileHash>;`
     public static func getFileHashes(location: Api.InputFileLocation, offset: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("location", location)
-        arguments.long("offset", offset)
-        return TLRequest(definition: "upload.getFileHashes#9156982a location:InputFileLocation offset:long = Vector<FileHash>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+        let buffer = Buffer()
+        getFileHashes(into: buffer, location: location, offset: offset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.FileHash]>.vector(of: Api.FileHash.self))
+    }
+
+    /// Writes `upload.getFileHashes` boxed at the end of `buffer`.
+    public static func getFileHashes(into buffer: Buffer, location: Api.InputFileLocation, offset: Int64) {
+        buffer.appendUInt32(0x9156982a)
+        location.serialize(buffer, true)
+        buffer.appendInt64(offset)
     }
 }
 
 extension Api.functions.help {
     /// `help.getPremiumPromo#b81b93d4 = help.PremiumPromo;`
     public static func getPremiumPromo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PremiumPromo>) {
-        TLRequest(definition: "help.getPremiumPromo#b81b93d4 = help.PremiumPromo;", arguments: []).call(DeserializeFunctionResponse(Api.help.PremiumPromo.self))
+        let buffer = Buffer()
+        getPremiumPromo(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.PremiumPromo.self))
+    }
+
+    /// Writes `help.getPremiumPromo` boxed at the end of `buffer`.
+    public static func getPremiumPromo(into buffer: Buffer) {
+        buffer.appendUInt32(0xb81b93d4)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getGroupsForDiscussion#f5dad378 = messages.Chats;`
     public static func getGroupsForDiscussion() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        TLRequest(definition: "channels.getGroupsForDiscussion#f5dad378 = messages.Chats;", arguments: []).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getGroupsForDiscussion(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `channels.getGroupsForDiscussion` boxed at the end of `buffer`.
+    public static func getGroupsForDiscussion(into buffer: Buffer) {
+        buffer.appendUInt32(0xf5dad378)
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;`
     public static func saveTone(tone: Api.InputAiComposeTone, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("tone", tone)
-        arguments.bool("unsave", unsave)
-        return TLRequest(definition: "aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveTone(into: buffer, tone: tone, unsave: unsave)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `aicompose.saveTone` boxed at the end of `buffer`.
+    public static func saveTone(into buffer: Buffer, tone: Api.InputAiComposeTone, unsave: Bool) {
+        buffer.appendUInt32(0x1782cbb1)
+        tone.serialize(buffer, true)
+        buffer.appendBool(unsave)
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;`
     public static func deleteAllWelcomeMessages(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteAllWelcomeMessages(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `ephemeral.deleteAllWelcomeMessages` boxed at the end of `buffer`.
+    public static func deleteAllWelcomeMessages(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x734f9721)
+        peer.serialize(buffer, true)
     }
 }
 

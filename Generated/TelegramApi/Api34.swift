@@ -2556,149 +2556,278 @@ extension Api.communities {
 extension Api.functions.auth {
     /// `auth.signIn#8d52a951 flags:# phone_number:string phone_code_hash:string phone_code:flags.0?string email_verification:flags.1?EmailVerification = auth.Authorization;`
     public static func signIn(phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.string("phone_number", phoneNumber)
-        arguments.string("phone_code_hash", phoneCodeHash)
-        if let value = phoneCode { arguments.string("phone_code", value) }
-        if let value = emailVerification { arguments.object("email_verification", value) }
-        return TLRequest(definition: "auth.signIn#8d52a951 flags:# phone_number:string phone_code_hash:string phone_code:flags.0?string email_verification:flags.1?EmailVerification = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        signIn(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode, emailVerification: emailVerification)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.signIn` boxed at the end of `buffer`.
+    public static func signIn(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String?, emailVerification: Api.EmailVerification?) {
+        var _flags: Int32 = 0
+        if phoneCode != nil { tlSetFlag(&_flags, 0x1) }
+        if emailVerification != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8d52a951)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(phoneNumber)
+        buffer.appendTLString(phoneCodeHash)
+        if tlFlagIsSet(_flags, 0x1), let value = phoneCode {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            emailVerification?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.account {
     /// `account.resetNotifySettings#db7e1747 = Bool;`
     public static func resetNotifySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.resetNotifySettings#db7e1747 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetNotifySettings(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.resetNotifySettings` boxed at the end of `buffer`.
+    public static func resetNotifySettings(into buffer: Buffer) {
+        buffer.appendUInt32(0xdb7e1747)
     }
 }
 
 extension Api.functions.account {
     /// `account.updatePasswordSettings#a59b102f password:InputCheckPasswordSRP new_settings:account.PasswordInputSettings = Bool;`
     public static func updatePasswordSettings(password: Api.InputCheckPasswordSRP, newSettings: Api.account.PasswordInputSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("password", password)
-        arguments.object("new_settings", newSettings)
-        return TLRequest(definition: "account.updatePasswordSettings#a59b102f password:InputCheckPasswordSRP new_settings:account.PasswordInputSettings = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updatePasswordSettings(into: buffer, password: password, newSettings: newSettings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updatePasswordSettings` boxed at the end of `buffer`.
+    public static func updatePasswordSettings(into buffer: Buffer, password: Api.InputCheckPasswordSRP, newSettings: Api.account.PasswordInputSettings) {
+        buffer.appendUInt32(0xa59b102f)
+        password.serialize(buffer, true)
+        newSettings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.confirmBotConnection#67ed1f68 bot_id:InputUser = Bool;`
     public static func confirmBotConnection(botId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("bot_id", botId)
-        return TLRequest(definition: "account.confirmBotConnection#67ed1f68 bot_id:InputUser = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        confirmBotConnection(into: buffer, botId: botId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.confirmBotConnection` boxed at the end of `buffer`.
+    public static func confirmBotConnection(into buffer: Buffer, botId: Api.InputUser) {
+        buffer.appendUInt32(0x67ed1f68)
+        botId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.deleteByPhones#1013fd9e phones:Vector<string> = Bool;`
     public static func deleteByPhones(phones: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.strings("phones", phones)
-        return TLRequest(definition: "contacts.deleteByPhones#1013fd9e phones:Vector<string> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteByPhones(into: buffer, phones: phones)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.deleteByPhones` boxed at the end of `buffer`.
+    public static func deleteByPhones(into buffer: Buffer, phones: [String]) {
+        buffer.appendUInt32(0x1013fd9e)
+        buffer.appendVector(phones, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getHistory#4423e6c5 peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func getHistory(peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.object("peer", peer)
-        arguments.int("offset_id", offsetId)
-        arguments.int("offset_date", offsetDate)
-        arguments.int("add_offset", addOffset)
-        arguments.int("limit", limit)
-        arguments.int("max_id", maxId)
-        arguments.int("min_id", minId)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getHistory#4423e6c5 peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getHistory(into: buffer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getHistory` boxed at the end of `buffer`.
+    public static func getHistory(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
+        buffer.appendUInt32(0x4423e6c5)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 32)
+        w1.int32(offsetId)
+        w1.int32(offsetDate)
+        w1.int32(addOffset)
+        w1.int32(limit)
+        w1.int32(maxId)
+        w1.int32(minId)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatTitle#73783ffd chat_id:long title:string = Updates;`
     public static func editChatTitle(chatId: Int64, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("chat_id", chatId)
-        arguments.string("title", title)
-        return TLRequest(definition: "messages.editChatTitle#73783ffd chat_id:long title:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editChatTitle(into: buffer, chatId: chatId, title: title)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.editChatTitle` boxed at the end of `buffer`.
+    public static func editChatTitle(into buffer: Buffer, chatId: Int64, title: String) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x73783ffd)
+        w1.int64(chatId)
+        buffer.commit(w1)
+        buffer.appendTLString(title)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getMaskStickers#640f82b8 hash:long = messages.AllStickers;`
     public static func getMaskStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getMaskStickers#640f82b8 hash:long = messages.AllStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AllStickers.self))
+        let buffer = Buffer()
+        getMaskStickers(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AllStickers.self))
+    }
+
+    /// Writes `messages.getMaskStickers` boxed at the end of `buffer`.
+    public static func getMaskStickers(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x640f82b8)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editChatDefaultBannedRights#a5866b41 peer:InputPeer banned_rights:ChatBannedRights = Updates;`
     public static func editChatDefaultBannedRights(peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("banned_rights", bannedRights)
-        return TLRequest(definition: "messages.editChatDefaultBannedRights#a5866b41 peer:InputPeer banned_rights:ChatBannedRights = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editChatDefaultBannedRights(into: buffer, peer: peer, bannedRights: bannedRights)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.editChatDefaultBannedRights` boxed at the end of `buffer`.
+    public static func editChatDefaultBannedRights(into buffer: Buffer, peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) {
+        buffer.appendUInt32(0xa5866b41)
+        peer.serialize(buffer, true)
+        bannedRights.serialize(buffer, true)
     }
 }
 
 extension Api.functions.help {
     /// `help.hidePromoData#1e251c95 peer:InputPeer = Bool;`
     public static func hidePromoData(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "help.hidePromoData#1e251c95 peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        hidePromoData(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `help.hidePromoData` boxed at the end of `buffer`.
+    public static func hidePromoData(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x1e251c95)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.confirmCall#2efe1722 peer:InputPhoneCall g_a:bytes key_fingerprint:long protocol:PhoneCallProtocol = phone.PhoneCall;`
     public static func confirmCall(peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.bytes("g_a", gA)
-        arguments.long("key_fingerprint", keyFingerprint)
-        arguments.object("protocol", `protocol`)
-        return TLRequest(definition: "phone.confirmCall#2efe1722 peer:InputPhoneCall g_a:bytes key_fingerprint:long protocol:PhoneCallProtocol = phone.PhoneCall;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+        let buffer = Buffer()
+        confirmCall(into: buffer, peer: peer, gA: gA, keyFingerprint: keyFingerprint, protocol: `protocol`)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.PhoneCall.self))
+    }
+
+    /// Writes `phone.confirmCall` boxed at the end of `buffer`.
+    public static func confirmCall(into buffer: Buffer, peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) {
+        buffer.appendUInt32(0x2efe1722)
+        peer.serialize(buffer, true)
+        buffer.appendTLBytes(gA)
+        buffer.appendInt64(keyFingerprint)
+        `protocol`.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;`
     public static func editGroupCallParticipant(call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 8)
-        arguments.object("call", call)
-        arguments.object("participant", participant)
-        if let value = muted { arguments.bool("muted", value) }
-        if let value = volume { arguments.int("volume", value) }
-        if let value = raiseHand { arguments.bool("raise_hand", value) }
-        if let value = videoStopped { arguments.bool("video_stopped", value) }
-        if let value = videoPaused { arguments.bool("video_paused", value) }
-        if let value = presentationPaused { arguments.bool("presentation_paused", value) }
-        return TLRequest(definition: "phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        editGroupCallParticipant(into: buffer, call: call, participant: participant, muted: muted, volume: volume, raiseHand: raiseHand, videoStopped: videoStopped, videoPaused: videoPaused, presentationPaused: presentationPaused)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.editGroupCallParticipant` boxed at the end of `buffer`.
+    public static func editGroupCallParticipant(into buffer: Buffer, call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool?, volume: Int32?, raiseHand: Bool?, videoStopped: Bool?, videoPaused: Bool?, presentationPaused: Bool?) {
+        var _flags: Int32 = 0
+        if muted != nil { tlSetFlag(&_flags, 0x1) }
+        if volume != nil { tlSetFlag(&_flags, 0x2) }
+        if raiseHand != nil { tlSetFlag(&_flags, 0x4) }
+        if videoStopped != nil { tlSetFlag(&_flags, 0x8) }
+        if videoPaused != nil { tlSetFlag(&_flags, 0x10) }
+        if presentationPaused != nil { tlSetFlag(&_flags, 0x20) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa5273abf)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        participant.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 24)
+        if tlFlagIsSet(_flags, 0x1), let value = muted {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = volume {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = raiseHand {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = videoStopped {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x10), let value = videoPaused {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x20), let value = presentationPaused {
+            w2.bool(value)
+        }
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;`
     public static func readStories(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("max_id", maxId)
-        return TLRequest(definition: "stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+        let buffer = Buffer()
+        readStories(into: buffer, peer: peer, maxId: maxId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Int32]>.vector(of: Int32.self))
+    }
+
+    /// Writes `stories.readStories` boxed at the end of `buffer`.
+    public static func readStories(into buffer: Buffer, peer: Api.InputPeer, maxId: Int32) {
+        buffer.appendUInt32(0xa556dac8)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(maxId)
     }
 }
 
 extension Api.functions.communities {
     /// `communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;`
     public static func toggleAllPeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("reject", reject)
-        arguments.object("community", community)
-        return TLRequest(definition: "communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleAllPeerLinkRequestApproval(into: buffer, reject: reject, community: community)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `communities.toggleAllPeerLinkRequestApproval` boxed at the end of `buffer`.
+    public static func toggleAllPeerLinkRequestApproval(into buffer: Buffer, reject: Bool, community: Api.InputChannel) {
+        var _flags: Int32 = 0
+        if reject { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xbfe3dd3d)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        community.serialize(buffer, true)
     }
 }
 

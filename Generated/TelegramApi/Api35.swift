@@ -1229,202 +1229,407 @@ extension Api {
 extension Api.functions.account {
     /// `account.setPrivacy#c9f81ce8 key:InputPrivacyKey rules:Vector<InputPrivacyRule> = account.PrivacyRules;`
     public static func setPrivacy(key: Api.InputPrivacyKey, rules: [Api.InputPrivacyRule]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PrivacyRules>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("key", key)
-        arguments.objects("rules", rules)
-        return TLRequest(definition: "account.setPrivacy#c9f81ce8 key:InputPrivacyKey rules:Vector<InputPrivacyRule> = account.PrivacyRules;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.PrivacyRules.self))
+        let buffer = Buffer()
+        setPrivacy(into: buffer, key: key, rules: rules)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.PrivacyRules.self))
+    }
+
+    /// Writes `account.setPrivacy` boxed at the end of `buffer`.
+    public static func setPrivacy(into buffer: Buffer, key: Api.InputPrivacyKey, rules: [Api.InputPrivacyRule]) {
+        buffer.appendUInt32(0xc9f81ce8)
+        key.serialize(buffer, true)
+        buffer.appendVector(rules, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.resetAuthorization#df77f3bc hash:long = Bool;`
     public static func resetAuthorization(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.resetAuthorization#df77f3bc hash:long = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetAuthorization(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.resetAuthorization` boxed at the end of `buffer`.
+    public static func resetAuthorization(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xdf77f3bc)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.resendPasswordEmail#7a7f2a15 = Bool;`
     public static func resendPasswordEmail() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "account.resendPasswordEmail#7a7f2a15 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resendPasswordEmail(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.resendPasswordEmail` boxed at the end of `buffer`.
+    public static func resendPasswordEmail(into buffer: Buffer) {
+        buffer.appendUInt32(0x7a7f2a15)
     }
 }
 
 extension Api.functions.account {
     /// `account.getGlobalPrivacySettings#eb2b4cf6 = GlobalPrivacySettings;`
     public static func getGlobalPrivacySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.GlobalPrivacySettings>) {
-        TLRequest(definition: "account.getGlobalPrivacySettings#eb2b4cf6 = GlobalPrivacySettings;", arguments: []).call(DeserializeFunctionResponse(Api.GlobalPrivacySettings.self))
+        let buffer = Buffer()
+        getGlobalPrivacySettings(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.GlobalPrivacySettings.self))
+    }
+
+    /// Writes `account.getGlobalPrivacySettings` boxed at the end of `buffer`.
+    public static func getGlobalPrivacySettings(into buffer: Buffer) {
+        buffer.appendUInt32(0xeb2b4cf6)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendMessage#fef48f62 flags:# no_webpage:flags.1?true silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost rich_message:flags.23?InputRichMessage = Updates;`
     public static func sendMessage(noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 22)
-        arguments.trueFlag("no_webpage", noWebpage)
-        arguments.trueFlag("silent", silent)
-        arguments.trueFlag("background", background)
-        arguments.trueFlag("clear_draft", clearDraft)
-        arguments.trueFlag("noforwards", noforwards)
-        arguments.trueFlag("update_stickersets_order", updateStickersetsOrder)
-        arguments.trueFlag("invert_media", invertMedia)
-        arguments.trueFlag("allow_paid_floodskip", allowPaidFloodskip)
-        arguments.object("peer", peer)
-        if let value = replyTo { arguments.object("reply_to", value) }
-        arguments.string("message", message)
-        arguments.long("random_id", randomId)
-        if let value = replyMarkup { arguments.object("reply_markup", value) }
-        if let value = entities { arguments.objects("entities", value) }
-        if let value = scheduleDate { arguments.int("schedule_date", value) }
-        if let value = scheduleRepeatPeriod { arguments.int("schedule_repeat_period", value) }
-        if let value = sendAs { arguments.object("send_as", value) }
-        if let value = quickReplyShortcut { arguments.object("quick_reply_shortcut", value) }
-        if let value = effect { arguments.long("effect", value) }
-        if let value = allowPaidStars { arguments.long("allow_paid_stars", value) }
-        if let value = suggestedPost { arguments.object("suggested_post", value) }
-        if let value = richMessage { arguments.object("rich_message", value) }
-        return TLRequest(definition: "messages.sendMessage#fef48f62 flags:# no_webpage:flags.1?true silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost rich_message:flags.23?InputRichMessage = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendMessage(into: buffer, noWebpage: noWebpage, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost, richMessage: richMessage)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendMessage` boxed at the end of `buffer`.
+    public static func sendMessage(into buffer: Buffer, noWebpage: Bool, silent: Bool, background: Bool, clearDraft: Bool, noforwards: Bool, updateStickersetsOrder: Bool, invertMedia: Bool, allowPaidFloodskip: Bool, peer: Api.InputPeer, replyTo: Api.InputReplyTo?, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, scheduleDate: Int32?, scheduleRepeatPeriod: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, effect: Int64?, allowPaidStars: Int64?, suggestedPost: Api.SuggestedPost?, richMessage: Api.InputRichMessage?) {
+        var _flags: Int32 = 0
+        if noWebpage { tlSetFlag(&_flags, 0x2) }
+        if silent { tlSetFlag(&_flags, 0x20) }
+        if background { tlSetFlag(&_flags, 0x40) }
+        if clearDraft { tlSetFlag(&_flags, 0x80) }
+        if noforwards { tlSetFlag(&_flags, 0x4000) }
+        if updateStickersetsOrder { tlSetFlag(&_flags, 0x8000) }
+        if invertMedia { tlSetFlag(&_flags, 0x10000) }
+        if allowPaidFloodskip { tlSetFlag(&_flags, 0x80000) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
+        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
+        if entities != nil { tlSetFlag(&_flags, 0x8) }
+        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
+        if scheduleRepeatPeriod != nil { tlSetFlag(&_flags, 0x1000000) }
+        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
+        if effect != nil { tlSetFlag(&_flags, 0x40000) }
+        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
+        if suggestedPost != nil { tlSetFlag(&_flags, 0x400000) }
+        if richMessage != nil { tlSetFlag(&_flags, 0x800000) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xfef48f62)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1) {
+            replyTo?.serialize(buffer, true)
+        }
+        buffer.appendTLString(message)
+        buffer.appendInt64(randomId)
+        if tlFlagIsSet(_flags, 0x4) {
+            replyMarkup?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        var w2 = buffer.fieldWriter(reserving: 8)
+        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+            w2.int32(value)
+        }
+        if tlFlagIsSet(_flags, 0x1000000), let value = scheduleRepeatPeriod {
+            w2.int32(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x2000) {
+            sendAs?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x20000) {
+            quickReplyShortcut?.serialize(buffer, true)
+        }
+        var w3 = buffer.fieldWriter(reserving: 16)
+        if tlFlagIsSet(_flags, 0x40000), let value = effect {
+            w3.int64(value)
+        }
+        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+            w3.int64(value)
+        }
+        buffer.commit(w3)
+        if tlFlagIsSet(_flags, 0x400000) {
+            suggestedPost?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x800000) {
+            richMessage?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.readMessageContents#36a73f77 id:Vector<int> = messages.AffectedMessages;`
     public static func readMessageContents(id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.ints("id", id)
-        return TLRequest(definition: "messages.readMessageContents#36a73f77 id:Vector<int> = messages.AffectedMessages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+        let buffer = Buffer()
+        readMessageContents(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.AffectedMessages.self))
+    }
+
+    /// Writes `messages.readMessageContents` boxed at the end of `buffer`.
+    public static func readMessageContents(into buffer: Buffer, id: [Int32]) {
+        buffer.appendUInt32(0x36a73f77)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reorderPinnedSavedDialogs#8b716587 flags:# force:flags.0?true order:Vector<InputDialogPeer> = Bool;`
     public static func reorderPinnedSavedDialogs(force: Bool = false, order: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("force", force)
-        arguments.objects("order", order)
-        return TLRequest(definition: "messages.reorderPinnedSavedDialogs#8b716587 flags:# force:flags.0?true order:Vector<InputDialogPeer> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reorderPinnedSavedDialogs(into: buffer, force: force, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reorderPinnedSavedDialogs` boxed at the end of `buffer`.
+    public static func reorderPinnedSavedDialogs(into buffer: Buffer, force: Bool, order: [Api.InputDialogPeer]) {
+        var _flags: Int32 = 0
+        if force { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8b716587)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.updateSavedReactionTag#60297dec flags:# reaction:Reaction title:flags.0?string = Bool;`
     public static func updateSavedReactionTag(reaction: Api.Reaction, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("reaction", reaction)
-        if let value = title { arguments.string("title", value) }
-        return TLRequest(definition: "messages.updateSavedReactionTag#60297dec flags:# reaction:Reaction title:flags.0?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateSavedReactionTag(into: buffer, reaction: reaction, title: title)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.updateSavedReactionTag` boxed at the end of `buffer`.
+    public static func updateSavedReactionTag(into buffer: Buffer, reaction: Api.Reaction, title: String?) {
+        var _flags: Int32 = 0
+        if title != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x60297dec)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        reaction.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = title {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.photos {
     /// `photos.updateProfilePhoto#09e82039 flags:# fallback:flags.0?true bot:flags.1?InputUser id:InputPhoto = photos.Photo;`
     public static func updateProfilePhoto(fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("fallback", fallback)
-        if let value = bot { arguments.object("bot", value) }
-        arguments.object("id", id)
-        return TLRequest(definition: "photos.updateProfilePhoto#09e82039 flags:# fallback:flags.0?true bot:flags.1?InputUser id:InputPhoto = photos.Photo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.photos.Photo.self))
+        let buffer = Buffer()
+        updateProfilePhoto(into: buffer, fallback: fallback, bot: bot, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.photos.Photo.self))
+    }
+
+    /// Writes `photos.updateProfilePhoto` boxed at the end of `buffer`.
+    public static func updateProfilePhoto(into buffer: Buffer, fallback: Bool, bot: Api.InputUser?, id: Api.InputPhoto) {
+        var _flags: Int32 = 0
+        if fallback { tlSetFlag(&_flags, 0x1) }
+        if bot != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x09e82039)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            bot?.serialize(buffer, true)
+        }
+        id.serialize(buffer, true)
     }
 }
 
 extension Api.functions.help {
     /// `help.getConfig#c4f9186b = Config;`
     public static func getConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Config>) {
-        TLRequest(definition: "help.getConfig#c4f9186b = Config;", arguments: []).call(DeserializeFunctionResponse(Api.Config.self))
+        let buffer = Buffer()
+        getConfig(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Config.self))
+    }
+
+    /// Writes `help.getConfig` boxed at the end of `buffer`.
+    public static func getConfig(into buffer: Buffer) {
+        buffer.appendUInt32(0xc4f9186b)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getLeftChannels#8341ecc0 offset:int = messages.Chats;`
     public static func getLeftChannels(offset: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("offset", offset)
-        return TLRequest(definition: "channels.getLeftChannels#8341ecc0 offset:int = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getLeftChannels(into: buffer, offset: offset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `channels.getLeftChannels` boxed at the end of `buffer`.
+    public static func getLeftChannels(into buffer: Buffer, offset: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8341ecc0)
+        w1.int32(offset)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getInactiveChannels#11e831ee = messages.InactiveChats;`
     public static func getInactiveChannels() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InactiveChats>) {
-        TLRequest(definition: "channels.getInactiveChannels#11e831ee = messages.InactiveChats;", arguments: []).call(DeserializeFunctionResponse(Api.messages.InactiveChats.self))
+        let buffer = Buffer()
+        getInactiveChannels(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.InactiveChats.self))
+    }
+
+    /// Writes `channels.getInactiveChannels` boxed at the end of `buffer`.
+    public static func getInactiveChannels(into buffer: Buffer) {
+        buffer.appendUInt32(0x11e831ee)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.checkSearchPostsFlood#22567115 flags:# query:flags.0?string = SearchPostsFlood;`
     public static func checkSearchPostsFlood(query: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SearchPostsFlood>) {
-        var arguments = TLFieldList(capacity: 1)
-        if let value = query { arguments.string("query", value) }
-        return TLRequest(definition: "channels.checkSearchPostsFlood#22567115 flags:# query:flags.0?string = SearchPostsFlood;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.SearchPostsFlood.self))
+        let buffer = Buffer()
+        checkSearchPostsFlood(into: buffer, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.SearchPostsFlood.self))
+    }
+
+    /// Writes `channels.checkSearchPostsFlood` boxed at the end of `buffer`.
+    public static func checkSearchPostsFlood(into buffer: Buffer, query: String?) {
+        var _flags: Int32 = 0
+        if query != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x22567115)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = query {
+            buffer.appendTLString(value)
+        }
     }
 }
 
 extension Api.functions.channels {
     /// `channels.setMainProfileTab#3583fcb1 channel:InputChannel tab:ProfileTab = Bool;`
     public static func setMainProfileTab(channel: Api.InputChannel, tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("channel", channel)
-        arguments.object("tab", tab)
-        return TLRequest(definition: "channels.setMainProfileTab#3583fcb1 channel:InputChannel tab:ProfileTab = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setMainProfileTab(into: buffer, channel: channel, tab: tab)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `channels.setMainProfileTab` boxed at the end of `buffer`.
+    public static func setMainProfileTab(into buffer: Buffer, channel: Api.InputChannel, tab: Api.ProfileTab) {
+        buffer.appendUInt32(0x3583fcb1)
+        channel.serialize(buffer, true)
+        tab.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.canSendMessage#1359f4e6 bot:InputUser = Bool;`
     public static func canSendMessage(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("bot", bot)
-        return TLRequest(definition: "bots.canSendMessage#1359f4e6 bot:InputUser = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        canSendMessage(into: buffer, bot: bot)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.canSendMessage` boxed at the end of `buffer`.
+    public static func canSendMessage(into buffer: Buffer, bot: Api.InputUser) {
+        buffer.appendUInt32(0x1359f4e6)
+        bot.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stickers {
     /// `stickers.removeStickerFromSet#f7760f51 sticker:InputDocument = messages.StickerSet;`
     public static func removeStickerFromSet(sticker: Api.InputDocument) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("sticker", sticker)
-        return TLRequest(definition: "stickers.removeStickerFromSet#f7760f51 sticker:InputDocument = messages.StickerSet;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.StickerSet.self))
+        let buffer = Buffer()
+        removeStickerFromSet(into: buffer, sticker: sticker)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.StickerSet.self))
+    }
+
+    /// Writes `stickers.removeStickerFromSet` boxed at the end of `buffer`.
+    public static func removeStickerFromSet(into buffer: Buffer, sticker: Api.InputDocument) {
+        buffer.appendUInt32(0xf7760f51)
+        sticker.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.discardGroupCall#7a777135 call:InputGroupCall = Updates;`
     public static func discardGroupCall(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("call", call)
-        return TLRequest(definition: "phone.discardGroupCall#7a777135 call:InputGroupCall = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        discardGroupCall(into: buffer, call: call)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.discardGroupCall` boxed at the end of `buffer`.
+    public static func discardGroupCall(into buffer: Buffer, call: Api.InputGroupCall) {
+        buffer.appendUInt32(0x7a777135)
+        call.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;`
     public static func getGroupCallStreamRtmpUrl(liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamRtmpUrl>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("live_story", liveStory)
-        arguments.object("peer", peer)
-        arguments.bool("revoke", revoke)
-        return TLRequest(definition: "phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupCallStreamRtmpUrl.self))
+        let buffer = Buffer()
+        getGroupCallStreamRtmpUrl(into: buffer, liveStory: liveStory, peer: peer, revoke: revoke)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.GroupCallStreamRtmpUrl.self))
+    }
+
+    /// Writes `phone.getGroupCallStreamRtmpUrl` boxed at the end of `buffer`.
+    public static func getGroupCallStreamRtmpUrl(into buffer: Buffer, liveStory: Bool, peer: Api.InputPeer, revoke: Bool) {
+        var _flags: Int32 = 0
+        if liveStory { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x5af4c73a)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendBool(revoke)
     }
 }
 
 extension Api.functions.stats {
     /// `stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;`
     public static func loadAsyncGraph(token: String, x: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StatsGraph>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("token", token)
-        if let value = x { arguments.long("x", value) }
-        return TLRequest(definition: "stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.StatsGraph.self))
+        let buffer = Buffer()
+        loadAsyncGraph(into: buffer, token: token, x: x)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.StatsGraph.self))
+    }
+
+    /// Writes `stats.loadAsyncGraph` boxed at the end of `buffer`.
+    public static func loadAsyncGraph(into buffer: Buffer, token: String, x: Int64?) {
+        var _flags: Int32 = 0
+        if x != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x621d5fa0)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(token)
+        if tlFlagIsSet(_flags, 0x1), let value = x {
+            buffer.appendInt64(value)
+        }
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;`
     public static func getPeerMaxIDs(id: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.RecentStory]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("id", id)
-        return TLRequest(definition: "stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.RecentStory]>.vector(of: Api.RecentStory.self))
+        let buffer = Buffer()
+        getPeerMaxIDs(into: buffer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.RecentStory]>.vector(of: Api.RecentStory.self))
+    }
+
+    /// Writes `stories.getPeerMaxIDs` boxed at the end of `buffer`.
+    public static func getPeerMaxIDs(into buffer: Buffer, id: [Api.InputPeer]) {
+        buffer.appendUInt32(0x78499170)
+        buffer.appendVector(id, boxed: true)
     }
 }
 

@@ -1794,225 +1794,403 @@ extension Api {
 extension Api.functions {
     /// `invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;`
     public static func invokeAfterMsgs<X>(msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.longs("msg_ids", msgIds)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeAfterMsgs(into: buffer, msgIds: msgIds, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeAfterMsgs` boxed at the end of `buffer`.
+    public static func invokeAfterMsgs<X>(into buffer: Buffer, msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        buffer.appendUInt32(0x3dc4b4f0)
+        buffer.appendVector(msgIds, boxed: true)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions {
     /// `invokeWithGooglePlayIntegrity#1df92984 {X:Type} nonce:string token:string query:!X = X;`
     public static func invokeWithGooglePlayIntegrity<X>(nonce: String, token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.string("nonce", nonce)
-        arguments.string("token", token)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithGooglePlayIntegrity#1df92984 {X:Type} nonce:string token:string query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithGooglePlayIntegrity(into: buffer, nonce: nonce, token: token, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithGooglePlayIntegrity` boxed at the end of `buffer`.
+    public static func invokeWithGooglePlayIntegrity<X>(into buffer: Buffer, nonce: String, token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        buffer.appendUInt32(0x1df92984)
+        buffer.appendTLString(nonce)
+        buffer.appendTLString(token)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions.account {
     /// `account.updateStatus#6628562c offline:Bool = Bool;`
     public static func updateStatus(offline: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.bool("offline", offline)
-        return TLRequest(definition: "account.updateStatus#6628562c offline:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateStatus(into: buffer, offline: offline)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.updateStatus` boxed at the end of `buffer`.
+    public static func updateStatus(into buffer: Buffer, offline: Bool) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x6628562c)
+        w1.bool(offline)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.sendConfirmPhoneCode#1b3faa88 hash:string settings:CodeSettings = auth.SentCode;`
     public static func sendConfirmPhoneCode(hash: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("hash", hash)
-        arguments.object("settings", settings)
-        return TLRequest(definition: "account.sendConfirmPhoneCode#1b3faa88 hash:string settings:CodeSettings = auth.SentCode;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.SentCode.self))
+        let buffer = Buffer()
+        sendConfirmPhoneCode(into: buffer, hash: hash, settings: settings)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.SentCode.self))
+    }
+
+    /// Writes `account.sendConfirmPhoneCode` boxed at the end of `buffer`.
+    public static func sendConfirmPhoneCode(into buffer: Buffer, hash: String, settings: Api.CodeSettings) {
+        buffer.appendUInt32(0x1b3faa88)
+        buffer.appendTLString(hash)
+        settings.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.deleteBusinessChatLink#60073674 slug:string = Bool;`
     public static func deleteBusinessChatLink(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("slug", slug)
-        return TLRequest(definition: "account.deleteBusinessChatLink#60073674 slug:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteBusinessChatLink(into: buffer, slug: slug)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.deleteBusinessChatLink` boxed at the end of `buffer`.
+    public static func deleteBusinessChatLink(into buffer: Buffer, slug: String) {
+        buffer.appendUInt32(0x60073674)
+        buffer.appendTLString(slug)
     }
 }
 
 extension Api.functions.users {
     /// `users.getSavedMusic#788d7fe3 id:InputUser offset:int limit:int hash:long = users.SavedMusic;`
     public static func getSavedMusic(id: Api.InputUser, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.SavedMusic>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("id", id)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "users.getSavedMusic#788d7fe3 id:InputUser offset:int limit:int hash:long = users.SavedMusic;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.users.SavedMusic.self))
+        let buffer = Buffer()
+        getSavedMusic(into: buffer, id: id, offset: offset, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.users.SavedMusic.self))
+    }
+
+    /// Writes `users.getSavedMusic` boxed at the end of `buffer`.
+    public static func getSavedMusic(into buffer: Buffer, id: Api.InputUser, offset: Int32, limit: Int32, hash: Int64) {
+        buffer.appendUInt32(0x788d7fe3)
+        id.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.int32(offset)
+        w1.int32(limit)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.users {
     /// `users.getSavedMusicByID#7573a4e9 id:InputUser documents:Vector<InputDocument> = users.SavedMusic;`
     public static func getSavedMusicByID(id: Api.InputUser, documents: [Api.InputDocument]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.SavedMusic>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("id", id)
-        arguments.objects("documents", documents)
-        return TLRequest(definition: "users.getSavedMusicByID#7573a4e9 id:InputUser documents:Vector<InputDocument> = users.SavedMusic;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.users.SavedMusic.self))
+        let buffer = Buffer()
+        getSavedMusicByID(into: buffer, id: id, documents: documents)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.users.SavedMusic.self))
+    }
+
+    /// Writes `users.getSavedMusicByID` boxed at the end of `buffer`.
+    public static func getSavedMusicByID(into buffer: Buffer, id: Api.InputUser, documents: [Api.InputDocument]) {
+        buffer.appendUInt32(0x7573a4e9)
+        id.serialize(buffer, true)
+        buffer.appendVector(documents, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reorderPinnedForumTopics#0e7841f0 flags:# force:flags.0?true peer:InputPeer order:Vector<int> = Updates;`
     public static func reorderPinnedForumTopics(force: Bool = false, peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("force", force)
-        arguments.object("peer", peer)
-        arguments.ints("order", order)
-        return TLRequest(definition: "messages.reorderPinnedForumTopics#0e7841f0 flags:# force:flags.0?true peer:InputPeer order:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        reorderPinnedForumTopics(into: buffer, force: force, peer: peer, order: order)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.reorderPinnedForumTopics` boxed at the end of `buffer`.
+    public static func reorderPinnedForumTopics(into buffer: Buffer, force: Bool, peer: Api.InputPeer, order: [Int32]) {
+        var _flags: Int32 = 0
+        if force { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x0e7841f0)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendVector(order, boxed: true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.checkUsername#87f2219b username:string = Bool;`
     public static func checkUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("username", username)
-        return TLRequest(definition: "bots.checkUsername#87f2219b username:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        checkUsername(into: buffer, username: username)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.checkUsername` boxed at the end of `buffer`.
+    public static func checkUsername(into buffer: Buffer, username: String) {
+        buffer.appendUInt32(0x87f2219b)
+        buffer.appendTLString(username)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.toggleStarGiftsPinnedToTop#1513e7b0 peer:InputPeer stargift:Vector<InputSavedStarGift> = Bool;`
     public static func toggleStarGiftsPinnedToTop(peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.objects("stargift", stargift)
-        return TLRequest(definition: "payments.toggleStarGiftsPinnedToTop#1513e7b0 peer:InputPeer stargift:Vector<InputSavedStarGift> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleStarGiftsPinnedToTop(into: buffer, peer: peer, stargift: stargift)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `payments.toggleStarGiftsPinnedToTop` boxed at the end of `buffer`.
+    public static func toggleStarGiftsPinnedToTop(into buffer: Buffer, peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) {
+        buffer.appendUInt32(0x1513e7b0)
+        peer.serialize(buffer, true)
+        buffer.appendVector(stargift, boxed: true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.leaveGroupCall#500377f9 call:InputGroupCall source:int = Updates;`
     public static func leaveGroupCall(call: Api.InputGroupCall, source: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.int("source", source)
-        return TLRequest(definition: "phone.leaveGroupCall#500377f9 call:InputGroupCall source:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        leaveGroupCall(into: buffer, call: call, source: source)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.leaveGroupCall` boxed at the end of `buffer`.
+    public static func leaveGroupCall(into buffer: Buffer, call: Api.InputGroupCall, source: Int32) {
+        buffer.appendUInt32(0x500377f9)
+        call.serialize(buffer, true)
+        buffer.appendInt32(source)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.toggleGroupCallRecord#f128c708 flags:# start:flags.0?true video:flags.2?true call:InputGroupCall title:flags.1?string video_portrait:flags.2?Bool = Updates;`
     public static func toggleGroupCallRecord(start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("start", start)
-        arguments.object("call", call)
-        if let value = title { arguments.string("title", value) }
-        if let value = videoPortrait { arguments.bool("video_portrait", value) }
-        return TLRequest(definition: "phone.toggleGroupCallRecord#f128c708 flags:# start:flags.0?true video:flags.2?true call:InputGroupCall title:flags.1?string video_portrait:flags.2?Bool = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        toggleGroupCallRecord(into: buffer, start: start, call: call, title: title, videoPortrait: videoPortrait)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.toggleGroupCallRecord` boxed at the end of `buffer`.
+    public static func toggleGroupCallRecord(into buffer: Buffer, start: Bool, call: Api.InputGroupCall, title: String?, videoPortrait: Bool?) {
+        var _flags: Int32 = 0
+        if start { tlSetFlag(&_flags, 0x1) }
+        if title != nil { tlSetFlag(&_flags, 0x2) }
+        if videoPortrait != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xf128c708)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2), let value = title {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4), let value = videoPortrait {
+            buffer.appendBool(value)
+        }
     }
 }
 
 extension Api.functions.phone {
     /// `phone.startScheduledGroupCall#5680e342 call:InputGroupCall = Updates;`
     public static func startScheduledGroupCall(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("call", call)
-        return TLRequest(definition: "phone.startScheduledGroupCall#5680e342 call:InputGroupCall = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        startScheduledGroupCall(into: buffer, call: call)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.startScheduledGroupCall` boxed at the end of `buffer`.
+    public static func startScheduledGroupCall(into buffer: Buffer, call: Api.InputGroupCall) {
+        buffer.appendUInt32(0x5680e342)
+        call.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.deleteGroupCallMessages#f64f54f7 flags:# report_spam:flags.0?true call:InputGroupCall messages:Vector<int> = Updates;`
     public static func deleteGroupCallMessages(reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("report_spam", reportSpam)
-        arguments.object("call", call)
-        arguments.ints("messages", messages)
-        return TLRequest(definition: "phone.deleteGroupCallMessages#f64f54f7 flags:# report_spam:flags.0?true call:InputGroupCall messages:Vector<int> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteGroupCallMessages(into: buffer, reportSpam: reportSpam, call: call, messages: messages)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.deleteGroupCallMessages` boxed at the end of `buffer`.
+    public static func deleteGroupCallMessages(into buffer: Buffer, reportSpam: Bool, call: Api.InputGroupCall, messages: [Int32]) {
+        var _flags: Int32 = 0
+        if reportSpam { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xf64f54f7)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        call.serialize(buffer, true)
+        buffer.appendVector(messages, boxed: true)
     }
 }
 
 extension Api.functions.chatlists {
     /// `chatlists.leaveChatlist#74fae13a chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
     public static func leaveChatlist(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("chatlist", chatlist)
-        arguments.objects("peers", peers)
-        return TLRequest(definition: "chatlists.leaveChatlist#74fae13a chatlist:InputChatlist peers:Vector<InputPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        leaveChatlist(into: buffer, chatlist: chatlist, peers: peers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `chatlists.leaveChatlist` boxed at the end of `buffer`.
+    public static func leaveChatlist(into buffer: Buffer, chatlist: Api.InputChatlist, peers: [Api.InputPeer]) {
+        buffer.appendUInt32(0x74fae13a)
+        chatlist.serialize(buffer, true)
+        buffer.appendVector(peers, boxed: true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.canSendStory#30eb63f0 peer:InputPeer = stories.CanSendStoryCount;`
     public static func canSendStory(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.CanSendStoryCount>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "stories.canSendStory#30eb63f0 peer:InputPeer = stories.CanSendStoryCount;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.CanSendStoryCount.self))
+        let buffer = Buffer()
+        canSendStory(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.CanSendStoryCount.self))
+    }
+
+    /// Writes `stories.canSendStory` boxed at the end of `buffer`.
+    public static func canSendStory(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0x30eb63f0)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.sendReaction#7fd736b2 flags:# add_to_recent:flags.0?true peer:InputPeer story_id:int reaction:Reaction = Updates;`
     public static func sendReaction(addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("add_to_recent", addToRecent)
-        arguments.object("peer", peer)
-        arguments.int("story_id", storyId)
-        arguments.object("reaction", reaction)
-        return TLRequest(definition: "stories.sendReaction#7fd736b2 flags:# add_to_recent:flags.0?true peer:InputPeer story_id:int reaction:Reaction = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendReaction(into: buffer, addToRecent: addToRecent, peer: peer, storyId: storyId, reaction: reaction)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `stories.sendReaction` boxed at the end of `buffer`.
+    public static func sendReaction(into buffer: Buffer, addToRecent: Bool, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) {
+        var _flags: Int32 = 0
+        if addToRecent { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x7fd736b2)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(storyId)
+        reaction.serialize(buffer, true)
     }
 }
 
 extension Api.functions.premium {
     /// `premium.getUserBoosts#39854d1f peer:InputPeer user_id:InputUser = premium.BoostsList;`
     public static func getUserBoosts(peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "premium.getUserBoosts#39854d1f peer:InputPeer user_id:InputUser = premium.BoostsList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.premium.BoostsList.self))
+        let buffer = Buffer()
+        getUserBoosts(into: buffer, peer: peer, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.premium.BoostsList.self))
+    }
+
+    /// Writes `premium.getUserBoosts` boxed at the end of `buffer`.
+    public static func getUserBoosts(into buffer: Buffer, peer: Api.InputPeer, userId: Api.InputUser) {
+        buffer.appendUInt32(0x39854d1f)
+        peer.serialize(buffer, true)
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.leave#9898ad73 = Bool;`
     public static func leave() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "smsjobs.leave#9898ad73 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        leave(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `smsjobs.leave` boxed at the end of `buffer`.
+    public static func leave(into buffer: Buffer) {
+        buffer.appendUInt32(0x9898ad73)
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;`
     public static func sendMessage(invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 14)
-        arguments.trueFlag("invert_media", invertMedia)
-        arguments.trueFlag("welcome", welcome)
-        arguments.trueFlag("anchor", anchor)
-        arguments.trueFlag("noforwards", noforwards)
-        if let value = peer { arguments.object("peer", value) }
-        arguments.object("receiver_id", receiverId)
-        if let value = queryId { arguments.long("query_id", value) }
-        arguments.string("message", message)
-        if let value = entities { arguments.objects("entities", value) }
-        if let value = media { arguments.object("media", value) }
-        if let value = replyMarkup { arguments.object("reply_markup", value) }
-        if let value = richMessage { arguments.object("rich_message", value) }
-        arguments.long("random_id", randomId)
-        if let value = replyTo { arguments.object("reply_to", value) }
-        return TLRequest(definition: "ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendMessage(into: buffer, invertMedia: invertMedia, welcome: welcome, anchor: anchor, noforwards: noforwards, peer: peer, receiverId: receiverId, queryId: queryId, message: message, entities: entities, media: media, replyMarkup: replyMarkup, richMessage: richMessage, randomId: randomId, replyTo: replyTo)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `ephemeral.sendMessage` boxed at the end of `buffer`.
+    public static func sendMessage(into buffer: Buffer, invertMedia: Bool, welcome: Bool, anchor: Bool, noforwards: Bool, peer: Api.InputPeer?, receiverId: Api.InputUser, queryId: Int64?, message: String, entities: [Api.MessageEntity]?, media: Api.InputMedia?, replyMarkup: Api.ReplyMarkup?, richMessage: Api.InputRichMessage?, randomId: Int64, replyTo: Api.InputReplyTo?) {
+        var _flags: Int32 = 0
+        if invertMedia { tlSetFlag(&_flags, 0x40) }
+        if welcome { tlSetFlag(&_flags, 0x80) }
+        if anchor { tlSetFlag(&_flags, 0x200) }
+        if noforwards { tlSetFlag(&_flags, 0x400) }
+        if peer != nil { tlSetFlag(&_flags, 0x100) }
+        if queryId != nil { tlSetFlag(&_flags, 0x1) }
+        if entities != nil { tlSetFlag(&_flags, 0x2) }
+        if media != nil { tlSetFlag(&_flags, 0x4) }
+        if replyMarkup != nil { tlSetFlag(&_flags, 0x8) }
+        if richMessage != nil { tlSetFlag(&_flags, 0x10) }
+        if replyTo != nil { tlSetFlag(&_flags, 0x20) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xba8d5f35)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x100) {
+            peer?.serialize(buffer, true)
+        }
+        receiverId.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = queryId {
+            buffer.appendInt64(value)
+        }
+        buffer.appendTLString(message)
+        if tlFlagIsSet(_flags, 0x2), let value = entities {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            media?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8) {
+            replyMarkup?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x10) {
+            richMessage?.serialize(buffer, true)
+        }
+        buffer.appendInt64(randomId)
+        if tlFlagIsSet(_flags, 0x20) {
+            replyTo?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.ephemeral {
     /// `ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;`
     public static func reportMessage(peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        arguments.bytes("option", option)
-        arguments.string("message", message)
-        return TLRequest(definition: "ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.ReportResult.self))
+        let buffer = Buffer()
+        reportMessage(into: buffer, peer: peer, id: id, option: option, message: message)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.ReportResult.self))
+    }
+
+    /// Writes `ephemeral.reportMessage` boxed at the end of `buffer`.
+    public static func reportMessage(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) {
+        buffer.appendUInt32(0x8704f2bf)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        buffer.appendTLBytes(option)
+        buffer.appendTLString(message)
     }
 }
 

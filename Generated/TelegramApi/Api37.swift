@@ -2723,249 +2723,484 @@ extension Api {
 extension Api.functions {
     /// `invokeWithTakeout#aca9fd2e {X:Type} takeout_id:long query:!X = X;`
     public static func invokeWithTakeout<X>(takeoutId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("takeout_id", takeoutId)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithTakeout#aca9fd2e {X:Type} takeout_id:long query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithTakeout(into: buffer, takeoutId: takeoutId, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithTakeout` boxed at the end of `buffer`.
+    public static func invokeWithTakeout<X>(into buffer: Buffer, takeoutId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xaca9fd2e)
+        w1.int64(takeoutId)
+        buffer.commit(w1)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions.account {
     /// `account.resetWebAuthorization#2d01b9ef hash:long = Bool;`
     public static func resetWebAuthorization(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.resetWebAuthorization#2d01b9ef hash:long = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetWebAuthorization(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.resetWebAuthorization` boxed at the end of `buffer`.
+    public static func resetWebAuthorization(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x2d01b9ef)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.getMultiWallPapers#65ad71dc wallpapers:Vector<InputWallPaper> = Vector<WallPaper>;`
     public static func getMultiWallPapers(wallpapers: [Api.InputWallPaper]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.WallPaper]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.objects("wallpapers", wallpapers)
-        return TLRequest(definition: "account.getMultiWallPapers#65ad71dc wallpapers:Vector<InputWallPaper> = Vector<WallPaper>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.WallPaper]>.vector(of: Api.WallPaper.self))
+        let buffer = Buffer()
+        getMultiWallPapers(into: buffer, wallpapers: wallpapers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.WallPaper]>.vector(of: Api.WallPaper.self))
+    }
+
+    /// Writes `account.getMultiWallPapers` boxed at the end of `buffer`.
+    public static func getMultiWallPapers(into buffer: Buffer, wallpapers: [Api.InputWallPaper]) {
+        buffer.appendUInt32(0x65ad71dc)
+        buffer.appendVector(wallpapers, boxed: true)
     }
 }
 
 extension Api.functions.account {
     /// `account.getPaidMessagesRevenue#19ba4a67 flags:# parent_peer:flags.0?InputPeer user_id:InputUser = account.PaidMessagesRevenue;`
     public static func getPaidMessagesRevenue(parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PaidMessagesRevenue>) {
-        var arguments = TLFieldList(capacity: 2)
-        if let value = parentPeer { arguments.object("parent_peer", value) }
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "account.getPaidMessagesRevenue#19ba4a67 flags:# parent_peer:flags.0?InputPeer user_id:InputUser = account.PaidMessagesRevenue;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.PaidMessagesRevenue.self))
+        let buffer = Buffer()
+        getPaidMessagesRevenue(into: buffer, parentPeer: parentPeer, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.PaidMessagesRevenue.self))
+    }
+
+    /// Writes `account.getPaidMessagesRevenue` boxed at the end of `buffer`.
+    public static func getPaidMessagesRevenue(into buffer: Buffer, parentPeer: Api.InputPeer?, userId: Api.InputUser) {
+        var _flags: Int32 = 0
+        if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x19ba4a67)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            parentPeer?.serialize(buffer, true)
+        }
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.account {
     /// `account.saveMusic#b26732a9 flags:# unsave:flags.0?true id:InputDocument after_id:flags.1?InputDocument = Bool;`
     public static func saveMusic(unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("unsave", unsave)
-        arguments.object("id", id)
-        if let value = afterId { arguments.object("after_id", value) }
-        return TLRequest(definition: "account.saveMusic#b26732a9 flags:# unsave:flags.0?true id:InputDocument after_id:flags.1?InputDocument = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveMusic(into: buffer, unsave: unsave, id: id, afterId: afterId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.saveMusic` boxed at the end of `buffer`.
+    public static func saveMusic(into buffer: Buffer, unsave: Bool, id: Api.InputDocument, afterId: Api.InputDocument?) {
+        var _flags: Int32 = 0
+        if unsave { tlSetFlag(&_flags, 0x1) }
+        if afterId != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb26732a9)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        id.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x2) {
+            afterId?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.getBlocked#9a868f80 flags:# my_stories_from:flags.0?true offset:int limit:int = contacts.Blocked;`
     public static func getBlocked(myStoriesFrom: Bool = false, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Blocked>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("my_stories_from", myStoriesFrom)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "contacts.getBlocked#9a868f80 flags:# my_stories_from:flags.0?true offset:int limit:int = contacts.Blocked;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.Blocked.self))
+        let buffer = Buffer()
+        getBlocked(into: buffer, myStoriesFrom: myStoriesFrom, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.Blocked.self))
+    }
+
+    /// Writes `contacts.getBlocked` boxed at the end of `buffer`.
+    public static func getBlocked(into buffer: Buffer, myStoriesFrom: Bool, offset: Int32, limit: Int32) {
+        var _flags: Int32 = 0
+        if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0x9a868f80)
+        w1.int32(_flags)
+        w1.int32(offset)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.search#05f58d0f flags:# broadcasts:flags.0?true bots:flags.1?true q:string limit:int = contacts.Found;`
     public static func search(broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Found>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("broadcasts", broadcasts)
-        arguments.trueFlag("bots", bots)
-        arguments.string("q", q)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "contacts.search#05f58d0f flags:# broadcasts:flags.0?true bots:flags.1?true q:string limit:int = contacts.Found;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.contacts.Found.self))
+        let buffer = Buffer()
+        search(into: buffer, broadcasts: broadcasts, bots: bots, q: q, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.contacts.Found.self))
+    }
+
+    /// Writes `contacts.search` boxed at the end of `buffer`.
+    public static func search(into buffer: Buffer, broadcasts: Bool, bots: Bool, q: String, limit: Int32) {
+        var _flags: Int32 = 0
+        if broadcasts { tlSetFlag(&_flags, 0x1) }
+        if bots { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x05f58d0f)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(q)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.receivedMessages#05a954c0 max_id:int = Vector<ReceivedNotifyMessage>;`
     public static func receivedMessages(maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReceivedNotifyMessage]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("max_id", maxId)
-        return TLRequest(definition: "messages.receivedMessages#05a954c0 max_id:int = Vector<ReceivedNotifyMessage>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Api.ReceivedNotifyMessage]>.vector(of: Api.ReceivedNotifyMessage.self))
+        let buffer = Buffer()
+        receivedMessages(into: buffer, maxId: maxId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse<[Api.ReceivedNotifyMessage]>.vector(of: Api.ReceivedNotifyMessage.self))
+    }
+
+    /// Writes `messages.receivedMessages` boxed at the end of `buffer`.
+    public static func receivedMessages(into buffer: Buffer, maxId: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x05a954c0)
+        w1.int32(maxId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.uninstallStickerSet#f96e55de stickerset:InputStickerSet = Bool;`
     public static func uninstallStickerSet(stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("stickerset", stickerset)
-        return TLRequest(definition: "messages.uninstallStickerSet#f96e55de stickerset:InputStickerSet = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        uninstallStickerSet(into: buffer, stickerset: stickerset)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.uninstallStickerSet` boxed at the end of `buffer`.
+    public static func uninstallStickerSet(into buffer: Buffer, stickerset: Api.InputStickerSet) {
+        buffer.appendUInt32(0xf96e55de)
+        stickerset.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.uploadMedia#14967978 flags:# business_connection_id:flags.0?string peer:InputPeer media:InputMedia = MessageMedia;`
     public static func uploadMedia(businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
-        var arguments = TLFieldList(capacity: 3)
-        if let value = businessConnectionId { arguments.string("business_connection_id", value) }
-        arguments.object("peer", peer)
-        arguments.object("media", media)
-        return TLRequest(definition: "messages.uploadMedia#14967978 flags:# business_connection_id:flags.0?string peer:InputPeer media:InputMedia = MessageMedia;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.MessageMedia.self))
+        let buffer = Buffer()
+        uploadMedia(into: buffer, businessConnectionId: businessConnectionId, peer: peer, media: media)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.MessageMedia.self))
+    }
+
+    /// Writes `messages.uploadMedia` boxed at the end of `buffer`.
+    public static func uploadMedia(into buffer: Buffer, businessConnectionId: String?, peer: Api.InputPeer, media: Api.InputMedia) {
+        var _flags: Int32 = 0
+        if businessConnectionId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x14967978)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = businessConnectionId {
+            buffer.appendTLString(value)
+        }
+        peer.serialize(buffer, true)
+        media.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.updateDialogFilter#1ad4a04a flags:# id:int filter:flags.0?DialogFilter = Bool;`
     public static func updateDialogFilter(id: Int32, filter: Api.DialogFilter? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("id", id)
-        if let value = filter { arguments.object("filter", value) }
-        return TLRequest(definition: "messages.updateDialogFilter#1ad4a04a flags:# id:int filter:flags.0?DialogFilter = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        updateDialogFilter(into: buffer, id: id, filter: filter)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.updateDialogFilter` boxed at the end of `buffer`.
+    public static func updateDialogFilter(into buffer: Buffer, id: Int32, filter: Api.DialogFilter?) {
+        var _flags: Int32 = 0
+        if filter != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x1ad4a04a)
+        w1.int32(_flags)
+        w1.int32(id)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            filter?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getOldFeaturedStickers#7ed094a1 offset:int limit:int hash:long = messages.FeaturedStickers;`
     public static func getOldFeaturedStickers(offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getOldFeaturedStickers#7ed094a1 offset:int limit:int hash:long = messages.FeaturedStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+        let buffer = Buffer()
+        getOldFeaturedStickers(into: buffer, offset: offset, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.FeaturedStickers.self))
+    }
+
+    /// Writes `messages.getOldFeaturedStickers` boxed at the end of `buffer`.
+    public static func getOldFeaturedStickers(into buffer: Buffer, offset: Int32, limit: Int32, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 20)
+        w1.uint32(0x7ed094a1)
+        w1.int32(offset)
+        w1.int32(limit)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.transcribeAudio#269e9a49 peer:InputPeer msg_id:int = messages.TranscribedAudio;`
     public static func transcribeAudio(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranscribedAudio>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "messages.transcribeAudio#269e9a49 peer:InputPeer msg_id:int = messages.TranscribedAudio;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.TranscribedAudio.self))
+        let buffer = Buffer()
+        transcribeAudio(into: buffer, peer: peer, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.TranscribedAudio.self))
+    }
+
+    /// Writes `messages.transcribeAudio` boxed at the end of `buffer`.
+    public static func transcribeAudio(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32) {
+        buffer.appendUInt32(0x269e9a49)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.searchCustomEmoji#2c11c0d7 emoticon:string hash:long = EmojiList;`
     public static func searchCustomEmoji(emoticon: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("emoticon", emoticon)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.searchCustomEmoji#2c11c0d7 emoticon:string hash:long = EmojiList;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiList.self))
+        let buffer = Buffer()
+        searchCustomEmoji(into: buffer, emoticon: emoticon, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EmojiList.self))
+    }
+
+    /// Writes `messages.searchCustomEmoji` boxed at the end of `buffer`.
+    public static func searchCustomEmoji(into buffer: Buffer, emoticon: String, hash: Int64) {
+        buffer.appendUInt32(0x2c11c0d7)
+        buffer.appendTLString(emoticon)
+        buffer.appendInt64(hash)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.editQuickReplyShortcut#5c003cef shortcut_id:int shortcut:string = Bool;`
     public static func editQuickReplyShortcut(shortcutId: Int32, shortcut: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("shortcut_id", shortcutId)
-        arguments.string("shortcut", shortcut)
-        return TLRequest(definition: "messages.editQuickReplyShortcut#5c003cef shortcut_id:int shortcut:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        editQuickReplyShortcut(into: buffer, shortcutId: shortcutId, shortcut: shortcut)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.editQuickReplyShortcut` boxed at the end of `buffer`.
+    public static func editQuickReplyShortcut(into buffer: Buffer, shortcutId: Int32, shortcut: String) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x5c003cef)
+        w1.int32(shortcutId)
+        buffer.commit(w1)
+        buffer.appendTLString(shortcut)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.composeRichMessageWithAI#8d7ae6af flags:# proofread:flags.0?true emojify:flags.3?true text:flags.4?InputRichMessage translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedRichMessageWithAI;`
     public static func composeRichMessageWithAI(proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ComposedRichMessageWithAI>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.trueFlag("proofread", proofread)
-        arguments.trueFlag("emojify", emojify)
-        if let value = text { arguments.object("text", value) }
-        if let value = translateToLang { arguments.string("translate_to_lang", value) }
-        if let value = tone { arguments.object("tone", value) }
-        return TLRequest(definition: "messages.composeRichMessageWithAI#8d7ae6af flags:# proofread:flags.0?true emojify:flags.3?true text:flags.4?InputRichMessage translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedRichMessageWithAI;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ComposedRichMessageWithAI.self))
+        let buffer = Buffer()
+        composeRichMessageWithAI(into: buffer, proofread: proofread, emojify: emojify, text: text, translateToLang: translateToLang, tone: tone)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ComposedRichMessageWithAI.self))
+    }
+
+    /// Writes `messages.composeRichMessageWithAI` boxed at the end of `buffer`.
+    public static func composeRichMessageWithAI(into buffer: Buffer, proofread: Bool, emojify: Bool, text: Api.InputRichMessage?, translateToLang: String?, tone: Api.InputAiComposeTone?) {
+        var _flags: Int32 = 0
+        if proofread { tlSetFlag(&_flags, 0x1) }
+        if emojify { tlSetFlag(&_flags, 0x8) }
+        if text != nil { tlSetFlag(&_flags, 0x10) }
+        if translateToLang != nil { tlSetFlag(&_flags, 0x2) }
+        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x8d7ae6af)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x10) {
+            text?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = translateToLang {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            tone?.serialize(buffer, true)
+        }
     }
 }
 
 extension Api.functions.upload {
     /// `upload.saveBigFilePart#de7b673d file_id:long file_part:int file_total_parts:int bytes:bytes = Bool;`
     public static func saveBigFilePart(fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.long("file_id", fileId)
-        arguments.int("file_part", filePart)
-        arguments.int("file_total_parts", fileTotalParts)
-        arguments.bytes("bytes", bytes)
-        return TLRequest(definition: "upload.saveBigFilePart#de7b673d file_id:long file_part:int file_total_parts:int bytes:bytes = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveBigFilePart(into: buffer, fileId: fileId, filePart: filePart, fileTotalParts: fileTotalParts, bytes: bytes)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `upload.saveBigFilePart` boxed at the end of `buffer`.
+    public static func saveBigFilePart(into buffer: Buffer, fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) {
+        var w1 = buffer.fieldWriter(reserving: 20)
+        w1.uint32(0xde7b673d)
+        w1.int64(fileId)
+        w1.int32(filePart)
+        w1.int32(fileTotalParts)
+        buffer.commit(w1)
+        buffer.appendTLBytes(bytes)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.getAdminedPublicChannels#f8b036af flags:# by_location:flags.0?true check_limit:flags.1?true for_personal:flags.2?true for_community_peer:flags.3?true = messages.Chats;`
     public static func getAdminedPublicChannels(byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("by_location", byLocation)
-        arguments.trueFlag("check_limit", checkLimit)
-        arguments.trueFlag("for_personal", forPersonal)
-        arguments.trueFlag("for_community_peer", forCommunityPeer)
-        return TLRequest(definition: "channels.getAdminedPublicChannels#f8b036af flags:# by_location:flags.0?true check_limit:flags.1?true for_personal:flags.2?true for_community_peer:flags.3?true = messages.Chats;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Chats.self))
+        let buffer = Buffer()
+        getAdminedPublicChannels(into: buffer, byLocation: byLocation, checkLimit: checkLimit, forPersonal: forPersonal, forCommunityPeer: forCommunityPeer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Chats.self))
+    }
+
+    /// Writes `channels.getAdminedPublicChannels` boxed at the end of `buffer`.
+    public static func getAdminedPublicChannels(into buffer: Buffer, byLocation: Bool, checkLimit: Bool, forPersonal: Bool, forCommunityPeer: Bool) {
+        var _flags: Int32 = 0
+        if byLocation { tlSetFlag(&_flags, 0x1) }
+        if checkLimit { tlSetFlag(&_flags, 0x2) }
+        if forPersonal { tlSetFlag(&_flags, 0x4) }
+        if forCommunityPeer { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xf8b036af)
+        w1.int32(_flags)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.getBotInfo#dcd914fd flags:# bot:flags.0?InputUser lang_code:string = bots.BotInfo;`
     public static func getBotInfo(bot: Api.InputUser? = nil, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.BotInfo>) {
-        var arguments = TLFieldList(capacity: 2)
-        if let value = bot { arguments.object("bot", value) }
-        arguments.string("lang_code", langCode)
-        return TLRequest(definition: "bots.getBotInfo#dcd914fd flags:# bot:flags.0?InputUser lang_code:string = bots.BotInfo;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.bots.BotInfo.self))
+        let buffer = Buffer()
+        getBotInfo(into: buffer, bot: bot, langCode: langCode)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.bots.BotInfo.self))
+    }
+
+    /// Writes `bots.getBotInfo` boxed at the end of `buffer`.
+    public static func getBotInfo(into buffer: Buffer, bot: Api.InputUser?, langCode: String) {
+        var _flags: Int32 = 0
+        if bot != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xdcd914fd)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1) {
+            bot?.serialize(buffer, true)
+        }
+        buffer.appendTLString(langCode)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftWithdrawalUrl#d06e93a8 stargift:InputSavedStarGift password:InputCheckPasswordSRP = payments.StarGiftWithdrawalUrl;`
     public static func getStarGiftWithdrawalUrl(stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftWithdrawalUrl>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("stargift", stargift)
-        arguments.object("password", password)
-        return TLRequest(definition: "payments.getStarGiftWithdrawalUrl#d06e93a8 stargift:InputSavedStarGift password:InputCheckPasswordSRP = payments.StarGiftWithdrawalUrl;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftWithdrawalUrl.self))
+        let buffer = Buffer()
+        getStarGiftWithdrawalUrl(into: buffer, stargift: stargift, password: password)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGiftWithdrawalUrl.self))
+    }
+
+    /// Writes `payments.getStarGiftWithdrawalUrl` boxed at the end of `buffer`.
+    public static func getStarGiftWithdrawalUrl(into buffer: Buffer, stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) {
+        buffer.appendUInt32(0xd06e93a8)
+        stargift.serialize(buffer, true)
+        password.serialize(buffer, true)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.joinGroupCallPresentation#cbea6bc4 call:InputGroupCall params:DataJSON = Updates;`
     public static func joinGroupCallPresentation(call: Api.InputGroupCall, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("call", call)
-        arguments.object("params", params)
-        return TLRequest(definition: "phone.joinGroupCallPresentation#cbea6bc4 call:InputGroupCall params:DataJSON = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        joinGroupCallPresentation(into: buffer, call: call, params: params)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `phone.joinGroupCallPresentation` boxed at the end of `buffer`.
+    public static func joinGroupCallPresentation(into buffer: Buffer, call: Api.InputGroupCall, params: Api.DataJSON) {
+        buffer.appendUInt32(0xcbea6bc4)
+        call.serialize(buffer, true)
+        params.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;`
     public static func togglePinnedToTop(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.ints("id", id)
-        return TLRequest(definition: "stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        togglePinnedToTop(into: buffer, peer: peer, id: id)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `stories.togglePinnedToTop` boxed at the end of `buffer`.
+    public static func togglePinnedToTop(into buffer: Buffer, peer: Api.InputPeer, id: [Int32]) {
+        buffer.appendUInt32(0x0b297e9b)
+        peer.serialize(buffer, true)
+        buffer.appendVector(id, boxed: true)
     }
 }
 
 extension Api.functions.smsjobs {
     /// `smsjobs.join#a74ece2d = Bool;`
     public static func join() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "smsjobs.join#a74ece2d = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        join(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `smsjobs.join` boxed at the end of `buffer`.
+    public static func join(into buffer: Buffer) {
+        buffer.appendUInt32(0xa74ece2d)
     }
 }
 
 extension Api.functions.aicompose {
     /// `aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;`
     public static func updateTone(tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeTone>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("tone", tone)
-        if let value = displayAuthor { arguments.bool("display_author", value) }
-        if let value = emojiId { arguments.long("emoji_id", value) }
-        if let value = title { arguments.string("title", value) }
-        if let value = prompt { arguments.string("prompt", value) }
-        return TLRequest(definition: "aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.AiComposeTone.self))
+        let buffer = Buffer()
+        updateTone(into: buffer, tone: tone, displayAuthor: displayAuthor, emojiId: emojiId, title: title, prompt: prompt)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.AiComposeTone.self))
+    }
+
+    /// Writes `aicompose.updateTone` boxed at the end of `buffer`.
+    public static func updateTone(into buffer: Buffer, tone: Api.InputAiComposeTone, displayAuthor: Bool?, emojiId: Int64?, title: String?, prompt: String?) {
+        var _flags: Int32 = 0
+        if displayAuthor != nil { tlSetFlag(&_flags, 0x1) }
+        if emojiId != nil { tlSetFlag(&_flags, 0x2) }
+        if title != nil { tlSetFlag(&_flags, 0x4) }
+        if prompt != nil { tlSetFlag(&_flags, 0x8) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x903bcf59)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        tone.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 12)
+        if tlFlagIsSet(_flags, 0x1), let value = displayAuthor {
+            w2.bool(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = emojiId {
+            w2.int64(value)
+        }
+        buffer.commit(w2)
+        if tlFlagIsSet(_flags, 0x4), let value = title {
+            buffer.appendTLString(value)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = prompt {
+            buffer.appendTLString(value)
+        }
     }
 }
 

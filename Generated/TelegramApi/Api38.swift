@@ -2797,166 +2797,301 @@ extension Api {
 extension Api.functions.account {
     /// `account.initTakeoutSession#8ef3eab0 flags:# contacts:flags.0?true message_users:flags.1?true message_chats:flags.2?true message_megagroups:flags.3?true message_channels:flags.4?true files:flags.5?true file_max_size:flags.5?long = account.Takeout;`
     public static func initTakeoutSession(contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Takeout>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.trueFlag("contacts", contacts)
-        arguments.trueFlag("message_users", messageUsers)
-        arguments.trueFlag("message_chats", messageChats)
-        arguments.trueFlag("message_megagroups", messageMegagroups)
-        arguments.trueFlag("message_channels", messageChannels)
-        if let value = fileMaxSize { arguments.long("file_max_size", value) }
-        return TLRequest(definition: "account.initTakeoutSession#8ef3eab0 flags:# contacts:flags.0?true message_users:flags.1?true message_chats:flags.2?true message_megagroups:flags.3?true message_channels:flags.4?true files:flags.5?true file_max_size:flags.5?long = account.Takeout;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.Takeout.self))
+        let buffer = Buffer()
+        initTakeoutSession(into: buffer, contacts: contacts, messageUsers: messageUsers, messageChats: messageChats, messageMegagroups: messageMegagroups, messageChannels: messageChannels, fileMaxSize: fileMaxSize)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.Takeout.self))
+    }
+
+    /// Writes `account.initTakeoutSession` boxed at the end of `buffer`.
+    public static func initTakeoutSession(into buffer: Buffer, contacts: Bool, messageUsers: Bool, messageChats: Bool, messageMegagroups: Bool, messageChannels: Bool, fileMaxSize: Int64?) {
+        var _flags: Int32 = 0
+        if contacts { tlSetFlag(&_flags, 0x1) }
+        if messageUsers { tlSetFlag(&_flags, 0x2) }
+        if messageChats { tlSetFlag(&_flags, 0x4) }
+        if messageMegagroups { tlSetFlag(&_flags, 0x8) }
+        if messageChannels { tlSetFlag(&_flags, 0x10) }
+        if fileMaxSize != nil { tlSetFlag(&_flags, 0x20) }
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0x8ef3eab0)
+        w1.int32(_flags)
+        if tlFlagIsSet(_flags, 0x20), let value = fileMaxSize {
+            w1.int64(value)
+        }
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.blockFromReplies#29a8962c flags:# delete_message:flags.0?true delete_history:flags.1?true report_spam:flags.2?true msg_id:int = Updates;`
     public static func blockFromReplies(deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.trueFlag("delete_message", deleteMessage)
-        arguments.trueFlag("delete_history", deleteHistory)
-        arguments.trueFlag("report_spam", reportSpam)
-        arguments.int("msg_id", msgId)
-        return TLRequest(definition: "contacts.blockFromReplies#29a8962c flags:# delete_message:flags.0?true delete_history:flags.1?true report_spam:flags.2?true msg_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        blockFromReplies(into: buffer, deleteMessage: deleteMessage, deleteHistory: deleteHistory, reportSpam: reportSpam, msgId: msgId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `contacts.blockFromReplies` boxed at the end of `buffer`.
+    public static func blockFromReplies(into buffer: Buffer, deleteMessage: Bool, deleteHistory: Bool, reportSpam: Bool, msgId: Int32) {
+        var _flags: Int32 = 0
+        if deleteMessage { tlSetFlag(&_flags, 0x1) }
+        if deleteHistory { tlSetFlag(&_flags, 0x2) }
+        if reportSpam { tlSetFlag(&_flags, 0x4) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x29a8962c)
+        w1.int32(_flags)
+        w1.int32(msgId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.search#29ee847a flags:# peer:InputPeer q:string from_id:flags.0?InputPeer saved_peer_id:flags.2?InputPeer saved_reaction:flags.3?Vector<Reaction> top_msg_id:flags.1?int filter:MessagesFilter min_date:int max_date:int offset_id:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
     public static func search(peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 15)
-        arguments.object("peer", peer)
-        arguments.string("q", q)
-        if let value = fromId { arguments.object("from_id", value) }
-        if let value = savedPeerId { arguments.object("saved_peer_id", value) }
-        if let value = savedReaction { arguments.objects("saved_reaction", value) }
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        arguments.object("filter", filter)
-        arguments.int("min_date", minDate)
-        arguments.int("max_date", maxDate)
-        arguments.int("offset_id", offsetId)
-        arguments.int("add_offset", addOffset)
-        arguments.int("limit", limit)
-        arguments.int("max_id", maxId)
-        arguments.int("min_id", minId)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.search#29ee847a flags:# peer:InputPeer q:string from_id:flags.0?InputPeer saved_peer_id:flags.2?InputPeer saved_reaction:flags.3?Vector<Reaction> top_msg_id:flags.1?int filter:MessagesFilter min_date:int max_date:int offset_id:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        search(into: buffer, peer: peer, q: q, fromId: fromId, savedPeerId: savedPeerId, savedReaction: savedReaction, topMsgId: topMsgId, filter: filter, minDate: minDate, maxDate: maxDate, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.search` boxed at the end of `buffer`.
+    public static func search(into buffer: Buffer, peer: Api.InputPeer, q: String, fromId: Api.InputPeer?, savedPeerId: Api.InputPeer?, savedReaction: [Api.Reaction]?, topMsgId: Int32?, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
+        var _flags: Int32 = 0
+        if fromId != nil { tlSetFlag(&_flags, 0x1) }
+        if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
+        if savedReaction != nil { tlSetFlag(&_flags, 0x8) }
+        if topMsgId != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x29ee847a)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        buffer.appendTLString(q)
+        if tlFlagIsSet(_flags, 0x1) {
+            fromId?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x4) {
+            savedPeerId?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x8), let value = savedReaction {
+            buffer.appendVector(value, boxed: true)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = topMsgId {
+            buffer.appendInt32(value)
+        }
+        filter.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 36)
+        w2.int32(minDate)
+        w2.int32(maxDate)
+        w2.int32(offsetId)
+        w2.int32(addOffset)
+        w2.int32(limit)
+        w2.int32(maxId)
+        w2.int32(minId)
+        w2.int64(hash)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getUnreadMentions#f107e790 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
     public static func getUnreadMentions(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.object("peer", peer)
-        if let value = topMsgId { arguments.int("top_msg_id", value) }
-        arguments.int("offset_id", offsetId)
-        arguments.int("add_offset", addOffset)
-        arguments.int("limit", limit)
-        arguments.int("max_id", maxId)
-        arguments.int("min_id", minId)
-        return TLRequest(definition: "messages.getUnreadMentions#f107e790 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Messages.self))
+        let buffer = Buffer()
+        getUnreadMentions(into: buffer, peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Messages.self))
+    }
+
+    /// Writes `messages.getUnreadMentions` boxed at the end of `buffer`.
+    public static func getUnreadMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
+        var _flags: Int32 = 0
+        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xf107e790)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        var w2 = buffer.fieldWriter(reserving: 24)
+        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+            w2.int32(value)
+        }
+        w2.int32(offsetId)
+        w2.int32(addOffset)
+        w2.int32(limit)
+        w2.int32(maxId)
+        w2.int32(minId)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.saveDefaultSendAs#ccfddf96 peer:InputPeer send_as:InputPeer = Bool;`
     public static func saveDefaultSendAs(peer: Api.InputPeer, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.object("send_as", sendAs)
-        return TLRequest(definition: "messages.saveDefaultSendAs#ccfddf96 peer:InputPeer send_as:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        saveDefaultSendAs(into: buffer, peer: peer, sendAs: sendAs)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.saveDefaultSendAs` boxed at the end of `buffer`.
+    public static func saveDefaultSendAs(into buffer: Buffer, peer: Api.InputPeer, sendAs: Api.InputPeer) {
+        buffer.appendUInt32(0xccfddf96)
+        peer.serialize(buffer, true)
+        sendAs.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.deleteQuickReplyShortcut#3cc04740 shortcut_id:int = Bool;`
     public static func deleteQuickReplyShortcut(shortcutId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("shortcut_id", shortcutId)
-        return TLRequest(definition: "messages.deleteQuickReplyShortcut#3cc04740 shortcut_id:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        deleteQuickReplyShortcut(into: buffer, shortcutId: shortcutId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.deleteQuickReplyShortcut` boxed at the end of `buffer`.
+    public static func deleteQuickReplyShortcut(into buffer: Buffer, shortcutId: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x3cc04740)
+        w1.int32(shortcutId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.searchStickers#29b1c66a flags:# emojis:flags.0?true q:string emoticon:string lang_code:Vector<string> offset:int limit:int hash:long = messages.FoundStickers;`
     public static func searchStickers(emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickers>) {
-        var arguments = TLFieldList(capacity: 7)
-        arguments.trueFlag("emojis", emojis)
-        arguments.string("q", q)
-        arguments.string("emoticon", emoticon)
-        arguments.strings("lang_code", langCode)
-        arguments.int("offset", offset)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.searchStickers#29b1c66a flags:# emojis:flags.0?true q:string emoticon:string lang_code:Vector<string> offset:int limit:int hash:long = messages.FoundStickers;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.FoundStickers.self))
+        let buffer = Buffer()
+        searchStickers(into: buffer, emojis: emojis, q: q, emoticon: emoticon, langCode: langCode, offset: offset, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.FoundStickers.self))
+    }
+
+    /// Writes `messages.searchStickers` boxed at the end of `buffer`.
+    public static func searchStickers(into buffer: Buffer, emojis: Bool, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) {
+        var _flags: Int32 = 0
+        if emojis { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x29b1c66a)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        buffer.appendTLString(q)
+        buffer.appendTLString(emoticon)
+        buffer.appendVector(langCode, boxed: true)
+        var w2 = buffer.fieldWriter(reserving: 16)
+        w2.int32(offset)
+        w2.int32(limit)
+        w2.int64(hash)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.appendTodoList#21a61057 peer:InputPeer msg_id:int list:Vector<TodoItem> = Updates;`
     public static func appendTodoList(peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("msg_id", msgId)
-        arguments.objects("list", list)
-        return TLRequest(definition: "messages.appendTodoList#21a61057 peer:InputPeer msg_id:int list:Vector<TodoItem> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        appendTodoList(into: buffer, peer: peer, msgId: msgId, list: list)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.appendTodoList` boxed at the end of `buffer`.
+    public static func appendTodoList(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) {
+        buffer.appendUInt32(0x21a61057)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        buffer.appendVector(list, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiGameInfo#fb7e8ca7 = messages.EmojiGameInfo;`
     public static func getEmojiGameInfo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGameInfo>) {
-        TLRequest(definition: "messages.getEmojiGameInfo#fb7e8ca7 = messages.EmojiGameInfo;", arguments: []).call(DeserializeFunctionResponse(Api.messages.EmojiGameInfo.self))
+        let buffer = Buffer()
+        getEmojiGameInfo(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.EmojiGameInfo.self))
+    }
+
+    /// Writes `messages.getEmojiGameInfo` boxed at the end of `buffer`.
+    public static func getEmojiGameInfo(into buffer: Buffer) {
+        buffer.appendUInt32(0xfb7e8ca7)
     }
 }
 
 extension Api.functions.help {
     /// `help.setBotUpdatesStatus#ec22cfcd pending_updates_count:int message:string = Bool;`
     public static func setBotUpdatesStatus(pendingUpdatesCount: Int32, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("pending_updates_count", pendingUpdatesCount)
-        arguments.string("message", message)
-        return TLRequest(definition: "help.setBotUpdatesStatus#ec22cfcd pending_updates_count:int message:string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotUpdatesStatus(into: buffer, pendingUpdatesCount: pendingUpdatesCount, message: message)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `help.setBotUpdatesStatus` boxed at the end of `buffer`.
+    public static func setBotUpdatesStatus(into buffer: Buffer, pendingUpdatesCount: Int32, message: String) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xec22cfcd)
+        w1.int32(pendingUpdatesCount)
+        buffer.commit(w1)
+        buffer.appendTLString(message)
     }
 }
 
 extension Api.functions.help {
     /// `help.getRecentMeUrls#3dc0f114 referer:string = help.RecentMeUrls;`
     public static func getRecentMeUrls(referer: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.RecentMeUrls>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.string("referer", referer)
-        return TLRequest(definition: "help.getRecentMeUrls#3dc0f114 referer:string = help.RecentMeUrls;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.help.RecentMeUrls.self))
+        let buffer = Buffer()
+        getRecentMeUrls(into: buffer, referer: referer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.RecentMeUrls.self))
+    }
+
+    /// Writes `help.getRecentMeUrls` boxed at the end of `buffer`.
+    public static func getRecentMeUrls(into buffer: Buffer, referer: String) {
+        buffer.appendUInt32(0x3dc0f114)
+        buffer.appendTLString(referer)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;`
     public static func toggleUserEmojiStatusPermission(bot: Api.InputUser, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("bot", bot)
-        arguments.bool("enabled", enabled)
-        return TLRequest(definition: "bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleUserEmojiStatusPermission(into: buffer, bot: bot, enabled: enabled)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.toggleUserEmojiStatusPermission` boxed at the end of `buffer`.
+    public static func toggleUserEmojiStatusPermission(into buffer: Buffer, bot: Api.InputUser, enabled: Bool) {
+        buffer.appendUInt32(0x06de6392)
+        bot.serialize(buffer, true)
+        buffer.appendBool(enabled)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;`
     public static func transferStarGift(stargift: Api.InputSavedStarGift, toId: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("stargift", stargift)
-        arguments.object("to_id", toId)
-        return TLRequest(definition: "payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        transferStarGift(into: buffer, stargift: stargift, toId: toId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `payments.transferStarGift` boxed at the end of `buffer`.
+    public static func transferStarGift(into buffer: Buffer, stargift: Api.InputSavedStarGift, toId: Api.InputPeer) {
+        buffer.appendUInt32(0x7f18176a)
+        stargift.serialize(buffer, true)
+        toId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;`
     public static func getStoriesArchive(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("offset_id", offsetId)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Stories.self))
+        let buffer = Buffer()
+        getStoriesArchive(into: buffer, peer: peer, offsetId: offsetId, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Stories.self))
+    }
+
+    /// Writes `stories.getStoriesArchive` boxed at the end of `buffer`.
+    public static func getStoriesArchive(into buffer: Buffer, peer: Api.InputPeer, offsetId: Int32, limit: Int32) {
+        buffer.appendUInt32(0xb4352016)
+        peer.serialize(buffer, true)
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.int32(offsetId)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 

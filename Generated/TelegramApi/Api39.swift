@@ -2179,255 +2179,442 @@ extension Api.communities {
 extension Api.functions {
     /// `invokeAfterMsg#cb9f372d {X:Type} msg_id:long query:!X = X;`
     public static func invokeAfterMsg<X>(msgId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("msg_id", msgId)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeAfterMsg#cb9f372d {X:Type} msg_id:long query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeAfterMsg(into: buffer, msgId: msgId, query: query)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeAfterMsg` boxed at the end of `buffer`.
+    public static func invokeAfterMsg<X>(into buffer: Buffer, msgId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xcb9f372d)
+        w1.int64(msgId)
+        buffer.commit(w1)
+        buffer.append(query.1)
     }
 }
 
 extension Api.functions.auth {
     /// `auth.importWebTokenAuthorization#2db873a9 api_id:int api_hash:string web_auth_token:string = auth.Authorization;`
     public static func importWebTokenAuthorization(apiId: Int32, apiHash: String, webAuthToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.int("api_id", apiId)
-        arguments.string("api_hash", apiHash)
-        arguments.string("web_auth_token", webAuthToken)
-        return TLRequest(definition: "auth.importWebTokenAuthorization#2db873a9 api_id:int api_hash:string web_auth_token:string = auth.Authorization;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.auth.Authorization.self))
+        let buffer = Buffer()
+        importWebTokenAuthorization(into: buffer, apiId: apiId, apiHash: apiHash, webAuthToken: webAuthToken)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.auth.Authorization.self))
+    }
+
+    /// Writes `auth.importWebTokenAuthorization` boxed at the end of `buffer`.
+    public static func importWebTokenAuthorization(into buffer: Buffer, apiId: Int32, apiHash: String, webAuthToken: String) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x2db873a9)
+        w1.int32(apiId)
+        buffer.commit(w1)
+        buffer.appendTLString(apiHash)
+        buffer.appendTLString(webAuthToken)
     }
 }
 
 extension Api.functions.account {
     /// `account.getContentSettings#8b9b4dae = account.ContentSettings;`
     public static func getContentSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ContentSettings>) {
-        TLRequest(definition: "account.getContentSettings#8b9b4dae = account.ContentSettings;", arguments: []).call(DeserializeFunctionResponse(Api.account.ContentSettings.self))
+        let buffer = Buffer()
+        getContentSettings(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.ContentSettings.self))
+    }
+
+    /// Writes `account.getContentSettings` boxed at the end of `buffer`.
+    public static func getContentSettings(into buffer: Buffer) {
+        buffer.appendUInt32(0x8b9b4dae)
     }
 }
 
 extension Api.functions.account {
     /// `account.getSavedRingtones#e1902288 hash:long = account.SavedRingtones;`
     public static func getSavedRingtones(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedRingtones>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "account.getSavedRingtones#e1902288 hash:long = account.SavedRingtones;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.account.SavedRingtones.self))
+        let buffer = Buffer()
+        getSavedRingtones(into: buffer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.account.SavedRingtones.self))
+    }
+
+    /// Writes `account.getSavedRingtones` boxed at the end of `buffer`.
+    public static func getSavedRingtones(into buffer: Buffer, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xe1902288)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.account {
     /// `account.toggleUsername#58d6b376 username:string active:Bool = Bool;`
     public static func toggleUsername(username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("username", username)
-        arguments.bool("active", active)
-        return TLRequest(definition: "account.toggleUsername#58d6b376 username:string active:Bool = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        toggleUsername(into: buffer, username: username, active: active)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `account.toggleUsername` boxed at the end of `buffer`.
+    public static func toggleUsername(into buffer: Buffer, username: String, active: Bool) {
+        buffer.appendUInt32(0x58d6b376)
+        buffer.appendTLString(username)
+        buffer.appendBool(active)
     }
 }
 
 extension Api.functions.contacts {
     /// `contacts.resetSaved#879537f1 = Bool;`
     public static func resetSaved() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        TLRequest(definition: "contacts.resetSaved#879537f1 = Bool;", arguments: []).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        resetSaved(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `contacts.resetSaved` boxed at the end of `buffer`.
+    public static func resetSaved(into buffer: Buffer) {
+        buffer.appendUInt32(0x879537f1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getPeerSettings#efd9a6a2 peer:InputPeer = messages.PeerSettings;`
     public static func getPeerSettings(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerSettings>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("peer", peer)
-        return TLRequest(definition: "messages.getPeerSettings#efd9a6a2 peer:InputPeer = messages.PeerSettings;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.PeerSettings.self))
+        let buffer = Buffer()
+        getPeerSettings(into: buffer, peer: peer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.PeerSettings.self))
+    }
+
+    /// Writes `messages.getPeerSettings` boxed at the end of `buffer`.
+    public static func getPeerSettings(into buffer: Buffer, peer: Api.InputPeer) {
+        buffer.appendUInt32(0xefd9a6a2)
+        peer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendEncryptedService#32d439a4 peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
     public static func sendEncryptedService(peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.long("random_id", randomId)
-        arguments.bytes("data", data)
-        return TLRequest(definition: "messages.sendEncryptedService#32d439a4 peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+        let buffer = Buffer()
+        sendEncryptedService(into: buffer, peer: peer, randomId: randomId, data: data)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.SentEncryptedMessage.self))
+    }
+
+    /// Writes `messages.sendEncryptedService` boxed at the end of `buffer`.
+    public static func sendEncryptedService(into buffer: Buffer, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
+        buffer.appendUInt32(0x32d439a4)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(randomId)
+        buffer.appendTLBytes(data)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.startBot#e6df7378 bot:InputUser peer:InputPeer random_id:long start_param:string = Updates;`
     public static func startBot(bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("bot", bot)
-        arguments.object("peer", peer)
-        arguments.long("random_id", randomId)
-        arguments.string("start_param", startParam)
-        return TLRequest(definition: "messages.startBot#e6df7378 bot:InputUser peer:InputPeer random_id:long start_param:string = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        startBot(into: buffer, bot: bot, peer: peer, randomId: randomId, startParam: startParam)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.startBot` boxed at the end of `buffer`.
+    public static func startBot(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) {
+        buffer.appendUInt32(0xe6df7378)
+        bot.serialize(buffer, true)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(randomId)
+        buffer.appendTLString(startParam)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getGameHighScores#e822649d peer:InputPeer id:int user_id:InputUser = messages.HighScores;`
     public static func getGameHighScores(peer: Api.InputPeer, id: Int32, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        arguments.object("user_id", userId)
-        return TLRequest(definition: "messages.getGameHighScores#e822649d peer:InputPeer id:int user_id:InputUser = messages.HighScores;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.HighScores.self))
+        let buffer = Buffer()
+        getGameHighScores(into: buffer, peer: peer, id: id, userId: userId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.HighScores.self))
+    }
+
+    /// Writes `messages.getGameHighScores` boxed at the end of `buffer`.
+    public static func getGameHighScores(into buffer: Buffer, peer: Api.InputPeer, id: Int32, userId: Api.InputUser) {
+        buffer.appendUInt32(0xe822649d)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        userId.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getEmojiKeywordsDifference#1508b6af lang_code:string from_version:int = EmojiKeywordsDifference;`
     public static func getEmojiKeywordsDifference(langCode: String, fromVersion: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiKeywordsDifference>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.string("lang_code", langCode)
-        arguments.int("from_version", fromVersion)
-        return TLRequest(definition: "messages.getEmojiKeywordsDifference#1508b6af lang_code:string from_version:int = EmojiKeywordsDifference;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.EmojiKeywordsDifference.self))
+        let buffer = Buffer()
+        getEmojiKeywordsDifference(into: buffer, langCode: langCode, fromVersion: fromVersion)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.EmojiKeywordsDifference.self))
+    }
+
+    /// Writes `messages.getEmojiKeywordsDifference` boxed at the end of `buffer`.
+    public static func getEmojiKeywordsDifference(into buffer: Buffer, langCode: String, fromVersion: Int32) {
+        buffer.appendUInt32(0x1508b6af)
+        buffer.appendTLString(langCode)
+        buffer.appendInt32(fromVersion)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.reportReaction#3f64c076 peer:InputPeer id:int reaction_peer:InputPeer = Bool;`
     public static func reportReaction(peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("peer", peer)
-        arguments.int("id", id)
-        arguments.object("reaction_peer", reactionPeer)
-        return TLRequest(definition: "messages.reportReaction#3f64c076 peer:InputPeer id:int reaction_peer:InputPeer = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        reportReaction(into: buffer, peer: peer, id: id, reactionPeer: reactionPeer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `messages.reportReaction` boxed at the end of `buffer`.
+    public static func reportReaction(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) {
+        buffer.appendUInt32(0x3f64c076)
+        peer.serialize(buffer, true)
+        buffer.appendInt32(id)
+        reactionPeer.serialize(buffer, true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getRecentReactions#39461db2 limit:int hash:long = messages.Reactions;`
     public static func getRecentReactions(limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("limit", limit)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "messages.getRecentReactions#39461db2 limit:int hash:long = messages.Reactions;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.Reactions.self))
+        let buffer = Buffer()
+        getRecentReactions(into: buffer, limit: limit, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.Reactions.self))
+    }
+
+    /// Writes `messages.getRecentReactions` boxed at the end of `buffer`.
+    public static func getRecentReactions(into buffer: Buffer, limit: Int32, hash: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0x39461db2)
+        w1.int32(limit)
+        w1.int64(hash)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getDefaultHistoryTTL#658b7188 = DefaultHistoryTTL;`
     public static func getDefaultHistoryTTL() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DefaultHistoryTTL>) {
-        TLRequest(definition: "messages.getDefaultHistoryTTL#658b7188 = DefaultHistoryTTL;", arguments: []).call(DeserializeFunctionResponse(Api.DefaultHistoryTTL.self))
+        let buffer = Buffer()
+        getDefaultHistoryTTL(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.DefaultHistoryTTL.self))
+    }
+
+    /// Writes `messages.getDefaultHistoryTTL` boxed at the end of `buffer`.
+    public static func getDefaultHistoryTTL(into buffer: Buffer) {
+        buffer.appendUInt32(0x658b7188)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.sendBotRequestedPeer#6c5cf2a7 flags:# peer:InputPeer msg_id:flags.0?int webapp_req_id:flags.1?string button_id:int requested_peers:Vector<InputPeer> = Updates;`
     public static func sendBotRequestedPeer(peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("peer", peer)
-        if let value = msgId { arguments.int("msg_id", value) }
-        if let value = webappReqId { arguments.string("webapp_req_id", value) }
-        arguments.int("button_id", buttonId)
-        arguments.objects("requested_peers", requestedPeers)
-        return TLRequest(definition: "messages.sendBotRequestedPeer#6c5cf2a7 flags:# peer:InputPeer msg_id:flags.0?int webapp_req_id:flags.1?string button_id:int requested_peers:Vector<InputPeer> = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        sendBotRequestedPeer(into: buffer, peer: peer, msgId: msgId, webappReqId: webappReqId, buttonId: buttonId, requestedPeers: requestedPeers)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `messages.sendBotRequestedPeer` boxed at the end of `buffer`.
+    public static func sendBotRequestedPeer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32?, webappReqId: String?, buttonId: Int32, requestedPeers: [Api.InputPeer]) {
+        var _flags: Int32 = 0
+        if msgId != nil { tlSetFlag(&_flags, 0x1) }
+        if webappReqId != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x6c5cf2a7)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = msgId {
+            buffer.appendInt32(value)
+        }
+        if tlFlagIsSet(_flags, 0x2), let value = webappReqId {
+            buffer.appendTLString(value)
+        }
+        buffer.appendInt32(buttonId)
+        buffer.appendVector(requestedPeers, boxed: true)
     }
 }
 
 extension Api.functions.messages {
     /// `messages.getForumTopics#3ba47bff flags:# peer:InputPeer q:flags.0?string offset_date:int offset_id:int offset_topic:int limit:int = messages.ForumTopics;`
     public static func getForumTopics(peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
-        var arguments = TLFieldList(capacity: 6)
-        arguments.object("peer", peer)
-        if let value = q { arguments.string("q", value) }
-        arguments.int("offset_date", offsetDate)
-        arguments.int("offset_id", offsetId)
-        arguments.int("offset_topic", offsetTopic)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getForumTopics#3ba47bff flags:# peer:InputPeer q:flags.0?string offset_date:int offset_id:int offset_topic:int limit:int = messages.ForumTopics;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.messages.ForumTopics.self))
+        let buffer = Buffer()
+        getForumTopics(into: buffer, peer: peer, q: q, offsetDate: offsetDate, offsetId: offsetId, offsetTopic: offsetTopic, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.messages.ForumTopics.self))
+    }
+
+    /// Writes `messages.getForumTopics` boxed at the end of `buffer`.
+    public static func getForumTopics(into buffer: Buffer, peer: Api.InputPeer, q: String?, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) {
+        var _flags: Int32 = 0
+        if q != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x3ba47bff)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        peer.serialize(buffer, true)
+        if tlFlagIsSet(_flags, 0x1), let value = q {
+            buffer.appendTLString(value)
+        }
+        var w2 = buffer.fieldWriter(reserving: 16)
+        w2.int32(offsetDate)
+        w2.int32(offsetId)
+        w2.int32(offsetTopic)
+        w2.int32(limit)
+        buffer.commit(w2)
     }
 }
 
 extension Api.functions.help {
     /// `help.getSupportName#d360e72c = help.SupportName;`
     public static func getSupportName() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.SupportName>) {
-        TLRequest(definition: "help.getSupportName#d360e72c = help.SupportName;", arguments: []).call(DeserializeFunctionResponse(Api.help.SupportName.self))
+        let buffer = Buffer()
+        getSupportName(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.help.SupportName.self))
+    }
+
+    /// Writes `help.getSupportName` boxed at the end of `buffer`.
+    public static func getSupportName(into buffer: Buffer) {
+        buffer.appendUInt32(0xd360e72c)
     }
 }
 
 extension Api.functions.channels {
     /// `channels.deleteHistory#9baa9647 flags:# for_everyone:flags.0?true channel:InputChannel max_id:int = Updates;`
     public static func deleteHistory(forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("for_everyone", forEveryone)
-        arguments.object("channel", channel)
-        arguments.int("max_id", maxId)
-        return TLRequest(definition: "channels.deleteHistory#9baa9647 flags:# for_everyone:flags.0?true channel:InputChannel max_id:int = Updates;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.Updates.self))
+        let buffer = Buffer()
+        deleteHistory(into: buffer, forEveryone: forEveryone, channel: channel, maxId: maxId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.Updates.self))
+    }
+
+    /// Writes `channels.deleteHistory` boxed at the end of `buffer`.
+    public static func deleteHistory(into buffer: Buffer, forEveryone: Bool, channel: Api.InputChannel, maxId: Int32) {
+        var _flags: Int32 = 0
+        if forEveryone { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9baa9647)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(maxId)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setBotCommands#0517165a scope:BotCommandScope lang_code:string commands:Vector<BotCommand> = Bool;`
     public static func setBotCommands(scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("scope", scope)
-        arguments.string("lang_code", langCode)
-        arguments.objects("commands", commands)
-        return TLRequest(definition: "bots.setBotCommands#0517165a scope:BotCommandScope lang_code:string commands:Vector<BotCommand> = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotCommands(into: buffer, scope: scope, langCode: langCode, commands: commands)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.setBotCommands` boxed at the end of `buffer`.
+    public static func setBotCommands(into buffer: Buffer, scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) {
+        buffer.appendUInt32(0x0517165a)
+        scope.serialize(buffer, true)
+        buffer.appendTLString(langCode)
+        buffer.appendVector(commands, boxed: true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.setBotGroupDefaultAdminRights#925ec9ea admin_rights:ChatAdminRights = Bool;`
     public static func setBotGroupDefaultAdminRights(adminRights: Api.ChatAdminRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.object("admin_rights", adminRights)
-        return TLRequest(definition: "bots.setBotGroupDefaultAdminRights#925ec9ea admin_rights:ChatAdminRights = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setBotGroupDefaultAdminRights(into: buffer, adminRights: adminRights)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `bots.setBotGroupDefaultAdminRights` boxed at the end of `buffer`.
+    public static func setBotGroupDefaultAdminRights(into buffer: Buffer, adminRights: Api.ChatAdminRights) {
+        buffer.appendUInt32(0x925ec9ea)
+        adminRights.serialize(buffer, true)
     }
 }
 
 extension Api.functions.bots {
     /// `bots.addPreviewMedia#17aeb75a bot:InputUser lang_code:string media:InputMedia = BotPreviewMedia;`
     public static func addPreviewMedia(bot: Api.InputUser, langCode: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotPreviewMedia>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.object("bot", bot)
-        arguments.string("lang_code", langCode)
-        arguments.object("media", media)
-        return TLRequest(definition: "bots.addPreviewMedia#17aeb75a bot:InputUser lang_code:string media:InputMedia = BotPreviewMedia;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.BotPreviewMedia.self))
+        let buffer = Buffer()
+        addPreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.BotPreviewMedia.self))
+    }
+
+    /// Writes `bots.addPreviewMedia` boxed at the end of `buffer`.
+    public static func addPreviewMedia(into buffer: Buffer, bot: Api.InputUser, langCode: String, media: Api.InputMedia) {
+        buffer.appendUInt32(0x17aeb75a)
+        bot.serialize(buffer, true)
+        buffer.appendTLString(langCode)
+        media.serialize(buffer, true)
     }
 }
 
 extension Api.functions.payments {
     /// `payments.getStarGiftAuctionAcquiredGifts#6ba2cbec gift_id:long = payments.StarGiftAuctionAcquiredGifts;`
     public static func getStarGiftAuctionAcquiredGifts(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftAuctionAcquiredGifts>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.long("gift_id", giftId)
-        return TLRequest(definition: "payments.getStarGiftAuctionAcquiredGifts#6ba2cbec gift_id:long = payments.StarGiftAuctionAcquiredGifts;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.payments.StarGiftAuctionAcquiredGifts.self))
+        let buffer = Buffer()
+        getStarGiftAuctionAcquiredGifts(into: buffer, giftId: giftId)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.payments.StarGiftAuctionAcquiredGifts.self))
+    }
+
+    /// Writes `payments.getStarGiftAuctionAcquiredGifts` boxed at the end of `buffer`.
+    public static func getStarGiftAuctionAcquiredGifts(into buffer: Buffer, giftId: Int64) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x6ba2cbec)
+        w1.int64(giftId)
+        buffer.commit(w1)
     }
 }
 
 extension Api.functions.phone {
     /// `phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;`
     public static func getGroupParticipants(call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupParticipants>) {
-        var arguments = TLFieldList(capacity: 5)
-        arguments.object("call", call)
-        arguments.objects("ids", ids)
-        arguments.ints("sources", sources)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.phone.GroupParticipants.self))
+        let buffer = Buffer()
+        getGroupParticipants(into: buffer, call: call, ids: ids, sources: sources, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.phone.GroupParticipants.self))
+    }
+
+    /// Writes `phone.getGroupParticipants` boxed at the end of `buffer`.
+    public static func getGroupParticipants(into buffer: Buffer, call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) {
+        buffer.appendUInt32(0xc558d8ab)
+        call.serialize(buffer, true)
+        buffer.appendVector(ids, boxed: true)
+        buffer.appendVector(sources, boxed: true)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.stats {
     /// `stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;`
     public static func getMessagePublicForwards(channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
-        var arguments = TLFieldList(capacity: 4)
-        arguments.object("channel", channel)
-        arguments.int("msg_id", msgId)
-        arguments.string("offset", offset)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stats.PublicForwards.self))
+        let buffer = Buffer()
+        getMessagePublicForwards(into: buffer, channel: channel, msgId: msgId, offset: offset, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stats.PublicForwards.self))
+    }
+
+    /// Writes `stats.getMessagePublicForwards` boxed at the end of `buffer`.
+    public static func getMessagePublicForwards(into buffer: Buffer, channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) {
+        buffer.appendUInt32(0x5f150144)
+        channel.serialize(buffer, true)
+        buffer.appendInt32(msgId)
+        buffer.appendTLString(offset)
+        buffer.appendInt32(limit)
     }
 }
 
 extension Api.functions.stories {
     /// `stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;`
     public static func getAlbums(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Albums>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.object("peer", peer)
-        arguments.long("hash", hash)
-        return TLRequest(definition: "stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;", arguments: arguments.fields).call(DeserializeFunctionResponse(Api.stories.Albums.self))
+        let buffer = Buffer()
+        getAlbums(into: buffer, peer: peer, hash: hash)
+        return (FunctionDescription(serialized: buffer, registry: Api.registry), buffer, DeserializeFunctionResponse(Api.stories.Albums.self))
+    }
+
+    /// Writes `stories.getAlbums` boxed at the end of `buffer`.
+    public static func getAlbums(into buffer: Buffer, peer: Api.InputPeer, hash: Int64) {
+        buffer.appendUInt32(0x25b3eac7)
+        peer.serialize(buffer, true)
+        buffer.appendInt64(hash)
     }
 }
 

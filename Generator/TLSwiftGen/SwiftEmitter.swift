@@ -340,14 +340,27 @@ public struct SwiftEmitter {
         }
     }
 
-    /// Statements writing the constructor ID (when `boxed`) and every field of `c` from payload `v` (an expression
-    /// such as `c` or `self`). Runs of two or more fixed-size writes go through one `TLFieldWriter`: one capacity
-    /// check and one count update per run instead of per field.
-    func emitSerializeFields(_ c: Combinator, id: UInt32, payload v: String, into w: SwiftWriter) {
+    /// Statements writing the constructor ID and every field of `c`. With a payload `v` (an expression such as `c`),
+    /// fields are its properties, `#` words its derived ones, and the ID is written when `boxed`; without one (a
+    /// function's writer), fields are parameters of the same names, `#` words are computed here, and the ID is always
+    /// written (a request is boxed). Runs of two or more fixed-size writes go through one `TLFieldWriter`: one
+    /// capacity check and one count update per run instead of per field.
+    func emitSerializeFields(_ c: Combinator, id: UInt32, payload v: String?, into w: SwiftWriter) {
+        let groups = v == nil ? flagGroups(c) : []
         for nat in natFields(c) {
-            w.line("let \(natLocal(nat.name)) = \(v).\(Naming.escaped(Naming.fieldName(nat.name)))")
+            if let v {
+                w.line("let \(natLocal(nat.name)) = \(v).\(Naming.escaped(Naming.fieldName(nat.name)))")
+                continue
+            }
+            let mine = groups.filter { $0.flags == nat.name }
+            guard !mine.isEmpty else {
+                w.line("let \(natLocal(nat.name)): Int32 = 0")
+                continue
+            }
+            w.line("var \(natLocal(nat.name)): Int32 = 0")
+            for g in mine { w.line("if \(g.condition) { tlSetFlag(&\(natLocal(nat.name)), \(maskLiteral(g.bit))) }") }
         }
-        var run: [Field?] = [nil]  // nil: the constructor ID, written when boxed
+        var run: [Field?] = [nil]  // nil: the constructor ID
         var runs = 0
         func flushRun() {
             defer { run = [] }
@@ -388,11 +401,12 @@ public struct SwiftEmitter {
         }
     }
 
-    /// One field (nil: the constructor ID) written to `buffer`, or through the field writer named `writer`.
-    func emitField(_ field: Field?, id: UInt32, payload v: String, writer: String?, into w: SwiftWriter) {
+    /// One field (nil: the constructor ID) written to `buffer`, or through the field writer named `writer`; `v` as
+    /// in `emitSerializeFields`.
+    func emitField(_ field: Field?, id: UInt32, payload v: String?, writer: String?, into w: SwiftWriter) {
         guard let field else {
-            w.line(writer.map { "if boxed { \($0).uint32(\(hexLiteral(id))) }" }
-                ?? "if boxed { buffer.appendUInt32(\(hexLiteral(id))) }")
+            let store = writer.map { "\($0).uint32(\(hexLiteral(id)))" } ?? "buffer.appendUInt32(\(hexLiteral(id)))"
+            w.line(v == nil ? store : "if boxed { \(store) }")
             return
         }
         func write(_ value: String) {
@@ -406,7 +420,12 @@ public struct SwiftEmitter {
             write(natLocal(field.name))
             return
         }
-        let access = "\(v).\(Naming.escaped(Naming.fieldName(field.name)))"
+        let name = Naming.escaped(Naming.fieldName(field.name))
+        if v == nil, case .generic = field.type {
+            w.line("buffer.append(\(name).1)")  // the inner call's triple: its request as written
+            return
+        }
+        let access = v.map { "\($0).\(name)" } ?? name
         guard let cond = field.condition else { return write(access) }
         let flagTest = "tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))"
         switch field.type {
@@ -697,25 +716,30 @@ public struct SwiftEmitter {
 
     // MARK: Functions
 
-    /// The definition as a string literal: `TLRequest` writes, describes and parses the request from it.
+    /// The definition as a string literal: the registry keeps it, to read a request back (a server, a log line).
     func definitionLiteral(_ f: Combinator) -> String {
         "\"" + f.definition + "\""
     }
 
-    /// A request builder with typed parameters, in Telegram-iOS's shape. The arguments go to `TLRequest`, which
-    /// writes them by the definition; one runtime interpreter costs far less to compile than a class per function.
+    /// A request builder with typed parameters, in Telegram-iOS's shape, and the writer it calls. The writer puts the
+    /// request on the wire directly, as a constructor's `serialize` does; the triple's `FunctionDescription` reads the
+    /// written bytes back only when a log asks for them.
     func emitFunction(_ f: Combinator, into w: SwiftWriter) {
         let fields = emittedFields(f).filter(\.isStored)
         let generic = f.generics.first
         var parameters: [String] = []
+        var writerParameters: [String] = []
         var responseSource: String?
         for field in fields {
             let label = Naming.escaped(field.swiftName)
             if case .generic = field.field.type, let generic {
-                parameters.append("\(label): (FunctionDescription, Buffer, DeserializeFunctionResponse<\(generic)>)")
+                let triple = "\(label): (FunctionDescription, Buffer, DeserializeFunctionResponse<\(generic)>)"
+                parameters.append(triple)
+                writerParameters.append(triple)
                 responseSource = "\(label).2"
             } else {
                 parameters.append(parameterDeclaration(field))
+                writerParameters.append("\(label): \(field.declaredType)")
             }
         }
         let resultType: String
@@ -727,28 +751,23 @@ public struct SwiftEmitter {
             resultType = swiftType(f.result)
             response = responseExpression(f.result)
         }
+        let name = Naming.escaped(f.shortName)
+        let genericClause = generic.map { "<\($0)>" } ?? ""
+        // Argument labels need backticks only for these three keywords; the compiler warns about any other.
+        let label = { (name: String) in ["inout", "var", "let"].contains(name) ? "`\(name)`" : name }
+        let arguments = (["into: buffer"] + fields.map { "\(label($0.swiftName)): \(Naming.escaped($0.swiftName))" })
+            .joined(separator: ", ")
         w.block("extension \(functionContainer(f))") {
             w.line("/// `\(f.definition)`")
-            let genericClause = generic.map { "<\($0)>" } ?? ""
-            w.block("public static func \(Naming.escaped(f.shortName))\(genericClause)(\(parameters.joined(separator: ", "))) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<\(resultType)>)") {
-                if fields.isEmpty {
-                    w.line("TLRequest(definition: \(definitionLiteral(f)), arguments: []).call(\(response))")
-                    return
-                }
-                w.line("var arguments = TLFieldList(capacity: \(fields.count))")
-                for field in fields {
-                    let label = Naming.escaped(field.swiftName)
-                    if case .generic = field.field.type {
-                        w.line("arguments.object(\"\(field.field.name)\", \(label).0.function)")
-                    } else if field.isTrueFlag {
-                        w.line("arguments.trueFlag(\"\(field.field.name)\", \(label))")
-                    } else if field.isOptional {
-                        w.line("if let value = \(label) { \(describeCall(field.field.type, name: field.field.name, value: "value", into: "arguments")) }")
-                    } else {
-                        w.line(describeCall(field.field.type, name: field.field.name, value: label, into: "arguments"))
-                    }
-                }
-                w.line("return TLRequest(definition: \(definitionLiteral(f)), arguments: arguments.fields).call(\(response))")
+            w.block("public static func \(name)\(genericClause)(\(parameters.joined(separator: ", "))) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<\(resultType)>)") {
+                w.line("let buffer = Buffer()")
+                w.line("\(name)(\(arguments))")
+                w.line("return (FunctionDescription(serialized: buffer, registry: \(ns).registry), buffer, \(response))")
+            }
+            w.line("")
+            w.line("/// Writes `\(f.name)` boxed at the end of `buffer`.")
+            w.block("public static func \(name)\(genericClause)(\((["into buffer: Buffer"] + writerParameters).joined(separator: ", ")))") {
+                emitSerializeFields(f, id: f.id, payload: nil, into: w)
             }
         }
     }

@@ -2,21 +2,84 @@
 // (FunctionDescription for logs, the serialized request Buffer, DeserializeFunctionResponse for the result).
 
 /// A request payload as logs see it: name and parameters, sensitive ones redacted when formatted.
+///
+/// Generated functions write the request directly and keep a copy of the bytes here; the parameters are read back
+/// from them (through the schema's registry) only when asked for, so building a call costs no description.
 public struct FunctionDescription: Sendable, CustomStringConvertible {
-    public let function: any TLFunction
+    enum Source: Sendable {
+        case function(any TLFunction)
+        case serialized([UInt8], TLRegistry)
+    }
+
+    let source: Source
 
     public init(_ function: any TLFunction) {
-        self.function = function
+        source = .function(function)
+    }
+
+    /// The request `buffer` holds (boxed, from its first byte), as `registry` reads it.
+    public init(serialized buffer: Buffer, registry: TLRegistry) {
+        source = .serialized(buffer.bytes, registry)
+    }
+
+    /// The request as a value. One written by generated code is parsed from its bytes each time; bytes the
+    /// registry cannot read (an inner call built by hand) come back as a `TLUnreadableRequest`.
+    public var function: any TLFunction {
+        switch source {
+        case .function(let function):
+            return function
+        case .serialized(let bytes, let registry):
+            do throws(TLDecodingError) {
+                if let request = try registry.parseRequest(bytes: bytes) { return request }
+                return TLUnreadableRequest(bytes: bytes, name: nil, error: nil)
+            } catch {
+                return TLUnreadableRequest(bytes: bytes, name: name, error: error)
+            }
+        }
     }
 
     /// The TL name with its namespace, e.g. `messages.sendMessage`.
-    public var name: String { function.descriptionFields().0 }
+    public var name: String {
+        switch source {
+        case .function(let function):
+            return function.descriptionFields().0
+        case .serialized(let bytes, let registry):
+            // The ID alone names the function: no need to read the parameters.
+            guard bytes.count >= 4 else { return "" }
+            let id = UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
+            return registry.functionDefinition(for: id).map(TLSignature.name(of:)) ?? TLUnreadableRequest.label(id)
+        }
+    }
 
     /// Parameters in schema order, absent optionals omitted.
     public var parameters: [(String, TLValue)] { function.descriptionFields().1 }
 
     /// One line, redacted with `TLLogFormatter.telegram`.
     public var description: String { TLLogFormatter.telegram.format(self) }
+}
+
+/// Request bytes a registry could not read back, kept as they are: writing it writes the same bytes.
+public struct TLUnreadableRequest: TLFunction {
+    public let bytes: [UInt8]
+    /// The function's name, when the registry knows its ID.
+    public let name: String?
+    /// Why reading failed; nil when the ID is a constructor's, not a function's.
+    public let error: TLDecodingError?
+
+    public func serialize(_ buffer: Buffer, _ boxed: Bool) {
+        (boxed ? bytes[...] : bytes.dropFirst(4)).withUnsafeBytes { buffer.appendRaw($0) }
+    }
+
+    public func descriptionFields() -> (String, [(String, TLValue)]) {
+        let id = bytes.count >= 4
+            ? UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24 : 0
+        return (name ?? Self.label(id), [("bytes", .raw(bytes))])
+    }
+
+    static func label(_ id: UInt32) -> String {
+        let digits = String(id, radix: 16)
+        return "unknown#" + String(repeating: "0", count: 8 - digits.count) + digits
+    }
 }
 
 /// How to read a function's result.

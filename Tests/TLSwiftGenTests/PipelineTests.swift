@@ -19,7 +19,9 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
             guard let container else { continue }
             for prefix in ["    public enum ", "    public static func "] where line.hasPrefix(prefix) {
                 let name = line.dropFirst(prefix.count).prefix { $0 != ":" && $0 != " " && $0 != "(" && $0 != "<" }
-                result["\(container).\(name)", default: ""] += file.name
+                // A function's builder and writer share a name and a file; a name in two files shows as both.
+                let key = "\(container).\(name)"
+                if result[key] != file.name { result[key, default: ""] += file.name }
             }
         }
     }

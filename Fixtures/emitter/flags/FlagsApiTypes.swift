@@ -348,11 +348,26 @@ extension FlagsApi {
 extension FlagsApi.functions.users {
     /// `users.setFlags#a9063f07 flags:# silent:flags.0?true user:flags.1?User status:flags.1?UserStatus = Bool;`
     public static func setFlags(silent: Bool = false, user: FlagsApi.User? = nil, status: FlagsApi.UserStatus? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.trueFlag("silent", silent)
-        if let value = user { arguments.object("user", value) }
-        if let value = status { arguments.object("status", value) }
-        return TLRequest(definition: "users.setFlags#a9063f07 flags:# silent:flags.0?true user:flags.1?User status:flags.1?UserStatus = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        setFlags(into: buffer, silent: silent, user: user, status: status)
+        return (FunctionDescription(serialized: buffer, registry: FlagsApi.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `users.setFlags` boxed at the end of `buffer`.
+    public static func setFlags(into buffer: Buffer, silent: Bool, user: FlagsApi.User?, status: FlagsApi.UserStatus?) {
+        var _flags: Int32 = 0
+        if silent { tlSetFlag(&_flags, 0x1) }
+        if user != nil && status != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xa9063f07)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2) {
+            user?.serialize(buffer, true)
+        }
+        if tlFlagIsSet(_flags, 0x2) {
+            status?.serialize(buffer, true)
+        }
     }
 }
 

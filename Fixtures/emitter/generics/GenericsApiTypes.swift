@@ -147,47 +147,89 @@ extension GenericsApi {
 extension GenericsApi.functions.help {
     /// `help.getConfig#c4f9186b = Config;`
     public static func getConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<GenericsApi.Config>) {
-        TLRequest(definition: "help.getConfig#c4f9186b = Config;", arguments: []).call(DeserializeFunctionResponse(GenericsApi.Config.self))
+        let buffer = Buffer()
+        getConfig(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: GenericsApi.registry), buffer, DeserializeFunctionResponse(GenericsApi.Config.self))
+    }
+
+    /// Writes `help.getConfig` boxed at the end of `buffer`.
+    public static func getConfig(into buffer: Buffer) {
+        buffer.appendUInt32(0xc4f9186b)
     }
 }
 
 extension GenericsApi.functions.help {
     /// `help.getIds#afa65239 limit:int = Vector<long>;`
     public static func getIds(limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "help.getIds#afa65239 limit:int = Vector<long>;", arguments: arguments.fields).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+        let buffer = Buffer()
+        getIds(into: buffer, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: GenericsApi.registry), buffer, DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+    }
+
+    /// Writes `help.getIds` boxed at the end of `buffer`.
+    public static func getIds(into buffer: Buffer, limit: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xafa65239)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension GenericsApi.functions {
     /// `invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;`
     public static func invokeWithLayer<X>(layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("layer", layer)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeWithLayer(into: buffer, layer: layer, query: query)
+        return (FunctionDescription(serialized: buffer, registry: GenericsApi.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeWithLayer` boxed at the end of `buffer`.
+    public static func invokeWithLayer<X>(into buffer: Buffer, layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xda9b0d0d)
+        w1.int32(layer)
+        buffer.commit(w1)
+        buffer.append(query.1)
     }
 }
 
 extension GenericsApi.functions {
     /// `invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;`
     public static func invokeAfterMsgs<X>(msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.longs("msg_ids", msgIds)
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        invokeAfterMsgs(into: buffer, msgIds: msgIds, query: query)
+        return (FunctionDescription(serialized: buffer, registry: GenericsApi.registry), buffer, query.2)
+    }
+
+    /// Writes `invokeAfterMsgs` boxed at the end of `buffer`.
+    public static func invokeAfterMsgs<X>(into buffer: Buffer, msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        buffer.appendUInt32(0x3dc4b4f0)
+        buffer.appendVector(msgIds, boxed: true)
+        buffer.append(query.1)
     }
 }
 
 extension GenericsApi.functions {
     /// `initConnection#af16c849 {X:Type} flags:# api_id:int proxy:flags.0?string query:!X = X;`
     public static func initConnection<X>(apiId: Int32, proxy: String? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
-        var arguments = TLFieldList(capacity: 3)
-        arguments.int("api_id", apiId)
-        if let value = proxy { arguments.string("proxy", value) }
-        arguments.object("query", query.0.function)
-        return TLRequest(definition: "initConnection#af16c849 {X:Type} flags:# api_id:int proxy:flags.0?string query:!X = X;", arguments: arguments.fields).call(query.2)
+        let buffer = Buffer()
+        initConnection(into: buffer, apiId: apiId, proxy: proxy, query: query)
+        return (FunctionDescription(serialized: buffer, registry: GenericsApi.registry), buffer, query.2)
+    }
+
+    /// Writes `initConnection` boxed at the end of `buffer`.
+    public static func initConnection<X>(into buffer: Buffer, apiId: Int32, proxy: String?, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+        var _flags: Int32 = 0
+        if proxy != nil { tlSetFlag(&_flags, 0x1) }
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0xaf16c849)
+        w1.int32(_flags)
+        w1.int32(apiId)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x1), let value = proxy {
+            buffer.appendTLString(value)
+        }
+        buffer.append(query.1)
     }
 }
 

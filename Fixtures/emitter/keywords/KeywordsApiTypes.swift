@@ -147,19 +147,40 @@ extension KeywordsApi {
 extension KeywordsApi.functions.keys {
     /// `keys.default#9b71967c static:int = Keys;`
     public static func `default`(`static`: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<KeywordsApi.Keys>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("static", `static`)
-        return TLRequest(definition: "keys.default#9b71967c static:int = Keys;", arguments: arguments.fields).call(DeserializeFunctionResponse(KeywordsApi.Keys.self))
+        let buffer = Buffer()
+        `default`(into: buffer, static: `static`)
+        return (FunctionDescription(serialized: buffer, registry: KeywordsApi.registry), buffer, DeserializeFunctionResponse(KeywordsApi.Keys.self))
+    }
+
+    /// Writes `keys.default` boxed at the end of `buffer`.
+    public static func `default`(into buffer: Buffer, `static`: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x9b71967c)
+        w1.int32(`static`)
+        buffer.commit(w1)
     }
 }
 
 extension KeywordsApi.functions.keys {
     /// `keys.set#22847a86 flags:# default:flags.0?true in:flags.1?string = Bool;`
     public static func set(`default`: Bool = false, `in`: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.trueFlag("default", `default`)
-        if let value = `in` { arguments.string("in", value) }
-        return TLRequest(definition: "keys.set#22847a86 flags:# default:flags.0?true in:flags.1?string = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        set(into: buffer, default: `default`, in: `in`)
+        return (FunctionDescription(serialized: buffer, registry: KeywordsApi.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `keys.set` boxed at the end of `buffer`.
+    public static func set(into buffer: Buffer, `default`: Bool, `in`: String?) {
+        var _flags: Int32 = 0
+        if `default` { tlSetFlag(&_flags, 0x1) }
+        if `in` != nil { tlSetFlag(&_flags, 0x2) }
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0x22847a86)
+        w1.int32(_flags)
+        buffer.commit(w1)
+        if tlFlagIsSet(_flags, 0x2), let value = `in` {
+            buffer.appendTLString(value)
+        }
     }
 }
 

@@ -233,19 +233,35 @@ extension NamespacesApi {
 extension NamespacesApi.functions.messages {
     /// `messages.getHistory#876a530b peer:int limit:int = messages.Messages;`
     public static func getHistory(peer: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<NamespacesApi.messages.Messages>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.int("peer", peer)
-        arguments.int("limit", limit)
-        return TLRequest(definition: "messages.getHistory#876a530b peer:int limit:int = messages.Messages;", arguments: arguments.fields).call(DeserializeFunctionResponse(NamespacesApi.messages.Messages.self))
+        let buffer = Buffer()
+        getHistory(into: buffer, peer: peer, limit: limit)
+        return (FunctionDescription(serialized: buffer, registry: NamespacesApi.registry), buffer, DeserializeFunctionResponse(NamespacesApi.messages.Messages.self))
+    }
+
+    /// Writes `messages.getHistory` boxed at the end of `buffer`.
+    public static func getHistory(into buffer: Buffer, peer: Int32, limit: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 12)
+        w1.uint32(0x876a530b)
+        w1.int32(peer)
+        w1.int32(limit)
+        buffer.commit(w1)
     }
 }
 
 extension NamespacesApi.functions {
     /// `get_future_salts#b921bd04 num:int = FutureSalts;`
     public static func get_future_salts(num: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<NamespacesApi.FutureSalts>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int("num", num)
-        return TLRequest(definition: "get_future_salts#b921bd04 num:int = FutureSalts;", arguments: arguments.fields).call(DeserializeFunctionResponse(NamespacesApi.FutureSalts.self))
+        let buffer = Buffer()
+        get_future_salts(into: buffer, num: num)
+        return (FunctionDescription(serialized: buffer, registry: NamespacesApi.registry), buffer, DeserializeFunctionResponse(NamespacesApi.FutureSalts.self))
+    }
+
+    /// Writes `get_future_salts` boxed at the end of `buffer`.
+    public static func get_future_salts(into buffer: Buffer, num: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 8)
+        w1.uint32(0xb921bd04)
+        w1.int32(num)
+        buffer.commit(w1)
     }
 }
 

@@ -7,14 +7,28 @@ import TLRuntime
 extension NamespacesApi.functions.messages {
     /// `messages.getIds#c061b66b = Vector<long>;`
     public static func getIds() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
-        TLRequest(definition: "messages.getIds#c061b66b = Vector<long>;", arguments: []).call(DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+        let buffer = Buffer()
+        getIds(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: NamespacesApi.registry), buffer, DeserializeFunctionResponse<[Int64]>.vector(of: Int64.self))
+    }
+
+    /// Writes `messages.getIds` boxed at the end of `buffer`.
+    public static func getIds(into buffer: Buffer) {
+        buffer.appendUInt32(0xc061b66b)
     }
 }
 
 extension NamespacesApi.functions.help {
     /// `help.getConfig#78eae3a8 = help.Config;`
     public static func getConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<NamespacesApi.help.Config>) {
-        TLRequest(definition: "help.getConfig#78eae3a8 = help.Config;", arguments: []).call(DeserializeFunctionResponse(NamespacesApi.help.Config.self))
+        let buffer = Buffer()
+        getConfig(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: NamespacesApi.registry), buffer, DeserializeFunctionResponse(NamespacesApi.help.Config.self))
+    }
+
+    /// Writes `help.getConfig` boxed at the end of `buffer`.
+    public static func getConfig(into buffer: Buffer) {
+        buffer.appendUInt32(0x78eae3a8)
     }
 }
 

@@ -329,16 +329,31 @@ extension NamespacesApi.help {
 extension NamespacesApi.functions.messages {
     /// `messages.getAll#1a7bde94 = Vector<messages.Messages>;`
     public static func getAll() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[NamespacesApi.messages.Messages]>) {
-        TLRequest(definition: "messages.getAll#1a7bde94 = Vector<messages.Messages>;", arguments: []).call(DeserializeFunctionResponse<[NamespacesApi.messages.Messages]>.vector(of: NamespacesApi.messages.Messages.self))
+        let buffer = Buffer()
+        getAll(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: NamespacesApi.registry), buffer, DeserializeFunctionResponse<[NamespacesApi.messages.Messages]>.vector(of: NamespacesApi.messages.Messages.self))
+    }
+
+    /// Writes `messages.getAll` boxed at the end of `buffer`.
+    public static func getAll(into buffer: Buffer) {
+        buffer.appendUInt32(0x1a7bde94)
     }
 }
 
 extension NamespacesApi.functions {
     /// `req_pq#60469778 nonce:int128 = ResPQ;`
     public static func req_pq(nonce: TLInt128) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<NamespacesApi.ResPQ>) {
-        var arguments = TLFieldList(capacity: 1)
-        arguments.int128("nonce", nonce)
-        return TLRequest(definition: "req_pq#60469778 nonce:int128 = ResPQ;", arguments: arguments.fields).call(DeserializeFunctionResponse(NamespacesApi.ResPQ.self))
+        let buffer = Buffer()
+        req_pq(into: buffer, nonce: nonce)
+        return (FunctionDescription(serialized: buffer, registry: NamespacesApi.registry), buffer, DeserializeFunctionResponse(NamespacesApi.ResPQ.self))
+    }
+
+    /// Writes `req_pq` boxed at the end of `buffer`.
+    public static func req_pq(into buffer: Buffer, nonce: TLInt128) {
+        var w1 = buffer.fieldWriter(reserving: 20)
+        w1.uint32(0x60469778)
+        w1.int128(nonce)
+        buffer.commit(w1)
     }
 }
 

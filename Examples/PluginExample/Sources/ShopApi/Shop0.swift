@@ -135,17 +135,32 @@ extension Shop {
 extension Shop.functions.shop {
     /// `shop.getCart#98b0114d = Cart;`
     public static func getCart() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Shop.Cart>) {
-        TLRequest(definition: "shop.getCart#98b0114d = Cart;", arguments: []).call(DeserializeFunctionResponse(Shop.Cart.self))
+        let buffer = Buffer()
+        getCart(into: buffer)
+        return (FunctionDescription(serialized: buffer, registry: Shop.registry), buffer, DeserializeFunctionResponse(Shop.Cart.self))
+    }
+
+    /// Writes `shop.getCart` boxed at the end of `buffer`.
+    public static func getCart(into buffer: Buffer) {
+        buffer.appendUInt32(0x98b0114d)
     }
 }
 
 extension Shop.functions.shop {
     /// `shop.addItem#03c71115 id:long quantity:int = Bool;`
     public static func addItem(id: Int64, quantity: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
-        var arguments = TLFieldList(capacity: 2)
-        arguments.long("id", id)
-        arguments.int("quantity", quantity)
-        return TLRequest(definition: "shop.addItem#03c71115 id:long quantity:int = Bool;", arguments: arguments.fields).call(DeserializeFunctionResponse(Bool.self))
+        let buffer = Buffer()
+        addItem(into: buffer, id: id, quantity: quantity)
+        return (FunctionDescription(serialized: buffer, registry: Shop.registry), buffer, DeserializeFunctionResponse(Bool.self))
+    }
+
+    /// Writes `shop.addItem` boxed at the end of `buffer`.
+    public static func addItem(into buffer: Buffer, id: Int64, quantity: Int32) {
+        var w1 = buffer.fieldWriter(reserving: 16)
+        w1.uint32(0x03c71115)
+        w1.int64(id)
+        w1.int32(quantity)
+        buffer.commit(w1)
     }
 }
 
