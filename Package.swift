@@ -27,6 +27,8 @@ let package = Package(
         .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
         .library(name: "TelegramClient", targets: ["TelegramClient"]),
         .library(name: "SecretChats", targets: ["SecretChats"]),
+        // For the tests and benchmarks: each generated request writer, driven by a parsed request.
+        .library(name: "RequestReplay", targets: ["RequestReplay"]),
         // For the fuzz package (Fuzz/) only: what its targets check.
         .library(name: "FuzzProperties", targets: ["FuzzProperties"]),
         // SwiftPM plugins around `tlgen`: generate at build time from a target's `.tl`, or regenerate committed sources.
@@ -138,6 +140,8 @@ let package = Package(
                 swiftSettings: swiftSettings),
         .target(name: "SecretApi", dependencies: ["TLRuntime"], path: "Generated/SecretApi",
                 swiftSettings: swiftSettings),
+        .target(name: "RequestReplay", dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi"],
+                path: "Generated/RequestReplay", swiftSettings: swiftSettings),
 
         // Secret chats: the sans-IO end-to-end engine over the generated secret layers.
         .target(name: "SecretChats", dependencies: ["MTProtoCrypto", "TLRuntime", "SecretApi"],
@@ -156,7 +160,7 @@ let package = Package(
         .testTarget(name: "TLSwiftGenTests", dependencies: ["TLSwiftGen", "TLSchema"], path: "Tests/TLSwiftGenTests",
                     swiftSettings: swiftSettings),
         .testTarget(name: "GeneratedApiTests",
-                    dependencies: ["TLJSON", "TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi"],
+                    dependencies: ["TLJSON", "TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "RequestReplay"],
                     path: "Tests/GeneratedApiTests", swiftSettings: swiftSettings),
         .testTarget(name: "TLToolTests", dependencies: ["tl", "TLJSON", "TLSchema", "TLRuntime", "TelegramApi", "MTProtoApi"],
                     path: "Tests/TLToolTests", swiftSettings: swiftSettings),

@@ -32,6 +32,7 @@ let package = Package(
                 .product(name: "MTProtoApi", package: "swift-mtproto"),
                 .product(name: "TLRuntime", package: "swift-mtproto"),
                 .product(name: "TLJSON", package: "swift-mtproto"),
+                .product(name: "RequestReplay", package: "swift-mtproto"),
             ],
             path: "Support/CodecCorpus"),
         .executableTarget(

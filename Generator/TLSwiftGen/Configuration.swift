@@ -46,7 +46,16 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         public var sharedWith: String?
     }
 
+    /// The request replay module (`RequestReplay`): a converter from a parsed request to each function's generated
+    /// writer, for the tests and benchmarks. Covers every function of every schema above.
+    public struct Replay: Codable, Sendable, Equatable {
+        public var module: String
+        /// Output directory, relative to the configuration file.
+        public var directory: String
+    }
+
     public var modules: [Module]
+    public var replay: Replay?
     /// Added to the built-in list (`KnownIDException.all`), which applies when none are declared.
     public var idExceptions: [IDException]?
 

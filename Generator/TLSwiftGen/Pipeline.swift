@@ -17,6 +17,7 @@ public enum GeneratorPipeline {
         let base = (configurationPath as NSString).deletingLastPathComponent
         let exceptions = try configuration.exceptions(path: configurationPath)
         var outputs: [OutputFile] = []
+        var replayed: [(namespace: String, module: String)] = []
         for module in configuration.modules {
             for entry in module.schemas {
                 let schemaPath = (base as NSString).appendingPathComponent(entry.schema)
@@ -26,14 +27,25 @@ public enum GeneratorPipeline {
                 guard let text = String(data: data, encoding: .utf8) else {
                     throw GeneratorError.schemaFile(path: schemaPath, message: "the schema is not valid UTF-8")
                 }
-                let files = try emit(schemaText: text, displayName: entry.schema, namespace: entry.namespace,
-                                     fileCount: entry.files, embedSchema: entry.embedSchema ?? false,
-                                     layer: entry.layer, exceptions: exceptions)
-                for file in files {
+                let emitter = try emitter(schemaText: text, displayName: entry.schema, namespace: entry.namespace,
+                                          fileCount: entry.files, embedSchema: entry.embedSchema ?? false,
+                                          layer: entry.layer, exceptions: exceptions)
+                for file in emitter.emit() {
                     outputs.append(OutputFile(path: (module.directory as NSString).appendingPathComponent(file.name),
                                               contents: file.contents))
                 }
+                if let replay = configuration.replay, !emitter.schema.functions.isEmpty {
+                    let file = emitter.replayFile(module: module.module, replayModule: replay.module)
+                    outputs.append(OutputFile(path: (replay.directory as NSString).appendingPathComponent(file.name),
+                                              contents: file.contents))
+                    replayed.append((entry.namespace, module.module))
+                }
             }
+        }
+        if let replay = configuration.replay {
+            let file = SwiftEmitter.replayIndexFile(namespaces: replayed, replayModule: replay.module)
+            outputs.append(OutputFile(path: (replay.directory as NSString).appendingPathComponent(file.name),
+                                      contents: file.contents))
         }
         return outputs
     }
@@ -45,6 +57,13 @@ public enum GeneratorPipeline {
     public static func emit(schemaText: String, displayName: String, namespace: String, fileCount: Int,
                             embedSchema: Bool, layer: Int? = nil,
                             exceptions: [KnownIDException] = KnownIDException.all) throws -> [GeneratedFile] {
+        try emitter(schemaText: schemaText, displayName: displayName, namespace: namespace, fileCount: fileCount,
+                    embedSchema: embedSchema, layer: layer, exceptions: exceptions).emit()
+    }
+
+    /// The emitter for a checked schema; throws when the schema has errors.
+    static func emitter(schemaText: String, displayName: String, namespace: String, fileCount: Int,
+                        embedSchema: Bool, layer: Int?, exceptions: [KnownIDException]) throws -> SwiftEmitter {
         var schema = Checker.check(file: displayName, text: schemaText, exceptions: exceptions)
         guard schema.errors.isEmpty else { throw GeneratorError.invalidSchema(SchemaErrors(schema.errors)) }
         if let layer {
@@ -56,7 +75,7 @@ public enum GeneratorPipeline {
         let options = EmitOptions(namespace: namespace, fileCount: fileCount, schemaName: displayName,
                                   schemaSHA256: SHA256.hex(Array(schemaText.utf8)),
                                   schemaText: embedSchema ? schemaText : nil)
-        return SwiftEmitter(schema: schema, options: options).emit()
+        return SwiftEmitter(schema: schema, options: options)
     }
 
     public enum Drift: Sendable, Equatable, CustomStringConvertible {
@@ -75,7 +94,8 @@ public enum GeneratorPipeline {
 
     /// Directories the configuration owns, relative to its directory.
     public static func outputDirectories(configurationPath: String) throws -> [String] {
-        try GeneratorConfiguration.load(from: configurationPath).modules.map(\.directory)
+        let configuration = try GeneratorConfiguration.load(from: configurationPath)
+        return configuration.modules.map(\.directory) + (configuration.replay.map { [$0.directory] } ?? [])
     }
 
     /// Writes the files, removing stale `.swift` files from the output directories. Returns how many changed.

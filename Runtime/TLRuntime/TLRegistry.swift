@@ -92,6 +92,9 @@ public struct TLRegistry: Sendable {
     /// Every constructor ID, in no particular order.
     public var ids: Dictionary<UInt32, any TLRegistrable.Type>.Keys { table.keys }
 
+    /// Every function ID, in no particular order.
+    public var functionIDs: Dictionary<UInt32, StaticString>.Keys { functions.keys }
+
     public func contains(_ id: UInt32) -> Bool { table[id] != nil || functions[id] != nil }
 
     /// The TL definition of function `id`, if this registry has it.

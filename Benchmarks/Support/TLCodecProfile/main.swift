@@ -1,7 +1,8 @@
 // Runs one codec operation over one corpus part in a loop, for profilers:
 //   swift build -c release --product TLCodecProfile
 //   valgrind --tool=callgrind .build/release/TLCodecProfile objects decode 20
-// Arguments: objects|requests, copy|decode|encode, passes (default 100).
+// Arguments: objects|requests, copy|decode|encode|serialize, passes (default 100). For requests, `encode` runs the
+// generated writers and `serialize` re-encodes the parsed requests through `TLRequest`.
 import CodecCorpus
 import TLRuntime
 
@@ -16,7 +17,9 @@ for _ in 0..<passes {
     switch operation {
         case "copy": total &+= part.copy(into: buffer)
         case "encode": total &+= part.encode(into: buffer)
+        case "serialize": total &+= part.serialize(into: buffer)
         default: total &+= part.decode()
     }
 }
-print("\(partName) \(operation): \(passes) passes over \(part.records.count) records (\(part.bytes) bytes), total \(total)")
+print("\(partName) \(operation): \(passes) passes over \(part.records.count) records (\(part.bytes) bytes, "
+      + "\(part.replayed.count) generated writers), total \(total)")
