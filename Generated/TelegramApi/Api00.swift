@@ -1612,7 +1612,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadWallPaper` boxed at the end of `buffer`.
-    public static func uploadWallPaper(into buffer: Buffer, forChat: Bool, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) {
+    public static func uploadWallPaper(into buffer: Buffer, forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) {
         var _flags: Int32 = 0
         if forChat { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1634,7 +1634,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.markDialogUnread` boxed at the end of `buffer`.
-    public static func markDialogUnread(into buffer: Buffer, unread: Bool, parentPeer: Api.InputPeer?, peer: Api.InputDialogPeer) {
+    public static func markDialogUnread(into buffer: Buffer, unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         if unread { tlSetFlag(&_flags, 0x1) }
         if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
@@ -1674,7 +1674,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getPollVotes` boxed at the end of `buffer`.
-    public static func getPollVotes(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8]?, offset: String?, limit: Int32) {
+    public static func getPollVotes(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         if option != nil { tlSetFlag(&_flags, 0x1) }
         if offset != nil { tlSetFlag(&_flags, 0x2) }
@@ -1703,7 +1703,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteSavedHistory` boxed at the end of `buffer`.
-    public static func deleteSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer?, peer: Api.InputPeer, maxId: Int32, minDate: Int32?, maxDate: Int32?) {
+    public static func deleteSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
         if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
         if minDate != nil { tlSetFlag(&_flags, 0x4) }
@@ -1753,7 +1753,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reportMessagesDelivery` boxed at the end of `buffer`.
-    public static func reportMessagesDelivery(into buffer: Buffer, push: Bool, peer: Api.InputPeer, id: [Int32]) {
+    public static func reportMessagesDelivery(into buffer: Buffer, push: Bool = false, peer: Api.InputPeer, id: [Int32]) {
         var _flags: Int32 = 0
         if push { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1789,7 +1789,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setCustomVerification` boxed at the end of `buffer`.
-    public static func setCustomVerification(into buffer: Buffer, enabled: Bool, bot: Api.InputUser?, peer: Api.InputPeer, customDescription: String?) {
+    public static func setCustomVerification(into buffer: Buffer, enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) {
         var _flags: Int32 = 0
         if enabled { tlSetFlag(&_flags, 0x2) }
         if bot != nil { tlSetFlag(&_flags, 0x1) }
@@ -1833,7 +1833,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.editConnectedStarRefBot` boxed at the end of `buffer`.
-    public static func editConnectedStarRefBot(into buffer: Buffer, revoked: Bool, peer: Api.InputPeer, link: String) {
+    public static func editConnectedStarRefBot(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String) {
         var _flags: Int32 = 0
         if revoked { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1854,7 +1854,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.activateStealthMode` boxed at the end of `buffer`.
-    public static func activateStealthMode(into buffer: Buffer, past: Bool, future: Bool) {
+    public static func activateStealthMode(into buffer: Buffer, past: Bool = false, future: Bool = false) {
         var _flags: Int32 = 0
         if past { tlSetFlag(&_flags, 0x1) }
         if future { tlSetFlag(&_flags, 0x2) }

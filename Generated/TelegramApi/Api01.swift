@@ -1691,7 +1691,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readMentions` boxed at the end of `buffer`.
-    public static func readMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?) {
+    public static func readMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1730,7 +1730,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadPollVotes` boxed at the end of `buffer`.
-    public static func getUnreadPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
+    public static func getUnreadPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1795,7 +1795,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.setBotInfo` boxed at the end of `buffer`.
-    public static func setBotInfo(into buffer: Buffer, bot: Api.InputUser?, langCode: String, name: String?, about: String?, description: String?) {
+    public static func setBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) {
         var _flags: Int32 = 0
         if bot != nil { tlSetFlag(&_flags, 0x4) }
         if name != nil { tlSetFlag(&_flags, 0x8) }
@@ -1830,7 +1830,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.changeStarsSubscription` boxed at the end of `buffer`.
-    public static func changeStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String, canceled: Bool?) {
+    public static func changeStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) {
         var _flags: Int32 = 0
         if canceled != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1903,7 +1903,7 @@ extension Api.functions.chatlists {
     }
 
     /// Writes `chatlists.editExportedInvite` boxed at the end of `buffer`.
-    public static func editExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String, title: String?, peers: [Api.InputPeer]?) {
+    public static func editExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) {
         var _flags: Int32 = 0
         if title != nil { tlSetFlag(&_flags, 0x2) }
         if peers != nil { tlSetFlag(&_flags, 0x4) }

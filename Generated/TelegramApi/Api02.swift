@@ -1309,7 +1309,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.resendCode` boxed at the end of `buffer`.
-    public static func resendCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, reason: String?) {
+    public static func resendCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, reason: String? = nil) {
         var _flags: Int32 = 0
         if reason != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1475,7 +1475,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueWithdrawalUrl` boxed at the end of `buffer`.
-    public static func getStarsRevenueWithdrawalUrl(into buffer: Buffer, ton: Bool, peer: Api.InputPeer, amount: Int64?, password: Api.InputCheckPasswordSRP) {
+    public static func getStarsRevenueWithdrawalUrl(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) {
         var _flags: Int32 = 0
         if ton { tlSetFlag(&_flags, 0x1) }
         if amount != nil { tlSetFlag(&_flags, 0x2) }

@@ -1560,7 +1560,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.firebasePnvSignUp` boxed at the end of `buffer`.
-    public static func firebasePnvSignUp(into buffer: Buffer, noJoinedNotifications: Bool, firstName: String, lastName: String) {
+    public static func firebasePnvSignUp(into buffer: Buffer, noJoinedNotifications: Bool = false, firstName: String, lastName: String) {
         var _flags: Int32 = 0
         if noJoinedNotifications { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1628,7 +1628,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getLocated` boxed at the end of `buffer`.
-    public static func getLocated(into buffer: Buffer, background: Bool, geoPoint: Api.InputGeoPoint, selfExpires: Int32?) {
+    public static func getLocated(into buffer: Buffer, background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) {
         var _flags: Int32 = 0
         if background { tlSetFlag(&_flags, 0x2) }
         if selfExpires != nil { tlSetFlag(&_flags, 0x1) }
@@ -1684,7 +1684,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchCounters` boxed at the end of `buffer`.
-    public static func getSearchCounters(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer?, topMsgId: Int32?, filters: [Api.MessagesFilter]) {
+    public static func getSearchCounters(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) {
         var _flags: Int32 = 0
         if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
@@ -1712,7 +1712,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleNoForwards` boxed at the end of `buffer`.
-    public static func toggleNoForwards(into buffer: Buffer, peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32?) {
+    public static func toggleNoForwards(into buffer: Buffer, peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         if requestMsgId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1738,7 +1738,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.translateText` boxed at the end of `buffer`.
-    public static func translateText(into buffer: Buffer, peer: Api.InputPeer?, id: [Int32]?, text: [Api.TextWithEntities]?, toLang: String, tone: String?) {
+    public static func translateText(into buffer: Buffer, peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) {
         var _flags: Int32 = 0
         if peer != nil && id != nil { tlSetFlag(&_flags, 0x1) }
         if text != nil { tlSetFlag(&_flags, 0x2) }
@@ -1837,7 +1837,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.exportMessageLink` boxed at the end of `buffer`.
-    public static func exportMessageLink(into buffer: Buffer, grouped: Bool, thread: Bool, channel: Api.InputChannel, id: Int32) {
+    public static func exportMessageLink(into buffer: Buffer, grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) {
         var _flags: Int32 = 0
         if grouped { tlSetFlag(&_flags, 0x1) }
         if thread { tlSetFlag(&_flags, 0x2) }
@@ -1874,7 +1874,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleJoinRequest` boxed at the end of `buffer`.
-    public static func toggleJoinRequest(into buffer: Buffer, applyToInvites: Bool, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser?) {
+    public static func toggleJoinRequest(into buffer: Buffer, applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) {
         var _flags: Int32 = 0
         if applyToInvites { tlSetFlag(&_flags, 0x2) }
         if guardBot != nil { tlSetFlag(&_flags, 0x1) }
@@ -1899,7 +1899,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getChannelRecommendations` boxed at the end of `buffer`.
-    public static func getChannelRecommendations(into buffer: Buffer, channel: Api.InputChannel?) {
+    public static func getChannelRecommendations(into buffer: Buffer, channel: Api.InputChannel? = nil) {
         var _flags: Int32 = 0
         if channel != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1921,7 +1921,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.sendPaymentForm` boxed at the end of `buffer`.
-    public static func sendPaymentForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String?, shippingOptionId: String?, credentials: Api.InputPaymentCredentials, tipAmount: Int64?) {
+    public static func sendPaymentForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) {
         var _flags: Int32 = 0
         if requestedInfoId != nil { tlSetFlag(&_flags, 0x1) }
         if shippingOptionId != nil { tlSetFlag(&_flags, 0x2) }
@@ -1954,7 +1954,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsTransactions` boxed at the end of `buffer`.
-    public static func getStarsTransactions(into buffer: Buffer, inbound: Bool, outbound: Bool, ascending: Bool, ton: Bool, subscriptionId: String?, peer: Api.InputPeer, offset: String, limit: Int32) {
+    public static func getStarsTransactions(into buffer: Buffer, inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         if inbound { tlSetFlag(&_flags, 0x1) }
         if outbound { tlSetFlag(&_flags, 0x2) }
@@ -1983,7 +1983,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsTransactionsByID` boxed at the end of `buffer`.
-    public static func getStarsTransactionsByID(into buffer: Buffer, ton: Bool, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) {
+    public static func getStarsTransactionsByID(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) {
         var _flags: Int32 = 0
         if ton { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2004,7 +2004,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSuggestedStarRefBots` boxed at the end of `buffer`.
-    public static func getSuggestedStarRefBots(into buffer: Buffer, orderByRevenue: Bool, orderByDate: Bool, peer: Api.InputPeer, offset: String, limit: Int32) {
+    public static func getSuggestedStarRefBots(into buffer: Buffer, orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         if orderByRevenue { tlSetFlag(&_flags, 0x1) }
         if orderByDate { tlSetFlag(&_flags, 0x2) }
@@ -2043,7 +2043,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.requestCall` boxed at the end of `buffer`.
-    public static func requestCall(into buffer: Buffer, video: Bool, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
+    public static func requestCall(into buffer: Buffer, video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
         var _flags: Int32 = 0
         if video { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2066,7 +2066,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getBroadcastStats` boxed at the end of `buffer`.
-    public static func getBroadcastStats(into buffer: Buffer, dark: Bool, channel: Api.InputChannel) {
+    public static func getBroadcastStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         if dark { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

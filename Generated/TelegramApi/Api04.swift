@@ -4063,7 +4063,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.signUp` boxed at the end of `buffer`.
-    public static func signUp(into buffer: Buffer, noJoinedNotifications: Bool, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) {
+    public static func signUp(into buffer: Buffer, noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) {
         var _flags: Int32 = 0
         if noJoinedNotifications { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4102,7 +4102,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.createTheme` boxed at the end of `buffer`.
-    public static func createTheme(into buffer: Buffer, slug: String, title: String, document: Api.InputDocument?, settings: [Api.InputThemeSettings]?) {
+    public static func createTheme(into buffer: Buffer, slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
         if document != nil { tlSetFlag(&_flags, 0x4) }
         if settings != nil { tlSetFlag(&_flags, 0x8) }
@@ -4159,7 +4159,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteChatUser` boxed at the end of `buffer`.
-    public static func deleteChatUser(into buffer: Buffer, revokeHistory: Bool, chatId: Int64, userId: Api.InputUser) {
+    public static func deleteChatUser(into buffer: Buffer, revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) {
         var _flags: Int32 = 0
         if revokeHistory { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 16)
@@ -4180,7 +4180,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.createChat` boxed at the end of `buffer`.
-    public static func createChat(into buffer: Buffer, users: [Api.InputUser], title: String, ttlPeriod: Int32?) {
+    public static func createChat(into buffer: Buffer, users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
         if ttlPeriod != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4220,7 +4220,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchStickerSets` boxed at the end of `buffer`.
-    public static func searchStickerSets(into buffer: Buffer, excludeFeatured: Bool, q: String, hash: Int64) {
+    public static func searchStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
         if excludeFeatured { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4352,7 +4352,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.saveStarGift` boxed at the end of `buffer`.
-    public static func saveStarGift(into buffer: Buffer, unsave: Bool, stargift: Api.InputSavedStarGift) {
+    public static func saveStarGift(into buffer: Buffer, unsave: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
         if unsave { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4387,7 +4387,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.sendStory` boxed at the end of `buffer`.
-    public static func sendStory(into buffer: Buffer, pinned: Bool, noforwards: Bool, fwdModified: Bool, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]?, caption: String?, entities: [Api.MessageEntity]?, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32?, fwdFromId: Api.InputPeer?, fwdFromStory: Int32?, albums: [Int32]?, music: Api.InputDocument?) {
+    public static func sendStory(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         if pinned { tlSetFlag(&_flags, 0x4) }
         if noforwards { tlSetFlag(&_flags, 0x10) }

@@ -3104,7 +3104,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.recoverPassword` boxed at the end of `buffer`.
-    public static func recoverPassword(into buffer: Buffer, code: String, newSettings: Api.account.PasswordInputSettings?) {
+    public static func recoverPassword(into buffer: Buffer, code: String, newSettings: Api.account.PasswordInputSettings? = nil) {
         var _flags: Int32 = 0
         if newSettings != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -3284,7 +3284,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.editAdmin` boxed at the end of `buffer`.
-    public static func editAdmin(into buffer: Buffer, channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String?) {
+    public static func editAdmin(into buffer: Buffer, channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) {
         var _flags: Int32 = 0
         if rank != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -3325,7 +3325,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.searchPosts` boxed at the end of `buffer`.
-    public static func searchPosts(into buffer: Buffer, hashtag: String?, query: String?, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64?) {
+    public static func searchPosts(into buffer: Buffer, hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         if hashtag != nil { tlSetFlag(&_flags, 0x1) }
         if query != nil { tlSetFlag(&_flags, 0x2) }
@@ -3441,7 +3441,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getStoryStats` boxed at the end of `buffer`.
-    public static func getStoryStats(into buffer: Buffer, dark: Bool, peer: Api.InputPeer, id: Int32) {
+    public static func getStoryStats(into buffer: Buffer, dark: Bool = false, peer: Api.InputPeer, id: Int32) {
         var _flags: Int32 = 0
         if dark { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -3492,7 +3492,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.updateSettings` boxed at the end of `buffer`.
-    public static func updateSettings(into buffer: Buffer, allowInternational: Bool) {
+    public static func updateSettings(into buffer: Buffer, allowInternational: Bool = false) {
         var _flags: Int32 = 0
         if allowInternational { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -1150,7 +1150,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.finishPasskeyLogin` boxed at the end of `buffer`.
-    public static func finishPasskeyLogin(into buffer: Buffer, credential: Api.InputPasskeyCredential, fromDcId: Int32?, fromAuthKeyId: Int64?) {
+    public static func finishPasskeyLogin(into buffer: Buffer, credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) {
         var _flags: Int32 = 0
         if fromDcId != nil && fromAuthKeyId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1178,7 +1178,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessGreetingMessage` boxed at the end of `buffer`.
-    public static func updateBusinessGreetingMessage(into buffer: Buffer, message: Api.InputBusinessGreetingMessage?) {
+    public static func updateBusinessGreetingMessage(into buffer: Buffer, message: Api.InputBusinessGreetingMessage? = nil) {
         var _flags: Int32 = 0
         if message != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1217,7 +1217,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.block` boxed at the end of `buffer`.
-    public static func block(into buffer: Buffer, myStoriesFrom: Bool, id: Api.InputPeer) {
+    public static func block(into buffer: Buffer, myStoriesFrom: Bool = false, id: Api.InputPeer) {
         var _flags: Int32 = 0
         if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1309,7 +1309,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readReactions` boxed at the end of `buffer`.
-    public static func readReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, savedPeerId: Api.InputPeer?) {
+    public static func readReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
         if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
@@ -1353,7 +1353,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.togglePeerTranslations` boxed at the end of `buffer`.
-    public static func togglePeerTranslations(into buffer: Buffer, disabled: Bool, peer: Api.InputPeer) {
+    public static func togglePeerTranslations(into buffer: Buffer, disabled: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if disabled { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1500,7 +1500,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.botCancelStarsSubscription` boxed at the end of `buffer`.
-    public static func botCancelStarsSubscription(into buffer: Buffer, restore: Bool, userId: Api.InputUser, chargeId: String) {
+    public static func botCancelStarsSubscription(into buffer: Buffer, restore: Bool = false, userId: Api.InputUser, chargeId: String) {
         var _flags: Int32 = 0
         if restore { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1537,7 +1537,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.inviteConferenceCallParticipant` boxed at the end of `buffer`.
-    public static func inviteConferenceCallParticipant(into buffer: Buffer, video: Bool, call: Api.InputGroupCall, userId: Api.InputUser) {
+    public static func inviteConferenceCallParticipant(into buffer: Buffer, video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) {
         var _flags: Int32 = 0
         if video { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1575,7 +1575,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.editStory` boxed at the end of `buffer`.
-    public static func editStory(into buffer: Buffer, peer: Api.InputPeer, id: Int32, media: Api.InputMedia?, mediaAreas: [Api.MediaArea]?, caption: String?, entities: [Api.MessageEntity]?, privacyRules: [Api.InputPrivacyRule]?, music: Api.InputDocument?) {
+    public static func editStory(into buffer: Buffer, peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         if media != nil { tlSetFlag(&_flags, 0x1) }
         if mediaAreas != nil { tlSetFlag(&_flags, 0x8) }

@@ -2540,7 +2540,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleNoPaidMessagesException` boxed at the end of `buffer`.
-    public static func toggleNoPaidMessagesException(into buffer: Buffer, refundCharged: Bool, requirePayment: Bool, parentPeer: Api.InputPeer?, userId: Api.InputUser) {
+    public static func toggleNoPaidMessagesException(into buffer: Buffer, refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
         if refundCharged { tlSetFlag(&_flags, 0x1) }
         if requirePayment { tlSetFlag(&_flags, 0x4) }
@@ -2580,7 +2580,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveRecentSticker` boxed at the end of `buffer`.
-    public static func saveRecentSticker(into buffer: Buffer, attached: Bool, id: Api.InputDocument, unsave: Bool) {
+    public static func saveRecentSticker(into buffer: Buffer, attached: Bool = false, id: Api.InputDocument, unsave: Bool) {
         var _flags: Int32 = 0
         if attached { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2617,7 +2617,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMultiMedia` boxed at the end of `buffer`.
-    public static func sendMultiMedia(into buffer: Buffer, silent: Bool, background: Bool, clearDraft: Bool, noforwards: Bool, updateStickersetsOrder: Bool, invertMedia: Bool, allowPaidFloodskip: Bool, peer: Api.InputPeer, replyTo: Api.InputReplyTo?, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, effect: Int64?, allowPaidStars: Int64?) {
+    public static func sendMultiMedia(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x20) }
         if background { tlSetFlag(&_flags, 0x40) }
@@ -2687,7 +2687,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getMessageReactionsList` boxed at the end of `buffer`.
-    public static func getMessageReactionsList(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction?, offset: String?, limit: Int32) {
+    public static func getMessageReactionsList(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         if reaction != nil { tlSetFlag(&_flags, 0x1) }
         if offset != nil { tlSetFlag(&_flags, 0x2) }
@@ -2716,7 +2716,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedReactionTags` boxed at the end of `buffer`.
-    public static func getSavedReactionTags(into buffer: Buffer, peer: Api.InputPeer?, hash: Int64) {
+    public static func getSavedReactionTags(into buffer: Buffer, peer: Api.InputPeer? = nil, hash: Int64) {
         var _flags: Int32 = 0
         if peer != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2756,7 +2756,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getQuickReplyMessages` boxed at the end of `buffer`.
-    public static func getQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]?, hash: Int64) {
+    public static func getQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]? = nil, hash: Int64) {
         var _flags: Int32 = 0
         if id != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 12)
@@ -2829,7 +2829,7 @@ extension Api.functions.updates {
     }
 
     /// Writes `updates.getDifference` boxed at the end of `buffer`.
-    public static func getDifference(into buffer: Buffer, pts: Int32, ptsLimit: Int32?, ptsTotalLimit: Int32?, date: Int32, qts: Int32, qtsLimit: Int32?) {
+    public static func getDifference(into buffer: Buffer, pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) {
         var _flags: Int32 = 0
         if ptsLimit != nil { tlSetFlag(&_flags, 0x2) }
         if ptsTotalLimit != nil { tlSetFlag(&_flags, 0x1) }
@@ -2912,7 +2912,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.validateRequestedInfo` boxed at the end of `buffer`.
-    public static func validateRequestedInfo(into buffer: Buffer, save: Bool, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) {
+    public static func validateRequestedInfo(into buffer: Buffer, save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) {
         var _flags: Int32 = 0
         if save { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2933,7 +2933,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getConnectedStarRefBots` boxed at the end of `buffer`.
-    public static func getConnectedStarRefBots(into buffer: Buffer, peer: Api.InputPeer, offsetDate: Int32?, offsetLink: String?, limit: Int32) {
+    public static func getConnectedStarRefBots(into buffer: Buffer, peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         if offsetDate != nil && offsetLink != nil { tlSetFlag(&_flags, 0x4) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2960,7 +2960,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.resolveStarGiftOffer` boxed at the end of `buffer`.
-    public static func resolveStarGiftOffer(into buffer: Buffer, decline: Bool, offerMsgId: Int32) {
+    public static func resolveStarGiftOffer(into buffer: Buffer, decline: Bool = false, offerMsgId: Int32) {
         var _flags: Int32 = 0
         if decline { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 12)
@@ -3013,7 +3013,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getAllStories` boxed at the end of `buffer`.
-    public static func getAllStories(into buffer: Buffer, next: Bool, hidden: Bool, state: String?) {
+    public static func getAllStories(into buffer: Buffer, next: Bool = false, hidden: Bool = false, state: String? = nil) {
         var _flags: Int32 = 0
         if next { tlSetFlag(&_flags, 0x2) }
         if hidden { tlSetFlag(&_flags, 0x4) }
@@ -3053,7 +3053,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.deleteMessage` boxed at the end of `buffer`.
-    public static func deleteMessage(into buffer: Buffer, peer: Api.InputPeer?, receiverId: Api.InputUser, id: Int32) {
+    public static func deleteMessage(into buffer: Buffer, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) {
         var _flags: Int32 = 0
         if peer != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -2880,7 +2880,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveAutoDownloadSettings` boxed at the end of `buffer`.
-    public static func saveAutoDownloadSettings(into buffer: Buffer, low: Bool, high: Bool, settings: Api.AutoDownloadSettings) {
+    public static func saveAutoDownloadSettings(into buffer: Buffer, low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) {
         var _flags: Int32 = 0
         if low { tlSetFlag(&_flags, 0x1) }
         if high { tlSetFlag(&_flags, 0x2) }
@@ -2920,7 +2920,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedDialogs` boxed at the end of `buffer`.
-    public static func reorderPinnedDialogs(into buffer: Buffer, force: Bool, folderId: Int32, order: [Api.InputDialogPeer]) {
+    public static func reorderPinnedDialogs(into buffer: Buffer, force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) {
         var _flags: Int32 = 0
         if force { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 12)
@@ -2941,7 +2941,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getChatInviteImporters` boxed at the end of `buffer`.
-    public static func getChatInviteImporters(into buffer: Buffer, requested: Bool, subscriptionExpired: Bool, peer: Api.InputPeer, link: String?, q: String?, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) {
+    public static func getChatInviteImporters(into buffer: Buffer, requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) {
         var _flags: Int32 = 0
         if requested { tlSetFlag(&_flags, 0x1) }
         if subscriptionExpired { tlSetFlag(&_flags, 0x8) }
@@ -2990,7 +2990,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.summarizeText` boxed at the end of `buffer`.
-    public static func summarizeText(into buffer: Buffer, peer: Api.InputPeer, id: Int32, toLang: String?, tone: String?) {
+    public static func summarizeText(into buffer: Buffer, peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) {
         var _flags: Int32 = 0
         if toLang != nil { tlSetFlag(&_flags, 0x1) }
         if tone != nil { tlSetFlag(&_flags, 0x4) }
@@ -3018,7 +3018,7 @@ extension Api.functions.updates {
     }
 
     /// Writes `updates.getChannelDifference` boxed at the end of `buffer`.
-    public static func getChannelDifference(into buffer: Buffer, force: Bool, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) {
+    public static func getChannelDifference(into buffer: Buffer, force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) {
         var _flags: Int32 = 0
         if force { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -3140,7 +3140,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.discardCall` boxed at the end of `buffer`.
-    public static func discardCall(into buffer: Buffer, video: Bool, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) {
+    public static func discardCall(into buffer: Buffer, video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) {
         var _flags: Int32 = 0
         if video { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -3179,7 +3179,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.searchPosts` boxed at the end of `buffer`.
-    public static func searchPosts(into buffer: Buffer, hashtag: String?, area: Api.MediaArea?, peer: Api.InputPeer?, offset: String, limit: Int32) {
+    public static func searchPosts(into buffer: Buffer, hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         if hashtag != nil { tlSetFlag(&_flags, 0x1) }
         if area != nil { tlSetFlag(&_flags, 0x2) }
@@ -3211,7 +3211,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.getCallbackAnswer` boxed at the end of `buffer`.
-    public static func getCallbackAnswer(into buffer: Buffer, peer: Api.InputPeer, id: Int32, data: [UInt8]?) {
+    public static func getCallbackAnswer(into buffer: Buffer, peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) {
         var _flags: Int32 = 0
         if data != nil { tlSetFlag(&_flags, 0x2) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -2297,7 +2297,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveAutoSaveSettings` boxed at the end of `buffer`.
-    public static func saveAutoSaveSettings(into buffer: Buffer, users: Bool, chats: Bool, broadcasts: Bool, peer: Api.InputPeer?, settings: Api.AutoSaveSettings) {
+    public static func saveAutoSaveSettings(into buffer: Buffer, users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) {
         var _flags: Int32 = 0
         if users { tlSetFlag(&_flags, 0x1) }
         if chats { tlSetFlag(&_flags, 0x2) }
@@ -2340,7 +2340,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessAwayMessage` boxed at the end of `buffer`.
-    public static func updateBusinessAwayMessage(into buffer: Buffer, message: Api.InputBusinessAwayMessage?) {
+    public static func updateBusinessAwayMessage(into buffer: Buffer, message: Api.InputBusinessAwayMessage? = nil) {
         var _flags: Int32 = 0
         if message != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2377,7 +2377,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.toggleWebBrowserSettingsException` boxed at the end of `buffer`.
-    public static func toggleWebBrowserSettingsException(into buffer: Buffer, delete: Bool, openExternalBrowser: Bool?, url: String) {
+    public static func toggleWebBrowserSettingsException(into buffer: Buffer, delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) {
         var _flags: Int32 = 0
         if delete { tlSetFlag(&_flags, 0x2) }
         if openExternalBrowser != nil { tlSetFlag(&_flags, 0x1) }
@@ -2415,7 +2415,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.setBlocked` boxed at the end of `buffer`.
-    public static func setBlocked(into buffer: Buffer, myStoriesFrom: Bool, id: [Api.InputPeer], limit: Int32) {
+    public static func setBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) {
         var _flags: Int32 = 0
         if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2484,7 +2484,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setChatAvailableReactions` boxed at the end of `buffer`.
-    public static func setChatAvailableReactions(into buffer: Buffer, peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32?, paidEnabled: Bool?) {
+    public static func setChatAvailableReactions(into buffer: Buffer, peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) {
         var _flags: Int32 = 0
         if reactionsLimit != nil { tlSetFlag(&_flags, 0x1) }
         if paidEnabled != nil { tlSetFlag(&_flags, 0x2) }
@@ -2514,7 +2514,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestAppWebView` boxed at the end of `buffer`.
-    public static func requestAppWebView(into buffer: Buffer, writeAllowed: Bool, compact: Bool, fullscreen: Bool, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String?, themeParams: Api.DataJSON?, platform: String) {
+    public static func requestAppWebView(into buffer: Buffer, writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         if writeAllowed { tlSetFlag(&_flags, 0x1) }
         if compact { tlSetFlag(&_flags, 0x80) }
@@ -2560,7 +2560,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.createChannel` boxed at the end of `buffer`.
-    public static func createChannel(into buffer: Buffer, broadcast: Bool, megagroup: Bool, forImport: Bool, forum: Bool, title: String, about: String, geoPoint: Api.InputGeoPoint?, address: String?, ttlPeriod: Int32?) {
+    public static func createChannel(into buffer: Buffer, broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
         if broadcast { tlSetFlag(&_flags, 0x1) }
         if megagroup { tlSetFlag(&_flags, 0x2) }
@@ -2611,7 +2611,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.toggleSignatures` boxed at the end of `buffer`.
-    public static func toggleSignatures(into buffer: Buffer, signaturesEnabled: Bool, profilesEnabled: Bool, channel: Api.InputChannel) {
+    public static func toggleSignatures(into buffer: Buffer, signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         if signaturesEnabled { tlSetFlag(&_flags, 0x1) }
         if profilesEnabled { tlSetFlag(&_flags, 0x2) }
@@ -2632,7 +2632,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getAdminLog` boxed at the end of `buffer`.
-    public static func getAdminLog(into buffer: Buffer, channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter?, admins: [Api.InputUser]?, maxId: Int64, minId: Int64, limit: Int32) {
+    public static func getAdminLog(into buffer: Buffer, channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) {
         var _flags: Int32 = 0
         if eventsFilter != nil { tlSetFlag(&_flags, 0x1) }
         if admins != nil { tlSetFlag(&_flags, 0x2) }
@@ -2665,7 +2665,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.createGroupCall` boxed at the end of `buffer`.
-    public static func createGroupCall(into buffer: Buffer, rtmpStream: Bool, peer: Api.InputPeer, randomId: Int32, title: String?, scheduleDate: Int32?) {
+    public static func createGroupCall(into buffer: Buffer, rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) {
         var _flags: Int32 = 0
         if rtmpStream { tlSetFlag(&_flags, 0x4) }
         if title != nil { tlSetFlag(&_flags, 0x1) }
@@ -2694,7 +2694,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.joinGroupCall` boxed at the end of `buffer`.
-    public static func joinGroupCall(into buffer: Buffer, muted: Bool, videoStopped: Bool, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String?, publicKey: TLInt256?, block: [UInt8]?, params: Api.DataJSON) {
+    public static func joinGroupCall(into buffer: Buffer, muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) {
         var _flags: Int32 = 0
         if muted { tlSetFlag(&_flags, 0x1) }
         if videoStopped { tlSetFlag(&_flags, 0x4) }

@@ -2860,7 +2860,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getInlineBotResults` boxed at the end of `buffer`.
-    public static func getInlineBotResults(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint?, query: String, offset: String) {
+    public static func getInlineBotResults(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) {
         var _flags: Int32 = 0
         if geoPoint != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2920,7 +2920,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestUrlAuth` boxed at the end of `buffer`.
-    public static func requestUrlAuth(into buffer: Buffer, peer: Api.InputPeer?, msgId: Int32?, buttonId: Int32?, url: String?, inAppOrigin: String?) {
+    public static func requestUrlAuth(into buffer: Buffer, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) {
         var _flags: Int32 = 0
         if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&_flags, 0x2) }
         if url != nil { tlSetFlag(&_flags, 0x4) }
@@ -2974,7 +2974,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editExportedChatInvite` boxed at the end of `buffer`.
-    public static func editExportedChatInvite(into buffer: Buffer, revoked: Bool, peer: Api.InputPeer, link: String, expireDate: Int32?, usageLimit: Int32?, requestNeeded: Bool?, title: String?) {
+    public static func editExportedChatInvite(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) {
         var _flags: Int32 = 0
         if revoked { tlSetFlag(&_flags, 0x4) }
         if expireDate != nil { tlSetFlag(&_flags, 0x1) }
@@ -3060,7 +3060,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsGiftOptions` boxed at the end of `buffer`.
-    public static func getStarsGiftOptions(into buffer: Buffer, userId: Api.InputUser?) {
+    public static func getStarsGiftOptions(into buffer: Buffer, userId: Api.InputUser? = nil) {
         var _flags: Int32 = 0
         if userId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

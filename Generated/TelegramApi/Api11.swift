@@ -4414,7 +4414,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.installTheme` boxed at the end of `buffer`.
-    public static func installTheme(into buffer: Buffer, dark: Bool, theme: Api.InputTheme?, format: String?, baseTheme: Api.BaseTheme?) {
+    public static func installTheme(into buffer: Buffer, dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) {
         var _flags: Int32 = 0
         if dark { tlSetFlag(&_flags, 0x1) }
         if theme != nil { tlSetFlag(&_flags, 0x2) }
@@ -4445,7 +4445,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.setContentSettings` boxed at the end of `buffer`.
-    public static func setContentSettings(into buffer: Buffer, sensitiveEnabled: Bool) {
+    public static func setContentSettings(into buffer: Buffer, sensitiveEnabled: Bool = false) {
         var _flags: Int32 = 0
         if sensitiveEnabled { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4481,7 +4481,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBirthday` boxed at the end of `buffer`.
-    public static func updateBirthday(into buffer: Buffer, birthday: Api.Birthday?) {
+    public static func updateBirthday(into buffer: Buffer, birthday: Api.Birthday? = nil) {
         var _flags: Int32 = 0
         if birthday != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4534,7 +4534,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.exportChatInvite` boxed at the end of `buffer`.
-    public static func exportChatInvite(into buffer: Buffer, legacyRevokePermanent: Bool, requestNeeded: Bool, peer: Api.InputPeer, expireDate: Int32?, usageLimit: Int32?, title: String?, subscriptionPricing: Api.StarsSubscriptionPricing?) {
+    public static func exportChatInvite(into buffer: Buffer, legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) {
         var _flags: Int32 = 0
         if legacyRevokePermanent { tlSetFlag(&_flags, 0x4) }
         if requestNeeded { tlSetFlag(&_flags, 0x8) }
@@ -4589,7 +4589,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editInlineBotMessage` boxed at the end of `buffer`.
-    public static func editInlineBotMessage(into buffer: Buffer, noWebpage: Bool, invertMedia: Bool, id: Api.InputBotInlineMessageID, message: String?, media: Api.InputMedia?, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, richMessage: Api.InputRichMessage?) {
+    public static func editInlineBotMessage(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         if noWebpage { tlSetFlag(&_flags, 0x2) }
         if invertMedia { tlSetFlag(&_flags, 0x10000) }
@@ -4630,7 +4630,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getExportedChatInvites` boxed at the end of `buffer`.
-    public static func getExportedChatInvites(into buffer: Buffer, revoked: Bool, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32?, offsetLink: String?, limit: Int32) {
+    public static func getExportedChatInvites(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         if revoked { tlSetFlag(&_flags, 0x8) }
         if offsetDate != nil && offsetLink != nil { tlSetFlag(&_flags, 0x4) }
@@ -4677,7 +4677,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedHistory` boxed at the end of `buffer`.
-    public static func getSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer?, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
+    public static func getSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         var _flags: Int32 = 0
         if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4709,7 +4709,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.composeMessageWithAI` boxed at the end of `buffer`.
-    public static func composeMessageWithAI(into buffer: Buffer, proofread: Bool, emojify: Bool, text: Api.TextWithEntities, translateToLang: String?, tone: Api.InputAiComposeTone?) {
+    public static func composeMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
         if proofread { tlSetFlag(&_flags, 0x1) }
         if emojify { tlSetFlag(&_flags, 0x8) }
@@ -4789,7 +4789,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getPaymentForm` boxed at the end of `buffer`.
-    public static func getPaymentForm(into buffer: Buffer, invoice: Api.InputInvoice, themeParams: Api.DataJSON?) {
+    public static func getPaymentForm(into buffer: Buffer, invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) {
         var _flags: Int32 = 0
         if themeParams != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4829,7 +4829,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getSavedStarGifts` boxed at the end of `buffer`.
-    public static func getSavedStarGifts(into buffer: Buffer, excludeUnsaved: Bool, excludeSaved: Bool, excludeUnlimited: Bool, excludeUnique: Bool, sortByValue: Bool, excludeUpgradable: Bool, excludeUnupgradable: Bool, peerColorAvailable: Bool, excludeHosted: Bool, peer: Api.InputPeer, collectionId: Int32?, offset: String, limit: Int32) {
+    public static func getSavedStarGifts(into buffer: Buffer, excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         if excludeUnsaved { tlSetFlag(&_flags, 0x1) }
         if excludeSaved { tlSetFlag(&_flags, 0x2) }
@@ -4863,7 +4863,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.createStickerSet` boxed at the end of `buffer`.
-    public static func createStickerSet(into buffer: Buffer, masks: Bool, emojis: Bool, textColor: Bool, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument?, stickers: [Api.InputStickerSetItem], software: String?) {
+    public static func createStickerSet(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) {
         var _flags: Int32 = 0
         if masks { tlSetFlag(&_flags, 0x1) }
         if emojis { tlSetFlag(&_flags, 0x20) }
@@ -4911,7 +4911,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.setCallRating` boxed at the end of `buffer`.
-    public static func setCallRating(into buffer: Buffer, userInitiative: Bool, peer: Api.InputPhoneCall, rating: Int32, comment: String) {
+    public static func setCallRating(into buffer: Buffer, userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) {
         var _flags: Int32 = 0
         if userInitiative { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

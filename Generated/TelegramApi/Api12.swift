@@ -11354,7 +11354,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessWorkHours` boxed at the end of `buffer`.
-    public static func updateBusinessWorkHours(into buffer: Buffer, businessWorkHours: Api.BusinessWorkHours?) {
+    public static func updateBusinessWorkHours(into buffer: Buffer, businessWorkHours: Api.BusinessWorkHours? = nil) {
         var _flags: Int32 = 0
         if businessWorkHours != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -11376,7 +11376,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.addContact` boxed at the end of `buffer`.
-    public static func addContact(into buffer: Buffer, addPhonePrivacyException: Bool, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities?) {
+    public static func addContact(into buffer: Buffer, addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) {
         var _flags: Int32 = 0
         if addPhonePrivacyException { tlSetFlag(&_flags, 0x1) }
         if note != nil { tlSetFlag(&_flags, 0x2) }
@@ -11467,7 +11467,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleSuggestedPostApproval` boxed at the end of `buffer`.
-    public static func toggleSuggestedPostApproval(into buffer: Buffer, reject: Bool, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32?, rejectComment: String?) {
+    public static func toggleSuggestedPostApproval(into buffer: Buffer, reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) {
         var _flags: Int32 = 0
         if reject { tlSetFlag(&_flags, 0x2) }
         if scheduleDate != nil { tlSetFlag(&_flags, 0x1) }
@@ -11515,7 +11515,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.readPollVotes` boxed at the end of `buffer`.
-    public static func readPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?) {
+    public static func readPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -11584,7 +11584,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.updateStarGiftCollection` boxed at the end of `buffer`.
-    public static func updateStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32, title: String?, deleteStargift: [Api.InputSavedStarGift]?, addStargift: [Api.InputSavedStarGift]?, order: [Api.InputSavedStarGift]?) {
+    public static func updateStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) {
         var _flags: Int32 = 0
         if title != nil { tlSetFlag(&_flags, 0x1) }
         if deleteStargift != nil { tlSetFlag(&_flags, 0x2) }
@@ -11639,7 +11639,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.createConferenceCall` boxed at the end of `buffer`.
-    public static func createConferenceCall(into buffer: Buffer, muted: Bool, videoStopped: Bool, randomId: Int32, publicKey: TLInt256?, block: [UInt8]?, params: Api.DataJSON?) {
+    public static func createConferenceCall(into buffer: Buffer, muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) {
         var _flags: Int32 = 0
         if muted { tlSetFlag(&_flags, 0x1) }
         if videoStopped { tlSetFlag(&_flags, 0x4) }
@@ -11687,7 +11687,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoryReactionsList` boxed at the end of `buffer`.
-    public static func getStoryReactionsList(into buffer: Buffer, forwardsFirst: Bool, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction?, offset: String?, limit: Int32) {
+    public static func getStoryReactionsList(into buffer: Buffer, forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
         if forwardsFirst { tlSetFlag(&_flags, 0x4) }
         if reaction != nil { tlSetFlag(&_flags, 0x1) }
@@ -11749,7 +11749,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.createTone` boxed at the end of `buffer`.
-    public static func createTone(into buffer: Buffer, displayAuthor: Bool, emojiId: Int64, title: String, prompt: String) {
+    public static func createTone(into buffer: Buffer, displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) {
         var _flags: Int32 = 0
         if displayAuthor { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 16)

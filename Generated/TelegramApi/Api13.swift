@@ -2885,7 +2885,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hideAllChatJoinRequests` boxed at the end of `buffer`.
-    public static func hideAllChatJoinRequests(into buffer: Buffer, approved: Bool, peer: Api.InputPeer, link: String?) {
+    public static func hideAllChatJoinRequests(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, link: String? = nil) {
         var _flags: Int32 = 0
         if approved { tlSetFlag(&_flags, 0x1) }
         if link != nil { tlSetFlag(&_flags, 0x2) }
@@ -2941,7 +2941,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.createBot` boxed at the end of `buffer`.
-    public static func createBot(into buffer: Buffer, viaDeeplink: Bool, name: String, username: String, managerId: Api.InputUser) {
+    public static func createBot(into buffer: Buffer, viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) {
         var _flags: Int32 = 0
         if viaDeeplink { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2963,7 +2963,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsRevenueStats` boxed at the end of `buffer`.
-    public static func getStarsRevenueStats(into buffer: Buffer, dark: Bool, ton: Bool, peer: Api.InputPeer) {
+    public static func getStarsRevenueStats(into buffer: Buffer, dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if dark { tlSetFlag(&_flags, 0x1) }
         if ton { tlSetFlag(&_flags, 0x2) }
@@ -2984,7 +2984,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.changeSticker` boxed at the end of `buffer`.
-    public static func changeSticker(into buffer: Buffer, sticker: Api.InputDocument, emoji: String?, maskCoords: Api.MaskCoords?, keywords: String?) {
+    public static func changeSticker(into buffer: Buffer, sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) {
         var _flags: Int32 = 0
         if emoji != nil { tlSetFlag(&_flags, 0x1) }
         if maskCoords != nil { tlSetFlag(&_flags, 0x2) }
@@ -3031,7 +3031,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMegagroupStats` boxed at the end of `buffer`.
-    public static func getMegagroupStats(into buffer: Buffer, dark: Bool, channel: Api.InputChannel) {
+    public static func getMegagroupStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
         if dark { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -3069,7 +3069,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.startLive` boxed at the end of `buffer`.
-    public static func startLive(into buffer: Buffer, pinned: Bool, noforwards: Bool, rtmpStream: Bool, peer: Api.InputPeer, caption: String?, entities: [Api.MessageEntity]?, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool?, sendPaidMessagesStars: Int64?) {
+    public static func startLive(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
         if pinned { tlSetFlag(&_flags, 0x4) }
         if noforwards { tlSetFlag(&_flags, 0x10) }
@@ -3126,7 +3126,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.create` boxed at the end of `buffer`.
-    public static func create(into buffer: Buffer, hidden: Bool, title: String, about: String?, peer: Api.InputPeer) {
+    public static func create(into buffer: Buffer, hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if hidden { tlSetFlag(&_flags, 0x2) }
         if about != nil { tlSetFlag(&_flags, 0x1) }

@@ -1738,7 +1738,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getBotCallbackAnswer` boxed at the end of `buffer`.
-    public static func getBotCallbackAnswer(into buffer: Buffer, game: Bool, peer: Api.InputPeer, msgId: Int32, data: [UInt8]?, password: Api.InputCheckPasswordSRP?) {
+    public static func getBotCallbackAnswer(into buffer: Buffer, game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) {
         var _flags: Int32 = 0
         if game { tlSetFlag(&_flags, 0x2) }
         if data != nil { tlSetFlag(&_flags, 0x1) }
@@ -1817,7 +1817,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleBotInAttachMenu` boxed at the end of `buffer`.
-    public static func toggleBotInAttachMenu(into buffer: Buffer, writeAllowed: Bool, bot: Api.InputUser, enabled: Bool) {
+    public static func toggleBotInAttachMenu(into buffer: Buffer, writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) {
         var _flags: Int32 = 0
         if writeAllowed { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1838,7 +1838,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setChatWallPaper` boxed at the end of `buffer`.
-    public static func setChatWallPaper(into buffer: Buffer, forBoth: Bool, revert: Bool, peer: Api.InputPeer, wallpaper: Api.InputWallPaper?, settings: Api.WallPaperSettings?, id: Int32?) {
+    public static func setChatWallPaper(into buffer: Buffer, forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) {
         var _flags: Int32 = 0
         if forBoth { tlSetFlag(&_flags, 0x8) }
         if revert { tlSetFlag(&_flags, 0x10) }
@@ -1871,7 +1871,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedDialogsByID` boxed at the end of `buffer`.
-    public static func getSavedDialogsByID(into buffer: Buffer, parentPeer: Api.InputPeer?, ids: [Api.InputPeer]) {
+    public static func getSavedDialogsByID(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) {
         var _flags: Int32 = 0
         if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1989,7 +1989,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.applyBoost` boxed at the end of `buffer`.
-    public static func applyBoost(into buffer: Buffer, slots: [Int32]?, peer: Api.InputPeer) {
+    public static func applyBoost(into buffer: Buffer, slots: [Int32]? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if slots != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2012,7 +2012,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleParticipantBanned` boxed at the end of `buffer`.
-    public static func toggleParticipantBanned(into buffer: Buffer, unban: Bool, community: Api.InputChannel, participant: Api.InputPeer) {
+    public static func toggleParticipantBanned(into buffer: Buffer, unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) {
         var _flags: Int32 = 0
         if unban { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -621,7 +621,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.uploadTheme` boxed at the end of `buffer`.
-    public static func uploadTheme(into buffer: Buffer, file: Api.InputFile, thumb: Api.InputFile?, fileName: String, mimeType: String) {
+    public static func uploadTheme(into buffer: Buffer, file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) {
         var _flags: Int32 = 0
         if thumb != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -675,7 +675,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.resolveUsername` boxed at the end of `buffer`.
-    public static func resolveUsername(into buffer: Buffer, username: String, referer: String?) {
+    public static func resolveUsername(into buffer: Buffer, username: String, referer: String? = nil) {
         var _flags: Int32 = 0
         if referer != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -729,7 +729,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.unpinAllMessages` boxed at the end of `buffer`.
-    public static func unpinAllMessages(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, savedPeerId: Api.InputPeer?) {
+    public static func unpinAllMessages(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
         if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
@@ -756,7 +756,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendReaction` boxed at the end of `buffer`.
-    public static func sendReaction(into buffer: Buffer, big: Bool, addToRecent: Bool, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]?) {
+    public static func sendReaction(into buffer: Buffer, big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) {
         var _flags: Int32 = 0
         if big { tlSetFlag(&_flags, 0x2) }
         if addToRecent { tlSetFlag(&_flags, 0x4) }
@@ -818,7 +818,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.uploadContactProfilePhoto` boxed at the end of `buffer`.
-    public static func uploadContactProfilePhoto(into buffer: Buffer, suggest: Bool, save: Bool, userId: Api.InputUser, file: Api.InputFile?, video: Api.InputFile?, videoStartTs: Double?, videoEmojiMarkup: Api.VideoSize?) {
+    public static func uploadContactProfilePhoto(into buffer: Buffer, suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
         var _flags: Int32 = 0
         if suggest { tlSetFlag(&_flags, 0x8) }
         if save { tlSetFlag(&_flags, 0x10) }

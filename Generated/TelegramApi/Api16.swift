@@ -3852,7 +3852,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.registerDevice` boxed at the end of `buffer`.
-    public static func registerDevice(into buffer: Buffer, noMuted: Bool, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) {
+    public static func registerDevice(into buffer: Buffer, noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) {
         var _flags: Int32 = 0
         if noMuted { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 12)
@@ -4027,7 +4027,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchResultsPositions` boxed at the end of `buffer`.
-    public static func getSearchResultsPositions(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer?, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) {
+    public static func getSearchResultsPositions(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
         if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
         var w1 = buffer.fieldWriter(reserving: 8)

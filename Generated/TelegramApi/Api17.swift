@@ -1753,7 +1753,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateWebBrowserSettings` boxed at the end of `buffer`.
-    public static func updateWebBrowserSettings(into buffer: Buffer, openExternalBrowser: Bool, displayCloseButton: Bool) {
+    public static func updateWebBrowserSettings(into buffer: Buffer, openExternalBrowser: Bool = false, displayCloseButton: Bool = false) {
         var _flags: Int32 = 0
         if openExternalBrowser { tlSetFlag(&_flags, 0x1) }
         if displayCloseButton { tlSetFlag(&_flags, 0x2) }
@@ -1773,7 +1773,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setTyping` boxed at the end of `buffer`.
-    public static func setTyping(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, action: Api.SendMessageAction) {
+    public static func setTyping(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) {
         var _flags: Int32 = 0
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1797,7 +1797,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.discardEncryption` boxed at the end of `buffer`.
-    public static func discardEncryption(into buffer: Buffer, deleteHistory: Bool, chatId: Int32) {
+    public static func discardEncryption(into buffer: Buffer, deleteHistory: Bool = false, chatId: Int32) {
         var _flags: Int32 = 0
         if deleteHistory { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 12)
@@ -1850,7 +1850,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getWebPagePreview` boxed at the end of `buffer`.
-    public static func getWebPagePreview(into buffer: Buffer, message: String, entities: [Api.MessageEntity]?) {
+    public static func getWebPagePreview(into buffer: Buffer, message: String, entities: [Api.MessageEntity]? = nil) {
         var _flags: Int32 = 0
         if entities != nil { tlSetFlag(&_flags, 0x8) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2040,7 +2040,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.toggleChatStarGiftNotifications` boxed at the end of `buffer`.
-    public static func toggleChatStarGiftNotifications(into buffer: Buffer, enabled: Bool, peer: Api.InputPeer) {
+    public static func toggleChatStarGiftNotifications(into buffer: Buffer, enabled: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if enabled { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2075,7 +2075,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.togglePeerLinkRequestApproval` boxed at the end of `buffer`.
-    public static func togglePeerLinkRequestApproval(into buffer: Buffer, reject: Bool, community: Api.InputChannel, peer: Api.InputPeer) {
+    public static func togglePeerLinkRequestApproval(into buffer: Buffer, reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if reject { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

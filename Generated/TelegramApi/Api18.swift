@@ -2331,7 +2331,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateConnectedBot` boxed at the end of `buffer`.
-    public static func updateConnectedBot(into buffer: Buffer, deleted: Bool, rights: Api.BusinessBotRights?, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) {
+    public static func updateConnectedBot(into buffer: Buffer, deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) {
         var _flags: Int32 = 0
         if deleted { tlSetFlag(&_flags, 0x2) }
         if rights != nil { tlSetFlag(&_flags, 0x1) }
@@ -2370,7 +2370,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotCallbackAnswer` boxed at the end of `buffer`.
-    public static func setBotCallbackAnswer(into buffer: Buffer, alert: Bool, queryId: Int64, message: String?, url: String?, cacheTime: Int32) {
+    public static func setBotCallbackAnswer(into buffer: Buffer, alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) {
         var _flags: Int32 = 0
         if alert { tlSetFlag(&_flags, 0x2) }
         if message != nil { tlSetFlag(&_flags, 0x1) }
@@ -2399,7 +2399,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotPrecheckoutResults` boxed at the end of `buffer`.
-    public static func setBotPrecheckoutResults(into buffer: Buffer, success: Bool, queryId: Int64, error: String?) {
+    public static func setBotPrecheckoutResults(into buffer: Buffer, success: Bool = false, queryId: Int64, error: String? = nil) {
         var _flags: Int32 = 0
         if success { tlSetFlag(&_flags, 0x2) }
         if error != nil { tlSetFlag(&_flags, 0x1) }
@@ -2440,7 +2440,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.savePreparedInlineMessage` boxed at the end of `buffer`.
-    public static func savePreparedInlineMessage(into buffer: Buffer, result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]?) {
+    public static func savePreparedInlineMessage(into buffer: Buffer, result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) {
         var _flags: Int32 = 0
         if peerTypes != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2479,7 +2479,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updateColor` boxed at the end of `buffer`.
-    public static func updateColor(into buffer: Buffer, forProfile: Bool, channel: Api.InputChannel, color: Int32?, backgroundEmojiId: Int64?) {
+    public static func updateColor(into buffer: Buffer, forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) {
         var _flags: Int32 = 0
         if forProfile { tlSetFlag(&_flags, 0x2) }
         if color != nil { tlSetFlag(&_flags, 0x4) }

@@ -3893,7 +3893,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateTheme` boxed at the end of `buffer`.
-    public static func updateTheme(into buffer: Buffer, format: String, theme: Api.InputTheme, slug: String?, title: String?, document: Api.InputDocument?, settings: [Api.InputThemeSettings]?) {
+    public static func updateTheme(into buffer: Buffer, format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
         if slug != nil { tlSetFlag(&_flags, 0x1) }
         if title != nil { tlSetFlag(&_flags, 0x2) }
@@ -3929,7 +3929,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.unblock` boxed at the end of `buffer`.
-    public static func unblock(into buffer: Buffer, myStoriesFrom: Bool, id: Api.InputPeer) {
+    public static func unblock(into buffer: Buffer, myStoriesFrom: Bool = false, id: Api.InputPeer) {
         var _flags: Int32 = 0
         if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -3964,7 +3964,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogs` boxed at the end of `buffer`.
-    public static func getDialogs(into buffer: Buffer, excludePinned: Bool, folderId: Int32?, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
+    public static func getDialogs(into buffer: Buffer, excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         if excludePinned { tlSetFlag(&_flags, 0x1) }
         if folderId != nil { tlSetFlag(&_flags, 0x2) }
@@ -3994,7 +3994,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteHistory` boxed at the end of `buffer`.
-    public static func deleteHistory(into buffer: Buffer, justClear: Bool, revoke: Bool, peer: Api.InputPeer, maxId: Int32, minDate: Int32?, maxDate: Int32?) {
+    public static func deleteHistory(into buffer: Buffer, justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
         if justClear { tlSetFlag(&_flags, 0x1) }
         if revoke { tlSetFlag(&_flags, 0x2) }
@@ -4026,7 +4026,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.forwardMessages` boxed at the end of `buffer`.
-    public static func forwardMessages(into buffer: Buffer, silent: Bool, background: Bool, withMyScore: Bool, dropAuthor: Bool, dropMediaCaptions: Bool, noforwards: Bool, allowPaidFloodskip: Bool, fromEphemeral: Bool, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32?, replyTo: Api.InputReplyTo?, scheduleDate: Int32?, scheduleRepeatPeriod: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, effect: Int64?, videoTimestamp: Int32?, allowPaidStars: Int64?, suggestedPost: Api.SuggestedPost?) {
+    public static func forwardMessages(into buffer: Buffer, silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x20) }
         if background { tlSetFlag(&_flags, 0x40) }
@@ -4289,7 +4289,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getMessageStats` boxed at the end of `buffer`.
-    public static func getMessageStats(into buffer: Buffer, dark: Bool, channel: Api.InputChannel, msgId: Int32) {
+    public static func getMessageStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel, msgId: Int32) {
         var _flags: Int32 = 0
         if dark { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -2860,7 +2860,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncrypted` boxed at the end of `buffer`.
-    public static func sendEncrypted(into buffer: Buffer, silent: Bool, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
+    public static func sendEncrypted(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2945,7 +2945,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getSendAs` boxed at the end of `buffer`.
-    public static func getSendAs(into buffer: Buffer, forPaidReactions: Bool, forLiveStories: Bool, peer: Api.InputPeer) {
+    public static func getSendAs(into buffer: Buffer, forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if forPaidReactions { tlSetFlag(&_flags, 0x1) }
         if forLiveStories { tlSetFlag(&_flags, 0x2) }

@@ -1461,7 +1461,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.requestFirebaseSms` boxed at the end of `buffer`.
-    public static func requestFirebaseSms(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, safetyNetToken: String?, playIntegrityToken: String?, iosPushSecret: String?) {
+    public static func requestFirebaseSms(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) {
         var _flags: Int32 = 0
         if safetyNetToken != nil { tlSetFlag(&_flags, 0x1) }
         if playIntegrityToken != nil { tlSetFlag(&_flags, 0x4) }
@@ -1537,7 +1537,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.changeAuthorizationSettings` boxed at the end of `buffer`.
-    public static func changeAuthorizationSettings(into buffer: Buffer, confirmed: Bool, hash: Int64, encryptedRequestsDisabled: Bool?, callRequestsDisabled: Bool?) {
+    public static func changeAuthorizationSettings(into buffer: Buffer, confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) {
         var _flags: Int32 = 0
         if confirmed { tlSetFlag(&_flags, 0x8) }
         if encryptedRequestsDisabled != nil { tlSetFlag(&_flags, 0x1) }
@@ -1565,7 +1565,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateColor` boxed at the end of `buffer`.
-    public static func updateColor(into buffer: Buffer, forProfile: Bool, color: Api.PeerColor?) {
+    public static func updateColor(into buffer: Buffer, forProfile: Bool = false, color: Api.PeerColor? = nil) {
         var _flags: Int32 = 0
         if forProfile { tlSetFlag(&_flags, 0x2) }
         if color != nil { tlSetFlag(&_flags, 0x4) }
@@ -1633,7 +1633,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleDialogPin` boxed at the end of `buffer`.
-    public static func toggleDialogPin(into buffer: Buffer, pinned: Bool, peer: Api.InputDialogPeer) {
+    public static func toggleDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         if pinned { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1653,7 +1653,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getDialogUnreadMarks` boxed at the end of `buffer`.
-    public static func getDialogUnreadMarks(into buffer: Buffer, parentPeer: Api.InputPeer?) {
+    public static func getDialogUnreadMarks(into buffer: Buffer, parentPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1675,7 +1675,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deletePhoneCallHistory` boxed at the end of `buffer`.
-    public static func deletePhoneCallHistory(into buffer: Buffer, revoke: Bool) {
+    public static func deletePhoneCallHistory(into buffer: Buffer, revoke: Bool = false) {
         var _flags: Int32 = 0
         if revoke { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1730,7 +1730,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestMainWebView` boxed at the end of `buffer`.
-    public static func requestMainWebView(into buffer: Buffer, compact: Bool, fullscreen: Bool, peer: Api.InputPeer, bot: Api.InputUser, startParam: String?, themeParams: Api.DataJSON?, platform: String) {
+    public static func requestMainWebView(into buffer: Buffer, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         if compact { tlSetFlag(&_flags, 0x80) }
         if fullscreen { tlSetFlag(&_flags, 0x100) }
@@ -1926,7 +1926,7 @@ extension Api.functions.stickers {
     }
 
     /// Writes `stickers.setStickerSetThumb` boxed at the end of `buffer`.
-    public static func setStickerSetThumb(into buffer: Buffer, stickerset: Api.InputStickerSet, thumb: Api.InputDocument?, thumbDocumentId: Int64?) {
+    public static func setStickerSetThumb(into buffer: Buffer, stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) {
         var _flags: Int32 = 0
         if thumb != nil { tlSetFlag(&_flags, 0x1) }
         if thumbDocumentId != nil { tlSetFlag(&_flags, 0x2) }
@@ -1969,7 +1969,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteGroupCallParticipantMessages` boxed at the end of `buffer`.
-    public static func deleteGroupCallParticipantMessages(into buffer: Buffer, reportSpam: Bool, call: Api.InputGroupCall, participant: Api.InputPeer) {
+    public static func deleteGroupCallParticipantMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) {
         var _flags: Int32 = 0
         if reportSpam { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

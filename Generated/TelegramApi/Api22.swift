@@ -2097,7 +2097,7 @@ extension Api.functions {
     }
 
     /// Writes `initConnection` boxed at the end of `buffer`.
-    public static func initConnection<X>(into buffer: Buffer, apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy?, params: Api.JSONValue?, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+    public static func initConnection<X>(into buffer: Buffer, apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy? = nil, params: Api.JSONValue? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var _flags: Int32 = 0
         if proxy != nil { tlSetFlag(&_flags, 0x1) }
         if params != nil { tlSetFlag(&_flags, 0x2) }
@@ -2323,7 +2323,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setInlineBotResults` boxed at the end of `buffer`.
-    public static func setInlineBotResults(into buffer: Buffer, gallery: Bool, `private`: Bool, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String?, switchPm: Api.InlineBotSwitchPM?, switchWebview: Api.InlineBotWebView?) {
+    public static func setInlineBotResults(into buffer: Buffer, gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) {
         var _flags: Int32 = 0
         if gallery { tlSetFlag(&_flags, 0x1) }
         if `private` { tlSetFlag(&_flags, 0x2) }
@@ -2358,7 +2358,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.saveDraft` boxed at the end of `buffer`.
-    public static func saveDraft(into buffer: Buffer, noWebpage: Bool, invertMedia: Bool, replyTo: Api.InputReplyTo?, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]?, media: Api.InputMedia?, effect: Int64?, suggestedPost: Api.SuggestedPost?, richMessage: Api.InputRichMessage?) {
+    public static func saveDraft(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         if noWebpage { tlSetFlag(&_flags, 0x2) }
         if invertMedia { tlSetFlag(&_flags, 0x40) }
@@ -2451,7 +2451,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSearchResultsCalendar` boxed at the end of `buffer`.
-    public static func getSearchResultsCalendar(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer?, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) {
+    public static func getSearchResultsCalendar(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) {
         var _flags: Int32 = 0
         if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2479,7 +2479,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestWebView` boxed at the end of `buffer`.
-    public static func requestWebView(into buffer: Buffer, fromBotMenu: Bool, silent: Bool, compact: Bool, fullscreen: Bool, peer: Api.InputPeer, bot: Api.InputUser, url: String?, startParam: String?, themeParams: Api.DataJSON?, platform: String, replyTo: Api.InputReplyTo?, sendAs: Api.InputPeer?) {
+    public static func requestWebView(into buffer: Buffer, fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         if fromBotMenu { tlSetFlag(&_flags, 0x10) }
         if silent { tlSetFlag(&_flags, 0x20) }
@@ -2540,7 +2540,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editForumTopic` boxed at the end of `buffer`.
-    public static func editForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, title: String?, iconEmojiId: Int64?, closed: Bool?, hidden: Bool?) {
+    public static func editForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) {
         var _flags: Int32 = 0
         if title != nil { tlSetFlag(&_flags, 0x1) }
         if iconEmojiId != nil { tlSetFlag(&_flags, 0x2) }
@@ -2644,7 +2644,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.updateStarRefProgram` boxed at the end of `buffer`.
-    public static func updateStarRefProgram(into buffer: Buffer, bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32?) {
+    public static func updateStarRefProgram(into buffer: Buffer, bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) {
         var _flags: Int32 = 0
         if durationMonths != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2686,7 +2686,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.sendGroupCallMessage` boxed at the end of `buffer`.
-    public static func sendGroupCallMessage(into buffer: Buffer, call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64?, sendAs: Api.InputPeer?) {
+    public static func sendGroupCallMessage(into buffer: Buffer, call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         if allowPaidStars != nil { tlSetFlag(&_flags, 0x1) }
         if sendAs != nil { tlSetFlag(&_flags, 0x2) }

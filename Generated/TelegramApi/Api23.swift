@@ -1075,7 +1075,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateProfile` boxed at the end of `buffer`.
-    public static func updateProfile(into buffer: Buffer, firstName: String?, lastName: String?, about: String?) {
+    public static func updateProfile(into buffer: Buffer, firstName: String? = nil, lastName: String? = nil, about: String? = nil) {
         var _flags: Int32 = 0
         if firstName != nil { tlSetFlag(&_flags, 0x1) }
         if lastName != nil { tlSetFlag(&_flags, 0x2) }
@@ -1105,7 +1105,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.deleteAccount` boxed at the end of `buffer`.
-    public static func deleteAccount(into buffer: Buffer, reason: String, password: Api.InputCheckPasswordSRP?) {
+    public static func deleteAccount(into buffer: Buffer, reason: String, password: Api.InputCheckPasswordSRP? = nil) {
         var _flags: Int32 = 0
         if password != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1224,7 +1224,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.sendStarGiftOffer` boxed at the end of `buffer`.
-    public static func sendStarGiftOffer(into buffer: Buffer, peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64?) {
+    public static func sendStarGiftOffer(into buffer: Buffer, peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         if allowPaidStars != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1287,7 +1287,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.getPollStats` boxed at the end of `buffer`.
-    public static func getPollStats(into buffer: Buffer, dark: Bool, peer: Api.InputPeer, msgId: Int32) {
+    public static func getPollStats(into buffer: Buffer, dark: Bool = false, peer: Api.InputPeer, msgId: Int32) {
         var _flags: Int32 = 0
         if dark { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

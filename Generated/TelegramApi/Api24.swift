@@ -1178,7 +1178,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clearRecentStickers` boxed at the end of `buffer`.
-    public static func clearRecentStickers(into buffer: Buffer, attached: Bool) {
+    public static func clearRecentStickers(into buffer: Buffer, attached: Bool = false) {
         var _flags: Int32 = 0
         if attached { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1197,7 +1197,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updatePinnedMessage` boxed at the end of `buffer`.
-    public static func updatePinnedMessage(into buffer: Buffer, silent: Bool, unpin: Bool, pmOneside: Bool, peer: Api.InputPeer, id: Int32) {
+    public static func updatePinnedMessage(into buffer: Buffer, silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x1) }
         if unpin { tlSetFlag(&_flags, 0x2) }
@@ -1251,7 +1251,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleSavedDialogPin` boxed at the end of `buffer`.
-    public static func toggleSavedDialogPin(into buffer: Buffer, pinned: Bool, peer: Api.InputDialogPeer) {
+    public static func toggleSavedDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
         if pinned { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1288,7 +1288,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestChatJoinWebView` boxed at the end of `buffer`.
-    public static func requestChatJoinWebView(into buffer: Buffer, queryId: Int64, themeParams: Api.DataJSON?, platform: String) {
+    public static func requestChatJoinWebView(into buffer: Buffer, queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         if themeParams != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 16)
@@ -1383,7 +1383,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsSubscriptions` boxed at the end of `buffer`.
-    public static func getStarsSubscriptions(into buffer: Buffer, missingBalance: Bool, peer: Api.InputPeer, offset: String) {
+    public static func getStarsSubscriptions(into buffer: Buffer, missingBalance: Bool = false, peer: Api.InputPeer, offset: String) {
         var _flags: Int32 = 0
         if missingBalance { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -1816,7 +1816,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.deleteMessages` boxed at the end of `buffer`.
-    public static func deleteMessages(into buffer: Buffer, revoke: Bool, id: [Int32]) {
+    public static func deleteMessages(into buffer: Buffer, revoke: Bool = false, id: [Int32]) {
         var _flags: Int32 = 0
         if revoke { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1836,7 +1836,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getRecentStickers` boxed at the end of `buffer`.
-    public static func getRecentStickers(into buffer: Buffer, attached: Bool, hash: Int64) {
+    public static func getRecentStickers(into buffer: Buffer, attached: Bool = false, hash: Int64) {
         var _flags: Int32 = 0
         if attached { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 16)
@@ -1856,7 +1856,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setInlineGameScore` boxed at the end of `buffer`.
-    public static func setInlineGameScore(into buffer: Buffer, editMessage: Bool, force: Bool, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) {
+    public static func setInlineGameScore(into buffer: Buffer, editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) {
         var _flags: Int32 = 0
         if editMessage { tlSetFlag(&_flags, 0x1) }
         if force { tlSetFlag(&_flags, 0x2) }
@@ -1879,7 +1879,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.acceptUrlAuth` boxed at the end of `buffer`.
-    public static func acceptUrlAuth(into buffer: Buffer, writeAllowed: Bool, sharePhoneNumber: Bool, peer: Api.InputPeer?, msgId: Int32?, buttonId: Int32?, url: String?, matchCode: String?) {
+    public static func acceptUrlAuth(into buffer: Buffer, writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) {
         var _flags: Int32 = 0
         if writeAllowed { tlSetFlag(&_flags, 0x1) }
         if sharePhoneNumber { tlSetFlag(&_flags, 0x8) }
@@ -2017,7 +2017,7 @@ extension Api.functions.upload {
     }
 
     /// Writes `upload.getFile` boxed at the end of `buffer`.
-    public static func getFile(into buffer: Buffer, precise: Bool, cdnSupported: Bool, location: Api.InputFileLocation, offset: Int64, limit: Int32) {
+    public static func getFile(into buffer: Buffer, precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) {
         var _flags: Int32 = 0
         if precise { tlSetFlag(&_flags, 0x1) }
         if cdnSupported { tlSetFlag(&_flags, 0x2) }
@@ -2091,7 +2091,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getPremiumGiftCodeOptions` boxed at the end of `buffer`.
-    public static func getPremiumGiftCodeOptions(into buffer: Buffer, boostPeer: Api.InputPeer?) {
+    public static func getPremiumGiftCodeOptions(into buffer: Buffer, boostPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         if boostPeer != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2128,7 +2128,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteConferenceCallParticipants` boxed at the end of `buffer`.
-    public static func deleteConferenceCallParticipants(into buffer: Buffer, onlyLeft: Bool, kick: Bool, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) {
+    public static func deleteConferenceCallParticipants(into buffer: Buffer, onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) {
         var _flags: Int32 = 0
         if onlyLeft { tlSetFlag(&_flags, 0x1) }
         if kick { tlSetFlag(&_flags, 0x2) }
@@ -2198,7 +2198,7 @@ extension Api.functions.smsjobs {
     }
 
     /// Writes `smsjobs.finishJob` boxed at the end of `buffer`.
-    public static func finishJob(into buffer: Buffer, jobId: String, error: String?) {
+    public static func finishJob(into buffer: Buffer, jobId: String, error: String? = nil) {
         var _flags: Int32 = 0
         if error != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

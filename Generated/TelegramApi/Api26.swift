@@ -2309,7 +2309,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getNotifyExceptions` boxed at the end of `buffer`.
-    public static func getNotifyExceptions(into buffer: Buffer, compareSound: Bool, compareStories: Bool, peer: Api.InputNotifyPeer?) {
+    public static func getNotifyExceptions(into buffer: Buffer, compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) {
         var _flags: Int32 = 0
         if compareSound { tlSetFlag(&_flags, 0x2) }
         if compareStories { tlSetFlag(&_flags, 0x4) }
@@ -2416,7 +2416,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessIntro` boxed at the end of `buffer`.
-    public static func updateBusinessIntro(into buffer: Buffer, intro: Api.InputBusinessIntro?) {
+    public static func updateBusinessIntro(into buffer: Buffer, intro: Api.InputBusinessIntro? = nil) {
         var _flags: Int32 = 0
         if intro != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2452,7 +2452,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendEncryptedFile` boxed at the end of `buffer`.
-    public static func sendEncryptedFile(into buffer: Buffer, silent: Bool, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) {
+    public static func sendEncryptedFile(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2475,7 +2475,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchEmojiStickerSets` boxed at the end of `buffer`.
-    public static func searchEmojiStickerSets(into buffer: Buffer, excludeFeatured: Bool, q: String, hash: Int64) {
+    public static func searchEmojiStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
         if excludeFeatured { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2496,7 +2496,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSavedDialogs` boxed at the end of `buffer`.
-    public static func getSavedDialogs(into buffer: Buffer, excludePinned: Bool, parentPeer: Api.InputPeer?, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
+    public static func getSavedDialogs(into buffer: Buffer, excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         if excludePinned { tlSetFlag(&_flags, 0x1) }
         if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
@@ -2544,7 +2544,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.updatePaidMessagesPrice` boxed at the end of `buffer`.
-    public static func updatePaidMessagesPrice(into buffer: Buffer, broadcastMessagesAllowed: Bool, channel: Api.InputChannel, sendPaidMessagesStars: Int64) {
+    public static func updatePaidMessagesPrice(into buffer: Buffer, broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) {
         var _flags: Int32 = 0
         if broadcastMessagesAllowed { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2565,7 +2565,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.exportGroupCallInvite` boxed at the end of `buffer`.
-    public static func exportGroupCallInvite(into buffer: Buffer, canSelfUnmute: Bool, call: Api.InputGroupCall) {
+    public static func exportGroupCallInvite(into buffer: Buffer, canSelfUnmute: Bool = false, call: Api.InputGroupCall) {
         var _flags: Int32 = 0
         if canSelfUnmute { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -3959,7 +3959,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.finishTakeoutSession` boxed at the end of `buffer`.
-    public static func finishTakeoutSession(into buffer: Buffer, success: Bool) {
+    public static func finishTakeoutSession(into buffer: Buffer, success: Bool = false) {
         var _flags: Int32 = 0
         if success { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -4011,7 +4011,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getTopPeers` boxed at the end of `buffer`.
-    public static func getTopPeers(into buffer: Buffer, correspondents: Bool, botsPm: Bool, botsInline: Bool, phoneCalls: Bool, forwardUsers: Bool, forwardChats: Bool, groups: Bool, channels: Bool, botsApp: Bool, botsGuestchat: Bool, offset: Int32, limit: Int32, hash: Int64) {
+    public static func getTopPeers(into buffer: Buffer, correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         if correspondents { tlSetFlag(&_flags, 0x1) }
         if botsPm { tlSetFlag(&_flags, 0x2) }
@@ -4072,7 +4072,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendInlineBotResult` boxed at the end of `buffer`.
-    public static func sendInlineBotResult(into buffer: Buffer, silent: Bool, background: Bool, clearDraft: Bool, hideVia: Bool, peer: Api.InputPeer, replyTo: Api.InputReplyTo?, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, allowPaidStars: Int64?) {
+    public static func sendInlineBotResult(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x20) }
         if background { tlSetFlag(&_flags, 0x40) }
@@ -4201,7 +4201,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.uploadProfilePhoto` boxed at the end of `buffer`.
-    public static func uploadProfilePhoto(into buffer: Buffer, fallback: Bool, bot: Api.InputUser?, file: Api.InputFile?, video: Api.InputFile?, videoStartTs: Double?, videoEmojiMarkup: Api.VideoSize?) {
+    public static func uploadProfilePhoto(into buffer: Buffer, fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
         var _flags: Int32 = 0
         if fallback { tlSetFlag(&_flags, 0x8) }
         if bot != nil { tlSetFlag(&_flags, 0x20) }
@@ -4255,7 +4255,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.clearSavedInfo` boxed at the end of `buffer`.
-    public static func clearSavedInfo(into buffer: Buffer, credentials: Bool, info: Bool) {
+    public static func clearSavedInfo(into buffer: Buffer, credentials: Bool = false, info: Bool = false) {
         var _flags: Int32 = 0
         if credentials { tlSetFlag(&_flags, 0x1) }
         if info { tlSetFlag(&_flags, 0x2) }
@@ -4326,7 +4326,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.updateAlbum` boxed at the end of `buffer`.
-    public static func updateAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, title: String?, deleteStories: [Int32]?, addStories: [Int32]?, order: [Int32]?) {
+    public static func updateAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) {
         var _flags: Int32 = 0
         if title != nil { tlSetFlag(&_flags, 0x1) }
         if deleteStories != nil { tlSetFlag(&_flags, 0x2) }
@@ -4362,7 +4362,7 @@ extension Api.functions.premium {
     }
 
     /// Writes `premium.getBoostsList` boxed at the end of `buffer`.
-    public static func getBoostsList(into buffer: Buffer, gifts: Bool, peer: Api.InputPeer, offset: String, limit: Int32) {
+    public static func getBoostsList(into buffer: Buffer, gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         if gifts { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

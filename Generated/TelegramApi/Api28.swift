@@ -1300,7 +1300,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.toggleStickerSets` boxed at the end of `buffer`.
-    public static func toggleStickerSets(into buffer: Buffer, uninstall: Bool, archive: Bool, unarchive: Bool, stickersets: [Api.InputStickerSet]) {
+    public static func toggleStickerSets(into buffer: Buffer, uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) {
         var _flags: Int32 = 0
         if uninstall { tlSetFlag(&_flags, 0x1) }
         if archive { tlSetFlag(&_flags, 0x2) }

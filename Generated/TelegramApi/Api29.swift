@@ -1646,7 +1646,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderStickerSets` boxed at the end of `buffer`.
-    public static func reorderStickerSets(into buffer: Buffer, masks: Bool, emojis: Bool, order: [Int64]) {
+    public static func reorderStickerSets(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, order: [Int64]) {
         var _flags: Int32 = 0
         if masks { tlSetFlag(&_flags, 0x1) }
         if emojis { tlSetFlag(&_flags, 0x2) }
@@ -1733,7 +1733,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendPaidReaction` boxed at the end of `buffer`.
-    public static func sendPaidReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy?) {
+    public static func sendPaidReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) {
         var _flags: Int32 = 0
         if `private` != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1761,7 +1761,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getSponsoredMessages` boxed at the end of `buffer`.
-    public static func getSponsoredMessages(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32?) {
+    public static func getSponsoredMessages(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil) {
         var _flags: Int32 = 0
         if msgId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1896,7 +1896,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.togglePeerLink` boxed at the end of `buffer`.
-    public static func togglePeerLink(into buffer: Buffer, visible: Bool, hidden: Bool, deleted: Bool, community: Api.InputChannel, peer: Api.InputPeer) {
+    public static func togglePeerLink(into buffer: Buffer, visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if visible { tlSetFlag(&_flags, 0x1) }
         if hidden { tlSetFlag(&_flags, 0x2) }
@@ -1919,7 +1919,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleCommunityCollapsedInDialogs` boxed at the end of `buffer`.
-    public static func toggleCommunityCollapsedInDialogs(into buffer: Buffer, collapsed: Bool, community: Api.InputChannel) {
+    public static func toggleCommunityCollapsedInDialogs(into buffer: Buffer, collapsed: Bool = false, community: Api.InputChannel) {
         var _flags: Int32 = 0
         if collapsed { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -7434,7 +7434,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setGameScore` boxed at the end of `buffer`.
-    public static func setGameScore(into buffer: Buffer, editMessage: Bool, force: Bool, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) {
+    public static func setGameScore(into buffer: Buffer, editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) {
         var _flags: Int32 = 0
         if editMessage { tlSetFlag(&_flags, 0x1) }
         if force { tlSetFlag(&_flags, 0x2) }
@@ -7458,7 +7458,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.prolongWebView` boxed at the end of `buffer`.
-    public static func prolongWebView(into buffer: Buffer, silent: Bool, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo?, sendAs: Api.InputPeer?) {
+    public static func prolongWebView(into buffer: Buffer, silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x20) }
         if replyTo != nil { tlSetFlag(&_flags, 0x1) }
@@ -7505,7 +7505,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.createForumTopic` boxed at the end of `buffer`.
-    public static func createForumTopic(into buffer: Buffer, titleMissing: Bool, peer: Api.InputPeer, title: String, iconColor: Int32?, iconEmojiId: Int64?, randomId: Int64, sendAs: Api.InputPeer?) {
+    public static func createForumTopic(into buffer: Buffer, titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
         if titleMissing { tlSetFlag(&_flags, 0x10) }
         if iconColor != nil { tlSetFlag(&_flags, 0x1) }
@@ -7668,7 +7668,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getResaleStarGifts` boxed at the end of `buffer`.
-    public static func getResaleStarGifts(into buffer: Buffer, sortByPrice: Bool, sortByNum: Bool, forCraft: Bool, starsOnly: Bool, attributesHash: Int64?, giftId: Int64, attributes: [Api.StarGiftAttributeId]?, offset: String, limit: Int32) {
+    public static func getResaleStarGifts(into buffer: Buffer, sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         if sortByPrice { tlSetFlag(&_flags, 0x2) }
         if sortByNum { tlSetFlag(&_flags, 0x4) }
@@ -7736,7 +7736,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.getStoryViewsList` boxed at the end of `buffer`.
-    public static func getStoryViewsList(into buffer: Buffer, justContacts: Bool, reactionsFirst: Bool, forwardsFirst: Bool, peer: Api.InputPeer, q: String?, id: Int32, offset: String, limit: Int32) {
+    public static func getStoryViewsList(into buffer: Buffer, justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) {
         var _flags: Int32 = 0
         if justContacts { tlSetFlag(&_flags, 0x1) }
         if reactionsFirst { tlSetFlag(&_flags, 0x4) }
@@ -7797,7 +7797,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.editMessage` boxed at the end of `buffer`.
-    public static func editMessage(into buffer: Buffer, invertMedia: Bool, welcome: Bool, peer: Api.InputPeer?, receiverId: Api.InputUser, id: Int32, message: String?, media: Api.InputMedia?, entities: [Api.MessageEntity]?, replyMarkup: Api.ReplyMarkup?, richMessage: Api.InputRichMessage?) {
+    public static func editMessage(into buffer: Buffer, invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         if invertMedia { tlSetFlag(&_flags, 0x20) }
         if welcome { tlSetFlag(&_flags, 0x40) }

@@ -2362,7 +2362,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.updateBusinessLocation` boxed at the end of `buffer`.
-    public static func updateBusinessLocation(into buffer: Buffer, geoPoint: Api.InputGeoPoint?, address: String?) {
+    public static func updateBusinessLocation(into buffer: Buffer, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) {
         var _flags: Int32 = 0
         if geoPoint != nil { tlSetFlag(&_flags, 0x2) }
         if address != nil { tlSetFlag(&_flags, 0x1) }
@@ -2405,7 +2405,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadReactions` boxed at the end of `buffer`.
-    public static func getUnreadReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, savedPeerId: Api.InputPeer?, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
+    public static func getUnreadReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
         if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
@@ -2535,7 +2535,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.editAccessSettings` boxed at the end of `buffer`.
-    public static func editAccessSettings(into buffer: Buffer, restricted: Bool, bot: Api.InputUser, addUsers: [Api.InputUser]?) {
+    public static func editAccessSettings(into buffer: Buffer, restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) {
         var _flags: Int32 = 0
         if restricted { tlSetFlag(&_flags, 0x1) }
         if addUsers != nil { tlSetFlag(&_flags, 0x2) }
@@ -2559,7 +2559,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.upgradeStarGift` boxed at the end of `buffer`.
-    public static func upgradeStarGift(into buffer: Buffer, keepOriginalDetails: Bool, stargift: Api.InputSavedStarGift) {
+    public static func upgradeStarGift(into buffer: Buffer, keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
         if keepOriginalDetails { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -1631,7 +1631,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMedia` boxed at the end of `buffer`.
-    public static func sendMedia(into buffer: Buffer, silent: Bool, background: Bool, clearDraft: Bool, noforwards: Bool, updateStickersetsOrder: Bool, invertMedia: Bool, allowPaidFloodskip: Bool, peer: Api.InputPeer, replyTo: Api.InputReplyTo?, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, scheduleDate: Int32?, scheduleRepeatPeriod: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, effect: Int64?, allowPaidStars: Int64?, suggestedPost: Api.SuggestedPost?) {
+    public static func sendMedia(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x20) }
         if background { tlSetFlag(&_flags, 0x40) }
@@ -1754,7 +1754,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getArchivedStickers` boxed at the end of `buffer`.
-    public static func getArchivedStickers(into buffer: Buffer, masks: Bool, emojis: Bool, offsetId: Int64, limit: Int32) {
+    public static func getArchivedStickers(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) {
         var _flags: Int32 = 0
         if masks { tlSetFlag(&_flags, 0x1) }
         if emojis { tlSetFlag(&_flags, 0x2) }
@@ -1806,7 +1806,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.requestSimpleWebView` boxed at the end of `buffer`.
-    public static func requestSimpleWebView(into buffer: Buffer, fromSwitchWebview: Bool, fromSideMenu: Bool, compact: Bool, fullscreen: Bool, bot: Api.InputUser, url: String?, startParam: String?, themeParams: Api.DataJSON?, platform: String) {
+    public static func requestSimpleWebView(into buffer: Buffer, fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
         if fromSwitchWebview { tlSetFlag(&_flags, 0x2) }
         if fromSideMenu { tlSetFlag(&_flags, 0x4) }
@@ -1860,7 +1860,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.clickSponsoredMessage` boxed at the end of `buffer`.
-    public static func clickSponsoredMessage(into buffer: Buffer, media: Bool, fullscreen: Bool, randomId: [UInt8]) {
+    public static func clickSponsoredMessage(into buffer: Buffer, media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) {
         var _flags: Int32 = 0
         if media { tlSetFlag(&_flags, 0x1) }
         if fullscreen { tlSetFlag(&_flags, 0x2) }
@@ -1943,7 +1943,7 @@ extension Api.functions.payments {
     }
 
     /// Writes `payments.getStarsStatus` boxed at the end of `buffer`.
-    public static func getStarsStatus(into buffer: Buffer, ton: Bool, peer: Api.InputPeer) {
+    public static func getStarsStatus(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
         if ton { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1996,7 +1996,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.toggleGroupCallSettings` boxed at the end of `buffer`.
-    public static func toggleGroupCallSettings(into buffer: Buffer, resetInviteHash: Bool, call: Api.InputGroupCall, joinMuted: Bool?, messagesEnabled: Bool?, sendPaidMessagesStars: Int64?) {
+    public static func toggleGroupCallSettings(into buffer: Buffer, resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
         if resetInviteHash { tlSetFlag(&_flags, 0x2) }
         if joinMuted != nil { tlSetFlag(&_flags, 0x1) }

@@ -2384,7 +2384,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchGlobal` boxed at the end of `buffer`.
-    public static func searchGlobal(into buffer: Buffer, broadcastsOnly: Bool, groupsOnly: Bool, usersOnly: Bool, folderId: Int32?, community: Api.InputChannel?, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) {
+    public static func searchGlobal(into buffer: Buffer, broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
         if broadcastsOnly { tlSetFlag(&_flags, 0x2) }
         if groupsOnly { tlSetFlag(&_flags, 0x4) }
@@ -2425,7 +2425,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.editMessage` boxed at the end of `buffer`.
-    public static func editMessage(into buffer: Buffer, noWebpage: Bool, invertMedia: Bool, peer: Api.InputPeer, id: Int32, message: String?, media: Api.InputMedia?, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, scheduleDate: Int32?, scheduleRepeatPeriod: Int32?, quickReplyShortcutId: Int32?, richMessage: Api.InputRichMessage?) {
+    public static func editMessage(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         if noWebpage { tlSetFlag(&_flags, 0x2) }
         if invertMedia { tlSetFlag(&_flags, 0x10000) }
@@ -2481,7 +2481,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.setBotShippingResults` boxed at the end of `buffer`.
-    public static func setBotShippingResults(into buffer: Buffer, queryId: Int64, error: String?, shippingOptions: [Api.ShippingOption]?) {
+    public static func setBotShippingResults(into buffer: Buffer, queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) {
         var _flags: Int32 = 0
         if error != nil { tlSetFlag(&_flags, 0x1) }
         if shippingOptions != nil { tlSetFlag(&_flags, 0x2) }
@@ -2524,7 +2524,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.hideChatJoinRequest` boxed at the end of `buffer`.
-    public static func hideChatJoinRequest(into buffer: Buffer, approved: Bool, peer: Api.InputPeer, userId: Api.InputUser) {
+    public static func hideChatJoinRequest(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) {
         var _flags: Int32 = 0
         if approved { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2560,7 +2560,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.translateRichMessage` boxed at the end of `buffer`.
-    public static func translateRichMessage(into buffer: Buffer, peer: Api.InputPeer?, id: [Int32]?, text: [Api.InputRichMessage]?, toLang: String, tone: String?) {
+    public static func translateRichMessage(into buffer: Buffer, peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) {
         var _flags: Int32 = 0
         if peer != nil && id != nil { tlSetFlag(&_flags, 0x1) }
         if text != nil { tlSetFlag(&_flags, 0x2) }

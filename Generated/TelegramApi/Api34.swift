@@ -2562,7 +2562,7 @@ extension Api.functions.auth {
     }
 
     /// Writes `auth.signIn` boxed at the end of `buffer`.
-    public static func signIn(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String?, emailVerification: Api.EmailVerification?) {
+    public static func signIn(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) {
         var _flags: Int32 = 0
         if phoneCode != nil { tlSetFlag(&_flags, 0x1) }
         if emailVerification != nil { tlSetFlag(&_flags, 0x2) }
@@ -2758,7 +2758,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.editGroupCallParticipant` boxed at the end of `buffer`.
-    public static func editGroupCallParticipant(into buffer: Buffer, call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool?, volume: Int32?, raiseHand: Bool?, videoStopped: Bool?, videoPaused: Bool?, presentationPaused: Bool?) {
+    public static func editGroupCallParticipant(into buffer: Buffer, call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) {
         var _flags: Int32 = 0
         if muted != nil { tlSetFlag(&_flags, 0x1) }
         if volume != nil { tlSetFlag(&_flags, 0x2) }
@@ -2820,7 +2820,7 @@ extension Api.functions.communities {
     }
 
     /// Writes `communities.toggleAllPeerLinkRequestApproval` boxed at the end of `buffer`.
-    public static func toggleAllPeerLinkRequestApproval(into buffer: Buffer, reject: Bool, community: Api.InputChannel) {
+    public static func toggleAllPeerLinkRequestApproval(into buffer: Buffer, reject: Bool = false, community: Api.InputChannel) {
         var _flags: Int32 = 0
         if reject { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

@@ -1296,7 +1296,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendMessage` boxed at the end of `buffer`.
-    public static func sendMessage(into buffer: Buffer, noWebpage: Bool, silent: Bool, background: Bool, clearDraft: Bool, noforwards: Bool, updateStickersetsOrder: Bool, invertMedia: Bool, allowPaidFloodskip: Bool, peer: Api.InputPeer, replyTo: Api.InputReplyTo?, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, scheduleDate: Int32?, scheduleRepeatPeriod: Int32?, sendAs: Api.InputPeer?, quickReplyShortcut: Api.InputQuickReplyShortcut?, effect: Int64?, allowPaidStars: Int64?, suggestedPost: Api.SuggestedPost?, richMessage: Api.InputRichMessage?) {
+    public static func sendMessage(into buffer: Buffer, noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
         if noWebpage { tlSetFlag(&_flags, 0x2) }
         if silent { tlSetFlag(&_flags, 0x20) }
@@ -1388,7 +1388,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedSavedDialogs` boxed at the end of `buffer`.
-    public static func reorderPinnedSavedDialogs(into buffer: Buffer, force: Bool, order: [Api.InputDialogPeer]) {
+    public static func reorderPinnedSavedDialogs(into buffer: Buffer, force: Bool = false, order: [Api.InputDialogPeer]) {
         var _flags: Int32 = 0
         if force { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1408,7 +1408,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateSavedReactionTag` boxed at the end of `buffer`.
-    public static func updateSavedReactionTag(into buffer: Buffer, reaction: Api.Reaction, title: String?) {
+    public static func updateSavedReactionTag(into buffer: Buffer, reaction: Api.Reaction, title: String? = nil) {
         var _flags: Int32 = 0
         if title != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1431,7 +1431,7 @@ extension Api.functions.photos {
     }
 
     /// Writes `photos.updateProfilePhoto` boxed at the end of `buffer`.
-    public static func updateProfilePhoto(into buffer: Buffer, fallback: Bool, bot: Api.InputUser?, id: Api.InputPhoto) {
+    public static func updateProfilePhoto(into buffer: Buffer, fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) {
         var _flags: Int32 = 0
         if fallback { tlSetFlag(&_flags, 0x1) }
         if bot != nil { tlSetFlag(&_flags, 0x2) }
@@ -1500,7 +1500,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.checkSearchPostsFlood` boxed at the end of `buffer`.
-    public static func checkSearchPostsFlood(into buffer: Buffer, query: String?) {
+    public static func checkSearchPostsFlood(into buffer: Buffer, query: String? = nil) {
         var _flags: Int32 = 0
         if query != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1583,7 +1583,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.getGroupCallStreamRtmpUrl` boxed at the end of `buffer`.
-    public static func getGroupCallStreamRtmpUrl(into buffer: Buffer, liveStory: Bool, peer: Api.InputPeer, revoke: Bool) {
+    public static func getGroupCallStreamRtmpUrl(into buffer: Buffer, liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) {
         var _flags: Int32 = 0
         if liveStory { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1604,7 +1604,7 @@ extension Api.functions.stats {
     }
 
     /// Writes `stats.loadAsyncGraph` boxed at the end of `buffer`.
-    public static func loadAsyncGraph(into buffer: Buffer, token: String, x: Int64?) {
+    public static func loadAsyncGraph(into buffer: Buffer, token: String, x: Int64? = nil) {
         var _flags: Int32 = 0
         if x != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

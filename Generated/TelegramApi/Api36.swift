@@ -1917,7 +1917,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.reorderPinnedForumTopics` boxed at the end of `buffer`.
-    public static func reorderPinnedForumTopics(into buffer: Buffer, force: Bool, peer: Api.InputPeer, order: [Int32]) {
+    public static func reorderPinnedForumTopics(into buffer: Buffer, force: Bool = false, peer: Api.InputPeer, order: [Int32]) {
         var _flags: Int32 = 0
         if force { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -1985,7 +1985,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.toggleGroupCallRecord` boxed at the end of `buffer`.
-    public static func toggleGroupCallRecord(into buffer: Buffer, start: Bool, call: Api.InputGroupCall, title: String?, videoPortrait: Bool?) {
+    public static func toggleGroupCallRecord(into buffer: Buffer, start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) {
         var _flags: Int32 = 0
         if start { tlSetFlag(&_flags, 0x1) }
         if title != nil { tlSetFlag(&_flags, 0x2) }
@@ -2028,7 +2028,7 @@ extension Api.functions.phone {
     }
 
     /// Writes `phone.deleteGroupCallMessages` boxed at the end of `buffer`.
-    public static func deleteGroupCallMessages(into buffer: Buffer, reportSpam: Bool, call: Api.InputGroupCall, messages: [Int32]) {
+    public static func deleteGroupCallMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) {
         var _flags: Int32 = 0
         if reportSpam { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2080,7 +2080,7 @@ extension Api.functions.stories {
     }
 
     /// Writes `stories.sendReaction` boxed at the end of `buffer`.
-    public static func sendReaction(into buffer: Buffer, addToRecent: Bool, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) {
+    public static func sendReaction(into buffer: Buffer, addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) {
         var _flags: Int32 = 0
         if addToRecent { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2132,7 +2132,7 @@ extension Api.functions.ephemeral {
     }
 
     /// Writes `ephemeral.sendMessage` boxed at the end of `buffer`.
-    public static func sendMessage(into buffer: Buffer, invertMedia: Bool, welcome: Bool, anchor: Bool, noforwards: Bool, peer: Api.InputPeer?, receiverId: Api.InputUser, queryId: Int64?, message: String, entities: [Api.MessageEntity]?, media: Api.InputMedia?, replyMarkup: Api.ReplyMarkup?, richMessage: Api.InputRichMessage?, randomId: Int64, replyTo: Api.InputReplyTo?) {
+    public static func sendMessage(into buffer: Buffer, invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) {
         var _flags: Int32 = 0
         if invertMedia { tlSetFlag(&_flags, 0x40) }
         if welcome { tlSetFlag(&_flags, 0x80) }

@@ -2779,7 +2779,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.getPaidMessagesRevenue` boxed at the end of `buffer`.
-    public static func getPaidMessagesRevenue(into buffer: Buffer, parentPeer: Api.InputPeer?, userId: Api.InputUser) {
+    public static func getPaidMessagesRevenue(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
         if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2802,7 +2802,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.saveMusic` boxed at the end of `buffer`.
-    public static func saveMusic(into buffer: Buffer, unsave: Bool, id: Api.InputDocument, afterId: Api.InputDocument?) {
+    public static func saveMusic(into buffer: Buffer, unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
         if unsave { tlSetFlag(&_flags, 0x1) }
         if afterId != nil { tlSetFlag(&_flags, 0x2) }
@@ -2826,7 +2826,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.getBlocked` boxed at the end of `buffer`.
-    public static func getBlocked(into buffer: Buffer, myStoriesFrom: Bool, offset: Int32, limit: Int32) {
+    public static func getBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, offset: Int32, limit: Int32) {
         var _flags: Int32 = 0
         if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 16)
@@ -2847,7 +2847,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.search` boxed at the end of `buffer`.
-    public static func search(into buffer: Buffer, broadcasts: Bool, bots: Bool, q: String, limit: Int32) {
+    public static func search(into buffer: Buffer, broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) {
         var _flags: Int32 = 0
         if broadcasts { tlSetFlag(&_flags, 0x1) }
         if bots { tlSetFlag(&_flags, 0x2) }
@@ -2901,7 +2901,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.uploadMedia` boxed at the end of `buffer`.
-    public static func uploadMedia(into buffer: Buffer, businessConnectionId: String?, peer: Api.InputPeer, media: Api.InputMedia) {
+    public static func uploadMedia(into buffer: Buffer, businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) {
         var _flags: Int32 = 0
         if businessConnectionId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2925,7 +2925,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.updateDialogFilter` boxed at the end of `buffer`.
-    public static func updateDialogFilter(into buffer: Buffer, id: Int32, filter: Api.DialogFilter?) {
+    public static func updateDialogFilter(into buffer: Buffer, id: Int32, filter: Api.DialogFilter? = nil) {
         var _flags: Int32 = 0
         if filter != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 12)
@@ -3017,7 +3017,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.composeRichMessageWithAI` boxed at the end of `buffer`.
-    public static func composeRichMessageWithAI(into buffer: Buffer, proofread: Bool, emojify: Bool, text: Api.InputRichMessage?, translateToLang: String?, tone: Api.InputAiComposeTone?) {
+    public static func composeRichMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
         if proofread { tlSetFlag(&_flags, 0x1) }
         if emojify { tlSetFlag(&_flags, 0x8) }
@@ -3069,7 +3069,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.getAdminedPublicChannels` boxed at the end of `buffer`.
-    public static func getAdminedPublicChannels(into buffer: Buffer, byLocation: Bool, checkLimit: Bool, forPersonal: Bool, forCommunityPeer: Bool) {
+    public static func getAdminedPublicChannels(into buffer: Buffer, byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) {
         var _flags: Int32 = 0
         if byLocation { tlSetFlag(&_flags, 0x1) }
         if checkLimit { tlSetFlag(&_flags, 0x2) }
@@ -3091,7 +3091,7 @@ extension Api.functions.bots {
     }
 
     /// Writes `bots.getBotInfo` boxed at the end of `buffer`.
-    public static func getBotInfo(into buffer: Buffer, bot: Api.InputUser?, langCode: String) {
+    public static func getBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String) {
         var _flags: Int32 = 0
         if bot != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -3176,7 +3176,7 @@ extension Api.functions.aicompose {
     }
 
     /// Writes `aicompose.updateTone` boxed at the end of `buffer`.
-    public static func updateTone(into buffer: Buffer, tone: Api.InputAiComposeTone, displayAuthor: Bool?, emojiId: Int64?, title: String?, prompt: String?) {
+    public static func updateTone(into buffer: Buffer, tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) {
         var _flags: Int32 = 0
         if displayAuthor != nil { tlSetFlag(&_flags, 0x1) }
         if emojiId != nil { tlSetFlag(&_flags, 0x2) }

@@ -2803,7 +2803,7 @@ extension Api.functions.account {
     }
 
     /// Writes `account.initTakeoutSession` boxed at the end of `buffer`.
-    public static func initTakeoutSession(into buffer: Buffer, contacts: Bool, messageUsers: Bool, messageChats: Bool, messageMegagroups: Bool, messageChannels: Bool, fileMaxSize: Int64?) {
+    public static func initTakeoutSession(into buffer: Buffer, contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) {
         var _flags: Int32 = 0
         if contacts { tlSetFlag(&_flags, 0x1) }
         if messageUsers { tlSetFlag(&_flags, 0x2) }
@@ -2830,7 +2830,7 @@ extension Api.functions.contacts {
     }
 
     /// Writes `contacts.blockFromReplies` boxed at the end of `buffer`.
-    public static func blockFromReplies(into buffer: Buffer, deleteMessage: Bool, deleteHistory: Bool, reportSpam: Bool, msgId: Int32) {
+    public static func blockFromReplies(into buffer: Buffer, deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) {
         var _flags: Int32 = 0
         if deleteMessage { tlSetFlag(&_flags, 0x1) }
         if deleteHistory { tlSetFlag(&_flags, 0x2) }
@@ -2852,7 +2852,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.search` boxed at the end of `buffer`.
-    public static func search(into buffer: Buffer, peer: Api.InputPeer, q: String, fromId: Api.InputPeer?, savedPeerId: Api.InputPeer?, savedReaction: [Api.Reaction]?, topMsgId: Int32?, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
+    public static func search(into buffer: Buffer, peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         var _flags: Int32 = 0
         if fromId != nil { tlSetFlag(&_flags, 0x1) }
         if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
@@ -2899,7 +2899,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getUnreadMentions` boxed at the end of `buffer`.
-    public static func getUnreadMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32?, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
+    public static func getUnreadMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
         if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2962,7 +2962,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.searchStickers` boxed at the end of `buffer`.
-    public static func searchStickers(into buffer: Buffer, emojis: Bool, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) {
+    public static func searchStickers(into buffer: Buffer, emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
         if emojis { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

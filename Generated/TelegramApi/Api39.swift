@@ -2415,7 +2415,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.sendBotRequestedPeer` boxed at the end of `buffer`.
-    public static func sendBotRequestedPeer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32?, webappReqId: String?, buttonId: Int32, requestedPeers: [Api.InputPeer]) {
+    public static func sendBotRequestedPeer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) {
         var _flags: Int32 = 0
         if msgId != nil { tlSetFlag(&_flags, 0x1) }
         if webappReqId != nil { tlSetFlag(&_flags, 0x2) }
@@ -2444,7 +2444,7 @@ extension Api.functions.messages {
     }
 
     /// Writes `messages.getForumTopics` boxed at the end of `buffer`.
-    public static func getForumTopics(into buffer: Buffer, peer: Api.InputPeer, q: String?, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) {
+    public static func getForumTopics(into buffer: Buffer, peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) {
         var _flags: Int32 = 0
         if q != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)
@@ -2487,7 +2487,7 @@ extension Api.functions.channels {
     }
 
     /// Writes `channels.deleteHistory` boxed at the end of `buffer`.
-    public static func deleteHistory(into buffer: Buffer, forEveryone: Bool, channel: Api.InputChannel, maxId: Int32) {
+    public static func deleteHistory(into buffer: Buffer, forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) {
         var _flags: Int32 = 0
         if forEveryone { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 8)

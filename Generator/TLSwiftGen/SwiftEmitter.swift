@@ -738,8 +738,9 @@ public struct SwiftEmitter {
                 writerParameters.append(triple)
                 responseSource = "\(label).2"
             } else {
+                // The writer takes the same defaults, so a layer that adds an optional field breaks neither.
                 parameters.append(parameterDeclaration(field))
-                writerParameters.append("\(label): \(field.declaredType)")
+                writerParameters.append(parameterDeclaration(field))
             }
         }
         let resultType: String

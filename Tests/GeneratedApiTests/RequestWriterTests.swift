@@ -62,11 +62,9 @@ import MTProtoApi
         let (description, buffer, _) = Api.functions.messages.sendMessage(
             silent: true, peer: peer, message: "hi", randomId: 9, scheduleDate: 100, effect: 5)
         let direct = Buffer()
+        // The writer takes the builder's defaults: only what is set is spelled out.
         Api.functions.messages.sendMessage(
-            into: direct, noWebpage: false, silent: true, background: false, clearDraft: false, noforwards: false,
-            updateStickersetsOrder: false, invertMedia: false, allowPaidFloodskip: false, peer: peer, replyTo: nil,
-            message: "hi", randomId: 9, replyMarkup: nil, entities: nil, scheduleDate: 100, scheduleRepeatPeriod: nil,
-            sendAs: nil, quickReplyShortcut: nil, effect: 5, allowPaidStars: nil, suggestedPost: nil, richMessage: nil)
+            into: direct, silent: true, peer: peer, message: "hi", randomId: 9, scheduleDate: 100, effect: 5)
         #expect(buffer.bytes == direct.bytes)
         // flags: silent .5, schedule_date .10, effect .18
         #expect(Array(buffer.bytes[0..<8]) == [0x62, 0x8f, 0xf4, 0xfe, 0x20, 0x04, 0x04, 0x00])

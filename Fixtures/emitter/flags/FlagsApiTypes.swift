@@ -354,7 +354,7 @@ extension FlagsApi.functions.users {
     }
 
     /// Writes `users.setFlags` boxed at the end of `buffer`.
-    public static func setFlags(into buffer: Buffer, silent: Bool, user: FlagsApi.User?, status: FlagsApi.UserStatus?) {
+    public static func setFlags(into buffer: Buffer, silent: Bool = false, user: FlagsApi.User? = nil, status: FlagsApi.UserStatus? = nil) {
         var _flags: Int32 = 0
         if silent { tlSetFlag(&_flags, 0x1) }
         if user != nil && status != nil { tlSetFlag(&_flags, 0x2) }

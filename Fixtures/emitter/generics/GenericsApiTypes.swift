@@ -218,7 +218,7 @@ extension GenericsApi.functions {
     }
 
     /// Writes `initConnection` boxed at the end of `buffer`.
-    public static func initConnection<X>(into buffer: Buffer, apiId: Int32, proxy: String?, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
+    public static func initConnection<X>(into buffer: Buffer, apiId: Int32, proxy: String? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var _flags: Int32 = 0
         if proxy != nil { tlSetFlag(&_flags, 0x1) }
         var w1 = buffer.fieldWriter(reserving: 12)

@@ -170,7 +170,7 @@ extension KeywordsApi.functions.keys {
     }
 
     /// Writes `keys.set` boxed at the end of `buffer`.
-    public static func set(into buffer: Buffer, `default`: Bool, `in`: String?) {
+    public static func set(into buffer: Buffer, `default`: Bool = false, `in`: String? = nil) {
         var _flags: Int32 = 0
         if `default` { tlSetFlag(&_flags, 0x1) }
         if `in` != nil { tlSetFlag(&_flags, 0x2) }
