@@ -44,7 +44,9 @@ let package = Package(
             ],
             path: "Benchmarks/TLCodecBenchmarks", plugins: plugins),
         // A plain loop over one codec operation, for `valgrind --tool=callgrind` and `perf record`.
-        .executableTarget(name: "TLCodecProfile", dependencies: ["CodecCorpus"], path: "Support/TLCodecProfile"),
+        .executableTarget(name: "TLCodecProfile",
+                          dependencies: ["CodecCorpus", .product(name: "TelegramApi", package: "swift-mtproto")],
+                          path: "Support/TLCodecProfile"),
         // Both sessions of a pipelined call in memory, for callgrind.
         .executableTarget(name: "SessionProfile",
                           dependencies: ["BenchmarkSupport", .product(name: "MTProtoCrypto", package: "swift-mtproto")],

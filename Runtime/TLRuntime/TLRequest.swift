@@ -1,10 +1,10 @@
 // Requests (TL functions) as one runtime type, driven by the function's TL definition.
 //
-// Generated code builds a request from typed arguments (`Api.functions.messages.getHistory(peer:…)`) and hands it
-// here as the definition text plus the present arguments; this file writes it, describes it, and — for a server —
-// reads it back. One interpreter instead of a generated class per function halves what the generated API costs to
-// compile (measured: 813 request classes were ~40% of a clean debug build of layer 229), and requests are written
-// once per call, so the interpretation is not on a hot path; each definition is still parsed only once per process.
+// Generated code writes requests itself (`Api.functions.messages.getHistory(into:…)`); a `TLRequest` is a request
+// read back: by a server from the wire, by `FunctionDescription` for a log line, by `tl`. This file reads it, writes
+// it again (a proxy, `tl encode`) and describes it. One interpreter instead of a generated type per function keeps
+// the generated API cheap to compile (813 request classes were ~40% of a clean debug build of layer 229); each
+// definition is parsed only once per process.
 
 import Synchronization
 
@@ -17,8 +17,8 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     /// `definition` parsed (once per process, shared by every request of that function).
     let signature: TLSignature
 
-    /// A request as generated code builds it. The arguments must follow `definition`: each required field
-    /// present with the value kind its type needs, optional fields present or absent, `true` flags as `.trueFlag`.
+    /// A request built by hand. The arguments must follow `definition`: each required field present with the value
+    /// kind its type needs, optional fields present or absent, `true` flags as `.trueFlag`.
     public init(definition: StaticString, arguments: [(String, TLValue)]) {
         self.init(definition: definition, arguments: arguments, signature: TLSignature.cached(definition))
     }

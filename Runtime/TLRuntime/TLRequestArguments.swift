@@ -12,6 +12,13 @@ public struct TLArgumentError: Error, Sendable, Equatable, CustomStringConvertib
     /// What the request holds: a `TLValue` case, or `nothing`.
     public let found: String
 
+    public init(function: String, argument: String, expected: String, found: String) {
+        self.function = function
+        self.argument = argument
+        self.expected = expected
+        self.found = found
+    }
+
     public var description: String {
         "\(function): argument '\(argument)' is \(found), expected \(expected)"
     }

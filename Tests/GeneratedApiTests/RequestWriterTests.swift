@@ -91,4 +91,35 @@ import MTProtoApi
         #expect(constructor.name == "unknown#7da07ec9")
         #expect((constructor.function as? TLUnreadableRequest)?.error == nil)
     }
+
+    @Test func argumentsConvertToTheirSwiftTypesOrSayWhy() throws {
+        let history = Api.functions.messages.getHistory(
+            peer: .inputPeerSelf, offsetId: 1, offsetDate: 2, addOffset: 3, limit: 20, maxId: 0, minId: 0, hash: 7)
+        let request = try #require(try Api.registry.parseRequest(bytes: history.1.bytes))
+        #expect(try request.argument("limit", as: Int32.self) == 20)
+        #expect(try request.argument("hash", as: Int64.self) == 7)
+        guard case .inputPeerSelf = try request.argument("peer", as: Api.InputPeer.self) else {
+            Issue.record("peer is not inputPeerSelf")
+            return
+        }
+        #expect(throws: TLArgumentError(function: "messages.getHistory", argument: "limit", expected: "Int64",
+                                        found: "int")) { try request.argument("limit", as: Int64.self) }
+        #expect(throws: TLArgumentError(function: "messages.getHistory", argument: "peer", expected: "InputUser",
+                                        found: "inputPeerSelf")) { try request.argument("peer", as: Api.InputUser.self) }
+        #expect(throws: TLArgumentError(function: "messages.getHistory", argument: "nope", expected: "Int32",
+                                        found: "nothing")) { try request.argument("nope", as: Int32.self) }
+        #expect(try request.optionalArgument("nope", as: Int32.self) == nil)
+
+        // Vectors convert element by element; a vector of other elements is an error, not a partial array.
+        let read = try #require(try Api.registry.parseRequest(
+            bytes: Api.functions.messages.readMessageContents(id: [1, 2, 3]).1.bytes))
+        #expect(try read.argument("id", as: [Int32].self) == [1, 2, 3])
+        #expect(throws: TLArgumentError.self) { try read.argument("id", as: [Int64].self) }
+
+        let send = try #require(try Api.registry.parseRequest(bytes: Api.functions.messages.sendMessage(
+            silent: true, peer: .inputPeerSelf, message: "m", randomId: 1).1.bytes))
+        #expect(send.flag("silent") && !send.flag("background"))
+        #expect(try send.optionalArgument("reply_to", as: Api.InputReplyTo.self) == nil)
+        #expect(throws: TLArgumentError.self) { try send.argument("silent", as: Bool.self) }
+    }
 }

@@ -1,12 +1,18 @@
 // Runs one codec operation over one corpus part in a loop, for profilers:
 //   swift build -c release --product TLCodecProfile
 //   valgrind --tool=callgrind .build/release/TLCodecProfile objects decode 20
-// Arguments: objects|requests, copy|decode|encode|serialize, passes (default 100). For requests, `encode` runs the
-// generated writers and `serialize` re-encodes the parsed requests through `TLRequest`.
+// Arguments: objects|requests, copy|decode|encode|serialize, passes (default 100); or `calls build N` (Calls.swift).
+// For requests, `encode` runs the generated writers and `serialize` re-encodes the parsed requests through `TLRequest`.
 import CodecCorpus
+import Foundation
 import TLRuntime
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "calls" {
+    let passes = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 1000
+    print("calls build: \(passes) passes of 4 calls, total \(buildCalls(passes))")
+    exit(0)
+}
 let partName = arguments.first ?? "objects"
 let operation = arguments.dropFirst().first ?? "decode"
 let passes = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 100
