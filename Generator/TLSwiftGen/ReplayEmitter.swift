@@ -71,11 +71,9 @@ extension SwiftEmitter {
                 }
             }
             w.line("")
-            // Argument labels need backticks only for these three keywords.
-            let label = { (name: String) in ["inout", "var", "let"].contains(name) ? "`\(name)`" : name }
-            let arguments = (["into: buffer"] + fields.map { "\(label($0.swiftName)): \(Naming.escaped($0.swiftName))" })
             w.block("func write(into buffer: Buffer)") {
-                w.line("\(functionContainer(f)).\(Naming.escaped(f.shortName))(\(arguments.joined(separator: ", ")))")
+                let arguments = writerArguments(fields).joined(separator: ", ")
+                w.line("\(functionContainer(f)).\(Naming.escaped(f.shortName))(\(arguments))")
             }
         }
     }

@@ -754,10 +754,7 @@ public struct SwiftEmitter {
         }
         let name = Naming.escaped(f.shortName)
         let genericClause = generic.map { "<\($0)>" } ?? ""
-        // Argument labels need backticks only for these three keywords; the compiler warns about any other.
-        let label = { (name: String) in ["inout", "var", "let"].contains(name) ? "`\(name)`" : name }
-        let arguments = (["into: buffer"] + fields.map { "\(label($0.swiftName)): \(Naming.escaped($0.swiftName))" })
-            .joined(separator: ", ")
+        let arguments = writerArguments(fields).joined(separator: ", ")
         w.block("extension \(functionContainer(f))") {
             w.line("/// `\(f.definition)`")
             w.block("public static func \(name)\(genericClause)(\(parameters.joined(separator: ", "))) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<\(resultType)>)") {
@@ -771,6 +768,13 @@ public struct SwiftEmitter {
                 emitSerializeFields(f, id: f.id, payload: nil, into: w)
             }
         }
+    }
+
+    /// `into: buffer, peer: peer, …`: a call of a function's writer passing each field's local of the same name.
+    func writerArguments(_ fields: [EmittedField]) -> [String] {
+        // Argument labels need backticks only for these three keywords; the compiler warns about any other.
+        let label = { (name: String) in ["inout", "var", "let"].contains(name) ? "`\(name)`" : name }
+        return ["into: buffer"] + fields.map { "\(label($0.swiftName)): \(Naming.escaped($0.swiftName))" }
     }
 
     func responseExpression(_ type: TLType) -> String {

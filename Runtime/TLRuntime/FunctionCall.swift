@@ -45,8 +45,7 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
             return function.descriptionFields().0
         case .serialized(let bytes, let registry):
             // The ID alone names the function: no need to read the parameters.
-            guard bytes.count >= 4 else { return "" }
-            let id = UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
+            let id = TLUnreadableRequest.id(of: bytes)
             return registry.functionDefinition(for: id).map(TLSignature.name(of:)) ?? TLUnreadableRequest.label(id)
         }
     }
@@ -71,9 +70,13 @@ public struct TLUnreadableRequest: TLFunction {
     }
 
     public func descriptionFields() -> (String, [(String, TLValue)]) {
-        let id = bytes.count >= 4
-            ? UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24 : 0
-        return (name ?? Self.label(id), [("bytes", .raw(bytes))])
+        (name ?? Self.label(Self.id(of: bytes)), [("bytes", .raw(bytes))])
+    }
+
+    /// The constructor ID the bytes start with (little-endian); 0 when there are fewer than 4.
+    static func id(of bytes: [UInt8]) -> UInt32 {
+        guard bytes.count >= 4 else { return 0 }
+        return UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
     }
 
     static func label(_ id: UInt32) -> String {
