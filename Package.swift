@@ -151,7 +151,7 @@ let package = Package(
         // findings through the same code.
         .target(name: "FuzzProperties",
                 dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "TLJSON", "TLSchema",
-                               "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats"],
+                               "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats", "RequestReplay"],
                 path: "Fuzz/Properties", swiftSettings: swiftSettings),
 
         // MARK: Tests

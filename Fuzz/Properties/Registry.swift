@@ -1,6 +1,8 @@
 // Generated registries: whatever parses must serialize to bytes that parse back to the same value and serialize
-// to the same bytes again (the first parse may differ from its input: `gzip_packed` is unwrapped on the way).
+// to the same bytes again (the first parse may differ from its input: `gzip_packed` is unwrapped on the way). A
+// request must also come out of its generated writer as `TLRequest` writes it.
 import MTProtoApi
+import RequestReplay
 import SecretApi
 import TLJSON
 import TLRuntime
@@ -36,4 +38,21 @@ public func fuzzRegistry(_ name: String, _ data: [UInt8]) throws(Violation) {
     guard serialized(second) == bytes else { throw Violation("\(registry.name): second serialization differs") }
     let a = fullDescription(first), b = fullDescription(second)
     guard a == b else { throw Violation("\(registry.name): values differ after a round trip:\n\(a)\n\(b)") }
+    if let request = first as? TLRequest { try checkGeneratedWriter(request, writes: bytes, registry.name) }
+}
+
+/// The function's generated writer, reached through the replay, writes what the interpreter wrote.
+func checkGeneratedWriter(_ request: TLRequest, writes expected: [UInt8], _ name: String) throws(Violation) {
+    let replayed: (any ReplayedRequest)?
+    do {
+        replayed = try RequestReplay.replay(request)
+    } catch {
+        throw Violation("\(name): \(request.name) parsed, but its arguments do not convert for its writer: \(error)")
+    }
+    guard let replayed else { return }  // a function of no schema the replay covers (the secret layers have none)
+    let buffer = Buffer()
+    replayed.write(into: buffer)
+    guard buffer.bytes == expected else {
+        throw Violation("\(name): the generated writer of \(request.name) writes other bytes than TLRequest")
+    }
 }
