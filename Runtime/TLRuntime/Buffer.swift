@@ -17,6 +17,11 @@ public final class Buffer {
     /// Number of bytes allocated.
     @exclusivity(unchecked) @usableFromInline var _capacity: Int
 
+    /// While set, the region is also a snapshot's (`_snapshot()`): it is never written again, and the snapshot frees
+    /// it. `_capacity` is held at `_count` meanwhile, so the next append reallocates (copy on write) without the
+    /// inlined fast path checking anything more.
+    var _sharedWith: BufferSnapshot?
+
     /// Smallest allocation, so that tiny buffers do not regrow on their first few appends.
     @usableFromInline static let minimumCapacity = 64
 
@@ -40,7 +45,7 @@ public final class Buffer {
     }
 
     deinit {
-        _base.deallocate()
+        if _sharedWith == nil { _base.deallocate() }
     }
 
     /// Number of bytes written so far.
@@ -70,6 +75,12 @@ public final class Buffer {
 
     /// Forgets the written bytes; with `keepingCapacity`, the allocation is reused (the encode-into-reused-buffer path).
     public func removeAll(keepingCapacity: Bool) {
+        if _sharedWith != nil {
+            // The region is the snapshot's: start a new one rather than write over it.
+            _sharedWith = nil
+            _base = .allocate(byteCount: Buffer.minimumCapacity, alignment: 16)
+            _capacity = Buffer.minimumCapacity
+        }
         _count = 0
         if !keepingCapacity && _capacity > Buffer.minimumCapacity {
             _base.deallocate()
@@ -96,9 +107,27 @@ public final class Buffer {
     func _reallocate(capacity: Int) {
         let newBase = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         newBase.copyMemory(from: _base, byteCount: _count)
-        _base.deallocate()
+        if _sharedWith == nil { _base.deallocate() } else { _sharedWith = nil }
         _base = newBase
         _capacity = capacity
+    }
+
+    /// The written bytes as an immutable snapshot that shares the region instead of copying it (a request's
+    /// `FunctionDescription`, which a 512 KiB upload part would otherwise double). The buffer copies the region
+    /// before it next writes; until then, further snapshots are the same one.
+    func _snapshot() -> BufferSnapshot {
+        if let shared = _sharedWith, shared.count == _count { return shared }
+        if _sharedWith != nil { _reallocate(capacity: Swift.max(_count, Buffer.minimumCapacity)) }
+        let snapshot = BufferSnapshot(base: _base, count: _count)
+        _sharedWith = snapshot
+        _capacity = _count
+        return snapshot
+    }
+
+    /// Sets the count back to `count` (a writer discarding what it wrote since), away from a snapshot's bytes.
+    func _rewind(to count: Int) {
+        if _sharedWith != nil { _reallocate(capacity: Swift.max(_capacity, Buffer.minimumCapacity)) }
+        _count = count
     }
 
     // MARK: Fixed-size appends
@@ -113,6 +142,7 @@ public final class Buffer {
     /// Overwrites 4 bytes already written at `offset` (a `#` word filled in after the fields it describes).
     func _storeInt32(_ v: Int32, at offset: Int) {
         guard offset >= 0, offset <= _count &- 4 else { return }
+        if _sharedWith != nil { _reallocate(capacity: Swift.max(_capacity, Buffer.minimumCapacity)) }
         (_base + offset).storeBytes(of: v.littleEndian, as: Int32.self)
     }
 
@@ -418,4 +448,21 @@ public enum TLConstructorID {
     @inlinable public static var vector: UInt32 { 0x1cb5_c415 }
     /// `gzip_packed#3072cfa1 packed_data:bytes = Object`
     @inlinable public static var gzipPacked: UInt32 { 0x3072_cfa1 }
+}
+
+/// Bytes a `Buffer` wrote, shared with it until it writes again (`Buffer._snapshot()`); never written, freed here.
+final class BufferSnapshot: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let count: Int
+
+    init(base: UnsafeMutableRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    var bytes: [UInt8] { [UInt8](UnsafeRawBufferPointer(start: base, count: count)) }
 }

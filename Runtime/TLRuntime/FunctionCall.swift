@@ -3,12 +3,13 @@
 
 /// A request payload as logs see it: name and parameters, sensitive ones redacted when formatted.
 ///
-/// Generated functions write the request directly and keep a copy of the bytes here; the parameters are read back
-/// from them (through the schema's registry) only when asked for, so building a call costs no description.
+/// Generated functions write the request directly, and the description shares the written bytes with the call's
+/// `Buffer` (which copies them before it writes again); the parameters are read back from them (through the schema's
+/// registry) only when asked for, so building a call costs no description and no copy.
 public struct FunctionDescription: Sendable, CustomStringConvertible {
     enum Source: Sendable {
         case function(any TLFunction)
-        case serialized([UInt8], TLRegistry)
+        case serialized(BufferSnapshot, TLRegistry)
     }
 
     let source: Source
@@ -17,9 +18,10 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
         source = .function(function)
     }
 
-    /// The request `buffer` holds (boxed, from its first byte), as `registry` reads it.
+    /// The request `buffer` holds (boxed, from its first byte), as `registry` reads it. Later writes to `buffer` do
+    /// not change it.
     public init(serialized buffer: Buffer, registry: TLRegistry) {
-        source = .serialized(buffer.bytes, registry)
+        source = .serialized(buffer._snapshot(), registry)
     }
 
     /// The request as a value. One written by generated code is parsed from its bytes each time; bytes the
@@ -28,7 +30,8 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
         switch source {
         case .function(let function):
             return function
-        case .serialized(let bytes, let registry):
+        case .serialized(let snapshot, let registry):
+            let bytes = snapshot.bytes
             do throws(TLDecodingError) {
                 if let request = try registry.parseRequest(bytes: bytes) { return request }
                 return TLUnreadableRequest(bytes: bytes, name: nil, error: nil)
@@ -43,9 +46,9 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
         switch source {
         case .function(let function):
             return function.descriptionFields().0
-        case .serialized(let bytes, let registry):
+        case .serialized(let snapshot, let registry):
             // The ID alone names the function: no need to read the parameters.
-            let id = TLUnreadableRequest.id(of: bytes)
+            let id = snapshot.count >= 4 ? snapshot.base.loadUnaligned(as: UInt32.self).littleEndian : 0
             return registry.functionDefinition(for: id).map(TLSignature.name(of:)) ?? TLUnreadableRequest.label(id)
         }
     }

@@ -78,10 +78,10 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
         let start = buffer.count
         if signature.oneFieldPerBit {
             if writeInOnePass(into: buffer) { return }
-            buffer._count = start  // arguments out of schema order: the general walk below copes
+            buffer._rewind(to: start)  // arguments out of schema order: the general walk below copes
         } else if signature.sharedBitPlan != nil {
             if writeInTwoPasses(into: buffer) { return }
-            buffer._count = start
+            buffer._rewind(to: start)
         }
         writeByWalk(into: buffer)
     }

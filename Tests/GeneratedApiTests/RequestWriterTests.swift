@@ -123,3 +123,15 @@ import MTProtoApi
         #expect(throws: TLArgumentError.self) { try send.argument("silent", as: Bool.self) }
     }
 }
+
+@Suite struct FunctionDescriptionTests {
+    @Test func aDescriptionDoesNotChangeWhenItsBufferIsWrittenAgain() {
+        let (description, buffer, _) = Api.functions.messages.getHistory(
+            peer: .inputPeerSelf, offsetId: 1, offsetDate: 2, addOffset: 3, limit: 20, maxId: 0, minId: 0, hash: 7)
+        let before = TLLogFormatter.telegram.format(description)
+        buffer.removeAll(keepingCapacity: true)
+        buffer.appendRaw([UInt8](repeating: 0xee, count: 64))
+        #expect(TLLogFormatter.telegram.format(description) == before)
+        #expect(before.hasPrefix("messages.getHistory(peer: inputPeerSelf"))
+    }
+}

@@ -25,3 +25,13 @@ func buildCalls(_ passes: Int) -> Int {
     }
     return total
 }
+
+/// `TLCodecProfile calls upload N`: `upload.saveFilePart` triples of a 512 KiB part (the largest a client sends).
+func buildUploads(_ passes: Int) -> Int {
+    var total = 0
+    let part = [UInt8](repeating: 7, count: 512 * 1024)
+    for index in 0..<passes {
+        total &+= Api.functions.upload.saveFilePart(fileId: 1, filePart: Int32(truncatingIfNeeded: index), bytes: part).1.count
+    }
+    return total
+}

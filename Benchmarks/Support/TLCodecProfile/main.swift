@@ -10,7 +10,8 @@ import TLRuntime
 let arguments = CommandLine.arguments.dropFirst()
 if arguments.first == "calls" {
     let passes = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 1000
-    print("calls build: \(passes) passes of 4 calls, total \(buildCalls(passes))")
+    let upload = arguments.dropFirst().first == "upload"
+    print("calls \(upload ? "upload" : "build"): \(passes) passes, total \(upload ? buildUploads(passes) : buildCalls(passes))")
     exit(0)
 }
 let partName = arguments.first ?? "objects"
