@@ -1,7 +1,8 @@
 // What a schema change means for Swift code that uses the generated API, judged on the Swift this emitter writes:
 // each boxed type is an enum (a new case breaks exhaustive `switch`es), a constructor's fields are a payload class
 // whose `init` gives `true` flags and optional fields default values (so a new one is not a break, wherever it sits),
-// and a request builder's parameters follow the same rule. Anything a caller could name that goes away or changes
+// and a request builder's parameters, and its writer's (`into:`, the same list and defaults), follow the same rule.
+// Anything a caller could name that goes away or changes
 // type is a break; a change only the wire sees (a new ID, a moved flag bit) is not.
 
 import TLSchema
@@ -84,7 +85,7 @@ public struct SourceCompatibility: Sendable {
             if fieldImpacts.isEmpty { add(cons, Self.wireOnly(change), breaking: false) }
         }
 
-        // Functions: request builders.
+        // Functions: request builders and their writers, which take the same parameters.
         for f in diff.functions.added { add(after.emitter.functionSymbol(f), "new function", breaking: false) }
         for f in diff.functions.removed { add(before.emitter.functionSymbol(f), "function removed", breaking: true) }
         for change in diff.functions.redefined {
