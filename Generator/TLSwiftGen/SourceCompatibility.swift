@@ -2,8 +2,8 @@
 // each boxed type is an enum (a new case breaks exhaustive `switch`es), a constructor's fields are a payload class
 // whose `init` gives `true` flags and optional fields default values (so a new one is not a break, wherever it sits),
 // and a request builder's parameters, and its writer's (`into:`, the same list and defaults), follow the same rule.
-// Anything a caller could name that goes away or changes
-// type is a break; a change only the wire sees (a new ID, a moved flag bit) is not.
+// Anything a caller could name that goes away or changes type is a break; a change only the wire sees (a new ID, a
+// moved flag bit) is not.
 
 import TLSchema
 
