@@ -117,7 +117,7 @@ public final class Buffer {
     /// before it next writes; until then, further snapshots are the same one.
     func _snapshot() -> BufferSnapshot {
         if let shared = _sharedWith, shared.count == _count { return shared }
-        if _sharedWith != nil { _reallocate(capacity: Swift.max(_count, Buffer.minimumCapacity)) }
+        _unshare()
         let snapshot = BufferSnapshot(base: _base, count: _count)
         _sharedWith = snapshot
         _capacity = _count
@@ -126,8 +126,13 @@ public final class Buffer {
 
     /// Sets the count back to `count` (a writer discarding what it wrote since), away from a snapshot's bytes.
     func _rewind(to count: Int) {
-        if _sharedWith != nil { _reallocate(capacity: Swift.max(_capacity, Buffer.minimumCapacity)) }
+        _unshare()
         _count = count
+    }
+
+    /// Copies the region if a snapshot shares it, before a write that does not go through `_reserveAdditional`.
+    func _unshare() {
+        if _sharedWith != nil { _reallocate(capacity: Swift.max(_capacity, Buffer.minimumCapacity)) }
     }
 
     // MARK: Fixed-size appends
@@ -142,7 +147,7 @@ public final class Buffer {
     /// Overwrites 4 bytes already written at `offset` (a `#` word filled in after the fields it describes).
     func _storeInt32(_ v: Int32, at offset: Int) {
         guard offset >= 0, offset <= _count &- 4 else { return }
-        if _sharedWith != nil { _reallocate(capacity: Swift.max(_capacity, Buffer.minimumCapacity)) }
+        _unshare()
         (_base + offset).storeBytes(of: v.littleEndian, as: Int32.self)
     }
 

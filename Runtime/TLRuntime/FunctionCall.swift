@@ -48,7 +48,7 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
             return function.descriptionFields().0
         case .serialized(let snapshot, let registry):
             // The ID alone names the function: no need to read the parameters.
-            let id = snapshot.count >= 4 ? snapshot.base.loadUnaligned(as: UInt32.self).littleEndian : 0
+            let id = TLUnreadableRequest.id(of: UnsafeRawBufferPointer(start: snapshot.base, count: snapshot.count))
             return registry.functionDefinition(for: id).map(TLSignature.name(of:)) ?? TLUnreadableRequest.label(id)
         }
     }
@@ -73,13 +73,12 @@ public struct TLUnreadableRequest: TLFunction {
     }
 
     public func descriptionFields() -> (String, [(String, TLValue)]) {
-        (name ?? Self.label(Self.id(of: bytes)), [("bytes", .raw(bytes))])
+        (name ?? Self.label(bytes.withUnsafeBytes(Self.id(of:))), [("bytes", .raw(bytes))])
     }
 
     /// The constructor ID the bytes start with (little-endian); 0 when there are fewer than 4.
-    static func id(of bytes: [UInt8]) -> UInt32 {
-        guard bytes.count >= 4 else { return 0 }
-        return UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
+    static func id(of bytes: UnsafeRawBufferPointer) -> UInt32 {
+        bytes.count >= 4 ? bytes.loadUnaligned(as: UInt32.self).littleEndian : 0
     }
 
     static func label(_ id: UInt32) -> String {
