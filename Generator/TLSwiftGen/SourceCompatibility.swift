@@ -151,7 +151,7 @@ public struct SourceCompatibility: Sendable {
         func parameters(_ c: Combinator) -> [Parameter] {
             emitter.emittedFields(c).filter(\.isStored).map { f in
                 let type = if case .generic = f.field.type, let generic = c.generics.first {
-                    "(FunctionDescription, Buffer, DeserializeFunctionResponse<\(generic)>)"
+                    SwiftEmitter.callType(generic)
                 } else {
                     f.declaredType
                 }
