@@ -169,46 +169,31 @@ extension TestTelegramService {
 }
 
 extension TLRequest {
-    /// A required argument of the kind the schema gives it; 400 INPUT_REQUEST_INVALID otherwise (the registry
-    /// decoded the request, so this only fails if a handler asks for a field its method does not have).
-    func string(_ name: String) throws(RPCError) -> String {
-        guard case .string(let value)? = self[name] else { throw missing(name) }
-        return value
-    }
+    /// A required argument of the kind the schema gives it (`TLRequest.argument(_:as:)`); 400
+    /// INPUT_REQUEST_INVALID otherwise (the registry decoded the request, so this only fails if a handler asks for a
+    /// field its method does not have). `flag(_:)` is TLRuntime's.
+    func string(_ name: String) throws(RPCError) -> String { try typed(name) }
 
-    func int(_ name: String) throws(RPCError) -> Int32 {
-        guard case .int(let value)? = self[name] else { throw missing(name) }
-        return value
-    }
+    func int(_ name: String) throws(RPCError) -> Int32 { try typed(name) }
 
-    func long(_ name: String) throws(RPCError) -> Int64 {
-        guard case .long(let value)? = self[name] else { throw missing(name) }
-        return value
-    }
+    func long(_ name: String) throws(RPCError) -> Int64 { try typed(name) }
 
+    /// Only a `bytes` value: `argument(_:as: [UInt8].self)` also takes an embedded `Object`'s raw bytes.
     func bytes(_ name: String) throws(RPCError) -> [UInt8] {
         guard case .bytes(let value)? = self[name] else { throw missing(name) }
         return value
     }
 
-    func object<T>(_ name: String, as type: T.Type) throws(RPCError) -> T {
-        guard case .object(let value)? = self[name], let typed = value as? T else { throw missing(name) }
-        return typed
-    }
+    func object<T>(_ name: String, as type: T.Type) throws(RPCError) -> T { try typed(name) }
 
-    func objects<T>(_ name: String, as type: T.Type) throws(RPCError) -> [T] {
-        guard case .vector(let items)? = self[name] else { throw missing(name) }
-        var result: [T] = []
-        for item in items {
-            guard case .object(let value) = item, let typed = value as? T else { throw missing(name) }
-            result.append(typed)
+    func objects<T>(_ name: String, as type: T.Type) throws(RPCError) -> [T] { try typed(name) }
+
+    private func typed<T>(_ name: String) throws(RPCError) -> T {
+        do {
+            return try argument(name, as: T.self)
+        } catch {
+            throw missing(name)
         }
-        return result
-    }
-
-    func flag(_ name: String) -> Bool {
-        if case .trueFlag? = self[name] { return true }
-        return false
     }
 
     private func missing(_ name: String) -> RPCError {
