@@ -351,15 +351,28 @@ public final class Buffer {
         return (p + header, total)
     }
 
-    /// A vector of serializable elements, with its header. `boxedElements` is passed to each element's `serialize`
-    /// (`Vector<User>` holds boxed elements, `vector<%Message>` bare ones; integers and strings ignore it).
+    /// A vector of serializable elements, with its header; each element is serialized boxed (`Vector<User>`), as
+    /// integers and strings ignore it.
     ///
     /// One generic copy in the runtime, not specialized per element type in the generated module (that cost ~20 %
     /// of its release build). Without the two attributes, the release build's cross-module optimization specialized
-    /// this body into `TelegramApi` anyway (133 copies).
+    /// this body into `TelegramApi` anyway (133 copies). Two entry points rather than a defaulted `boxedElements`:
+    /// callers in other modules called the default's generator function for every vector.
     @inline(never) @_semantics("optimize.sil.specialize.generic.never")
-    public func appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool, boxedElements: Bool = true) {
-        let count = elements.count
+    public func appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool) {
+        _appendVector(elements, boxed: boxed, boxedElements: true)
+    }
+
+    /// A vector with its header, each element serialized boxed or bare as `boxedElements` says (`vector<%Message>`
+    /// holds bare ones).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
+    public func appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool, boxedElements: Bool) {
+        _appendVector(elements, boxed: boxed, boxedElements: boxedElements)
+    }
+
+    @inline(__always)
+    func _appendVector<T: TLSerializable>(_ elements: [T], boxed: Bool, boxedElements: Bool) {
+        let count = Buffer._count(of: elements)
         _writeVectorHeader(count: count, boxed: boxed)
         if count == 0 { return }  // a fifth of the corpus's vectors
         // Not `withUnsafeBufferPointer`: unspecialized, its generic closure cost more per vector than the elements.
@@ -369,6 +382,14 @@ public final class Buffer {
             return
         }
         _serializeElements(base, count: count, boxed: boxedElements)
+    }
+
+    /// An array's count in unspecialized code: `Array.count` there is a call into the standard library, where
+    /// `span.count` is two loads.
+    @inline(__always)
+    static func _count<T>(of elements: borrowing [T]) -> Int {
+        if #available(macOS 26, iOS 26, watchOS 26, tvOS 26, visionOS 26, *) { return elements.span.count }
+        return elements.count
     }
 
     /// `serialize` on each of `count` values from `base`, in place. Over a `~Copyable` `T` the compiler cannot copy an
