@@ -1070,13 +1070,13 @@ extension SecretApi101 {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if noWebpage { tlSetFlag(&flags, 0x2) }
-                if silent { tlSetFlag(&flags, 0x20) }
-                if media != nil { tlSetFlag(&flags, 0x200) }
-                if entities != nil { tlSetFlag(&flags, 0x80) }
-                if viaBotName != nil { tlSetFlag(&flags, 0x800) }
-                if replyToRandomId != nil { tlSetFlag(&flags, 0x8) }
-                if groupedId != nil { tlSetFlag(&flags, 0x20000) }
+                tlSetFlag(&flags, 0x2, when: noWebpage)
+                tlSetFlag(&flags, 0x20, when: silent)
+                tlSetFlag(&flags, 0x200, when: media != nil)
+                tlSetFlag(&flags, 0x80, when: entities != nil)
+                tlSetFlag(&flags, 0x800, when: viaBotName != nil)
+                tlSetFlag(&flags, 0x8, when: replyToRandomId != nil)
+                tlSetFlag(&flags, 0x20000, when: groupedId != nil)
                 return flags
             }
         }
@@ -1391,10 +1391,10 @@ extension SecretApi101 {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if voice { tlSetFlag(&flags, 0x400) }
-                if title != nil { tlSetFlag(&flags, 0x1) }
-                if performer != nil { tlSetFlag(&flags, 0x2) }
-                if waveform != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x400, when: voice)
+                tlSetFlag(&flags, 0x1, when: title != nil)
+                tlSetFlag(&flags, 0x2, when: performer != nil)
+                tlSetFlag(&flags, 0x4, when: waveform != nil)
                 return flags
             }
         }
@@ -1416,7 +1416,7 @@ extension SecretApi101 {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if roundMessage { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: roundMessage)
                 return flags
             }
         }

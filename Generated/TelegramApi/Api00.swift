@@ -46,17 +46,17 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if imported { tlSetFlag(&flags, 0x80) }
-                if savedOut { tlSetFlag(&flags, 0x800) }
-                if fromId != nil { tlSetFlag(&flags, 0x1) }
-                if fromName != nil { tlSetFlag(&flags, 0x20) }
-                if channelPost != nil { tlSetFlag(&flags, 0x4) }
-                if postAuthor != nil { tlSetFlag(&flags, 0x8) }
-                if savedFromPeer != nil && savedFromMsgId != nil { tlSetFlag(&flags, 0x10) }
-                if savedFromId != nil { tlSetFlag(&flags, 0x100) }
-                if savedFromName != nil { tlSetFlag(&flags, 0x200) }
-                if savedDate != nil { tlSetFlag(&flags, 0x400) }
-                if psaType != nil { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x80, when: imported)
+                tlSetFlag(&flags, 0x800, when: savedOut)
+                tlSetFlag(&flags, 0x1, when: fromId != nil)
+                tlSetFlag(&flags, 0x20, when: fromName != nil)
+                tlSetFlag(&flags, 0x4, when: channelPost != nil)
+                tlSetFlag(&flags, 0x8, when: postAuthor != nil)
+                tlSetFlag(&flags, 0x10, when: savedFromPeer != nil && savedFromMsgId != nil)
+                tlSetFlag(&flags, 0x100, when: savedFromId != nil)
+                tlSetFlag(&flags, 0x200, when: savedFromName != nil)
+                tlSetFlag(&flags, 0x400, when: savedDate != nil)
+                tlSetFlag(&flags, 0x40, when: psaType != nil)
                 return flags
             }
         }
@@ -279,18 +279,18 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if test { tlSetFlag(&flags, 0x1) }
-                if nameRequested { tlSetFlag(&flags, 0x2) }
-                if phoneRequested { tlSetFlag(&flags, 0x4) }
-                if emailRequested { tlSetFlag(&flags, 0x8) }
-                if shippingAddressRequested { tlSetFlag(&flags, 0x10) }
-                if flexible { tlSetFlag(&flags, 0x20) }
-                if phoneToProvider { tlSetFlag(&flags, 0x40) }
-                if emailToProvider { tlSetFlag(&flags, 0x80) }
-                if recurring { tlSetFlag(&flags, 0x200) }
-                if maxTipAmount != nil && suggestedTipAmounts != nil { tlSetFlag(&flags, 0x100) }
-                if termsUrl != nil { tlSetFlag(&flags, 0x400) }
-                if subscriptionPeriod != nil { tlSetFlag(&flags, 0x800) }
+                tlSetFlag(&flags, 0x1, when: test)
+                tlSetFlag(&flags, 0x2, when: nameRequested)
+                tlSetFlag(&flags, 0x4, when: phoneRequested)
+                tlSetFlag(&flags, 0x8, when: emailRequested)
+                tlSetFlag(&flags, 0x10, when: shippingAddressRequested)
+                tlSetFlag(&flags, 0x20, when: flexible)
+                tlSetFlag(&flags, 0x40, when: phoneToProvider)
+                tlSetFlag(&flags, 0x80, when: emailToProvider)
+                tlSetFlag(&flags, 0x200, when: recurring)
+                tlSetFlag(&flags, 0x100, when: maxTipAmount != nil && suggestedTipAmounts != nil)
+                tlSetFlag(&flags, 0x400, when: termsUrl != nil)
+                tlSetFlag(&flags, 0x800, when: subscriptionPeriod != nil)
                 return flags
             }
         }
@@ -622,19 +622,19 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if closed { tlSetFlag(&flags, 0x1) }
-                if publicVoters { tlSetFlag(&flags, 0x2) }
-                if multipleChoice { tlSetFlag(&flags, 0x4) }
-                if quiz { tlSetFlag(&flags, 0x8) }
-                if openAnswers { tlSetFlag(&flags, 0x40) }
-                if revotingDisabled { tlSetFlag(&flags, 0x80) }
-                if shuffleAnswers { tlSetFlag(&flags, 0x100) }
-                if hideResultsUntilClose { tlSetFlag(&flags, 0x200) }
-                if creator { tlSetFlag(&flags, 0x400) }
-                if subscribersOnly { tlSetFlag(&flags, 0x800) }
-                if closePeriod != nil { tlSetFlag(&flags, 0x10) }
-                if closeDate != nil { tlSetFlag(&flags, 0x20) }
-                if countriesIso2 != nil { tlSetFlag(&flags, 0x1000) }
+                tlSetFlag(&flags, 0x1, when: closed)
+                tlSetFlag(&flags, 0x2, when: publicVoters)
+                tlSetFlag(&flags, 0x4, when: multipleChoice)
+                tlSetFlag(&flags, 0x8, when: quiz)
+                tlSetFlag(&flags, 0x40, when: openAnswers)
+                tlSetFlag(&flags, 0x80, when: revotingDisabled)
+                tlSetFlag(&flags, 0x100, when: shuffleAnswers)
+                tlSetFlag(&flags, 0x200, when: hideResultsUntilClose)
+                tlSetFlag(&flags, 0x400, when: creator)
+                tlSetFlag(&flags, 0x800, when: subscribersOnly)
+                tlSetFlag(&flags, 0x10, when: closePeriod != nil)
+                tlSetFlag(&flags, 0x20, when: closeDate != nil)
+                tlSetFlag(&flags, 0x1000, when: countriesIso2 != nil)
                 return flags
             }
         }
@@ -798,10 +798,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requested { tlSetFlag(&flags, 0x1) }
-                if viaChatlist { tlSetFlag(&flags, 0x8) }
-                if about != nil { tlSetFlag(&flags, 0x4) }
-                if approvedBy != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: requested)
+                tlSetFlag(&flags, 0x8, when: viaChatlist)
+                tlSetFlag(&flags, 0x4, when: about != nil)
+                tlSetFlag(&flags, 0x2, when: approvedBy != nil)
                 return flags
             }
         }
@@ -928,12 +928,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inactive { tlSetFlag(&flags, 0x1) }
-                if hasSettings { tlSetFlag(&flags, 0x2) }
-                if requestWriteAccess { tlSetFlag(&flags, 0x4) }
-                if showInSideMenu { tlSetFlag(&flags, 0x10) }
-                if sideMenuDisclaimerNeeded { tlSetFlag(&flags, 0x20) }
-                if peerTypes != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: inactive)
+                tlSetFlag(&flags, 0x2, when: hasSettings)
+                tlSetFlag(&flags, 0x4, when: requestWriteAccess)
+                tlSetFlag(&flags, 0x10, when: showInSideMenu)
+                tlSetFlag(&flags, 0x20, when: sideMenuDisclaimerNeeded)
+                tlSetFlag(&flags, 0x8, when: peerTypes != nil)
                 return flags
             }
         }
@@ -1077,7 +1077,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasMore { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: hasMore)
                 return flags
             }
         }
@@ -1216,11 +1216,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if placeholderPath != nil { tlSetFlag(&flags, 0x1) }
-                if backgroundColor != nil { tlSetFlag(&flags, 0x2) }
-                if backgroundDarkColor != nil { tlSetFlag(&flags, 0x4) }
-                if headerColor != nil { tlSetFlag(&flags, 0x8) }
-                if headerDarkColor != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: placeholderPath != nil)
+                tlSetFlag(&flags, 0x2, when: backgroundColor != nil)
+                tlSetFlag(&flags, 0x4, when: backgroundDarkColor != nil)
+                tlSetFlag(&flags, 0x8, when: headerColor != nil)
+                tlSetFlag(&flags, 0x10, when: headerDarkColor != nil)
                 return flags
             }
         }
@@ -1356,9 +1356,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if top { tlSetFlag(&flags, 0x1) }
-                if my { tlSetFlag(&flags, 0x2) }
-                if peerId != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: top)
+                tlSetFlag(&flags, 0x2, when: my)
+                tlSetFlag(&flags, 0x8, when: peerId != nil)
                 return flags
             }
         }
@@ -1519,10 +1519,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if bgPrimary { tlSetFlag(&flags, 0x1) }
-                if bgDanger { tlSetFlag(&flags, 0x2) }
-                if bgSuccess { tlSetFlag(&flags, 0x4) }
-                if link { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: bgPrimary)
+                tlSetFlag(&flags, 0x2, when: bgDanger)
+                tlSetFlag(&flags, 0x4, when: bgSuccess)
+                tlSetFlag(&flags, 0x8, when: link)
                 return flags
             }
         }
@@ -1614,7 +1614,7 @@ extension Api.functions.account {
     /// Writes `account.uploadWallPaper` boxed at the end of `buffer`.
     public static func uploadWallPaper(into buffer: Buffer, forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) {
         var _flags: Int32 = 0
-        if forChat { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: forChat)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe39a8f03)
         w1.int32(_flags)
@@ -1636,8 +1636,8 @@ extension Api.functions.messages {
     /// Writes `messages.markDialogUnread` boxed at the end of `buffer`.
     public static func markDialogUnread(into buffer: Buffer, unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
-        if unread { tlSetFlag(&_flags, 0x1) }
-        if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: unread)
+        tlSetFlag(&_flags, 0x2, when: parentPeer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8c5006f8)
         w1.int32(_flags)
@@ -1676,8 +1676,8 @@ extension Api.functions.messages {
     /// Writes `messages.getPollVotes` boxed at the end of `buffer`.
     public static func getPollVotes(into buffer: Buffer, peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
-        if option != nil { tlSetFlag(&_flags, 0x1) }
-        if offset != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: option != nil)
+        tlSetFlag(&_flags, 0x2, when: offset != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb86e380e)
         w1.int32(_flags)
@@ -1705,9 +1705,9 @@ extension Api.functions.messages {
     /// Writes `messages.deleteSavedHistory` boxed at the end of `buffer`.
     public static func deleteSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
-        if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
-        if minDate != nil { tlSetFlag(&_flags, 0x4) }
-        if maxDate != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
+        tlSetFlag(&_flags, 0x4, when: minDate != nil)
+        tlSetFlag(&_flags, 0x8, when: maxDate != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x4dc5085f)
         w1.int32(_flags)
@@ -1755,7 +1755,7 @@ extension Api.functions.messages {
     /// Writes `messages.reportMessagesDelivery` boxed at the end of `buffer`.
     public static func reportMessagesDelivery(into buffer: Buffer, push: Bool = false, peer: Api.InputPeer, id: [Int32]) {
         var _flags: Int32 = 0
-        if push { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: push)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x5a6d7395)
         w1.int32(_flags)
@@ -1791,9 +1791,9 @@ extension Api.functions.bots {
     /// Writes `bots.setCustomVerification` boxed at the end of `buffer`.
     public static func setCustomVerification(into buffer: Buffer, enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) {
         var _flags: Int32 = 0
-        if enabled { tlSetFlag(&_flags, 0x2) }
-        if bot != nil { tlSetFlag(&_flags, 0x1) }
-        if customDescription != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x2, when: enabled)
+        tlSetFlag(&_flags, 0x1, when: bot != nil)
+        tlSetFlag(&_flags, 0x4, when: customDescription != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8b89dfbd)
         w1.int32(_flags)
@@ -1835,7 +1835,7 @@ extension Api.functions.payments {
     /// Writes `payments.editConnectedStarRefBot` boxed at the end of `buffer`.
     public static func editConnectedStarRefBot(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String) {
         var _flags: Int32 = 0
-        if revoked { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: revoked)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe4fca4a3)
         w1.int32(_flags)
@@ -1856,8 +1856,8 @@ extension Api.functions.stories {
     /// Writes `stories.activateStealthMode` boxed at the end of `buffer`.
     public static func activateStealthMode(into buffer: Buffer, past: Bool = false, future: Bool = false) {
         var _flags: Int32 = 0
-        if past { tlSetFlag(&_flags, 0x1) }
-        if future { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: past)
+        tlSetFlag(&_flags, 0x2, when: future)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x57bbd166)
         w1.int32(_flags)

@@ -110,13 +110,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if ipv6 { tlSetFlag(&flags, 0x1) }
-                if mediaOnly { tlSetFlag(&flags, 0x2) }
-                if tcpoOnly { tlSetFlag(&flags, 0x4) }
-                if cdn { tlSetFlag(&flags, 0x8) }
-                if `static` { tlSetFlag(&flags, 0x10) }
-                if thisPortOnly { tlSetFlag(&flags, 0x20) }
-                if secret != nil { tlSetFlag(&flags, 0x400) }
+                tlSetFlag(&flags, 0x1, when: ipv6)
+                tlSetFlag(&flags, 0x2, when: mediaOnly)
+                tlSetFlag(&flags, 0x4, when: tcpoOnly)
+                tlSetFlag(&flags, 0x8, when: cdn)
+                tlSetFlag(&flags, 0x10, when: `static`)
+                tlSetFlag(&flags, 0x20, when: thisPortOnly)
+                tlSetFlag(&flags, 0x400, when: secret != nil)
                 return flags
             }
         }
@@ -407,8 +407,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x1) }
-                if rank != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: subscriptionUntilDate != nil)
+                tlSetFlag(&flags, 0x4, when: rank != nil)
                 return flags
             }
         }
@@ -434,9 +434,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaRequest { tlSetFlag(&flags, 0x1) }
-                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x2) }
-                if rank != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: viaRequest)
+                tlSetFlag(&flags, 0x2, when: subscriptionUntilDate != nil)
+                tlSetFlag(&flags, 0x4, when: rank != nil)
                 return flags
             }
         }
@@ -456,7 +456,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rank != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: rank != nil)
                 return flags
             }
         }
@@ -486,9 +486,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canEdit { tlSetFlag(&flags, 0x1) }
-                if inviterId != nil { tlSetFlag(&flags, 0x2) }
-                if rank != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: canEdit)
+                tlSetFlag(&flags, 0x2, when: inviterId != nil)
+                tlSetFlag(&flags, 0x4, when: rank != nil)
                 return flags
             }
         }
@@ -514,8 +514,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if left { tlSetFlag(&flags, 0x1) }
-                if rank != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: left)
+                tlSetFlag(&flags, 0x4, when: rank != nil)
                 return flags
             }
         }
@@ -1040,14 +1040,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if allowFlashcall { tlSetFlag(&flags, 0x1) }
-                if currentNumber { tlSetFlag(&flags, 0x2) }
-                if allowAppHash { tlSetFlag(&flags, 0x10) }
-                if allowMissedCall { tlSetFlag(&flags, 0x20) }
-                if allowFirebase { tlSetFlag(&flags, 0x80) }
-                if unknownNumber { tlSetFlag(&flags, 0x200) }
-                if logoutTokens != nil { tlSetFlag(&flags, 0x40) }
-                if token != nil && appSandbox != nil { tlSetFlag(&flags, 0x100) }
+                tlSetFlag(&flags, 0x1, when: allowFlashcall)
+                tlSetFlag(&flags, 0x2, when: currentNumber)
+                tlSetFlag(&flags, 0x10, when: allowAppHash)
+                tlSetFlag(&flags, 0x20, when: allowMissedCall)
+                tlSetFlag(&flags, 0x80, when: allowFirebase)
+                tlSetFlag(&flags, 0x200, when: unknownNumber)
+                tlSetFlag(&flags, 0x40, when: logoutTokens != nil)
+                tlSetFlag(&flags, 0x100, when: token != nil && appSandbox != nil)
                 return flags
             }
         }
@@ -1263,7 +1263,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if radius != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: radius != nil)
                 return flags
             }
         }
@@ -1381,9 +1381,9 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
-                if attributes != nil && attributesHash != nil { tlSetFlag(&flags, 0x2) }
-                if counters != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
+                tlSetFlag(&flags, 0x2, when: attributes != nil && attributesHash != nil)
+                tlSetFlag(&flags, 0x4, when: counters != nil)
                 return flags
             }
         }
@@ -1693,7 +1693,7 @@ extension Api.functions.messages {
     /// Writes `messages.readMentions` boxed at the end of `buffer`.
     public static func readMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x36e5bf4d)
         w1.int32(_flags)
@@ -1732,7 +1732,7 @@ extension Api.functions.messages {
     /// Writes `messages.getUnreadPollVotes` boxed at the end of `buffer`.
     public static func getUnreadPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x43286cf2)
         w1.int32(_flags)
@@ -1797,10 +1797,10 @@ extension Api.functions.bots {
     /// Writes `bots.setBotInfo` boxed at the end of `buffer`.
     public static func setBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) {
         var _flags: Int32 = 0
-        if bot != nil { tlSetFlag(&_flags, 0x4) }
-        if name != nil { tlSetFlag(&_flags, 0x8) }
-        if about != nil { tlSetFlag(&_flags, 0x1) }
-        if description != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x4, when: bot != nil)
+        tlSetFlag(&_flags, 0x8, when: name != nil)
+        tlSetFlag(&_flags, 0x1, when: about != nil)
+        tlSetFlag(&_flags, 0x2, when: description != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x10cf3123)
         w1.int32(_flags)
@@ -1832,7 +1832,7 @@ extension Api.functions.payments {
     /// Writes `payments.changeStarsSubscription` boxed at the end of `buffer`.
     public static func changeStarsSubscription(into buffer: Buffer, peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) {
         var _flags: Int32 = 0
-        if canceled != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: canceled != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc7770878)
         w1.int32(_flags)
@@ -1905,8 +1905,8 @@ extension Api.functions.chatlists {
     /// Writes `chatlists.editExportedInvite` boxed at the end of `buffer`.
     public static func editExportedInvite(into buffer: Buffer, chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) {
         var _flags: Int32 = 0
-        if title != nil { tlSetFlag(&_flags, 0x2) }
-        if peers != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x2, when: title != nil)
+        tlSetFlag(&_flags, 0x4, when: peers != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x653db63d)
         w1.int32(_flags)

@@ -264,14 +264,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if header { tlSetFlag(&flags, 0x1) }
-                if alignCenter { tlSetFlag(&flags, 0x8) }
-                if alignRight { tlSetFlag(&flags, 0x10) }
-                if valignMiddle { tlSetFlag(&flags, 0x20) }
-                if valignBottom { tlSetFlag(&flags, 0x40) }
-                if text != nil { tlSetFlag(&flags, 0x80) }
-                if colspan != nil { tlSetFlag(&flags, 0x2) }
-                if rowspan != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: header)
+                tlSetFlag(&flags, 0x8, when: alignCenter)
+                tlSetFlag(&flags, 0x10, when: alignRight)
+                tlSetFlag(&flags, 0x20, when: valignMiddle)
+                tlSetFlag(&flags, 0x40, when: valignBottom)
+                tlSetFlag(&flags, 0x80, when: text != nil)
+                tlSetFlag(&flags, 0x2, when: colspan != nil)
+                tlSetFlag(&flags, 0x4, when: rowspan != nil)
                 return flags
             }
         }
@@ -405,8 +405,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if media != nil { tlSetFlag(&flags, 0x1) }
-                if addedBy != nil && date != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: media != nil)
+                tlSetFlag(&flags, 0x2, when: addedBy != nil && date != nil)
                 return flags
             }
         }
@@ -424,7 +424,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if media != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: media != nil)
                 return flags
             }
         }
@@ -750,7 +750,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if orderByCreateDate { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: orderByCreateDate)
                 return flags
             }
         }
@@ -924,7 +924,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if offlineOnly { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: offlineOnly)
                 return flags
             }
         }
@@ -1311,7 +1311,7 @@ extension Api.functions.auth {
     /// Writes `auth.resendCode` boxed at the end of `buffer`.
     public static func resendCode(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, reason: String? = nil) {
         var _flags: Int32 = 0
-        if reason != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: reason != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xcae47523)
         w1.int32(_flags)
@@ -1477,8 +1477,8 @@ extension Api.functions.payments {
     /// Writes `payments.getStarsRevenueWithdrawalUrl` boxed at the end of `buffer`.
     public static func getStarsRevenueWithdrawalUrl(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) {
         var _flags: Int32 = 0
-        if ton { tlSetFlag(&_flags, 0x1) }
-        if amount != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: ton)
+        tlSetFlag(&_flags, 0x2, when: amount != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2433dc92)
         w1.int32(_flags)

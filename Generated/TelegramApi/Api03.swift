@@ -100,8 +100,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if udpP2p { tlSetFlag(&flags, 0x1) }
-                if udpReflector { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: udpP2p)
+                tlSetFlag(&flags, 0x2, when: udpReflector)
                 return flags
             }
         }
@@ -401,9 +401,9 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pm { tlSetFlag(&flags, 0x1) }
-                if group { tlSetFlag(&flags, 0x2) }
-                if title != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: pm)
+                tlSetFlag(&flags, 0x2, when: group)
+                tlSetFlag(&flags, 0x4, when: title != nil)
                 return flags
             }
         }
@@ -614,9 +614,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { tlSetFlag(&flags, 0x1) }
-                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x2) }
-                if reaction != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: blocked)
+                tlSetFlag(&flags, 0x2, when: blockedMyStoriesFrom)
+                tlSetFlag(&flags, 0x4, when: reaction != nil)
                 return flags
             }
         }
@@ -636,8 +636,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { tlSetFlag(&flags, 0x1) }
-                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: blocked)
+                tlSetFlag(&flags, 0x2, when: blockedMyStoriesFrom)
                 return flags
             }
         }
@@ -659,8 +659,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { tlSetFlag(&flags, 0x1) }
-                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: blocked)
+                tlSetFlag(&flags, 0x2, when: blockedMyStoriesFrom)
                 return flags
             }
         }
@@ -841,11 +841,11 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if participating { tlSetFlag(&flags, 0x1) }
-                if preparingResults { tlSetFlag(&flags, 0x8) }
-                if joinedTooEarlyDate != nil { tlSetFlag(&flags, 0x2) }
-                if adminDisallowedChatId != nil { tlSetFlag(&flags, 0x4) }
-                if disallowedCountry != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: participating)
+                tlSetFlag(&flags, 0x8, when: preparingResults)
+                tlSetFlag(&flags, 0x2, when: joinedTooEarlyDate != nil)
+                tlSetFlag(&flags, 0x4, when: adminDisallowedChatId != nil)
+                tlSetFlag(&flags, 0x10, when: disallowedCountry != nil)
                 return flags
             }
         }
@@ -875,11 +875,11 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if winner { tlSetFlag(&flags, 0x1) }
-                if refunded { tlSetFlag(&flags, 0x2) }
-                if giftCodeSlug != nil { tlSetFlag(&flags, 0x8) }
-                if starsPrize != nil { tlSetFlag(&flags, 0x10) }
-                if activatedCount != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: winner)
+                tlSetFlag(&flags, 0x2, when: refunded)
+                tlSetFlag(&flags, 0x8, when: giftCodeSlug != nil)
+                tlSetFlag(&flags, 0x10, when: starsPrize != nil)
+                tlSetFlag(&flags, 0x4, when: activatedCount != nil)
                 return flags
             }
         }
@@ -1079,7 +1079,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if icon != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: icon != nil)
                 return flags
             }
         }
@@ -1191,8 +1191,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if fromAdmin { tlSetFlag(&flags, 0x2) }
-                if paidMessageStars != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: fromAdmin)
+                tlSetFlag(&flags, 0x1, when: paidMessageStars != nil)
                 return flags
             }
         }
@@ -1297,8 +1297,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if live { tlSetFlag(&flags, 0x1) }
-                if maxId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: live)
+                tlSetFlag(&flags, 0x2, when: maxId != nil)
                 return flags
             }
         }
@@ -1562,7 +1562,7 @@ extension Api.functions.auth {
     /// Writes `auth.firebasePnvSignUp` boxed at the end of `buffer`.
     public static func firebasePnvSignUp(into buffer: Buffer, noJoinedNotifications: Bool = false, firstName: String, lastName: String) {
         var _flags: Int32 = 0
-        if noJoinedNotifications { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: noJoinedNotifications)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x783f6b56)
         w1.int32(_flags)
@@ -1630,8 +1630,8 @@ extension Api.functions.contacts {
     /// Writes `contacts.getLocated` boxed at the end of `buffer`.
     public static func getLocated(into buffer: Buffer, background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) {
         var _flags: Int32 = 0
-        if background { tlSetFlag(&_flags, 0x2) }
-        if selfExpires != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: background)
+        tlSetFlag(&_flags, 0x1, when: selfExpires != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd348bc44)
         w1.int32(_flags)
@@ -1686,8 +1686,8 @@ extension Api.functions.messages {
     /// Writes `messages.getSearchCounters` boxed at the end of `buffer`.
     public static func getSearchCounters(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) {
         var _flags: Int32 = 0
-        if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1bbcf300)
         w1.int32(_flags)
@@ -1714,7 +1714,7 @@ extension Api.functions.messages {
     /// Writes `messages.toggleNoForwards` boxed at the end of `buffer`.
     public static func toggleNoForwards(into buffer: Buffer, peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) {
         var _flags: Int32 = 0
-        if requestMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: requestMsgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb2081a35)
         w1.int32(_flags)
@@ -1740,9 +1740,9 @@ extension Api.functions.messages {
     /// Writes `messages.translateText` boxed at the end of `buffer`.
     public static func translateText(into buffer: Buffer, peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) {
         var _flags: Int32 = 0
-        if peer != nil && id != nil { tlSetFlag(&_flags, 0x1) }
-        if text != nil { tlSetFlag(&_flags, 0x2) }
-        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: peer != nil && id != nil)
+        tlSetFlag(&_flags, 0x2, when: text != nil)
+        tlSetFlag(&_flags, 0x4, when: tone != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa5eec345)
         w1.int32(_flags)
@@ -1839,8 +1839,8 @@ extension Api.functions.channels {
     /// Writes `channels.exportMessageLink` boxed at the end of `buffer`.
     public static func exportMessageLink(into buffer: Buffer, grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) {
         var _flags: Int32 = 0
-        if grouped { tlSetFlag(&_flags, 0x1) }
-        if thread { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: grouped)
+        tlSetFlag(&_flags, 0x2, when: thread)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe63fadeb)
         w1.int32(_flags)
@@ -1876,8 +1876,8 @@ extension Api.functions.channels {
     /// Writes `channels.toggleJoinRequest` boxed at the end of `buffer`.
     public static func toggleJoinRequest(into buffer: Buffer, applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) {
         var _flags: Int32 = 0
-        if applyToInvites { tlSetFlag(&_flags, 0x2) }
-        if guardBot != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: applyToInvites)
+        tlSetFlag(&_flags, 0x1, when: guardBot != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x0ecc2618)
         w1.int32(_flags)
@@ -1901,7 +1901,7 @@ extension Api.functions.channels {
     /// Writes `channels.getChannelRecommendations` boxed at the end of `buffer`.
     public static func getChannelRecommendations(into buffer: Buffer, channel: Api.InputChannel? = nil) {
         var _flags: Int32 = 0
-        if channel != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: channel != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x25a71742)
         w1.int32(_flags)
@@ -1923,9 +1923,9 @@ extension Api.functions.payments {
     /// Writes `payments.sendPaymentForm` boxed at the end of `buffer`.
     public static func sendPaymentForm(into buffer: Buffer, formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) {
         var _flags: Int32 = 0
-        if requestedInfoId != nil { tlSetFlag(&_flags, 0x1) }
-        if shippingOptionId != nil { tlSetFlag(&_flags, 0x2) }
-        if tipAmount != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: requestedInfoId != nil)
+        tlSetFlag(&_flags, 0x2, when: shippingOptionId != nil)
+        tlSetFlag(&_flags, 0x4, when: tipAmount != nil)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x2d03522f)
         w1.int32(_flags)
@@ -1956,11 +1956,11 @@ extension Api.functions.payments {
     /// Writes `payments.getStarsTransactions` boxed at the end of `buffer`.
     public static func getStarsTransactions(into buffer: Buffer, inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
-        if inbound { tlSetFlag(&_flags, 0x1) }
-        if outbound { tlSetFlag(&_flags, 0x2) }
-        if ascending { tlSetFlag(&_flags, 0x4) }
-        if ton { tlSetFlag(&_flags, 0x10) }
-        if subscriptionId != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: inbound)
+        tlSetFlag(&_flags, 0x2, when: outbound)
+        tlSetFlag(&_flags, 0x4, when: ascending)
+        tlSetFlag(&_flags, 0x10, when: ton)
+        tlSetFlag(&_flags, 0x8, when: subscriptionId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x69da4557)
         w1.int32(_flags)
@@ -1985,7 +1985,7 @@ extension Api.functions.payments {
     /// Writes `payments.getStarsTransactionsByID` boxed at the end of `buffer`.
     public static func getStarsTransactionsByID(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) {
         var _flags: Int32 = 0
-        if ton { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: ton)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2dca16b8)
         w1.int32(_flags)
@@ -2006,8 +2006,8 @@ extension Api.functions.payments {
     /// Writes `payments.getSuggestedStarRefBots` boxed at the end of `buffer`.
     public static func getSuggestedStarRefBots(into buffer: Buffer, orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
-        if orderByRevenue { tlSetFlag(&_flags, 0x1) }
-        if orderByDate { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: orderByRevenue)
+        tlSetFlag(&_flags, 0x2, when: orderByDate)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x0d6b48f7)
         w1.int32(_flags)
@@ -2045,7 +2045,7 @@ extension Api.functions.phone {
     /// Writes `phone.requestCall` boxed at the end of `buffer`.
     public static func requestCall(into buffer: Buffer, video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
         var _flags: Int32 = 0
-        if video { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: video)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x42ff96ed)
         w1.int32(_flags)
@@ -2068,7 +2068,7 @@ extension Api.functions.stats {
     /// Writes `stats.getBroadcastStats` boxed at the end of `buffer`.
     public static func getBroadcastStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
-        if dark { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: dark)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xab42441a)
         w1.int32(_flags)

@@ -34,7 +34,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rank != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: rank != nil)
                 return flags
             }
         }
@@ -52,7 +52,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rank != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: rank != nil)
                 return flags
             }
         }
@@ -74,7 +74,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rank != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: rank != nil)
                 return flags
             }
         }
@@ -265,9 +265,9 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if otherwiseReloginDays != nil { tlSetFlag(&flags, 0x2) }
-                if tmpSessions != nil { tlSetFlag(&flags, 0x1) }
-                if futureAuthToken != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: otherwiseReloginDays != nil)
+                tlSetFlag(&flags, 0x1, when: tmpSessions != nil)
+                tlSetFlag(&flags, 0x4, when: futureAuthToken != nil)
                 return flags
             }
         }
@@ -283,7 +283,7 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if termsOfService != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: termsOfService != nil)
                 return flags
             }
         }
@@ -559,8 +559,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if thumbs != nil { tlSetFlag(&flags, 0x1) }
-                if videoThumbs != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: thumbs != nil)
+                tlSetFlag(&flags, 0x2, when: videoThumbs != nil)
                 return flags
             }
         }
@@ -715,9 +715,9 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if newAlgo != nil && newPasswordHash != nil && hint != nil { tlSetFlag(&flags, 0x1) }
-                if email != nil { tlSetFlag(&flags, 0x2) }
-                if newSecureSettings != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: newAlgo != nil && newPasswordHash != nil && hint != nil)
+                tlSetFlag(&flags, 0x2, when: email != nil)
+                tlSetFlag(&flags, 0x4, when: newSecureSettings != nil)
                 return flags
             }
         }
@@ -879,16 +879,16 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if archived { tlSetFlag(&flags, 0x2) }
-                if official { tlSetFlag(&flags, 0x4) }
-                if masks { tlSetFlag(&flags, 0x8) }
-                if emojis { tlSetFlag(&flags, 0x80) }
-                if textColor { tlSetFlag(&flags, 0x200) }
-                if channelEmojiStatus { tlSetFlag(&flags, 0x400) }
-                if creator { tlSetFlag(&flags, 0x800) }
-                if installedDate != nil { tlSetFlag(&flags, 0x1) }
-                if thumbs != nil && thumbDcId != nil && thumbVersion != nil { tlSetFlag(&flags, 0x10) }
-                if thumbDocumentId != nil { tlSetFlag(&flags, 0x100) }
+                tlSetFlag(&flags, 0x2, when: archived)
+                tlSetFlag(&flags, 0x4, when: official)
+                tlSetFlag(&flags, 0x8, when: masks)
+                tlSetFlag(&flags, 0x80, when: emojis)
+                tlSetFlag(&flags, 0x200, when: textColor)
+                tlSetFlag(&flags, 0x400, when: channelEmojiStatus)
+                tlSetFlag(&flags, 0x800, when: creator)
+                tlSetFlag(&flags, 0x1, when: installedDate != nil)
+                tlSetFlag(&flags, 0x10, when: thumbs != nil && thumbDcId != nil && thumbVersion != nil)
+                tlSetFlag(&flags, 0x100, when: thumbDocumentId != nil)
                 return flags
             }
         }
@@ -1093,9 +1093,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if invertMedia { tlSetFlag(&flags, 0x8) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x8, when: invertMedia)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1119,10 +1119,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if noWebpage { tlSetFlag(&flags, 0x1) }
-                if invertMedia { tlSetFlag(&flags, 0x8) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: noWebpage)
+                tlSetFlag(&flags, 0x8, when: invertMedia)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1146,10 +1146,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if heading != nil { tlSetFlag(&flags, 0x1) }
-                if period != nil { tlSetFlag(&flags, 0x2) }
-                if proximityNotificationRadius != nil { tlSetFlag(&flags, 0x8) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: heading != nil)
+                tlSetFlag(&flags, 0x2, when: period != nil)
+                tlSetFlag(&flags, 0x8, when: proximityNotificationRadius != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1177,7 +1177,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1201,7 +1201,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1217,7 +1217,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1247,8 +1247,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { tlSetFlag(&flags, 0x1) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: photo != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1278,12 +1278,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if invertMedia { tlSetFlag(&flags, 0x8) }
-                if forceLargeMedia { tlSetFlag(&flags, 0x10) }
-                if forceSmallMedia { tlSetFlag(&flags, 0x20) }
-                if optional { tlSetFlag(&flags, 0x40) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x8, when: invertMedia)
+                tlSetFlag(&flags, 0x10, when: forceLargeMedia)
+                tlSetFlag(&flags, 0x20, when: forceSmallMedia)
+                tlSetFlag(&flags, 0x40, when: optional)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1301,7 +1301,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1932,10 +1932,10 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if appleSigninAllowed { tlSetFlag(&flags, 0x1) }
-                if googleSigninAllowed { tlSetFlag(&flags, 0x2) }
-                if resetAvailablePeriod != nil { tlSetFlag(&flags, 0x8) }
-                if resetPendingDate != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: appleSigninAllowed)
+                tlSetFlag(&flags, 0x2, when: googleSigninAllowed)
+                tlSetFlag(&flags, 0x8, when: resetAvailablePeriod != nil)
+                tlSetFlag(&flags, 0x10, when: resetPendingDate != nil)
                 return flags
             }
         }
@@ -1953,8 +1953,8 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if appleSigninAllowed { tlSetFlag(&flags, 0x1) }
-                if googleSigninAllowed { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: appleSigninAllowed)
+                tlSetFlag(&flags, 0x2, when: googleSigninAllowed)
                 return flags
             }
         }
@@ -1991,9 +1991,9 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nonce != nil { tlSetFlag(&flags, 0x1) }
-                if playIntegrityProjectId != nil && playIntegrityNonce != nil { tlSetFlag(&flags, 0x4) }
-                if receipt != nil && pushTimeout != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: nonce != nil)
+                tlSetFlag(&flags, 0x4, when: playIntegrityProjectId != nil && playIntegrityNonce != nil)
+                tlSetFlag(&flags, 0x2, when: receipt != nil && pushTimeout != nil)
                 return flags
             }
         }
@@ -2009,7 +2009,7 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if beginning != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: beginning != nil)
                 return flags
             }
         }
@@ -2025,7 +2025,7 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if beginning != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: beginning != nil)
                 return flags
             }
         }
@@ -2545,11 +2545,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if checkbox { tlSetFlag(&flags, 0x1) }
-                if checked { tlSetFlag(&flags, 0x2) }
-                if num != nil { tlSetFlag(&flags, 0x4) }
-                if value != nil { tlSetFlag(&flags, 0x8) }
-                if type != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: checkbox)
+                tlSetFlag(&flags, 0x2, when: checked)
+                tlSetFlag(&flags, 0x4, when: num != nil)
+                tlSetFlag(&flags, 0x8, when: value != nil)
+                tlSetFlag(&flags, 0x10, when: type != nil)
                 return flags
             }
         }
@@ -2575,11 +2575,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if checkbox { tlSetFlag(&flags, 0x1) }
-                if checked { tlSetFlag(&flags, 0x2) }
-                if num != nil { tlSetFlag(&flags, 0x4) }
-                if value != nil { tlSetFlag(&flags, 0x8) }
-                if type != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: checkbox)
+                tlSetFlag(&flags, 0x2, when: checked)
+                tlSetFlag(&flags, 0x4, when: num != nil)
+                tlSetFlag(&flags, 0x8, when: value != nil)
+                tlSetFlag(&flags, 0x10, when: type != nil)
                 return flags
             }
         }
@@ -2807,29 +2807,29 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viewMessages { tlSetFlag(&flags, 0x1) }
-                if sendMessages { tlSetFlag(&flags, 0x2) }
-                if sendMedia { tlSetFlag(&flags, 0x4) }
-                if sendStickers { tlSetFlag(&flags, 0x8) }
-                if sendGifs { tlSetFlag(&flags, 0x10) }
-                if sendGames { tlSetFlag(&flags, 0x20) }
-                if sendInline { tlSetFlag(&flags, 0x40) }
-                if embedLinks { tlSetFlag(&flags, 0x80) }
-                if sendPolls { tlSetFlag(&flags, 0x100) }
-                if changeInfo { tlSetFlag(&flags, 0x400) }
-                if inviteUsers { tlSetFlag(&flags, 0x8000) }
-                if pinMessages { tlSetFlag(&flags, 0x20000) }
-                if manageTopics { tlSetFlag(&flags, 0x40000) }
-                if sendPhotos { tlSetFlag(&flags, 0x80000) }
-                if sendVideos { tlSetFlag(&flags, 0x100000) }
-                if sendRoundvideos { tlSetFlag(&flags, 0x200000) }
-                if sendAudios { tlSetFlag(&flags, 0x400000) }
-                if sendVoices { tlSetFlag(&flags, 0x800000) }
-                if sendDocs { tlSetFlag(&flags, 0x1000000) }
-                if sendPlain { tlSetFlag(&flags, 0x2000000) }
-                if editRank { tlSetFlag(&flags, 0x4000000) }
-                if sendReactions { tlSetFlag(&flags, 0x8000000) }
-                if manageLinkedPeers { tlSetFlag(&flags, 0x10000000) }
+                tlSetFlag(&flags, 0x1, when: viewMessages)
+                tlSetFlag(&flags, 0x2, when: sendMessages)
+                tlSetFlag(&flags, 0x4, when: sendMedia)
+                tlSetFlag(&flags, 0x8, when: sendStickers)
+                tlSetFlag(&flags, 0x10, when: sendGifs)
+                tlSetFlag(&flags, 0x20, when: sendGames)
+                tlSetFlag(&flags, 0x40, when: sendInline)
+                tlSetFlag(&flags, 0x80, when: embedLinks)
+                tlSetFlag(&flags, 0x100, when: sendPolls)
+                tlSetFlag(&flags, 0x400, when: changeInfo)
+                tlSetFlag(&flags, 0x8000, when: inviteUsers)
+                tlSetFlag(&flags, 0x20000, when: pinMessages)
+                tlSetFlag(&flags, 0x40000, when: manageTopics)
+                tlSetFlag(&flags, 0x80000, when: sendPhotos)
+                tlSetFlag(&flags, 0x100000, when: sendVideos)
+                tlSetFlag(&flags, 0x200000, when: sendRoundvideos)
+                tlSetFlag(&flags, 0x400000, when: sendAudios)
+                tlSetFlag(&flags, 0x800000, when: sendVoices)
+                tlSetFlag(&flags, 0x1000000, when: sendDocs)
+                tlSetFlag(&flags, 0x2000000, when: sendPlain)
+                tlSetFlag(&flags, 0x4000000, when: editRank)
+                tlSetFlag(&flags, 0x8000000, when: sendReactions)
+                tlSetFlag(&flags, 0x10000000, when: manageLinkedPeers)
                 return flags
             }
         }
@@ -3227,8 +3227,8 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pending { tlSetFlag(&flags, 0x1) }
-                if trialRemainsNum != nil && trialRemainsUntilDate != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: pending)
+                tlSetFlag(&flags, 0x2, when: trialRemainsNum != nil && trialRemainsUntilDate != nil)
                 return flags
             }
         }
@@ -3356,13 +3356,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if gift { tlSetFlag(&flags, 0x2) }
-                if unclaimed { tlSetFlag(&flags, 0x8) }
-                if userId != nil { tlSetFlag(&flags, 0x1) }
-                if giveawayMsgId != nil { tlSetFlag(&flags, 0x4) }
-                if usedGiftSlug != nil { tlSetFlag(&flags, 0x10) }
-                if multiplier != nil { tlSetFlag(&flags, 0x20) }
-                if stars != nil { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x2, when: gift)
+                tlSetFlag(&flags, 0x8, when: unclaimed)
+                tlSetFlag(&flags, 0x1, when: userId != nil)
+                tlSetFlag(&flags, 0x4, when: giveawayMsgId != nil)
+                tlSetFlag(&flags, 0x10, when: usedGiftSlug != nil)
+                tlSetFlag(&flags, 0x20, when: multiplier != nil)
+                tlSetFlag(&flags, 0x40, when: stars != nil)
                 return flags
             }
         }
@@ -3520,7 +3520,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if offlineOnly { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: offlineOnly)
                 return flags
             }
         }
@@ -3610,7 +3610,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if tagsEnabled { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: tagsEnabled)
                 return flags
             }
         }
@@ -3696,8 +3696,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sponsorInfo != nil { tlSetFlag(&flags, 0x1) }
-                if additionalInfo != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: sponsorInfo != nil)
+                tlSetFlag(&flags, 0x2, when: additionalInfo != nil)
                 return flags
             }
         }
@@ -3816,11 +3816,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtl { tlSetFlag(&flags, 0x1) }
-                if noautolink { tlSetFlag(&flags, 0x2) }
-                if photos != nil { tlSetFlag(&flags, 0x4) }
-                if documents != nil { tlSetFlag(&flags, 0x8) }
-                if users != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: rtl)
+                tlSetFlag(&flags, 0x2, when: noautolink)
+                tlSetFlag(&flags, 0x4, when: photos != nil)
+                tlSetFlag(&flags, 0x8, when: documents != nil)
+                tlSetFlag(&flags, 0x10, when: users != nil)
                 return flags
             }
         }
@@ -3842,9 +3842,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtl { tlSetFlag(&flags, 0x1) }
-                if noautolink { tlSetFlag(&flags, 0x2) }
-                if files != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: rtl)
+                tlSetFlag(&flags, 0x2, when: noautolink)
+                tlSetFlag(&flags, 0x4, when: files != nil)
                 return flags
             }
         }
@@ -3866,9 +3866,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtl { tlSetFlag(&flags, 0x1) }
-                if noautolink { tlSetFlag(&flags, 0x2) }
-                if files != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: rtl)
+                tlSetFlag(&flags, 0x2, when: noautolink)
+                tlSetFlag(&flags, 0x4, when: files != nil)
                 return flags
             }
         }
@@ -4065,7 +4065,7 @@ extension Api.functions.auth {
     /// Writes `auth.signUp` boxed at the end of `buffer`.
     public static func signUp(into buffer: Buffer, noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) {
         var _flags: Int32 = 0
-        if noJoinedNotifications { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: noJoinedNotifications)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xaac7b717)
         w1.int32(_flags)
@@ -4104,8 +4104,8 @@ extension Api.functions.account {
     /// Writes `account.createTheme` boxed at the end of `buffer`.
     public static func createTheme(into buffer: Buffer, slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
-        if document != nil { tlSetFlag(&_flags, 0x4) }
-        if settings != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x4, when: document != nil)
+        tlSetFlag(&_flags, 0x8, when: settings != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x652e4400)
         w1.int32(_flags)
@@ -4161,7 +4161,7 @@ extension Api.functions.messages {
     /// Writes `messages.deleteChatUser` boxed at the end of `buffer`.
     public static func deleteChatUser(into buffer: Buffer, revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) {
         var _flags: Int32 = 0
-        if revokeHistory { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: revokeHistory)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xa2185cab)
         w1.int32(_flags)
@@ -4182,7 +4182,7 @@ extension Api.functions.messages {
     /// Writes `messages.createChat` boxed at the end of `buffer`.
     public static func createChat(into buffer: Buffer, users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
-        if ttlPeriod != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: ttlPeriod != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x92ceddd4)
         w1.int32(_flags)
@@ -4222,7 +4222,7 @@ extension Api.functions.messages {
     /// Writes `messages.searchStickerSets` boxed at the end of `buffer`.
     public static func searchStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
-        if excludeFeatured { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: excludeFeatured)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x35705b8a)
         w1.int32(_flags)
@@ -4354,7 +4354,7 @@ extension Api.functions.payments {
     /// Writes `payments.saveStarGift` boxed at the end of `buffer`.
     public static func saveStarGift(into buffer: Buffer, unsave: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
-        if unsave { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: unsave)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2a2a697c)
         w1.int32(_flags)
@@ -4389,16 +4389,16 @@ extension Api.functions.stories {
     /// Writes `stories.sendStory` boxed at the end of `buffer`.
     public static func sendStory(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
-        if pinned { tlSetFlag(&_flags, 0x4) }
-        if noforwards { tlSetFlag(&_flags, 0x10) }
-        if fwdModified { tlSetFlag(&_flags, 0x80) }
-        if mediaAreas != nil { tlSetFlag(&_flags, 0x20) }
-        if caption != nil { tlSetFlag(&_flags, 0x1) }
-        if entities != nil { tlSetFlag(&_flags, 0x2) }
-        if period != nil { tlSetFlag(&_flags, 0x8) }
-        if fwdFromId != nil && fwdFromStory != nil { tlSetFlag(&_flags, 0x40) }
-        if albums != nil { tlSetFlag(&_flags, 0x100) }
-        if music != nil { tlSetFlag(&_flags, 0x200) }
+        tlSetFlag(&_flags, 0x4, when: pinned)
+        tlSetFlag(&_flags, 0x10, when: noforwards)
+        tlSetFlag(&_flags, 0x80, when: fwdModified)
+        tlSetFlag(&_flags, 0x20, when: mediaAreas != nil)
+        tlSetFlag(&_flags, 0x1, when: caption != nil)
+        tlSetFlag(&_flags, 0x2, when: entities != nil)
+        tlSetFlag(&_flags, 0x8, when: period != nil)
+        tlSetFlag(&_flags, 0x40, when: fwdFromId != nil && fwdFromStory != nil)
+        tlSetFlag(&_flags, 0x100, when: albums != nil)
+        tlSetFlag(&_flags, 0x200, when: music != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8f9e6898)
         w1.int32(_flags)

@@ -89,10 +89,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { tlSetFlag(&flags, 0x4) }
-                if stickers != nil { tlSetFlag(&flags, 0x1) }
-                if ttlSeconds != nil { tlSetFlag(&flags, 0x2) }
-                if video != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x4, when: spoiler)
+                tlSetFlag(&flags, 0x1, when: stickers != nil)
+                tlSetFlag(&flags, 0x2, when: ttlSeconds != nil)
+                tlSetFlag(&flags, 0x8, when: video != nil)
                 return flags
             }
         }
@@ -116,9 +116,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { tlSetFlag(&flags, 0x2) }
-                if ttlSeconds != nil { tlSetFlag(&flags, 0x1) }
-                if video != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: spoiler)
+                tlSetFlag(&flags, 0x1, when: ttlSeconds != nil)
+                tlSetFlag(&flags, 0x4, when: video != nil)
                 return flags
             }
         }
@@ -178,14 +178,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nosoundVideo { tlSetFlag(&flags, 0x8) }
-                if forceFile { tlSetFlag(&flags, 0x10) }
-                if spoiler { tlSetFlag(&flags, 0x20) }
-                if thumb != nil { tlSetFlag(&flags, 0x4) }
-                if stickers != nil { tlSetFlag(&flags, 0x1) }
-                if videoCover != nil { tlSetFlag(&flags, 0x40) }
-                if videoTimestamp != nil { tlSetFlag(&flags, 0x80) }
-                if ttlSeconds != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x8, when: nosoundVideo)
+                tlSetFlag(&flags, 0x10, when: forceFile)
+                tlSetFlag(&flags, 0x20, when: spoiler)
+                tlSetFlag(&flags, 0x4, when: thumb != nil)
+                tlSetFlag(&flags, 0x1, when: stickers != nil)
+                tlSetFlag(&flags, 0x40, when: videoCover != nil)
+                tlSetFlag(&flags, 0x80, when: videoTimestamp != nil)
+                tlSetFlag(&flags, 0x2, when: ttlSeconds != nil)
                 return flags
             }
         }
@@ -211,11 +211,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { tlSetFlag(&flags, 0x4) }
-                if videoCover != nil { tlSetFlag(&flags, 0x8) }
-                if videoTimestamp != nil { tlSetFlag(&flags, 0x10) }
-                if ttlSeconds != nil { tlSetFlag(&flags, 0x1) }
-                if query != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: spoiler)
+                tlSetFlag(&flags, 0x8, when: videoCover != nil)
+                tlSetFlag(&flags, 0x10, when: videoTimestamp != nil)
+                tlSetFlag(&flags, 0x1, when: ttlSeconds != nil)
+                tlSetFlag(&flags, 0x2, when: query != nil)
                 return flags
             }
         }
@@ -254,8 +254,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { tlSetFlag(&flags, 0x2) }
-                if ttlSeconds != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: spoiler)
+                tlSetFlag(&flags, 0x1, when: ttlSeconds != nil)
                 return flags
             }
         }
@@ -279,10 +279,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { tlSetFlag(&flags, 0x2) }
-                if ttlSeconds != nil { tlSetFlag(&flags, 0x1) }
-                if videoCover != nil { tlSetFlag(&flags, 0x4) }
-                if videoTimestamp != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x2, when: spoiler)
+                tlSetFlag(&flags, 0x1, when: ttlSeconds != nil)
+                tlSetFlag(&flags, 0x4, when: videoCover != nil)
+                tlSetFlag(&flags, 0x8, when: videoTimestamp != nil)
                 return flags
             }
         }
@@ -323,10 +323,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { tlSetFlag(&flags, 0x1) }
-                if provider != nil { tlSetFlag(&flags, 0x8) }
-                if startParam != nil { tlSetFlag(&flags, 0x2) }
-                if extendedMedia != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: photo != nil)
+                tlSetFlag(&flags, 0x8, when: provider != nil)
+                tlSetFlag(&flags, 0x2, when: startParam != nil)
+                tlSetFlag(&flags, 0x4, when: extendedMedia != nil)
                 return flags
             }
         }
@@ -350,10 +350,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if stopped { tlSetFlag(&flags, 0x1) }
-                if heading != nil { tlSetFlag(&flags, 0x4) }
-                if period != nil { tlSetFlag(&flags, 0x2) }
-                if proximityNotificationRadius != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: stopped)
+                tlSetFlag(&flags, 0x4, when: heading != nil)
+                tlSetFlag(&flags, 0x2, when: period != nil)
+                tlSetFlag(&flags, 0x8, when: proximityNotificationRadius != nil)
                 return flags
             }
         }
@@ -379,10 +379,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if correctAnswers != nil { tlSetFlag(&flags, 0x1) }
-                if attachedMedia != nil { tlSetFlag(&flags, 0x8) }
-                if solution != nil && solutionEntities != nil { tlSetFlag(&flags, 0x2) }
-                if solutionMedia != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: correctAnswers != nil)
+                tlSetFlag(&flags, 0x8, when: attachedMedia != nil)
+                tlSetFlag(&flags, 0x2, when: solution != nil && solutionEntities != nil)
+                tlSetFlag(&flags, 0x4, when: solutionMedia != nil)
                 return flags
             }
         }
@@ -424,9 +424,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if forceLargeMedia { tlSetFlag(&flags, 0x1) }
-                if forceSmallMedia { tlSetFlag(&flags, 0x2) }
-                if optional { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: forceLargeMedia)
+                tlSetFlag(&flags, 0x2, when: forceSmallMedia)
+                tlSetFlag(&flags, 0x4, when: optional)
                 return flags
             }
         }
@@ -446,7 +446,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if payload != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: payload != nil)
                 return flags
             }
         }
@@ -1716,7 +1716,7 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if privacyPolicyUrl != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: privacyPolicyUrl != nil)
                 return flags
             }
         }
@@ -2026,10 +2026,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if fullsize { tlSetFlag(&flags, 0x2) }
-                if fullscreen { tlSetFlag(&flags, 0x4) }
-                if sameOrigin { tlSetFlag(&flags, 0x8) }
-                if queryId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: fullsize)
+                tlSetFlag(&flags, 0x4, when: fullscreen)
+                tlSetFlag(&flags, 0x8, when: sameOrigin)
+                tlSetFlag(&flags, 0x1, when: queryId != nil)
                 return flags
             }
         }
@@ -2404,9 +2404,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if device != nil { tlSetFlag(&flags, 0x1) }
-                if date != nil { tlSetFlag(&flags, 0x2) }
-                if location != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: device != nil)
+                tlSetFlag(&flags, 0x2, when: date != nil)
+                tlSetFlag(&flags, 0x4, when: location != nil)
                 return flags
             }
         }
@@ -2626,8 +2626,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if extended { tlSetFlag(&flags, 0x2) }
-                if storeProduct != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: extended)
+                tlSetFlag(&flags, 0x1, when: storeProduct != nil)
                 return flags
             }
         }
@@ -2823,12 +2823,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { tlSetFlag(&flags, 0x1) }
-                if emojiId != nil { tlSetFlag(&flags, 0x2) }
-                if prompt != nil { tlSetFlag(&flags, 0x10) }
-                if installsCount != nil { tlSetFlag(&flags, 0x4) }
-                if authorId != nil { tlSetFlag(&flags, 0x8) }
-                if exampleEnglish != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: creator)
+                tlSetFlag(&flags, 0x2, when: emojiId != nil)
+                tlSetFlag(&flags, 0x10, when: prompt != nil)
+                tlSetFlag(&flags, 0x4, when: installsCount != nil)
+                tlSetFlag(&flags, 0x8, when: authorId != nil)
+                tlSetFlag(&flags, 0x20, when: exampleEnglish != nil)
                 return flags
             }
         }
@@ -3021,7 +3021,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if style != nil { tlSetFlag(&flags, 0x400) }
+                tlSetFlag(&flags, 0x400, when: style != nil)
                 return flags
             }
         }
@@ -3106,7 +3106,7 @@ extension Api.functions.auth {
     /// Writes `auth.recoverPassword` boxed at the end of `buffer`.
     public static func recoverPassword(into buffer: Buffer, code: String, newSettings: Api.account.PasswordInputSettings? = nil) {
         var _flags: Int32 = 0
-        if newSettings != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: newSettings != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x37096c70)
         w1.int32(_flags)
@@ -3286,7 +3286,7 @@ extension Api.functions.channels {
     /// Writes `channels.editAdmin` boxed at the end of `buffer`.
     public static func editAdmin(into buffer: Buffer, channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) {
         var _flags: Int32 = 0
-        if rank != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: rank != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9a98ad68)
         w1.int32(_flags)
@@ -3327,9 +3327,9 @@ extension Api.functions.channels {
     /// Writes `channels.searchPosts` boxed at the end of `buffer`.
     public static func searchPosts(into buffer: Buffer, hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
-        if hashtag != nil { tlSetFlag(&_flags, 0x1) }
-        if query != nil { tlSetFlag(&_flags, 0x2) }
-        if allowPaidStars != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: hashtag != nil)
+        tlSetFlag(&_flags, 0x2, when: query != nil)
+        tlSetFlag(&_flags, 0x4, when: allowPaidStars != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xf2c4f24d)
         w1.int32(_flags)
@@ -3443,7 +3443,7 @@ extension Api.functions.stats {
     /// Writes `stats.getStoryStats` boxed at the end of `buffer`.
     public static func getStoryStats(into buffer: Buffer, dark: Bool = false, peer: Api.InputPeer, id: Int32) {
         var _flags: Int32 = 0
-        if dark { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: dark)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x374fef40)
         w1.int32(_flags)
@@ -3494,7 +3494,7 @@ extension Api.functions.smsjobs {
     /// Writes `smsjobs.updateSettings` boxed at the end of `buffer`.
     public static func updateSettings(into buffer: Buffer, allowInternational: Bool = false) {
         var _flags: Int32 = 0
-        if allowInternational { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: allowInternational)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x093fa0bf)
         w1.int32(_flags)

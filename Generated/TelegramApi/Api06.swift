@@ -194,14 +194,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if min { tlSetFlag(&flags, 0x1) }
-                if hasUnreadVotes { tlSetFlag(&flags, 0x40) }
-                if canViewStats { tlSetFlag(&flags, 0x80) }
-                if results != nil { tlSetFlag(&flags, 0x2) }
-                if totalVoters != nil { tlSetFlag(&flags, 0x4) }
-                if recentVoters != nil { tlSetFlag(&flags, 0x8) }
-                if solution != nil && solutionEntities != nil { tlSetFlag(&flags, 0x10) }
-                if solutionMedia != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: min)
+                tlSetFlag(&flags, 0x40, when: hasUnreadVotes)
+                tlSetFlag(&flags, 0x80, when: canViewStats)
+                tlSetFlag(&flags, 0x2, when: results != nil)
+                tlSetFlag(&flags, 0x4, when: totalVoters != nil)
+                tlSetFlag(&flags, 0x8, when: recentVoters != nil)
+                tlSetFlag(&flags, 0x10, when: solution != nil && solutionEntities != nil)
+                tlSetFlag(&flags, 0x20, when: solutionMedia != nil)
                 return flags
             }
         }
@@ -369,8 +369,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if documents != nil { tlSetFlag(&flags, 0x1) }
-                if settings != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: documents != nil)
+                tlSetFlag(&flags, 0x2, when: settings != nil)
                 return flags
             }
         }
@@ -390,7 +390,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if story != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: story != nil)
                 return flags
             }
         }
@@ -410,8 +410,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if emojis { tlSetFlag(&flags, 0x1) }
-                if textColor { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: emojis)
+                tlSetFlag(&flags, 0x2, when: textColor)
                 return flags
             }
         }
@@ -983,7 +983,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if diffText != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: diffText != nil)
                 return flags
             }
         }
@@ -1152,7 +1152,7 @@ extension Api.functions.auth {
     /// Writes `auth.finishPasskeyLogin` boxed at the end of `buffer`.
     public static func finishPasskeyLogin(into buffer: Buffer, credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) {
         var _flags: Int32 = 0
-        if fromDcId != nil && fromAuthKeyId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: fromDcId != nil && fromAuthKeyId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9857ad07)
         w1.int32(_flags)
@@ -1180,7 +1180,7 @@ extension Api.functions.account {
     /// Writes `account.updateBusinessGreetingMessage` boxed at the end of `buffer`.
     public static func updateBusinessGreetingMessage(into buffer: Buffer, message: Api.InputBusinessGreetingMessage? = nil) {
         var _flags: Int32 = 0
-        if message != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: message != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x66cdafc4)
         w1.int32(_flags)
@@ -1219,7 +1219,7 @@ extension Api.functions.contacts {
     /// Writes `contacts.block` boxed at the end of `buffer`.
     public static func block(into buffer: Buffer, myStoriesFrom: Bool = false, id: Api.InputPeer) {
         var _flags: Int32 = 0
-        if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2e2e8734)
         w1.int32(_flags)
@@ -1311,8 +1311,8 @@ extension Api.functions.messages {
     /// Writes `messages.readReactions` boxed at the end of `buffer`.
     public static func readReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
-        if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+        tlSetFlag(&_flags, 0x2, when: savedPeerId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9ec44f93)
         w1.int32(_flags)
@@ -1355,7 +1355,7 @@ extension Api.functions.messages {
     /// Writes `messages.togglePeerTranslations` boxed at the end of `buffer`.
     public static func togglePeerTranslations(into buffer: Buffer, disabled: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if disabled { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: disabled)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe47cb579)
         w1.int32(_flags)
@@ -1502,7 +1502,7 @@ extension Api.functions.payments {
     /// Writes `payments.botCancelStarsSubscription` boxed at the end of `buffer`.
     public static func botCancelStarsSubscription(into buffer: Buffer, restore: Bool = false, userId: Api.InputUser, chargeId: String) {
         var _flags: Int32 = 0
-        if restore { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: restore)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6dfa0622)
         w1.int32(_flags)
@@ -1539,7 +1539,7 @@ extension Api.functions.phone {
     /// Writes `phone.inviteConferenceCallParticipant` boxed at the end of `buffer`.
     public static func inviteConferenceCallParticipant(into buffer: Buffer, video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) {
         var _flags: Int32 = 0
-        if video { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: video)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xbcf22685)
         w1.int32(_flags)
@@ -1577,11 +1577,11 @@ extension Api.functions.stories {
     /// Writes `stories.editStory` boxed at the end of `buffer`.
     public static func editStory(into buffer: Buffer, peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
-        if media != nil { tlSetFlag(&_flags, 0x1) }
-        if mediaAreas != nil { tlSetFlag(&_flags, 0x8) }
-        if caption != nil && entities != nil { tlSetFlag(&_flags, 0x2) }
-        if privacyRules != nil { tlSetFlag(&_flags, 0x4) }
-        if music != nil { tlSetFlag(&_flags, 0x10) }
+        tlSetFlag(&_flags, 0x1, when: media != nil)
+        tlSetFlag(&_flags, 0x8, when: mediaAreas != nil)
+        tlSetFlag(&_flags, 0x2, when: caption != nil && entities != nil)
+        tlSetFlag(&_flags, 0x4, when: privacyRules != nil)
+        tlSetFlag(&_flags, 0x10, when: music != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2c63a72b)
         w1.int32(_flags)

@@ -73,7 +73,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if missed { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: missed)
                 return flags
             }
         }
@@ -484,7 +484,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if ephemeral { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: ephemeral)
                 return flags
             }
         }
@@ -874,7 +874,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if collapsed { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: collapsed)
                 return flags
             }
         }
@@ -906,12 +906,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if relative { tlSetFlag(&flags, 0x1) }
-                if shortTime { tlSetFlag(&flags, 0x2) }
-                if longTime { tlSetFlag(&flags, 0x4) }
-                if shortDate { tlSetFlag(&flags, 0x8) }
-                if longDate { tlSetFlag(&flags, 0x10) }
-                if dayOfWeek { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: relative)
+                tlSetFlag(&flags, 0x2, when: shortTime)
+                tlSetFlag(&flags, 0x4, when: longTime)
+                tlSetFlag(&flags, 0x8, when: shortDate)
+                tlSetFlag(&flags, 0x10, when: longDate)
+                tlSetFlag(&flags, 0x20, when: dayOfWeek)
                 return flags
             }
         }
@@ -2164,7 +2164,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if playsLeft != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: playsLeft != nil)
                 return flags
             }
         }
@@ -2542,9 +2542,9 @@ extension Api.functions.account {
     /// Writes `account.toggleNoPaidMessagesException` boxed at the end of `buffer`.
     public static func toggleNoPaidMessagesException(into buffer: Buffer, refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
-        if refundCharged { tlSetFlag(&_flags, 0x1) }
-        if requirePayment { tlSetFlag(&_flags, 0x4) }
-        if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: refundCharged)
+        tlSetFlag(&_flags, 0x4, when: requirePayment)
+        tlSetFlag(&_flags, 0x2, when: parentPeer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xfe2eda76)
         w1.int32(_flags)
@@ -2582,7 +2582,7 @@ extension Api.functions.messages {
     /// Writes `messages.saveRecentSticker` boxed at the end of `buffer`.
     public static func saveRecentSticker(into buffer: Buffer, attached: Bool = false, id: Api.InputDocument, unsave: Bool) {
         var _flags: Int32 = 0
-        if attached { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: attached)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x392718f8)
         w1.int32(_flags)
@@ -2619,19 +2619,19 @@ extension Api.functions.messages {
     /// Writes `messages.sendMultiMedia` boxed at the end of `buffer`.
     public static func sendMultiMedia(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x20) }
-        if background { tlSetFlag(&_flags, 0x40) }
-        if clearDraft { tlSetFlag(&_flags, 0x80) }
-        if noforwards { tlSetFlag(&_flags, 0x4000) }
-        if updateStickersetsOrder { tlSetFlag(&_flags, 0x8000) }
-        if invertMedia { tlSetFlag(&_flags, 0x10000) }
-        if allowPaidFloodskip { tlSetFlag(&_flags, 0x80000) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
-        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
-        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
-        if effect != nil { tlSetFlag(&_flags, 0x40000) }
-        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
+        tlSetFlag(&_flags, 0x20, when: silent)
+        tlSetFlag(&_flags, 0x40, when: background)
+        tlSetFlag(&_flags, 0x80, when: clearDraft)
+        tlSetFlag(&_flags, 0x4000, when: noforwards)
+        tlSetFlag(&_flags, 0x8000, when: updateStickersetsOrder)
+        tlSetFlag(&_flags, 0x10000, when: invertMedia)
+        tlSetFlag(&_flags, 0x80000, when: allowPaidFloodskip)
+        tlSetFlag(&_flags, 0x1, when: replyTo != nil)
+        tlSetFlag(&_flags, 0x400, when: scheduleDate != nil)
+        tlSetFlag(&_flags, 0x2000, when: sendAs != nil)
+        tlSetFlag(&_flags, 0x20000, when: quickReplyShortcut != nil)
+        tlSetFlag(&_flags, 0x40000, when: effect != nil)
+        tlSetFlag(&_flags, 0x200000, when: allowPaidStars != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1bf89d74)
         w1.int32(_flags)
@@ -2689,8 +2689,8 @@ extension Api.functions.messages {
     /// Writes `messages.getMessageReactionsList` boxed at the end of `buffer`.
     public static func getMessageReactionsList(into buffer: Buffer, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
-        if reaction != nil { tlSetFlag(&_flags, 0x1) }
-        if offset != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: reaction != nil)
+        tlSetFlag(&_flags, 0x2, when: offset != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x461b3f48)
         w1.int32(_flags)
@@ -2718,7 +2718,7 @@ extension Api.functions.messages {
     /// Writes `messages.getSavedReactionTags` boxed at the end of `buffer`.
     public static func getSavedReactionTags(into buffer: Buffer, peer: Api.InputPeer? = nil, hash: Int64) {
         var _flags: Int32 = 0
-        if peer != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: peer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x3637e05b)
         w1.int32(_flags)
@@ -2758,7 +2758,7 @@ extension Api.functions.messages {
     /// Writes `messages.getQuickReplyMessages` boxed at the end of `buffer`.
     public static func getQuickReplyMessages(into buffer: Buffer, shortcutId: Int32, id: [Int32]? = nil, hash: Int64) {
         var _flags: Int32 = 0
-        if id != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: id != nil)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x94a495c3)
         w1.int32(_flags)
@@ -2831,9 +2831,9 @@ extension Api.functions.updates {
     /// Writes `updates.getDifference` boxed at the end of `buffer`.
     public static func getDifference(into buffer: Buffer, pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) {
         var _flags: Int32 = 0
-        if ptsLimit != nil { tlSetFlag(&_flags, 0x2) }
-        if ptsTotalLimit != nil { tlSetFlag(&_flags, 0x1) }
-        if qtsLimit != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x2, when: ptsLimit != nil)
+        tlSetFlag(&_flags, 0x1, when: ptsTotalLimit != nil)
+        tlSetFlag(&_flags, 0x4, when: qtsLimit != nil)
         var w1 = buffer.fieldWriter(reserving: 32)
         w1.uint32(0x19c2f763)
         w1.int32(_flags)
@@ -2914,7 +2914,7 @@ extension Api.functions.payments {
     /// Writes `payments.validateRequestedInfo` boxed at the end of `buffer`.
     public static func validateRequestedInfo(into buffer: Buffer, save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) {
         var _flags: Int32 = 0
-        if save { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: save)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb6c8f12b)
         w1.int32(_flags)
@@ -2935,7 +2935,7 @@ extension Api.functions.payments {
     /// Writes `payments.getConnectedStarRefBots` boxed at the end of `buffer`.
     public static func getConnectedStarRefBots(into buffer: Buffer, peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
-        if offsetDate != nil && offsetLink != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x4, when: offsetDate != nil && offsetLink != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x5869a553)
         w1.int32(_flags)
@@ -2962,7 +2962,7 @@ extension Api.functions.payments {
     /// Writes `payments.resolveStarGiftOffer` boxed at the end of `buffer`.
     public static func resolveStarGiftOffer(into buffer: Buffer, decline: Bool = false, offerMsgId: Int32) {
         var _flags: Int32 = 0
-        if decline { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: decline)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xe9ce781c)
         w1.int32(_flags)
@@ -3015,9 +3015,9 @@ extension Api.functions.stories {
     /// Writes `stories.getAllStories` boxed at the end of `buffer`.
     public static func getAllStories(into buffer: Buffer, next: Bool = false, hidden: Bool = false, state: String? = nil) {
         var _flags: Int32 = 0
-        if next { tlSetFlag(&_flags, 0x2) }
-        if hidden { tlSetFlag(&_flags, 0x4) }
-        if state != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: next)
+        tlSetFlag(&_flags, 0x4, when: hidden)
+        tlSetFlag(&_flags, 0x1, when: state != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xeeb0d625)
         w1.int32(_flags)
@@ -3055,7 +3055,7 @@ extension Api.functions.ephemeral {
     /// Writes `ephemeral.deleteMessage` boxed at the end of `buffer`.
     public static func deleteMessage(into buffer: Buffer, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) {
         var _flags: Int32 = 0
-        if peer != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: peer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x92f6e797)
         w1.int32(_flags)

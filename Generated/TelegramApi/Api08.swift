@@ -621,12 +621,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if relative { tlSetFlag(&flags, 0x1) }
-                if shortTime { tlSetFlag(&flags, 0x2) }
-                if longTime { tlSetFlag(&flags, 0x4) }
-                if shortDate { tlSetFlag(&flags, 0x8) }
-                if longDate { tlSetFlag(&flags, 0x10) }
-                if dayOfWeek { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: relative)
+                tlSetFlag(&flags, 0x2, when: shortTime)
+                tlSetFlag(&flags, 0x4, when: longTime)
+                tlSetFlag(&flags, 0x8, when: shortDate)
+                tlSetFlag(&flags, 0x10, when: longDate)
+                tlSetFlag(&flags, 0x20, when: dayOfWeek)
                 return flags
             }
         }
@@ -657,7 +657,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if style != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: style != nil)
                 return flags
             }
         }
@@ -1973,7 +1973,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if zoomToken != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: zoomToken != nil)
                 return flags
             }
         }
@@ -2105,7 +2105,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -2428,11 +2428,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasViewers { tlSetFlag(&flags, 0x2) }
-                if forwardsCount != nil { tlSetFlag(&flags, 0x4) }
-                if reactions != nil { tlSetFlag(&flags, 0x8) }
-                if reactionsCount != nil { tlSetFlag(&flags, 0x10) }
-                if recentViewers != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: hasViewers)
+                tlSetFlag(&flags, 0x4, when: forwardsCount != nil)
+                tlSetFlag(&flags, 0x8, when: reactions != nil)
+                tlSetFlag(&flags, 0x10, when: reactionsCount != nil)
+                tlSetFlag(&flags, 0x1, when: recentViewers != nil)
                 return flags
             }
         }
@@ -2882,8 +2882,8 @@ extension Api.functions.account {
     /// Writes `account.saveAutoDownloadSettings` boxed at the end of `buffer`.
     public static func saveAutoDownloadSettings(into buffer: Buffer, low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) {
         var _flags: Int32 = 0
-        if low { tlSetFlag(&_flags, 0x1) }
-        if high { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: low)
+        tlSetFlag(&_flags, 0x2, when: high)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x76f36233)
         w1.int32(_flags)
@@ -2922,7 +2922,7 @@ extension Api.functions.messages {
     /// Writes `messages.reorderPinnedDialogs` boxed at the end of `buffer`.
     public static func reorderPinnedDialogs(into buffer: Buffer, force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) {
         var _flags: Int32 = 0
-        if force { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: force)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x3b1adf37)
         w1.int32(_flags)
@@ -2943,10 +2943,10 @@ extension Api.functions.messages {
     /// Writes `messages.getChatInviteImporters` boxed at the end of `buffer`.
     public static func getChatInviteImporters(into buffer: Buffer, requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) {
         var _flags: Int32 = 0
-        if requested { tlSetFlag(&_flags, 0x1) }
-        if subscriptionExpired { tlSetFlag(&_flags, 0x8) }
-        if link != nil { tlSetFlag(&_flags, 0x2) }
-        if q != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: requested)
+        tlSetFlag(&_flags, 0x8, when: subscriptionExpired)
+        tlSetFlag(&_flags, 0x2, when: link != nil)
+        tlSetFlag(&_flags, 0x4, when: q != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xdf04dd4e)
         w1.int32(_flags)
@@ -2992,8 +2992,8 @@ extension Api.functions.messages {
     /// Writes `messages.summarizeText` boxed at the end of `buffer`.
     public static func summarizeText(into buffer: Buffer, peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) {
         var _flags: Int32 = 0
-        if toLang != nil { tlSetFlag(&_flags, 0x1) }
-        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: toLang != nil)
+        tlSetFlag(&_flags, 0x4, when: tone != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xabbbd346)
         w1.int32(_flags)
@@ -3020,7 +3020,7 @@ extension Api.functions.updates {
     /// Writes `updates.getChannelDifference` boxed at the end of `buffer`.
     public static func getChannelDifference(into buffer: Buffer, force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) {
         var _flags: Int32 = 0
-        if force { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: force)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x03173d78)
         w1.int32(_flags)
@@ -3142,7 +3142,7 @@ extension Api.functions.phone {
     /// Writes `phone.discardCall` boxed at the end of `buffer`.
     public static func discardCall(into buffer: Buffer, video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) {
         var _flags: Int32 = 0
-        if video { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: video)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb2cbc1c0)
         w1.int32(_flags)
@@ -3181,9 +3181,9 @@ extension Api.functions.stories {
     /// Writes `stories.searchPosts` boxed at the end of `buffer`.
     public static func searchPosts(into buffer: Buffer, hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
-        if hashtag != nil { tlSetFlag(&_flags, 0x1) }
-        if area != nil { tlSetFlag(&_flags, 0x2) }
-        if peer != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: hashtag != nil)
+        tlSetFlag(&_flags, 0x2, when: area != nil)
+        tlSetFlag(&_flags, 0x4, when: peer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd1810907)
         w1.int32(_flags)
@@ -3213,7 +3213,7 @@ extension Api.functions.ephemeral {
     /// Writes `ephemeral.getCallbackAnswer` boxed at the end of `buffer`.
     public static func getCallbackAnswer(into buffer: Buffer, peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) {
         var _flags: Int32 = 0
-        if data != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x2, when: data != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x3fa464c8)
         w1.int32(_flags)

@@ -62,10 +62,10 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inexact { tlSetFlag(&flags, 0x2) }
-                if nextRate != nil { tlSetFlag(&flags, 0x1) }
-                if offsetIdOffset != nil { tlSetFlag(&flags, 0x4) }
-                if searchFlood != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x2, when: inexact)
+                tlSetFlag(&flags, 0x1, when: nextRate != nil)
+                tlSetFlag(&flags, 0x4, when: offsetIdOffset != nil)
+                tlSetFlag(&flags, 0x8, when: searchFlood != nil)
                 return flags
             }
         }
@@ -95,8 +95,8 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inexact { tlSetFlag(&flags, 0x2) }
-                if offsetIdOffset != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: inexact)
+                tlSetFlag(&flags, 0x4, when: offsetIdOffset != nil)
                 return flags
             }
         }
@@ -882,11 +882,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if zeroValue != nil { tlSetFlag(&flags, 0x1) }
-                if oneValue != nil { tlSetFlag(&flags, 0x2) }
-                if twoValue != nil { tlSetFlag(&flags, 0x4) }
-                if fewValue != nil { tlSetFlag(&flags, 0x8) }
-                if manyValue != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: zeroValue != nil)
+                tlSetFlag(&flags, 0x2, when: oneValue != nil)
+                tlSetFlag(&flags, 0x4, when: twoValue != nil)
+                tlSetFlag(&flags, 0x8, when: fewValue != nil)
+                tlSetFlag(&flags, 0x10, when: manyValue != nil)
                 return flags
             }
         }
@@ -1252,23 +1252,23 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if muted { tlSetFlag(&flags, 0x1) }
-                if left { tlSetFlag(&flags, 0x2) }
-                if canSelfUnmute { tlSetFlag(&flags, 0x4) }
-                if justJoined { tlSetFlag(&flags, 0x10) }
-                if versioned { tlSetFlag(&flags, 0x20) }
-                if min { tlSetFlag(&flags, 0x100) }
-                if mutedByYou { tlSetFlag(&flags, 0x200) }
-                if volumeByAdmin { tlSetFlag(&flags, 0x400) }
-                if isSelf { tlSetFlag(&flags, 0x1000) }
-                if videoJoined { tlSetFlag(&flags, 0x8000) }
-                if activeDate != nil { tlSetFlag(&flags, 0x8) }
-                if volume != nil { tlSetFlag(&flags, 0x80) }
-                if about != nil { tlSetFlag(&flags, 0x800) }
-                if raiseHandRating != nil { tlSetFlag(&flags, 0x2000) }
-                if video != nil { tlSetFlag(&flags, 0x40) }
-                if presentation != nil { tlSetFlag(&flags, 0x4000) }
-                if paidStarsTotal != nil { tlSetFlag(&flags, 0x10000) }
+                tlSetFlag(&flags, 0x1, when: muted)
+                tlSetFlag(&flags, 0x2, when: left)
+                tlSetFlag(&flags, 0x4, when: canSelfUnmute)
+                tlSetFlag(&flags, 0x10, when: justJoined)
+                tlSetFlag(&flags, 0x20, when: versioned)
+                tlSetFlag(&flags, 0x100, when: min)
+                tlSetFlag(&flags, 0x200, when: mutedByYou)
+                tlSetFlag(&flags, 0x400, when: volumeByAdmin)
+                tlSetFlag(&flags, 0x1000, when: isSelf)
+                tlSetFlag(&flags, 0x8000, when: videoJoined)
+                tlSetFlag(&flags, 0x8, when: activeDate != nil)
+                tlSetFlag(&flags, 0x80, when: volume != nil)
+                tlSetFlag(&flags, 0x800, when: about != nil)
+                tlSetFlag(&flags, 0x2000, when: raiseHandRating != nil)
+                tlSetFlag(&flags, 0x40, when: video != nil)
+                tlSetFlag(&flags, 0x4000, when: presentation != nil)
+                tlSetFlag(&flags, 0x10000, when: paidStarsTotal != nil)
                 return flags
             }
         }
@@ -1651,7 +1651,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sticker != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: sticker != nil)
                 return flags
             }
         }
@@ -1753,9 +1753,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if premiumRequired { tlSetFlag(&flags, 0x4) }
-                if staticIconId != nil { tlSetFlag(&flags, 0x1) }
-                if effectAnimationId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: premiumRequired)
+                tlSetFlag(&flags, 0x1, when: staticIconId != nil)
+                tlSetFlag(&flags, 0x2, when: effectAnimationId != nil)
                 return flags
             }
         }
@@ -1875,7 +1875,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -1977,7 +1977,7 @@ extension Api.bots {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -2071,8 +2071,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canModifyCustomDescription { tlSetFlag(&flags, 0x2) }
-                if customDescription != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: canModifyCustomDescription)
+                tlSetFlag(&flags, 0x1, when: customDescription != nil)
                 return flags
             }
         }
@@ -2173,8 +2173,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if othersCanAppend { tlSetFlag(&flags, 0x1) }
-                if othersCanComplete { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: othersCanAppend)
+                tlSetFlag(&flags, 0x2, when: othersCanComplete)
                 return flags
             }
         }
@@ -2299,10 +2299,10 @@ extension Api.functions.account {
     /// Writes `account.saveAutoSaveSettings` boxed at the end of `buffer`.
     public static func saveAutoSaveSettings(into buffer: Buffer, users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) {
         var _flags: Int32 = 0
-        if users { tlSetFlag(&_flags, 0x1) }
-        if chats { tlSetFlag(&_flags, 0x2) }
-        if broadcasts { tlSetFlag(&_flags, 0x4) }
-        if peer != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: users)
+        tlSetFlag(&_flags, 0x2, when: chats)
+        tlSetFlag(&_flags, 0x4, when: broadcasts)
+        tlSetFlag(&_flags, 0x8, when: peer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd69b8361)
         w1.int32(_flags)
@@ -2342,7 +2342,7 @@ extension Api.functions.account {
     /// Writes `account.updateBusinessAwayMessage` boxed at the end of `buffer`.
     public static func updateBusinessAwayMessage(into buffer: Buffer, message: Api.InputBusinessAwayMessage? = nil) {
         var _flags: Int32 = 0
-        if message != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: message != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa26a7fa5)
         w1.int32(_flags)
@@ -2379,8 +2379,8 @@ extension Api.functions.account {
     /// Writes `account.toggleWebBrowserSettingsException` boxed at the end of `buffer`.
     public static func toggleWebBrowserSettingsException(into buffer: Buffer, delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) {
         var _flags: Int32 = 0
-        if delete { tlSetFlag(&_flags, 0x2) }
-        if openExternalBrowser != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: delete)
+        tlSetFlag(&_flags, 0x1, when: openExternalBrowser != nil)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x60ed4229)
         w1.int32(_flags)
@@ -2417,7 +2417,7 @@ extension Api.functions.contacts {
     /// Writes `contacts.setBlocked` boxed at the end of `buffer`.
     public static func setBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) {
         var _flags: Int32 = 0
-        if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x94c65c76)
         w1.int32(_flags)
@@ -2486,8 +2486,8 @@ extension Api.functions.messages {
     /// Writes `messages.setChatAvailableReactions` boxed at the end of `buffer`.
     public static func setChatAvailableReactions(into buffer: Buffer, peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) {
         var _flags: Int32 = 0
-        if reactionsLimit != nil { tlSetFlag(&_flags, 0x1) }
-        if paidEnabled != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: reactionsLimit != nil)
+        tlSetFlag(&_flags, 0x2, when: paidEnabled != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x864b2581)
         w1.int32(_flags)
@@ -2516,11 +2516,11 @@ extension Api.functions.messages {
     /// Writes `messages.requestAppWebView` boxed at the end of `buffer`.
     public static func requestAppWebView(into buffer: Buffer, writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
-        if writeAllowed { tlSetFlag(&_flags, 0x1) }
-        if compact { tlSetFlag(&_flags, 0x80) }
-        if fullscreen { tlSetFlag(&_flags, 0x100) }
-        if startParam != nil { tlSetFlag(&_flags, 0x2) }
-        if themeParams != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: writeAllowed)
+        tlSetFlag(&_flags, 0x80, when: compact)
+        tlSetFlag(&_flags, 0x100, when: fullscreen)
+        tlSetFlag(&_flags, 0x2, when: startParam != nil)
+        tlSetFlag(&_flags, 0x4, when: themeParams != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x53618bce)
         w1.int32(_flags)
@@ -2562,12 +2562,12 @@ extension Api.functions.channels {
     /// Writes `channels.createChannel` boxed at the end of `buffer`.
     public static func createChannel(into buffer: Buffer, broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) {
         var _flags: Int32 = 0
-        if broadcast { tlSetFlag(&_flags, 0x1) }
-        if megagroup { tlSetFlag(&_flags, 0x2) }
-        if forImport { tlSetFlag(&_flags, 0x8) }
-        if forum { tlSetFlag(&_flags, 0x20) }
-        if geoPoint != nil && address != nil { tlSetFlag(&_flags, 0x4) }
-        if ttlPeriod != nil { tlSetFlag(&_flags, 0x10) }
+        tlSetFlag(&_flags, 0x1, when: broadcast)
+        tlSetFlag(&_flags, 0x2, when: megagroup)
+        tlSetFlag(&_flags, 0x8, when: forImport)
+        tlSetFlag(&_flags, 0x20, when: forum)
+        tlSetFlag(&_flags, 0x4, when: geoPoint != nil && address != nil)
+        tlSetFlag(&_flags, 0x10, when: ttlPeriod != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x91006707)
         w1.int32(_flags)
@@ -2613,8 +2613,8 @@ extension Api.functions.channels {
     /// Writes `channels.toggleSignatures` boxed at the end of `buffer`.
     public static func toggleSignatures(into buffer: Buffer, signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
-        if signaturesEnabled { tlSetFlag(&_flags, 0x1) }
-        if profilesEnabled { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: signaturesEnabled)
+        tlSetFlag(&_flags, 0x2, when: profilesEnabled)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x418d549c)
         w1.int32(_flags)
@@ -2634,8 +2634,8 @@ extension Api.functions.channels {
     /// Writes `channels.getAdminLog` boxed at the end of `buffer`.
     public static func getAdminLog(into buffer: Buffer, channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) {
         var _flags: Int32 = 0
-        if eventsFilter != nil { tlSetFlag(&_flags, 0x1) }
-        if admins != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: eventsFilter != nil)
+        tlSetFlag(&_flags, 0x2, when: admins != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x33ddf480)
         w1.int32(_flags)
@@ -2667,9 +2667,9 @@ extension Api.functions.phone {
     /// Writes `phone.createGroupCall` boxed at the end of `buffer`.
     public static func createGroupCall(into buffer: Buffer, rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) {
         var _flags: Int32 = 0
-        if rtmpStream { tlSetFlag(&_flags, 0x4) }
-        if title != nil { tlSetFlag(&_flags, 0x1) }
-        if scheduleDate != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x4, when: rtmpStream)
+        tlSetFlag(&_flags, 0x1, when: title != nil)
+        tlSetFlag(&_flags, 0x2, when: scheduleDate != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x48cdc6d8)
         w1.int32(_flags)
@@ -2696,10 +2696,10 @@ extension Api.functions.phone {
     /// Writes `phone.joinGroupCall` boxed at the end of `buffer`.
     public static func joinGroupCall(into buffer: Buffer, muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) {
         var _flags: Int32 = 0
-        if muted { tlSetFlag(&_flags, 0x1) }
-        if videoStopped { tlSetFlag(&_flags, 0x4) }
-        if inviteHash != nil { tlSetFlag(&_flags, 0x2) }
-        if publicKey != nil && block != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: muted)
+        tlSetFlag(&_flags, 0x4, when: videoStopped)
+        tlSetFlag(&_flags, 0x2, when: inviteHash != nil)
+        tlSetFlag(&_flags, 0x8, when: publicKey != nil && block != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8fb53057)
         w1.int32(_flags)

@@ -134,60 +134,60 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if isSelf { tlSetFlag(&flags, 0x400) }
-                if contact { tlSetFlag(&flags, 0x800) }
-                if mutualContact { tlSetFlag(&flags, 0x1000) }
-                if deleted { tlSetFlag(&flags, 0x2000) }
-                if botChatHistory { tlSetFlag(&flags, 0x8000) }
-                if botNochats { tlSetFlag(&flags, 0x10000) }
-                if verified { tlSetFlag(&flags, 0x20000) }
-                if min { tlSetFlag(&flags, 0x100000) }
-                if botInlineGeo { tlSetFlag(&flags, 0x200000) }
-                if support { tlSetFlag(&flags, 0x800000) }
-                if scam { tlSetFlag(&flags, 0x1000000) }
-                if applyMinPhoto { tlSetFlag(&flags, 0x2000000) }
-                if fake { tlSetFlag(&flags, 0x4000000) }
-                if botAttachMenu { tlSetFlag(&flags, 0x8000000) }
-                if premium { tlSetFlag(&flags, 0x10000000) }
-                if attachMenuEnabled { tlSetFlag(&flags, 0x20000000) }
-                if accessHash != nil { tlSetFlag(&flags, 0x1) }
-                if firstName != nil { tlSetFlag(&flags, 0x2) }
-                if lastName != nil { tlSetFlag(&flags, 0x4) }
-                if username != nil { tlSetFlag(&flags, 0x8) }
-                if phone != nil { tlSetFlag(&flags, 0x10) }
-                if photo != nil { tlSetFlag(&flags, 0x20) }
-                if status != nil { tlSetFlag(&flags, 0x40) }
-                if botInfoVersion != nil { tlSetFlag(&flags, 0x4000) }
-                if restrictionReason != nil { tlSetFlag(&flags, 0x40000) }
-                if botInlinePlaceholder != nil { tlSetFlag(&flags, 0x80000) }
-                if langCode != nil { tlSetFlag(&flags, 0x400000) }
-                if emojiStatus != nil { tlSetFlag(&flags, 0x40000000) }
+                tlSetFlag(&flags, 0x400, when: isSelf)
+                tlSetFlag(&flags, 0x800, when: contact)
+                tlSetFlag(&flags, 0x1000, when: mutualContact)
+                tlSetFlag(&flags, 0x2000, when: deleted)
+                tlSetFlag(&flags, 0x8000, when: botChatHistory)
+                tlSetFlag(&flags, 0x10000, when: botNochats)
+                tlSetFlag(&flags, 0x20000, when: verified)
+                tlSetFlag(&flags, 0x100000, when: min)
+                tlSetFlag(&flags, 0x200000, when: botInlineGeo)
+                tlSetFlag(&flags, 0x800000, when: support)
+                tlSetFlag(&flags, 0x1000000, when: scam)
+                tlSetFlag(&flags, 0x2000000, when: applyMinPhoto)
+                tlSetFlag(&flags, 0x4000000, when: fake)
+                tlSetFlag(&flags, 0x8000000, when: botAttachMenu)
+                tlSetFlag(&flags, 0x10000000, when: premium)
+                tlSetFlag(&flags, 0x20000000, when: attachMenuEnabled)
+                tlSetFlag(&flags, 0x1, when: accessHash != nil)
+                tlSetFlag(&flags, 0x2, when: firstName != nil)
+                tlSetFlag(&flags, 0x4, when: lastName != nil)
+                tlSetFlag(&flags, 0x8, when: username != nil)
+                tlSetFlag(&flags, 0x10, when: phone != nil)
+                tlSetFlag(&flags, 0x20, when: photo != nil)
+                tlSetFlag(&flags, 0x40, when: status != nil)
+                tlSetFlag(&flags, 0x4000, when: botInfoVersion != nil)
+                tlSetFlag(&flags, 0x40000, when: restrictionReason != nil)
+                tlSetFlag(&flags, 0x80000, when: botInlinePlaceholder != nil)
+                tlSetFlag(&flags, 0x400000, when: langCode != nil)
+                tlSetFlag(&flags, 0x40000000, when: emojiStatus != nil)
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if botCanEdit { tlSetFlag(&flags, 0x2) }
-                if closeFriend { tlSetFlag(&flags, 0x4) }
-                if storiesHidden { tlSetFlag(&flags, 0x8) }
-                if storiesUnavailable { tlSetFlag(&flags, 0x10) }
-                if contactRequirePremium { tlSetFlag(&flags, 0x400) }
-                if botBusiness { tlSetFlag(&flags, 0x800) }
-                if botHasMainApp { tlSetFlag(&flags, 0x2000) }
-                if botForumView { tlSetFlag(&flags, 0x10000) }
-                if botForumCanManageTopics { tlSetFlag(&flags, 0x20000) }
-                if botCanManageBots { tlSetFlag(&flags, 0x40000) }
-                if botGuestchat { tlSetFlag(&flags, 0x80000) }
-                if botGuard { tlSetFlag(&flags, 0x100000) }
-                if usernames != nil { tlSetFlag(&flags, 0x1) }
-                if storiesMaxId != nil { tlSetFlag(&flags, 0x20) }
-                if color != nil { tlSetFlag(&flags, 0x100) }
-                if profileColor != nil { tlSetFlag(&flags, 0x200) }
-                if botActiveUsers != nil { tlSetFlag(&flags, 0x1000) }
-                if botVerificationIcon != nil { tlSetFlag(&flags, 0x4000) }
-                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x8000) }
-                if linkedCommunityId != nil { tlSetFlag(&flags, 0x200000) }
+                tlSetFlag(&flags, 0x2, when: botCanEdit)
+                tlSetFlag(&flags, 0x4, when: closeFriend)
+                tlSetFlag(&flags, 0x8, when: storiesHidden)
+                tlSetFlag(&flags, 0x10, when: storiesUnavailable)
+                tlSetFlag(&flags, 0x400, when: contactRequirePremium)
+                tlSetFlag(&flags, 0x800, when: botBusiness)
+                tlSetFlag(&flags, 0x2000, when: botHasMainApp)
+                tlSetFlag(&flags, 0x10000, when: botForumView)
+                tlSetFlag(&flags, 0x20000, when: botForumCanManageTopics)
+                tlSetFlag(&flags, 0x40000, when: botCanManageBots)
+                tlSetFlag(&flags, 0x80000, when: botGuestchat)
+                tlSetFlag(&flags, 0x100000, when: botGuard)
+                tlSetFlag(&flags, 0x1, when: usernames != nil)
+                tlSetFlag(&flags, 0x20, when: storiesMaxId != nil)
+                tlSetFlag(&flags, 0x100, when: color != nil)
+                tlSetFlag(&flags, 0x200, when: profileColor != nil)
+                tlSetFlag(&flags, 0x1000, when: botActiveUsers != nil)
+                tlSetFlag(&flags, 0x4000, when: botVerificationIcon != nil)
+                tlSetFlag(&flags, 0x8000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&flags, 0x200000, when: linkedCommunityId != nil)
                 return flags
             }
         }
@@ -838,11 +838,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { tlSetFlag(&flags, 0x2) }
-                if description != nil { tlSetFlag(&flags, 0x4) }
-                if url != nil { tlSetFlag(&flags, 0x8) }
-                if thumb != nil { tlSetFlag(&flags, 0x10) }
-                if content != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x2, when: title != nil)
+                tlSetFlag(&flags, 0x4, when: description != nil)
+                tlSetFlag(&flags, 0x8, when: url != nil)
+                tlSetFlag(&flags, 0x10, when: thumb != nil)
+                tlSetFlag(&flags, 0x20, when: content != nil)
                 return flags
             }
         }
@@ -870,10 +870,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { tlSetFlag(&flags, 0x1) }
-                if document != nil { tlSetFlag(&flags, 0x2) }
-                if title != nil { tlSetFlag(&flags, 0x4) }
-                if description != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: photo != nil)
+                tlSetFlag(&flags, 0x2, when: document != nil)
+                tlSetFlag(&flags, 0x4, when: title != nil)
+                tlSetFlag(&flags, 0x8, when: description != nil)
                 return flags
             }
         }
@@ -1155,8 +1155,8 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sensitiveEnabled { tlSetFlag(&flags, 0x1) }
-                if sensitiveCanChange { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: sensitiveEnabled)
+                tlSetFlag(&flags, 0x2, when: sensitiveCanChange)
                 return flags
             }
         }
@@ -1389,11 +1389,11 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hidden { tlSetFlag(&flags, 0x1) }
-                if colors != nil { tlSetFlag(&flags, 0x2) }
-                if darkColors != nil { tlSetFlag(&flags, 0x4) }
-                if channelMinLevel != nil { tlSetFlag(&flags, 0x8) }
-                if groupMinLevel != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: hidden)
+                tlSetFlag(&flags, 0x2, when: colors != nil)
+                tlSetFlag(&flags, 0x4, when: darkColors != nil)
+                tlSetFlag(&flags, 0x8, when: channelMinLevel != nil)
+                tlSetFlag(&flags, 0x10, when: groupMinLevel != nil)
                 return flags
             }
         }
@@ -1591,36 +1591,36 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if refund { tlSetFlag(&flags, 0x8) }
-                if pending { tlSetFlag(&flags, 0x10) }
-                if failed { tlSetFlag(&flags, 0x40) }
-                if gift { tlSetFlag(&flags, 0x400) }
-                if reaction { tlSetFlag(&flags, 0x800) }
-                if stargiftUpgrade { tlSetFlag(&flags, 0x40000) }
-                if businessTransfer { tlSetFlag(&flags, 0x200000) }
-                if stargiftResale { tlSetFlag(&flags, 0x400000) }
-                if postsSearch { tlSetFlag(&flags, 0x1000000) }
-                if stargiftPrepaidUpgrade { tlSetFlag(&flags, 0x2000000) }
-                if stargiftDropOriginalDetails { tlSetFlag(&flags, 0x4000000) }
-                if phonegroupMessage { tlSetFlag(&flags, 0x8000000) }
-                if stargiftAuctionBid { tlSetFlag(&flags, 0x10000000) }
-                if offer { tlSetFlag(&flags, 0x20000000) }
-                if title != nil { tlSetFlag(&flags, 0x1) }
-                if description != nil { tlSetFlag(&flags, 0x2) }
-                if photo != nil { tlSetFlag(&flags, 0x4) }
-                if transactionDate != nil && transactionUrl != nil { tlSetFlag(&flags, 0x20) }
-                if botPayload != nil { tlSetFlag(&flags, 0x80) }
-                if msgId != nil { tlSetFlag(&flags, 0x100) }
-                if extendedMedia != nil { tlSetFlag(&flags, 0x200) }
-                if subscriptionPeriod != nil { tlSetFlag(&flags, 0x1000) }
-                if giveawayPostId != nil { tlSetFlag(&flags, 0x2000) }
-                if stargift != nil { tlSetFlag(&flags, 0x4000) }
-                if floodskipNumber != nil { tlSetFlag(&flags, 0x8000) }
-                if starrefCommissionPermille != nil { tlSetFlag(&flags, 0x10000) }
-                if starrefPeer != nil && starrefAmount != nil { tlSetFlag(&flags, 0x20000) }
-                if paidMessages != nil { tlSetFlag(&flags, 0x80000) }
-                if premiumGiftMonths != nil { tlSetFlag(&flags, 0x100000) }
-                if adsProceedsFromDate != nil && adsProceedsToDate != nil { tlSetFlag(&flags, 0x800000) }
+                tlSetFlag(&flags, 0x8, when: refund)
+                tlSetFlag(&flags, 0x10, when: pending)
+                tlSetFlag(&flags, 0x40, when: failed)
+                tlSetFlag(&flags, 0x400, when: gift)
+                tlSetFlag(&flags, 0x800, when: reaction)
+                tlSetFlag(&flags, 0x40000, when: stargiftUpgrade)
+                tlSetFlag(&flags, 0x200000, when: businessTransfer)
+                tlSetFlag(&flags, 0x400000, when: stargiftResale)
+                tlSetFlag(&flags, 0x1000000, when: postsSearch)
+                tlSetFlag(&flags, 0x2000000, when: stargiftPrepaidUpgrade)
+                tlSetFlag(&flags, 0x4000000, when: stargiftDropOriginalDetails)
+                tlSetFlag(&flags, 0x8000000, when: phonegroupMessage)
+                tlSetFlag(&flags, 0x10000000, when: stargiftAuctionBid)
+                tlSetFlag(&flags, 0x20000000, when: offer)
+                tlSetFlag(&flags, 0x1, when: title != nil)
+                tlSetFlag(&flags, 0x2, when: description != nil)
+                tlSetFlag(&flags, 0x4, when: photo != nil)
+                tlSetFlag(&flags, 0x20, when: transactionDate != nil && transactionUrl != nil)
+                tlSetFlag(&flags, 0x80, when: botPayload != nil)
+                tlSetFlag(&flags, 0x100, when: msgId != nil)
+                tlSetFlag(&flags, 0x200, when: extendedMedia != nil)
+                tlSetFlag(&flags, 0x1000, when: subscriptionPeriod != nil)
+                tlSetFlag(&flags, 0x2000, when: giveawayPostId != nil)
+                tlSetFlag(&flags, 0x4000, when: stargift != nil)
+                tlSetFlag(&flags, 0x8000, when: floodskipNumber != nil)
+                tlSetFlag(&flags, 0x10000, when: starrefCommissionPermille != nil)
+                tlSetFlag(&flags, 0x20000, when: starrefPeer != nil && starrefAmount != nil)
+                tlSetFlag(&flags, 0x80000, when: paidMessages != nil)
+                tlSetFlag(&flags, 0x100000, when: premiumGiftMonths != nil)
+                tlSetFlag(&flags, 0x800000, when: adsProceedsFromDate != nil && adsProceedsToDate != nil)
                 return flags
             }
         }
@@ -2042,7 +2042,7 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -2182,27 +2182,27 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nameHidden { tlSetFlag(&flags, 0x1) }
-                if unsaved { tlSetFlag(&flags, 0x20) }
-                if refunded { tlSetFlag(&flags, 0x200) }
-                if canUpgrade { tlSetFlag(&flags, 0x400) }
-                if pinnedToTop { tlSetFlag(&flags, 0x1000) }
-                if upgradeSeparate { tlSetFlag(&flags, 0x20000) }
-                if fromId != nil { tlSetFlag(&flags, 0x2) }
-                if message != nil { tlSetFlag(&flags, 0x4) }
-                if msgId != nil { tlSetFlag(&flags, 0x8) }
-                if savedId != nil { tlSetFlag(&flags, 0x800) }
-                if convertStars != nil { tlSetFlag(&flags, 0x10) }
-                if upgradeStars != nil { tlSetFlag(&flags, 0x40) }
-                if canExportAt != nil { tlSetFlag(&flags, 0x80) }
-                if transferStars != nil { tlSetFlag(&flags, 0x100) }
-                if canTransferAt != nil { tlSetFlag(&flags, 0x2000) }
-                if canResellAt != nil { tlSetFlag(&flags, 0x4000) }
-                if collectionId != nil { tlSetFlag(&flags, 0x8000) }
-                if prepaidUpgradeHash != nil { tlSetFlag(&flags, 0x10000) }
-                if dropOriginalDetailsStars != nil { tlSetFlag(&flags, 0x40000) }
-                if giftNum != nil { tlSetFlag(&flags, 0x80000) }
-                if canCraftAt != nil { tlSetFlag(&flags, 0x100000) }
+                tlSetFlag(&flags, 0x1, when: nameHidden)
+                tlSetFlag(&flags, 0x20, when: unsaved)
+                tlSetFlag(&flags, 0x200, when: refunded)
+                tlSetFlag(&flags, 0x400, when: canUpgrade)
+                tlSetFlag(&flags, 0x1000, when: pinnedToTop)
+                tlSetFlag(&flags, 0x20000, when: upgradeSeparate)
+                tlSetFlag(&flags, 0x2, when: fromId != nil)
+                tlSetFlag(&flags, 0x4, when: message != nil)
+                tlSetFlag(&flags, 0x8, when: msgId != nil)
+                tlSetFlag(&flags, 0x800, when: savedId != nil)
+                tlSetFlag(&flags, 0x10, when: convertStars != nil)
+                tlSetFlag(&flags, 0x40, when: upgradeStars != nil)
+                tlSetFlag(&flags, 0x80, when: canExportAt != nil)
+                tlSetFlag(&flags, 0x100, when: transferStars != nil)
+                tlSetFlag(&flags, 0x2000, when: canTransferAt != nil)
+                tlSetFlag(&flags, 0x4000, when: canResellAt != nil)
+                tlSetFlag(&flags, 0x8000, when: collectionId != nil)
+                tlSetFlag(&flags, 0x10000, when: prepaidUpgradeHash != nil)
+                tlSetFlag(&flags, 0x40000, when: dropOriginalDetailsStars != nil)
+                tlSetFlag(&flags, 0x80000, when: giftNum != nil)
+                tlSetFlag(&flags, 0x100000, when: canCraftAt != nil)
                 return flags
             }
         }
@@ -2496,13 +2496,13 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if lastSaleOnFragment { tlSetFlag(&flags, 0x2) }
-                if valueIsAverage { tlSetFlag(&flags, 0x40) }
-                if lastSaleDate != nil && lastSalePrice != nil { tlSetFlag(&flags, 0x1) }
-                if floorPrice != nil { tlSetFlag(&flags, 0x4) }
-                if averagePrice != nil { tlSetFlag(&flags, 0x8) }
-                if listedCount != nil { tlSetFlag(&flags, 0x10) }
-                if fragmentListedCount != nil && fragmentListedUrl != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x2, when: lastSaleOnFragment)
+                tlSetFlag(&flags, 0x40, when: valueIsAverage)
+                tlSetFlag(&flags, 0x1, when: lastSaleDate != nil && lastSalePrice != nil)
+                tlSetFlag(&flags, 0x4, when: floorPrice != nil)
+                tlSetFlag(&flags, 0x8, when: averagePrice != nil)
+                tlSetFlag(&flags, 0x10, when: listedCount != nil)
+                tlSetFlag(&flags, 0x20, when: fragmentListedCount != nil && fragmentListedUrl != nil)
                 return flags
             }
         }
@@ -2862,7 +2862,7 @@ extension Api.functions.messages {
     /// Writes `messages.getInlineBotResults` boxed at the end of `buffer`.
     public static func getInlineBotResults(into buffer: Buffer, bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) {
         var _flags: Int32 = 0
-        if geoPoint != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: geoPoint != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x514e999d)
         w1.int32(_flags)
@@ -2922,9 +2922,9 @@ extension Api.functions.messages {
     /// Writes `messages.requestUrlAuth` boxed at the end of `buffer`.
     public static func requestUrlAuth(into buffer: Buffer, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) {
         var _flags: Int32 = 0
-        if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&_flags, 0x2) }
-        if url != nil { tlSetFlag(&_flags, 0x4) }
-        if inAppOrigin != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x2, when: peer != nil && msgId != nil && buttonId != nil)
+        tlSetFlag(&_flags, 0x4, when: url != nil)
+        tlSetFlag(&_flags, 0x8, when: inAppOrigin != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x894cc99c)
         w1.int32(_flags)
@@ -2976,11 +2976,11 @@ extension Api.functions.messages {
     /// Writes `messages.editExportedChatInvite` boxed at the end of `buffer`.
     public static func editExportedChatInvite(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) {
         var _flags: Int32 = 0
-        if revoked { tlSetFlag(&_flags, 0x4) }
-        if expireDate != nil { tlSetFlag(&_flags, 0x1) }
-        if usageLimit != nil { tlSetFlag(&_flags, 0x2) }
-        if requestNeeded != nil { tlSetFlag(&_flags, 0x8) }
-        if title != nil { tlSetFlag(&_flags, 0x10) }
+        tlSetFlag(&_flags, 0x4, when: revoked)
+        tlSetFlag(&_flags, 0x1, when: expireDate != nil)
+        tlSetFlag(&_flags, 0x2, when: usageLimit != nil)
+        tlSetFlag(&_flags, 0x8, when: requestNeeded != nil)
+        tlSetFlag(&_flags, 0x10, when: title != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xbdca2f75)
         w1.int32(_flags)
@@ -3062,7 +3062,7 @@ extension Api.functions.payments {
     /// Writes `payments.getStarsGiftOptions` boxed at the end of `buffer`.
     public static func getStarsGiftOptions(into buffer: Buffer, userId: Api.InputUser? = nil) {
         var _flags: Int32 = 0
-        if userId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: userId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd3c96bc8)
         w1.int32(_flags)

@@ -289,13 +289,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if showPreviews != nil { tlSetFlag(&flags, 0x1) }
-                if silent != nil { tlSetFlag(&flags, 0x2) }
-                if muteUntil != nil { tlSetFlag(&flags, 0x4) }
-                if sound != nil { tlSetFlag(&flags, 0x8) }
-                if storiesMuted != nil { tlSetFlag(&flags, 0x40) }
-                if storiesHideSender != nil { tlSetFlag(&flags, 0x80) }
-                if storiesSound != nil { tlSetFlag(&flags, 0x100) }
+                tlSetFlag(&flags, 0x1, when: showPreviews != nil)
+                tlSetFlag(&flags, 0x2, when: silent != nil)
+                tlSetFlag(&flags, 0x4, when: muteUntil != nil)
+                tlSetFlag(&flags, 0x8, when: sound != nil)
+                tlSetFlag(&flags, 0x40, when: storiesMuted != nil)
+                tlSetFlag(&flags, 0x80, when: storiesHideSender != nil)
+                tlSetFlag(&flags, 0x100, when: storiesSound != nil)
                 return flags
             }
         }
@@ -656,8 +656,8 @@ extension Api.updates {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if final { tlSetFlag(&flags, 0x1) }
-                if timeout != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: final)
+                tlSetFlag(&flags, 0x2, when: timeout != nil)
                 return flags
             }
         }
@@ -683,8 +683,8 @@ extension Api.updates {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if final { tlSetFlag(&flags, 0x1) }
-                if timeout != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: final)
+                tlSetFlag(&flags, 0x2, when: timeout != nil)
                 return flags
             }
         }
@@ -712,8 +712,8 @@ extension Api.updates {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if final { tlSetFlag(&flags, 0x1) }
-                if timeout != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: final)
+                tlSetFlag(&flags, 0x2, when: timeout != nil)
                 return flags
             }
         }
@@ -934,7 +934,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if premium { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: premium)
                 return flags
             }
         }
@@ -1264,7 +1264,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if collapsed { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: collapsed)
                 return flags
             }
         }
@@ -1299,8 +1299,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { tlSetFlag(&flags, 0x2) }
-                if url != nil && webpageId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: spoiler)
+                tlSetFlag(&flags, 0x1, when: url != nil && webpageId != nil)
                 return flags
             }
         }
@@ -1324,9 +1324,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if autoplay { tlSetFlag(&flags, 0x1) }
-                if loop { tlSetFlag(&flags, 0x2) }
-                if spoiler { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: autoplay)
+                tlSetFlag(&flags, 0x2, when: loop)
+                tlSetFlag(&flags, 0x4, when: spoiler)
                 return flags
             }
         }
@@ -1365,12 +1365,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if fullWidth { tlSetFlag(&flags, 0x1) }
-                if allowScrolling { tlSetFlag(&flags, 0x8) }
-                if url != nil { tlSetFlag(&flags, 0x2) }
-                if html != nil { tlSetFlag(&flags, 0x4) }
-                if posterPhotoId != nil { tlSetFlag(&flags, 0x10) }
-                if w != nil && h != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: fullWidth)
+                tlSetFlag(&flags, 0x8, when: allowScrolling)
+                tlSetFlag(&flags, 0x2, when: url != nil)
+                tlSetFlag(&flags, 0x4, when: html != nil)
+                tlSetFlag(&flags, 0x10, when: posterPhotoId != nil)
+                tlSetFlag(&flags, 0x20, when: w != nil && h != nil)
                 return flags
             }
         }
@@ -1466,9 +1466,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if bordered { tlSetFlag(&flags, 0x1) }
-                if striped { tlSetFlag(&flags, 0x2) }
-                if compact { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: bordered)
+                tlSetFlag(&flags, 0x2, when: striped)
+                tlSetFlag(&flags, 0x4, when: compact)
                 return flags
             }
         }
@@ -1490,9 +1490,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if reversed { tlSetFlag(&flags, 0x4) }
-                if start != nil { tlSetFlag(&flags, 0x1) }
-                if type != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: reversed)
+                tlSetFlag(&flags, 0x1, when: start != nil)
+                tlSetFlag(&flags, 0x2, when: type != nil)
                 return flags
             }
         }
@@ -1512,7 +1512,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if `open` { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: `open`)
                 return flags
             }
         }
@@ -1662,9 +1662,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if alignLeft { tlSetFlag(&flags, 0x1) }
-                if alignCenter { tlSetFlag(&flags, 0x2) }
-                if alignRight { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: alignLeft)
+                tlSetFlag(&flags, 0x2, when: alignCenter)
+                tlSetFlag(&flags, 0x4, when: alignRight)
                 return flags
             }
         }
@@ -3082,11 +3082,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if disabled { tlSetFlag(&flags, 0x1) }
-                if videoPreloadLarge { tlSetFlag(&flags, 0x2) }
-                if audioPreloadNext { tlSetFlag(&flags, 0x4) }
-                if phonecallsLessData { tlSetFlag(&flags, 0x8) }
-                if storiesPreload { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: disabled)
+                tlSetFlag(&flags, 0x2, when: videoPreloadLarge)
+                tlSetFlag(&flags, 0x4, when: audioPreloadNext)
+                tlSetFlag(&flags, 0x8, when: phonecallsLessData)
+                tlSetFlag(&flags, 0x10, when: storiesPreload)
                 return flags
             }
         }
@@ -3228,11 +3228,11 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if proxy { tlSetFlag(&flags, 0x1) }
-                if peer != nil { tlSetFlag(&flags, 0x8) }
-                if psaType != nil { tlSetFlag(&flags, 0x2) }
-                if psaMessage != nil { tlSetFlag(&flags, 0x4) }
-                if customPendingSuggestion != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: proxy)
+                tlSetFlag(&flags, 0x8, when: peer != nil)
+                tlSetFlag(&flags, 0x2, when: psaType != nil)
+                tlSetFlag(&flags, 0x4, when: psaMessage != nil)
+                tlSetFlag(&flags, 0x10, when: customPendingSuggestion != nil)
                 return flags
             }
         }
@@ -3406,14 +3406,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if archiveAndMuteNewNoncontactPeers { tlSetFlag(&flags, 0x1) }
-                if keepArchivedUnmuted { tlSetFlag(&flags, 0x2) }
-                if keepArchivedFolders { tlSetFlag(&flags, 0x4) }
-                if hideReadMarks { tlSetFlag(&flags, 0x8) }
-                if newNoncontactPeersRequirePremium { tlSetFlag(&flags, 0x10) }
-                if displayGiftsButton { tlSetFlag(&flags, 0x80) }
-                if noncontactPeersPaidStars != nil { tlSetFlag(&flags, 0x20) }
-                if disallowedGifts != nil { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x1, when: archiveAndMuteNewNoncontactPeers)
+                tlSetFlag(&flags, 0x2, when: keepArchivedUnmuted)
+                tlSetFlag(&flags, 0x4, when: keepArchivedFolders)
+                tlSetFlag(&flags, 0x8, when: hideReadMarks)
+                tlSetFlag(&flags, 0x10, when: newNoncontactPeersRequirePremium)
+                tlSetFlag(&flags, 0x80, when: displayGiftsButton)
+                tlSetFlag(&flags, 0x20, when: noncontactPeersPaidStars != nil)
+                tlSetFlag(&flags, 0x40, when: disallowedGifts != nil)
                 return flags
             }
         }
@@ -3528,7 +3528,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if premiumRequired { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: premiumRequired)
                 return flags
             }
         }
@@ -3735,20 +3735,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if birthday { tlSetFlag(&flags, 0x4) }
-                if requirePremium { tlSetFlag(&flags, 0x80) }
-                if peerColorAvailable { tlSetFlag(&flags, 0x400) }
-                if availabilityRemains != nil && availabilityTotal != nil { tlSetFlag(&flags, 0x1) }
-                if availabilityResale != nil && resellMinStars != nil { tlSetFlag(&flags, 0x10) }
-                if firstSaleDate != nil && lastSaleDate != nil { tlSetFlag(&flags, 0x2) }
-                if upgradeStars != nil { tlSetFlag(&flags, 0x8) }
-                if title != nil { tlSetFlag(&flags, 0x20) }
-                if releasedBy != nil { tlSetFlag(&flags, 0x40) }
-                if perUserTotal != nil && perUserRemains != nil { tlSetFlag(&flags, 0x100) }
-                if lockedUntilDate != nil { tlSetFlag(&flags, 0x200) }
-                if auctionSlug != nil && giftsPerRound != nil && auctionStartDate != nil { tlSetFlag(&flags, 0x800) }
-                if upgradeVariants != nil { tlSetFlag(&flags, 0x1000) }
-                if background != nil { tlSetFlag(&flags, 0x2000) }
+                tlSetFlag(&flags, 0x4, when: birthday)
+                tlSetFlag(&flags, 0x80, when: requirePremium)
+                tlSetFlag(&flags, 0x400, when: peerColorAvailable)
+                tlSetFlag(&flags, 0x1, when: availabilityRemains != nil && availabilityTotal != nil)
+                tlSetFlag(&flags, 0x10, when: availabilityResale != nil && resellMinStars != nil)
+                tlSetFlag(&flags, 0x2, when: firstSaleDate != nil && lastSaleDate != nil)
+                tlSetFlag(&flags, 0x8, when: upgradeStars != nil)
+                tlSetFlag(&flags, 0x20, when: title != nil)
+                tlSetFlag(&flags, 0x40, when: releasedBy != nil)
+                tlSetFlag(&flags, 0x100, when: perUserTotal != nil && perUserRemains != nil)
+                tlSetFlag(&flags, 0x200, when: lockedUntilDate != nil)
+                tlSetFlag(&flags, 0x800, when: auctionSlug != nil && giftsPerRound != nil && auctionStartDate != nil)
+                tlSetFlag(&flags, 0x1000, when: upgradeVariants != nil)
+                tlSetFlag(&flags, 0x2000, when: background != nil)
                 return flags
             }
         }
@@ -3816,23 +3816,23 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requirePremium { tlSetFlag(&flags, 0x40) }
-                if resaleTonOnly { tlSetFlag(&flags, 0x80) }
-                if themeAvailable { tlSetFlag(&flags, 0x200) }
-                if burned { tlSetFlag(&flags, 0x4000) }
-                if crafted { tlSetFlag(&flags, 0x8000) }
-                if ownerId != nil { tlSetFlag(&flags, 0x1) }
-                if ownerName != nil { tlSetFlag(&flags, 0x2) }
-                if ownerAddress != nil { tlSetFlag(&flags, 0x4) }
-                if giftAddress != nil { tlSetFlag(&flags, 0x8) }
-                if resellAmount != nil { tlSetFlag(&flags, 0x10) }
-                if releasedBy != nil { tlSetFlag(&flags, 0x20) }
-                if valueAmount != nil && valueCurrency != nil && valueUsdAmount != nil { tlSetFlag(&flags, 0x100) }
-                if themePeer != nil { tlSetFlag(&flags, 0x400) }
-                if peerColor != nil { tlSetFlag(&flags, 0x800) }
-                if hostId != nil { tlSetFlag(&flags, 0x1000) }
-                if offerMinStars != nil { tlSetFlag(&flags, 0x2000) }
-                if craftChancePermille != nil { tlSetFlag(&flags, 0x10000) }
+                tlSetFlag(&flags, 0x40, when: requirePremium)
+                tlSetFlag(&flags, 0x80, when: resaleTonOnly)
+                tlSetFlag(&flags, 0x200, when: themeAvailable)
+                tlSetFlag(&flags, 0x4000, when: burned)
+                tlSetFlag(&flags, 0x8000, when: crafted)
+                tlSetFlag(&flags, 0x1, when: ownerId != nil)
+                tlSetFlag(&flags, 0x2, when: ownerName != nil)
+                tlSetFlag(&flags, 0x4, when: ownerAddress != nil)
+                tlSetFlag(&flags, 0x8, when: giftAddress != nil)
+                tlSetFlag(&flags, 0x10, when: resellAmount != nil)
+                tlSetFlag(&flags, 0x20, when: releasedBy != nil)
+                tlSetFlag(&flags, 0x100, when: valueAmount != nil && valueCurrency != nil && valueUsdAmount != nil)
+                tlSetFlag(&flags, 0x400, when: themePeer != nil)
+                tlSetFlag(&flags, 0x800, when: peerColor != nil)
+                tlSetFlag(&flags, 0x1000, when: hostId != nil)
+                tlSetFlag(&flags, 0x2000, when: offerMinStars != nil)
+                tlSetFlag(&flags, 0x10000, when: craftChancePermille != nil)
                 return flags
             }
         }
@@ -4416,10 +4416,10 @@ extension Api.functions.account {
     /// Writes `account.installTheme` boxed at the end of `buffer`.
     public static func installTheme(into buffer: Buffer, dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) {
         var _flags: Int32 = 0
-        if dark { tlSetFlag(&_flags, 0x1) }
-        if theme != nil { tlSetFlag(&_flags, 0x2) }
-        if format != nil { tlSetFlag(&_flags, 0x4) }
-        if baseTheme != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: dark)
+        tlSetFlag(&_flags, 0x2, when: theme != nil)
+        tlSetFlag(&_flags, 0x4, when: format != nil)
+        tlSetFlag(&_flags, 0x8, when: baseTheme != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc727bb3b)
         w1.int32(_flags)
@@ -4447,7 +4447,7 @@ extension Api.functions.account {
     /// Writes `account.setContentSettings` boxed at the end of `buffer`.
     public static func setContentSettings(into buffer: Buffer, sensitiveEnabled: Bool = false) {
         var _flags: Int32 = 0
-        if sensitiveEnabled { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: sensitiveEnabled)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb574b16b)
         w1.int32(_flags)
@@ -4483,7 +4483,7 @@ extension Api.functions.account {
     /// Writes `account.updateBirthday` boxed at the end of `buffer`.
     public static func updateBirthday(into buffer: Buffer, birthday: Api.Birthday? = nil) {
         var _flags: Int32 = 0
-        if birthday != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: birthday != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xcc6e0c11)
         w1.int32(_flags)
@@ -4536,12 +4536,12 @@ extension Api.functions.messages {
     /// Writes `messages.exportChatInvite` boxed at the end of `buffer`.
     public static func exportChatInvite(into buffer: Buffer, legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) {
         var _flags: Int32 = 0
-        if legacyRevokePermanent { tlSetFlag(&_flags, 0x4) }
-        if requestNeeded { tlSetFlag(&_flags, 0x8) }
-        if expireDate != nil { tlSetFlag(&_flags, 0x1) }
-        if usageLimit != nil { tlSetFlag(&_flags, 0x2) }
-        if title != nil { tlSetFlag(&_flags, 0x10) }
-        if subscriptionPricing != nil { tlSetFlag(&_flags, 0x20) }
+        tlSetFlag(&_flags, 0x4, when: legacyRevokePermanent)
+        tlSetFlag(&_flags, 0x8, when: requestNeeded)
+        tlSetFlag(&_flags, 0x1, when: expireDate != nil)
+        tlSetFlag(&_flags, 0x2, when: usageLimit != nil)
+        tlSetFlag(&_flags, 0x10, when: title != nil)
+        tlSetFlag(&_flags, 0x20, when: subscriptionPricing != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa455de90)
         w1.int32(_flags)
@@ -4591,13 +4591,13 @@ extension Api.functions.messages {
     /// Writes `messages.editInlineBotMessage` boxed at the end of `buffer`.
     public static func editInlineBotMessage(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
-        if noWebpage { tlSetFlag(&_flags, 0x2) }
-        if invertMedia { tlSetFlag(&_flags, 0x10000) }
-        if message != nil { tlSetFlag(&_flags, 0x800) }
-        if media != nil { tlSetFlag(&_flags, 0x4000) }
-        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
-        if entities != nil { tlSetFlag(&_flags, 0x8) }
-        if richMessage != nil { tlSetFlag(&_flags, 0x800000) }
+        tlSetFlag(&_flags, 0x2, when: noWebpage)
+        tlSetFlag(&_flags, 0x10000, when: invertMedia)
+        tlSetFlag(&_flags, 0x800, when: message != nil)
+        tlSetFlag(&_flags, 0x4000, when: media != nil)
+        tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+        tlSetFlag(&_flags, 0x8, when: entities != nil)
+        tlSetFlag(&_flags, 0x800000, when: richMessage != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa423bb51)
         w1.int32(_flags)
@@ -4632,8 +4632,8 @@ extension Api.functions.messages {
     /// Writes `messages.getExportedChatInvites` boxed at the end of `buffer`.
     public static func getExportedChatInvites(into buffer: Buffer, revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
-        if revoked { tlSetFlag(&_flags, 0x8) }
-        if offsetDate != nil && offsetLink != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x8, when: revoked)
+        tlSetFlag(&_flags, 0x4, when: offsetDate != nil && offsetLink != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa2b5a3f6)
         w1.int32(_flags)
@@ -4679,7 +4679,7 @@ extension Api.functions.messages {
     /// Writes `messages.getSavedHistory` boxed at the end of `buffer`.
     public static func getSavedHistory(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         var _flags: Int32 = 0
-        if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x998ab009)
         w1.int32(_flags)
@@ -4711,10 +4711,10 @@ extension Api.functions.messages {
     /// Writes `messages.composeMessageWithAI` boxed at the end of `buffer`.
     public static func composeMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
-        if proofread { tlSetFlag(&_flags, 0x1) }
-        if emojify { tlSetFlag(&_flags, 0x8) }
-        if translateToLang != nil { tlSetFlag(&_flags, 0x2) }
-        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: proofread)
+        tlSetFlag(&_flags, 0x8, when: emojify)
+        tlSetFlag(&_flags, 0x2, when: translateToLang != nil)
+        tlSetFlag(&_flags, 0x4, when: tone != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xdaecc589)
         w1.int32(_flags)
@@ -4791,7 +4791,7 @@ extension Api.functions.payments {
     /// Writes `payments.getPaymentForm` boxed at the end of `buffer`.
     public static func getPaymentForm(into buffer: Buffer, invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) {
         var _flags: Int32 = 0
-        if themeParams != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: themeParams != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x37148dbb)
         w1.int32(_flags)
@@ -4831,16 +4831,16 @@ extension Api.functions.payments {
     /// Writes `payments.getSavedStarGifts` boxed at the end of `buffer`.
     public static func getSavedStarGifts(into buffer: Buffer, excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
-        if excludeUnsaved { tlSetFlag(&_flags, 0x1) }
-        if excludeSaved { tlSetFlag(&_flags, 0x2) }
-        if excludeUnlimited { tlSetFlag(&_flags, 0x4) }
-        if excludeUnique { tlSetFlag(&_flags, 0x10) }
-        if sortByValue { tlSetFlag(&_flags, 0x20) }
-        if excludeUpgradable { tlSetFlag(&_flags, 0x80) }
-        if excludeUnupgradable { tlSetFlag(&_flags, 0x100) }
-        if peerColorAvailable { tlSetFlag(&_flags, 0x200) }
-        if excludeHosted { tlSetFlag(&_flags, 0x400) }
-        if collectionId != nil { tlSetFlag(&_flags, 0x40) }
+        tlSetFlag(&_flags, 0x1, when: excludeUnsaved)
+        tlSetFlag(&_flags, 0x2, when: excludeSaved)
+        tlSetFlag(&_flags, 0x4, when: excludeUnlimited)
+        tlSetFlag(&_flags, 0x10, when: excludeUnique)
+        tlSetFlag(&_flags, 0x20, when: sortByValue)
+        tlSetFlag(&_flags, 0x80, when: excludeUpgradable)
+        tlSetFlag(&_flags, 0x100, when: excludeUnupgradable)
+        tlSetFlag(&_flags, 0x200, when: peerColorAvailable)
+        tlSetFlag(&_flags, 0x400, when: excludeHosted)
+        tlSetFlag(&_flags, 0x40, when: collectionId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa319e569)
         w1.int32(_flags)
@@ -4865,11 +4865,11 @@ extension Api.functions.stickers {
     /// Writes `stickers.createStickerSet` boxed at the end of `buffer`.
     public static func createStickerSet(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) {
         var _flags: Int32 = 0
-        if masks { tlSetFlag(&_flags, 0x1) }
-        if emojis { tlSetFlag(&_flags, 0x20) }
-        if textColor { tlSetFlag(&_flags, 0x40) }
-        if thumb != nil { tlSetFlag(&_flags, 0x4) }
-        if software != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: masks)
+        tlSetFlag(&_flags, 0x20, when: emojis)
+        tlSetFlag(&_flags, 0x40, when: textColor)
+        tlSetFlag(&_flags, 0x4, when: thumb != nil)
+        tlSetFlag(&_flags, 0x8, when: software != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9021ab67)
         w1.int32(_flags)
@@ -4913,7 +4913,7 @@ extension Api.functions.phone {
     /// Writes `phone.setCallRating` boxed at the end of `buffer`.
     public static func setCallRating(into buffer: Buffer, userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) {
         var _flags: Int32 = 0
-        if userInitiative { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: userInitiative)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x59ead627)
         w1.int32(_flags)

@@ -30,7 +30,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if peerId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: peerId != nil)
                 return flags
             }
         }
@@ -142,56 +142,56 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { tlSetFlag(&flags, 0x2) }
-                if mentioned { tlSetFlag(&flags, 0x10) }
-                if mediaUnread { tlSetFlag(&flags, 0x20) }
-                if silent { tlSetFlag(&flags, 0x2000) }
-                if post { tlSetFlag(&flags, 0x4000) }
-                if fromScheduled { tlSetFlag(&flags, 0x40000) }
-                if legacy { tlSetFlag(&flags, 0x80000) }
-                if editHide { tlSetFlag(&flags, 0x200000) }
-                if pinned { tlSetFlag(&flags, 0x1000000) }
-                if noforwards { tlSetFlag(&flags, 0x4000000) }
-                if invertMedia { tlSetFlag(&flags, 0x8000000) }
-                if fromId != nil { tlSetFlag(&flags, 0x100) }
-                if fromBoostsApplied != nil { tlSetFlag(&flags, 0x20000000) }
-                if savedPeerId != nil { tlSetFlag(&flags, 0x10000000) }
-                if fwdFrom != nil { tlSetFlag(&flags, 0x4) }
-                if viaBotId != nil { tlSetFlag(&flags, 0x800) }
-                if replyTo != nil { tlSetFlag(&flags, 0x8) }
-                if media != nil { tlSetFlag(&flags, 0x200) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x40) }
-                if entities != nil { tlSetFlag(&flags, 0x80) }
-                if views != nil && forwards != nil { tlSetFlag(&flags, 0x400) }
-                if replies != nil { tlSetFlag(&flags, 0x800000) }
-                if editDate != nil { tlSetFlag(&flags, 0x8000) }
-                if postAuthor != nil { tlSetFlag(&flags, 0x10000) }
-                if groupedId != nil { tlSetFlag(&flags, 0x20000) }
-                if reactions != nil { tlSetFlag(&flags, 0x100000) }
-                if restrictionReason != nil { tlSetFlag(&flags, 0x400000) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
-                if quickReplyShortcutId != nil { tlSetFlag(&flags, 0x40000000) }
+                tlSetFlag(&flags, 0x2, when: out)
+                tlSetFlag(&flags, 0x10, when: mentioned)
+                tlSetFlag(&flags, 0x20, when: mediaUnread)
+                tlSetFlag(&flags, 0x2000, when: silent)
+                tlSetFlag(&flags, 0x4000, when: post)
+                tlSetFlag(&flags, 0x40000, when: fromScheduled)
+                tlSetFlag(&flags, 0x80000, when: legacy)
+                tlSetFlag(&flags, 0x200000, when: editHide)
+                tlSetFlag(&flags, 0x1000000, when: pinned)
+                tlSetFlag(&flags, 0x4000000, when: noforwards)
+                tlSetFlag(&flags, 0x8000000, when: invertMedia)
+                tlSetFlag(&flags, 0x100, when: fromId != nil)
+                tlSetFlag(&flags, 0x20000000, when: fromBoostsApplied != nil)
+                tlSetFlag(&flags, 0x10000000, when: savedPeerId != nil)
+                tlSetFlag(&flags, 0x4, when: fwdFrom != nil)
+                tlSetFlag(&flags, 0x800, when: viaBotId != nil)
+                tlSetFlag(&flags, 0x8, when: replyTo != nil)
+                tlSetFlag(&flags, 0x200, when: media != nil)
+                tlSetFlag(&flags, 0x40, when: replyMarkup != nil)
+                tlSetFlag(&flags, 0x80, when: entities != nil)
+                tlSetFlag(&flags, 0x400, when: views != nil && forwards != nil)
+                tlSetFlag(&flags, 0x800000, when: replies != nil)
+                tlSetFlag(&flags, 0x8000, when: editDate != nil)
+                tlSetFlag(&flags, 0x10000, when: postAuthor != nil)
+                tlSetFlag(&flags, 0x20000, when: groupedId != nil)
+                tlSetFlag(&flags, 0x100000, when: reactions != nil)
+                tlSetFlag(&flags, 0x400000, when: restrictionReason != nil)
+                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
+                tlSetFlag(&flags, 0x40000000, when: quickReplyShortcutId != nil)
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if offline { tlSetFlag(&flags, 0x2) }
-                if videoProcessingPending { tlSetFlag(&flags, 0x10) }
-                if paidSuggestedPostStars { tlSetFlag(&flags, 0x100) }
-                if paidSuggestedPostTon { tlSetFlag(&flags, 0x200) }
-                if fromRank != nil { tlSetFlag(&flags, 0x1000) }
-                if viaBusinessBotId != nil { tlSetFlag(&flags, 0x1) }
-                if guestchatViaFrom != nil { tlSetFlag(&flags, 0x80000) }
-                if effect != nil { tlSetFlag(&flags, 0x4) }
-                if factcheck != nil { tlSetFlag(&flags, 0x8) }
-                if reportDeliveryUntilDate != nil { tlSetFlag(&flags, 0x20) }
-                if paidMessageStars != nil { tlSetFlag(&flags, 0x40) }
-                if suggestedPost != nil { tlSetFlag(&flags, 0x80) }
-                if scheduleRepeatPeriod != nil { tlSetFlag(&flags, 0x400) }
-                if summaryFromLanguage != nil { tlSetFlag(&flags, 0x800) }
-                if richMessage != nil { tlSetFlag(&flags, 0x2000) }
+                tlSetFlag(&flags, 0x2, when: offline)
+                tlSetFlag(&flags, 0x10, when: videoProcessingPending)
+                tlSetFlag(&flags, 0x100, when: paidSuggestedPostStars)
+                tlSetFlag(&flags, 0x200, when: paidSuggestedPostTon)
+                tlSetFlag(&flags, 0x1000, when: fromRank != nil)
+                tlSetFlag(&flags, 0x1, when: viaBusinessBotId != nil)
+                tlSetFlag(&flags, 0x80000, when: guestchatViaFrom != nil)
+                tlSetFlag(&flags, 0x4, when: effect != nil)
+                tlSetFlag(&flags, 0x8, when: factcheck != nil)
+                tlSetFlag(&flags, 0x20, when: reportDeliveryUntilDate != nil)
+                tlSetFlag(&flags, 0x40, when: paidMessageStars != nil)
+                tlSetFlag(&flags, 0x80, when: suggestedPost != nil)
+                tlSetFlag(&flags, 0x400, when: scheduleRepeatPeriod != nil)
+                tlSetFlag(&flags, 0x800, when: summaryFromLanguage != nil)
+                tlSetFlag(&flags, 0x2000, when: richMessage != nil)
                 return flags
             }
         }
@@ -237,18 +237,18 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { tlSetFlag(&flags, 0x2) }
-                if mentioned { tlSetFlag(&flags, 0x10) }
-                if mediaUnread { tlSetFlag(&flags, 0x20) }
-                if reactionsArePossible { tlSetFlag(&flags, 0x200) }
-                if silent { tlSetFlag(&flags, 0x2000) }
-                if post { tlSetFlag(&flags, 0x4000) }
-                if legacy { tlSetFlag(&flags, 0x80000) }
-                if fromId != nil { tlSetFlag(&flags, 0x100) }
-                if savedPeerId != nil { tlSetFlag(&flags, 0x10000000) }
-                if replyTo != nil { tlSetFlag(&flags, 0x8) }
-                if reactions != nil { tlSetFlag(&flags, 0x100000) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
+                tlSetFlag(&flags, 0x2, when: out)
+                tlSetFlag(&flags, 0x10, when: mentioned)
+                tlSetFlag(&flags, 0x20, when: mediaUnread)
+                tlSetFlag(&flags, 0x200, when: reactionsArePossible)
+                tlSetFlag(&flags, 0x2000, when: silent)
+                tlSetFlag(&flags, 0x4000, when: post)
+                tlSetFlag(&flags, 0x80000, when: legacy)
+                tlSetFlag(&flags, 0x100, when: fromId != nil)
+                tlSetFlag(&flags, 0x10000000, when: savedPeerId != nil)
+                tlSetFlag(&flags, 0x8, when: replyTo != nil)
+                tlSetFlag(&flags, 0x100000, when: reactions != nil)
+                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
                 return flags
             }
         }
@@ -1412,7 +1412,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
                 return flags
             }
         }
@@ -1484,7 +1484,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if date != nil && device != nil && location != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: date != nil && device != nil && location != nil)
                 return flags
             }
         }
@@ -1606,9 +1606,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if popup { tlSetFlag(&flags, 0x1) }
-                if invertMedia { tlSetFlag(&flags, 0x4) }
-                if inboxDate != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: popup)
+                tlSetFlag(&flags, 0x4, when: invertMedia)
+                tlSetFlag(&flags, 0x2, when: inboxDate != nil)
                 return flags
             }
         }
@@ -1658,8 +1658,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if folderId != nil { tlSetFlag(&flags, 0x1) }
-                if topMsgId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: folderId != nil)
+                tlSetFlag(&flags, 0x2, when: topMsgId != nil)
                 return flags
             }
         }
@@ -1709,7 +1709,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if date != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: date != nil)
                 return flags
             }
         }
@@ -1727,7 +1727,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pts != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: pts != nil)
                 return flags
             }
         }
@@ -1773,7 +1773,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if folderId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: folderId != nil)
                 return flags
             }
         }
@@ -1845,8 +1845,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if masks { tlSetFlag(&flags, 0x1) }
-                if emojis { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: masks)
+                tlSetFlag(&flags, 0x2, when: emojis)
                 return flags
             }
         }
@@ -1864,8 +1864,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if masks { tlSetFlag(&flags, 0x1) }
-                if emojis { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: masks)
+                tlSetFlag(&flags, 0x2, when: emojis)
                 return flags
             }
         }
@@ -1891,8 +1891,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if geo != nil { tlSetFlag(&flags, 0x1) }
-                if peerType != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: geo != nil)
+                tlSetFlag(&flags, 0x2, when: peerType != nil)
                 return flags
             }
         }
@@ -1916,8 +1916,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if geo != nil { tlSetFlag(&flags, 0x1) }
-                if msgId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: geo != nil)
+                tlSetFlag(&flags, 0x2, when: msgId != nil)
                 return flags
             }
         }
@@ -1958,8 +1958,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if data != nil { tlSetFlag(&flags, 0x1) }
-                if gameShortName != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: data != nil)
+                tlSetFlag(&flags, 0x2, when: gameShortName != nil)
                 return flags
             }
         }
@@ -1998,8 +1998,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if data != nil { tlSetFlag(&flags, 0x1) }
-                if gameShortName != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: data != nil)
+                tlSetFlag(&flags, 0x2, when: gameShortName != nil)
                 return flags
             }
         }
@@ -2032,8 +2032,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-                if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
+                tlSetFlag(&flags, 0x2, when: savedPeerId != nil)
                 return flags
             }
         }
@@ -2068,8 +2068,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x1) }
-                if folderId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: pinned)
+                tlSetFlag(&flags, 0x2, when: folderId != nil)
                 return flags
             }
         }
@@ -2087,8 +2087,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if folderId != nil { tlSetFlag(&flags, 0x2) }
-                if order != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: folderId != nil)
+                tlSetFlag(&flags, 0x1, when: order != nil)
                 return flags
             }
         }
@@ -2153,8 +2153,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if info != nil { tlSetFlag(&flags, 0x1) }
-                if shippingOptionId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: info != nil)
+                tlSetFlag(&flags, 0x2, when: shippingOptionId != nil)
                 return flags
             }
         }
@@ -2203,8 +2203,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-                if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
+                tlSetFlag(&flags, 0x2, when: savedPeerId != nil)
                 return flags
             }
         }
@@ -2235,8 +2235,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if unread { tlSetFlag(&flags, 0x1) }
-                if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: unread)
+                tlSetFlag(&flags, 0x2, when: savedPeerId != nil)
                 return flags
             }
         }
@@ -2262,9 +2262,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if peer != nil && msgId != nil { tlSetFlag(&flags, 0x2) }
-                if topMsgId != nil { tlSetFlag(&flags, 0x4) }
-                if poll != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: peer != nil && msgId != nil)
+                tlSetFlag(&flags, 0x4, when: topMsgId != nil)
+                tlSetFlag(&flags, 0x1, when: poll != nil)
                 return flags
             }
         }
@@ -2339,7 +2339,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sentMessages != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: sentMessages != nil)
                 return flags
             }
         }
@@ -2394,7 +2394,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if filter != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: filter != nil)
                 return flags
             }
         }
@@ -2451,7 +2451,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if broadcastId != nil && broadcastPost != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: broadcastId != nil && broadcastPost != nil)
                 return flags
             }
         }
@@ -2484,8 +2484,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { tlSetFlag(&flags, 0x1) }
-                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: blocked)
+                tlSetFlag(&flags, 0x2, when: blockedMyStoriesFrom)
                 return flags
             }
         }
@@ -2507,7 +2507,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
                 return flags
             }
         }
@@ -2531,7 +2531,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: pinned)
                 return flags
             }
         }
@@ -2555,7 +2555,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: pinned)
                 return flags
             }
         }
@@ -2597,8 +2597,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if liveStory { tlSetFlag(&flags, 0x4) }
-                if peer != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: liveStory)
+                tlSetFlag(&flags, 0x2, when: peer != nil)
                 return flags
             }
         }
@@ -2616,7 +2616,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: ttlPeriod != nil)
                 return flags
             }
         }
@@ -2646,9 +2646,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if prevParticipant != nil { tlSetFlag(&flags, 0x1) }
-                if newParticipant != nil { tlSetFlag(&flags, 0x2) }
-                if invite != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: prevParticipant != nil)
+                tlSetFlag(&flags, 0x2, when: newParticipant != nil)
+                tlSetFlag(&flags, 0x4, when: invite != nil)
                 return flags
             }
         }
@@ -2680,10 +2680,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaChatlist { tlSetFlag(&flags, 0x8) }
-                if prevParticipant != nil { tlSetFlag(&flags, 0x1) }
-                if newParticipant != nil { tlSetFlag(&flags, 0x2) }
-                if invite != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x8, when: viaChatlist)
+                tlSetFlag(&flags, 0x1, when: prevParticipant != nil)
+                tlSetFlag(&flags, 0x2, when: newParticipant != nil)
+                tlSetFlag(&flags, 0x4, when: invite != nil)
                 return flags
             }
         }
@@ -2716,7 +2716,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if presentation { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: presentation)
                 return flags
             }
         }
@@ -2770,7 +2770,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if queryId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: queryId != nil)
                 return flags
             }
         }
@@ -2794,8 +2794,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-                if savedPeerId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
+                tlSetFlag(&flags, 0x2, when: savedPeerId != nil)
                 return flags
             }
         }
@@ -2839,7 +2839,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pending { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: pending)
                 return flags
             }
         }
@@ -2870,8 +2870,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if masks { tlSetFlag(&flags, 0x1) }
-                if emojis { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: masks)
+                tlSetFlag(&flags, 0x2, when: emojis)
                 return flags
             }
         }
@@ -2992,8 +2992,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if wallpaperOverridden { tlSetFlag(&flags, 0x2) }
-                if wallpaper != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: wallpaperOverridden)
+                tlSetFlag(&flags, 0x1, when: wallpaper != nil)
                 return flags
             }
         }
@@ -3049,7 +3049,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: pinned)
                 return flags
             }
         }
@@ -3065,7 +3065,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if order != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: order != nil)
                 return flags
             }
         }
@@ -3154,7 +3154,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyToMessage != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: replyToMessage != nil)
                 return flags
             }
         }
@@ -3176,7 +3176,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyToMessage != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: replyToMessage != nil)
                 return flags
             }
         }
@@ -3241,8 +3241,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyToMessage != nil { tlSetFlag(&flags, 0x4) }
-                if data != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x4, when: replyToMessage != nil)
+                tlSetFlag(&flags, 0x1, when: data != nil)
                 return flags
             }
         }
@@ -3345,7 +3345,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if exception { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: exception)
                 return flags
             }
         }
@@ -3389,7 +3389,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: pinned)
                 return flags
             }
         }
@@ -3407,7 +3407,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if order != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: order != nil)
                 return flags
             }
         }
@@ -3499,7 +3499,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if referenceMessages != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: referenceMessages != nil)
                 return flags
             }
         }
@@ -3536,8 +3536,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if confirmed { tlSetFlag(&flags, 0x1) }
-                if date != nil && device != nil && location != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: confirmed)
+                tlSetFlag(&flags, 0x2, when: date != nil && device != nil && location != nil)
                 return flags
             }
         }
@@ -3555,8 +3555,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if openExternalBrowser { tlSetFlag(&flags, 0x1) }
-                if displayCloseButton { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: openExternalBrowser)
+                tlSetFlag(&flags, 0x2, when: displayCloseButton)
                 return flags
             }
         }
@@ -3576,8 +3576,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if delete { tlSetFlag(&flags, 0x2) }
-                if openExternalBrowser != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: delete)
+                tlSetFlag(&flags, 0x1, when: openExternalBrowser != nil)
                 return flags
             }
         }
@@ -3634,8 +3634,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if peer != nil { tlSetFlag(&flags, 0x1) }
-                if chatInstance != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: peer != nil)
+                tlSetFlag(&flags, 0x2, when: chatInstance != nil)
                 return flags
             }
         }
@@ -3661,9 +3661,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canceled { tlSetFlag(&flags, 0x1) }
-                if paymentFailed { tlSetFlag(&flags, 0x2) }
-                if restored { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: canceled)
+                tlSetFlag(&flags, 0x2, when: paymentFailed)
+                tlSetFlag(&flags, 0x4, when: restored)
                 return flags
             }
         }
@@ -9076,8 +9076,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if mask { tlSetFlag(&flags, 0x2) }
-                if maskCoords != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: mask)
+                tlSetFlag(&flags, 0x1, when: maskCoords != nil)
                 return flags
             }
         }
@@ -9109,12 +9109,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if roundMessage { tlSetFlag(&flags, 0x1) }
-                if supportsStreaming { tlSetFlag(&flags, 0x2) }
-                if nosound { tlSetFlag(&flags, 0x8) }
-                if preloadPrefixSize != nil { tlSetFlag(&flags, 0x4) }
-                if videoStartTs != nil { tlSetFlag(&flags, 0x10) }
-                if videoCodec != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: roundMessage)
+                tlSetFlag(&flags, 0x2, when: supportsStreaming)
+                tlSetFlag(&flags, 0x8, when: nosound)
+                tlSetFlag(&flags, 0x4, when: preloadPrefixSize != nil)
+                tlSetFlag(&flags, 0x10, when: videoStartTs != nil)
+                tlSetFlag(&flags, 0x20, when: videoCodec != nil)
                 return flags
             }
         }
@@ -9138,10 +9138,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if voice { tlSetFlag(&flags, 0x400) }
-                if title != nil { tlSetFlag(&flags, 0x1) }
-                if performer != nil { tlSetFlag(&flags, 0x2) }
-                if waveform != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x400, when: voice)
+                tlSetFlag(&flags, 0x1, when: title != nil)
+                tlSetFlag(&flags, 0x2, when: performer != nil)
+                tlSetFlag(&flags, 0x4, when: waveform != nil)
                 return flags
             }
         }
@@ -9172,8 +9172,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if free { tlSetFlag(&flags, 0x1) }
-                if textColor { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: free)
+                tlSetFlag(&flags, 0x2, when: textColor)
                 return flags
             }
         }
@@ -10128,11 +10128,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if min { tlSetFlag(&flags, 0x1) }
-                if canSeeList { tlSetFlag(&flags, 0x4) }
-                if reactionsAsTags { tlSetFlag(&flags, 0x8) }
-                if recentReactions != nil { tlSetFlag(&flags, 0x2) }
-                if topReactors != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: min)
+                tlSetFlag(&flags, 0x4, when: canSeeList)
+                tlSetFlag(&flags, 0x8, when: reactionsAsTags)
+                tlSetFlag(&flags, 0x2, when: recentReactions != nil)
+                tlSetFlag(&flags, 0x10, when: topReactors != nil)
                 return flags
             }
         }
@@ -10402,8 +10402,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if color != nil { tlSetFlag(&flags, 0x1) }
-                if backgroundEmojiId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: color != nil)
+                tlSetFlag(&flags, 0x2, when: backgroundEmojiId != nil)
                 return flags
             }
         }
@@ -10431,8 +10431,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if darkAccentColor != nil { tlSetFlag(&flags, 0x1) }
-                if darkColors != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: darkAccentColor != nil)
+                tlSetFlag(&flags, 0x2, when: darkColors != nil)
                 return flags
             }
         }
@@ -10707,7 +10707,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if year != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: year != nil)
                 return flags
             }
         }
@@ -10873,9 +10873,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if state != nil { tlSetFlag(&flags, 0x1) }
-                if city != nil { tlSetFlag(&flags, 0x2) }
-                if street != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: state != nil)
+                tlSetFlag(&flags, 0x2, when: city != nil)
+                tlSetFlag(&flags, 0x4, when: street != nil)
                 return flags
             }
         }
@@ -10995,8 +10995,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if returned { tlSetFlag(&flags, 0x2) }
-                if bidAmount != nil && bidDate != nil && minBidAmount != nil && bidPeer != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: returned)
+                tlSetFlag(&flags, 0x1, when: bidAmount != nil && bidDate != nil && minBidAmount != nil && bidPeer != nil)
                 return flags
             }
         }
@@ -11183,8 +11183,8 @@ extension Api.bots {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if restricted { tlSetFlag(&flags, 0x1) }
-                if addUsers != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: restricted)
+                tlSetFlag(&flags, 0x2, when: addUsers != nil)
                 return flags
             }
         }
@@ -11356,7 +11356,7 @@ extension Api.functions.account {
     /// Writes `account.updateBusinessWorkHours` boxed at the end of `buffer`.
     public static func updateBusinessWorkHours(into buffer: Buffer, businessWorkHours: Api.BusinessWorkHours? = nil) {
         var _flags: Int32 = 0
-        if businessWorkHours != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: businessWorkHours != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x4b00e066)
         w1.int32(_flags)
@@ -11378,8 +11378,8 @@ extension Api.functions.contacts {
     /// Writes `contacts.addContact` boxed at the end of `buffer`.
     public static func addContact(into buffer: Buffer, addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) {
         var _flags: Int32 = 0
-        if addPhonePrivacyException { tlSetFlag(&_flags, 0x1) }
-        if note != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: addPhonePrivacyException)
+        tlSetFlag(&_flags, 0x2, when: note != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd9ba2e54)
         w1.int32(_flags)
@@ -11469,9 +11469,9 @@ extension Api.functions.messages {
     /// Writes `messages.toggleSuggestedPostApproval` boxed at the end of `buffer`.
     public static func toggleSuggestedPostApproval(into buffer: Buffer, reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) {
         var _flags: Int32 = 0
-        if reject { tlSetFlag(&_flags, 0x2) }
-        if scheduleDate != nil { tlSetFlag(&_flags, 0x1) }
-        if rejectComment != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x2, when: reject)
+        tlSetFlag(&_flags, 0x1, when: scheduleDate != nil)
+        tlSetFlag(&_flags, 0x4, when: rejectComment != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8107455c)
         w1.int32(_flags)
@@ -11517,7 +11517,7 @@ extension Api.functions.messages {
     /// Writes `messages.readPollVotes` boxed at the end of `buffer`.
     public static func readPollVotes(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil) {
         var _flags: Int32 = 0
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1720b4d8)
         w1.int32(_flags)
@@ -11586,10 +11586,10 @@ extension Api.functions.payments {
     /// Writes `payments.updateStarGiftCollection` boxed at the end of `buffer`.
     public static func updateStarGiftCollection(into buffer: Buffer, peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) {
         var _flags: Int32 = 0
-        if title != nil { tlSetFlag(&_flags, 0x1) }
-        if deleteStargift != nil { tlSetFlag(&_flags, 0x2) }
-        if addStargift != nil { tlSetFlag(&_flags, 0x4) }
-        if order != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: title != nil)
+        tlSetFlag(&_flags, 0x2, when: deleteStargift != nil)
+        tlSetFlag(&_flags, 0x4, when: addStargift != nil)
+        tlSetFlag(&_flags, 0x8, when: order != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x4fddbee7)
         w1.int32(_flags)
@@ -11641,9 +11641,9 @@ extension Api.functions.phone {
     /// Writes `phone.createConferenceCall` boxed at the end of `buffer`.
     public static func createConferenceCall(into buffer: Buffer, muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) {
         var _flags: Int32 = 0
-        if muted { tlSetFlag(&_flags, 0x1) }
-        if videoStopped { tlSetFlag(&_flags, 0x4) }
-        if publicKey != nil && block != nil && params != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: muted)
+        tlSetFlag(&_flags, 0x4, when: videoStopped)
+        tlSetFlag(&_flags, 0x8, when: publicKey != nil && block != nil && params != nil)
         var w1 = buffer.fieldWriter(reserving: 44)
         w1.uint32(0x7d0444bb)
         w1.int32(_flags)
@@ -11689,9 +11689,9 @@ extension Api.functions.stories {
     /// Writes `stories.getStoryReactionsList` boxed at the end of `buffer`.
     public static func getStoryReactionsList(into buffer: Buffer, forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) {
         var _flags: Int32 = 0
-        if forwardsFirst { tlSetFlag(&_flags, 0x4) }
-        if reaction != nil { tlSetFlag(&_flags, 0x1) }
-        if offset != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x4, when: forwardsFirst)
+        tlSetFlag(&_flags, 0x1, when: reaction != nil)
+        tlSetFlag(&_flags, 0x2, when: offset != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb9b2881f)
         w1.int32(_flags)
@@ -11751,7 +11751,7 @@ extension Api.functions.aicompose {
     /// Writes `aicompose.createTone` boxed at the end of `buffer`.
     public static func createTone(into buffer: Buffer, displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) {
         var _flags: Int32 = 0
-        if displayAuthor { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: displayAuthor)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x4aa83913)
         w1.int32(_flags)

@@ -30,7 +30,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if note != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: note != nil)
                 return flags
             }
         }
@@ -395,17 +395,17 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if showPreviews != nil { tlSetFlag(&flags, 0x1) }
-                if silent != nil { tlSetFlag(&flags, 0x2) }
-                if muteUntil != nil { tlSetFlag(&flags, 0x4) }
-                if iosSound != nil { tlSetFlag(&flags, 0x8) }
-                if androidSound != nil { tlSetFlag(&flags, 0x10) }
-                if otherSound != nil { tlSetFlag(&flags, 0x20) }
-                if storiesMuted != nil { tlSetFlag(&flags, 0x40) }
-                if storiesHideSender != nil { tlSetFlag(&flags, 0x80) }
-                if storiesIosSound != nil { tlSetFlag(&flags, 0x100) }
-                if storiesAndroidSound != nil { tlSetFlag(&flags, 0x200) }
-                if storiesOtherSound != nil { tlSetFlag(&flags, 0x400) }
+                tlSetFlag(&flags, 0x1, when: showPreviews != nil)
+                tlSetFlag(&flags, 0x2, when: silent != nil)
+                tlSetFlag(&flags, 0x4, when: muteUntil != nil)
+                tlSetFlag(&flags, 0x8, when: iosSound != nil)
+                tlSetFlag(&flags, 0x10, when: androidSound != nil)
+                tlSetFlag(&flags, 0x20, when: otherSound != nil)
+                tlSetFlag(&flags, 0x40, when: storiesMuted != nil)
+                tlSetFlag(&flags, 0x80, when: storiesHideSender != nil)
+                tlSetFlag(&flags, 0x100, when: storiesIosSound != nil)
+                tlSetFlag(&flags, 0x200, when: storiesAndroidSound != nil)
+                tlSetFlag(&flags, 0x400, when: storiesOtherSound != nil)
                 return flags
             }
         }
@@ -857,8 +857,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if maskCoords != nil { tlSetFlag(&flags, 0x1) }
-                if keywords != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: maskCoords != nil)
+                tlSetFlag(&flags, 0x2, when: keywords != nil)
                 return flags
             }
         }
@@ -1393,9 +1393,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if chosen { tlSetFlag(&flags, 0x1) }
-                if correct { tlSetFlag(&flags, 0x2) }
-                if voters != nil && recentVoters != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: chosen)
+                tlSetFlag(&flags, 0x2, when: correct)
+                tlSetFlag(&flags, 0x4, when: voters != nil && recentVoters != nil)
                 return flags
             }
         }
@@ -1611,20 +1611,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyToScheduled { tlSetFlag(&flags, 0x4) }
-                if forumTopic { tlSetFlag(&flags, 0x8) }
-                if quote { tlSetFlag(&flags, 0x200) }
-                if replyToEphemeral { tlSetFlag(&flags, 0x2000) }
-                if replyToMsgId != nil { tlSetFlag(&flags, 0x10) }
-                if replyToPeerId != nil { tlSetFlag(&flags, 0x1) }
-                if replyFrom != nil { tlSetFlag(&flags, 0x20) }
-                if replyMedia != nil { tlSetFlag(&flags, 0x100) }
-                if replyToTopId != nil { tlSetFlag(&flags, 0x2) }
-                if quoteText != nil { tlSetFlag(&flags, 0x40) }
-                if quoteEntities != nil { tlSetFlag(&flags, 0x80) }
-                if quoteOffset != nil { tlSetFlag(&flags, 0x400) }
-                if todoItemId != nil { tlSetFlag(&flags, 0x800) }
-                if pollOption != nil { tlSetFlag(&flags, 0x1000) }
+                tlSetFlag(&flags, 0x4, when: replyToScheduled)
+                tlSetFlag(&flags, 0x8, when: forumTopic)
+                tlSetFlag(&flags, 0x200, when: quote)
+                tlSetFlag(&flags, 0x2000, when: replyToEphemeral)
+                tlSetFlag(&flags, 0x10, when: replyToMsgId != nil)
+                tlSetFlag(&flags, 0x1, when: replyToPeerId != nil)
+                tlSetFlag(&flags, 0x20, when: replyFrom != nil)
+                tlSetFlag(&flags, 0x100, when: replyMedia != nil)
+                tlSetFlag(&flags, 0x2, when: replyToTopId != nil)
+                tlSetFlag(&flags, 0x40, when: quoteText != nil)
+                tlSetFlag(&flags, 0x80, when: quoteEntities != nil)
+                tlSetFlag(&flags, 0x400, when: quoteOffset != nil)
+                tlSetFlag(&flags, 0x800, when: todoItemId != nil)
+                tlSetFlag(&flags, 0x1000, when: pollOption != nil)
                 return flags
             }
         }
@@ -2380,7 +2380,7 @@ extension Api.stats {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -2484,7 +2484,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: title != nil)
                 return flags
             }
         }
@@ -2654,7 +2654,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if openNow { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: openNow)
                 return flags
             }
         }
@@ -2887,8 +2887,8 @@ extension Api.functions.messages {
     /// Writes `messages.hideAllChatJoinRequests` boxed at the end of `buffer`.
     public static func hideAllChatJoinRequests(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, link: String? = nil) {
         var _flags: Int32 = 0
-        if approved { tlSetFlag(&_flags, 0x1) }
-        if link != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: approved)
+        tlSetFlag(&_flags, 0x2, when: link != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe085f4ea)
         w1.int32(_flags)
@@ -2943,7 +2943,7 @@ extension Api.functions.bots {
     /// Writes `bots.createBot` boxed at the end of `buffer`.
     public static func createBot(into buffer: Buffer, viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) {
         var _flags: Int32 = 0
-        if viaDeeplink { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: viaDeeplink)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe5b17f2b)
         w1.int32(_flags)
@@ -2965,8 +2965,8 @@ extension Api.functions.payments {
     /// Writes `payments.getStarsRevenueStats` boxed at the end of `buffer`.
     public static func getStarsRevenueStats(into buffer: Buffer, dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if dark { tlSetFlag(&_flags, 0x1) }
-        if ton { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: dark)
+        tlSetFlag(&_flags, 0x2, when: ton)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd91ffad6)
         w1.int32(_flags)
@@ -2986,9 +2986,9 @@ extension Api.functions.stickers {
     /// Writes `stickers.changeSticker` boxed at the end of `buffer`.
     public static func changeSticker(into buffer: Buffer, sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) {
         var _flags: Int32 = 0
-        if emoji != nil { tlSetFlag(&_flags, 0x1) }
-        if maskCoords != nil { tlSetFlag(&_flags, 0x2) }
-        if keywords != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: emoji != nil)
+        tlSetFlag(&_flags, 0x2, when: maskCoords != nil)
+        tlSetFlag(&_flags, 0x4, when: keywords != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xf5537ebc)
         w1.int32(_flags)
@@ -3033,7 +3033,7 @@ extension Api.functions.stats {
     /// Writes `stats.getMegagroupStats` boxed at the end of `buffer`.
     public static func getMegagroupStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel) {
         var _flags: Int32 = 0
-        if dark { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: dark)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xdcdf8607)
         w1.int32(_flags)
@@ -3071,13 +3071,13 @@ extension Api.functions.stories {
     /// Writes `stories.startLive` boxed at the end of `buffer`.
     public static func startLive(into buffer: Buffer, pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
-        if pinned { tlSetFlag(&_flags, 0x4) }
-        if noforwards { tlSetFlag(&_flags, 0x10) }
-        if rtmpStream { tlSetFlag(&_flags, 0x20) }
-        if caption != nil { tlSetFlag(&_flags, 0x1) }
-        if entities != nil { tlSetFlag(&_flags, 0x2) }
-        if messagesEnabled != nil { tlSetFlag(&_flags, 0x40) }
-        if sendPaidMessagesStars != nil { tlSetFlag(&_flags, 0x80) }
+        tlSetFlag(&_flags, 0x4, when: pinned)
+        tlSetFlag(&_flags, 0x10, when: noforwards)
+        tlSetFlag(&_flags, 0x20, when: rtmpStream)
+        tlSetFlag(&_flags, 0x1, when: caption != nil)
+        tlSetFlag(&_flags, 0x2, when: entities != nil)
+        tlSetFlag(&_flags, 0x40, when: messagesEnabled != nil)
+        tlSetFlag(&_flags, 0x80, when: sendPaidMessagesStars != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd069ccde)
         w1.int32(_flags)
@@ -3128,8 +3128,8 @@ extension Api.functions.communities {
     /// Writes `communities.create` boxed at the end of `buffer`.
     public static func create(into buffer: Buffer, hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if hidden { tlSetFlag(&_flags, 0x2) }
-        if about != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: hidden)
+        tlSetFlag(&_flags, 0x1, when: about != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa63859ec)
         w1.int32(_flags)

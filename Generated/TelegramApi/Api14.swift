@@ -235,16 +235,16 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasPreviewMedias { tlSetFlag(&flags, 0x40) }
-                if userId != nil { tlSetFlag(&flags, 0x1) }
-                if description != nil { tlSetFlag(&flags, 0x2) }
-                if descriptionPhoto != nil { tlSetFlag(&flags, 0x10) }
-                if descriptionDocument != nil { tlSetFlag(&flags, 0x20) }
-                if commands != nil { tlSetFlag(&flags, 0x4) }
-                if menuButton != nil { tlSetFlag(&flags, 0x8) }
-                if privacyPolicyUrl != nil { tlSetFlag(&flags, 0x80) }
-                if appSettings != nil { tlSetFlag(&flags, 0x100) }
-                if verifierSettings != nil { tlSetFlag(&flags, 0x200) }
+                tlSetFlag(&flags, 0x40, when: hasPreviewMedias)
+                tlSetFlag(&flags, 0x1, when: userId != nil)
+                tlSetFlag(&flags, 0x2, when: description != nil)
+                tlSetFlag(&flags, 0x10, when: descriptionPhoto != nil)
+                tlSetFlag(&flags, 0x20, when: descriptionDocument != nil)
+                tlSetFlag(&flags, 0x4, when: commands != nil)
+                tlSetFlag(&flags, 0x8, when: menuButton != nil)
+                tlSetFlag(&flags, 0x80, when: privacyPolicyUrl != nil)
+                tlSetFlag(&flags, 0x100, when: appSettings != nil)
+                tlSetFlag(&flags, 0x200, when: verifierSettings != nil)
                 return flags
             }
         }
@@ -839,10 +839,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if modified { tlSetFlag(&flags, 0x8) }
-                if from != nil { tlSetFlag(&flags, 0x1) }
-                if fromName != nil { tlSetFlag(&flags, 0x2) }
-                if storyId != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x8, when: modified)
+                tlSetFlag(&flags, 0x1, when: from != nil)
+                tlSetFlag(&flags, 0x2, when: fromName != nil)
+                tlSetFlag(&flags, 0x4, when: storyId != nil)
                 return flags
             }
         }
@@ -1027,9 +1027,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if durationMonths != nil { tlSetFlag(&flags, 0x1) }
-                if endDate != nil { tlSetFlag(&flags, 0x2) }
-                if dailyRevenuePerUser != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: durationMonths != nil)
+                tlSetFlag(&flags, 0x2, when: endDate != nil)
+                tlSetFlag(&flags, 0x4, when: dailyRevenuePerUser != nil)
                 return flags
             }
         }
@@ -1157,8 +1157,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if revoked { tlSetFlag(&flags, 0x2) }
-                if durationMonths != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: revoked)
+                tlSetFlag(&flags, 0x1, when: durationMonths != nil)
                 return flags
             }
         }
@@ -1281,8 +1281,8 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if chatNotificationsEnabled != nil { tlSetFlag(&flags, 0x2) }
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: chatNotificationsEnabled != nil)
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -1495,8 +1495,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtl { tlSetFlag(&flags, 0x1) }
-                if part { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: rtl)
+                tlSetFlag(&flags, 0x2, when: part)
                 return flags
             }
         }
@@ -1740,9 +1740,9 @@ extension Api.functions.messages {
     /// Writes `messages.getBotCallbackAnswer` boxed at the end of `buffer`.
     public static func getBotCallbackAnswer(into buffer: Buffer, game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) {
         var _flags: Int32 = 0
-        if game { tlSetFlag(&_flags, 0x2) }
-        if data != nil { tlSetFlag(&_flags, 0x1) }
-        if password != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x2, when: game)
+        tlSetFlag(&_flags, 0x1, when: data != nil)
+        tlSetFlag(&_flags, 0x4, when: password != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9342ca07)
         w1.int32(_flags)
@@ -1819,7 +1819,7 @@ extension Api.functions.messages {
     /// Writes `messages.toggleBotInAttachMenu` boxed at the end of `buffer`.
     public static func toggleBotInAttachMenu(into buffer: Buffer, writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) {
         var _flags: Int32 = 0
-        if writeAllowed { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: writeAllowed)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x69f59d69)
         w1.int32(_flags)
@@ -1840,11 +1840,11 @@ extension Api.functions.messages {
     /// Writes `messages.setChatWallPaper` boxed at the end of `buffer`.
     public static func setChatWallPaper(into buffer: Buffer, forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) {
         var _flags: Int32 = 0
-        if forBoth { tlSetFlag(&_flags, 0x8) }
-        if revert { tlSetFlag(&_flags, 0x10) }
-        if wallpaper != nil { tlSetFlag(&_flags, 0x1) }
-        if settings != nil { tlSetFlag(&_flags, 0x4) }
-        if id != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x8, when: forBoth)
+        tlSetFlag(&_flags, 0x10, when: revert)
+        tlSetFlag(&_flags, 0x1, when: wallpaper != nil)
+        tlSetFlag(&_flags, 0x4, when: settings != nil)
+        tlSetFlag(&_flags, 0x2, when: id != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8ffacae1)
         w1.int32(_flags)
@@ -1873,7 +1873,7 @@ extension Api.functions.messages {
     /// Writes `messages.getSavedDialogsByID` boxed at the end of `buffer`.
     public static func getSavedDialogsByID(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) {
         var _flags: Int32 = 0
-        if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x2, when: parentPeer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6f6f9c96)
         w1.int32(_flags)
@@ -1991,7 +1991,7 @@ extension Api.functions.premium {
     /// Writes `premium.applyBoost` boxed at the end of `buffer`.
     public static func applyBoost(into buffer: Buffer, slots: [Int32]? = nil, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if slots != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: slots != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6b7da746)
         w1.int32(_flags)
@@ -2014,7 +2014,7 @@ extension Api.functions.communities {
     /// Writes `communities.toggleParticipantBanned` boxed at the end of `buffer`.
     public static func toggleParticipantBanned(into buffer: Buffer, unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) {
         var _flags: Int32 = 0
-        if unban { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: unban)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9967ad0f)
         w1.int32(_flags)

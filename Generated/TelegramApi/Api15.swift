@@ -252,7 +252,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if sticker != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: sticker != nil)
                 return flags
             }
         }
@@ -623,7 +623,7 @@ extension Api.functions.account {
     /// Writes `account.uploadTheme` boxed at the end of `buffer`.
     public static func uploadTheme(into buffer: Buffer, file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) {
         var _flags: Int32 = 0
-        if thumb != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: thumb != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1c3db333)
         w1.int32(_flags)
@@ -677,7 +677,7 @@ extension Api.functions.contacts {
     /// Writes `contacts.resolveUsername` boxed at the end of `buffer`.
     public static func resolveUsername(into buffer: Buffer, username: String, referer: String? = nil) {
         var _flags: Int32 = 0
-        if referer != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: referer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x725afbbc)
         w1.int32(_flags)
@@ -731,8 +731,8 @@ extension Api.functions.messages {
     /// Writes `messages.unpinAllMessages` boxed at the end of `buffer`.
     public static func unpinAllMessages(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
-        if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+        tlSetFlag(&_flags, 0x2, when: savedPeerId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x062dd747)
         w1.int32(_flags)
@@ -758,9 +758,9 @@ extension Api.functions.messages {
     /// Writes `messages.sendReaction` boxed at the end of `buffer`.
     public static func sendReaction(into buffer: Buffer, big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) {
         var _flags: Int32 = 0
-        if big { tlSetFlag(&_flags, 0x2) }
-        if addToRecent { tlSetFlag(&_flags, 0x4) }
-        if reaction != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: big)
+        tlSetFlag(&_flags, 0x4, when: addToRecent)
+        tlSetFlag(&_flags, 0x1, when: reaction != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd30d78d4)
         w1.int32(_flags)
@@ -820,12 +820,12 @@ extension Api.functions.photos {
     /// Writes `photos.uploadContactProfilePhoto` boxed at the end of `buffer`.
     public static func uploadContactProfilePhoto(into buffer: Buffer, suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
         var _flags: Int32 = 0
-        if suggest { tlSetFlag(&_flags, 0x8) }
-        if save { tlSetFlag(&_flags, 0x10) }
-        if file != nil { tlSetFlag(&_flags, 0x1) }
-        if video != nil { tlSetFlag(&_flags, 0x2) }
-        if videoStartTs != nil { tlSetFlag(&_flags, 0x4) }
-        if videoEmojiMarkup != nil { tlSetFlag(&_flags, 0x20) }
+        tlSetFlag(&_flags, 0x8, when: suggest)
+        tlSetFlag(&_flags, 0x10, when: save)
+        tlSetFlag(&_flags, 0x1, when: file != nil)
+        tlSetFlag(&_flags, 0x2, when: video != nil)
+        tlSetFlag(&_flags, 0x4, when: videoStartTs != nil)
+        tlSetFlag(&_flags, 0x20, when: videoEmojiMarkup != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe14c4a71)
         w1.int32(_flags)

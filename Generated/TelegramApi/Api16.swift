@@ -84,10 +84,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spoiler { tlSetFlag(&flags, 0x8) }
-                if photo != nil { tlSetFlag(&flags, 0x1) }
-                if ttlSeconds != nil { tlSetFlag(&flags, 0x4) }
-                if video != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x8, when: spoiler)
+                tlSetFlag(&flags, 0x1, when: photo != nil)
+                tlSetFlag(&flags, 0x4, when: ttlSeconds != nil)
+                tlSetFlag(&flags, 0x10, when: video != nil)
                 return flags
             }
         }
@@ -147,16 +147,16 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nopremium { tlSetFlag(&flags, 0x8) }
-                if spoiler { tlSetFlag(&flags, 0x10) }
-                if video { tlSetFlag(&flags, 0x40) }
-                if round { tlSetFlag(&flags, 0x80) }
-                if voice { tlSetFlag(&flags, 0x100) }
-                if document != nil { tlSetFlag(&flags, 0x1) }
-                if altDocuments != nil { tlSetFlag(&flags, 0x20) }
-                if videoCover != nil { tlSetFlag(&flags, 0x200) }
-                if videoTimestamp != nil { tlSetFlag(&flags, 0x400) }
-                if ttlSeconds != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x8, when: nopremium)
+                tlSetFlag(&flags, 0x10, when: spoiler)
+                tlSetFlag(&flags, 0x40, when: video)
+                tlSetFlag(&flags, 0x80, when: round)
+                tlSetFlag(&flags, 0x100, when: voice)
+                tlSetFlag(&flags, 0x1, when: document != nil)
+                tlSetFlag(&flags, 0x20, when: altDocuments != nil)
+                tlSetFlag(&flags, 0x200, when: videoCover != nil)
+                tlSetFlag(&flags, 0x400, when: videoTimestamp != nil)
+                tlSetFlag(&flags, 0x4, when: ttlSeconds != nil)
                 return flags
             }
         }
@@ -180,10 +180,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if forceLargeMedia { tlSetFlag(&flags, 0x1) }
-                if forceSmallMedia { tlSetFlag(&flags, 0x2) }
-                if manual { tlSetFlag(&flags, 0x8) }
-                if safe { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: forceLargeMedia)
+                tlSetFlag(&flags, 0x2, when: forceSmallMedia)
+                tlSetFlag(&flags, 0x8, when: manual)
+                tlSetFlag(&flags, 0x10, when: safe)
                 return flags
             }
         }
@@ -245,11 +245,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if shippingAddressRequested { tlSetFlag(&flags, 0x2) }
-                if test { tlSetFlag(&flags, 0x8) }
-                if photo != nil { tlSetFlag(&flags, 0x1) }
-                if receiptMsgId != nil { tlSetFlag(&flags, 0x4) }
-                if extendedMedia != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x2, when: shippingAddressRequested)
+                tlSetFlag(&flags, 0x8, when: test)
+                tlSetFlag(&flags, 0x1, when: photo != nil)
+                tlSetFlag(&flags, 0x4, when: receiptMsgId != nil)
+                tlSetFlag(&flags, 0x10, when: extendedMedia != nil)
                 return flags
             }
         }
@@ -271,8 +271,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if heading != nil { tlSetFlag(&flags, 0x1) }
-                if proximityNotificationRadius != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: heading != nil)
+                tlSetFlag(&flags, 0x2, when: proximityNotificationRadius != nil)
                 return flags
             }
         }
@@ -292,7 +292,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if attachedMedia != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: attachedMedia != nil)
                 return flags
             }
         }
@@ -312,7 +312,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if gameOutcome != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: gameOutcome != nil)
                 return flags
             }
         }
@@ -334,8 +334,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaMention { tlSetFlag(&flags, 0x2) }
-                if story != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: viaMention)
+                tlSetFlag(&flags, 0x1, when: story != nil)
                 return flags
             }
         }
@@ -367,12 +367,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if onlyNewSubscribers { tlSetFlag(&flags, 0x1) }
-                if winnersAreVisible { tlSetFlag(&flags, 0x4) }
-                if countriesIso2 != nil { tlSetFlag(&flags, 0x2) }
-                if prizeDescription != nil { tlSetFlag(&flags, 0x8) }
-                if months != nil { tlSetFlag(&flags, 0x10) }
-                if stars != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: onlyNewSubscribers)
+                tlSetFlag(&flags, 0x4, when: winnersAreVisible)
+                tlSetFlag(&flags, 0x2, when: countriesIso2 != nil)
+                tlSetFlag(&flags, 0x8, when: prizeDescription != nil)
+                tlSetFlag(&flags, 0x10, when: months != nil)
+                tlSetFlag(&flags, 0x20, when: stars != nil)
                 return flags
             }
         }
@@ -410,12 +410,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if onlyNewSubscribers { tlSetFlag(&flags, 0x1) }
-                if refunded { tlSetFlag(&flags, 0x4) }
-                if additionalPeersCount != nil { tlSetFlag(&flags, 0x8) }
-                if months != nil { tlSetFlag(&flags, 0x10) }
-                if stars != nil { tlSetFlag(&flags, 0x20) }
-                if prizeDescription != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: onlyNewSubscribers)
+                tlSetFlag(&flags, 0x4, when: refunded)
+                tlSetFlag(&flags, 0x8, when: additionalPeersCount != nil)
+                tlSetFlag(&flags, 0x10, when: months != nil)
+                tlSetFlag(&flags, 0x20, when: stars != nil)
+                tlSetFlag(&flags, 0x2, when: prizeDescription != nil)
                 return flags
             }
         }
@@ -444,7 +444,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if completions != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: completions != nil)
                 return flags
             }
         }
@@ -462,7 +462,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rtmpStream { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: rtmpStream)
                 return flags
             }
         }
@@ -1669,13 +1669,13 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canSaveCredentials { tlSetFlag(&flags, 0x4) }
-                if passwordMissing { tlSetFlag(&flags, 0x8) }
-                if photo != nil { tlSetFlag(&flags, 0x20) }
-                if nativeProvider != nil && nativeParams != nil { tlSetFlag(&flags, 0x10) }
-                if additionalMethods != nil { tlSetFlag(&flags, 0x40) }
-                if savedInfo != nil { tlSetFlag(&flags, 0x1) }
-                if savedCredentials != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: canSaveCredentials)
+                tlSetFlag(&flags, 0x8, when: passwordMissing)
+                tlSetFlag(&flags, 0x20, when: photo != nil)
+                tlSetFlag(&flags, 0x10, when: nativeProvider != nil && nativeParams != nil)
+                tlSetFlag(&flags, 0x40, when: additionalMethods != nil)
+                tlSetFlag(&flags, 0x1, when: savedInfo != nil)
+                tlSetFlag(&flags, 0x2, when: savedCredentials != nil)
                 return flags
             }
         }
@@ -1703,7 +1703,7 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x20, when: photo != nil)
                 return flags
             }
         }
@@ -2320,8 +2320,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if restore { tlSetFlag(&flags, 0x1) }
-                if upgrade { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: restore)
+                tlSetFlag(&flags, 0x2, when: upgrade)
                 return flags
             }
         }
@@ -2358,8 +2358,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if boostPeer != nil { tlSetFlag(&flags, 0x1) }
-                if message != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: boostPeer != nil)
+                tlSetFlag(&flags, 0x2, when: message != nil)
                 return flags
             }
         }
@@ -2393,11 +2393,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if onlyNewSubscribers { tlSetFlag(&flags, 0x1) }
-                if winnersAreVisible { tlSetFlag(&flags, 0x8) }
-                if additionalPeers != nil { tlSetFlag(&flags, 0x2) }
-                if countriesIso2 != nil { tlSetFlag(&flags, 0x4) }
-                if prizeDescription != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: onlyNewSubscribers)
+                tlSetFlag(&flags, 0x8, when: winnersAreVisible)
+                tlSetFlag(&flags, 0x2, when: additionalPeers != nil)
+                tlSetFlag(&flags, 0x4, when: countriesIso2 != nil)
+                tlSetFlag(&flags, 0x10, when: prizeDescription != nil)
                 return flags
             }
         }
@@ -2419,7 +2419,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if spendPurposePeer != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: spendPurposePeer != nil)
                 return flags
             }
         }
@@ -2472,11 +2472,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if onlyNewSubscribers { tlSetFlag(&flags, 0x1) }
-                if winnersAreVisible { tlSetFlag(&flags, 0x8) }
-                if additionalPeers != nil { tlSetFlag(&flags, 0x2) }
-                if countriesIso2 != nil { tlSetFlag(&flags, 0x4) }
-                if prizeDescription != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: onlyNewSubscribers)
+                tlSetFlag(&flags, 0x8, when: winnersAreVisible)
+                tlSetFlag(&flags, 0x2, when: additionalPeers != nil)
+                tlSetFlag(&flags, 0x4, when: countriesIso2 != nil)
+                tlSetFlag(&flags, 0x10, when: prizeDescription != nil)
                 return flags
             }
         }
@@ -2502,7 +2502,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if restore { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: restore)
                 return flags
             }
         }
@@ -3410,8 +3410,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if withdrawalEnabled { tlSetFlag(&flags, 0x1) }
-                if nextWithdrawalAt != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: withdrawalEnabled)
+                tlSetFlag(&flags, 0x2, when: nextWithdrawalAt != nil)
                 return flags
             }
         }
@@ -3524,9 +3524,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if extended { tlSetFlag(&flags, 0x1) }
-                if `default` { tlSetFlag(&flags, 0x2) }
-                if storeProduct != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: extended)
+                tlSetFlag(&flags, 0x2, when: `default`)
+                tlSetFlag(&flags, 0x4, when: storeProduct != nil)
                 return flags
             }
         }
@@ -3854,7 +3854,7 @@ extension Api.functions.account {
     /// Writes `account.registerDevice` boxed at the end of `buffer`.
     public static func registerDevice(into buffer: Buffer, noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) {
         var _flags: Int32 = 0
-        if noMuted { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: noMuted)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xec86017a)
         w1.int32(_flags)
@@ -4029,7 +4029,7 @@ extension Api.functions.messages {
     /// Writes `messages.getSearchResultsPositions` boxed at the end of `buffer`.
     public static func getSearchResultsPositions(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
-        if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9c7f2f10)
         w1.int32(_flags)

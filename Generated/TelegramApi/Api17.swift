@@ -600,10 +600,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if messageColorsAnimated { tlSetFlag(&flags, 0x4) }
-                if outboxAccentColor != nil { tlSetFlag(&flags, 0x8) }
-                if messageColors != nil { tlSetFlag(&flags, 0x1) }
-                if wallpaper != nil && wallpaperSettings != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: messageColorsAnimated)
+                tlSetFlag(&flags, 0x8, when: outboxAccentColor != nil)
+                tlSetFlag(&flags, 0x1, when: messageColors != nil)
+                tlSetFlag(&flags, 0x2, when: wallpaper != nil && wallpaperSettings != nil)
                 return flags
             }
         }
@@ -737,7 +737,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if chosenOrder != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: chosenOrder != nil)
                 return flags
             }
         }
@@ -927,9 +927,9 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inactive { tlSetFlag(&flags, 0x1) }
-                if requestWriteAccess { tlSetFlag(&flags, 0x2) }
-                if hasSettings { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: inactive)
+                tlSetFlag(&flags, 0x2, when: requestWriteAccess)
+                tlSetFlag(&flags, 0x4, when: hasSettings)
                 return flags
             }
         }
@@ -1284,8 +1284,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if needCheck { tlSetFlag(&flags, 0x1) }
-                if country != nil && text != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: needCheck)
+                tlSetFlag(&flags, 0x2, when: country != nil && text != nil)
                 return flags
             }
         }
@@ -1478,7 +1478,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if crafted { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: crafted)
                 return flags
             }
         }
@@ -1534,8 +1534,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if senderId != nil { tlSetFlag(&flags, 0x1) }
-                if message != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: senderId != nil)
+                tlSetFlag(&flags, 0x2, when: message != nil)
                 return flags
             }
         }
@@ -1755,8 +1755,8 @@ extension Api.functions.account {
     /// Writes `account.updateWebBrowserSettings` boxed at the end of `buffer`.
     public static func updateWebBrowserSettings(into buffer: Buffer, openExternalBrowser: Bool = false, displayCloseButton: Bool = false) {
         var _flags: Int32 = 0
-        if openExternalBrowser { tlSetFlag(&_flags, 0x1) }
-        if displayCloseButton { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: openExternalBrowser)
+        tlSetFlag(&_flags, 0x2, when: displayCloseButton)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9adf82fe)
         w1.int32(_flags)
@@ -1775,7 +1775,7 @@ extension Api.functions.messages {
     /// Writes `messages.setTyping` boxed at the end of `buffer`.
     public static func setTyping(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) {
         var _flags: Int32 = 0
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x58943ee2)
         w1.int32(_flags)
@@ -1799,7 +1799,7 @@ extension Api.functions.messages {
     /// Writes `messages.discardEncryption` boxed at the end of `buffer`.
     public static func discardEncryption(into buffer: Buffer, deleteHistory: Bool = false, chatId: Int32) {
         var _flags: Int32 = 0
-        if deleteHistory { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: deleteHistory)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xf393aea0)
         w1.int32(_flags)
@@ -1852,7 +1852,7 @@ extension Api.functions.messages {
     /// Writes `messages.getWebPagePreview` boxed at the end of `buffer`.
     public static func getWebPagePreview(into buffer: Buffer, message: String, entities: [Api.MessageEntity]? = nil) {
         var _flags: Int32 = 0
-        if entities != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x8, when: entities != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x570d6f6f)
         w1.int32(_flags)
@@ -2042,7 +2042,7 @@ extension Api.functions.payments {
     /// Writes `payments.toggleChatStarGiftNotifications` boxed at the end of `buffer`.
     public static func toggleChatStarGiftNotifications(into buffer: Buffer, enabled: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if enabled { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: enabled)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x60eaefa1)
         w1.int32(_flags)
@@ -2077,7 +2077,7 @@ extension Api.functions.communities {
     /// Writes `communities.togglePeerLinkRequestApproval` boxed at the end of `buffer`.
     public static func togglePeerLinkRequestApproval(into buffer: Buffer, reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if reject { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: reject)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8c8219a8)
         w1.int32(_flags)

@@ -175,7 +175,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if excludeNewMessages { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x2, when: excludeNewMessages)
                 return flags
             }
         }
@@ -266,8 +266,8 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if id != nil { tlSetFlag(&flags, 0x1) }
-                if shippingOptions != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: id != nil)
+                tlSetFlag(&flags, 0x2, when: shippingOptions != nil)
                 return flags
             }
         }
@@ -437,8 +437,8 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if updateApp { tlSetFlag(&flags, 0x1) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: updateApp)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
                 return flags
             }
         }
@@ -558,13 +558,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { tlSetFlag(&flags, 0x1) }
-                if `default` { tlSetFlag(&flags, 0x2) }
-                if forChat { tlSetFlag(&flags, 0x20) }
-                if document != nil { tlSetFlag(&flags, 0x4) }
-                if settings != nil { tlSetFlag(&flags, 0x8) }
-                if emoticon != nil { tlSetFlag(&flags, 0x40) }
-                if installsCount != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: creator)
+                tlSetFlag(&flags, 0x2, when: `default`)
+                tlSetFlag(&flags, 0x20, when: forChat)
+                tlSetFlag(&flags, 0x4, when: document != nil)
+                tlSetFlag(&flags, 0x8, when: settings != nil)
+                tlSetFlag(&flags, 0x40, when: emoticon != nil)
+                tlSetFlag(&flags, 0x10, when: installsCount != nil)
                 return flags
             }
         }
@@ -717,7 +717,7 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -925,9 +925,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hideName { tlSetFlag(&flags, 0x1) }
-                if includeUpgrade { tlSetFlag(&flags, 0x4) }
-                if message != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: hideName)
+                tlSetFlag(&flags, 0x4, when: includeUpgrade)
+                tlSetFlag(&flags, 0x2, when: message != nil)
                 return flags
             }
         }
@@ -945,7 +945,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if keepOriginalDetails { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: keepOriginalDetails)
                 return flags
             }
         }
@@ -976,7 +976,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if message != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: message != nil)
                 return flags
             }
         }
@@ -1011,9 +1011,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if ton { tlSetFlag(&flags, 0x1) }
-                if showName { tlSetFlag(&flags, 0x4) }
-                if message != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: ton)
+                tlSetFlag(&flags, 0x4, when: showName)
+                tlSetFlag(&flags, 0x2, when: message != nil)
                 return flags
             }
         }
@@ -1068,10 +1068,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hideName { tlSetFlag(&flags, 0x1) }
-                if updateBid { tlSetFlag(&flags, 0x4) }
-                if peer != nil { tlSetFlag(&flags, 0x8) }
-                if message != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: hideName)
+                tlSetFlag(&flags, 0x4, when: updateBid)
+                tlSetFlag(&flags, 0x8, when: peer != nil)
+                tlSetFlag(&flags, 0x2, when: message != nil)
                 return flags
             }
         }
@@ -1641,11 +1641,11 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaGiveaway { tlSetFlag(&flags, 0x4) }
-                if fromId != nil { tlSetFlag(&flags, 0x10) }
-                if giveawayMsgId != nil { tlSetFlag(&flags, 0x8) }
-                if toId != nil { tlSetFlag(&flags, 0x1) }
-                if usedDate != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: viaGiveaway)
+                tlSetFlag(&flags, 0x10, when: fromId != nil)
+                tlSetFlag(&flags, 0x8, when: giveawayMsgId != nil)
+                tlSetFlag(&flags, 0x1, when: toId != nil)
+                tlSetFlag(&flags, 0x2, when: usedDate != nil)
                 return flags
             }
         }
@@ -1795,13 +1795,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if existingChats { tlSetFlag(&flags, 0x1) }
-                if newChats { tlSetFlag(&flags, 0x2) }
-                if contacts { tlSetFlag(&flags, 0x4) }
-                if nonContacts { tlSetFlag(&flags, 0x8) }
-                if excludeSelected { tlSetFlag(&flags, 0x20) }
-                if users != nil { tlSetFlag(&flags, 0x10) }
-                if excludeUsers != nil { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x1, when: existingChats)
+                tlSetFlag(&flags, 0x2, when: newChats)
+                tlSetFlag(&flags, 0x4, when: contacts)
+                tlSetFlag(&flags, 0x8, when: nonContacts)
+                tlSetFlag(&flags, 0x20, when: excludeSelected)
+                tlSetFlag(&flags, 0x10, when: users != nil)
+                tlSetFlag(&flags, 0x40, when: excludeUsers != nil)
                 return flags
             }
         }
@@ -1974,10 +1974,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if top { tlSetFlag(&flags, 0x1) }
-                if my { tlSetFlag(&flags, 0x2) }
-                if anonymous { tlSetFlag(&flags, 0x4) }
-                if peerId != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: top)
+                tlSetFlag(&flags, 0x2, when: my)
+                tlSetFlag(&flags, 0x4, when: anonymous)
+                tlSetFlag(&flags, 0x8, when: peerId != nil)
                 return flags
             }
         }
@@ -2333,8 +2333,8 @@ extension Api.functions.account {
     /// Writes `account.updateConnectedBot` boxed at the end of `buffer`.
     public static func updateConnectedBot(into buffer: Buffer, deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) {
         var _flags: Int32 = 0
-        if deleted { tlSetFlag(&_flags, 0x2) }
-        if rights != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: deleted)
+        tlSetFlag(&_flags, 0x1, when: rights != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x66a08c7e)
         w1.int32(_flags)
@@ -2372,9 +2372,9 @@ extension Api.functions.messages {
     /// Writes `messages.setBotCallbackAnswer` boxed at the end of `buffer`.
     public static func setBotCallbackAnswer(into buffer: Buffer, alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) {
         var _flags: Int32 = 0
-        if alert { tlSetFlag(&_flags, 0x2) }
-        if message != nil { tlSetFlag(&_flags, 0x1) }
-        if url != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x2, when: alert)
+        tlSetFlag(&_flags, 0x1, when: message != nil)
+        tlSetFlag(&_flags, 0x4, when: url != nil)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xd58f130a)
         w1.int32(_flags)
@@ -2401,8 +2401,8 @@ extension Api.functions.messages {
     /// Writes `messages.setBotPrecheckoutResults` boxed at the end of `buffer`.
     public static func setBotPrecheckoutResults(into buffer: Buffer, success: Bool = false, queryId: Int64, error: String? = nil) {
         var _flags: Int32 = 0
-        if success { tlSetFlag(&_flags, 0x2) }
-        if error != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: success)
+        tlSetFlag(&_flags, 0x1, when: error != nil)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x09c2dd95)
         w1.int32(_flags)
@@ -2442,7 +2442,7 @@ extension Api.functions.messages {
     /// Writes `messages.savePreparedInlineMessage` boxed at the end of `buffer`.
     public static func savePreparedInlineMessage(into buffer: Buffer, result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) {
         var _flags: Int32 = 0
-        if peerTypes != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: peerTypes != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xf21f7f2f)
         w1.int32(_flags)
@@ -2481,9 +2481,9 @@ extension Api.functions.channels {
     /// Writes `channels.updateColor` boxed at the end of `buffer`.
     public static func updateColor(into buffer: Buffer, forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) {
         var _flags: Int32 = 0
-        if forProfile { tlSetFlag(&_flags, 0x2) }
-        if color != nil { tlSetFlag(&_flags, 0x4) }
-        if backgroundEmojiId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: forProfile)
+        tlSetFlag(&_flags, 0x4, when: color != nil)
+        tlSetFlag(&_flags, 0x1, when: backgroundEmojiId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd8aa3671)
         w1.int32(_flags)

@@ -34,10 +34,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if file != nil { tlSetFlag(&flags, 0x1) }
-                if video != nil { tlSetFlag(&flags, 0x2) }
-                if videoStartTs != nil { tlSetFlag(&flags, 0x4) }
-                if videoEmojiMarkup != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: file != nil)
+                tlSetFlag(&flags, 0x2, when: video != nil)
+                tlSetFlag(&flags, 0x4, when: videoStartTs != nil)
+                tlSetFlag(&flags, 0x8, when: videoEmojiMarkup != nil)
                 return flags
             }
         }
@@ -245,15 +245,15 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { tlSetFlag(&flags, 0x1) }
-                if left { tlSetFlag(&flags, 0x4) }
-                if deactivated { tlSetFlag(&flags, 0x20) }
-                if callActive { tlSetFlag(&flags, 0x800000) }
-                if callNotEmpty { tlSetFlag(&flags, 0x1000000) }
-                if noforwards { tlSetFlag(&flags, 0x2000000) }
-                if migratedTo != nil { tlSetFlag(&flags, 0x40) }
-                if adminRights != nil { tlSetFlag(&flags, 0x4000) }
-                if defaultBannedRights != nil { tlSetFlag(&flags, 0x40000) }
+                tlSetFlag(&flags, 0x1, when: creator)
+                tlSetFlag(&flags, 0x4, when: left)
+                tlSetFlag(&flags, 0x20, when: deactivated)
+                tlSetFlag(&flags, 0x800000, when: callActive)
+                tlSetFlag(&flags, 0x1000000, when: callNotEmpty)
+                tlSetFlag(&flags, 0x2000000, when: noforwards)
+                tlSetFlag(&flags, 0x40, when: migratedTo != nil)
+                tlSetFlag(&flags, 0x4000, when: adminRights != nil)
+                tlSetFlag(&flags, 0x40000, when: defaultBannedRights != nil)
                 return flags
             }
         }
@@ -378,57 +378,57 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { tlSetFlag(&flags, 0x1) }
-                if left { tlSetFlag(&flags, 0x4) }
-                if broadcast { tlSetFlag(&flags, 0x20) }
-                if verified { tlSetFlag(&flags, 0x80) }
-                if megagroup { tlSetFlag(&flags, 0x100) }
-                if signatures { tlSetFlag(&flags, 0x800) }
-                if min { tlSetFlag(&flags, 0x1000) }
-                if scam { tlSetFlag(&flags, 0x80000) }
-                if hasLink { tlSetFlag(&flags, 0x100000) }
-                if hasGeo { tlSetFlag(&flags, 0x200000) }
-                if slowmodeEnabled { tlSetFlag(&flags, 0x400000) }
-                if callActive { tlSetFlag(&flags, 0x800000) }
-                if callNotEmpty { tlSetFlag(&flags, 0x1000000) }
-                if fake { tlSetFlag(&flags, 0x2000000) }
-                if gigagroup { tlSetFlag(&flags, 0x4000000) }
-                if noforwards { tlSetFlag(&flags, 0x8000000) }
-                if joinToSend { tlSetFlag(&flags, 0x10000000) }
-                if joinRequest { tlSetFlag(&flags, 0x20000000) }
-                if forum { tlSetFlag(&flags, 0x40000000) }
-                if accessHash != nil { tlSetFlag(&flags, 0x2000) }
-                if username != nil { tlSetFlag(&flags, 0x40) }
-                if restrictionReason != nil { tlSetFlag(&flags, 0x200) }
-                if adminRights != nil { tlSetFlag(&flags, 0x4000) }
-                if bannedRights != nil { tlSetFlag(&flags, 0x8000) }
-                if defaultBannedRights != nil { tlSetFlag(&flags, 0x40000) }
-                if participantsCount != nil { tlSetFlag(&flags, 0x20000) }
+                tlSetFlag(&flags, 0x1, when: creator)
+                tlSetFlag(&flags, 0x4, when: left)
+                tlSetFlag(&flags, 0x20, when: broadcast)
+                tlSetFlag(&flags, 0x80, when: verified)
+                tlSetFlag(&flags, 0x100, when: megagroup)
+                tlSetFlag(&flags, 0x800, when: signatures)
+                tlSetFlag(&flags, 0x1000, when: min)
+                tlSetFlag(&flags, 0x80000, when: scam)
+                tlSetFlag(&flags, 0x100000, when: hasLink)
+                tlSetFlag(&flags, 0x200000, when: hasGeo)
+                tlSetFlag(&flags, 0x400000, when: slowmodeEnabled)
+                tlSetFlag(&flags, 0x800000, when: callActive)
+                tlSetFlag(&flags, 0x1000000, when: callNotEmpty)
+                tlSetFlag(&flags, 0x2000000, when: fake)
+                tlSetFlag(&flags, 0x4000000, when: gigagroup)
+                tlSetFlag(&flags, 0x8000000, when: noforwards)
+                tlSetFlag(&flags, 0x10000000, when: joinToSend)
+                tlSetFlag(&flags, 0x20000000, when: joinRequest)
+                tlSetFlag(&flags, 0x40000000, when: forum)
+                tlSetFlag(&flags, 0x2000, when: accessHash != nil)
+                tlSetFlag(&flags, 0x40, when: username != nil)
+                tlSetFlag(&flags, 0x200, when: restrictionReason != nil)
+                tlSetFlag(&flags, 0x4000, when: adminRights != nil)
+                tlSetFlag(&flags, 0x8000, when: bannedRights != nil)
+                tlSetFlag(&flags, 0x40000, when: defaultBannedRights != nil)
+                tlSetFlag(&flags, 0x20000, when: participantsCount != nil)
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if storiesHidden { tlSetFlag(&flags, 0x2) }
-                if storiesHiddenMin { tlSetFlag(&flags, 0x4) }
-                if storiesUnavailable { tlSetFlag(&flags, 0x8) }
-                if signatureProfiles { tlSetFlag(&flags, 0x1000) }
-                if autotranslation { tlSetFlag(&flags, 0x8000) }
-                if broadcastMessagesAllowed { tlSetFlag(&flags, 0x10000) }
-                if monoforum { tlSetFlag(&flags, 0x20000) }
-                if forumTabs { tlSetFlag(&flags, 0x80000) }
-                if usernames != nil { tlSetFlag(&flags, 0x1) }
-                if storiesMaxId != nil { tlSetFlag(&flags, 0x10) }
-                if color != nil { tlSetFlag(&flags, 0x80) }
-                if profileColor != nil { tlSetFlag(&flags, 0x100) }
-                if emojiStatus != nil { tlSetFlag(&flags, 0x200) }
-                if level != nil { tlSetFlag(&flags, 0x400) }
-                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x800) }
-                if botVerificationIcon != nil { tlSetFlag(&flags, 0x2000) }
-                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x4000) }
-                if linkedMonoforumId != nil { tlSetFlag(&flags, 0x40000) }
-                if linkedCommunityId != nil { tlSetFlag(&flags, 0x100000) }
+                tlSetFlag(&flags, 0x2, when: storiesHidden)
+                tlSetFlag(&flags, 0x4, when: storiesHiddenMin)
+                tlSetFlag(&flags, 0x8, when: storiesUnavailable)
+                tlSetFlag(&flags, 0x1000, when: signatureProfiles)
+                tlSetFlag(&flags, 0x8000, when: autotranslation)
+                tlSetFlag(&flags, 0x10000, when: broadcastMessagesAllowed)
+                tlSetFlag(&flags, 0x20000, when: monoforum)
+                tlSetFlag(&flags, 0x80000, when: forumTabs)
+                tlSetFlag(&flags, 0x1, when: usernames != nil)
+                tlSetFlag(&flags, 0x10, when: storiesMaxId != nil)
+                tlSetFlag(&flags, 0x80, when: color != nil)
+                tlSetFlag(&flags, 0x100, when: profileColor != nil)
+                tlSetFlag(&flags, 0x200, when: emojiStatus != nil)
+                tlSetFlag(&flags, 0x400, when: level != nil)
+                tlSetFlag(&flags, 0x800, when: subscriptionUntilDate != nil)
+                tlSetFlag(&flags, 0x2000, when: botVerificationIcon != nil)
+                tlSetFlag(&flags, 0x4000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&flags, 0x40000, when: linkedMonoforumId != nil)
+                tlSetFlag(&flags, 0x100000, when: linkedCommunityId != nil)
                 return flags
             }
         }
@@ -456,10 +456,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if broadcast { tlSetFlag(&flags, 0x20) }
-                if megagroup { tlSetFlag(&flags, 0x100) }
-                if monoforum { tlSetFlag(&flags, 0x400) }
-                if untilDate != nil { tlSetFlag(&flags, 0x10000) }
+                tlSetFlag(&flags, 0x20, when: broadcast)
+                tlSetFlag(&flags, 0x100, when: megagroup)
+                tlSetFlag(&flags, 0x400, when: monoforum)
+                tlSetFlag(&flags, 0x10000, when: untilDate != nil)
                 return flags
             }
         }
@@ -479,7 +479,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accessHash != nil { tlSetFlag(&flags, 0x2000) }
+                tlSetFlag(&flags, 0x2000, when: accessHash != nil)
                 return flags
             }
         }
@@ -515,19 +515,19 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { tlSetFlag(&flags, 0x1) }
-                if left { tlSetFlag(&flags, 0x4) }
-                if min { tlSetFlag(&flags, 0x1000) }
-                if accessHash != nil { tlSetFlag(&flags, 0x2000) }
-                if adminRights != nil { tlSetFlag(&flags, 0x4000) }
-                if defaultBannedRights != nil { tlSetFlag(&flags, 0x40000) }
+                tlSetFlag(&flags, 0x1, when: creator)
+                tlSetFlag(&flags, 0x4, when: left)
+                tlSetFlag(&flags, 0x1000, when: min)
+                tlSetFlag(&flags, 0x2000, when: accessHash != nil)
+                tlSetFlag(&flags, 0x4000, when: adminRights != nil)
+                tlSetFlag(&flags, 0x40000, when: defaultBannedRights != nil)
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if collapsedInDialogs { tlSetFlag(&flags, 0x100000) }
+                tlSetFlag(&flags, 0x100000, when: collapsedInDialogs)
                 return flags
             }
         }
@@ -1351,64 +1351,64 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blocked { tlSetFlag(&flags, 0x1) }
-                if phoneCallsAvailable { tlSetFlag(&flags, 0x10) }
-                if phoneCallsPrivate { tlSetFlag(&flags, 0x20) }
-                if canPinMessage { tlSetFlag(&flags, 0x80) }
-                if hasScheduled { tlSetFlag(&flags, 0x1000) }
-                if videoCallsAvailable { tlSetFlag(&flags, 0x2000) }
-                if voiceMessagesForbidden { tlSetFlag(&flags, 0x100000) }
-                if translationsDisabled { tlSetFlag(&flags, 0x800000) }
-                if storiesPinnedAvailable { tlSetFlag(&flags, 0x4000000) }
-                if blockedMyStoriesFrom { tlSetFlag(&flags, 0x8000000) }
-                if wallpaperOverridden { tlSetFlag(&flags, 0x10000000) }
-                if contactRequirePremium { tlSetFlag(&flags, 0x20000000) }
-                if readDatesPrivate { tlSetFlag(&flags, 0x40000000) }
-                if about != nil { tlSetFlag(&flags, 0x2) }
-                if personalPhoto != nil { tlSetFlag(&flags, 0x200000) }
-                if profilePhoto != nil { tlSetFlag(&flags, 0x4) }
-                if fallbackPhoto != nil { tlSetFlag(&flags, 0x400000) }
-                if botInfo != nil { tlSetFlag(&flags, 0x8) }
-                if pinnedMsgId != nil { tlSetFlag(&flags, 0x40) }
-                if folderId != nil { tlSetFlag(&flags, 0x800) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x4000) }
-                if theme != nil { tlSetFlag(&flags, 0x8000) }
-                if privateForwardName != nil { tlSetFlag(&flags, 0x10000) }
-                if botGroupAdminRights != nil { tlSetFlag(&flags, 0x20000) }
-                if botBroadcastAdminRights != nil { tlSetFlag(&flags, 0x40000) }
-                if wallpaper != nil { tlSetFlag(&flags, 0x1000000) }
-                if stories != nil { tlSetFlag(&flags, 0x2000000) }
+                tlSetFlag(&flags, 0x1, when: blocked)
+                tlSetFlag(&flags, 0x10, when: phoneCallsAvailable)
+                tlSetFlag(&flags, 0x20, when: phoneCallsPrivate)
+                tlSetFlag(&flags, 0x80, when: canPinMessage)
+                tlSetFlag(&flags, 0x1000, when: hasScheduled)
+                tlSetFlag(&flags, 0x2000, when: videoCallsAvailable)
+                tlSetFlag(&flags, 0x100000, when: voiceMessagesForbidden)
+                tlSetFlag(&flags, 0x800000, when: translationsDisabled)
+                tlSetFlag(&flags, 0x4000000, when: storiesPinnedAvailable)
+                tlSetFlag(&flags, 0x8000000, when: blockedMyStoriesFrom)
+                tlSetFlag(&flags, 0x10000000, when: wallpaperOverridden)
+                tlSetFlag(&flags, 0x20000000, when: contactRequirePremium)
+                tlSetFlag(&flags, 0x40000000, when: readDatesPrivate)
+                tlSetFlag(&flags, 0x2, when: about != nil)
+                tlSetFlag(&flags, 0x200000, when: personalPhoto != nil)
+                tlSetFlag(&flags, 0x4, when: profilePhoto != nil)
+                tlSetFlag(&flags, 0x400000, when: fallbackPhoto != nil)
+                tlSetFlag(&flags, 0x8, when: botInfo != nil)
+                tlSetFlag(&flags, 0x40, when: pinnedMsgId != nil)
+                tlSetFlag(&flags, 0x800, when: folderId != nil)
+                tlSetFlag(&flags, 0x4000, when: ttlPeriod != nil)
+                tlSetFlag(&flags, 0x8000, when: theme != nil)
+                tlSetFlag(&flags, 0x10000, when: privateForwardName != nil)
+                tlSetFlag(&flags, 0x20000, when: botGroupAdminRights != nil)
+                tlSetFlag(&flags, 0x40000, when: botBroadcastAdminRights != nil)
+                tlSetFlag(&flags, 0x1000000, when: wallpaper != nil)
+                tlSetFlag(&flags, 0x2000000, when: stories != nil)
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if sponsoredEnabled { tlSetFlag(&flags, 0x80) }
-                if canViewRevenue { tlSetFlag(&flags, 0x200) }
-                if botCanManageEmojiStatus { tlSetFlag(&flags, 0x400) }
-                if displayGiftsButton { tlSetFlag(&flags, 0x10000) }
-                if noforwardsMyEnabled { tlSetFlag(&flags, 0x800000) }
-                if noforwardsPeerEnabled { tlSetFlag(&flags, 0x1000000) }
-                if unofficialSecurityRisk { tlSetFlag(&flags, 0x4000000) }
-                if businessWorkHours != nil { tlSetFlag(&flags, 0x1) }
-                if businessLocation != nil { tlSetFlag(&flags, 0x2) }
-                if businessGreetingMessage != nil { tlSetFlag(&flags, 0x4) }
-                if businessAwayMessage != nil { tlSetFlag(&flags, 0x8) }
-                if businessIntro != nil { tlSetFlag(&flags, 0x10) }
-                if birthday != nil { tlSetFlag(&flags, 0x20) }
-                if personalChannelId != nil && personalChannelMessage != nil { tlSetFlag(&flags, 0x40) }
-                if stargiftsCount != nil { tlSetFlag(&flags, 0x100) }
-                if starrefProgram != nil { tlSetFlag(&flags, 0x800) }
-                if botVerification != nil { tlSetFlag(&flags, 0x1000) }
-                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x4000) }
-                if disallowedGifts != nil { tlSetFlag(&flags, 0x8000) }
-                if starsRating != nil { tlSetFlag(&flags, 0x20000) }
-                if starsMyPendingRating != nil && starsMyPendingRatingDate != nil { tlSetFlag(&flags, 0x40000) }
-                if mainTab != nil { tlSetFlag(&flags, 0x100000) }
-                if savedMusic != nil { tlSetFlag(&flags, 0x200000) }
-                if note != nil { tlSetFlag(&flags, 0x400000) }
-                if botManagerId != nil { tlSetFlag(&flags, 0x2000000) }
+                tlSetFlag(&flags, 0x80, when: sponsoredEnabled)
+                tlSetFlag(&flags, 0x200, when: canViewRevenue)
+                tlSetFlag(&flags, 0x400, when: botCanManageEmojiStatus)
+                tlSetFlag(&flags, 0x10000, when: displayGiftsButton)
+                tlSetFlag(&flags, 0x800000, when: noforwardsMyEnabled)
+                tlSetFlag(&flags, 0x1000000, when: noforwardsPeerEnabled)
+                tlSetFlag(&flags, 0x4000000, when: unofficialSecurityRisk)
+                tlSetFlag(&flags, 0x1, when: businessWorkHours != nil)
+                tlSetFlag(&flags, 0x2, when: businessLocation != nil)
+                tlSetFlag(&flags, 0x4, when: businessGreetingMessage != nil)
+                tlSetFlag(&flags, 0x8, when: businessAwayMessage != nil)
+                tlSetFlag(&flags, 0x10, when: businessIntro != nil)
+                tlSetFlag(&flags, 0x20, when: birthday != nil)
+                tlSetFlag(&flags, 0x40, when: personalChannelId != nil && personalChannelMessage != nil)
+                tlSetFlag(&flags, 0x100, when: stargiftsCount != nil)
+                tlSetFlag(&flags, 0x800, when: starrefProgram != nil)
+                tlSetFlag(&flags, 0x1000, when: botVerification != nil)
+                tlSetFlag(&flags, 0x4000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&flags, 0x8000, when: disallowedGifts != nil)
+                tlSetFlag(&flags, 0x20000, when: starsRating != nil)
+                tlSetFlag(&flags, 0x40000, when: starsMyPendingRating != nil && starsMyPendingRatingDate != nil)
+                tlSetFlag(&flags, 0x100000, when: mainTab != nil)
+                tlSetFlag(&flags, 0x200000, when: savedMusic != nil)
+                tlSetFlag(&flags, 0x400000, when: note != nil)
+                tlSetFlag(&flags, 0x2000000, when: botManagerId != nil)
                 return flags
             }
         }
@@ -2434,13 +2434,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if data != nil { tlSetFlag(&flags, 0x1) }
-                if frontSide != nil { tlSetFlag(&flags, 0x2) }
-                if reverseSide != nil { tlSetFlag(&flags, 0x4) }
-                if selfie != nil { tlSetFlag(&flags, 0x8) }
-                if translation != nil { tlSetFlag(&flags, 0x40) }
-                if files != nil { tlSetFlag(&flags, 0x10) }
-                if plainData != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: data != nil)
+                tlSetFlag(&flags, 0x2, when: frontSide != nil)
+                tlSetFlag(&flags, 0x4, when: reverseSide != nil)
+                tlSetFlag(&flags, 0x8, when: selfie != nil)
+                tlSetFlag(&flags, 0x40, when: translation != nil)
+                tlSetFlag(&flags, 0x10, when: files != nil)
+                tlSetFlag(&flags, 0x20, when: plainData != nil)
                 return flags
             }
         }
@@ -2690,7 +2690,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inexact { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x2, when: inexact)
                 return flags
             }
         }
@@ -2810,17 +2810,17 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if contacts { tlSetFlag(&flags, 0x1) }
-                if nonContacts { tlSetFlag(&flags, 0x2) }
-                if groups { tlSetFlag(&flags, 0x4) }
-                if broadcasts { tlSetFlag(&flags, 0x8) }
-                if bots { tlSetFlag(&flags, 0x10) }
-                if excludeMuted { tlSetFlag(&flags, 0x800) }
-                if excludeRead { tlSetFlag(&flags, 0x1000) }
-                if excludeArchived { tlSetFlag(&flags, 0x2000) }
-                if titleNoanimate { tlSetFlag(&flags, 0x10000000) }
-                if emoticon != nil { tlSetFlag(&flags, 0x2000000) }
-                if color != nil { tlSetFlag(&flags, 0x8000000) }
+                tlSetFlag(&flags, 0x1, when: contacts)
+                tlSetFlag(&flags, 0x2, when: nonContacts)
+                tlSetFlag(&flags, 0x4, when: groups)
+                tlSetFlag(&flags, 0x8, when: broadcasts)
+                tlSetFlag(&flags, 0x10, when: bots)
+                tlSetFlag(&flags, 0x800, when: excludeMuted)
+                tlSetFlag(&flags, 0x1000, when: excludeRead)
+                tlSetFlag(&flags, 0x2000, when: excludeArchived)
+                tlSetFlag(&flags, 0x10000000, when: titleNoanimate)
+                tlSetFlag(&flags, 0x2000000, when: emoticon != nil)
+                tlSetFlag(&flags, 0x8000000, when: color != nil)
                 return flags
             }
         }
@@ -2850,10 +2850,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasMyInvites { tlSetFlag(&flags, 0x4000000) }
-                if titleNoanimate { tlSetFlag(&flags, 0x10000000) }
-                if emoticon != nil { tlSetFlag(&flags, 0x2000000) }
-                if color != nil { tlSetFlag(&flags, 0x8000000) }
+                tlSetFlag(&flags, 0x4000000, when: hasMyInvites)
+                tlSetFlag(&flags, 0x10000000, when: titleNoanimate)
+                tlSetFlag(&flags, 0x2000000, when: emoticon != nil)
+                tlSetFlag(&flags, 0x8000000, when: color != nil)
                 return flags
             }
         }
@@ -3149,9 +3149,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if big { tlSetFlag(&flags, 0x1) }
-                if unread { tlSetFlag(&flags, 0x2) }
-                if my { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: big)
+                tlSetFlag(&flags, 0x2, when: unread)
+                tlSetFlag(&flags, 0x4, when: my)
                 return flags
             }
         }
@@ -3254,9 +3254,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if w != nil && h != nil { tlSetFlag(&flags, 0x1) }
-                if thumb != nil { tlSetFlag(&flags, 0x2) }
-                if videoDuration != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: w != nil && h != nil)
+                tlSetFlag(&flags, 0x2, when: thumb != nil)
+                tlSetFlag(&flags, 0x4, when: videoDuration != nil)
                 return flags
             }
         }
@@ -3573,7 +3573,7 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if entities != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: entities != nil)
                 return flags
             }
         }
@@ -3681,9 +3681,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if messagesNotifyFrom != nil { tlSetFlag(&flags, 0x1) }
-                if storiesNotifyFrom != nil { tlSetFlag(&flags, 0x2) }
-                if pollVotesNotifyFrom != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: messagesNotifyFrom != nil)
+                tlSetFlag(&flags, 0x2, when: storiesNotifyFrom != nil)
+                tlSetFlag(&flags, 0x4, when: pollVotesNotifyFrom != nil)
                 return flags
             }
         }
@@ -3895,10 +3895,10 @@ extension Api.functions.account {
     /// Writes `account.updateTheme` boxed at the end of `buffer`.
     public static func updateTheme(into buffer: Buffer, format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) {
         var _flags: Int32 = 0
-        if slug != nil { tlSetFlag(&_flags, 0x1) }
-        if title != nil { tlSetFlag(&_flags, 0x2) }
-        if document != nil { tlSetFlag(&_flags, 0x4) }
-        if settings != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: slug != nil)
+        tlSetFlag(&_flags, 0x2, when: title != nil)
+        tlSetFlag(&_flags, 0x4, when: document != nil)
+        tlSetFlag(&_flags, 0x8, when: settings != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2bf40ccc)
         w1.int32(_flags)
@@ -3931,7 +3931,7 @@ extension Api.functions.contacts {
     /// Writes `contacts.unblock` boxed at the end of `buffer`.
     public static func unblock(into buffer: Buffer, myStoriesFrom: Bool = false, id: Api.InputPeer) {
         var _flags: Int32 = 0
-        if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb550d328)
         w1.int32(_flags)
@@ -3966,8 +3966,8 @@ extension Api.functions.messages {
     /// Writes `messages.getDialogs` boxed at the end of `buffer`.
     public static func getDialogs(into buffer: Buffer, excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
-        if excludePinned { tlSetFlag(&_flags, 0x1) }
-        if folderId != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: excludePinned)
+        tlSetFlag(&_flags, 0x2, when: folderId != nil)
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0xa0f4cb4f)
         w1.int32(_flags)
@@ -3996,10 +3996,10 @@ extension Api.functions.messages {
     /// Writes `messages.deleteHistory` boxed at the end of `buffer`.
     public static func deleteHistory(into buffer: Buffer, justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) {
         var _flags: Int32 = 0
-        if justClear { tlSetFlag(&_flags, 0x1) }
-        if revoke { tlSetFlag(&_flags, 0x2) }
-        if minDate != nil { tlSetFlag(&_flags, 0x4) }
-        if maxDate != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: justClear)
+        tlSetFlag(&_flags, 0x2, when: revoke)
+        tlSetFlag(&_flags, 0x4, when: minDate != nil)
+        tlSetFlag(&_flags, 0x8, when: maxDate != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb08f922a)
         w1.int32(_flags)
@@ -4028,24 +4028,24 @@ extension Api.functions.messages {
     /// Writes `messages.forwardMessages` boxed at the end of `buffer`.
     public static func forwardMessages(into buffer: Buffer, silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x20) }
-        if background { tlSetFlag(&_flags, 0x40) }
-        if withMyScore { tlSetFlag(&_flags, 0x100) }
-        if dropAuthor { tlSetFlag(&_flags, 0x800) }
-        if dropMediaCaptions { tlSetFlag(&_flags, 0x1000) }
-        if noforwards { tlSetFlag(&_flags, 0x4000) }
-        if allowPaidFloodskip { tlSetFlag(&_flags, 0x80000) }
-        if fromEphemeral { tlSetFlag(&_flags, 0x2000000) }
-        if topMsgId != nil { tlSetFlag(&_flags, 0x200) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x400000) }
-        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
-        if scheduleRepeatPeriod != nil { tlSetFlag(&_flags, 0x1000000) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
-        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
-        if effect != nil { tlSetFlag(&_flags, 0x40000) }
-        if videoTimestamp != nil { tlSetFlag(&_flags, 0x100000) }
-        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
-        if suggestedPost != nil { tlSetFlag(&_flags, 0x800000) }
+        tlSetFlag(&_flags, 0x20, when: silent)
+        tlSetFlag(&_flags, 0x40, when: background)
+        tlSetFlag(&_flags, 0x100, when: withMyScore)
+        tlSetFlag(&_flags, 0x800, when: dropAuthor)
+        tlSetFlag(&_flags, 0x1000, when: dropMediaCaptions)
+        tlSetFlag(&_flags, 0x4000, when: noforwards)
+        tlSetFlag(&_flags, 0x80000, when: allowPaidFloodskip)
+        tlSetFlag(&_flags, 0x2000000, when: fromEphemeral)
+        tlSetFlag(&_flags, 0x200, when: topMsgId != nil)
+        tlSetFlag(&_flags, 0x400000, when: replyTo != nil)
+        tlSetFlag(&_flags, 0x400, when: scheduleDate != nil)
+        tlSetFlag(&_flags, 0x1000000, when: scheduleRepeatPeriod != nil)
+        tlSetFlag(&_flags, 0x2000, when: sendAs != nil)
+        tlSetFlag(&_flags, 0x20000, when: quickReplyShortcut != nil)
+        tlSetFlag(&_flags, 0x40000, when: effect != nil)
+        tlSetFlag(&_flags, 0x100000, when: videoTimestamp != nil)
+        tlSetFlag(&_flags, 0x200000, when: allowPaidStars != nil)
+        tlSetFlag(&_flags, 0x800000, when: suggestedPost != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x13704a7c)
         w1.int32(_flags)
@@ -4291,7 +4291,7 @@ extension Api.functions.stats {
     /// Writes `stats.getMessageStats` boxed at the end of `buffer`.
     public static func getMessageStats(into buffer: Buffer, dark: Bool = false, channel: Api.InputChannel, msgId: Int32) {
         var _flags: Int32 = 0
-        if dark { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: dark)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb6e0a3f5)
         w1.int32(_flags)

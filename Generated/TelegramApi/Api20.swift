@@ -98,7 +98,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if byMe { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: byMe)
                 return flags
             }
         }
@@ -114,7 +114,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if byMe { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: byMe)
                 return flags
             }
         }
@@ -130,7 +130,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if byMe { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: byMe)
                 return flags
             }
         }
@@ -319,8 +319,8 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextType != nil { tlSetFlag(&flags, 0x2) }
-                if timeout != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: nextType != nil)
+                tlSetFlag(&flags, 0x4, when: timeout != nil)
                 return flags
             }
         }
@@ -689,11 +689,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { tlSetFlag(&flags, 0x2) }
-                if description != nil { tlSetFlag(&flags, 0x4) }
-                if url != nil { tlSetFlag(&flags, 0x8) }
-                if thumb != nil { tlSetFlag(&flags, 0x10) }
-                if content != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x2, when: title != nil)
+                tlSetFlag(&flags, 0x4, when: description != nil)
+                tlSetFlag(&flags, 0x8, when: url != nil)
+                tlSetFlag(&flags, 0x10, when: thumb != nil)
+                tlSetFlag(&flags, 0x20, when: content != nil)
                 return flags
             }
         }
@@ -734,8 +734,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { tlSetFlag(&flags, 0x2) }
-                if description != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: title != nil)
+                tlSetFlag(&flags, 0x4, when: description != nil)
                 return flags
             }
         }
@@ -1169,10 +1169,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if recentRepliers != nil { tlSetFlag(&flags, 0x2) }
-                if channelId != nil { tlSetFlag(&flags, 0x1) }
-                if maxId != nil { tlSetFlag(&flags, 0x4) }
-                if readMaxId != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x2, when: recentRepliers != nil)
+                tlSetFlag(&flags, 0x1, when: channelId != nil)
+                tlSetFlag(&flags, 0x4, when: maxId != nil)
+                tlSetFlag(&flags, 0x8, when: readMaxId != nil)
                 return flags
             }
         }
@@ -1367,27 +1367,27 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if joinMuted { tlSetFlag(&flags, 0x2) }
-                if canChangeJoinMuted { tlSetFlag(&flags, 0x4) }
-                if joinDateAsc { tlSetFlag(&flags, 0x40) }
-                if scheduleStartSubscribed { tlSetFlag(&flags, 0x100) }
-                if canStartVideo { tlSetFlag(&flags, 0x200) }
-                if recordVideoActive { tlSetFlag(&flags, 0x800) }
-                if rtmpStream { tlSetFlag(&flags, 0x1000) }
-                if listenersHidden { tlSetFlag(&flags, 0x2000) }
-                if conference { tlSetFlag(&flags, 0x4000) }
-                if creator { tlSetFlag(&flags, 0x8000) }
-                if messagesEnabled { tlSetFlag(&flags, 0x20000) }
-                if canChangeMessagesEnabled { tlSetFlag(&flags, 0x40000) }
-                if min { tlSetFlag(&flags, 0x80000) }
-                if title != nil { tlSetFlag(&flags, 0x8) }
-                if streamDcId != nil { tlSetFlag(&flags, 0x10) }
-                if recordStartDate != nil { tlSetFlag(&flags, 0x20) }
-                if scheduleDate != nil { tlSetFlag(&flags, 0x80) }
-                if unmutedVideoCount != nil { tlSetFlag(&flags, 0x400) }
-                if inviteLink != nil { tlSetFlag(&flags, 0x10000) }
-                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x100000) }
-                if defaultSendAs != nil { tlSetFlag(&flags, 0x200000) }
+                tlSetFlag(&flags, 0x2, when: joinMuted)
+                tlSetFlag(&flags, 0x4, when: canChangeJoinMuted)
+                tlSetFlag(&flags, 0x40, when: joinDateAsc)
+                tlSetFlag(&flags, 0x100, when: scheduleStartSubscribed)
+                tlSetFlag(&flags, 0x200, when: canStartVideo)
+                tlSetFlag(&flags, 0x800, when: recordVideoActive)
+                tlSetFlag(&flags, 0x1000, when: rtmpStream)
+                tlSetFlag(&flags, 0x2000, when: listenersHidden)
+                tlSetFlag(&flags, 0x4000, when: conference)
+                tlSetFlag(&flags, 0x8000, when: creator)
+                tlSetFlag(&flags, 0x20000, when: messagesEnabled)
+                tlSetFlag(&flags, 0x40000, when: canChangeMessagesEnabled)
+                tlSetFlag(&flags, 0x80000, when: min)
+                tlSetFlag(&flags, 0x8, when: title != nil)
+                tlSetFlag(&flags, 0x10, when: streamDcId != nil)
+                tlSetFlag(&flags, 0x20, when: recordStartDate != nil)
+                tlSetFlag(&flags, 0x80, when: scheduleDate != nil)
+                tlSetFlag(&flags, 0x400, when: unmutedVideoCount != nil)
+                tlSetFlag(&flags, 0x10000, when: inviteLink != nil)
+                tlSetFlag(&flags, 0x100000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&flags, 0x200000, when: defaultSendAs != nil)
                 return flags
             }
         }
@@ -2201,13 +2201,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if existingChats { tlSetFlag(&flags, 0x1) }
-                if newChats { tlSetFlag(&flags, 0x2) }
-                if contacts { tlSetFlag(&flags, 0x4) }
-                if nonContacts { tlSetFlag(&flags, 0x8) }
-                if excludeSelected { tlSetFlag(&flags, 0x20) }
-                if users != nil { tlSetFlag(&flags, 0x10) }
-                if excludeUsers != nil { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x1, when: existingChats)
+                tlSetFlag(&flags, 0x2, when: newChats)
+                tlSetFlag(&flags, 0x4, when: contacts)
+                tlSetFlag(&flags, 0x8, when: nonContacts)
+                tlSetFlag(&flags, 0x20, when: excludeSelected)
+                tlSetFlag(&flags, 0x10, when: users != nil)
+                tlSetFlag(&flags, 0x40, when: excludeUsers != nil)
                 return flags
             }
         }
@@ -2411,7 +2411,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if refund { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: refund)
                 return flags
             }
         }
@@ -2629,8 +2629,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if queryIsFree { tlSetFlag(&flags, 0x1) }
-                if waitTill != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: queryIsFree)
+                tlSetFlag(&flags, 0x2, when: waitTill != nil)
                 return flags
             }
         }
@@ -2862,7 +2862,7 @@ extension Api.functions.messages {
     /// Writes `messages.sendEncrypted` boxed at the end of `buffer`.
     public static func sendEncrypted(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: silent)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x44fa7a15)
         w1.int32(_flags)
@@ -2947,8 +2947,8 @@ extension Api.functions.channels {
     /// Writes `channels.getSendAs` boxed at the end of `buffer`.
     public static func getSendAs(into buffer: Buffer, forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if forPaidReactions { tlSetFlag(&_flags, 0x1) }
-        if forLiveStories { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: forPaidReactions)
+        tlSetFlag(&_flags, 0x2, when: forLiveStories)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe785a43f)
         w1.int32(_flags)

@@ -74,8 +74,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasVideo { tlSetFlag(&flags, 0x1) }
-                if strippedThumb != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: hasVideo)
+                tlSetFlag(&flags, 0x2, when: strippedThumb != nil)
                 return flags
             }
         }
@@ -528,11 +528,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { tlSetFlag(&flags, 0x1) }
-                if description != nil { tlSetFlag(&flags, 0x2) }
-                if photoId != nil { tlSetFlag(&flags, 0x4) }
-                if author != nil { tlSetFlag(&flags, 0x8) }
-                if publishedDate != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: title != nil)
+                tlSetFlag(&flags, 0x2, when: description != nil)
+                tlSetFlag(&flags, 0x4, when: photoId != nil)
+                tlSetFlag(&flags, 0x8, when: author != nil)
+                tlSetFlag(&flags, 0x10, when: publishedDate != nil)
                 return flags
             }
         }
@@ -773,7 +773,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if videoStartTs != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: videoStartTs != nil)
                 return flags
             }
         }
@@ -1149,8 +1149,8 @@ extension Api.chatlists {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if titleNoanimate { tlSetFlag(&flags, 0x2) }
-                if emoticon != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: titleNoanimate)
+                tlSetFlag(&flags, 0x1, when: emoticon != nil)
                 return flags
             }
         }
@@ -1369,8 +1369,8 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if openExternalBrowser { tlSetFlag(&flags, 0x1) }
-                if displayCloseButton { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: openExternalBrowser)
+                tlSetFlag(&flags, 0x2, when: displayCloseButton)
                 return flags
             }
         }
@@ -1463,9 +1463,9 @@ extension Api.functions.auth {
     /// Writes `auth.requestFirebaseSms` boxed at the end of `buffer`.
     public static func requestFirebaseSms(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) {
         var _flags: Int32 = 0
-        if safetyNetToken != nil { tlSetFlag(&_flags, 0x1) }
-        if playIntegrityToken != nil { tlSetFlag(&_flags, 0x4) }
-        if iosPushSecret != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: safetyNetToken != nil)
+        tlSetFlag(&_flags, 0x4, when: playIntegrityToken != nil)
+        tlSetFlag(&_flags, 0x2, when: iosPushSecret != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8e39261e)
         w1.int32(_flags)
@@ -1539,9 +1539,9 @@ extension Api.functions.account {
     /// Writes `account.changeAuthorizationSettings` boxed at the end of `buffer`.
     public static func changeAuthorizationSettings(into buffer: Buffer, confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) {
         var _flags: Int32 = 0
-        if confirmed { tlSetFlag(&_flags, 0x8) }
-        if encryptedRequestsDisabled != nil { tlSetFlag(&_flags, 0x1) }
-        if callRequestsDisabled != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x8, when: confirmed)
+        tlSetFlag(&_flags, 0x1, when: encryptedRequestsDisabled != nil)
+        tlSetFlag(&_flags, 0x2, when: callRequestsDisabled != nil)
         var w1 = buffer.fieldWriter(reserving: 24)
         w1.uint32(0x40f48462)
         w1.int32(_flags)
@@ -1567,8 +1567,8 @@ extension Api.functions.account {
     /// Writes `account.updateColor` boxed at the end of `buffer`.
     public static func updateColor(into buffer: Buffer, forProfile: Bool = false, color: Api.PeerColor? = nil) {
         var _flags: Int32 = 0
-        if forProfile { tlSetFlag(&_flags, 0x2) }
-        if color != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x2, when: forProfile)
+        tlSetFlag(&_flags, 0x4, when: color != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x684d214e)
         w1.int32(_flags)
@@ -1635,7 +1635,7 @@ extension Api.functions.messages {
     /// Writes `messages.toggleDialogPin` boxed at the end of `buffer`.
     public static func toggleDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
-        if pinned { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: pinned)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa731e257)
         w1.int32(_flags)
@@ -1655,7 +1655,7 @@ extension Api.functions.messages {
     /// Writes `messages.getDialogUnreadMarks` boxed at the end of `buffer`.
     public static func getDialogUnreadMarks(into buffer: Buffer, parentPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
-        if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x21202222)
         w1.int32(_flags)
@@ -1677,7 +1677,7 @@ extension Api.functions.messages {
     /// Writes `messages.deletePhoneCallHistory` boxed at the end of `buffer`.
     public static func deletePhoneCallHistory(into buffer: Buffer, revoke: Bool = false) {
         var _flags: Int32 = 0
-        if revoke { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: revoke)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xf9cbe409)
         w1.int32(_flags)
@@ -1732,10 +1732,10 @@ extension Api.functions.messages {
     /// Writes `messages.requestMainWebView` boxed at the end of `buffer`.
     public static func requestMainWebView(into buffer: Buffer, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
-        if compact { tlSetFlag(&_flags, 0x80) }
-        if fullscreen { tlSetFlag(&_flags, 0x100) }
-        if startParam != nil { tlSetFlag(&_flags, 0x2) }
-        if themeParams != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x80, when: compact)
+        tlSetFlag(&_flags, 0x100, when: fullscreen)
+        tlSetFlag(&_flags, 0x2, when: startParam != nil)
+        tlSetFlag(&_flags, 0x1, when: themeParams != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc9e01e7b)
         w1.int32(_flags)
@@ -1928,8 +1928,8 @@ extension Api.functions.stickers {
     /// Writes `stickers.setStickerSetThumb` boxed at the end of `buffer`.
     public static func setStickerSetThumb(into buffer: Buffer, stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) {
         var _flags: Int32 = 0
-        if thumb != nil { tlSetFlag(&_flags, 0x1) }
-        if thumbDocumentId != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: thumb != nil)
+        tlSetFlag(&_flags, 0x2, when: thumbDocumentId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa76a5392)
         w1.int32(_flags)
@@ -1971,7 +1971,7 @@ extension Api.functions.phone {
     /// Writes `phone.deleteGroupCallParticipantMessages` boxed at the end of `buffer`.
     public static func deleteGroupCallParticipantMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) {
         var _flags: Int32 = 0
-        if reportSpam { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: reportSpam)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1dbfeca0)
         w1.int32(_flags)

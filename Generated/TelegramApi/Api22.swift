@@ -590,10 +590,10 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { tlSetFlag(&flags, 0x4) }
-                if info != nil { tlSetFlag(&flags, 0x1) }
-                if shipping != nil { tlSetFlag(&flags, 0x2) }
-                if tipAmount != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x4, when: photo != nil)
+                tlSetFlag(&flags, 0x1, when: info != nil)
+                tlSetFlag(&flags, 0x2, when: shipping != nil)
+                tlSetFlag(&flags, 0x8, when: tipAmount != nil)
                 return flags
             }
         }
@@ -627,7 +627,7 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photo != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: photo != nil)
                 return flags
             }
         }
@@ -1423,8 +1423,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if activeUntilDate != nil { tlSetFlag(&flags, 0x1) }
-                if cooldownUntilDate != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: activeUntilDate != nil)
+                tlSetFlag(&flags, 0x2, when: cooldownUntilDate != nil)
                 return flags
             }
         }
@@ -1597,7 +1597,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if `default` { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: `default`)
                 return flags
             }
         }
@@ -1687,10 +1687,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accepted { tlSetFlag(&flags, 0x2) }
-                if rejected { tlSetFlag(&flags, 0x4) }
-                if price != nil { tlSetFlag(&flags, 0x8) }
-                if scheduleDate != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: accepted)
+                tlSetFlag(&flags, 0x4, when: rejected)
+                tlSetFlag(&flags, 0x8, when: price != nil)
+                tlSetFlag(&flags, 0x1, when: scheduleDate != nil)
                 return flags
             }
         }
@@ -1914,7 +1914,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if favicon != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: favicon != nil)
                 return flags
             }
         }
@@ -2014,7 +2014,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if style != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: style != nil)
                 return flags
             }
         }
@@ -2099,8 +2099,8 @@ extension Api.functions {
     /// Writes `initConnection` boxed at the end of `buffer`.
     public static func initConnection<X>(into buffer: Buffer, apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy? = nil, params: Api.JSONValue? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var _flags: Int32 = 0
-        if proxy != nil { tlSetFlag(&_flags, 0x1) }
-        if params != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: proxy != nil)
+        tlSetFlag(&_flags, 0x2, when: params != nil)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xc1cd5ea9)
         w1.int32(_flags)
@@ -2325,11 +2325,11 @@ extension Api.functions.messages {
     /// Writes `messages.setInlineBotResults` boxed at the end of `buffer`.
     public static func setInlineBotResults(into buffer: Buffer, gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) {
         var _flags: Int32 = 0
-        if gallery { tlSetFlag(&_flags, 0x1) }
-        if `private` { tlSetFlag(&_flags, 0x2) }
-        if nextOffset != nil { tlSetFlag(&_flags, 0x4) }
-        if switchPm != nil { tlSetFlag(&_flags, 0x8) }
-        if switchWebview != nil { tlSetFlag(&_flags, 0x10) }
+        tlSetFlag(&_flags, 0x1, when: gallery)
+        tlSetFlag(&_flags, 0x2, when: `private`)
+        tlSetFlag(&_flags, 0x4, when: nextOffset != nil)
+        tlSetFlag(&_flags, 0x8, when: switchPm != nil)
+        tlSetFlag(&_flags, 0x10, when: switchWebview != nil)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xbb12a419)
         w1.int32(_flags)
@@ -2360,14 +2360,14 @@ extension Api.functions.messages {
     /// Writes `messages.saveDraft` boxed at the end of `buffer`.
     public static func saveDraft(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
-        if noWebpage { tlSetFlag(&_flags, 0x2) }
-        if invertMedia { tlSetFlag(&_flags, 0x40) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x10) }
-        if entities != nil { tlSetFlag(&_flags, 0x8) }
-        if media != nil { tlSetFlag(&_flags, 0x20) }
-        if effect != nil { tlSetFlag(&_flags, 0x80) }
-        if suggestedPost != nil { tlSetFlag(&_flags, 0x100) }
-        if richMessage != nil { tlSetFlag(&_flags, 0x200) }
+        tlSetFlag(&_flags, 0x2, when: noWebpage)
+        tlSetFlag(&_flags, 0x40, when: invertMedia)
+        tlSetFlag(&_flags, 0x10, when: replyTo != nil)
+        tlSetFlag(&_flags, 0x8, when: entities != nil)
+        tlSetFlag(&_flags, 0x20, when: media != nil)
+        tlSetFlag(&_flags, 0x80, when: effect != nil)
+        tlSetFlag(&_flags, 0x100, when: suggestedPost != nil)
+        tlSetFlag(&_flags, 0x200, when: richMessage != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xad0fa15c)
         w1.int32(_flags)
@@ -2453,7 +2453,7 @@ extension Api.functions.messages {
     /// Writes `messages.getSearchResultsCalendar` boxed at the end of `buffer`.
     public static func getSearchResultsCalendar(into buffer: Buffer, peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) {
         var _flags: Int32 = 0
-        if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6aa3f6bd)
         w1.int32(_flags)
@@ -2481,15 +2481,15 @@ extension Api.functions.messages {
     /// Writes `messages.requestWebView` boxed at the end of `buffer`.
     public static func requestWebView(into buffer: Buffer, fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
-        if fromBotMenu { tlSetFlag(&_flags, 0x10) }
-        if silent { tlSetFlag(&_flags, 0x20) }
-        if compact { tlSetFlag(&_flags, 0x80) }
-        if fullscreen { tlSetFlag(&_flags, 0x100) }
-        if url != nil { tlSetFlag(&_flags, 0x2) }
-        if startParam != nil { tlSetFlag(&_flags, 0x8) }
-        if themeParams != nil { tlSetFlag(&_flags, 0x4) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        tlSetFlag(&_flags, 0x10, when: fromBotMenu)
+        tlSetFlag(&_flags, 0x20, when: silent)
+        tlSetFlag(&_flags, 0x80, when: compact)
+        tlSetFlag(&_flags, 0x100, when: fullscreen)
+        tlSetFlag(&_flags, 0x2, when: url != nil)
+        tlSetFlag(&_flags, 0x8, when: startParam != nil)
+        tlSetFlag(&_flags, 0x4, when: themeParams != nil)
+        tlSetFlag(&_flags, 0x1, when: replyTo != nil)
+        tlSetFlag(&_flags, 0x2000, when: sendAs != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x269dc2c1)
         w1.int32(_flags)
@@ -2542,10 +2542,10 @@ extension Api.functions.messages {
     /// Writes `messages.editForumTopic` boxed at the end of `buffer`.
     public static func editForumTopic(into buffer: Buffer, peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) {
         var _flags: Int32 = 0
-        if title != nil { tlSetFlag(&_flags, 0x1) }
-        if iconEmojiId != nil { tlSetFlag(&_flags, 0x2) }
-        if closed != nil { tlSetFlag(&_flags, 0x4) }
-        if hidden != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: title != nil)
+        tlSetFlag(&_flags, 0x2, when: iconEmojiId != nil)
+        tlSetFlag(&_flags, 0x4, when: closed != nil)
+        tlSetFlag(&_flags, 0x8, when: hidden != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xcecc1134)
         w1.int32(_flags)
@@ -2646,7 +2646,7 @@ extension Api.functions.bots {
     /// Writes `bots.updateStarRefProgram` boxed at the end of `buffer`.
     public static func updateStarRefProgram(into buffer: Buffer, bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) {
         var _flags: Int32 = 0
-        if durationMonths != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: durationMonths != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x778b5ab3)
         w1.int32(_flags)
@@ -2688,8 +2688,8 @@ extension Api.functions.phone {
     /// Writes `phone.sendGroupCallMessage` boxed at the end of `buffer`.
     public static func sendGroupCallMessage(into buffer: Buffer, call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
-        if allowPaidStars != nil { tlSetFlag(&_flags, 0x1) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: allowPaidStars != nil)
+        tlSetFlag(&_flags, 0x2, when: sendAs != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb1d11410)
         w1.int32(_flags)

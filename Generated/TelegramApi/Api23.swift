@@ -377,7 +377,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if save { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: save)
                 return flags
             }
         }
@@ -613,7 +613,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if until != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: until != nil)
                 return flags
             }
         }
@@ -647,7 +647,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if until != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: until != nil)
                 return flags
             }
         }
@@ -665,7 +665,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if until != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: until != nil)
                 return flags
             }
         }
@@ -1077,9 +1077,9 @@ extension Api.functions.account {
     /// Writes `account.updateProfile` boxed at the end of `buffer`.
     public static func updateProfile(into buffer: Buffer, firstName: String? = nil, lastName: String? = nil, about: String? = nil) {
         var _flags: Int32 = 0
-        if firstName != nil { tlSetFlag(&_flags, 0x1) }
-        if lastName != nil { tlSetFlag(&_flags, 0x2) }
-        if about != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: firstName != nil)
+        tlSetFlag(&_flags, 0x2, when: lastName != nil)
+        tlSetFlag(&_flags, 0x4, when: about != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x78515775)
         w1.int32(_flags)
@@ -1107,7 +1107,7 @@ extension Api.functions.account {
     /// Writes `account.deleteAccount` boxed at the end of `buffer`.
     public static func deleteAccount(into buffer: Buffer, reason: String, password: Api.InputCheckPasswordSRP? = nil) {
         var _flags: Int32 = 0
-        if password != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: password != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa2c0cf74)
         w1.int32(_flags)
@@ -1226,7 +1226,7 @@ extension Api.functions.payments {
     /// Writes `payments.sendStarGiftOffer` boxed at the end of `buffer`.
     public static func sendStarGiftOffer(into buffer: Buffer, peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
-        if allowPaidStars != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: allowPaidStars != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8fb86b41)
         w1.int32(_flags)
@@ -1289,7 +1289,7 @@ extension Api.functions.stats {
     /// Writes `stats.getPollStats` boxed at the end of `buffer`.
     public static func getPollStats(into buffer: Buffer, dark: Bool = false, peer: Api.InputPeer, msgId: Int32) {
         var _flags: Int32 = 0
-        if dark { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: dark)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc27dfa68)
         w1.int32(_flags)

@@ -26,7 +26,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if style != nil { tlSetFlag(&flags, 0x400) }
+                tlSetFlag(&flags, 0x400, when: style != nil)
                 return flags
             }
         }
@@ -177,8 +177,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if q != nil { tlSetFlag(&flags, 0x1) }
-                if topMsgId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: q != nil)
+                tlSetFlag(&flags, 0x2, when: topMsgId != nil)
                 return flags
             }
         }
@@ -460,8 +460,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if paused { tlSetFlag(&flags, 0x1) }
-                if audioSource != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: paused)
+                tlSetFlag(&flags, 0x2, when: audioSource != nil)
                 return flags
             }
         }
@@ -569,9 +569,9 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if postsBetween != nil { tlSetFlag(&flags, 0x1) }
-                if startDelay != nil { tlSetFlag(&flags, 0x2) }
-                if betweenDelay != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: postsBetween != nil)
+                tlSetFlag(&flags, 0x2, when: startDelay != nil)
+                tlSetFlag(&flags, 0x4, when: betweenDelay != nil)
                 return flags
             }
         }
@@ -708,8 +708,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if storeProduct != nil { tlSetFlag(&flags, 0x1) }
-                if storeQuantity != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: storeProduct != nil)
+                tlSetFlag(&flags, 0x2, when: storeQuantity != nil)
                 return flags
             }
         }
@@ -826,7 +826,7 @@ extension Api.premium {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -1180,7 +1180,7 @@ extension Api.functions.messages {
     /// Writes `messages.clearRecentStickers` boxed at the end of `buffer`.
     public static func clearRecentStickers(into buffer: Buffer, attached: Bool = false) {
         var _flags: Int32 = 0
-        if attached { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: attached)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8999602d)
         w1.int32(_flags)
@@ -1199,9 +1199,9 @@ extension Api.functions.messages {
     /// Writes `messages.updatePinnedMessage` boxed at the end of `buffer`.
     public static func updatePinnedMessage(into buffer: Buffer, silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x1) }
-        if unpin { tlSetFlag(&_flags, 0x2) }
-        if pmOneside { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: silent)
+        tlSetFlag(&_flags, 0x2, when: unpin)
+        tlSetFlag(&_flags, 0x4, when: pmOneside)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd2aaf7ec)
         w1.int32(_flags)
@@ -1253,7 +1253,7 @@ extension Api.functions.messages {
     /// Writes `messages.toggleSavedDialogPin` boxed at the end of `buffer`.
     public static func toggleSavedDialogPin(into buffer: Buffer, pinned: Bool = false, peer: Api.InputDialogPeer) {
         var _flags: Int32 = 0
-        if pinned { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: pinned)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xac81bbde)
         w1.int32(_flags)
@@ -1290,7 +1290,7 @@ extension Api.functions.messages {
     /// Writes `messages.requestChatJoinWebView` boxed at the end of `buffer`.
     public static func requestChatJoinWebView(into buffer: Buffer, queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
-        if themeParams != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: themeParams != nil)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xba9ee679)
         w1.int32(_flags)
@@ -1385,7 +1385,7 @@ extension Api.functions.payments {
     /// Writes `payments.getStarsSubscriptions` boxed at the end of `buffer`.
     public static func getStarsSubscriptions(into buffer: Buffer, missingBalance: Bool = false, peer: Api.InputPeer, offset: String) {
         var _flags: Int32 = 0
-        if missingBalance { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: missingBalance)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x032512c5)
         w1.int32(_flags)

@@ -160,9 +160,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasVideo { tlSetFlag(&flags, 0x1) }
-                if personal { tlSetFlag(&flags, 0x4) }
-                if strippedThumb != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: hasVideo)
+                tlSetFlag(&flags, 0x4, when: personal)
+                tlSetFlag(&flags, 0x2, when: strippedThumb != nil)
                 return flags
             }
         }
@@ -353,13 +353,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if data != nil { tlSetFlag(&flags, 0x1) }
-                if frontSide != nil { tlSetFlag(&flags, 0x2) }
-                if reverseSide != nil { tlSetFlag(&flags, 0x4) }
-                if selfie != nil { tlSetFlag(&flags, 0x8) }
-                if translation != nil { tlSetFlag(&flags, 0x40) }
-                if files != nil { tlSetFlag(&flags, 0x10) }
-                if plainData != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: data != nil)
+                tlSetFlag(&flags, 0x2, when: frontSide != nil)
+                tlSetFlag(&flags, 0x4, when: reverseSide != nil)
+                tlSetFlag(&flags, 0x8, when: selfie != nil)
+                tlSetFlag(&flags, 0x40, when: translation != nil)
+                tlSetFlag(&flags, 0x10, when: files != nil)
+                tlSetFlag(&flags, 0x20, when: plainData != nil)
                 return flags
             }
         }
@@ -524,8 +524,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if checkbox { tlSetFlag(&flags, 0x1) }
-                if checked { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: checkbox)
+                tlSetFlag(&flags, 0x2, when: checked)
                 return flags
             }
         }
@@ -545,8 +545,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if checkbox { tlSetFlag(&flags, 0x1) }
-                if checked { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: checkbox)
+                tlSetFlag(&flags, 0x2, when: checked)
                 return flags
             }
         }
@@ -698,25 +698,25 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if changeInfo { tlSetFlag(&flags, 0x1) }
-                if postMessages { tlSetFlag(&flags, 0x2) }
-                if editMessages { tlSetFlag(&flags, 0x4) }
-                if deleteMessages { tlSetFlag(&flags, 0x8) }
-                if banUsers { tlSetFlag(&flags, 0x10) }
-                if inviteUsers { tlSetFlag(&flags, 0x20) }
-                if pinMessages { tlSetFlag(&flags, 0x80) }
-                if addAdmins { tlSetFlag(&flags, 0x200) }
-                if anonymous { tlSetFlag(&flags, 0x400) }
-                if manageCall { tlSetFlag(&flags, 0x800) }
-                if other { tlSetFlag(&flags, 0x1000) }
-                if manageTopics { tlSetFlag(&flags, 0x2000) }
-                if postStories { tlSetFlag(&flags, 0x4000) }
-                if editStories { tlSetFlag(&flags, 0x8000) }
-                if deleteStories { tlSetFlag(&flags, 0x10000) }
-                if manageDirectMessages { tlSetFlag(&flags, 0x20000) }
-                if manageRanks { tlSetFlag(&flags, 0x40000) }
-                if manageLinkedPeers { tlSetFlag(&flags, 0x80000) }
-                if manageWelcomeMessages { tlSetFlag(&flags, 0x100000) }
+                tlSetFlag(&flags, 0x1, when: changeInfo)
+                tlSetFlag(&flags, 0x2, when: postMessages)
+                tlSetFlag(&flags, 0x4, when: editMessages)
+                tlSetFlag(&flags, 0x8, when: deleteMessages)
+                tlSetFlag(&flags, 0x10, when: banUsers)
+                tlSetFlag(&flags, 0x20, when: inviteUsers)
+                tlSetFlag(&flags, 0x80, when: pinMessages)
+                tlSetFlag(&flags, 0x200, when: addAdmins)
+                tlSetFlag(&flags, 0x400, when: anonymous)
+                tlSetFlag(&flags, 0x800, when: manageCall)
+                tlSetFlag(&flags, 0x1000, when: other)
+                tlSetFlag(&flags, 0x2000, when: manageTopics)
+                tlSetFlag(&flags, 0x4000, when: postStories)
+                tlSetFlag(&flags, 0x8000, when: editStories)
+                tlSetFlag(&flags, 0x10000, when: deleteStories)
+                tlSetFlag(&flags, 0x20000, when: manageDirectMessages)
+                tlSetFlag(&flags, 0x40000, when: manageRanks)
+                tlSetFlag(&flags, 0x80000, when: manageLinkedPeers)
+                tlSetFlag(&flags, 0x100000, when: manageWelcomeMessages)
                 return flags
             }
         }
@@ -913,7 +913,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if allowCustom { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: allowCustom)
                 return flags
             }
         }
@@ -1029,8 +1029,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if editable { tlSetFlag(&flags, 0x1) }
-                if active { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: editable)
+                tlSetFlag(&flags, 0x2, when: active)
                 return flags
             }
         }
@@ -1218,8 +1218,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if closeFriends { tlSetFlag(&flags, 0x100) }
-                if live { tlSetFlag(&flags, 0x200) }
+                tlSetFlag(&flags, 0x100, when: closeFriends)
+                tlSetFlag(&flags, 0x200, when: live)
                 return flags
             }
         }
@@ -1279,25 +1279,25 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x20) }
-                if `public` { tlSetFlag(&flags, 0x80) }
-                if closeFriends { tlSetFlag(&flags, 0x100) }
-                if min { tlSetFlag(&flags, 0x200) }
-                if noforwards { tlSetFlag(&flags, 0x400) }
-                if edited { tlSetFlag(&flags, 0x800) }
-                if contacts { tlSetFlag(&flags, 0x1000) }
-                if selectedContacts { tlSetFlag(&flags, 0x2000) }
-                if out { tlSetFlag(&flags, 0x10000) }
-                if fromId != nil { tlSetFlag(&flags, 0x40000) }
-                if fwdFrom != nil { tlSetFlag(&flags, 0x20000) }
-                if caption != nil { tlSetFlag(&flags, 0x1) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
-                if mediaAreas != nil { tlSetFlag(&flags, 0x4000) }
-                if privacy != nil { tlSetFlag(&flags, 0x4) }
-                if views != nil { tlSetFlag(&flags, 0x8) }
-                if sentReaction != nil { tlSetFlag(&flags, 0x8000) }
-                if albums != nil { tlSetFlag(&flags, 0x80000) }
-                if music != nil { tlSetFlag(&flags, 0x100000) }
+                tlSetFlag(&flags, 0x20, when: pinned)
+                tlSetFlag(&flags, 0x80, when: `public`)
+                tlSetFlag(&flags, 0x100, when: closeFriends)
+                tlSetFlag(&flags, 0x200, when: min)
+                tlSetFlag(&flags, 0x400, when: noforwards)
+                tlSetFlag(&flags, 0x800, when: edited)
+                tlSetFlag(&flags, 0x1000, when: contacts)
+                tlSetFlag(&flags, 0x2000, when: selectedContacts)
+                tlSetFlag(&flags, 0x10000, when: out)
+                tlSetFlag(&flags, 0x40000, when: fromId != nil)
+                tlSetFlag(&flags, 0x20000, when: fwdFrom != nil)
+                tlSetFlag(&flags, 0x1, when: caption != nil)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
+                tlSetFlag(&flags, 0x4000, when: mediaAreas != nil)
+                tlSetFlag(&flags, 0x4, when: privacy != nil)
+                tlSetFlag(&flags, 0x8, when: views != nil)
+                tlSetFlag(&flags, 0x8000, when: sentReaction != nil)
+                tlSetFlag(&flags, 0x80000, when: albums != nil)
+                tlSetFlag(&flags, 0x100000, when: music != nil)
                 return flags
             }
         }
@@ -1590,8 +1590,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if iconPhoto != nil { tlSetFlag(&flags, 0x1) }
-                if iconVideo != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: iconPhoto != nil)
+                tlSetFlag(&flags, 0x2, when: iconVideo != nil)
                 return flags
             }
         }
@@ -1818,7 +1818,7 @@ extension Api.functions.messages {
     /// Writes `messages.deleteMessages` boxed at the end of `buffer`.
     public static func deleteMessages(into buffer: Buffer, revoke: Bool = false, id: [Int32]) {
         var _flags: Int32 = 0
-        if revoke { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: revoke)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe58e95d2)
         w1.int32(_flags)
@@ -1838,7 +1838,7 @@ extension Api.functions.messages {
     /// Writes `messages.getRecentStickers` boxed at the end of `buffer`.
     public static func getRecentStickers(into buffer: Buffer, attached: Bool = false, hash: Int64) {
         var _flags: Int32 = 0
-        if attached { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: attached)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x9da9403b)
         w1.int32(_flags)
@@ -1858,8 +1858,8 @@ extension Api.functions.messages {
     /// Writes `messages.setInlineGameScore` boxed at the end of `buffer`.
     public static func setInlineGameScore(into buffer: Buffer, editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) {
         var _flags: Int32 = 0
-        if editMessage { tlSetFlag(&_flags, 0x1) }
-        if force { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: editMessage)
+        tlSetFlag(&_flags, 0x2, when: force)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x15ad9f64)
         w1.int32(_flags)
@@ -1881,11 +1881,11 @@ extension Api.functions.messages {
     /// Writes `messages.acceptUrlAuth` boxed at the end of `buffer`.
     public static func acceptUrlAuth(into buffer: Buffer, writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) {
         var _flags: Int32 = 0
-        if writeAllowed { tlSetFlag(&_flags, 0x1) }
-        if sharePhoneNumber { tlSetFlag(&_flags, 0x8) }
-        if peer != nil && msgId != nil && buttonId != nil { tlSetFlag(&_flags, 0x2) }
-        if url != nil { tlSetFlag(&_flags, 0x4) }
-        if matchCode != nil { tlSetFlag(&_flags, 0x10) }
+        tlSetFlag(&_flags, 0x1, when: writeAllowed)
+        tlSetFlag(&_flags, 0x8, when: sharePhoneNumber)
+        tlSetFlag(&_flags, 0x2, when: peer != nil && msgId != nil && buttonId != nil)
+        tlSetFlag(&_flags, 0x4, when: url != nil)
+        tlSetFlag(&_flags, 0x10, when: matchCode != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x67a3f0de)
         w1.int32(_flags)
@@ -2019,8 +2019,8 @@ extension Api.functions.upload {
     /// Writes `upload.getFile` boxed at the end of `buffer`.
     public static func getFile(into buffer: Buffer, precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) {
         var _flags: Int32 = 0
-        if precise { tlSetFlag(&_flags, 0x1) }
-        if cdnSupported { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: precise)
+        tlSetFlag(&_flags, 0x2, when: cdnSupported)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xbe5335be)
         w1.int32(_flags)
@@ -2093,7 +2093,7 @@ extension Api.functions.payments {
     /// Writes `payments.getPremiumGiftCodeOptions` boxed at the end of `buffer`.
     public static func getPremiumGiftCodeOptions(into buffer: Buffer, boostPeer: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
-        if boostPeer != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: boostPeer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2757ba54)
         w1.int32(_flags)
@@ -2130,8 +2130,8 @@ extension Api.functions.phone {
     /// Writes `phone.deleteConferenceCallParticipants` boxed at the end of `buffer`.
     public static func deleteConferenceCallParticipants(into buffer: Buffer, onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) {
         var _flags: Int32 = 0
-        if onlyLeft { tlSetFlag(&_flags, 0x1) }
-        if kick { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: onlyLeft)
+        tlSetFlag(&_flags, 0x2, when: kick)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8ca60525)
         w1.int32(_flags)
@@ -2200,7 +2200,7 @@ extension Api.functions.smsjobs {
     /// Writes `smsjobs.finishJob` boxed at the end of `buffer`.
     public static func finishJob(into buffer: Buffer, jobId: String, error: String? = nil) {
         var _flags: Int32 = 0
-        if error != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: error != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x4f1ebf24)
         w1.int32(_flags)

@@ -29,7 +29,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accuracyRadius != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: accuracyRadius != nil)
                 return flags
             }
         }
@@ -656,7 +656,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if url != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: url != nil)
                 return flags
             }
         }
@@ -676,7 +676,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if url != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: url != nil)
                 return flags
             }
         }
@@ -730,20 +730,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasLargeMedia { tlSetFlag(&flags, 0x2000) }
-                if videoCoverPhoto { tlSetFlag(&flags, 0x4000) }
-                if type != nil { tlSetFlag(&flags, 0x1) }
-                if siteName != nil { tlSetFlag(&flags, 0x2) }
-                if title != nil { tlSetFlag(&flags, 0x4) }
-                if description != nil { tlSetFlag(&flags, 0x8) }
-                if photo != nil { tlSetFlag(&flags, 0x10) }
-                if embedUrl != nil && embedType != nil { tlSetFlag(&flags, 0x20) }
-                if embedWidth != nil && embedHeight != nil { tlSetFlag(&flags, 0x40) }
-                if duration != nil { tlSetFlag(&flags, 0x80) }
-                if author != nil { tlSetFlag(&flags, 0x100) }
-                if document != nil { tlSetFlag(&flags, 0x200) }
-                if cachedPage != nil { tlSetFlag(&flags, 0x400) }
-                if attributes != nil { tlSetFlag(&flags, 0x1000) }
+                tlSetFlag(&flags, 0x2000, when: hasLargeMedia)
+                tlSetFlag(&flags, 0x4000, when: videoCoverPhoto)
+                tlSetFlag(&flags, 0x1, when: type != nil)
+                tlSetFlag(&flags, 0x2, when: siteName != nil)
+                tlSetFlag(&flags, 0x4, when: title != nil)
+                tlSetFlag(&flags, 0x8, when: description != nil)
+                tlSetFlag(&flags, 0x10, when: photo != nil)
+                tlSetFlag(&flags, 0x20, when: embedUrl != nil && embedType != nil)
+                tlSetFlag(&flags, 0x40, when: embedWidth != nil && embedHeight != nil)
+                tlSetFlag(&flags, 0x80, when: duration != nil)
+                tlSetFlag(&flags, 0x100, when: author != nil)
+                tlSetFlag(&flags, 0x200, when: document != nil)
+                tlSetFlag(&flags, 0x400, when: cachedPage != nil)
+                tlSetFlag(&flags, 0x1000, when: attributes != nil)
                 return flags
             }
         }
@@ -759,7 +759,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if cachedPageViews != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: cachedPageViews != nil)
                 return flags
             }
         }
@@ -1226,7 +1226,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -1856,7 +1856,7 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topHoursGraph != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: topHoursGraph != nil)
                 return flags
             }
         }
@@ -2311,9 +2311,9 @@ extension Api.functions.account {
     /// Writes `account.getNotifyExceptions` boxed at the end of `buffer`.
     public static func getNotifyExceptions(into buffer: Buffer, compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) {
         var _flags: Int32 = 0
-        if compareSound { tlSetFlag(&_flags, 0x2) }
-        if compareStories { tlSetFlag(&_flags, 0x4) }
-        if peer != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: compareSound)
+        tlSetFlag(&_flags, 0x4, when: compareStories)
+        tlSetFlag(&_flags, 0x1, when: peer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x53577479)
         w1.int32(_flags)
@@ -2418,7 +2418,7 @@ extension Api.functions.account {
     /// Writes `account.updateBusinessIntro` boxed at the end of `buffer`.
     public static func updateBusinessIntro(into buffer: Buffer, intro: Api.InputBusinessIntro? = nil) {
         var _flags: Int32 = 0
-        if intro != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: intro != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa614d034)
         w1.int32(_flags)
@@ -2454,7 +2454,7 @@ extension Api.functions.messages {
     /// Writes `messages.sendEncryptedFile` boxed at the end of `buffer`.
     public static func sendEncryptedFile(into buffer: Buffer, silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: silent)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x5559481d)
         w1.int32(_flags)
@@ -2477,7 +2477,7 @@ extension Api.functions.messages {
     /// Writes `messages.searchEmojiStickerSets` boxed at the end of `buffer`.
     public static func searchEmojiStickerSets(into buffer: Buffer, excludeFeatured: Bool = false, q: String, hash: Int64) {
         var _flags: Int32 = 0
-        if excludeFeatured { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: excludeFeatured)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x92b4494c)
         w1.int32(_flags)
@@ -2498,8 +2498,8 @@ extension Api.functions.messages {
     /// Writes `messages.getSavedDialogs` boxed at the end of `buffer`.
     public static func getSavedDialogs(into buffer: Buffer, excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
-        if excludePinned { tlSetFlag(&_flags, 0x1) }
-        if parentPeer != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: excludePinned)
+        tlSetFlag(&_flags, 0x2, when: parentPeer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1e91fc99)
         w1.int32(_flags)
@@ -2546,7 +2546,7 @@ extension Api.functions.channels {
     /// Writes `channels.updatePaidMessagesPrice` boxed at the end of `buffer`.
     public static func updatePaidMessagesPrice(into buffer: Buffer, broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) {
         var _flags: Int32 = 0
-        if broadcastMessagesAllowed { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: broadcastMessagesAllowed)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x4b12327b)
         w1.int32(_flags)
@@ -2567,7 +2567,7 @@ extension Api.functions.phone {
     /// Writes `phone.exportGroupCallInvite` boxed at the end of `buffer`.
     public static func exportGroupCallInvite(into buffer: Buffer, canSelfUnmute: Bool = false, call: Api.InputGroupCall) {
         var _flags: Int32 = 0
-        if canSelfUnmute { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: canSelfUnmute)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xe6aa647f)
         w1.int32(_flags)

@@ -25,7 +25,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if date != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: date != nil)
                 return flags
             }
         }
@@ -59,14 +59,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if noWebpage { tlSetFlag(&flags, 0x2) }
-                if invertMedia { tlSetFlag(&flags, 0x40) }
-                if replyTo != nil { tlSetFlag(&flags, 0x10) }
-                if entities != nil { tlSetFlag(&flags, 0x8) }
-                if media != nil { tlSetFlag(&flags, 0x20) }
-                if effect != nil { tlSetFlag(&flags, 0x80) }
-                if suggestedPost != nil { tlSetFlag(&flags, 0x100) }
-                if richMessage != nil { tlSetFlag(&flags, 0x200) }
+                tlSetFlag(&flags, 0x2, when: noWebpage)
+                tlSetFlag(&flags, 0x40, when: invertMedia)
+                tlSetFlag(&flags, 0x10, when: replyTo != nil)
+                tlSetFlag(&flags, 0x8, when: entities != nil)
+                tlSetFlag(&flags, 0x20, when: media != nil)
+                tlSetFlag(&flags, 0x80, when: effect != nil)
+                tlSetFlag(&flags, 0x100, when: suggestedPost != nil)
+                tlSetFlag(&flags, 0x200, when: richMessage != nil)
                 return flags
             }
         }
@@ -261,10 +261,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if name != nil { tlSetFlag(&flags, 0x1) }
-                if phone != nil { tlSetFlag(&flags, 0x2) }
-                if email != nil { tlSetFlag(&flags, 0x4) }
-                if shippingAddress != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: name != nil)
+                tlSetFlag(&flags, 0x2, when: phone != nil)
+                tlSetFlag(&flags, 0x4, when: email != nil)
+                tlSetFlag(&flags, 0x8, when: shippingAddress != nil)
                 return flags
             }
         }
@@ -867,7 +867,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaChatlist { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: viaChatlist)
                 return flags
             }
         }
@@ -1023,8 +1023,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if prevTopic != nil { tlSetFlag(&flags, 0x1) }
-                if newTopic != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: prevTopic != nil)
+                tlSetFlag(&flags, 0x2, when: newTopic != nil)
                 return flags
             }
         }
@@ -2532,9 +2532,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inactive { tlSetFlag(&flags, 0x1) }
-                if premium { tlSetFlag(&flags, 0x4) }
-                if aroundAnimation != nil && centerIcon != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: inactive)
+                tlSetFlag(&flags, 0x4, when: premium)
+                tlSetFlag(&flags, 0x2, when: aroundAnimation != nil && centerIcon != nil)
                 return flags
             }
         }
@@ -2953,9 +2953,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if firstName != nil && lastName != nil { tlSetFlag(&flags, 0x1) }
-                if username != nil { tlSetFlag(&flags, 0x2) }
-                if photo != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: firstName != nil && lastName != nil)
+                tlSetFlag(&flags, 0x2, when: username != nil)
+                tlSetFlag(&flags, 0x4, when: photo != nil)
                 return flags
             }
         }
@@ -2975,8 +2975,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { tlSetFlag(&flags, 0x1) }
-                if photo != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: title != nil)
+                tlSetFlag(&flags, 0x4, when: photo != nil)
                 return flags
             }
         }
@@ -2998,9 +2998,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { tlSetFlag(&flags, 0x1) }
-                if username != nil { tlSetFlag(&flags, 0x2) }
-                if photo != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: title != nil)
+                tlSetFlag(&flags, 0x2, when: username != nil)
+                tlSetFlag(&flags, 0x4, when: photo != nil)
                 return flags
             }
         }
@@ -3244,11 +3244,11 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if subscriptions != nil { tlSetFlag(&flags, 0x2) }
-                if subscriptionsNextOffset != nil { tlSetFlag(&flags, 0x4) }
-                if subscriptionsMissingBalance != nil { tlSetFlag(&flags, 0x10) }
-                if history != nil { tlSetFlag(&flags, 0x8) }
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: subscriptions != nil)
+                tlSetFlag(&flags, 0x4, when: subscriptionsNextOffset != nil)
+                tlSetFlag(&flags, 0x10, when: subscriptionsMissingBalance != nil)
+                tlSetFlag(&flags, 0x8, when: history != nil)
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -3414,20 +3414,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if reply { tlSetFlag(&flags, 0x1) }
-                if readMessages { tlSetFlag(&flags, 0x2) }
-                if deleteSentMessages { tlSetFlag(&flags, 0x4) }
-                if deleteReceivedMessages { tlSetFlag(&flags, 0x8) }
-                if editName { tlSetFlag(&flags, 0x10) }
-                if editBio { tlSetFlag(&flags, 0x20) }
-                if editProfilePhoto { tlSetFlag(&flags, 0x40) }
-                if editUsername { tlSetFlag(&flags, 0x80) }
-                if viewGifts { tlSetFlag(&flags, 0x100) }
-                if sellGifts { tlSetFlag(&flags, 0x200) }
-                if changeGiftSettings { tlSetFlag(&flags, 0x400) }
-                if transferAndUpgradeGifts { tlSetFlag(&flags, 0x800) }
-                if transferStars { tlSetFlag(&flags, 0x1000) }
-                if manageStories { tlSetFlag(&flags, 0x2000) }
+                tlSetFlag(&flags, 0x1, when: reply)
+                tlSetFlag(&flags, 0x2, when: readMessages)
+                tlSetFlag(&flags, 0x4, when: deleteSentMessages)
+                tlSetFlag(&flags, 0x8, when: deleteReceivedMessages)
+                tlSetFlag(&flags, 0x10, when: editName)
+                tlSetFlag(&flags, 0x20, when: editBio)
+                tlSetFlag(&flags, 0x40, when: editProfilePhoto)
+                tlSetFlag(&flags, 0x80, when: editUsername)
+                tlSetFlag(&flags, 0x100, when: viewGifts)
+                tlSetFlag(&flags, 0x200, when: sellGifts)
+                tlSetFlag(&flags, 0x400, when: changeGiftSettings)
+                tlSetFlag(&flags, 0x800, when: transferAndUpgradeGifts)
+                tlSetFlag(&flags, 0x1000, when: transferStars)
+                tlSetFlag(&flags, 0x2000, when: manageStories)
                 return flags
             }
         }
@@ -3548,7 +3548,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if visible { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: visible)
                 return flags
             }
         }
@@ -3672,19 +3672,19 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { tlSetFlag(&flags, 0x1) }
-                if welcomeTemplate { tlSetFlag(&flags, 0x20) }
-                if invertMedia { tlSetFlag(&flags, 0x80) }
-                if noforwards { tlSetFlag(&flags, 0x1000) }
-                if peerId != nil { tlSetFlag(&flags, 0x200) }
-                if topMsgId != nil { tlSetFlag(&flags, 0x2) }
-                if entities != nil { tlSetFlag(&flags, 0x4) }
-                if media != nil { tlSetFlag(&flags, 0x8) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x10) }
-                if replyTo != nil { tlSetFlag(&flags, 0x40) }
-                if richMessage != nil { tlSetFlag(&flags, 0x100) }
-                if chatInstance != nil { tlSetFlag(&flags, 0x400) }
-                if anchorMsgId != nil { tlSetFlag(&flags, 0x800) }
+                tlSetFlag(&flags, 0x1, when: out)
+                tlSetFlag(&flags, 0x20, when: welcomeTemplate)
+                tlSetFlag(&flags, 0x80, when: invertMedia)
+                tlSetFlag(&flags, 0x1000, when: noforwards)
+                tlSetFlag(&flags, 0x200, when: peerId != nil)
+                tlSetFlag(&flags, 0x2, when: topMsgId != nil)
+                tlSetFlag(&flags, 0x4, when: entities != nil)
+                tlSetFlag(&flags, 0x8, when: media != nil)
+                tlSetFlag(&flags, 0x10, when: replyMarkup != nil)
+                tlSetFlag(&flags, 0x40, when: replyTo != nil)
+                tlSetFlag(&flags, 0x100, when: richMessage != nil)
+                tlSetFlag(&flags, 0x400, when: chatInstance != nil)
+                tlSetFlag(&flags, 0x800, when: anchorMsgId != nil)
                 return flags
             }
         }
@@ -3961,7 +3961,7 @@ extension Api.functions.account {
     /// Writes `account.finishTakeoutSession` boxed at the end of `buffer`.
     public static func finishTakeoutSession(into buffer: Buffer, success: Bool = false) {
         var _flags: Int32 = 0
-        if success { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: success)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1d2652ee)
         w1.int32(_flags)
@@ -4013,16 +4013,16 @@ extension Api.functions.contacts {
     /// Writes `contacts.getTopPeers` boxed at the end of `buffer`.
     public static func getTopPeers(into buffer: Buffer, correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
-        if correspondents { tlSetFlag(&_flags, 0x1) }
-        if botsPm { tlSetFlag(&_flags, 0x2) }
-        if botsInline { tlSetFlag(&_flags, 0x4) }
-        if phoneCalls { tlSetFlag(&_flags, 0x8) }
-        if forwardUsers { tlSetFlag(&_flags, 0x10) }
-        if forwardChats { tlSetFlag(&_flags, 0x20) }
-        if groups { tlSetFlag(&_flags, 0x400) }
-        if channels { tlSetFlag(&_flags, 0x8000) }
-        if botsApp { tlSetFlag(&_flags, 0x10000) }
-        if botsGuestchat { tlSetFlag(&_flags, 0x20000) }
+        tlSetFlag(&_flags, 0x1, when: correspondents)
+        tlSetFlag(&_flags, 0x2, when: botsPm)
+        tlSetFlag(&_flags, 0x4, when: botsInline)
+        tlSetFlag(&_flags, 0x8, when: phoneCalls)
+        tlSetFlag(&_flags, 0x10, when: forwardUsers)
+        tlSetFlag(&_flags, 0x20, when: forwardChats)
+        tlSetFlag(&_flags, 0x400, when: groups)
+        tlSetFlag(&_flags, 0x8000, when: channels)
+        tlSetFlag(&_flags, 0x10000, when: botsApp)
+        tlSetFlag(&_flags, 0x20000, when: botsGuestchat)
         var w1 = buffer.fieldWriter(reserving: 24)
         w1.uint32(0x973478b6)
         w1.int32(_flags)
@@ -4074,15 +4074,15 @@ extension Api.functions.messages {
     /// Writes `messages.sendInlineBotResult` boxed at the end of `buffer`.
     public static func sendInlineBotResult(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x20) }
-        if background { tlSetFlag(&_flags, 0x40) }
-        if clearDraft { tlSetFlag(&_flags, 0x80) }
-        if hideVia { tlSetFlag(&_flags, 0x800) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
-        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
-        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
-        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
+        tlSetFlag(&_flags, 0x20, when: silent)
+        tlSetFlag(&_flags, 0x40, when: background)
+        tlSetFlag(&_flags, 0x80, when: clearDraft)
+        tlSetFlag(&_flags, 0x800, when: hideVia)
+        tlSetFlag(&_flags, 0x1, when: replyTo != nil)
+        tlSetFlag(&_flags, 0x400, when: scheduleDate != nil)
+        tlSetFlag(&_flags, 0x2000, when: sendAs != nil)
+        tlSetFlag(&_flags, 0x20000, when: quickReplyShortcut != nil)
+        tlSetFlag(&_flags, 0x200000, when: allowPaidStars != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xc0cf7646)
         w1.int32(_flags)
@@ -4203,12 +4203,12 @@ extension Api.functions.photos {
     /// Writes `photos.uploadProfilePhoto` boxed at the end of `buffer`.
     public static func uploadProfilePhoto(into buffer: Buffer, fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
         var _flags: Int32 = 0
-        if fallback { tlSetFlag(&_flags, 0x8) }
-        if bot != nil { tlSetFlag(&_flags, 0x20) }
-        if file != nil { tlSetFlag(&_flags, 0x1) }
-        if video != nil { tlSetFlag(&_flags, 0x2) }
-        if videoStartTs != nil { tlSetFlag(&_flags, 0x4) }
-        if videoEmojiMarkup != nil { tlSetFlag(&_flags, 0x10) }
+        tlSetFlag(&_flags, 0x8, when: fallback)
+        tlSetFlag(&_flags, 0x20, when: bot != nil)
+        tlSetFlag(&_flags, 0x1, when: file != nil)
+        tlSetFlag(&_flags, 0x2, when: video != nil)
+        tlSetFlag(&_flags, 0x4, when: videoStartTs != nil)
+        tlSetFlag(&_flags, 0x10, when: videoEmojiMarkup != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x0388a3b5)
         w1.int32(_flags)
@@ -4257,8 +4257,8 @@ extension Api.functions.payments {
     /// Writes `payments.clearSavedInfo` boxed at the end of `buffer`.
     public static func clearSavedInfo(into buffer: Buffer, credentials: Bool = false, info: Bool = false) {
         var _flags: Int32 = 0
-        if credentials { tlSetFlag(&_flags, 0x1) }
-        if info { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: credentials)
+        tlSetFlag(&_flags, 0x2, when: info)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd83d70c1)
         w1.int32(_flags)
@@ -4328,10 +4328,10 @@ extension Api.functions.stories {
     /// Writes `stories.updateAlbum` boxed at the end of `buffer`.
     public static func updateAlbum(into buffer: Buffer, peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) {
         var _flags: Int32 = 0
-        if title != nil { tlSetFlag(&_flags, 0x1) }
-        if deleteStories != nil { tlSetFlag(&_flags, 0x2) }
-        if addStories != nil { tlSetFlag(&_flags, 0x4) }
-        if order != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: title != nil)
+        tlSetFlag(&_flags, 0x2, when: deleteStories != nil)
+        tlSetFlag(&_flags, 0x4, when: addStories != nil)
+        tlSetFlag(&_flags, 0x8, when: order != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x5e5259b6)
         w1.int32(_flags)
@@ -4364,7 +4364,7 @@ extension Api.functions.premium {
     /// Writes `premium.getBoostsList` boxed at the end of `buffer`.
     public static func getBoostsList(into buffer: Buffer, gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) {
         var _flags: Int32 = 0
-        if gifts { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: gifts)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x60f67660)
         w1.int32(_flags)

@@ -31,7 +31,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accuracyRadius != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: accuracyRadius != nil)
                 return flags
             }
         }
@@ -176,25 +176,25 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if reportSpam { tlSetFlag(&flags, 0x1) }
-                if addContact { tlSetFlag(&flags, 0x2) }
-                if blockContact { tlSetFlag(&flags, 0x4) }
-                if shareContact { tlSetFlag(&flags, 0x8) }
-                if needContactsException { tlSetFlag(&flags, 0x10) }
-                if reportGeo { tlSetFlag(&flags, 0x20) }
-                if autoarchived { tlSetFlag(&flags, 0x80) }
-                if inviteMembers { tlSetFlag(&flags, 0x100) }
-                if requestChatBroadcast { tlSetFlag(&flags, 0x400) }
-                if businessBotPaused { tlSetFlag(&flags, 0x800) }
-                if businessBotCanReply { tlSetFlag(&flags, 0x1000) }
-                if geoDistance != nil { tlSetFlag(&flags, 0x40) }
-                if requestChatTitle != nil && requestChatDate != nil { tlSetFlag(&flags, 0x200) }
-                if businessBotId != nil && businessBotManageUrl != nil { tlSetFlag(&flags, 0x2000) }
-                if chargePaidMessageStars != nil { tlSetFlag(&flags, 0x4000) }
-                if registrationMonth != nil { tlSetFlag(&flags, 0x8000) }
-                if phoneCountry != nil { tlSetFlag(&flags, 0x10000) }
-                if nameChangeDate != nil { tlSetFlag(&flags, 0x20000) }
-                if photoChangeDate != nil { tlSetFlag(&flags, 0x40000) }
+                tlSetFlag(&flags, 0x1, when: reportSpam)
+                tlSetFlag(&flags, 0x2, when: addContact)
+                tlSetFlag(&flags, 0x4, when: blockContact)
+                tlSetFlag(&flags, 0x8, when: shareContact)
+                tlSetFlag(&flags, 0x10, when: needContactsException)
+                tlSetFlag(&flags, 0x20, when: reportGeo)
+                tlSetFlag(&flags, 0x80, when: autoarchived)
+                tlSetFlag(&flags, 0x100, when: inviteMembers)
+                tlSetFlag(&flags, 0x400, when: requestChatBroadcast)
+                tlSetFlag(&flags, 0x800, when: businessBotPaused)
+                tlSetFlag(&flags, 0x1000, when: businessBotCanReply)
+                tlSetFlag(&flags, 0x40, when: geoDistance != nil)
+                tlSetFlag(&flags, 0x200, when: requestChatTitle != nil && requestChatDate != nil)
+                tlSetFlag(&flags, 0x2000, when: businessBotId != nil && businessBotManageUrl != nil)
+                tlSetFlag(&flags, 0x4000, when: chargePaidMessageStars != nil)
+                tlSetFlag(&flags, 0x8000, when: registrationMonth != nil)
+                tlSetFlag(&flags, 0x10000, when: phoneCountry != nil)
+                tlSetFlag(&flags, 0x20000, when: nameChangeDate != nil)
+                tlSetFlag(&flags, 0x40000, when: photoChangeDate != nil)
                 return flags
             }
         }
@@ -742,14 +742,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if topMsgId != nil { tlSetFlag(&flags, 0x1) }
-                if replyToPeerId != nil { tlSetFlag(&flags, 0x2) }
-                if quoteText != nil { tlSetFlag(&flags, 0x4) }
-                if quoteEntities != nil { tlSetFlag(&flags, 0x8) }
-                if quoteOffset != nil { tlSetFlag(&flags, 0x10) }
-                if monoforumPeerId != nil { tlSetFlag(&flags, 0x20) }
-                if todoItemId != nil { tlSetFlag(&flags, 0x40) }
-                if pollOption != nil { tlSetFlag(&flags, 0x80) }
+                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
+                tlSetFlag(&flags, 0x2, when: replyToPeerId != nil)
+                tlSetFlag(&flags, 0x4, when: quoteText != nil)
+                tlSetFlag(&flags, 0x8, when: quoteEntities != nil)
+                tlSetFlag(&flags, 0x10, when: quoteOffset != nil)
+                tlSetFlag(&flags, 0x20, when: monoforumPeerId != nil)
+                tlSetFlag(&flags, 0x40, when: todoItemId != nil)
+                tlSetFlag(&flags, 0x80, when: pollOption != nil)
                 return flags
             }
         }
@@ -1011,7 +1011,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: pinned)
                 return flags
             }
         }
@@ -1043,9 +1043,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if unreadMark { tlSetFlag(&flags, 0x8) }
-                if nopaidMessagesException { tlSetFlag(&flags, 0x10) }
-                if draft != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x8, when: unreadMark)
+                tlSetFlag(&flags, 0x10, when: nopaidMessagesException)
+                tlSetFlag(&flags, 0x2, when: draft != nil)
                 return flags
             }
         }
@@ -1302,9 +1302,9 @@ extension Api.functions.messages {
     /// Writes `messages.toggleStickerSets` boxed at the end of `buffer`.
     public static func toggleStickerSets(into buffer: Buffer, uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) {
         var _flags: Int32 = 0
-        if uninstall { tlSetFlag(&_flags, 0x1) }
-        if archive { tlSetFlag(&_flags, 0x2) }
-        if unarchive { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: uninstall)
+        tlSetFlag(&_flags, 0x2, when: archive)
+        tlSetFlag(&_flags, 0x4, when: unarchive)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb5052fea)
         w1.int32(_flags)

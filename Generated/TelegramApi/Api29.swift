@@ -27,7 +27,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if selfParticipant != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: selfParticipant != nil)
                 return flags
             }
         }
@@ -207,7 +207,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if folderId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: folderId != nil)
                 return flags
             }
         }
@@ -246,7 +246,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if historyDeleted { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: historyDeleted)
                 return flags
             }
         }
@@ -628,7 +628,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if entities != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: entities != nil)
                 return flags
             }
         }
@@ -802,10 +802,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if autofillNewBroadcasts { tlSetFlag(&flags, 0x1) }
-                if autofillPublicGroups { tlSetFlag(&flags, 0x2) }
-                if autofillNewCorrespondents { tlSetFlag(&flags, 0x4) }
-                if photo != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: autofillNewBroadcasts)
+                tlSetFlag(&flags, 0x2, when: autofillPublicGroups)
+                tlSetFlag(&flags, 0x4, when: autofillNewCorrespondents)
+                tlSetFlag(&flags, 0x8, when: photo != nil)
                 return flags
             }
         }
@@ -906,7 +906,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if msgId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: msgId != nil)
                 return flags
             }
         }
@@ -1007,7 +1007,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if document != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: document != nil)
                 return flags
             }
         }
@@ -1136,7 +1136,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinnedToTop != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: pinnedToTop != nil)
                 return flags
             }
         }
@@ -1308,8 +1308,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if premiumWouldAllowInvite { tlSetFlag(&flags, 0x1) }
-                if premiumRequiredForPm { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: premiumWouldAllowInvite)
+                tlSetFlag(&flags, 0x2, when: premiumRequiredForPm)
                 return flags
             }
         }
@@ -1398,10 +1398,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if bgPrimary { tlSetFlag(&flags, 0x1) }
-                if bgDanger { tlSetFlag(&flags, 0x2) }
-                if bgSuccess { tlSetFlag(&flags, 0x4) }
-                if icon != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: bgPrimary)
+                tlSetFlag(&flags, 0x2, when: bgDanger)
+                tlSetFlag(&flags, 0x4, when: bgSuccess)
+                tlSetFlag(&flags, 0x8, when: icon != nil)
                 return flags
             }
         }
@@ -1648,8 +1648,8 @@ extension Api.functions.messages {
     /// Writes `messages.reorderStickerSets` boxed at the end of `buffer`.
     public static func reorderStickerSets(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, order: [Int64]) {
         var _flags: Int32 = 0
-        if masks { tlSetFlag(&_flags, 0x1) }
-        if emojis { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: masks)
+        tlSetFlag(&_flags, 0x2, when: emojis)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x78337739)
         w1.int32(_flags)
@@ -1735,7 +1735,7 @@ extension Api.functions.messages {
     /// Writes `messages.sendPaidReaction` boxed at the end of `buffer`.
     public static func sendPaidReaction(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) {
         var _flags: Int32 = 0
-        if `private` != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: `private` != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x58bbcb50)
         w1.int32(_flags)
@@ -1763,7 +1763,7 @@ extension Api.functions.messages {
     /// Writes `messages.getSponsoredMessages` boxed at the end of `buffer`.
     public static func getSponsoredMessages(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil) {
         var _flags: Int32 = 0
-        if msgId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: msgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x3d6ce850)
         w1.int32(_flags)
@@ -1898,9 +1898,9 @@ extension Api.functions.communities {
     /// Writes `communities.togglePeerLink` boxed at the end of `buffer`.
     public static func togglePeerLink(into buffer: Buffer, visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if visible { tlSetFlag(&_flags, 0x1) }
-        if hidden { tlSetFlag(&_flags, 0x2) }
-        if deleted { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: visible)
+        tlSetFlag(&_flags, 0x2, when: hidden)
+        tlSetFlag(&_flags, 0x4, when: deleted)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x736dcfea)
         w1.int32(_flags)
@@ -1921,7 +1921,7 @@ extension Api.functions.communities {
     /// Writes `communities.toggleCommunityCollapsedInDialogs` boxed at the end of `buffer`.
     public static func toggleCommunityCollapsedInDialogs(into buffer: Buffer, collapsed: Bool = false, community: Api.InputChannel) {
         var _flags: Int32 = 0
-        if collapsed { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: collapsed)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xd766e3ea)
         w1.int32(_flags)

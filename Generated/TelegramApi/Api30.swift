@@ -139,7 +139,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if big { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: big)
                 return flags
             }
         }
@@ -174,7 +174,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if videoChannel != nil && videoQuality != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: videoChannel != nil && videoQuality != nil)
                 return flags
             }
         }
@@ -587,22 +587,22 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canSetUsername { tlSetFlag(&flags, 0x80) }
-                if hasScheduled { tlSetFlag(&flags, 0x100) }
-                if translationsDisabled { tlSetFlag(&flags, 0x80000) }
-                if hasWelcomeMessages { tlSetFlag(&flags, 0x200000) }
-                if chatPhoto != nil { tlSetFlag(&flags, 0x4) }
-                if exportedInvite != nil { tlSetFlag(&flags, 0x2000) }
-                if botInfo != nil { tlSetFlag(&flags, 0x8) }
-                if pinnedMsgId != nil { tlSetFlag(&flags, 0x40) }
-                if folderId != nil { tlSetFlag(&flags, 0x800) }
-                if call != nil { tlSetFlag(&flags, 0x1000) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x4000) }
-                if groupcallDefaultJoinAs != nil { tlSetFlag(&flags, 0x8000) }
-                if themeEmoticon != nil { tlSetFlag(&flags, 0x10000) }
-                if requestsPending != nil && recentRequesters != nil { tlSetFlag(&flags, 0x20000) }
-                if availableReactions != nil { tlSetFlag(&flags, 0x40000) }
-                if reactionsLimit != nil { tlSetFlag(&flags, 0x100000) }
+                tlSetFlag(&flags, 0x80, when: canSetUsername)
+                tlSetFlag(&flags, 0x100, when: hasScheduled)
+                tlSetFlag(&flags, 0x80000, when: translationsDisabled)
+                tlSetFlag(&flags, 0x200000, when: hasWelcomeMessages)
+                tlSetFlag(&flags, 0x4, when: chatPhoto != nil)
+                tlSetFlag(&flags, 0x2000, when: exportedInvite != nil)
+                tlSetFlag(&flags, 0x8, when: botInfo != nil)
+                tlSetFlag(&flags, 0x40, when: pinnedMsgId != nil)
+                tlSetFlag(&flags, 0x800, when: folderId != nil)
+                tlSetFlag(&flags, 0x1000, when: call != nil)
+                tlSetFlag(&flags, 0x4000, when: ttlPeriod != nil)
+                tlSetFlag(&flags, 0x8000, when: groupcallDefaultJoinAs != nil)
+                tlSetFlag(&flags, 0x10000, when: themeEmoticon != nil)
+                tlSetFlag(&flags, 0x20000, when: requestsPending != nil && recentRequesters != nil)
+                tlSetFlag(&flags, 0x40000, when: availableReactions != nil)
+                tlSetFlag(&flags, 0x100000, when: reactionsLimit != nil)
                 return flags
             }
         }
@@ -752,68 +752,68 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canViewParticipants { tlSetFlag(&flags, 0x8) }
-                if canSetUsername { tlSetFlag(&flags, 0x40) }
-                if canSetStickers { tlSetFlag(&flags, 0x80) }
-                if hiddenPrehistory { tlSetFlag(&flags, 0x400) }
-                if canSetLocation { tlSetFlag(&flags, 0x10000) }
-                if hasScheduled { tlSetFlag(&flags, 0x80000) }
-                if canViewStats { tlSetFlag(&flags, 0x100000) }
-                if blocked { tlSetFlag(&flags, 0x400000) }
-                if participantsCount != nil { tlSetFlag(&flags, 0x1) }
-                if adminsCount != nil { tlSetFlag(&flags, 0x2) }
-                if kickedCount != nil && bannedCount != nil { tlSetFlag(&flags, 0x4) }
-                if onlineCount != nil { tlSetFlag(&flags, 0x2000) }
-                if exportedInvite != nil { tlSetFlag(&flags, 0x800000) }
-                if migratedFromChatId != nil && migratedFromMaxId != nil { tlSetFlag(&flags, 0x10) }
-                if pinnedMsgId != nil { tlSetFlag(&flags, 0x20) }
-                if stickerset != nil { tlSetFlag(&flags, 0x100) }
-                if availableMinId != nil { tlSetFlag(&flags, 0x200) }
-                if folderId != nil { tlSetFlag(&flags, 0x800) }
-                if linkedChatId != nil { tlSetFlag(&flags, 0x4000) }
-                if location != nil { tlSetFlag(&flags, 0x8000) }
-                if slowmodeSeconds != nil { tlSetFlag(&flags, 0x20000) }
-                if slowmodeNextSendDate != nil { tlSetFlag(&flags, 0x40000) }
-                if statsDc != nil { tlSetFlag(&flags, 0x1000) }
-                if call != nil { tlSetFlag(&flags, 0x200000) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x1000000) }
-                if pendingSuggestions != nil { tlSetFlag(&flags, 0x2000000) }
-                if groupcallDefaultJoinAs != nil { tlSetFlag(&flags, 0x4000000) }
-                if themeEmoticon != nil { tlSetFlag(&flags, 0x8000000) }
-                if requestsPending != nil && recentRequesters != nil { tlSetFlag(&flags, 0x10000000) }
-                if defaultSendAs != nil { tlSetFlag(&flags, 0x20000000) }
-                if availableReactions != nil { tlSetFlag(&flags, 0x40000000) }
+                tlSetFlag(&flags, 0x8, when: canViewParticipants)
+                tlSetFlag(&flags, 0x40, when: canSetUsername)
+                tlSetFlag(&flags, 0x80, when: canSetStickers)
+                tlSetFlag(&flags, 0x400, when: hiddenPrehistory)
+                tlSetFlag(&flags, 0x10000, when: canSetLocation)
+                tlSetFlag(&flags, 0x80000, when: hasScheduled)
+                tlSetFlag(&flags, 0x100000, when: canViewStats)
+                tlSetFlag(&flags, 0x400000, when: blocked)
+                tlSetFlag(&flags, 0x1, when: participantsCount != nil)
+                tlSetFlag(&flags, 0x2, when: adminsCount != nil)
+                tlSetFlag(&flags, 0x4, when: kickedCount != nil && bannedCount != nil)
+                tlSetFlag(&flags, 0x2000, when: onlineCount != nil)
+                tlSetFlag(&flags, 0x800000, when: exportedInvite != nil)
+                tlSetFlag(&flags, 0x10, when: migratedFromChatId != nil && migratedFromMaxId != nil)
+                tlSetFlag(&flags, 0x20, when: pinnedMsgId != nil)
+                tlSetFlag(&flags, 0x100, when: stickerset != nil)
+                tlSetFlag(&flags, 0x200, when: availableMinId != nil)
+                tlSetFlag(&flags, 0x800, when: folderId != nil)
+                tlSetFlag(&flags, 0x4000, when: linkedChatId != nil)
+                tlSetFlag(&flags, 0x8000, when: location != nil)
+                tlSetFlag(&flags, 0x20000, when: slowmodeSeconds != nil)
+                tlSetFlag(&flags, 0x40000, when: slowmodeNextSendDate != nil)
+                tlSetFlag(&flags, 0x1000, when: statsDc != nil)
+                tlSetFlag(&flags, 0x200000, when: call != nil)
+                tlSetFlag(&flags, 0x1000000, when: ttlPeriod != nil)
+                tlSetFlag(&flags, 0x2000000, when: pendingSuggestions != nil)
+                tlSetFlag(&flags, 0x4000000, when: groupcallDefaultJoinAs != nil)
+                tlSetFlag(&flags, 0x8000000, when: themeEmoticon != nil)
+                tlSetFlag(&flags, 0x10000000, when: requestsPending != nil && recentRequesters != nil)
+                tlSetFlag(&flags, 0x20000000, when: defaultSendAs != nil)
+                tlSetFlag(&flags, 0x40000000, when: availableReactions != nil)
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if canDeleteChannel { tlSetFlag(&flags, 0x1) }
-                if antispam { tlSetFlag(&flags, 0x2) }
-                if participantsHidden { tlSetFlag(&flags, 0x4) }
-                if translationsDisabled { tlSetFlag(&flags, 0x8) }
-                if storiesPinnedAvailable { tlSetFlag(&flags, 0x20) }
-                if viewForumAsMessages { tlSetFlag(&flags, 0x40) }
-                if restrictedSponsored { tlSetFlag(&flags, 0x800) }
-                if canViewRevenue { tlSetFlag(&flags, 0x1000) }
-                if paidMediaAllowed { tlSetFlag(&flags, 0x4000) }
-                if canViewStarsRevenue { tlSetFlag(&flags, 0x8000) }
-                if paidReactionsAvailable { tlSetFlag(&flags, 0x10000) }
-                if stargiftsAvailable { tlSetFlag(&flags, 0x80000) }
-                if paidMessagesAvailable { tlSetFlag(&flags, 0x100000) }
-                if hasWelcomeMessages { tlSetFlag(&flags, 0x1000000) }
-                if reactionsLimit != nil { tlSetFlag(&flags, 0x2000) }
-                if stories != nil { tlSetFlag(&flags, 0x10) }
-                if wallpaper != nil { tlSetFlag(&flags, 0x80) }
-                if boostsApplied != nil { tlSetFlag(&flags, 0x100) }
-                if boostsUnrestrict != nil { tlSetFlag(&flags, 0x200) }
-                if emojiset != nil { tlSetFlag(&flags, 0x400) }
-                if botVerification != nil { tlSetFlag(&flags, 0x20000) }
-                if stargiftsCount != nil { tlSetFlag(&flags, 0x40000) }
-                if sendPaidMessagesStars != nil { tlSetFlag(&flags, 0x200000) }
-                if mainTab != nil { tlSetFlag(&flags, 0x400000) }
-                if guardBotId != nil { tlSetFlag(&flags, 0x800000) }
+                tlSetFlag(&flags, 0x1, when: canDeleteChannel)
+                tlSetFlag(&flags, 0x2, when: antispam)
+                tlSetFlag(&flags, 0x4, when: participantsHidden)
+                tlSetFlag(&flags, 0x8, when: translationsDisabled)
+                tlSetFlag(&flags, 0x20, when: storiesPinnedAvailable)
+                tlSetFlag(&flags, 0x40, when: viewForumAsMessages)
+                tlSetFlag(&flags, 0x800, when: restrictedSponsored)
+                tlSetFlag(&flags, 0x1000, when: canViewRevenue)
+                tlSetFlag(&flags, 0x4000, when: paidMediaAllowed)
+                tlSetFlag(&flags, 0x8000, when: canViewStarsRevenue)
+                tlSetFlag(&flags, 0x10000, when: paidReactionsAvailable)
+                tlSetFlag(&flags, 0x80000, when: stargiftsAvailable)
+                tlSetFlag(&flags, 0x100000, when: paidMessagesAvailable)
+                tlSetFlag(&flags, 0x1000000, when: hasWelcomeMessages)
+                tlSetFlag(&flags, 0x2000, when: reactionsLimit != nil)
+                tlSetFlag(&flags, 0x10, when: stories != nil)
+                tlSetFlag(&flags, 0x80, when: wallpaper != nil)
+                tlSetFlag(&flags, 0x100, when: boostsApplied != nil)
+                tlSetFlag(&flags, 0x200, when: boostsUnrestrict != nil)
+                tlSetFlag(&flags, 0x400, when: emojiset != nil)
+                tlSetFlag(&flags, 0x20000, when: botVerification != nil)
+                tlSetFlag(&flags, 0x40000, when: stargiftsCount != nil)
+                tlSetFlag(&flags, 0x200000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&flags, 0x400000, when: mainTab != nil)
+                tlSetFlag(&flags, 0x800000, when: guardBotId != nil)
                 return flags
             }
         }
@@ -841,9 +841,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if adminsCount != nil { tlSetFlag(&flags, 0x2) }
-                if kickedCount != nil { tlSetFlag(&flags, 0x4) }
-                if peerLinkRequestsPending != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: adminsCount != nil)
+                tlSetFlag(&flags, 0x4, when: kickedCount != nil)
+                tlSetFlag(&flags, 0x1, when: peerLinkRequestsPending != nil)
                 return flags
             }
         }
@@ -2029,11 +2029,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if recurringInit { tlSetFlag(&flags, 0x4) }
-                if recurringUsed { tlSetFlag(&flags, 0x8) }
-                if info != nil { tlSetFlag(&flags, 0x1) }
-                if shippingOptionId != nil { tlSetFlag(&flags, 0x2) }
-                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x4, when: recurringInit)
+                tlSetFlag(&flags, 0x8, when: recurringUsed)
+                tlSetFlag(&flags, 0x1, when: info != nil)
+                tlSetFlag(&flags, 0x2, when: shippingOptionId != nil)
+                tlSetFlag(&flags, 0x10, when: subscriptionUntilDate != nil)
                 return flags
             }
         }
@@ -2059,10 +2059,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if recurringInit { tlSetFlag(&flags, 0x4) }
-                if recurringUsed { tlSetFlag(&flags, 0x8) }
-                if invoiceSlug != nil { tlSetFlag(&flags, 0x1) }
-                if subscriptionUntilDate != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x4, when: recurringInit)
+                tlSetFlag(&flags, 0x8, when: recurringUsed)
+                tlSetFlag(&flags, 0x1, when: invoiceSlug != nil)
+                tlSetFlag(&flags, 0x10, when: subscriptionUntilDate != nil)
                 return flags
             }
         }
@@ -2084,9 +2084,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if video { tlSetFlag(&flags, 0x4) }
-                if reason != nil { tlSetFlag(&flags, 0x1) }
-                if duration != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: video)
+                tlSetFlag(&flags, 0x1, when: reason != nil)
+                tlSetFlag(&flags, 0x2, when: duration != nil)
                 return flags
             }
         }
@@ -2117,10 +2117,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if attachMenu { tlSetFlag(&flags, 0x2) }
-                if fromRequest { tlSetFlag(&flags, 0x8) }
-                if domain != nil { tlSetFlag(&flags, 0x1) }
-                if app != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: attachMenu)
+                tlSetFlag(&flags, 0x8, when: fromRequest)
+                tlSetFlag(&flags, 0x1, when: domain != nil)
+                tlSetFlag(&flags, 0x4, when: app != nil)
                 return flags
             }
         }
@@ -2171,7 +2171,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if duration != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: duration != nil)
                 return flags
             }
         }
@@ -2200,7 +2200,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if autoSettingFrom != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: autoSettingFrom != nil)
                 return flags
             }
         }
@@ -2266,8 +2266,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if cryptoCurrency != nil && cryptoAmount != nil { tlSetFlag(&flags, 0x1) }
-                if message != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: cryptoCurrency != nil && cryptoAmount != nil)
+                tlSetFlag(&flags, 0x2, when: message != nil)
                 return flags
             }
         }
@@ -2289,8 +2289,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if titleMissing { tlSetFlag(&flags, 0x2) }
-                if iconEmojiId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: titleMissing)
+                tlSetFlag(&flags, 0x1, when: iconEmojiId != nil)
                 return flags
             }
         }
@@ -2312,10 +2312,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if title != nil { tlSetFlag(&flags, 0x1) }
-                if iconEmojiId != nil { tlSetFlag(&flags, 0x2) }
-                if closed != nil { tlSetFlag(&flags, 0x4) }
-                if hidden != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: title != nil)
+                tlSetFlag(&flags, 0x2, when: iconEmojiId != nil)
+                tlSetFlag(&flags, 0x4, when: closed != nil)
+                tlSetFlag(&flags, 0x8, when: hidden != nil)
                 return flags
             }
         }
@@ -2355,8 +2355,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if same { tlSetFlag(&flags, 0x1) }
-                if forBoth { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: same)
+                tlSetFlag(&flags, 0x2, when: forBoth)
                 return flags
             }
         }
@@ -2390,12 +2390,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if viaGiveaway { tlSetFlag(&flags, 0x1) }
-                if unclaimed { tlSetFlag(&flags, 0x20) }
-                if boostPeer != nil { tlSetFlag(&flags, 0x2) }
-                if currency != nil && amount != nil { tlSetFlag(&flags, 0x4) }
-                if cryptoCurrency != nil && cryptoAmount != nil { tlSetFlag(&flags, 0x8) }
-                if message != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: viaGiveaway)
+                tlSetFlag(&flags, 0x20, when: unclaimed)
+                tlSetFlag(&flags, 0x2, when: boostPeer != nil)
+                tlSetFlag(&flags, 0x4, when: currency != nil && amount != nil)
+                tlSetFlag(&flags, 0x8, when: cryptoCurrency != nil && cryptoAmount != nil)
+                tlSetFlag(&flags, 0x10, when: message != nil)
                 return flags
             }
         }
@@ -2411,7 +2411,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if stars != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: stars != nil)
                 return flags
             }
         }
@@ -2431,7 +2431,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if stars { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: stars)
                 return flags
             }
         }
@@ -2475,7 +2475,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if payload != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: payload != nil)
                 return flags
             }
         }
@@ -2501,8 +2501,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if cryptoCurrency != nil && cryptoAmount != nil { tlSetFlag(&flags, 0x1) }
-                if transactionId != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: cryptoCurrency != nil && cryptoAmount != nil)
+                tlSetFlag(&flags, 0x2, when: transactionId != nil)
                 return flags
             }
         }
@@ -2526,7 +2526,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if unclaimed { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: unclaimed)
                 return flags
             }
         }
@@ -2582,24 +2582,24 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nameHidden { tlSetFlag(&flags, 0x1) }
-                if saved { tlSetFlag(&flags, 0x4) }
-                if converted { tlSetFlag(&flags, 0x8) }
-                if refunded { tlSetFlag(&flags, 0x200) }
-                if canUpgrade { tlSetFlag(&flags, 0x400) }
-                if prepaidUpgrade { tlSetFlag(&flags, 0x2000) }
-                if upgradeSeparate { tlSetFlag(&flags, 0x10000) }
-                if auctionAcquired { tlSetFlag(&flags, 0x20000) }
-                if message != nil { tlSetFlag(&flags, 0x2) }
-                if convertStars != nil { tlSetFlag(&flags, 0x10) }
-                if upgradeMsgId != nil { tlSetFlag(&flags, 0x20) }
-                if upgradeStars != nil { tlSetFlag(&flags, 0x100) }
-                if fromId != nil { tlSetFlag(&flags, 0x800) }
-                if peer != nil && savedId != nil { tlSetFlag(&flags, 0x1000) }
-                if prepaidUpgradeHash != nil { tlSetFlag(&flags, 0x4000) }
-                if giftMsgId != nil { tlSetFlag(&flags, 0x8000) }
-                if toId != nil { tlSetFlag(&flags, 0x40000) }
-                if giftNum != nil { tlSetFlag(&flags, 0x80000) }
+                tlSetFlag(&flags, 0x1, when: nameHidden)
+                tlSetFlag(&flags, 0x4, when: saved)
+                tlSetFlag(&flags, 0x8, when: converted)
+                tlSetFlag(&flags, 0x200, when: refunded)
+                tlSetFlag(&flags, 0x400, when: canUpgrade)
+                tlSetFlag(&flags, 0x2000, when: prepaidUpgrade)
+                tlSetFlag(&flags, 0x10000, when: upgradeSeparate)
+                tlSetFlag(&flags, 0x20000, when: auctionAcquired)
+                tlSetFlag(&flags, 0x2, when: message != nil)
+                tlSetFlag(&flags, 0x10, when: convertStars != nil)
+                tlSetFlag(&flags, 0x20, when: upgradeMsgId != nil)
+                tlSetFlag(&flags, 0x100, when: upgradeStars != nil)
+                tlSetFlag(&flags, 0x800, when: fromId != nil)
+                tlSetFlag(&flags, 0x1000, when: peer != nil && savedId != nil)
+                tlSetFlag(&flags, 0x4000, when: prepaidUpgradeHash != nil)
+                tlSetFlag(&flags, 0x8000, when: giftMsgId != nil)
+                tlSetFlag(&flags, 0x40000, when: toId != nil)
+                tlSetFlag(&flags, 0x80000, when: giftNum != nil)
                 return flags
             }
         }
@@ -2655,25 +2655,25 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if upgrade { tlSetFlag(&flags, 0x1) }
-                if transferred { tlSetFlag(&flags, 0x2) }
-                if saved { tlSetFlag(&flags, 0x4) }
-                if refunded { tlSetFlag(&flags, 0x20) }
-                if prepaidUpgrade { tlSetFlag(&flags, 0x800) }
-                if assigned { tlSetFlag(&flags, 0x2000) }
-                if fromOffer { tlSetFlag(&flags, 0x4000) }
-                if craft { tlSetFlag(&flags, 0x10000) }
-                if nameHidden { tlSetFlag(&flags, 0x20000) }
-                if canExportAt != nil { tlSetFlag(&flags, 0x8) }
-                if transferStars != nil { tlSetFlag(&flags, 0x10) }
-                if fromId != nil { tlSetFlag(&flags, 0x40) }
-                if peer != nil && savedId != nil { tlSetFlag(&flags, 0x80) }
-                if resaleAmount != nil { tlSetFlag(&flags, 0x100) }
-                if canTransferAt != nil { tlSetFlag(&flags, 0x200) }
-                if canResellAt != nil { tlSetFlag(&flags, 0x400) }
-                if dropOriginalDetailsStars != nil { tlSetFlag(&flags, 0x1000) }
-                if canCraftAt != nil { tlSetFlag(&flags, 0x8000) }
-                if message != nil { tlSetFlag(&flags, 0x40000) }
+                tlSetFlag(&flags, 0x1, when: upgrade)
+                tlSetFlag(&flags, 0x2, when: transferred)
+                tlSetFlag(&flags, 0x4, when: saved)
+                tlSetFlag(&flags, 0x20, when: refunded)
+                tlSetFlag(&flags, 0x800, when: prepaidUpgrade)
+                tlSetFlag(&flags, 0x2000, when: assigned)
+                tlSetFlag(&flags, 0x4000, when: fromOffer)
+                tlSetFlag(&flags, 0x10000, when: craft)
+                tlSetFlag(&flags, 0x20000, when: nameHidden)
+                tlSetFlag(&flags, 0x8, when: canExportAt != nil)
+                tlSetFlag(&flags, 0x10, when: transferStars != nil)
+                tlSetFlag(&flags, 0x40, when: fromId != nil)
+                tlSetFlag(&flags, 0x80, when: peer != nil && savedId != nil)
+                tlSetFlag(&flags, 0x100, when: resaleAmount != nil)
+                tlSetFlag(&flags, 0x200, when: canTransferAt != nil)
+                tlSetFlag(&flags, 0x400, when: canResellAt != nil)
+                tlSetFlag(&flags, 0x1000, when: dropOriginalDetailsStars != nil)
+                tlSetFlag(&flags, 0x8000, when: canCraftAt != nil)
+                tlSetFlag(&flags, 0x40000, when: message != nil)
                 return flags
             }
         }
@@ -2702,7 +2702,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if broadcastMessagesAllowed { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: broadcastMessagesAllowed)
                 return flags
             }
         }
@@ -2728,11 +2728,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if missed { tlSetFlag(&flags, 0x1) }
-                if active { tlSetFlag(&flags, 0x2) }
-                if video { tlSetFlag(&flags, 0x10) }
-                if duration != nil { tlSetFlag(&flags, 0x4) }
-                if otherParticipants != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: missed)
+                tlSetFlag(&flags, 0x2, when: active)
+                tlSetFlag(&flags, 0x10, when: video)
+                tlSetFlag(&flags, 0x4, when: duration != nil)
+                tlSetFlag(&flags, 0x8, when: otherParticipants != nil)
                 return flags
             }
         }
@@ -2776,11 +2776,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if rejected { tlSetFlag(&flags, 0x1) }
-                if balanceTooLow { tlSetFlag(&flags, 0x2) }
-                if rejectComment != nil { tlSetFlag(&flags, 0x4) }
-                if scheduleDate != nil { tlSetFlag(&flags, 0x8) }
-                if price != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: rejected)
+                tlSetFlag(&flags, 0x2, when: balanceTooLow)
+                tlSetFlag(&flags, 0x4, when: rejectComment != nil)
+                tlSetFlag(&flags, 0x8, when: scheduleDate != nil)
+                tlSetFlag(&flags, 0x10, when: price != nil)
                 return flags
             }
         }
@@ -2805,7 +2805,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if payerInitiated { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: payerInitiated)
                 return flags
             }
         }
@@ -2829,7 +2829,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if transactionId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: transactionId != nil)
                 return flags
             }
         }
@@ -2862,8 +2862,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if accepted { tlSetFlag(&flags, 0x1) }
-                if declined { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: accepted)
+                tlSetFlag(&flags, 0x2, when: declined)
                 return flags
             }
         }
@@ -2883,7 +2883,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if expired { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: expired)
                 return flags
             }
         }
@@ -2932,7 +2932,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if expired { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: expired)
                 return flags
             }
         }
@@ -2975,7 +2975,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if communityId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: communityId != nil)
                 return flags
             }
         }
@@ -5431,10 +5431,10 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canNotSkip { tlSetFlag(&flags, 0x1) }
-                if document != nil { tlSetFlag(&flags, 0x2) }
-                if url != nil { tlSetFlag(&flags, 0x4) }
-                if sticker != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: canNotSkip)
+                tlSetFlag(&flags, 0x2, when: document != nil)
+                tlSetFlag(&flags, 0x4, when: url != nil)
+                tlSetFlag(&flags, 0x8, when: sticker != nil)
                 return flags
             }
         }
@@ -5942,12 +5942,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if current { tlSetFlag(&flags, 0x1) }
-                if officialApp { tlSetFlag(&flags, 0x2) }
-                if passwordPending { tlSetFlag(&flags, 0x4) }
-                if encryptedRequestsDisabled { tlSetFlag(&flags, 0x8) }
-                if callRequestsDisabled { tlSetFlag(&flags, 0x10) }
-                if unconfirmed { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x1, when: current)
+                tlSetFlag(&flags, 0x2, when: officialApp)
+                tlSetFlag(&flags, 0x4, when: passwordPending)
+                tlSetFlag(&flags, 0x8, when: encryptedRequestsDisabled)
+                tlSetFlag(&flags, 0x10, when: callRequestsDisabled)
+                tlSetFlag(&flags, 0x20, when: unconfirmed)
                 return flags
             }
         }
@@ -6090,8 +6090,8 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if email != nil { tlSetFlag(&flags, 0x1) }
-                if secureSettings != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: email != nil)
+                tlSetFlag(&flags, 0x2, when: secureSettings != nil)
                 return flags
             }
         }
@@ -6763,8 +6763,8 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hidden { tlSetFlag(&flags, 0x1) }
-                if name != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: hidden)
+                tlSetFlag(&flags, 0x2, when: name != nil)
                 return flags
             }
         }
@@ -6871,8 +6871,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if peer != nil { tlSetFlag(&flags, 0x1) }
-                if cooldownUntilDate != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: peer != nil)
+                tlSetFlag(&flags, 0x2, when: cooldownUntilDate != nil)
                 return flags
             }
         }
@@ -7275,8 +7275,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canViewHistory { tlSetFlag(&flags, 0x4) }
-                if visible != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x4, when: canViewHistory)
+                tlSetFlag(&flags, 0x1, when: visible != nil)
                 return flags
             }
         }
@@ -7436,8 +7436,8 @@ extension Api.functions.messages {
     /// Writes `messages.setGameScore` boxed at the end of `buffer`.
     public static func setGameScore(into buffer: Buffer, editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) {
         var _flags: Int32 = 0
-        if editMessage { tlSetFlag(&_flags, 0x1) }
-        if force { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: editMessage)
+        tlSetFlag(&_flags, 0x2, when: force)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8ef8ecc0)
         w1.int32(_flags)
@@ -7460,9 +7460,9 @@ extension Api.functions.messages {
     /// Writes `messages.prolongWebView` boxed at the end of `buffer`.
     public static func prolongWebView(into buffer: Buffer, silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x20) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
+        tlSetFlag(&_flags, 0x20, when: silent)
+        tlSetFlag(&_flags, 0x1, when: replyTo != nil)
+        tlSetFlag(&_flags, 0x2000, when: sendAs != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb0d81a83)
         w1.int32(_flags)
@@ -7507,10 +7507,10 @@ extension Api.functions.messages {
     /// Writes `messages.createForumTopic` boxed at the end of `buffer`.
     public static func createForumTopic(into buffer: Buffer, titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) {
         var _flags: Int32 = 0
-        if titleMissing { tlSetFlag(&_flags, 0x10) }
-        if iconColor != nil { tlSetFlag(&_flags, 0x1) }
-        if iconEmojiId != nil { tlSetFlag(&_flags, 0x8) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x10, when: titleMissing)
+        tlSetFlag(&_flags, 0x1, when: iconColor != nil)
+        tlSetFlag(&_flags, 0x8, when: iconEmojiId != nil)
+        tlSetFlag(&_flags, 0x4, when: sendAs != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x2f98c3d5)
         w1.int32(_flags)
@@ -7670,12 +7670,12 @@ extension Api.functions.payments {
     /// Writes `payments.getResaleStarGifts` boxed at the end of `buffer`.
     public static func getResaleStarGifts(into buffer: Buffer, sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) {
         var _flags: Int32 = 0
-        if sortByPrice { tlSetFlag(&_flags, 0x2) }
-        if sortByNum { tlSetFlag(&_flags, 0x4) }
-        if forCraft { tlSetFlag(&_flags, 0x10) }
-        if starsOnly { tlSetFlag(&_flags, 0x20) }
-        if attributesHash != nil { tlSetFlag(&_flags, 0x1) }
-        if attributes != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x2, when: sortByPrice)
+        tlSetFlag(&_flags, 0x4, when: sortByNum)
+        tlSetFlag(&_flags, 0x10, when: forCraft)
+        tlSetFlag(&_flags, 0x20, when: starsOnly)
+        tlSetFlag(&_flags, 0x1, when: attributesHash != nil)
+        tlSetFlag(&_flags, 0x8, when: attributes != nil)
         var w1 = buffer.fieldWriter(reserving: 24)
         w1.uint32(0x7a5fa236)
         w1.int32(_flags)
@@ -7738,10 +7738,10 @@ extension Api.functions.stories {
     /// Writes `stories.getStoryViewsList` boxed at the end of `buffer`.
     public static func getStoryViewsList(into buffer: Buffer, justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) {
         var _flags: Int32 = 0
-        if justContacts { tlSetFlag(&_flags, 0x1) }
-        if reactionsFirst { tlSetFlag(&_flags, 0x4) }
-        if forwardsFirst { tlSetFlag(&_flags, 0x8) }
-        if q != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: justContacts)
+        tlSetFlag(&_flags, 0x4, when: reactionsFirst)
+        tlSetFlag(&_flags, 0x8, when: forwardsFirst)
+        tlSetFlag(&_flags, 0x2, when: q != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x7ed23c57)
         w1.int32(_flags)
@@ -7799,14 +7799,14 @@ extension Api.functions.ephemeral {
     /// Writes `ephemeral.editMessage` boxed at the end of `buffer`.
     public static func editMessage(into buffer: Buffer, invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
-        if invertMedia { tlSetFlag(&_flags, 0x20) }
-        if welcome { tlSetFlag(&_flags, 0x40) }
-        if peer != nil { tlSetFlag(&_flags, 0x80) }
-        if message != nil { tlSetFlag(&_flags, 0x1) }
-        if media != nil { tlSetFlag(&_flags, 0x8) }
-        if entities != nil { tlSetFlag(&_flags, 0x2) }
-        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
-        if richMessage != nil { tlSetFlag(&_flags, 0x10) }
+        tlSetFlag(&_flags, 0x20, when: invertMedia)
+        tlSetFlag(&_flags, 0x40, when: welcome)
+        tlSetFlag(&_flags, 0x80, when: peer != nil)
+        tlSetFlag(&_flags, 0x1, when: message != nil)
+        tlSetFlag(&_flags, 0x8, when: media != nil)
+        tlSetFlag(&_flags, 0x2, when: entities != nil)
+        tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+        tlSetFlag(&_flags, 0x10, when: richMessage != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xcf9c725b)
         w1.int32(_flags)

@@ -187,7 +187,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if selective { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: selective)
                 return flags
             }
         }
@@ -207,9 +207,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if singleUse { tlSetFlag(&flags, 0x2) }
-                if selective { tlSetFlag(&flags, 0x4) }
-                if placeholder != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x2, when: singleUse)
+                tlSetFlag(&flags, 0x4, when: selective)
+                tlSetFlag(&flags, 0x8, when: placeholder != nil)
                 return flags
             }
         }
@@ -237,12 +237,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if resize { tlSetFlag(&flags, 0x1) }
-                if singleUse { tlSetFlag(&flags, 0x2) }
-                if selective { tlSetFlag(&flags, 0x4) }
-                if persistent { tlSetFlag(&flags, 0x10) }
-                if forceReply { tlSetFlag(&flags, 0x20) }
-                if placeholder != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: resize)
+                tlSetFlag(&flags, 0x2, when: singleUse)
+                tlSetFlag(&flags, 0x4, when: selective)
+                tlSetFlag(&flags, 0x10, when: persistent)
+                tlSetFlag(&flags, 0x20, when: forceReply)
+                tlSetFlag(&flags, 0x8, when: placeholder != nil)
                 return flags
             }
         }
@@ -260,7 +260,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if forceReply { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x20, when: forceReply)
                 return flags
             }
         }
@@ -471,7 +471,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if document != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: document != nil)
                 return flags
             }
         }
@@ -581,8 +581,8 @@ extension Api.payments {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasSavedCredentials { tlSetFlag(&flags, 0x2) }
-                if savedInfo != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: hasSavedCredentials)
+                tlSetFlag(&flags, 0x1, when: savedInfo != nil)
                 return flags
             }
         }
@@ -682,7 +682,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if tcp { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: tcp)
                 return flags
             }
         }
@@ -712,8 +712,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if turn { tlSetFlag(&flags, 0x1) }
-                if stun { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: turn)
+                tlSetFlag(&flags, 0x2, when: stun)
                 return flags
             }
         }
@@ -1076,15 +1076,15 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if recommended { tlSetFlag(&flags, 0x20) }
-                if canReport { tlSetFlag(&flags, 0x1000) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
-                if photo != nil { tlSetFlag(&flags, 0x40) }
-                if media != nil { tlSetFlag(&flags, 0x4000) }
-                if color != nil { tlSetFlag(&flags, 0x2000) }
-                if sponsorInfo != nil { tlSetFlag(&flags, 0x80) }
-                if additionalInfo != nil { tlSetFlag(&flags, 0x100) }
-                if minDisplayDuration != nil && maxDisplayDuration != nil { tlSetFlag(&flags, 0x8000) }
+                tlSetFlag(&flags, 0x20, when: recommended)
+                tlSetFlag(&flags, 0x1000, when: canReport)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
+                tlSetFlag(&flags, 0x40, when: photo != nil)
+                tlSetFlag(&flags, 0x4000, when: media != nil)
+                tlSetFlag(&flags, 0x2000, when: color != nil)
+                tlSetFlag(&flags, 0x80, when: sponsorInfo != nil)
+                tlSetFlag(&flags, 0x100, when: additionalInfo != nil)
+                tlSetFlag(&flags, 0x8000, when: minDisplayDuration != nil && maxDisplayDuration != nil)
                 return flags
             }
         }
@@ -1289,8 +1289,8 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if inexact { tlSetFlag(&flags, 0x1) }
-                if offsetIdOffset != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: inexact)
+                tlSetFlag(&flags, 0x2, when: offsetIdOffset != nil)
                 return flags
             }
         }
@@ -1405,7 +1405,7 @@ extension Api.auth {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if futureAuthToken != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: futureAuthToken != nil)
                 return flags
             }
         }
@@ -1794,8 +1794,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if entities != nil { tlSetFlag(&flags, 0x1) }
-                if title != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: entities != nil)
+                tlSetFlag(&flags, 0x2, when: title != nil)
                 return flags
             }
         }
@@ -1991,7 +1991,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -2011,7 +2011,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -2143,7 +2143,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextLevelStars != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextLevelStars != nil)
                 return flags
             }
         }
@@ -2247,8 +2247,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if softwareEmojiId != nil { tlSetFlag(&flags, 0x1) }
-                if lastUsageDate != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: softwareEmojiId != nil)
+                tlSetFlag(&flags, 0x2, when: lastUsageDate != nil)
                 return flags
             }
         }
@@ -2364,8 +2364,8 @@ extension Api.functions.account {
     /// Writes `account.updateBusinessLocation` boxed at the end of `buffer`.
     public static func updateBusinessLocation(into buffer: Buffer, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) {
         var _flags: Int32 = 0
-        if geoPoint != nil { tlSetFlag(&_flags, 0x2) }
-        if address != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: geoPoint != nil)
+        tlSetFlag(&_flags, 0x1, when: address != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9e6b131a)
         w1.int32(_flags)
@@ -2407,8 +2407,8 @@ extension Api.functions.messages {
     /// Writes `messages.getUnreadReactions` boxed at the end of `buffer`.
     public static func getUnreadReactions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
-        if savedPeerId != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+        tlSetFlag(&_flags, 0x2, when: savedPeerId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xbd7f90ac)
         w1.int32(_flags)
@@ -2537,8 +2537,8 @@ extension Api.functions.bots {
     /// Writes `bots.editAccessSettings` boxed at the end of `buffer`.
     public static func editAccessSettings(into buffer: Buffer, restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) {
         var _flags: Int32 = 0
-        if restricted { tlSetFlag(&_flags, 0x1) }
-        if addUsers != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: restricted)
+        tlSetFlag(&_flags, 0x2, when: addUsers != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x31813cd8)
         w1.int32(_flags)
@@ -2561,7 +2561,7 @@ extension Api.functions.payments {
     /// Writes `payments.upgradeStarGift` boxed at the end of `buffer`.
     public static func upgradeStarGift(into buffer: Buffer, keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) {
         var _flags: Int32 = 0
-        if keepOriginalDetails { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: keepOriginalDetails)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xaed6e4f5)
         w1.int32(_flags)

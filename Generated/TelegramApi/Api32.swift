@@ -398,10 +398,10 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if gallery { tlSetFlag(&flags, 0x1) }
-                if nextOffset != nil { tlSetFlag(&flags, 0x2) }
-                if switchPm != nil { tlSetFlag(&flags, 0x4) }
-                if switchWebview != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: gallery)
+                tlSetFlag(&flags, 0x2, when: nextOffset != nil)
+                tlSetFlag(&flags, 0x4, when: switchPm != nil)
+                tlSetFlag(&flags, 0x8, when: switchWebview != nil)
                 return flags
             }
         }
@@ -564,26 +564,26 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if join { tlSetFlag(&flags, 0x1) }
-                if leave { tlSetFlag(&flags, 0x2) }
-                if invite { tlSetFlag(&flags, 0x4) }
-                if ban { tlSetFlag(&flags, 0x8) }
-                if unban { tlSetFlag(&flags, 0x10) }
-                if kick { tlSetFlag(&flags, 0x20) }
-                if unkick { tlSetFlag(&flags, 0x40) }
-                if promote { tlSetFlag(&flags, 0x80) }
-                if demote { tlSetFlag(&flags, 0x100) }
-                if info { tlSetFlag(&flags, 0x200) }
-                if settings { tlSetFlag(&flags, 0x400) }
-                if pinned { tlSetFlag(&flags, 0x800) }
-                if edit { tlSetFlag(&flags, 0x1000) }
-                if delete { tlSetFlag(&flags, 0x2000) }
-                if groupCall { tlSetFlag(&flags, 0x4000) }
-                if invites { tlSetFlag(&flags, 0x8000) }
-                if send { tlSetFlag(&flags, 0x10000) }
-                if forums { tlSetFlag(&flags, 0x20000) }
-                if subExtend { tlSetFlag(&flags, 0x40000) }
-                if editRank { tlSetFlag(&flags, 0x80000) }
+                tlSetFlag(&flags, 0x1, when: join)
+                tlSetFlag(&flags, 0x2, when: leave)
+                tlSetFlag(&flags, 0x4, when: invite)
+                tlSetFlag(&flags, 0x8, when: ban)
+                tlSetFlag(&flags, 0x10, when: unban)
+                tlSetFlag(&flags, 0x20, when: kick)
+                tlSetFlag(&flags, 0x40, when: unkick)
+                tlSetFlag(&flags, 0x80, when: promote)
+                tlSetFlag(&flags, 0x100, when: demote)
+                tlSetFlag(&flags, 0x200, when: info)
+                tlSetFlag(&flags, 0x400, when: settings)
+                tlSetFlag(&flags, 0x800, when: pinned)
+                tlSetFlag(&flags, 0x1000, when: edit)
+                tlSetFlag(&flags, 0x2000, when: delete)
+                tlSetFlag(&flags, 0x4000, when: groupCall)
+                tlSetFlag(&flags, 0x8000, when: invites)
+                tlSetFlag(&flags, 0x10000, when: send)
+                tlSetFlag(&flags, 0x20000, when: forums)
+                tlSetFlag(&flags, 0x40000, when: subExtend)
+                tlSetFlag(&flags, 0x80000, when: editRank)
                 return flags
             }
         }
@@ -1159,7 +1159,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if fwdText != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: fwdText != nil)
                 return flags
             }
         }
@@ -1181,9 +1181,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requestWriteAccess { tlSetFlag(&flags, 0x1) }
-                if fwdText != nil { tlSetFlag(&flags, 0x2) }
-                if bot != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: requestWriteAccess)
+                tlSetFlag(&flags, 0x2, when: fwdText != nil)
+                tlSetFlag(&flags, 0x4, when: bot != nil)
                 return flags
             }
         }
@@ -1210,7 +1210,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requiresPassword { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: requiresPassword)
                 return flags
             }
         }
@@ -1230,8 +1230,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if samePeer { tlSetFlag(&flags, 0x1) }
-                if peerTypes != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: samePeer)
+                tlSetFlag(&flags, 0x2, when: peerTypes != nil)
                 return flags
             }
         }
@@ -1633,23 +1633,23 @@ extension Api.functions.messages {
     /// Writes `messages.sendMedia` boxed at the end of `buffer`.
     public static func sendMedia(into buffer: Buffer, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x20) }
-        if background { tlSetFlag(&_flags, 0x40) }
-        if clearDraft { tlSetFlag(&_flags, 0x80) }
-        if noforwards { tlSetFlag(&_flags, 0x4000) }
-        if updateStickersetsOrder { tlSetFlag(&_flags, 0x8000) }
-        if invertMedia { tlSetFlag(&_flags, 0x10000) }
-        if allowPaidFloodskip { tlSetFlag(&_flags, 0x80000) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
-        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
-        if entities != nil { tlSetFlag(&_flags, 0x8) }
-        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
-        if scheduleRepeatPeriod != nil { tlSetFlag(&_flags, 0x1000000) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
-        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
-        if effect != nil { tlSetFlag(&_flags, 0x40000) }
-        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
-        if suggestedPost != nil { tlSetFlag(&_flags, 0x400000) }
+        tlSetFlag(&_flags, 0x20, when: silent)
+        tlSetFlag(&_flags, 0x40, when: background)
+        tlSetFlag(&_flags, 0x80, when: clearDraft)
+        tlSetFlag(&_flags, 0x4000, when: noforwards)
+        tlSetFlag(&_flags, 0x8000, when: updateStickersetsOrder)
+        tlSetFlag(&_flags, 0x10000, when: invertMedia)
+        tlSetFlag(&_flags, 0x80000, when: allowPaidFloodskip)
+        tlSetFlag(&_flags, 0x1, when: replyTo != nil)
+        tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+        tlSetFlag(&_flags, 0x8, when: entities != nil)
+        tlSetFlag(&_flags, 0x400, when: scheduleDate != nil)
+        tlSetFlag(&_flags, 0x1000000, when: scheduleRepeatPeriod != nil)
+        tlSetFlag(&_flags, 0x2000, when: sendAs != nil)
+        tlSetFlag(&_flags, 0x20000, when: quickReplyShortcut != nil)
+        tlSetFlag(&_flags, 0x40000, when: effect != nil)
+        tlSetFlag(&_flags, 0x200000, when: allowPaidStars != nil)
+        tlSetFlag(&_flags, 0x400000, when: suggestedPost != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x0330e77f)
         w1.int32(_flags)
@@ -1756,8 +1756,8 @@ extension Api.functions.messages {
     /// Writes `messages.getArchivedStickers` boxed at the end of `buffer`.
     public static func getArchivedStickers(into buffer: Buffer, masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) {
         var _flags: Int32 = 0
-        if masks { tlSetFlag(&_flags, 0x1) }
-        if emojis { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: masks)
+        tlSetFlag(&_flags, 0x2, when: emojis)
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0x57f17692)
         w1.int32(_flags)
@@ -1808,13 +1808,13 @@ extension Api.functions.messages {
     /// Writes `messages.requestSimpleWebView` boxed at the end of `buffer`.
     public static func requestSimpleWebView(into buffer: Buffer, fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) {
         var _flags: Int32 = 0
-        if fromSwitchWebview { tlSetFlag(&_flags, 0x2) }
-        if fromSideMenu { tlSetFlag(&_flags, 0x4) }
-        if compact { tlSetFlag(&_flags, 0x80) }
-        if fullscreen { tlSetFlag(&_flags, 0x100) }
-        if url != nil { tlSetFlag(&_flags, 0x8) }
-        if startParam != nil { tlSetFlag(&_flags, 0x10) }
-        if themeParams != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x2, when: fromSwitchWebview)
+        tlSetFlag(&_flags, 0x4, when: fromSideMenu)
+        tlSetFlag(&_flags, 0x80, when: compact)
+        tlSetFlag(&_flags, 0x100, when: fullscreen)
+        tlSetFlag(&_flags, 0x8, when: url != nil)
+        tlSetFlag(&_flags, 0x10, when: startParam != nil)
+        tlSetFlag(&_flags, 0x1, when: themeParams != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x413a3e73)
         w1.int32(_flags)
@@ -1862,8 +1862,8 @@ extension Api.functions.messages {
     /// Writes `messages.clickSponsoredMessage` boxed at the end of `buffer`.
     public static func clickSponsoredMessage(into buffer: Buffer, media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) {
         var _flags: Int32 = 0
-        if media { tlSetFlag(&_flags, 0x1) }
-        if fullscreen { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: media)
+        tlSetFlag(&_flags, 0x2, when: fullscreen)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8235057e)
         w1.int32(_flags)
@@ -1945,7 +1945,7 @@ extension Api.functions.payments {
     /// Writes `payments.getStarsStatus` boxed at the end of `buffer`.
     public static func getStarsStatus(into buffer: Buffer, ton: Bool = false, peer: Api.InputPeer) {
         var _flags: Int32 = 0
-        if ton { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: ton)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x4ea9b3bf)
         w1.int32(_flags)
@@ -1998,10 +1998,10 @@ extension Api.functions.phone {
     /// Writes `phone.toggleGroupCallSettings` boxed at the end of `buffer`.
     public static func toggleGroupCallSettings(into buffer: Buffer, resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) {
         var _flags: Int32 = 0
-        if resetInviteHash { tlSetFlag(&_flags, 0x2) }
-        if joinMuted != nil { tlSetFlag(&_flags, 0x1) }
-        if messagesEnabled != nil { tlSetFlag(&_flags, 0x4) }
-        if sendPaidMessagesStars != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x2, when: resetInviteHash)
+        tlSetFlag(&_flags, 0x1, when: joinMuted != nil)
+        tlSetFlag(&_flags, 0x4, when: messagesEnabled != nil)
+        tlSetFlag(&_flags, 0x8, when: sendPaidMessagesStars != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x974392f2)
         w1.int32(_flags)

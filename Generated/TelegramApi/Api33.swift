@@ -58,13 +58,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x4) }
-                if unreadMark { tlSetFlag(&flags, 0x8) }
-                if viewForumAsMessages { tlSetFlag(&flags, 0x40) }
-                if pts != nil { tlSetFlag(&flags, 0x1) }
-                if draft != nil { tlSetFlag(&flags, 0x2) }
-                if folderId != nil { tlSetFlag(&flags, 0x10) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x20) }
+                tlSetFlag(&flags, 0x4, when: pinned)
+                tlSetFlag(&flags, 0x8, when: unreadMark)
+                tlSetFlag(&flags, 0x40, when: viewForumAsMessages)
+                tlSetFlag(&flags, 0x1, when: pts != nil)
+                tlSetFlag(&flags, 0x2, when: draft != nil)
+                tlSetFlag(&flags, 0x10, when: folderId != nil)
+                tlSetFlag(&flags, 0x20, when: ttlPeriod != nil)
                 return flags
             }
         }
@@ -94,7 +94,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: pinned)
                 return flags
             }
         }
@@ -114,7 +114,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if pinned { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: pinned)
                 return flags
             }
         }
@@ -389,11 +389,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { tlSetFlag(&flags, 0x1) }
-                if `default` { tlSetFlag(&flags, 0x2) }
-                if pattern { tlSetFlag(&flags, 0x8) }
-                if dark { tlSetFlag(&flags, 0x10) }
-                if settings != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: creator)
+                tlSetFlag(&flags, 0x2, when: `default`)
+                tlSetFlag(&flags, 0x8, when: pattern)
+                tlSetFlag(&flags, 0x10, when: dark)
+                tlSetFlag(&flags, 0x4, when: settings != nil)
                 return flags
             }
         }
@@ -415,9 +415,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if `default` { tlSetFlag(&flags, 0x2) }
-                if dark { tlSetFlag(&flags, 0x10) }
-                if settings != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: `default`)
+                tlSetFlag(&flags, 0x10, when: dark)
+                tlSetFlag(&flags, 0x4, when: settings != nil)
                 return flags
             }
         }
@@ -581,8 +581,8 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if popup { tlSetFlag(&flags, 0x1) }
-                if minAgeConfirm != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: popup)
+                tlSetFlag(&flags, 0x2, when: minAgeConfirm != nil)
                 return flags
             }
         }
@@ -797,9 +797,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nativeNames { tlSetFlag(&flags, 0x1) }
-                if selfieRequired { tlSetFlag(&flags, 0x2) }
-                if translationRequired { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: nativeNames)
+                tlSetFlag(&flags, 0x2, when: selfieRequired)
+                tlSetFlag(&flags, 0x4, when: translationRequired)
                 return flags
             }
         }
@@ -990,7 +990,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if colors != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: colors != nil)
                 return flags
             }
         }
@@ -1224,14 +1224,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if my { tlSetFlag(&flags, 0x2) }
-                if closed { tlSetFlag(&flags, 0x4) }
-                if pinned { tlSetFlag(&flags, 0x8) }
-                if short { tlSetFlag(&flags, 0x20) }
-                if hidden { tlSetFlag(&flags, 0x40) }
-                if titleMissing { tlSetFlag(&flags, 0x80) }
-                if iconEmojiId != nil { tlSetFlag(&flags, 0x1) }
-                if draft != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x2, when: my)
+                tlSetFlag(&flags, 0x4, when: closed)
+                tlSetFlag(&flags, 0x8, when: pinned)
+                tlSetFlag(&flags, 0x20, when: short)
+                tlSetFlag(&flags, 0x40, when: hidden)
+                tlSetFlag(&flags, 0x80, when: titleMissing)
+                tlSetFlag(&flags, 0x1, when: iconEmojiId != nil)
+                tlSetFlag(&flags, 0x10, when: draft != nil)
                 return flags
             }
         }
@@ -1499,7 +1499,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -1621,12 +1621,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if existingChats { tlSetFlag(&flags, 0x1) }
-                if newChats { tlSetFlag(&flags, 0x2) }
-                if contacts { tlSetFlag(&flags, 0x4) }
-                if nonContacts { tlSetFlag(&flags, 0x8) }
-                if excludeSelected { tlSetFlag(&flags, 0x20) }
-                if users != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: existingChats)
+                tlSetFlag(&flags, 0x2, when: newChats)
+                tlSetFlag(&flags, 0x4, when: contacts)
+                tlSetFlag(&flags, 0x8, when: nonContacts)
+                tlSetFlag(&flags, 0x20, when: excludeSelected)
+                tlSetFlag(&flags, 0x10, when: users != nil)
                 return flags
             }
         }
@@ -1733,8 +1733,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if entities != nil { tlSetFlag(&flags, 0x1) }
-                if title != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: entities != nil)
+                tlSetFlag(&flags, 0x2, when: title != nil)
                 return flags
             }
         }
@@ -2083,7 +2083,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if quiz != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: quiz != nil)
                 return flags
             }
         }
@@ -2127,9 +2127,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nameRequested { tlSetFlag(&flags, 0x1) }
-                if usernameRequested { tlSetFlag(&flags, 0x2) }
-                if photoRequested { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: nameRequested)
+                tlSetFlag(&flags, 0x2, when: usernameRequested)
+                tlSetFlag(&flags, 0x4, when: photoRequested)
                 return flags
             }
         }
@@ -2386,11 +2386,11 @@ extension Api.functions.messages {
     /// Writes `messages.searchGlobal` boxed at the end of `buffer`.
     public static func searchGlobal(into buffer: Buffer, broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) {
         var _flags: Int32 = 0
-        if broadcastsOnly { tlSetFlag(&_flags, 0x2) }
-        if groupsOnly { tlSetFlag(&_flags, 0x4) }
-        if usersOnly { tlSetFlag(&_flags, 0x8) }
-        if folderId != nil { tlSetFlag(&_flags, 0x1) }
-        if community != nil { tlSetFlag(&_flags, 0x10) }
+        tlSetFlag(&_flags, 0x2, when: broadcastsOnly)
+        tlSetFlag(&_flags, 0x4, when: groupsOnly)
+        tlSetFlag(&_flags, 0x8, when: usersOnly)
+        tlSetFlag(&_flags, 0x1, when: folderId != nil)
+        tlSetFlag(&_flags, 0x10, when: community != nil)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x6126a43c)
         w1.int32(_flags)
@@ -2427,16 +2427,16 @@ extension Api.functions.messages {
     /// Writes `messages.editMessage` boxed at the end of `buffer`.
     public static func editMessage(into buffer: Buffer, noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
-        if noWebpage { tlSetFlag(&_flags, 0x2) }
-        if invertMedia { tlSetFlag(&_flags, 0x10000) }
-        if message != nil { tlSetFlag(&_flags, 0x800) }
-        if media != nil { tlSetFlag(&_flags, 0x4000) }
-        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
-        if entities != nil { tlSetFlag(&_flags, 0x8) }
-        if scheduleDate != nil { tlSetFlag(&_flags, 0x8000) }
-        if scheduleRepeatPeriod != nil { tlSetFlag(&_flags, 0x40000) }
-        if quickReplyShortcutId != nil { tlSetFlag(&_flags, 0x20000) }
-        if richMessage != nil { tlSetFlag(&_flags, 0x800000) }
+        tlSetFlag(&_flags, 0x2, when: noWebpage)
+        tlSetFlag(&_flags, 0x10000, when: invertMedia)
+        tlSetFlag(&_flags, 0x800, when: message != nil)
+        tlSetFlag(&_flags, 0x4000, when: media != nil)
+        tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+        tlSetFlag(&_flags, 0x8, when: entities != nil)
+        tlSetFlag(&_flags, 0x8000, when: scheduleDate != nil)
+        tlSetFlag(&_flags, 0x40000, when: scheduleRepeatPeriod != nil)
+        tlSetFlag(&_flags, 0x20000, when: quickReplyShortcutId != nil)
+        tlSetFlag(&_flags, 0x800000, when: richMessage != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb106e66c)
         w1.int32(_flags)
@@ -2483,8 +2483,8 @@ extension Api.functions.messages {
     /// Writes `messages.setBotShippingResults` boxed at the end of `buffer`.
     public static func setBotShippingResults(into buffer: Buffer, queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) {
         var _flags: Int32 = 0
-        if error != nil { tlSetFlag(&_flags, 0x1) }
-        if shippingOptions != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: error != nil)
+        tlSetFlag(&_flags, 0x2, when: shippingOptions != nil)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0xe5f672fa)
         w1.int32(_flags)
@@ -2526,7 +2526,7 @@ extension Api.functions.messages {
     /// Writes `messages.hideChatJoinRequest` boxed at the end of `buffer`.
     public static func hideChatJoinRequest(into buffer: Buffer, approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) {
         var _flags: Int32 = 0
-        if approved { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: approved)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x7fe7e815)
         w1.int32(_flags)
@@ -2562,9 +2562,9 @@ extension Api.functions.messages {
     /// Writes `messages.translateRichMessage` boxed at the end of `buffer`.
     public static func translateRichMessage(into buffer: Buffer, peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) {
         var _flags: Int32 = 0
-        if peer != nil && id != nil { tlSetFlag(&_flags, 0x1) }
-        if text != nil { tlSetFlag(&_flags, 0x2) }
-        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: peer != nil && id != nil)
+        tlSetFlag(&_flags, 0x2, when: text != nil)
+        tlSetFlag(&_flags, 0x4, when: tone != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x1a542004)
         w1.int32(_flags)

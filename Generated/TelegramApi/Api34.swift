@@ -286,9 +286,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if invertMedia { tlSetFlag(&flags, 0x8) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x8, when: invertMedia)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -312,10 +312,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if noWebpage { tlSetFlag(&flags, 0x1) }
-                if invertMedia { tlSetFlag(&flags, 0x8) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: noWebpage)
+                tlSetFlag(&flags, 0x8, when: invertMedia)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -339,10 +339,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if heading != nil { tlSetFlag(&flags, 0x1) }
-                if period != nil { tlSetFlag(&flags, 0x2) }
-                if proximityNotificationRadius != nil { tlSetFlag(&flags, 0x8) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: heading != nil)
+                tlSetFlag(&flags, 0x2, when: period != nil)
+                tlSetFlag(&flags, 0x8, when: proximityNotificationRadius != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -370,7 +370,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -394,7 +394,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -424,10 +424,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if shippingAddressRequested { tlSetFlag(&flags, 0x2) }
-                if test { tlSetFlag(&flags, 0x8) }
-                if photo != nil { tlSetFlag(&flags, 0x1) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: shippingAddressRequested)
+                tlSetFlag(&flags, 0x8, when: test)
+                tlSetFlag(&flags, 0x1, when: photo != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -459,13 +459,13 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if invertMedia { tlSetFlag(&flags, 0x8) }
-                if forceLargeMedia { tlSetFlag(&flags, 0x10) }
-                if forceSmallMedia { tlSetFlag(&flags, 0x20) }
-                if manual { tlSetFlag(&flags, 0x80) }
-                if safe { tlSetFlag(&flags, 0x100) }
-                if entities != nil { tlSetFlag(&flags, 0x2) }
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x8, when: invertMedia)
+                tlSetFlag(&flags, 0x10, when: forceLargeMedia)
+                tlSetFlag(&flags, 0x20, when: forceSmallMedia)
+                tlSetFlag(&flags, 0x80, when: manual)
+                tlSetFlag(&flags, 0x100, when: safe)
+                tlSetFlag(&flags, 0x2, when: entities != nil)
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -483,7 +483,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if replyMarkup != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
                 return flags
             }
         }
@@ -1178,10 +1178,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if official { tlSetFlag(&flags, 0x1) }
-                if rtl { tlSetFlag(&flags, 0x4) }
-                if beta { tlSetFlag(&flags, 0x8) }
-                if baseLangCode != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: official)
+                tlSetFlag(&flags, 0x4, when: rtl)
+                tlSetFlag(&flags, 0x8, when: beta)
+                tlSetFlag(&flags, 0x2, when: baseLangCode != nil)
                 return flags
             }
         }
@@ -1492,9 +1492,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if views != nil { tlSetFlag(&flags, 0x1) }
-                if forwards != nil { tlSetFlag(&flags, 0x2) }
-                if replies != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: views != nil)
+                tlSetFlag(&flags, 0x2, when: forwards != nil)
+                tlSetFlag(&flags, 0x4, when: replies != nil)
                 return flags
             }
         }
@@ -1810,8 +1810,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if bot != nil { tlSetFlag(&flags, 0x1) }
-                if premium != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: bot != nil)
+                tlSetFlag(&flags, 0x2, when: premium != nil)
                 return flags
             }
         }
@@ -1837,12 +1837,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { tlSetFlag(&flags, 0x1) }
-                if botParticipant { tlSetFlag(&flags, 0x20) }
-                if hasUsername != nil { tlSetFlag(&flags, 0x8) }
-                if forum != nil { tlSetFlag(&flags, 0x10) }
-                if userAdminRights != nil { tlSetFlag(&flags, 0x2) }
-                if botAdminRights != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: creator)
+                tlSetFlag(&flags, 0x20, when: botParticipant)
+                tlSetFlag(&flags, 0x8, when: hasUsername != nil)
+                tlSetFlag(&flags, 0x10, when: forum != nil)
+                tlSetFlag(&flags, 0x2, when: userAdminRights != nil)
+                tlSetFlag(&flags, 0x4, when: botAdminRights != nil)
                 return flags
             }
         }
@@ -1864,10 +1864,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if creator { tlSetFlag(&flags, 0x1) }
-                if hasUsername != nil { tlSetFlag(&flags, 0x8) }
-                if userAdminRights != nil { tlSetFlag(&flags, 0x2) }
-                if botAdminRights != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: creator)
+                tlSetFlag(&flags, 0x8, when: hasUsername != nil)
+                tlSetFlag(&flags, 0x2, when: userAdminRights != nil)
+                tlSetFlag(&flags, 0x4, when: botAdminRights != nil)
                 return flags
             }
         }
@@ -1887,9 +1887,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if botManaged { tlSetFlag(&flags, 0x1) }
-                if suggestedName != nil { tlSetFlag(&flags, 0x2) }
-                if suggestedUsername != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: botManaged)
+                tlSetFlag(&flags, 0x2, when: suggestedName != nil)
+                tlSetFlag(&flags, 0x4, when: suggestedUsername != nil)
                 return flags
             }
         }
@@ -2182,11 +2182,11 @@ extension Api.premium {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if giftBoosts != nil { tlSetFlag(&flags, 0x10) }
-                if nextLevelBoosts != nil { tlSetFlag(&flags, 0x1) }
-                if premiumAudience != nil { tlSetFlag(&flags, 0x2) }
-                if prepaidGiveaways != nil { tlSetFlag(&flags, 0x8) }
-                if myBoostSlots != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x10, when: giftBoosts != nil)
+                tlSetFlag(&flags, 0x1, when: nextLevelBoosts != nil)
+                tlSetFlag(&flags, 0x2, when: premiumAudience != nil)
+                tlSetFlag(&flags, 0x8, when: prepaidGiveaways != nil)
+                tlSetFlag(&flags, 0x4, when: myBoostSlots != nil)
                 return flags
             }
         }
@@ -2351,7 +2351,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if optional { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: optional)
                 return flags
             }
         }
@@ -2471,7 +2471,7 @@ extension Api.communities {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -2564,8 +2564,8 @@ extension Api.functions.auth {
     /// Writes `auth.signIn` boxed at the end of `buffer`.
     public static func signIn(into buffer: Buffer, phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) {
         var _flags: Int32 = 0
-        if phoneCode != nil { tlSetFlag(&_flags, 0x1) }
-        if emailVerification != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: phoneCode != nil)
+        tlSetFlag(&_flags, 0x2, when: emailVerification != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8d52a951)
         w1.int32(_flags)
@@ -2760,12 +2760,12 @@ extension Api.functions.phone {
     /// Writes `phone.editGroupCallParticipant` boxed at the end of `buffer`.
     public static func editGroupCallParticipant(into buffer: Buffer, call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) {
         var _flags: Int32 = 0
-        if muted != nil { tlSetFlag(&_flags, 0x1) }
-        if volume != nil { tlSetFlag(&_flags, 0x2) }
-        if raiseHand != nil { tlSetFlag(&_flags, 0x4) }
-        if videoStopped != nil { tlSetFlag(&_flags, 0x8) }
-        if videoPaused != nil { tlSetFlag(&_flags, 0x10) }
-        if presentationPaused != nil { tlSetFlag(&_flags, 0x20) }
+        tlSetFlag(&_flags, 0x1, when: muted != nil)
+        tlSetFlag(&_flags, 0x2, when: volume != nil)
+        tlSetFlag(&_flags, 0x4, when: raiseHand != nil)
+        tlSetFlag(&_flags, 0x8, when: videoStopped != nil)
+        tlSetFlag(&_flags, 0x10, when: videoPaused != nil)
+        tlSetFlag(&_flags, 0x20, when: presentationPaused != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa5273abf)
         w1.int32(_flags)
@@ -2822,7 +2822,7 @@ extension Api.functions.communities {
     /// Writes `communities.toggleAllPeerLinkRequestApproval` boxed at the end of `buffer`.
     public static func toggleAllPeerLinkRequestApproval(into buffer: Buffer, reject: Bool = false, community: Api.InputChannel) {
         var _flags: Int32 = 0
-        if reject { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: reject)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xbfe3dd3d)
         w1.int32(_flags)

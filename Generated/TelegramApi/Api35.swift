@@ -48,8 +48,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasStickers { tlSetFlag(&flags, 0x1) }
-                if videoSizes != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: hasStickers)
+                tlSetFlag(&flags, 0x2, when: videoSizes != nil)
                 return flags
             }
         }
@@ -274,13 +274,13 @@ extension Api.account {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if hasRecovery { tlSetFlag(&flags, 0x1) }
-                if hasSecureValues { tlSetFlag(&flags, 0x2) }
-                if currentAlgo != nil && srpB != nil && srpId != nil { tlSetFlag(&flags, 0x4) }
-                if hint != nil { tlSetFlag(&flags, 0x8) }
-                if emailUnconfirmedPattern != nil { tlSetFlag(&flags, 0x10) }
-                if pendingResetDate != nil { tlSetFlag(&flags, 0x20) }
-                if loginEmailPattern != nil { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x1, when: hasRecovery)
+                tlSetFlag(&flags, 0x2, when: hasSecureValues)
+                tlSetFlag(&flags, 0x4, when: currentAlgo != nil && srpB != nil && srpId != nil)
+                tlSetFlag(&flags, 0x8, when: hint != nil)
+                tlSetFlag(&flags, 0x10, when: emailUnconfirmedPattern != nil)
+                tlSetFlag(&flags, 0x20, when: pendingResetDate != nil)
+                tlSetFlag(&flags, 0x40, when: loginEmailPattern != nil)
                 return flags
             }
         }
@@ -741,8 +741,8 @@ extension Api.help {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if prefixes != nil { tlSetFlag(&flags, 0x1) }
-                if patterns != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: prefixes != nil)
+                tlSetFlag(&flags, 0x2, when: patterns != nil)
                 return flags
             }
         }
@@ -1024,14 +1024,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canceled { tlSetFlag(&flags, 0x1) }
-                if canRefulfill { tlSetFlag(&flags, 0x2) }
-                if missingBalance { tlSetFlag(&flags, 0x4) }
-                if botCanceled { tlSetFlag(&flags, 0x80) }
-                if chatInviteHash != nil { tlSetFlag(&flags, 0x8) }
-                if title != nil { tlSetFlag(&flags, 0x10) }
-                if photo != nil { tlSetFlag(&flags, 0x20) }
-                if invoiceSlug != nil { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x1, when: canceled)
+                tlSetFlag(&flags, 0x2, when: canRefulfill)
+                tlSetFlag(&flags, 0x4, when: missingBalance)
+                tlSetFlag(&flags, 0x80, when: botCanceled)
+                tlSetFlag(&flags, 0x8, when: chatInviteHash != nil)
+                tlSetFlag(&flags, 0x10, when: title != nil)
+                tlSetFlag(&flags, 0x20, when: photo != nil)
+                tlSetFlag(&flags, 0x40, when: invoiceSlug != nil)
                 return flags
             }
         }
@@ -1298,25 +1298,25 @@ extension Api.functions.messages {
     /// Writes `messages.sendMessage` boxed at the end of `buffer`.
     public static func sendMessage(into buffer: Buffer, noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) {
         var _flags: Int32 = 0
-        if noWebpage { tlSetFlag(&_flags, 0x2) }
-        if silent { tlSetFlag(&_flags, 0x20) }
-        if background { tlSetFlag(&_flags, 0x40) }
-        if clearDraft { tlSetFlag(&_flags, 0x80) }
-        if noforwards { tlSetFlag(&_flags, 0x4000) }
-        if updateStickersetsOrder { tlSetFlag(&_flags, 0x8000) }
-        if invertMedia { tlSetFlag(&_flags, 0x10000) }
-        if allowPaidFloodskip { tlSetFlag(&_flags, 0x80000) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x1) }
-        if replyMarkup != nil { tlSetFlag(&_flags, 0x4) }
-        if entities != nil { tlSetFlag(&_flags, 0x8) }
-        if scheduleDate != nil { tlSetFlag(&_flags, 0x400) }
-        if scheduleRepeatPeriod != nil { tlSetFlag(&_flags, 0x1000000) }
-        if sendAs != nil { tlSetFlag(&_flags, 0x2000) }
-        if quickReplyShortcut != nil { tlSetFlag(&_flags, 0x20000) }
-        if effect != nil { tlSetFlag(&_flags, 0x40000) }
-        if allowPaidStars != nil { tlSetFlag(&_flags, 0x200000) }
-        if suggestedPost != nil { tlSetFlag(&_flags, 0x400000) }
-        if richMessage != nil { tlSetFlag(&_flags, 0x800000) }
+        tlSetFlag(&_flags, 0x2, when: noWebpage)
+        tlSetFlag(&_flags, 0x20, when: silent)
+        tlSetFlag(&_flags, 0x40, when: background)
+        tlSetFlag(&_flags, 0x80, when: clearDraft)
+        tlSetFlag(&_flags, 0x4000, when: noforwards)
+        tlSetFlag(&_flags, 0x8000, when: updateStickersetsOrder)
+        tlSetFlag(&_flags, 0x10000, when: invertMedia)
+        tlSetFlag(&_flags, 0x80000, when: allowPaidFloodskip)
+        tlSetFlag(&_flags, 0x1, when: replyTo != nil)
+        tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+        tlSetFlag(&_flags, 0x8, when: entities != nil)
+        tlSetFlag(&_flags, 0x400, when: scheduleDate != nil)
+        tlSetFlag(&_flags, 0x1000000, when: scheduleRepeatPeriod != nil)
+        tlSetFlag(&_flags, 0x2000, when: sendAs != nil)
+        tlSetFlag(&_flags, 0x20000, when: quickReplyShortcut != nil)
+        tlSetFlag(&_flags, 0x40000, when: effect != nil)
+        tlSetFlag(&_flags, 0x200000, when: allowPaidStars != nil)
+        tlSetFlag(&_flags, 0x400000, when: suggestedPost != nil)
+        tlSetFlag(&_flags, 0x800000, when: richMessage != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xfef48f62)
         w1.int32(_flags)
@@ -1390,7 +1390,7 @@ extension Api.functions.messages {
     /// Writes `messages.reorderPinnedSavedDialogs` boxed at the end of `buffer`.
     public static func reorderPinnedSavedDialogs(into buffer: Buffer, force: Bool = false, order: [Api.InputDialogPeer]) {
         var _flags: Int32 = 0
-        if force { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: force)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8b716587)
         w1.int32(_flags)
@@ -1410,7 +1410,7 @@ extension Api.functions.messages {
     /// Writes `messages.updateSavedReactionTag` boxed at the end of `buffer`.
     public static func updateSavedReactionTag(into buffer: Buffer, reaction: Api.Reaction, title: String? = nil) {
         var _flags: Int32 = 0
-        if title != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: title != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x60297dec)
         w1.int32(_flags)
@@ -1433,8 +1433,8 @@ extension Api.functions.photos {
     /// Writes `photos.updateProfilePhoto` boxed at the end of `buffer`.
     public static func updateProfilePhoto(into buffer: Buffer, fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) {
         var _flags: Int32 = 0
-        if fallback { tlSetFlag(&_flags, 0x1) }
-        if bot != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: fallback)
+        tlSetFlag(&_flags, 0x2, when: bot != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x09e82039)
         w1.int32(_flags)
@@ -1502,7 +1502,7 @@ extension Api.functions.channels {
     /// Writes `channels.checkSearchPostsFlood` boxed at the end of `buffer`.
     public static func checkSearchPostsFlood(into buffer: Buffer, query: String? = nil) {
         var _flags: Int32 = 0
-        if query != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: query != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x22567115)
         w1.int32(_flags)
@@ -1585,7 +1585,7 @@ extension Api.functions.phone {
     /// Writes `phone.getGroupCallStreamRtmpUrl` boxed at the end of `buffer`.
     public static func getGroupCallStreamRtmpUrl(into buffer: Buffer, liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) {
         var _flags: Int32 = 0
-        if liveStory { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: liveStory)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x5af4c73a)
         w1.int32(_flags)
@@ -1606,7 +1606,7 @@ extension Api.functions.stats {
     /// Writes `stats.loadAsyncGraph` boxed at the end of `buffer`.
     public static func loadAsyncGraph(into buffer: Buffer, token: String, x: Int64? = nil) {
         var _flags: Int32 = 0
-        if x != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: x != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x621d5fa0)
         w1.int32(_flags)

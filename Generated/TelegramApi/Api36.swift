@@ -167,8 +167,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canStop { tlSetFlag(&flags, 0x1) }
-                if keepOnStop { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: canStop)
+                tlSetFlag(&flags, 0x2, when: keepOnStop)
                 return flags
             }
         }
@@ -190,8 +190,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canStop { tlSetFlag(&flags, 0x1) }
-                if keepOnStop { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: canStop)
+                tlSetFlag(&flags, 0x2, when: keepOnStop)
                 return flags
             }
         }
@@ -213,8 +213,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if canStop { tlSetFlag(&flags, 0x1) }
-                if keepOnStop { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: canStop)
+                tlSetFlag(&flags, 0x2, when: keepOnStop)
                 return flags
             }
         }
@@ -659,7 +659,7 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if caption { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: caption)
                 return flags
             }
         }
@@ -878,14 +878,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if blur { tlSetFlag(&flags, 0x2) }
-                if motion { tlSetFlag(&flags, 0x4) }
-                if backgroundColor != nil { tlSetFlag(&flags, 0x1) }
-                if secondBackgroundColor != nil && rotation != nil { tlSetFlag(&flags, 0x10) }
-                if thirdBackgroundColor != nil { tlSetFlag(&flags, 0x20) }
-                if fourthBackgroundColor != nil { tlSetFlag(&flags, 0x40) }
-                if intensity != nil { tlSetFlag(&flags, 0x8) }
-                if emoticon != nil { tlSetFlag(&flags, 0x80) }
+                tlSetFlag(&flags, 0x2, when: blur)
+                tlSetFlag(&flags, 0x4, when: motion)
+                tlSetFlag(&flags, 0x1, when: backgroundColor != nil)
+                tlSetFlag(&flags, 0x10, when: secondBackgroundColor != nil && rotation != nil)
+                tlSetFlag(&flags, 0x20, when: thirdBackgroundColor != nil)
+                tlSetFlag(&flags, 0x40, when: fourthBackgroundColor != nil)
+                tlSetFlag(&flags, 0x8, when: intensity != nil)
+                tlSetFlag(&flags, 0x80, when: emoticon != nil)
                 return flags
             }
         }
@@ -1053,9 +1053,9 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if maxId != nil { tlSetFlag(&flags, 0x1) }
-                if readInboxMaxId != nil { tlSetFlag(&flags, 0x2) }
-                if readOutboxMaxId != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: maxId != nil)
+                tlSetFlag(&flags, 0x2, when: readInboxMaxId != nil)
+                tlSetFlag(&flags, 0x4, when: readOutboxMaxId != nil)
                 return flags
             }
         }
@@ -1393,7 +1393,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if geoPoint != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: geoPoint != nil)
                 return flags
             }
         }
@@ -1491,8 +1491,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if disabled { tlSetFlag(&flags, 0x2) }
-                if rights != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: disabled)
+                tlSetFlag(&flags, 0x4, when: rights != nil)
                 return flags
             }
         }
@@ -1919,7 +1919,7 @@ extension Api.functions.messages {
     /// Writes `messages.reorderPinnedForumTopics` boxed at the end of `buffer`.
     public static func reorderPinnedForumTopics(into buffer: Buffer, force: Bool = false, peer: Api.InputPeer, order: [Int32]) {
         var _flags: Int32 = 0
-        if force { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: force)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x0e7841f0)
         w1.int32(_flags)
@@ -1987,9 +1987,9 @@ extension Api.functions.phone {
     /// Writes `phone.toggleGroupCallRecord` boxed at the end of `buffer`.
     public static func toggleGroupCallRecord(into buffer: Buffer, start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) {
         var _flags: Int32 = 0
-        if start { tlSetFlag(&_flags, 0x1) }
-        if title != nil { tlSetFlag(&_flags, 0x2) }
-        if videoPortrait != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: start)
+        tlSetFlag(&_flags, 0x2, when: title != nil)
+        tlSetFlag(&_flags, 0x4, when: videoPortrait != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xf128c708)
         w1.int32(_flags)
@@ -2030,7 +2030,7 @@ extension Api.functions.phone {
     /// Writes `phone.deleteGroupCallMessages` boxed at the end of `buffer`.
     public static func deleteGroupCallMessages(into buffer: Buffer, reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) {
         var _flags: Int32 = 0
-        if reportSpam { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: reportSpam)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xf64f54f7)
         w1.int32(_flags)
@@ -2082,7 +2082,7 @@ extension Api.functions.stories {
     /// Writes `stories.sendReaction` boxed at the end of `buffer`.
     public static func sendReaction(into buffer: Buffer, addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) {
         var _flags: Int32 = 0
-        if addToRecent { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: addToRecent)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x7fd736b2)
         w1.int32(_flags)
@@ -2134,17 +2134,17 @@ extension Api.functions.ephemeral {
     /// Writes `ephemeral.sendMessage` boxed at the end of `buffer`.
     public static func sendMessage(into buffer: Buffer, invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) {
         var _flags: Int32 = 0
-        if invertMedia { tlSetFlag(&_flags, 0x40) }
-        if welcome { tlSetFlag(&_flags, 0x80) }
-        if anchor { tlSetFlag(&_flags, 0x200) }
-        if noforwards { tlSetFlag(&_flags, 0x400) }
-        if peer != nil { tlSetFlag(&_flags, 0x100) }
-        if queryId != nil { tlSetFlag(&_flags, 0x1) }
-        if entities != nil { tlSetFlag(&_flags, 0x2) }
-        if media != nil { tlSetFlag(&_flags, 0x4) }
-        if replyMarkup != nil { tlSetFlag(&_flags, 0x8) }
-        if richMessage != nil { tlSetFlag(&_flags, 0x10) }
-        if replyTo != nil { tlSetFlag(&_flags, 0x20) }
+        tlSetFlag(&_flags, 0x40, when: invertMedia)
+        tlSetFlag(&_flags, 0x80, when: welcome)
+        tlSetFlag(&_flags, 0x200, when: anchor)
+        tlSetFlag(&_flags, 0x400, when: noforwards)
+        tlSetFlag(&_flags, 0x100, when: peer != nil)
+        tlSetFlag(&_flags, 0x1, when: queryId != nil)
+        tlSetFlag(&_flags, 0x2, when: entities != nil)
+        tlSetFlag(&_flags, 0x4, when: media != nil)
+        tlSetFlag(&_flags, 0x8, when: replyMarkup != nil)
+        tlSetFlag(&_flags, 0x10, when: richMessage != nil)
+        tlSetFlag(&_flags, 0x20, when: replyTo != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xba8d5f35)
         w1.int32(_flags)

@@ -138,15 +138,15 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { tlSetFlag(&flags, 0x2) }
-                if mentioned { tlSetFlag(&flags, 0x10) }
-                if mediaUnread { tlSetFlag(&flags, 0x20) }
-                if silent { tlSetFlag(&flags, 0x2000) }
-                if fwdFrom != nil { tlSetFlag(&flags, 0x4) }
-                if viaBotId != nil { tlSetFlag(&flags, 0x800) }
-                if replyTo != nil { tlSetFlag(&flags, 0x8) }
-                if entities != nil { tlSetFlag(&flags, 0x80) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
+                tlSetFlag(&flags, 0x2, when: out)
+                tlSetFlag(&flags, 0x10, when: mentioned)
+                tlSetFlag(&flags, 0x20, when: mediaUnread)
+                tlSetFlag(&flags, 0x2000, when: silent)
+                tlSetFlag(&flags, 0x4, when: fwdFrom != nil)
+                tlSetFlag(&flags, 0x800, when: viaBotId != nil)
+                tlSetFlag(&flags, 0x8, when: replyTo != nil)
+                tlSetFlag(&flags, 0x80, when: entities != nil)
+                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
                 return flags
             }
         }
@@ -192,15 +192,15 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { tlSetFlag(&flags, 0x2) }
-                if mentioned { tlSetFlag(&flags, 0x10) }
-                if mediaUnread { tlSetFlag(&flags, 0x20) }
-                if silent { tlSetFlag(&flags, 0x2000) }
-                if fwdFrom != nil { tlSetFlag(&flags, 0x4) }
-                if viaBotId != nil { tlSetFlag(&flags, 0x800) }
-                if replyTo != nil { tlSetFlag(&flags, 0x8) }
-                if entities != nil { tlSetFlag(&flags, 0x80) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
+                tlSetFlag(&flags, 0x2, when: out)
+                tlSetFlag(&flags, 0x10, when: mentioned)
+                tlSetFlag(&flags, 0x20, when: mediaUnread)
+                tlSetFlag(&flags, 0x2000, when: silent)
+                tlSetFlag(&flags, 0x4, when: fwdFrom != nil)
+                tlSetFlag(&flags, 0x800, when: viaBotId != nil)
+                tlSetFlag(&flags, 0x8, when: replyTo != nil)
+                tlSetFlag(&flags, 0x80, when: entities != nil)
+                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
                 return flags
             }
         }
@@ -277,10 +277,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if out { tlSetFlag(&flags, 0x2) }
-                if media != nil { tlSetFlag(&flags, 0x200) }
-                if entities != nil { tlSetFlag(&flags, 0x80) }
-                if ttlPeriod != nil { tlSetFlag(&flags, 0x2000000) }
+                tlSetFlag(&flags, 0x2, when: out)
+                tlSetFlag(&flags, 0x200, when: media != nil)
+                tlSetFlag(&flags, 0x80, when: entities != nil)
+                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
                 return flags
             }
         }
@@ -841,17 +841,17 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if revoked { tlSetFlag(&flags, 0x1) }
-                if permanent { tlSetFlag(&flags, 0x20) }
-                if requestNeeded { tlSetFlag(&flags, 0x40) }
-                if startDate != nil { tlSetFlag(&flags, 0x10) }
-                if expireDate != nil { tlSetFlag(&flags, 0x2) }
-                if usageLimit != nil { tlSetFlag(&flags, 0x4) }
-                if usage != nil { tlSetFlag(&flags, 0x8) }
-                if requested != nil { tlSetFlag(&flags, 0x80) }
-                if subscriptionExpired != nil { tlSetFlag(&flags, 0x400) }
-                if title != nil { tlSetFlag(&flags, 0x100) }
-                if subscriptionPricing != nil { tlSetFlag(&flags, 0x200) }
+                tlSetFlag(&flags, 0x1, when: revoked)
+                tlSetFlag(&flags, 0x20, when: permanent)
+                tlSetFlag(&flags, 0x40, when: requestNeeded)
+                tlSetFlag(&flags, 0x10, when: startDate != nil)
+                tlSetFlag(&flags, 0x2, when: expireDate != nil)
+                tlSetFlag(&flags, 0x4, when: usageLimit != nil)
+                tlSetFlag(&flags, 0x8, when: usage != nil)
+                tlSetFlag(&flags, 0x80, when: requested != nil)
+                tlSetFlag(&flags, 0x400, when: subscriptionExpired != nil)
+                tlSetFlag(&flags, 0x100, when: title != nil)
+                tlSetFlag(&flags, 0x200, when: subscriptionPricing != nil)
                 return flags
             }
         }
@@ -1297,14 +1297,14 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if requestWriteAccess { tlSetFlag(&flags, 0x1) }
-                if requestPhoneNumber { tlSetFlag(&flags, 0x2) }
-                if matchCodesFirst { tlSetFlag(&flags, 0x20) }
-                if isApp { tlSetFlag(&flags, 0x40) }
-                if browser != nil && platform != nil && ip != nil && region != nil { tlSetFlag(&flags, 0x4) }
-                if matchCodes != nil { tlSetFlag(&flags, 0x8) }
-                if userIdHint != nil { tlSetFlag(&flags, 0x10) }
-                if verifiedAppName != nil { tlSetFlag(&flags, 0x80) }
+                tlSetFlag(&flags, 0x1, when: requestWriteAccess)
+                tlSetFlag(&flags, 0x2, when: requestPhoneNumber)
+                tlSetFlag(&flags, 0x20, when: matchCodesFirst)
+                tlSetFlag(&flags, 0x40, when: isApp)
+                tlSetFlag(&flags, 0x4, when: browser != nil && platform != nil && ip != nil && region != nil)
+                tlSetFlag(&flags, 0x8, when: matchCodes != nil)
+                tlSetFlag(&flags, 0x10, when: userIdHint != nil)
+                tlSetFlag(&flags, 0x80, when: verifiedAppName != nil)
                 return flags
             }
         }
@@ -1320,7 +1320,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if url != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: url != nil)
                 return flags
             }
         }
@@ -2001,8 +2001,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if extended { tlSetFlag(&flags, 0x2) }
-                if storeProduct != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: extended)
+                tlSetFlag(&flags, 0x1, when: storeProduct != nil)
                 return flags
             }
         }
@@ -2277,11 +2277,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if disallowUnlimitedStargifts { tlSetFlag(&flags, 0x1) }
-                if disallowLimitedStargifts { tlSetFlag(&flags, 0x2) }
-                if disallowUniqueStargifts { tlSetFlag(&flags, 0x4) }
-                if disallowPremiumGifts { tlSetFlag(&flags, 0x8) }
-                if disallowStargiftsFromChannels { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: disallowUnlimitedStargifts)
+                tlSetFlag(&flags, 0x2, when: disallowLimitedStargifts)
+                tlSetFlag(&flags, 0x4, when: disallowUniqueStargifts)
+                tlSetFlag(&flags, 0x8, when: disallowPremiumGifts)
+                tlSetFlag(&flags, 0x10, when: disallowStargiftsFromChannels)
                 return flags
             }
         }
@@ -2543,8 +2543,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if listedCount != nil { tlSetFlag(&flags, 0x1) }
-                if fragmentListedCount != nil && fragmentListedUrl != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: listedCount != nil)
+                tlSetFlag(&flags, 0x2, when: fragmentListedCount != nil && fragmentListedUrl != nil)
                 return flags
             }
         }
@@ -2781,7 +2781,7 @@ extension Api.functions.account {
     /// Writes `account.getPaidMessagesRevenue` boxed at the end of `buffer`.
     public static func getPaidMessagesRevenue(into buffer: Buffer, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) {
         var _flags: Int32 = 0
-        if parentPeer != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: parentPeer != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x19ba4a67)
         w1.int32(_flags)
@@ -2804,8 +2804,8 @@ extension Api.functions.account {
     /// Writes `account.saveMusic` boxed at the end of `buffer`.
     public static func saveMusic(into buffer: Buffer, unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) {
         var _flags: Int32 = 0
-        if unsave { tlSetFlag(&_flags, 0x1) }
-        if afterId != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: unsave)
+        tlSetFlag(&_flags, 0x2, when: afterId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xb26732a9)
         w1.int32(_flags)
@@ -2828,7 +2828,7 @@ extension Api.functions.contacts {
     /// Writes `contacts.getBlocked` boxed at the end of `buffer`.
     public static func getBlocked(into buffer: Buffer, myStoriesFrom: Bool = false, offset: Int32, limit: Int32) {
         var _flags: Int32 = 0
-        if myStoriesFrom { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: myStoriesFrom)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x9a868f80)
         w1.int32(_flags)
@@ -2849,8 +2849,8 @@ extension Api.functions.contacts {
     /// Writes `contacts.search` boxed at the end of `buffer`.
     public static func search(into buffer: Buffer, broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) {
         var _flags: Int32 = 0
-        if broadcasts { tlSetFlag(&_flags, 0x1) }
-        if bots { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: broadcasts)
+        tlSetFlag(&_flags, 0x2, when: bots)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x05f58d0f)
         w1.int32(_flags)
@@ -2903,7 +2903,7 @@ extension Api.functions.messages {
     /// Writes `messages.uploadMedia` boxed at the end of `buffer`.
     public static func uploadMedia(into buffer: Buffer, businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) {
         var _flags: Int32 = 0
-        if businessConnectionId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: businessConnectionId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x14967978)
         w1.int32(_flags)
@@ -2927,7 +2927,7 @@ extension Api.functions.messages {
     /// Writes `messages.updateDialogFilter` boxed at the end of `buffer`.
     public static func updateDialogFilter(into buffer: Buffer, id: Int32, filter: Api.DialogFilter? = nil) {
         var _flags: Int32 = 0
-        if filter != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: filter != nil)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x1ad4a04a)
         w1.int32(_flags)
@@ -3019,11 +3019,11 @@ extension Api.functions.messages {
     /// Writes `messages.composeRichMessageWithAI` boxed at the end of `buffer`.
     public static func composeRichMessageWithAI(into buffer: Buffer, proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) {
         var _flags: Int32 = 0
-        if proofread { tlSetFlag(&_flags, 0x1) }
-        if emojify { tlSetFlag(&_flags, 0x8) }
-        if text != nil { tlSetFlag(&_flags, 0x10) }
-        if translateToLang != nil { tlSetFlag(&_flags, 0x2) }
-        if tone != nil { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: proofread)
+        tlSetFlag(&_flags, 0x8, when: emojify)
+        tlSetFlag(&_flags, 0x10, when: text != nil)
+        tlSetFlag(&_flags, 0x2, when: translateToLang != nil)
+        tlSetFlag(&_flags, 0x4, when: tone != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x8d7ae6af)
         w1.int32(_flags)
@@ -3071,10 +3071,10 @@ extension Api.functions.channels {
     /// Writes `channels.getAdminedPublicChannels` boxed at the end of `buffer`.
     public static func getAdminedPublicChannels(into buffer: Buffer, byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) {
         var _flags: Int32 = 0
-        if byLocation { tlSetFlag(&_flags, 0x1) }
-        if checkLimit { tlSetFlag(&_flags, 0x2) }
-        if forPersonal { tlSetFlag(&_flags, 0x4) }
-        if forCommunityPeer { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: byLocation)
+        tlSetFlag(&_flags, 0x2, when: checkLimit)
+        tlSetFlag(&_flags, 0x4, when: forPersonal)
+        tlSetFlag(&_flags, 0x8, when: forCommunityPeer)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xf8b036af)
         w1.int32(_flags)
@@ -3093,7 +3093,7 @@ extension Api.functions.bots {
     /// Writes `bots.getBotInfo` boxed at the end of `buffer`.
     public static func getBotInfo(into buffer: Buffer, bot: Api.InputUser? = nil, langCode: String) {
         var _flags: Int32 = 0
-        if bot != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: bot != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xdcd914fd)
         w1.int32(_flags)
@@ -3178,10 +3178,10 @@ extension Api.functions.aicompose {
     /// Writes `aicompose.updateTone` boxed at the end of `buffer`.
     public static func updateTone(into buffer: Buffer, tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) {
         var _flags: Int32 = 0
-        if displayAuthor != nil { tlSetFlag(&_flags, 0x1) }
-        if emojiId != nil { tlSetFlag(&_flags, 0x2) }
-        if title != nil { tlSetFlag(&_flags, 0x4) }
-        if prompt != nil { tlSetFlag(&_flags, 0x8) }
+        tlSetFlag(&_flags, 0x1, when: displayAuthor != nil)
+        tlSetFlag(&_flags, 0x2, when: emojiId != nil)
+        tlSetFlag(&_flags, 0x4, when: title != nil)
+        tlSetFlag(&_flags, 0x8, when: prompt != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x903bcf59)
         w1.int32(_flags)

@@ -71,20 +71,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if channel { tlSetFlag(&flags, 0x1) }
-                if broadcast { tlSetFlag(&flags, 0x2) }
-                if `public` { tlSetFlag(&flags, 0x4) }
-                if megagroup { tlSetFlag(&flags, 0x8) }
-                if requestNeeded { tlSetFlag(&flags, 0x40) }
-                if verified { tlSetFlag(&flags, 0x80) }
-                if scam { tlSetFlag(&flags, 0x100) }
-                if fake { tlSetFlag(&flags, 0x200) }
-                if canRefulfillSubscription { tlSetFlag(&flags, 0x800) }
-                if about != nil { tlSetFlag(&flags, 0x20) }
-                if participants != nil { tlSetFlag(&flags, 0x10) }
-                if subscriptionPricing != nil { tlSetFlag(&flags, 0x400) }
-                if subscriptionFormId != nil { tlSetFlag(&flags, 0x1000) }
-                if botVerification != nil { tlSetFlag(&flags, 0x2000) }
+                tlSetFlag(&flags, 0x1, when: channel)
+                tlSetFlag(&flags, 0x2, when: broadcast)
+                tlSetFlag(&flags, 0x4, when: `public`)
+                tlSetFlag(&flags, 0x8, when: megagroup)
+                tlSetFlag(&flags, 0x40, when: requestNeeded)
+                tlSetFlag(&flags, 0x80, when: verified)
+                tlSetFlag(&flags, 0x100, when: scam)
+                tlSetFlag(&flags, 0x200, when: fake)
+                tlSetFlag(&flags, 0x800, when: canRefulfillSubscription)
+                tlSetFlag(&flags, 0x20, when: about != nil)
+                tlSetFlag(&flags, 0x10, when: participants != nil)
+                tlSetFlag(&flags, 0x400, when: subscriptionPricing != nil)
+                tlSetFlag(&flags, 0x1000, when: subscriptionFormId != nil)
+                tlSetFlag(&flags, 0x2000, when: botVerification != nil)
                 return flags
             }
         }
@@ -749,9 +749,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if small { tlSetFlag(&flags, 0x4) }
-                if document != nil { tlSetFlag(&flags, 0x1) }
-                if title != nil && performer != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: small)
+                tlSetFlag(&flags, 0x1, when: document != nil)
+                tlSetFlag(&flags, 0x2, when: title != nil && performer != nil)
                 return flags
             }
         }
@@ -1012,10 +1012,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if part { tlSetFlag(&flags, 0x1) }
-                if rtl { tlSetFlag(&flags, 0x2) }
-                if v2 { tlSetFlag(&flags, 0x4) }
-                if views != nil { tlSetFlag(&flags, 0x8) }
+                tlSetFlag(&flags, 0x1, when: part)
+                tlSetFlag(&flags, 0x2, when: rtl)
+                tlSetFlag(&flags, 0x4, when: v2)
+                tlSetFlag(&flags, 0x8, when: views != nil)
                 return flags
             }
         }
@@ -1457,10 +1457,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if current { tlSetFlag(&flags, 0x2) }
-                if canPurchaseUpgrade { tlSetFlag(&flags, 0x4) }
-                if transaction != nil { tlSetFlag(&flags, 0x8) }
-                if storeProduct != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x2, when: current)
+                tlSetFlag(&flags, 0x4, when: canPurchaseUpgrade)
+                tlSetFlag(&flags, 0x8, when: transaction != nil)
+                tlSetFlag(&flags, 0x1, when: storeProduct != nil)
                 return flags
             }
         }
@@ -1581,9 +1581,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if photos { tlSetFlag(&flags, 0x1) }
-                if videos { tlSetFlag(&flags, 0x2) }
-                if videoMaxSize != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: photos)
+                tlSetFlag(&flags, 0x2, when: videos)
+                tlSetFlag(&flags, 0x4, when: videoMaxSize != nil)
                 return flags
             }
         }
@@ -1735,7 +1735,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if address != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: address != nil)
                 return flags
             }
         }
@@ -1757,8 +1757,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if dark { tlSetFlag(&flags, 0x1) }
-                if flipped { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: dark)
+                tlSetFlag(&flags, 0x2, when: flipped)
                 return flags
             }
         }
@@ -2159,7 +2159,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if maxReadId != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: maxReadId != nil)
                 return flags
             }
         }
@@ -2345,8 +2345,8 @@ extension Api.smsjobs {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if allowInternational { tlSetFlag(&flags, 0x1) }
-                if lastGiftSlug != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: allowInternational)
+                tlSetFlag(&flags, 0x2, when: lastGiftSlug != nil)
                 return flags
             }
         }
@@ -2690,9 +2690,9 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nameHidden { tlSetFlag(&flags, 0x1) }
-                if message != nil { tlSetFlag(&flags, 0x2) }
-                if giftNum != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x1, when: nameHidden)
+                tlSetFlag(&flags, 0x2, when: message != nil)
+                tlSetFlag(&flags, 0x4, when: giftNum != nil)
                 return flags
             }
         }
@@ -2805,12 +2805,12 @@ extension Api.functions.account {
     /// Writes `account.initTakeoutSession` boxed at the end of `buffer`.
     public static func initTakeoutSession(into buffer: Buffer, contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) {
         var _flags: Int32 = 0
-        if contacts { tlSetFlag(&_flags, 0x1) }
-        if messageUsers { tlSetFlag(&_flags, 0x2) }
-        if messageChats { tlSetFlag(&_flags, 0x4) }
-        if messageMegagroups { tlSetFlag(&_flags, 0x8) }
-        if messageChannels { tlSetFlag(&_flags, 0x10) }
-        if fileMaxSize != nil { tlSetFlag(&_flags, 0x20) }
+        tlSetFlag(&_flags, 0x1, when: contacts)
+        tlSetFlag(&_flags, 0x2, when: messageUsers)
+        tlSetFlag(&_flags, 0x4, when: messageChats)
+        tlSetFlag(&_flags, 0x8, when: messageMegagroups)
+        tlSetFlag(&_flags, 0x10, when: messageChannels)
+        tlSetFlag(&_flags, 0x20, when: fileMaxSize != nil)
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x8ef3eab0)
         w1.int32(_flags)
@@ -2832,9 +2832,9 @@ extension Api.functions.contacts {
     /// Writes `contacts.blockFromReplies` boxed at the end of `buffer`.
     public static func blockFromReplies(into buffer: Buffer, deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) {
         var _flags: Int32 = 0
-        if deleteMessage { tlSetFlag(&_flags, 0x1) }
-        if deleteHistory { tlSetFlag(&_flags, 0x2) }
-        if reportSpam { tlSetFlag(&_flags, 0x4) }
+        tlSetFlag(&_flags, 0x1, when: deleteMessage)
+        tlSetFlag(&_flags, 0x2, when: deleteHistory)
+        tlSetFlag(&_flags, 0x4, when: reportSpam)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x29a8962c)
         w1.int32(_flags)
@@ -2854,10 +2854,10 @@ extension Api.functions.messages {
     /// Writes `messages.search` boxed at the end of `buffer`.
     public static func search(into buffer: Buffer, peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) {
         var _flags: Int32 = 0
-        if fromId != nil { tlSetFlag(&_flags, 0x1) }
-        if savedPeerId != nil { tlSetFlag(&_flags, 0x4) }
-        if savedReaction != nil { tlSetFlag(&_flags, 0x8) }
-        if topMsgId != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: fromId != nil)
+        tlSetFlag(&_flags, 0x4, when: savedPeerId != nil)
+        tlSetFlag(&_flags, 0x8, when: savedReaction != nil)
+        tlSetFlag(&_flags, 0x2, when: topMsgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x29ee847a)
         w1.int32(_flags)
@@ -2901,7 +2901,7 @@ extension Api.functions.messages {
     /// Writes `messages.getUnreadMentions` boxed at the end of `buffer`.
     public static func getUnreadMentions(into buffer: Buffer, peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) {
         var _flags: Int32 = 0
-        if topMsgId != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xf107e790)
         w1.int32(_flags)
@@ -2964,7 +2964,7 @@ extension Api.functions.messages {
     /// Writes `messages.searchStickers` boxed at the end of `buffer`.
     public static func searchStickers(into buffer: Buffer, emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) {
         var _flags: Int32 = 0
-        if emojis { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: emojis)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x29b1c66a)
         w1.int32(_flags)

@@ -114,20 +114,20 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if defaultP2pContacts { tlSetFlag(&flags, 0x8) }
-                if preloadFeaturedStickers { tlSetFlag(&flags, 0x10) }
-                if revokePmInbox { tlSetFlag(&flags, 0x40) }
-                if blockedMode { tlSetFlag(&flags, 0x100) }
-                if forceTryIpv6 { tlSetFlag(&flags, 0x4000) }
-                if tmpSessions != nil { tlSetFlag(&flags, 0x1) }
-                if autoupdateUrlPrefix != nil { tlSetFlag(&flags, 0x80) }
-                if gifSearchUsername != nil { tlSetFlag(&flags, 0x200) }
-                if venueSearchUsername != nil { tlSetFlag(&flags, 0x400) }
-                if imgSearchUsername != nil { tlSetFlag(&flags, 0x800) }
-                if staticMapsProvider != nil { tlSetFlag(&flags, 0x1000) }
-                if suggestedLangCode != nil && langPackVersion != nil && baseLangPackVersion != nil { tlSetFlag(&flags, 0x4) }
-                if reactionsDefault != nil { tlSetFlag(&flags, 0x8000) }
-                if autologinToken != nil { tlSetFlag(&flags, 0x10000) }
+                tlSetFlag(&flags, 0x8, when: defaultP2pContacts)
+                tlSetFlag(&flags, 0x10, when: preloadFeaturedStickers)
+                tlSetFlag(&flags, 0x40, when: revokePmInbox)
+                tlSetFlag(&flags, 0x100, when: blockedMode)
+                tlSetFlag(&flags, 0x4000, when: forceTryIpv6)
+                tlSetFlag(&flags, 0x1, when: tmpSessions != nil)
+                tlSetFlag(&flags, 0x80, when: autoupdateUrlPrefix != nil)
+                tlSetFlag(&flags, 0x200, when: gifSearchUsername != nil)
+                tlSetFlag(&flags, 0x400, when: venueSearchUsername != nil)
+                tlSetFlag(&flags, 0x800, when: imgSearchUsername != nil)
+                tlSetFlag(&flags, 0x1000, when: staticMapsProvider != nil)
+                tlSetFlag(&flags, 0x4, when: suggestedLangCode != nil && langPackVersion != nil && baseLangPackVersion != nil)
+                tlSetFlag(&flags, 0x8000, when: reactionsDefault != nil)
+                tlSetFlag(&flags, 0x10000, when: autologinToken != nil)
                 return flags
             }
         }
@@ -476,11 +476,11 @@ extension Api.messages {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if alert { tlSetFlag(&flags, 0x2) }
-                if hasUrl { tlSetFlag(&flags, 0x8) }
-                if nativeUi { tlSetFlag(&flags, 0x10) }
-                if message != nil { tlSetFlag(&flags, 0x1) }
-                if url != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x2, when: alert)
+                tlSetFlag(&flags, 0x8, when: hasUrl)
+                tlSetFlag(&flags, 0x10, when: nativeUi)
+                tlSetFlag(&flags, 0x1, when: message != nil)
+                tlSetFlag(&flags, 0x4, when: url != nil)
                 return flags
             }
         }
@@ -826,8 +826,8 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if video { tlSetFlag(&flags, 0x40) }
-                if receiveDate != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x40, when: video)
+                tlSetFlag(&flags, 0x1, when: receiveDate != nil)
                 return flags
             }
         }
@@ -857,7 +857,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if video { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x40, when: video)
                 return flags
             }
         }
@@ -887,7 +887,7 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if video { tlSetFlag(&flags, 0x40) }
+                tlSetFlag(&flags, 0x40, when: video)
                 return flags
             }
         }
@@ -929,10 +929,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if p2pAllowed { tlSetFlag(&flags, 0x20) }
-                if video { tlSetFlag(&flags, 0x40) }
-                if conferenceSupported { tlSetFlag(&flags, 0x100) }
-                if customParameters != nil { tlSetFlag(&flags, 0x80) }
+                tlSetFlag(&flags, 0x20, when: p2pAllowed)
+                tlSetFlag(&flags, 0x40, when: video)
+                tlSetFlag(&flags, 0x100, when: conferenceSupported)
+                tlSetFlag(&flags, 0x80, when: customParameters != nil)
                 return flags
             }
         }
@@ -958,11 +958,11 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if needRating { tlSetFlag(&flags, 0x4) }
-                if needDebug { tlSetFlag(&flags, 0x8) }
-                if video { tlSetFlag(&flags, 0x40) }
-                if reason != nil { tlSetFlag(&flags, 0x1) }
-                if duration != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: needRating)
+                tlSetFlag(&flags, 0x8, when: needDebug)
+                tlSetFlag(&flags, 0x40, when: video)
+                tlSetFlag(&flags, 0x1, when: reason != nil)
+                tlSetFlag(&flags, 0x2, when: duration != nil)
                 return flags
             }
         }
@@ -1352,10 +1352,10 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if messageColorsAnimated { tlSetFlag(&flags, 0x4) }
-                if outboxAccentColor != nil { tlSetFlag(&flags, 0x8) }
-                if messageColors != nil { tlSetFlag(&flags, 0x1) }
-                if wallpaper != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x4, when: messageColorsAnimated)
+                tlSetFlag(&flags, 0x8, when: outboxAccentColor != nil)
+                tlSetFlag(&flags, 0x1, when: messageColors != nil)
+                tlSetFlag(&flags, 0x2, when: wallpaper != nil)
                 return flags
             }
         }
@@ -1625,7 +1625,7 @@ extension Api.stories {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if nextOffset != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
                 return flags
             }
         }
@@ -1735,12 +1735,12 @@ extension Api {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if existingChats { tlSetFlag(&flags, 0x1) }
-                if newChats { tlSetFlag(&flags, 0x2) }
-                if contacts { tlSetFlag(&flags, 0x4) }
-                if nonContacts { tlSetFlag(&flags, 0x8) }
-                if excludeSelected { tlSetFlag(&flags, 0x20) }
-                if users != nil { tlSetFlag(&flags, 0x10) }
+                tlSetFlag(&flags, 0x1, when: existingChats)
+                tlSetFlag(&flags, 0x2, when: newChats)
+                tlSetFlag(&flags, 0x4, when: contacts)
+                tlSetFlag(&flags, 0x8, when: nonContacts)
+                tlSetFlag(&flags, 0x20, when: excludeSelected)
+                tlSetFlag(&flags, 0x10, when: users != nil)
                 return flags
             }
         }
@@ -2417,8 +2417,8 @@ extension Api.functions.messages {
     /// Writes `messages.sendBotRequestedPeer` boxed at the end of `buffer`.
     public static func sendBotRequestedPeer(into buffer: Buffer, peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) {
         var _flags: Int32 = 0
-        if msgId != nil { tlSetFlag(&_flags, 0x1) }
-        if webappReqId != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: msgId != nil)
+        tlSetFlag(&_flags, 0x2, when: webappReqId != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x6c5cf2a7)
         w1.int32(_flags)
@@ -2446,7 +2446,7 @@ extension Api.functions.messages {
     /// Writes `messages.getForumTopics` boxed at the end of `buffer`.
     public static func getForumTopics(into buffer: Buffer, peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) {
         var _flags: Int32 = 0
-        if q != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: q != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x3ba47bff)
         w1.int32(_flags)
@@ -2489,7 +2489,7 @@ extension Api.functions.channels {
     /// Writes `channels.deleteHistory` boxed at the end of `buffer`.
     public static func deleteHistory(into buffer: Buffer, forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) {
         var _flags: Int32 = 0
-        if forEveryone { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: forEveryone)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x9baa9647)
         w1.int32(_flags)

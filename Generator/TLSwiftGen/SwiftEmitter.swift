@@ -349,7 +349,7 @@ public struct SwiftEmitter {
         let mine = groups.filter { $0.flags == nat.name }
         guard !mine.isEmpty else { return false }
         w.line("var \(local): Int32 = 0")
-        for g in mine { w.line("if \(g.condition) { tlSetFlag(&\(local), \(maskLiteral(g.bit))) }") }
+        for g in mine { w.line("tlSetFlag(&\(local), \(maskLiteral(g.bit)), when: \(g.condition))") }
         return true
     }
 

@@ -115,20 +115,20 @@ extension FlagsApi {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if isSelf { tlSetFlag(&flags, 0x400) }
-                if firstName != nil { tlSetFlag(&flags, 0x2) }
-                if botInfoVersion != nil { tlSetFlag(&flags, 0x4000) }
-                if ids != nil { tlSetFlag(&flags, Int32(bitPattern: 0x8000_0000)) }
+                tlSetFlag(&flags, 0x400, when: isSelf)
+                tlSetFlag(&flags, 0x2, when: firstName != nil)
+                tlSetFlag(&flags, 0x4000, when: botInfoVersion != nil)
+                tlSetFlag(&flags, Int32(bitPattern: 0x8000_0000), when: ids != nil)
                 return flags
             }
 
             /// The `flags2` word, derived from which optional fields are set.
             public var flags2: Int32 {
                 var flags: Int32 = 0
-                if premium { tlSetFlag(&flags, 0x8) }
-                if usernames != nil { tlSetFlag(&flags, 0x1) }
-                if photos != nil { tlSetFlag(&flags, 0x2) }
-                if blobs != nil { tlSetFlag(&flags, 0x4) }
+                tlSetFlag(&flags, 0x8, when: premium)
+                tlSetFlag(&flags, 0x1, when: usernames != nil)
+                tlSetFlag(&flags, 0x2, when: photos != nil)
+                tlSetFlag(&flags, 0x4, when: blobs != nil)
                 return flags
             }
         }
@@ -287,7 +287,7 @@ extension FlagsApi {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if byMe { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: byMe)
                 return flags
             }
         }
@@ -356,8 +356,8 @@ extension FlagsApi.functions.users {
     /// Writes `users.setFlags` boxed at the end of `buffer`.
     public static func setFlags(into buffer: Buffer, silent: Bool = false, user: FlagsApi.User? = nil, status: FlagsApi.UserStatus? = nil) {
         var _flags: Int32 = 0
-        if silent { tlSetFlag(&_flags, 0x1) }
-        if user != nil && status != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: silent)
+        tlSetFlag(&_flags, 0x2, when: user != nil && status != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xa9063f07)
         w1.int32(_flags)

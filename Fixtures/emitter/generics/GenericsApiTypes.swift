@@ -220,7 +220,7 @@ extension GenericsApi.functions {
     /// Writes `initConnection` boxed at the end of `buffer`.
     public static func initConnection<X>(into buffer: Buffer, apiId: Int32, proxy: String? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var _flags: Int32 = 0
-        if proxy != nil { tlSetFlag(&_flags, 0x1) }
+        tlSetFlag(&_flags, 0x1, when: proxy != nil)
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xaf16c849)
         w1.int32(_flags)

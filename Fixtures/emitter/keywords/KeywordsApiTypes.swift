@@ -39,8 +39,8 @@ extension KeywordsApi {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if isSelf { tlSetFlag(&flags, 0x1) }
-                if `protocol` != nil { tlSetFlag(&flags, 0x2) }
+                tlSetFlag(&flags, 0x1, when: isSelf)
+                tlSetFlag(&flags, 0x2, when: `protocol` != nil)
                 return flags
             }
         }
@@ -172,8 +172,8 @@ extension KeywordsApi.functions.keys {
     /// Writes `keys.set` boxed at the end of `buffer`.
     public static func set(into buffer: Buffer, `default`: Bool = false, `in`: String? = nil) {
         var _flags: Int32 = 0
-        if `default` { tlSetFlag(&_flags, 0x1) }
-        if `in` != nil { tlSetFlag(&_flags, 0x2) }
+        tlSetFlag(&_flags, 0x1, when: `default`)
+        tlSetFlag(&_flags, 0x2, when: `in` != nil)
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0x22847a86)
         w1.int32(_flags)

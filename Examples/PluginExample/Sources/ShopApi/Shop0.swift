@@ -29,7 +29,7 @@ extension Shop {
             /// The `flags` word, derived from which optional fields are set.
             public var flags: Int32 {
                 var flags: Int32 = 0
-                if price != nil { tlSetFlag(&flags, 0x1) }
+                tlSetFlag(&flags, 0x1, when: price != nil)
                 return flags
             }
         }
