@@ -351,8 +351,8 @@ public final class Buffer {
         return (p + header, total)
     }
 
-    /// A vector of serializable elements, with its header; each element is serialized boxed (`Vector<User>`), as
-    /// integers and strings ignore it.
+    /// A vector of serializable elements, with its header, each element serialized boxed (`Vector<User>`; integers
+    /// and strings ignore that).
     ///
     /// One generic copy in the runtime, not specialized per element type in the generated module (that cost ~20 %
     /// of its release build). Without the two attributes, the release build's cross-module optimization specialized
