@@ -720,7 +720,7 @@ extension MT {
         case rpc_answer_dropped(Cons_rpc_answer_dropped)
 
         /// `rpc_answer_dropped#a43ad8b7 msg_id:long seq_no:int bytes:int = RpcDropAnswer;`
-        public final class Cons_rpc_answer_dropped: Sendable {
+        public struct Cons_rpc_answer_dropped: Sendable {
             public let msgId: Int64
             public let seqNo: Int32
             public let bytes: Int32
@@ -897,7 +897,7 @@ extension MT {
         case pong(Cons_pong)
 
         /// `pong#347773c5 msg_id:long ping_id:long = Pong;`
-        public final class Cons_pong: Sendable {
+        public struct Cons_pong: Sendable {
             public let msgId: Int64
             public let pingId: Int64
 
@@ -970,7 +970,7 @@ extension MT {
         case destroy_session_none(Cons_destroy_session_none)
 
         /// `destroy_session_ok#e22045fc session_id:long = DestroySessionRes;`
-        public final class Cons_destroy_session_ok: Sendable {
+        public struct Cons_destroy_session_ok: Sendable {
             public let sessionId: Int64
 
             public init(sessionId: Int64) {
@@ -979,7 +979,7 @@ extension MT {
         }
 
         /// `destroy_session_none#62d350c9 session_id:long = DestroySessionRes;`
-        public final class Cons_destroy_session_none: Sendable {
+        public struct Cons_destroy_session_none: Sendable {
             public let sessionId: Int64
 
             public init(sessionId: Int64) {
@@ -1270,7 +1270,7 @@ extension MT {
         case ipPortSecret(Cons_ipPortSecret)
 
         /// `ipPort#d433ad73 ipv4:int port:int = IpPort;`
-        public final class Cons_ipPort: Sendable {
+        public struct Cons_ipPort: Sendable {
             public let ipv4: Int32
             public let port: Int32
 
@@ -1544,7 +1544,7 @@ extension MT {
         }
 
         /// `tlsBlockRandom#4d4dc41e length:int = TlsBlock;`
-        public final class Cons_tlsBlockRandom: Sendable {
+        public struct Cons_tlsBlockRandom: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
@@ -1553,7 +1553,7 @@ extension MT {
         }
 
         /// `tlsBlockZero#09333afb length:int = TlsBlock;`
-        public final class Cons_tlsBlockZero: Sendable {
+        public struct Cons_tlsBlockZero: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
@@ -1562,7 +1562,7 @@ extension MT {
         }
 
         /// `tlsBlockGrease#e675a1c1 seed:int = TlsBlock;`
-        public final class Cons_tlsBlockGrease: Sendable {
+        public struct Cons_tlsBlockGrease: Sendable {
             public let seed: Int32
 
             public init(seed: Int32) {

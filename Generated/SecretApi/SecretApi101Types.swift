@@ -39,7 +39,7 @@ extension SecretApi101 {
         case decryptedMessageMediaWebPage(Cons_decryptedMessageMediaWebPage)
 
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaGeoPoint: Sendable {
+        public struct Cons_decryptedMessageMediaGeoPoint: Sendable {
             public let lat: Double
             public let long: Double
 
@@ -658,7 +658,7 @@ extension SecretApi101 {
         case decryptedMessageActionNoop
 
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionSetMessageTTL: Sendable {
+        public struct Cons_decryptedMessageActionSetMessageTTL: Sendable {
             public let ttlSeconds: Int32
 
             public init(ttlSeconds: Int32) {
@@ -694,7 +694,7 @@ extension SecretApi101 {
         }
 
         /// `decryptedMessageActionResend#511110b0 start_seq_no:int end_seq_no:int = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionResend: Sendable {
+        public struct Cons_decryptedMessageActionResend: Sendable {
             public let startSeqNo: Int32
             public let endSeqNo: Int32
 
@@ -705,7 +705,7 @@ extension SecretApi101 {
         }
 
         /// `decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionNotifyLayer: Sendable {
+        public struct Cons_decryptedMessageActionNotifyLayer: Sendable {
             public let layer: Int32
 
             public init(layer: Int32) {
@@ -738,7 +738,7 @@ extension SecretApi101 {
         }
 
         /// `decryptedMessageActionAbortKey#dd05ec6b exchange_id:long = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionAbortKey: Sendable {
+        public struct Cons_decryptedMessageActionAbortKey: Sendable {
             public let exchangeId: Int64
 
             public init(exchangeId: Int64) {
@@ -747,7 +747,7 @@ extension SecretApi101 {
         }
 
         /// `decryptedMessageActionCommitKey#ec2e0b9b exchange_id:long key_fingerprint:long = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionCommitKey: Sendable {
+        public struct Cons_decryptedMessageActionCommitKey: Sendable {
             public let exchangeId: Int64
             public let keyFingerprint: Int64
 
@@ -1342,7 +1342,7 @@ extension SecretApi101 {
         case documentAttributeVideo(Cons_documentAttributeVideo)
 
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
-        public final class Cons_documentAttributeImageSize: Sendable {
+        public struct Cons_documentAttributeImageSize: Sendable {
             public let w: Int32
             public let h: Int32
 
@@ -1400,7 +1400,7 @@ extension SecretApi101 {
         }
 
         /// `documentAttributeVideo#0ef02ce6 flags:# round_message:flags.0?true duration:int w:int h:int = DocumentAttribute;`
-        public final class Cons_documentAttributeVideo: Sendable {
+        public struct Cons_documentAttributeVideo: Sendable {
             public let roundMessage: Bool
             public let duration: Int32
             public let w: Int32
@@ -1973,7 +1973,7 @@ extension SecretApi101 {
         case messageEntityBlockquote(Cons_messageEntityBlockquote)
 
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUnknown: Sendable {
+        public struct Cons_messageEntityUnknown: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1984,7 +1984,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityMention: Sendable {
+        public struct Cons_messageEntityMention: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1995,7 +1995,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityHashtag: Sendable {
+        public struct Cons_messageEntityHashtag: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2006,7 +2006,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBotCommand: Sendable {
+        public struct Cons_messageEntityBotCommand: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2017,7 +2017,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUrl: Sendable {
+        public struct Cons_messageEntityUrl: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2028,7 +2028,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityEmail: Sendable {
+        public struct Cons_messageEntityEmail: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2039,7 +2039,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBold: Sendable {
+        public struct Cons_messageEntityBold: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2050,7 +2050,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityItalic: Sendable {
+        public struct Cons_messageEntityItalic: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2061,7 +2061,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityCode#28a20571 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityCode: Sendable {
+        public struct Cons_messageEntityCode: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2098,7 +2098,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityUnderline#9c4e7e8b offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUnderline: Sendable {
+        public struct Cons_messageEntityUnderline: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2109,7 +2109,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityStrike#bf0693d4 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityStrike: Sendable {
+        public struct Cons_messageEntityStrike: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2120,7 +2120,7 @@ extension SecretApi101 {
         }
 
         /// `messageEntityBlockquote#020df5d0 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBlockquote: Sendable {
+        public struct Cons_messageEntityBlockquote: Sendable {
             public let offset: Int32
             public let length: Int32
 

@@ -39,7 +39,7 @@ extension SecretApi144 {
         case decryptedMessageMediaDocument(Cons_decryptedMessageMediaDocument)
 
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaGeoPoint: Sendable {
+        public struct Cons_decryptedMessageMediaGeoPoint: Sendable {
             public let lat: Double
             public let long: Double
 
@@ -658,7 +658,7 @@ extension SecretApi144 {
         case decryptedMessageActionNoop
 
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionSetMessageTTL: Sendable {
+        public struct Cons_decryptedMessageActionSetMessageTTL: Sendable {
             public let ttlSeconds: Int32
 
             public init(ttlSeconds: Int32) {
@@ -694,7 +694,7 @@ extension SecretApi144 {
         }
 
         /// `decryptedMessageActionResend#511110b0 start_seq_no:int end_seq_no:int = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionResend: Sendable {
+        public struct Cons_decryptedMessageActionResend: Sendable {
             public let startSeqNo: Int32
             public let endSeqNo: Int32
 
@@ -705,7 +705,7 @@ extension SecretApi144 {
         }
 
         /// `decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionNotifyLayer: Sendable {
+        public struct Cons_decryptedMessageActionNotifyLayer: Sendable {
             public let layer: Int32
 
             public init(layer: Int32) {
@@ -738,7 +738,7 @@ extension SecretApi144 {
         }
 
         /// `decryptedMessageActionAbortKey#dd05ec6b exchange_id:long = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionAbortKey: Sendable {
+        public struct Cons_decryptedMessageActionAbortKey: Sendable {
             public let exchangeId: Int64
 
             public init(exchangeId: Int64) {
@@ -747,7 +747,7 @@ extension SecretApi144 {
         }
 
         /// `decryptedMessageActionCommitKey#ec2e0b9b exchange_id:long key_fingerprint:long = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionCommitKey: Sendable {
+        public struct Cons_decryptedMessageActionCommitKey: Sendable {
             public let exchangeId: Int64
             public let keyFingerprint: Int64
 
@@ -1342,7 +1342,7 @@ extension SecretApi144 {
         case documentAttributeVideo(Cons_documentAttributeVideo)
 
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
-        public final class Cons_documentAttributeImageSize: Sendable {
+        public struct Cons_documentAttributeImageSize: Sendable {
             public let w: Int32
             public let h: Int32
 
@@ -1400,7 +1400,7 @@ extension SecretApi144 {
         }
 
         /// `documentAttributeVideo#0ef02ce6 flags:# round_message:flags.0?true duration:int w:int h:int = DocumentAttribute;`
-        public final class Cons_documentAttributeVideo: Sendable {
+        public struct Cons_documentAttributeVideo: Sendable {
             public let roundMessage: Bool
             public let duration: Int32
             public let w: Int32
@@ -1979,7 +1979,7 @@ extension SecretApi144 {
         case messageEntityCustomEmoji(Cons_messageEntityCustomEmoji)
 
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUnknown: Sendable {
+        public struct Cons_messageEntityUnknown: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1990,7 +1990,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityMention: Sendable {
+        public struct Cons_messageEntityMention: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2001,7 +2001,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityHashtag: Sendable {
+        public struct Cons_messageEntityHashtag: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2012,7 +2012,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBotCommand: Sendable {
+        public struct Cons_messageEntityBotCommand: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2023,7 +2023,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUrl: Sendable {
+        public struct Cons_messageEntityUrl: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2034,7 +2034,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityEmail: Sendable {
+        public struct Cons_messageEntityEmail: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2045,7 +2045,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBold: Sendable {
+        public struct Cons_messageEntityBold: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2056,7 +2056,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityItalic: Sendable {
+        public struct Cons_messageEntityItalic: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2067,7 +2067,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityCode#28a20571 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityCode: Sendable {
+        public struct Cons_messageEntityCode: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2104,7 +2104,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityUnderline#9c4e7e8b offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUnderline: Sendable {
+        public struct Cons_messageEntityUnderline: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2115,7 +2115,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityStrike#bf0693d4 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityStrike: Sendable {
+        public struct Cons_messageEntityStrike: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2126,7 +2126,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityBlockquote#020df5d0 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBlockquote: Sendable {
+        public struct Cons_messageEntityBlockquote: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2137,7 +2137,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntitySpoiler#32ca960f offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntitySpoiler: Sendable {
+        public struct Cons_messageEntitySpoiler: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -2148,7 +2148,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = MessageEntity;`
-        public final class Cons_messageEntityCustomEmoji: Sendable {
+        public struct Cons_messageEntityCustomEmoji: Sendable {
             public let offset: Int32
             public let length: Int32
             public let documentId: Int64

@@ -205,7 +205,7 @@ extension SecretApi8 {
         }
 
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
-        public final class Cons_decryptedMessageMediaGeoPoint: Sendable {
+        public struct Cons_decryptedMessageMediaGeoPoint: Sendable {
             public let lat: Double
             public let long: Double
 
@@ -567,7 +567,7 @@ extension SecretApi8 {
         case decryptedMessageActionNotifyLayer(Cons_decryptedMessageActionNotifyLayer)
 
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionSetMessageTTL: Sendable {
+        public struct Cons_decryptedMessageActionSetMessageTTL: Sendable {
             public let ttlSeconds: Int32
 
             public init(ttlSeconds: Int32) {
@@ -603,7 +603,7 @@ extension SecretApi8 {
         }
 
         /// `decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;`
-        public final class Cons_decryptedMessageActionNotifyLayer: Sendable {
+        public struct Cons_decryptedMessageActionNotifyLayer: Sendable {
             public let layer: Int32
 
             public init(layer: Int32) {

@@ -1503,7 +1503,7 @@ extension Api {
         case richButtonStyle(Cons_richButtonStyle)
 
         /// `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
-        public final class Cons_richButtonStyle: Sendable {
+        public struct Cons_richButtonStyle: Sendable {
             public let bgPrimary: Bool
             public let bgDanger: Bool
             public let bgSuccess: Bool

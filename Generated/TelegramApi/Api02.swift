@@ -21,7 +21,7 @@ extension Api {
         case inputMessageCallbackQuery(Cons_inputMessageCallbackQuery)
 
         /// `inputMessageID#a676a322 id:int = InputMessage;`
-        public final class Cons_inputMessageID: Sendable {
+        public struct Cons_inputMessageID: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
@@ -30,7 +30,7 @@ extension Api {
         }
 
         /// `inputMessageReplyTo#bad88395 id:int = InputMessage;`
-        public final class Cons_inputMessageReplyTo: Sendable {
+        public struct Cons_inputMessageReplyTo: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
@@ -39,7 +39,7 @@ extension Api {
         }
 
         /// `inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;`
-        public final class Cons_inputMessageCallbackQuery: Sendable {
+        public struct Cons_inputMessageCallbackQuery: Sendable {
             public let id: Int32
             public let queryId: Int64
 

@@ -522,7 +522,7 @@ extension Api {
         case document(Cons_document)
 
         /// `documentEmpty#36f8c871 id:long = Document;`
-        public final class Cons_documentEmpty: Sendable {
+        public struct Cons_documentEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
@@ -1865,7 +1865,7 @@ extension Api.auth {
         case sentCodeTypeSmsPhrase(Cons_sentCodeTypeSmsPhrase)
 
         /// `auth.sentCodeTypeApp#3dbb5986 length:int = auth.SentCodeType;`
-        public final class Cons_sentCodeTypeApp: Sendable {
+        public struct Cons_sentCodeTypeApp: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
@@ -1874,7 +1874,7 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeSms#c000bba2 length:int = auth.SentCodeType;`
-        public final class Cons_sentCodeTypeSms: Sendable {
+        public struct Cons_sentCodeTypeSms: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
@@ -1883,7 +1883,7 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeCall#5353e5a7 length:int = auth.SentCodeType;`
-        public final class Cons_sentCodeTypeCall: Sendable {
+        public struct Cons_sentCodeTypeCall: Sendable {
             public let length: Int32
 
             public init(length: Int32) {
@@ -1941,7 +1941,7 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeSetUpEmailRequired#a5491dea flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true = auth.SentCodeType;`
-        public final class Cons_sentCodeTypeSetUpEmailRequired: Sendable {
+        public struct Cons_sentCodeTypeSetUpEmailRequired: Sendable {
             public let appleSigninAllowed: Bool
             public let googleSigninAllowed: Bool
 

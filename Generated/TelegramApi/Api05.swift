@@ -1806,7 +1806,7 @@ extension Api {
         case chatOnlines(Cons_chatOnlines)
 
         /// `chatOnlines#f041e250 onlines:int = ChatOnlines;`
-        public final class Cons_chatOnlines: Sendable {
+        public struct Cons_chatOnlines: Sendable {
             public let onlines: Int32
 
             public init(onlines: Int32) {
@@ -2136,7 +2136,7 @@ extension Api {
         }
 
         /// `notificationSoundRingtone#ff6c8049 id:long = NotificationSound;`
-        public final class Cons_notificationSoundRingtone: Sendable {
+        public struct Cons_notificationSoundRingtone: Sendable {
             public let id: Int64
 
             public init(id: Int64) {

@@ -446,7 +446,7 @@ extension Api {
         }
 
         /// `webPageAttributeAiComposeTone#7781fe18 emoji_id:long = WebPageAttribute;`
-        public final class Cons_webPageAttributeAiComposeTone: Sendable {
+        public struct Cons_webPageAttributeAiComposeTone: Sendable {
             public let emojiId: Int64
 
             public init(emojiId: Int64) {
@@ -764,7 +764,7 @@ extension Api {
         case defaultHistoryTTL(Cons_defaultHistoryTTL)
 
         /// `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
-        public final class Cons_defaultHistoryTTL: Sendable {
+        public struct Cons_defaultHistoryTTL: Sendable {
             public let period: Int32
 
             public init(period: Int32) {

@@ -63,7 +63,7 @@ extension Api {
         case inputMessagesFilterPoll
 
         /// `inputMessagesFilterPhoneCalls#80c99768 flags:# missed:flags.0?true = MessagesFilter;`
-        public final class Cons_inputMessagesFilterPhoneCalls: Sendable {
+        public struct Cons_inputMessagesFilterPhoneCalls: Sendable {
             public let missed: Bool
 
             public init(missed: Bool = false) {
@@ -316,7 +316,7 @@ extension Api {
         }
 
         /// `inputEncryptedFile#5a17b5e5 id:long access_hash:long = InputEncryptedFile;`
-        public final class Cons_inputEncryptedFile: Sendable {
+        public struct Cons_inputEncryptedFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -327,7 +327,7 @@ extension Api {
         }
 
         /// `inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;`
-        public final class Cons_inputEncryptedFileBigUploaded: Sendable {
+        public struct Cons_inputEncryptedFileBigUploaded: Sendable {
             public let id: Int64
             public let parts: Int32
             public let keyFingerprint: Int32
@@ -630,7 +630,7 @@ extension Api {
         case messageEntityDiffDelete(Cons_messageEntityDiffDelete)
 
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUnknown: Sendable {
+        public struct Cons_messageEntityUnknown: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -641,7 +641,7 @@ extension Api {
         }
 
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityMention: Sendable {
+        public struct Cons_messageEntityMention: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -652,7 +652,7 @@ extension Api {
         }
 
         /// `messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityHashtag: Sendable {
+        public struct Cons_messageEntityHashtag: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -663,7 +663,7 @@ extension Api {
         }
 
         /// `messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBotCommand: Sendable {
+        public struct Cons_messageEntityBotCommand: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -674,7 +674,7 @@ extension Api {
         }
 
         /// `messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUrl: Sendable {
+        public struct Cons_messageEntityUrl: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -685,7 +685,7 @@ extension Api {
         }
 
         /// `messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityEmail: Sendable {
+        public struct Cons_messageEntityEmail: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -696,7 +696,7 @@ extension Api {
         }
 
         /// `messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBold: Sendable {
+        public struct Cons_messageEntityBold: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -707,7 +707,7 @@ extension Api {
         }
 
         /// `messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityItalic: Sendable {
+        public struct Cons_messageEntityItalic: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -718,7 +718,7 @@ extension Api {
         }
 
         /// `messageEntityCode#28a20571 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityCode: Sendable {
+        public struct Cons_messageEntityCode: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -755,7 +755,7 @@ extension Api {
         }
 
         /// `messageEntityMentionName#dc7b1140 offset:int length:int user_id:long = MessageEntity;`
-        public final class Cons_messageEntityMentionName: Sendable {
+        public struct Cons_messageEntityMentionName: Sendable {
             public let offset: Int32
             public let length: Int32
             public let userId: Int64
@@ -781,7 +781,7 @@ extension Api {
         }
 
         /// `messageEntityPhone#9b69e34b offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityPhone: Sendable {
+        public struct Cons_messageEntityPhone: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -792,7 +792,7 @@ extension Api {
         }
 
         /// `messageEntityCashtag#4c4e743f offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityCashtag: Sendable {
+        public struct Cons_messageEntityCashtag: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -803,7 +803,7 @@ extension Api {
         }
 
         /// `messageEntityUnderline#9c4e7e8b offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityUnderline: Sendable {
+        public struct Cons_messageEntityUnderline: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -814,7 +814,7 @@ extension Api {
         }
 
         /// `messageEntityStrike#bf0693d4 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityStrike: Sendable {
+        public struct Cons_messageEntityStrike: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -825,7 +825,7 @@ extension Api {
         }
 
         /// `messageEntityBankCard#761e6af4 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBankCard: Sendable {
+        public struct Cons_messageEntityBankCard: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -836,7 +836,7 @@ extension Api {
         }
 
         /// `messageEntitySpoiler#32ca960f offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntitySpoiler: Sendable {
+        public struct Cons_messageEntitySpoiler: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -847,7 +847,7 @@ extension Api {
         }
 
         /// `messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = MessageEntity;`
-        public final class Cons_messageEntityCustomEmoji: Sendable {
+        public struct Cons_messageEntityCustomEmoji: Sendable {
             public let offset: Int32
             public let length: Int32
             public let documentId: Int64
@@ -860,7 +860,7 @@ extension Api {
         }
 
         /// `messageEntityBlockquote#f1ccaaac flags:# collapsed:flags.0?true offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityBlockquote: Sendable {
+        public struct Cons_messageEntityBlockquote: Sendable {
             public let collapsed: Bool
             public let offset: Int32
             public let length: Int32
@@ -917,7 +917,7 @@ extension Api {
         }
 
         /// `messageEntityDiffInsert#71777116 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityDiffInsert: Sendable {
+        public struct Cons_messageEntityDiffInsert: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -941,7 +941,7 @@ extension Api {
         }
 
         /// `messageEntityDiffDelete#0652c1c5 offset:int length:int = MessageEntity;`
-        public final class Cons_messageEntityDiffDelete: Sendable {
+        public struct Cons_messageEntityDiffDelete: Sendable {
             public let offset: Int32
             public let length: Int32
 
@@ -1754,7 +1754,7 @@ extension Api {
         case statsGroupTopInviter(Cons_statsGroupTopInviter)
 
         /// `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
-        public final class Cons_statsGroupTopInviter: Sendable {
+        public struct Cons_statsGroupTopInviter: Sendable {
             public let userId: Int64
             public let invitations: Int32
 
@@ -1830,7 +1830,7 @@ extension Api {
         case requirementToContactPaidMessages(Cons_requirementToContactPaidMessages)
 
         /// `requirementToContactPaidMessages#b4f67e93 stars_amount:long = RequirementToContact;`
-        public final class Cons_requirementToContactPaidMessages: Sendable {
+        public struct Cons_requirementToContactPaidMessages: Sendable {
             public let starsAmount: Int64
 
             public init(starsAmount: Int64) {
@@ -2283,7 +2283,7 @@ extension Api {
         }
 
         /// `inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;`
-        public final class Cons_inputAiComposeToneID: Sendable {
+        public struct Cons_inputAiComposeToneID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 

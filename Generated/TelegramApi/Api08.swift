@@ -47,7 +47,7 @@ extension Api {
         }
 
         /// `notifyCommunity#be376999 community_id:long = NotifyPeer;`
-        public final class Cons_notifyCommunity: Sendable {
+        public struct Cons_notifyCommunity: Sendable {
             public let communityId: Int64
 
             public init(communityId: Int64) {
@@ -461,7 +461,7 @@ extension Api {
         }
 
         /// `textImage#081ccf4f document_id:long w:int h:int = RichText;`
-        public final class Cons_textImage: Sendable {
+        public struct Cons_textImage: Sendable {
             public let documentId: Int64
             public let w: Int32
             public let h: Int32
@@ -1567,7 +1567,7 @@ extension Api.help {
         case termsOfServiceUpdate(Cons_termsOfServiceUpdate)
 
         /// `help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;`
-        public final class Cons_termsOfServiceUpdateEmpty: Sendable {
+        public struct Cons_termsOfServiceUpdateEmpty: Sendable {
             public let expires: Int32
 
             public init(expires: Int32) {
@@ -1681,7 +1681,7 @@ extension Api {
         case jsonObject(Cons_jsonObject)
 
         /// `jsonBool#c7345e6a value:Bool = JSONValue;`
-        public final class Cons_jsonBool: Sendable {
+        public struct Cons_jsonBool: Sendable {
             public let value: Bool
 
             public init(value: Bool) {
@@ -1690,7 +1690,7 @@ extension Api {
         }
 
         /// `jsonNumber#2be0dfa4 value:double = JSONValue;`
-        public final class Cons_jsonNumber: Sendable {
+        public struct Cons_jsonNumber: Sendable {
             public let value: Double
 
             public init(value: Double) {
@@ -2549,7 +2549,7 @@ extension Api {
         case postInteractionCountersStory(Cons_postInteractionCountersStory)
 
         /// `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
-        public final class Cons_postInteractionCountersMessage: Sendable {
+        public struct Cons_postInteractionCountersMessage: Sendable {
             public let msgId: Int32
             public let views: Int32
             public let forwards: Int32
@@ -2564,7 +2564,7 @@ extension Api {
         }
 
         /// `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
-        public final class Cons_postInteractionCountersStory: Sendable {
+        public struct Cons_postInteractionCountersStory: Sendable {
             public let storyId: Int32
             public let views: Int32
             public let forwards: Int32
@@ -2679,7 +2679,7 @@ extension Api.account {
         case paidMessagesRevenue(Cons_paidMessagesRevenue)
 
         /// `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
-        public final class Cons_paidMessagesRevenue: Sendable {
+        public struct Cons_paidMessagesRevenue: Sendable {
             public let starsAmount: Int64
 
             public init(starsAmount: Int64) {

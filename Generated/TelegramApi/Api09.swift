@@ -102,7 +102,7 @@ extension Api.messages {
         }
 
         /// `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
-        public final class Cons_messagesNotModified: Sendable {
+        public struct Cons_messagesNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
@@ -583,7 +583,7 @@ extension Api {
         case accountDaysTTL(Cons_accountDaysTTL)
 
         /// `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
-        public final class Cons_accountDaysTTL: Sendable {
+        public struct Cons_accountDaysTTL: Sendable {
             public let days: Int32
 
             public init(days: Int32) {
@@ -646,7 +646,7 @@ extension Api {
         case messageRange(Cons_messageRange)
 
         /// `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
-        public final class Cons_messageRange: Sendable {
+        public struct Cons_messageRange: Sendable {
             public let minId: Int32
             public let maxId: Int32
 

@@ -15,7 +15,7 @@ extension Api {
         case user(Cons_user)
 
         /// `userEmpty#d3bc4b7a id:long = User;`
-        public final class Cons_userEmpty: Sendable {
+        public struct Cons_userEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
@@ -596,7 +596,7 @@ extension Api {
         case inputChannelFromMessage(Cons_inputChannelFromMessage)
 
         /// `inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;`
-        public final class Cons_inputChannel: Sendable {
+        public struct Cons_inputChannel: Sendable {
             public let channelId: Int64
             public let accessHash: Int64
 
@@ -1143,7 +1143,7 @@ extension Api.account {
         case contentSettings(Cons_contentSettings)
 
         /// `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
-        public final class Cons_contentSettings: Sendable {
+        public struct Cons_contentSettings: Sendable {
             public let sensitiveEnabled: Bool
             public let sensitiveCanChange: Bool
 
@@ -1225,7 +1225,7 @@ extension Api {
         case statsDateRangeDays(Cons_statsDateRangeDays)
 
         /// `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
-        public final class Cons_statsDateRangeDays: Sendable {
+        public struct Cons_statsDateRangeDays: Sendable {
             public let minDate: Int32
             public let maxDate: Int32
 

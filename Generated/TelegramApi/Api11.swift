@@ -30,7 +30,7 @@ extension Api {
         case inputPeerChannelFromMessage(Cons_inputPeerChannelFromMessage)
 
         /// `inputPeerChat#35a95cb9 chat_id:long = InputPeer;`
-        public final class Cons_inputPeerChat: Sendable {
+        public struct Cons_inputPeerChat: Sendable {
             public let chatId: Int64
 
             public init(chatId: Int64) {
@@ -39,7 +39,7 @@ extension Api {
         }
 
         /// `inputPeerUser#dde8a54c user_id:long access_hash:long = InputPeer;`
-        public final class Cons_inputPeerUser: Sendable {
+        public struct Cons_inputPeerUser: Sendable {
             public let userId: Int64
             public let accessHash: Int64
 
@@ -50,7 +50,7 @@ extension Api {
         }
 
         /// `inputPeerChannel#27bcbbfc channel_id:long access_hash:long = InputPeer;`
-        public final class Cons_inputPeerChannel: Sendable {
+        public struct Cons_inputPeerChannel: Sendable {
             public let channelId: Int64
             public let accessHash: Int64
 
@@ -642,7 +642,7 @@ extension Api.updates {
         case channelDifference(Cons_channelDifference)
 
         /// `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
-        public final class Cons_channelDifferenceEmpty: Sendable {
+        public struct Cons_channelDifferenceEmpty: Sendable {
             public let final: Bool
             public let pts: Int32
             public let timeout: Int32?
@@ -907,7 +907,7 @@ extension Api.messages {
         case featuredStickers(Cons_featuredStickers)
 
         /// `messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;`
-        public final class Cons_featuredStickersNotModified: Sendable {
+        public struct Cons_featuredStickersNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
@@ -3191,7 +3191,7 @@ extension Api.help {
         case promoData(Cons_promoData)
 
         /// `help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;`
-        public final class Cons_promoDataEmpty: Sendable {
+        public struct Cons_promoDataEmpty: Sendable {
             public let expires: Int32
 
             public init(expires: Int32) {

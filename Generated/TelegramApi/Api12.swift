@@ -1374,7 +1374,7 @@ extension Api {
         }
 
         /// `updateMessageID#4e90bfd6 id:int random_id:long = Update;`
-        public final class Cons_updateMessageID: Sendable {
+        public struct Cons_updateMessageID: Sendable {
             public let id: Int32
             public let randomId: Int64
 
@@ -1501,7 +1501,7 @@ extension Api {
         }
 
         /// `updateEncryptedChatTyping#1710f156 chat_id:int = Update;`
-        public final class Cons_updateEncryptedChatTyping: Sendable {
+        public struct Cons_updateEncryptedChatTyping: Sendable {
             public let chatId: Int32
 
             public init(chatId: Int32) {
@@ -1521,7 +1521,7 @@ extension Api {
         }
 
         /// `updateEncryptedMessagesRead#38fe25b7 chat_id:int max_date:int date:int = Update;`
-        public final class Cons_updateEncryptedMessagesRead: Sendable {
+        public struct Cons_updateEncryptedMessagesRead: Sendable {
             public let chatId: Int32
             public let maxDate: Int32
             public let date: Int32
@@ -1715,7 +1715,7 @@ extension Api {
         }
 
         /// `updateChannelTooLong#108d941f flags:# channel_id:long pts:flags.0?int = Update;`
-        public final class Cons_updateChannelTooLong: Sendable {
+        public struct Cons_updateChannelTooLong: Sendable {
             public let channelId: Int64
             public let pts: Int32?
 
@@ -1733,7 +1733,7 @@ extension Api {
         }
 
         /// `updateChannel#635b4c09 channel_id:long = Update;`
-        public final class Cons_updateChannel: Sendable {
+        public struct Cons_updateChannel: Sendable {
             public let channelId: Int64
 
             public init(channelId: Int64) {
@@ -1794,7 +1794,7 @@ extension Api {
         }
 
         /// `updateChannelMessageViews#f226ac08 channel_id:long id:int views:int = Update;`
-        public final class Cons_updateChannelMessageViews: Sendable {
+        public struct Cons_updateChannelMessageViews: Sendable {
             public let channelId: Int64
             public let id: Int32
             public let views: Int32
@@ -1852,7 +1852,7 @@ extension Api {
         }
 
         /// `updateStickerSets#31c24808 flags:# masks:flags.0?true emojis:flags.1?true = Update;`
-        public final class Cons_updateStickerSets: Sendable {
+        public struct Cons_updateStickerSets: Sendable {
             public let masks: Bool
             public let emojis: Bool
 
@@ -2005,7 +2005,7 @@ extension Api {
         }
 
         /// `updateReadChannelOutbox#b75f99a9 channel_id:long max_id:int = Update;`
-        public final class Cons_updateReadChannelOutbox: Sendable {
+        public struct Cons_updateReadChannelOutbox: Sendable {
             public let channelId: Int64
             public let maxId: Int32
 
@@ -2210,7 +2210,7 @@ extension Api {
         }
 
         /// `updateChannelAvailableMessages#b23fc698 channel_id:long available_min_id:int = Update;`
-        public final class Cons_updateChannelAvailableMessages: Sendable {
+        public struct Cons_updateChannelAvailableMessages: Sendable {
             public let channelId: Int64
             public let availableMinId: Int32
 
@@ -2420,7 +2420,7 @@ extension Api {
         }
 
         /// `updateChannelMessageForwards#d29a27f4 channel_id:long id:int forwards:int = Update;`
-        public final class Cons_updateChannelMessageForwards: Sendable {
+        public struct Cons_updateChannelMessageForwards: Sendable {
             public let channelId: Int64
             public let id: Int32
             public let forwards: Int32
@@ -2457,7 +2457,7 @@ extension Api {
         }
 
         /// `updateReadChannelDiscussionOutbox#695c9e7c channel_id:long top_msg_id:int read_max_id:int = Update;`
-        public final class Cons_updateReadChannelDiscussionOutbox: Sendable {
+        public struct Cons_updateReadChannelDiscussionOutbox: Sendable {
             public let channelId: Int64
             public let topMsgId: Int32
             public let readMaxId: Int32
@@ -2561,7 +2561,7 @@ extension Api {
         }
 
         /// `updateChat#f89a6a4e chat_id:long = Update;`
-        public final class Cons_updateChat: Sendable {
+        public struct Cons_updateChat: Sendable {
             public let chatId: Int64
 
             public init(chatId: Int64) {
@@ -2801,7 +2801,7 @@ extension Api {
         }
 
         /// `updateWebViewResultSent#1592b79d query_id:long = Update;`
-        public final class Cons_updateWebViewResultSent: Sendable {
+        public struct Cons_updateWebViewResultSent: Sendable {
             public let queryId: Int64
 
             public init(queryId: Int64) {
@@ -2856,7 +2856,7 @@ extension Api {
         }
 
         /// `updateMoveStickerSetToTop#86fccf85 flags:# masks:flags.0?true emojis:flags.1?true stickerset:long = Update;`
-        public final class Cons_updateMoveStickerSetToTop: Sendable {
+        public struct Cons_updateMoveStickerSetToTop: Sendable {
             public let masks: Bool
             public let emojis: Bool
             public let stickerset: Int64
@@ -2890,7 +2890,7 @@ extension Api {
         }
 
         /// `updateUser#20529438 user_id:long = Update;`
-        public final class Cons_updateUser: Sendable {
+        public struct Cons_updateUser: Sendable {
             public let userId: Int64
 
             public init(userId: Int64) {
@@ -2921,7 +2921,7 @@ extension Api {
         }
 
         /// `updateStoryID#1bf335b9 id:int random_id:long = Update;`
-        public final class Cons_updateStoryID: Sendable {
+        public struct Cons_updateStoryID: Sendable {
             public let id: Int32
             public let randomId: Int64
 
@@ -2967,7 +2967,7 @@ extension Api {
         }
 
         /// `updateChannelViewForumAsMessages#07b68920 channel_id:long enabled:Bool = Update;`
-        public final class Cons_updateChannelViewForumAsMessages: Sendable {
+        public struct Cons_updateChannelViewForumAsMessages: Sendable {
             public let channelId: Int64
             public let enabled: Bool
 
@@ -3098,7 +3098,7 @@ extension Api {
         }
 
         /// `updateDeleteQuickReply#53e6f1ec shortcut_id:int = Update;`
-        public final class Cons_updateDeleteQuickReply: Sendable {
+        public struct Cons_updateDeleteQuickReply: Sendable {
             public let shortcutId: Int32
 
             public init(shortcutId: Int32) {
@@ -3543,7 +3543,7 @@ extension Api {
         }
 
         /// `updateWebBrowserSettings#c39a2ade flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = Update;`
-        public final class Cons_updateWebBrowserSettings: Sendable {
+        public struct Cons_updateWebBrowserSettings: Sendable {
             public let openExternalBrowser: Bool
             public let displayCloseButton: Bool
 
@@ -9049,7 +9049,7 @@ extension Api {
         case documentAttributeCustomEmoji(Cons_documentAttributeCustomEmoji)
 
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
-        public final class Cons_documentAttributeImageSize: Sendable {
+        public struct Cons_documentAttributeImageSize: Sendable {
             public let w: Int32
             public let h: Int32
 
@@ -9934,7 +9934,7 @@ extension Api {
         case chatAdminWithInvites(Cons_chatAdminWithInvites)
 
         /// `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
-        public final class Cons_chatAdminWithInvites: Sendable {
+        public struct Cons_chatAdminWithInvites: Sendable {
             public let adminId: Int64
             public let invitesCount: Int32
             public let revokedInvitesCount: Int32
@@ -10438,7 +10438,7 @@ extension Api {
         }
 
         /// `inputPeerColorCollectible#b8ea86a9 collectible_id:long = PeerColor;`
-        public final class Cons_inputPeerColorCollectible: Sendable {
+        public struct Cons_inputPeerColorCollectible: Sendable {
             public let collectibleId: Int64
 
             public init(collectibleId: Int64) {
@@ -10693,7 +10693,7 @@ extension Api {
         case birthday(Cons_birthday)
 
         /// `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
-        public final class Cons_birthday: Sendable {
+        public struct Cons_birthday: Sendable {
             public let day: Int32
             public let month: Int32
             public let year: Int32?

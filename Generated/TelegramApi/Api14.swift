@@ -137,7 +137,7 @@ extension Api {
         case receivedNotifyMessage(Cons_receivedNotifyMessage)
 
         /// `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
-        public final class Cons_receivedNotifyMessage: Sendable {
+        public struct Cons_receivedNotifyMessage: Sendable {
             public let id: Int32
             public let flags: Int32
 

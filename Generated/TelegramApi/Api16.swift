@@ -1373,7 +1373,7 @@ extension Api.messages {
         case sentEncryptedFile(Cons_sentEncryptedFile)
 
         /// `messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;`
-        public final class Cons_sentEncryptedMessage: Sendable {
+        public struct Cons_sentEncryptedMessage: Sendable {
             public let date: Int32
 
             public init(date: Int32) {
@@ -2308,7 +2308,7 @@ extension Api {
         case inputStorePaymentAuthCode(Cons_inputStorePaymentAuthCode)
 
         /// `inputStorePaymentPremiumSubscription#a6751e66 flags:# restore:flags.0?true upgrade:flags.1?true = InputStorePaymentPurpose;`
-        public final class Cons_inputStorePaymentPremiumSubscription: Sendable {
+        public struct Cons_inputStorePaymentPremiumSubscription: Sendable {
             public let restore: Bool
             public let upgrade: Bool
 
@@ -3177,7 +3177,7 @@ extension Api {
         case outboxReadDate(Cons_outboxReadDate)
 
         /// `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
-        public final class Cons_outboxReadDate: Sendable {
+        public struct Cons_outboxReadDate: Sendable {
             public let date: Int32
 
             public init(date: Int32) {
@@ -3733,7 +3733,7 @@ extension Api {
         case starGiftAuctionRoundExtendable(Cons_starGiftAuctionRoundExtendable)
 
         /// `starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;`
-        public final class Cons_starGiftAuctionRound: Sendable {
+        public struct Cons_starGiftAuctionRound: Sendable {
             public let num: Int32
             public let duration: Int32
 
@@ -3744,7 +3744,7 @@ extension Api {
         }
 
         /// `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
-        public final class Cons_starGiftAuctionRoundExtendable: Sendable {
+        public struct Cons_starGiftAuctionRoundExtendable: Sendable {
             public let num: Int32
             public let duration: Int32
             public let extendTop: Int32

@@ -1043,7 +1043,7 @@ extension Api.messages {
         }
 
         /// `messages.savedDialogsNotModified#c01f6fe8 count:int = messages.SavedDialogs;`
-        public final class Cons_savedDialogsNotModified: Sendable {
+        public struct Cons_savedDialogsNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
@@ -1180,7 +1180,7 @@ extension Api {
         case businessAwayMessageScheduleCustom(Cons_businessAwayMessageScheduleCustom)
 
         /// `businessAwayMessageScheduleCustom#cc4d9ecc start_date:int end_date:int = BusinessAwayMessageSchedule;`
-        public final class Cons_businessAwayMessageScheduleCustom: Sendable {
+        public struct Cons_businessAwayMessageScheduleCustom: Sendable {
             public let startDate: Int32
             public let endDate: Int32
 

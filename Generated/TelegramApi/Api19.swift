@@ -198,7 +198,7 @@ extension Api {
         case community(Cons_community)
 
         /// `chatEmpty#29562865 id:long = Chat;`
-        public final class Cons_chatEmpty: Sendable {
+        public struct Cons_chatEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {

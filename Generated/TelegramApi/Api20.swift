@@ -70,7 +70,7 @@ extension Api {
         case userStatusLastMonth(Cons_userStatusLastMonth)
 
         /// `userStatusOnline#edb93949 expires:int = UserStatus;`
-        public final class Cons_userStatusOnline: Sendable {
+        public struct Cons_userStatusOnline: Sendable {
             public let expires: Int32
 
             public init(expires: Int32) {
@@ -79,7 +79,7 @@ extension Api {
         }
 
         /// `userStatusOffline#008c703f was_online:int = UserStatus;`
-        public final class Cons_userStatusOffline: Sendable {
+        public struct Cons_userStatusOffline: Sendable {
             public let wasOnline: Int32
 
             public init(wasOnline: Int32) {
@@ -88,7 +88,7 @@ extension Api {
         }
 
         /// `userStatusRecently#7b197dc8 flags:# by_me:flags.0?true = UserStatus;`
-        public final class Cons_userStatusRecently: Sendable {
+        public struct Cons_userStatusRecently: Sendable {
             public let byMe: Bool
 
             public init(byMe: Bool = false) {
@@ -104,7 +104,7 @@ extension Api {
         }
 
         /// `userStatusLastWeek#541a1d1a flags:# by_me:flags.0?true = UserStatus;`
-        public final class Cons_userStatusLastWeek: Sendable {
+        public struct Cons_userStatusLastWeek: Sendable {
             public let byMe: Bool
 
             public init(byMe: Bool = false) {
@@ -120,7 +120,7 @@ extension Api {
         }
 
         /// `userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;`
-        public final class Cons_userStatusLastMonth: Sendable {
+        public struct Cons_userStatusLastMonth: Sendable {
             public let byMe: Bool
 
             public init(byMe: Bool = false) {
@@ -2098,7 +2098,7 @@ extension Api {
         }
 
         /// `inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;`
-        public final class Cons_inputQuickReplyShortcutId: Sendable {
+        public struct Cons_inputQuickReplyShortcutId: Sendable {
             public let shortcutId: Int32
 
             public init(shortcutId: Int32) {
@@ -2487,7 +2487,7 @@ extension Api {
         case inputSavedStarGiftSlug(Cons_inputSavedStarGiftSlug)
 
         /// `inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;`
-        public final class Cons_inputSavedStarGiftUser: Sendable {
+        public struct Cons_inputSavedStarGiftUser: Sendable {
             public let msgId: Int32
 
             public init(msgId: Int32) {

@@ -169,7 +169,7 @@ extension Api.messages {
         case affectedMessages(Cons_affectedMessages)
 
         /// `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
-        public final class Cons_affectedMessages: Sendable {
+        public struct Cons_affectedMessages: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
 
@@ -396,7 +396,7 @@ extension Api {
         }
 
         /// `dialogPeerFolder#514519e2 folder_id:int = DialogPeer;`
-        public final class Cons_dialogPeerFolder: Sendable {
+        public struct Cons_dialogPeerFolder: Sendable {
             public let folderId: Int32
 
             public init(folderId: Int32) {
@@ -405,7 +405,7 @@ extension Api {
         }
 
         /// `dialogPeerCommunity#2f65c8e4 community_id:long = DialogPeer;`
-        public final class Cons_dialogPeerCommunity: Sendable {
+        public struct Cons_dialogPeerCommunity: Sendable {
             public let communityId: Int64
 
             public init(communityId: Int64) {

@@ -336,7 +336,7 @@ extension Api.updates {
         case differenceTooLong(Cons_differenceTooLong)
 
         /// `updates.differenceEmpty#5d75a138 date:int seq:int = updates.Difference;`
-        public final class Cons_differenceEmpty: Sendable {
+        public struct Cons_differenceEmpty: Sendable {
             public let date: Int32
             public let seq: Int32
 
@@ -385,7 +385,7 @@ extension Api.updates {
         }
 
         /// `updates.differenceTooLong#4afe8f6d pts:int = updates.Difference;`
-        public final class Cons_differenceTooLong: Sendable {
+        public struct Cons_differenceTooLong: Sendable {
             public let pts: Int32
 
             public init(pts: Int32) {
@@ -844,7 +844,7 @@ extension Api {
         case popularContact(Cons_popularContact)
 
         /// `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
-        public final class Cons_popularContact: Sendable {
+        public struct Cons_popularContact: Sendable {
             public let clientId: Int64
             public let importers: Int32
 
@@ -1062,7 +1062,7 @@ extension Api {
         case inputGroupCallInviteMessage(Cons_inputGroupCallInviteMessage)
 
         /// `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
-        public final class Cons_inputGroupCall: Sendable {
+        public struct Cons_inputGroupCall: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1082,7 +1082,7 @@ extension Api {
         }
 
         /// `inputGroupCallInviteMessage#8c10603f msg_id:int = InputGroupCall;`
-        public final class Cons_inputGroupCallInviteMessage: Sendable {
+        public struct Cons_inputGroupCallInviteMessage: Sendable {
             public let msgId: Int32
 
             public init(msgId: Int32) {
@@ -1335,7 +1335,7 @@ extension Api {
         case searchResultPosition(Cons_searchResultPosition)
 
         /// `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
-        public final class Cons_searchResultPosition: Sendable {
+        public struct Cons_searchResultPosition: Sendable {
             public let msgId: Int32
             public let date: Int32
             public let offset: Int32
@@ -1411,7 +1411,7 @@ extension Api {
         case storiesStealthMode(Cons_storiesStealthMode)
 
         /// `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
-        public final class Cons_storiesStealthMode: Sendable {
+        public struct Cons_storiesStealthMode: Sendable {
             public let activeUntilDate: Int32?
             public let cooldownUntilDate: Int32?
 
@@ -1583,7 +1583,7 @@ extension Api {
         case starsGiveawayWinnersOption(Cons_starsGiveawayWinnersOption)
 
         /// `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
-        public final class Cons_starsGiveawayWinnersOption: Sendable {
+        public struct Cons_starsGiveawayWinnersOption: Sendable {
             public let `default`: Bool
             public let users: Int32
             public let perUserStars: Int64

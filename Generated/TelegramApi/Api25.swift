@@ -18,7 +18,7 @@ extension Api {
         case peerChannel(Cons_peerChannel)
 
         /// `peerUser#59511722 user_id:long = Peer;`
-        public final class Cons_peerUser: Sendable {
+        public struct Cons_peerUser: Sendable {
             public let userId: Int64
 
             public init(userId: Int64) {
@@ -27,7 +27,7 @@ extension Api {
         }
 
         /// `peerChat#36c6019a chat_id:long = Peer;`
-        public final class Cons_peerChat: Sendable {
+        public struct Cons_peerChat: Sendable {
             public let chatId: Int64
 
             public init(chatId: Int64) {
@@ -36,7 +36,7 @@ extension Api {
         }
 
         /// `peerChannel#a2a5371e channel_id:long = Peer;`
-        public final class Cons_peerChannel: Sendable {
+        public struct Cons_peerChannel: Sendable {
             public let channelId: Int64
 
             public init(channelId: Int64) {
@@ -903,7 +903,7 @@ extension Api {
         case chatReactionsSome(Cons_chatReactionsSome)
 
         /// `chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;`
-        public final class Cons_chatReactionsAll: Sendable {
+        public struct Cons_chatReactionsAll: Sendable {
             public let allowCustom: Bool
 
             public init(allowCustom: Bool = false) {
@@ -1191,7 +1191,7 @@ extension Api {
         case storyItem(Cons_storyItem)
 
         /// `storyItemDeleted#51e6ee4f id:int = StoryItem;`
-        public final class Cons_storyItemDeleted: Sendable {
+        public struct Cons_storyItemDeleted: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
@@ -1200,7 +1200,7 @@ extension Api {
         }
 
         /// `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
-        public final class Cons_storyItemSkipped: Sendable {
+        public struct Cons_storyItemSkipped: Sendable {
             public let closeFriends: Bool
             public let live: Bool
             public let id: Int32

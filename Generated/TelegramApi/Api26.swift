@@ -749,7 +749,7 @@ extension Api {
         }
 
         /// `webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;`
-        public final class Cons_webPageNotModified: Sendable {
+        public struct Cons_webPageNotModified: Sendable {
             public let cachedPageViews: Int32?
 
             public init(cachedPageViews: Int32? = nil) {
@@ -1316,7 +1316,7 @@ extension Api {
         case searchResultsCalendarPeriod(Cons_searchResultsCalendarPeriod)
 
         /// `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
-        public final class Cons_searchResultsCalendarPeriod: Sendable {
+        public struct Cons_searchResultsCalendarPeriod: Sendable {
             public let date: Int32
             public let minMsgId: Int32
             public let maxMsgId: Int32
@@ -1498,7 +1498,7 @@ extension Api {
         }
 
         /// `reactionCustomEmoji#8935fc73 document_id:long = Reaction;`
-        public final class Cons_reactionCustomEmoji: Sendable {
+        public struct Cons_reactionCustomEmoji: Sendable {
             public let documentId: Int64
 
             public init(documentId: Int64) {
@@ -1945,7 +1945,7 @@ extension Api {
         case starsTonAmount(Cons_starsTonAmount)
 
         /// `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
-        public final class Cons_starsAmount: Sendable {
+        public struct Cons_starsAmount: Sendable {
             public let amount: Int64
             public let nanos: Int32
 
@@ -1956,7 +1956,7 @@ extension Api {
         }
 
         /// `starsTonAmount#74aee3e0 amount:long = StarsAmount;`
-        public final class Cons_starsTonAmount: Sendable {
+        public struct Cons_starsTonAmount: Sendable {
             public let amount: Int64
 
             public init(amount: Int64) {

@@ -15,7 +15,7 @@ extension Api {
         case draftMessage(Cons_draftMessage)
 
         /// `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
-        public final class Cons_draftMessageEmpty: Sendable {
+        public struct Cons_draftMessageEmpty: Sendable {
             public let date: Int32?
 
             public init(date: Int32? = nil) {
@@ -659,7 +659,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleInvites#1b7907ae new_value:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleInvites: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleInvites: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
@@ -668,7 +668,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleSignatures#26ae0971 new_value:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleSignatures: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleSignatures: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
@@ -748,7 +748,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionTogglePreHistoryHidden#5f5c95f1 new_value:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionTogglePreHistoryHidden: Sendable {
+        public struct Cons_channelAdminLogEventActionTogglePreHistoryHidden: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
@@ -777,7 +777,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeLinkedChat#050c7ac8 prev_value:long new_value:long = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionChangeLinkedChat: Sendable {
+        public struct Cons_channelAdminLogEventActionChangeLinkedChat: Sendable {
             public let prevValue: Int64
             public let newValue: Int64
 
@@ -799,7 +799,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleSlowMode#53909779 prev_value:int new_value:int = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleSlowMode: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleSlowMode: Sendable {
             public let prevValue: Int32
             public let newValue: Int32
 
@@ -846,7 +846,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleGroupCallSetting#56d6a247 join_muted:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleGroupCallSetting: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleGroupCallSetting: Sendable {
             public let joinMuted: Bool
 
             public init(joinMuted: Bool) {
@@ -911,7 +911,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeHistoryTTL#6e941a38 prev_value:int new_value:int = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionChangeHistoryTTL: Sendable {
+        public struct Cons_channelAdminLogEventActionChangeHistoryTTL: Sendable {
             public let prevValue: Int32
             public let newValue: Int32
 
@@ -933,7 +933,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleNoForwards#cb2ac766 new_value:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleNoForwards: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleNoForwards: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
@@ -973,7 +973,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleForum#02cc6383 new_value:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleForum: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleForum: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
@@ -1030,7 +1030,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleAntiSpam#64f36dfc new_value:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleAntiSpam: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleAntiSpam: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
@@ -1094,7 +1094,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleSignatureProfiles#60a79c79 new_value:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleSignatureProfiles: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleSignatureProfiles: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
@@ -1114,7 +1114,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleAutotranslation#c517f77e new_value:Bool = ChannelAdminLogEventAction;`
-        public final class Cons_channelAdminLogEventActionToggleAutotranslation: Sendable {
+        public struct Cons_channelAdminLogEventActionToggleAutotranslation: Sendable {
             public let newValue: Bool
 
             public init(newValue: Bool) {
@@ -2376,7 +2376,7 @@ extension Api {
         case inputWallPaperNoFile(Cons_inputWallPaperNoFile)
 
         /// `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
-        public final class Cons_inputWallPaper: Sendable {
+        public struct Cons_inputWallPaper: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -2396,7 +2396,7 @@ extension Api {
         }
 
         /// `inputWallPaperNoFile#967a462e id:long = InputWallPaper;`
-        public final class Cons_inputWallPaperNoFile: Sendable {
+        public struct Cons_inputWallPaperNoFile: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
@@ -3378,7 +3378,7 @@ extension Api {
         case businessBotRights(Cons_businessBotRights)
 
         /// `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
-        public final class Cons_businessBotRights: Sendable {
+        public struct Cons_businessBotRights: Sendable {
             public let reply: Bool
             public let readMessages: Bool
             public let deleteSentMessages: Bool

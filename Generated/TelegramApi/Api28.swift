@@ -468,7 +468,7 @@ extension Api {
         case inputThemeSlug(Cons_inputThemeSlug)
 
         /// `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
-        public final class Cons_inputTheme: Sendable {
+        public struct Cons_inputTheme: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -775,7 +775,7 @@ extension Api {
         }
 
         /// `inputReplyToEphemeralMessage#4119b95e id:int = InputReplyTo;`
-        public final class Cons_inputReplyToEphemeralMessage: Sendable {
+        public struct Cons_inputReplyToEphemeralMessage: Sendable {
             public let id: Int32
 
             public init(id: Int32) {

@@ -159,7 +159,7 @@ extension Api {
         case encryptedChatDiscarded(Cons_encryptedChatDiscarded)
 
         /// `encryptedChatEmpty#ab7ec0a0 id:int = EncryptedChat;`
-        public final class Cons_encryptedChatEmpty: Sendable {
+        public struct Cons_encryptedChatEmpty: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
@@ -234,7 +234,7 @@ extension Api {
         }
 
         /// `encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;`
-        public final class Cons_encryptedChatDiscarded: Sendable {
+        public struct Cons_encryptedChatDiscarded: Sendable {
             public let historyDeleted: Bool
             public let id: Int32
 
@@ -1294,7 +1294,7 @@ extension Api {
         case missingInvitee(Cons_missingInvitee)
 
         /// `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
-        public final class Cons_missingInvitee: Sendable {
+        public struct Cons_missingInvitee: Sendable {
             public let premiumWouldAllowInvite: Bool
             public let premiumRequiredForPm: Bool
             public let userId: Int64

@@ -54,7 +54,7 @@ extension Api {
         }
 
         /// `inputEncryptedFileLocation#f5235d55 id:long access_hash:long = InputFileLocation;`
-        public final class Cons_inputEncryptedFileLocation: Sendable {
+        public struct Cons_inputEncryptedFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -80,7 +80,7 @@ extension Api {
         }
 
         /// `inputSecureFileLocation#cbc7ee28 id:long access_hash:long = InputFileLocation;`
-        public final class Cons_inputSecureFileLocation: Sendable {
+        public struct Cons_inputSecureFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1945,7 +1945,7 @@ extension Api {
         }
 
         /// `messageActionChatDeleteUser#a43f30cc user_id:long = MessageAction;`
-        public final class Cons_messageActionChatDeleteUser: Sendable {
+        public struct Cons_messageActionChatDeleteUser: Sendable {
             public let userId: Int64
 
             public init(userId: Int64) {
@@ -1954,7 +1954,7 @@ extension Api {
         }
 
         /// `messageActionChatJoinedByLink#031224c3 inviter_id:long = MessageAction;`
-        public final class Cons_messageActionChatJoinedByLink: Sendable {
+        public struct Cons_messageActionChatJoinedByLink: Sendable {
             public let inviterId: Int64
 
             public init(inviterId: Int64) {
@@ -1972,7 +1972,7 @@ extension Api {
         }
 
         /// `messageActionChatMigrateTo#e1037f92 channel_id:long = MessageAction;`
-        public final class Cons_messageActionChatMigrateTo: Sendable {
+        public struct Cons_messageActionChatMigrateTo: Sendable {
             public let channelId: Int64
 
             public init(channelId: Int64) {
@@ -1992,7 +1992,7 @@ extension Api {
         }
 
         /// `messageActionGameScore#92a72876 game_id:long score:int = MessageAction;`
-        public final class Cons_messageActionGameScore: Sendable {
+        public struct Cons_messageActionGameScore: Sendable {
             public let gameId: Int64
             public let score: Int32
 
@@ -2401,7 +2401,7 @@ extension Api {
         }
 
         /// `messageActionGiveawayLaunch#a80f51e4 flags:# stars:flags.0?long = MessageAction;`
-        public final class Cons_messageActionGiveawayLaunch: Sendable {
+        public struct Cons_messageActionGiveawayLaunch: Sendable {
             public let stars: Int64?
 
             public init(stars: Int64? = nil) {
@@ -2417,7 +2417,7 @@ extension Api {
         }
 
         /// `messageActionGiveawayResults#87e2f155 flags:# stars:flags.0?true winners_count:int unclaimed_count:int = MessageAction;`
-        public final class Cons_messageActionGiveawayResults: Sendable {
+        public struct Cons_messageActionGiveawayResults: Sendable {
             public let stars: Bool
             public let winnersCount: Int32
             public let unclaimedCount: Int32
@@ -2437,7 +2437,7 @@ extension Api {
         }
 
         /// `messageActionBoostApply#cc02aa6d boosts:int = MessageAction;`
-        public final class Cons_messageActionBoostApply: Sendable {
+        public struct Cons_messageActionBoostApply: Sendable {
             public let boosts: Int32
 
             public init(boosts: Int32) {
@@ -2679,7 +2679,7 @@ extension Api {
         }
 
         /// `messageActionPaidMessagesRefunded#ac1f1fcd count:int stars:long = MessageAction;`
-        public final class Cons_messageActionPaidMessagesRefunded: Sendable {
+        public struct Cons_messageActionPaidMessagesRefunded: Sendable {
             public let count: Int32
             public let stars: Int64
 
@@ -2690,7 +2690,7 @@ extension Api {
         }
 
         /// `messageActionPaidMessagesPrice#84b88578 flags:# broadcast_messages_allowed:flags.0?true stars:long = MessageAction;`
-        public final class Cons_messageActionPaidMessagesPrice: Sendable {
+        public struct Cons_messageActionPaidMessagesPrice: Sendable {
             public let broadcastMessagesAllowed: Bool
             public let stars: Int64
 
@@ -2795,7 +2795,7 @@ extension Api {
         }
 
         /// `messageActionSuggestedPostRefund#69f916f8 flags:# payer_initiated:flags.0?true = MessageAction;`
-        public final class Cons_messageActionSuggestedPostRefund: Sendable {
+        public struct Cons_messageActionSuggestedPostRefund: Sendable {
             public let payerInitiated: Bool
 
             public init(payerInitiated: Bool = false) {
@@ -2889,7 +2889,7 @@ extension Api {
         }
 
         /// `messageActionNewCreatorPending#b07ed085 new_creator_id:long = MessageAction;`
-        public final class Cons_messageActionNewCreatorPending: Sendable {
+        public struct Cons_messageActionNewCreatorPending: Sendable {
             public let newCreatorId: Int64
 
             public init(newCreatorId: Int64) {
@@ -2898,7 +2898,7 @@ extension Api {
         }
 
         /// `messageActionChangeCreator#e188503b new_creator_id:long = MessageAction;`
-        public final class Cons_messageActionChangeCreator: Sendable {
+        public struct Cons_messageActionChangeCreator: Sendable {
             public let newCreatorId: Int64
 
             public init(newCreatorId: Int64) {
@@ -2907,7 +2907,7 @@ extension Api {
         }
 
         /// `messageActionNoForwardsToggle#bf7d6572 prev_value:Bool new_value:Bool = MessageAction;`
-        public final class Cons_messageActionNoForwardsToggle: Sendable {
+        public struct Cons_messageActionNoForwardsToggle: Sendable {
             public let prevValue: Bool
             public let newValue: Bool
 
@@ -2918,7 +2918,7 @@ extension Api {
         }
 
         /// `messageActionNoForwardsRequest#3e2793ba flags:# expired:flags.0?true prev_value:Bool new_value:Bool = MessageAction;`
-        public final class Cons_messageActionNoForwardsRequest: Sendable {
+        public struct Cons_messageActionNoForwardsRequest: Sendable {
             public let expired: Bool
             public let prevValue: Bool
             public let newValue: Bool
@@ -2956,7 +2956,7 @@ extension Api {
         }
 
         /// `messageActionManagedBotCreated#16605e3e bot_id:long = MessageAction;`
-        public final class Cons_messageActionManagedBotCreated: Sendable {
+        public struct Cons_messageActionManagedBotCreated: Sendable {
             public let botId: Int64
 
             public init(botId: Int64) {
@@ -2965,7 +2965,7 @@ extension Api {
         }
 
         /// `messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;`
-        public final class Cons_messageActionChangeCommunity: Sendable {
+        public struct Cons_messageActionChangeCommunity: Sendable {
             public let communityId: Int64?
 
             public init(communityId: Int64? = nil) {
@@ -2981,7 +2981,7 @@ extension Api {
         }
 
         /// `messageActionChatJoinedViaCommunity#4a8bfe80 community_id:long = MessageAction;`
-        public final class Cons_messageActionChatJoinedViaCommunity: Sendable {
+        public struct Cons_messageActionChatJoinedViaCommunity: Sendable {
             public let communityId: Int64
 
             public init(communityId: Int64) {
@@ -6209,7 +6209,7 @@ extension Api {
         case inputStickerSetTonGifts
 
         /// `inputStickerSetID#9de7a269 id:long access_hash:long = InputStickerSet;`
-        public final class Cons_inputStickerSetID: Sendable {
+        public struct Cons_inputStickerSetID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -7060,7 +7060,7 @@ extension Api {
         case inputStarGiftAuctionSlug(Cons_inputStarGiftAuctionSlug)
 
         /// `inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;`
-        public final class Cons_inputStarGiftAuction: Sendable {
+        public struct Cons_inputStarGiftAuction: Sendable {
             public let giftId: Int64
 
             public init(giftId: Int64) {
@@ -7162,7 +7162,7 @@ extension Api {
         case starGiftAttributeRarityLegendary
 
         /// `starGiftAttributeRarity#36437737 permille:int = StarGiftAttributeRarity;`
-        public final class Cons_starGiftAttributeRarity: Sendable {
+        public struct Cons_starGiftAttributeRarity: Sendable {
             public let permille: Int32
 
             public init(permille: Int32) {

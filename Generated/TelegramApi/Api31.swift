@@ -92,7 +92,7 @@ extension Api.messages {
         case affectedHistory(Cons_affectedHistory)
 
         /// `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
-        public final class Cons_affectedHistory: Sendable {
+        public struct Cons_affectedHistory: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
             public let offset: Int32
@@ -177,7 +177,7 @@ extension Api {
         case replyInlineMarkup(Cons_replyInlineMarkup)
 
         /// `replyKeyboardHide#a03e5b85 flags:# selective:flags.2?true = ReplyMarkup;`
-        public final class Cons_replyKeyboardHide: Sendable {
+        public struct Cons_replyKeyboardHide: Sendable {
             public let selective: Bool
 
             public init(selective: Bool = false) {
@@ -867,7 +867,7 @@ extension Api {
         }
 
         /// `inputDialogPeerFolder#64600527 folder_id:int = InputDialogPeer;`
-        public final class Cons_inputDialogPeerFolder: Sendable {
+        public struct Cons_inputDialogPeerFolder: Sendable {
             public let folderId: Int32
 
             public init(folderId: Int32) {
@@ -975,7 +975,7 @@ extension Api.account {
         case takeout(Cons_takeout)
 
         /// `account.takeout#4dba4501 id:long = account.Takeout;`
-        public final class Cons_takeout: Sendable {
+        public struct Cons_takeout: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
@@ -1479,7 +1479,7 @@ extension Api {
         case groupCallStreamChannel(Cons_groupCallStreamChannel)
 
         /// `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
-        public final class Cons_groupCallStreamChannel: Sendable {
+        public struct Cons_groupCallStreamChannel: Sendable {
             public let channel: Int32
             public let scale: Int32
             public let lastTimestampMs: Int64
@@ -1981,7 +1981,7 @@ extension Api.messages {
         case foundStickers(Cons_foundStickers)
 
         /// `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
-        public final class Cons_foundStickersNotModified: Sendable {
+        public struct Cons_foundStickersNotModified: Sendable {
             public let nextOffset: Int32?
 
             public init(nextOffset: Int32? = nil) {

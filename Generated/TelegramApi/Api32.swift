@@ -21,7 +21,7 @@ extension Api {
         case inputUserFromMessage(Cons_inputUserFromMessage)
 
         /// `inputUser#f21158c6 user_id:long access_hash:long = InputUser;`
-        public final class Cons_inputUser: Sendable {
+        public struct Cons_inputUser: Sendable {
             public let userId: Int64
             public let accessHash: Int64
 
@@ -960,7 +960,7 @@ extension Api.stories {
         case canSendStoryCount(Cons_canSendStoryCount)
 
         /// `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
-        public final class Cons_canSendStoryCount: Sendable {
+        public struct Cons_canSendStoryCount: Sendable {
             public let countRemains: Int32
 
             public init(countRemains: Int32) {
@@ -1237,7 +1237,7 @@ extension Api {
         }
 
         /// `inlineButtonTypeUserProfile#3fa33fcf user_id:long = InlineButtonType;`
-        public final class Cons_inlineButtonTypeUserProfile: Sendable {
+        public struct Cons_inlineButtonTypeUserProfile: Sendable {
             public let userId: Int64
 
             public init(userId: Int64) {

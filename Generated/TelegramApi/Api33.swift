@@ -674,7 +674,7 @@ extension Api {
         case inputGameShortName(Cons_inputGameShortName)
 
         /// `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
-        public final class Cons_inputGameID: Sendable {
+        public struct Cons_inputGameID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1163,7 +1163,7 @@ extension Api {
         case forumTopic(Cons_forumTopic)
 
         /// `forumTopicDeleted#023f109b id:int = ForumTopic;`
-        public final class Cons_forumTopicDeleted: Sendable {
+        public struct Cons_forumTopicDeleted: Sendable {
             public let id: Int32
 
             public init(id: Int32) {
@@ -1412,7 +1412,7 @@ extension Api {
         case inputChatlistDialogFilter(Cons_inputChatlistDialogFilter)
 
         /// `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
-        public final class Cons_inputChatlistDialogFilter: Sendable {
+        public struct Cons_inputChatlistDialogFilter: Sendable {
             public let filterId: Int32
 
             public init(filterId: Int32) {
@@ -1895,7 +1895,7 @@ extension Api.users {
         case savedMusic(Cons_savedMusic)
 
         /// `users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;`
-        public final class Cons_savedMusicNotModified: Sendable {
+        public struct Cons_savedMusicNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
@@ -2073,7 +2073,7 @@ extension Api {
         case buttonTypeSimpleWebView(Cons_buttonTypeSimpleWebView)
 
         /// `buttonTypeRequestPoll#aacfff84 flags:# quiz:flags.0?Bool = ButtonType;`
-        public final class Cons_buttonTypeRequestPoll: Sendable {
+        public struct Cons_buttonTypeRequestPoll: Sendable {
             public let quiz: Bool?
 
             public init(quiz: Bool? = nil) {

@@ -50,7 +50,7 @@ extension Api.messages {
         }
 
         /// `messages.dialogsNotModified#f0e3e596 count:int = messages.Dialogs;`
-        public final class Cons_dialogsNotModified: Sendable {
+        public struct Cons_dialogsNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
@@ -1408,7 +1408,7 @@ extension Api {
         case statsPercentValue(Cons_statsPercentValue)
 
         /// `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
-        public final class Cons_statsPercentValue: Sendable {
+        public struct Cons_statsPercentValue: Sendable {
             public let part: Double
             public let total: Double
 
@@ -1590,7 +1590,7 @@ extension Api.messages {
         case historyImport(Cons_historyImport)
 
         /// `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
-        public final class Cons_historyImport: Sendable {
+        public struct Cons_historyImport: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
@@ -1798,7 +1798,7 @@ extension Api {
         case requestPeerTypeCreateBot(Cons_requestPeerTypeCreateBot)
 
         /// `requestPeerTypeUser#5f3b8a00 flags:# bot:flags.0?Bool premium:flags.1?Bool = RequestPeerType;`
-        public final class Cons_requestPeerTypeUser: Sendable {
+        public struct Cons_requestPeerTypeUser: Sendable {
             public let bot: Bool?
             public let premium: Bool?
 

@@ -15,7 +15,7 @@ extension Api {
         case photo(Cons_photo)
 
         /// `photoEmpty#2331b22d id:long = Photo;`
-        public final class Cons_photoEmpty: Sendable {
+        public struct Cons_photoEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
@@ -170,7 +170,7 @@ extension Api {
         case contact(Cons_contact)
 
         /// `contact#145ade0b user_id:long mutual:Bool = Contact;`
-        public final class Cons_contact: Sendable {
+        public struct Cons_contact: Sendable {
             public let userId: Int64
             public let mutual: Bool
 

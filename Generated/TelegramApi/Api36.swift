@@ -75,7 +75,7 @@ extension Api {
         case sendMessageStopDraftAction(Cons_sendMessageStopDraftAction)
 
         /// `sendMessageUploadVideoAction#e9763aec progress:int = SendMessageAction;`
-        public final class Cons_sendMessageUploadVideoAction: Sendable {
+        public struct Cons_sendMessageUploadVideoAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
@@ -84,7 +84,7 @@ extension Api {
         }
 
         /// `sendMessageUploadAudioAction#f351d7ab progress:int = SendMessageAction;`
-        public final class Cons_sendMessageUploadAudioAction: Sendable {
+        public struct Cons_sendMessageUploadAudioAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
@@ -93,7 +93,7 @@ extension Api {
         }
 
         /// `sendMessageUploadPhotoAction#d1d34a26 progress:int = SendMessageAction;`
-        public final class Cons_sendMessageUploadPhotoAction: Sendable {
+        public struct Cons_sendMessageUploadPhotoAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
@@ -102,7 +102,7 @@ extension Api {
         }
 
         /// `sendMessageUploadDocumentAction#aa0cd9e4 progress:int = SendMessageAction;`
-        public final class Cons_sendMessageUploadDocumentAction: Sendable {
+        public struct Cons_sendMessageUploadDocumentAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
@@ -111,7 +111,7 @@ extension Api {
         }
 
         /// `sendMessageUploadRoundAction#243e1c66 progress:int = SendMessageAction;`
-        public final class Cons_sendMessageUploadRoundAction: Sendable {
+        public struct Cons_sendMessageUploadRoundAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
@@ -120,7 +120,7 @@ extension Api {
         }
 
         /// `sendMessageHistoryImportAction#dbda9246 progress:int = SendMessageAction;`
-        public final class Cons_sendMessageHistoryImportAction: Sendable {
+        public struct Cons_sendMessageHistoryImportAction: Sendable {
             public let progress: Int32
 
             public init(progress: Int32) {
@@ -220,7 +220,7 @@ extension Api {
         }
 
         /// `sendMessageStopDraftAction#fbf902b0 random_id:long = SendMessageAction;`
-        public final class Cons_sendMessageStopDraftAction: Sendable {
+        public struct Cons_sendMessageStopDraftAction: Sendable {
             public let randomId: Int64
 
             public init(randomId: Int64) {
@@ -649,7 +649,7 @@ extension Api.messages {
         case messageEditData(Cons_messageEditData)
 
         /// `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
-        public final class Cons_messageEditData: Sendable {
+        public struct Cons_messageEditData: Sendable {
             public let caption: Bool
 
             public init(caption: Bool = false) {
@@ -745,7 +745,7 @@ extension Api {
         }
 
         /// `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
-        public final class Cons_inputSecureFile: Sendable {
+        public struct Cons_inputSecureFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1311,7 +1311,7 @@ extension Api {
         case businessWeeklyOpen(Cons_businessWeeklyOpen)
 
         /// `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
-        public final class Cons_businessWeeklyOpen: Sendable {
+        public struct Cons_businessWeeklyOpen: Sendable {
             public let startMinute: Int32
             public let endMinute: Int32
 
@@ -1678,7 +1678,7 @@ extension Api {
         case starGiftAttributeIdBackdrop(Cons_starGiftAttributeIdBackdrop)
 
         /// `starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;`
-        public final class Cons_starGiftAttributeIdModel: Sendable {
+        public struct Cons_starGiftAttributeIdModel: Sendable {
             public let documentId: Int64
 
             public init(documentId: Int64) {
@@ -1687,7 +1687,7 @@ extension Api {
         }
 
         /// `starGiftAttributeIdPattern#4a162433 document_id:long = StarGiftAttributeId;`
-        public final class Cons_starGiftAttributeIdPattern: Sendable {
+        public struct Cons_starGiftAttributeIdPattern: Sendable {
             public let documentId: Int64
 
             public init(documentId: Int64) {
@@ -1696,7 +1696,7 @@ extension Api {
         }
 
         /// `starGiftAttributeIdBackdrop#1f01c757 backdrop_id:int = StarGiftAttributeId;`
-        public final class Cons_starGiftAttributeIdBackdrop: Sendable {
+        public struct Cons_starGiftAttributeIdBackdrop: Sendable {
             public let backdropId: Int32
 
             public init(backdropId: Int32) {

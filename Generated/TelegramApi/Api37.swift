@@ -1126,7 +1126,7 @@ extension Api {
         case inputPhoneCall(Cons_inputPhoneCall)
 
         /// `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
-        public final class Cons_inputPhoneCall: Sendable {
+        public struct Cons_inputPhoneCall: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1539,7 +1539,7 @@ extension Api {
         }
 
         /// `peerSelfLocated#f8ec284b expires:int = PeerLocated;`
-        public final class Cons_peerSelfLocated: Sendable {
+        public struct Cons_peerSelfLocated: Sendable {
             public let expires: Int32
 
             public init(expires: Int32) {
@@ -1637,7 +1637,7 @@ extension Api.account {
         case resetPasswordOk
 
         /// `account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;`
-        public final class Cons_resetPasswordFailedWait: Sendable {
+        public struct Cons_resetPasswordFailedWait: Sendable {
             public let retryDate: Int32
 
             public init(retryDate: Int32) {
@@ -1646,7 +1646,7 @@ extension Api.account {
         }
 
         /// `account.resetPasswordRequestedWait#e9effc7d until_date:int = account.ResetPasswordResult;`
-        public final class Cons_resetPasswordRequestedWait: Sendable {
+        public struct Cons_resetPasswordRequestedWait: Sendable {
             public let untilDate: Int32
 
             public init(untilDate: Int32) {
@@ -2259,7 +2259,7 @@ extension Api {
         case disallowedGiftsSettings(Cons_disallowedGiftsSettings)
 
         /// `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
-        public final class Cons_disallowedGiftsSettings: Sendable {
+        public struct Cons_disallowedGiftsSettings: Sendable {
             public let disallowUnlimitedStargifts: Bool
             public let disallowLimitedStargifts: Bool
             public let disallowUniqueStargifts: Bool

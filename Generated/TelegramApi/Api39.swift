@@ -793,7 +793,7 @@ extension Api {
         case phoneCallDiscarded(Cons_phoneCallDiscarded)
 
         /// `phoneCallEmpty#5366c915 id:long = PhoneCall;`
-        public final class Cons_phoneCallEmpty: Sendable {
+        public struct Cons_phoneCallEmpty: Sendable {
             public let id: Int64
 
             public init(id: Int64) {

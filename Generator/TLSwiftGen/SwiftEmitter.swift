@@ -1,7 +1,7 @@
 // The emitter: a checked `Schema` -> Swift source files, in the shape measured fastest to compile
-// (../shared/design/compile-time.md): one enum per boxed type with `final class` payloads, throwing parse
-// functions, each type parsing its own constructors, a registry of metatypes (no closures), flag tests on the raw
-// integer, and types spread over a fixed number of files by a hash of their name.
+// (../shared/design/compile-time.md): one enum per boxed type with `final class` payloads (structs when small and
+// fixed-size), throwing parse functions, each type parsing its own constructors, a registry of metatypes (no
+// closures), flag tests on the raw integer, and types spread over a fixed number of files by a hash of their name.
 
 import TLSchema
 
@@ -312,11 +312,43 @@ public struct SwiftEmitter {
 
     // MARK: Constructor payloads
 
-    /// `final class Cons_x: Sendable`: immutable fields, a memberwise init with defaults for optional fields and
-    /// flags, and the `#` words derived from them.
-    func emitPayloadClass(name: String, combinator c: Combinator, into w: SwiftWriter) {
+    /// The largest payload, in bytes of Swift layout, stored inline in its enum as a `struct` rather than allocated
+    /// as a `final class`: two words. An enum with such a payload stays within an existential's three-word inline
+    /// buffer, and a parent holding it grows by little.
+    static let inlinePayloadLimit = 16
+
+    /// The Swift layout size of `c`'s stored fields when every one is a fixed-size number or flag (no strings, bytes,
+    /// vectors or objects), each at its natural alignment in declaration order, an optional one with a tag byte; nil
+    /// when a field is not.
+    func fixedPayloadSize(_ c: Combinator) -> Int? {
+        var size = 0
+        for f in emittedFields(c) where f.isStored {
+            let layout: (size: Int, align: Int)
+            switch f.field.type {
+            case .trueFlag, .bool: layout = (1, 1)  // Bool? has a spare bit pattern: one byte too
+            case .int: layout = (f.isOptional ? 5 : 4, 4)
+            case .long, .double: layout = (f.isOptional ? 9 : 8, 8)
+            case .int128: layout = (f.isOptional ? 17 : 16, 8)
+            case .int256: layout = (f.isOptional ? 33 : 32, 8)
+            default: return nil
+            }
+            size = (size + layout.align - 1) / layout.align * layout.align + layout.size
+        }
+        return size
+    }
+
+    /// Payloads of fixed-size fields within `inlinePayloadLimit` are structs: decoding `peerUser` then allocates
+    /// nothing (a fifth of the allocations of decoding the corpus's objects were such payloads). All others are
+    /// `final class`es, which compile faster and keep every enum one word (../shared/design/compile-time.md).
+    func payloadIsInline(_ c: Combinator) -> Bool {
+        fixedPayloadSize(c).map { $0 <= Self.inlinePayloadLimit } ?? false
+    }
+
+    /// `final class Cons_x: Sendable` (or `struct`, `payloadIsInline`): immutable fields, a memberwise init with
+    /// defaults for optional fields and flags, and the `#` words derived from them.
+    func emitPayload(name: String, combinator c: Combinator, into w: SwiftWriter) {
         let fields = emittedFields(c).filter(\.isStored)
-        w.block("public final class \(name): Sendable") {
+        w.block("public \(payloadIsInline(c) ? "struct" : "final class") \(name): Sendable") {
             for f in fields { w.line("public let \(Naming.escaped(f.swiftName)): \(f.declaredType)") }
             for f in emittedFields(c) {
                 guard let condition = f.derivedFrom else { continue }
@@ -663,7 +695,7 @@ public struct SwiftEmitter {
                 for c in constructors where !emittedFields(c).isEmpty {
                     w.line("")
                     w.line("/// `\(c.definition)`")
-                    emitPayloadClass(name: consName(c), combinator: c, into: w)
+                    emitPayload(name: consName(c), combinator: c, into: w)
                 }
                 w.line("")
                 w.block("public func serialize(_ buffer: Buffer, _ boxed: Bool)") {

@@ -52,6 +52,24 @@ import TelegramApi
         #expect(!Api.User.Cons_user(id: 1).bot)
     }
 
+    /// Fixed-size payloads within two words are structs held in the enum, at the sizes the emitter's layout model
+    /// gives (TLSwiftGenTests' `PayloadLayoutTests` holds the same numbers); all others are classes.
+    @Test func smallFixedSizePayloadsAreInlineStructs() {
+        #expect(MemoryLayout<Api.Peer.Cons_peerUser>.size == 8)
+        #expect(MemoryLayout<Api.InputPeer.Cons_inputPeerUser>.size == 16)
+        #expect(MemoryLayout<Api.UserStatus.Cons_userStatusOffline>.size == 4)
+        #expect(MemoryLayout<Api.ReplyMarkup.Cons_replyKeyboardHide>.size == 1)
+        #expect(MemoryLayout<Api.StarsAmount.Cons_starsAmount>.size == 12)
+        #expect(MemoryLayout<Api.RecentStory.Cons_recentStory>.size == 9)
+        #expect(!(Api.Peer.Cons_peerUser.self is AnyClass))
+        #expect(Api.PeerColor.Cons_peerColor.self is AnyClass)
+        #expect(Api.User.Cons_user.self is AnyClass)
+        // An enum of them stays within an existential's inline buffer (three words): `any TLObject` boxes nothing.
+        #expect(MemoryLayout<Api.Peer>.size == 9)
+        #expect(MemoryLayout<Api.InputPeer>.size <= 3 * MemoryLayout<Int>.size)
+        #expect(bytes(Api.Peer.peerUser(.init(userId: 42))) == [0x22, 0x17, 0x51, 0x59, 42, 0, 0, 0, 0, 0, 0, 0])
+    }
+
     @Test func vectorResultHasTheVectorIDAndCount() throws {
         let (description, request, response) = Api.functions.contacts.getContactIDs(hash: 5)
         #expect(description.name == "contacts.getContactIDs")

@@ -15,7 +15,7 @@ extension FlagsApi {
         case photoEmpty
 
         /// `photo#32e47466 id:long = Photo;`
-        public final class Cons_photo: Sendable {
+        public struct Cons_photo: Sendable {
             public let id: Int64
 
             public init(id: Int64) {
@@ -277,7 +277,7 @@ extension FlagsApi {
         case userStatus(Cons_userStatus)
 
         /// `userStatus#0ce86825 flags:# by_me:flags.0?true = UserStatus;`
-        public final class Cons_userStatus: Sendable {
+        public struct Cons_userStatus: Sendable {
             public let byMe: Bool
 
             public init(byMe: Bool = false) {

@@ -82,7 +82,7 @@ extension GenericsApi {
         case config(Cons_config)
 
         /// `config#70d0f553 date:int test_mode:Bool = Config;`
-        public final class Cons_config: Sendable {
+        public struct Cons_config: Sendable {
             public let date: Int32
             public let testMode: Bool
 

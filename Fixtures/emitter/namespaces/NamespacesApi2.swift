@@ -185,7 +185,7 @@ extension NamespacesApi.messages {
         }
 
         /// `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
-        public final class Cons_messagesNotModified: Sendable {
+        public struct Cons_messagesNotModified: Sendable {
             public let count: Int32
 
             public init(count: Int32) {
@@ -271,7 +271,7 @@ extension NamespacesApi.help {
         case config(Cons_config)
 
         /// `help.config#05316cfa date:int = help.Config;`
-        public final class Cons_config: Sendable {
+        public struct Cons_config: Sendable {
             public let date: Int32
 
             public init(date: Int32) {

@@ -35,7 +35,7 @@ extension Shop {
         }
 
         /// `itemGone#cf84c2ae id:long = Item;`
-        public final class Cons_itemGone: Sendable {
+        public struct Cons_itemGone: Sendable {
             public let id: Int64
 
             public init(id: Int64) {

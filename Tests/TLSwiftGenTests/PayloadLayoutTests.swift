@@ -1,0 +1,55 @@
+// Which payloads are structs: fixed-size fields within two words (`SwiftEmitter.inlinePayloadLimit`), by the emitter's
+// model of Swift's layout. GeneratedApiTests checks the same constructors' `MemoryLayout` sizes against the same
+// numbers, so the model and the compiler cannot drift apart unnoticed.
+
+import Testing
+@testable import TLSchema
+@testable import TLSwiftGen
+
+@Suite struct PayloadLayoutTests {
+    static let boundary = """
+        twoLongs a:long b:long = T;
+        intThenLong a:int b:long = T;
+        optionalAfterLong flags:# a:long b:flags.0?long = T;
+        flagThenTwoLongs flags:# f:flags.0?true a:long b:long = T;
+        withString a:int s:string = T;
+        withObject a:int t:T = T;
+        sharedBit flags:# f:flags.0?true a:flags.0?int = T;
+        empty = T;
+        ---functions---
+        getT = T;
+        """
+
+    static func emitted(_ text: String) throws -> String {
+        try GeneratorPipeline.emit(schemaText: text, displayName: "layout.tl", namespace: "L", fileCount: 1,
+                                   embedSchema: false).map(\.contents).joined()
+    }
+
+    @Test func fixedSizePayloadsWithinTwoWordsAreStructs() throws {
+        let text = try Self.emitted(Self.boundary)
+        for name in ["twoLongs", "intThenLong", "sharedBit"] {
+            #expect(text.contains("public struct Cons_\(name): Sendable {"), "\(name)")
+        }
+        for name in ["optionalAfterLong", "flagThenTwoLongs", "withString", "withObject"] {
+            #expect(text.contains("public final class Cons_\(name): Sendable {"), "\(name)")
+        }
+        #expect(!text.contains("Cons_empty"))
+    }
+
+    /// The layer's constructors whose sizes GeneratedApiTests reads back from the compiler.
+    static let apiSizes: [(constructor: String, size: Int?)] = [
+        ("peerUser", 8), ("inputPeerUser", 16), ("userStatusOffline", 4), ("replyKeyboardHide", 1),
+        ("starsAmount", 12), ("recentStory", 9), ("peerColor", 17), ("user", nil),
+    ]
+
+    @Test func theLayoutModelOnTheLayer() throws {
+        let emitter = try GeneratorPipeline.emitter(
+            schemaText: try readText(Paths.schema("api.tl")), displayName: "api.tl", namespace: "Api", fileCount: 40,
+            embedSchema: false, layer: nil, exceptions: KnownIDException.all)
+        for (name, size) in Self.apiSizes {
+            let constructor = try #require(emitter.schema.constructor(named: name))
+            #expect(emitter.fixedPayloadSize(constructor) == size, "\(name)")
+            #expect(emitter.payloadIsInline(constructor) == (size.map { $0 <= 16 } ?? false), "\(name)")
+        }
+    }
+}
