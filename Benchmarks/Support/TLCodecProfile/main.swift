@@ -20,13 +20,25 @@ let passes = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 100
 let part = partName == "requests" ? CorpusPart.requests : CorpusPart.objects
 let buffer = Buffer(capacity: part.bytes)
 var total = 0
+// Each pass timed: the least is what a pass costs when nothing else runs (these machines are shared).
+var times: [Duration] = []
+times.reserveCapacity(passes)
+let clock = ContinuousClock()
 for _ in 0..<passes {
-    switch operation {
-        case "copy": total &+= part.copy(into: buffer)
-        case "encode": total &+= part.encode(into: buffer)
-        case "serialize": total &+= part.serialize(into: buffer)
-        default: total &+= part.decode()
+    let time = clock.measure {
+        switch operation {
+            case "copy": total &+= part.copy(into: buffer)
+            case "encode": total &+= part.encode(into: buffer)
+            case "serialize": total &+= part.serialize(into: buffer)
+            default: total &+= part.decode()
+        }
     }
+    times.append(time)
 }
+times.sort()
+func microseconds(_ time: Duration) -> String {
+    String(format: "%.1f", Double(time.components.attoseconds) * 1e-12 + Double(time.components.seconds) * 1e6)
+}
+let timing = times.isEmpty ? "" : ", per pass µs: least \(microseconds(times[0])), median \(microseconds(times[times.count / 2]))"
 print("\(partName) \(operation): \(passes) passes over \(part.records.count) records (\(part.bytes) bytes, "
-      + "\(part.replayed.count) generated writers), total \(total)")
+      + "\(part.replayed.count) generated writers), total \(total)\(timing)")
