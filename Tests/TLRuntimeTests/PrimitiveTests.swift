@@ -238,12 +238,12 @@ import Testing
     /// in order, and a vector whose third element is rejected throws at that element and releases the two parsed.
     @Test func vectorsOfReferencesKeepOrderAndReleaseOnThrow() throws {
         let buffer = Buffer()
-        for count in [0, 1, 2, 5] {
+        for count in [0, 1, 2, 5, 64, 1000] {
             buffer.appendVector((0..<count).map { LiveCounted(Int32($0 * 10)) }, boxed: true)
         }
         #expect(LiveCounted.live.withLock { $0 } == 0)
         var reader = BufferReader(buffer)
-        for count in [0, 1, 2, 5] {
+        for count in [0, 1, 2, 5, 64, 1000] {
             let elements = try reader.readVector(boxed: true, of: LiveCounted.self)
             #expect(elements.map(\.value) == (0..<count).map { Int32($0 * 10) })
         }
