@@ -282,27 +282,18 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
     /// A vector of TL-parsable elements.
     ///
     /// Only the array's allocation is specialized where this is called (inlined into the generated parse functions);
-    /// the element loop is one generic copy in the runtime (`_parseElements`). The whole function specialized per
-    /// element type cost ~20 % of `TelegramApi`'s release build (`821da7d`, reverted). The array comes from
-    /// `reserveCapacity`, whose allocation is specialized here and reads its storage class from a cached accessor:
-    /// `Array(unsafeUninitializedCapacity:)` allocates in the standard library's unspecialized code, which looked the
-    /// storage class up in the runtime's metadata cache for every vector (~490 instructions, 7 % of decoding the
-    /// corpus's objects). The elements are parsed straight into the reserved room by `append(contentsOf:)`.
+    /// the element loop is one generic copy in the runtime (`_parseElements`). Unspecialized, making the array looked
+    /// its types up in the runtime's metadata cache four times per vector (~330 instructions each, 13 % of decoding
+    /// the corpus's objects); specialized, each is a load from the accessor's cache. The whole function specialized
+    /// per element type cost ~20 % of `TelegramApi`'s release build (`821da7d`, reverted).
     @inlinable
     public mutating func readVector<T: TLParsable>(boxed: Bool, of: T.Type) throws(TLDecodingError) -> [T] {
         let count = try readVectorCount(boxed: boxed)
         if count == 0 { return [] }
         if count == 1 { return [try T.parse(&self)] }  // a literal's storage type comes from a cached accessor
-        var result: [T] = []
-        result.reserveCapacity(count)
-        var failure: TLDecodingError?
-        withUnsafeMutablePointer(to: &self) { reader in
-            withUnsafeMutablePointer(to: &failure) { failure in
-                result.append(contentsOf: _ParsedElements<T>(reader: reader, count: count, failure: failure))
-            }
+        return try [T](unsafeUninitializedCapacity: count) { (elements, initialized) throws(TLDecodingError) in
+            try _parseElements(elements.baseAddress, count: count, initialized: &initialized)
         }
-        if let failure { throw failure }  // the elements parsed before it are released with `result`
-        return result
     }
 
     /// Parses `count` elements into `base`, counting them in `initialized` as they land so that a throw leaves the
@@ -345,45 +336,5 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
         guard _position == _end else {
             throw TLDecodingError(.trailingBytes(_end &- _position), offset: _position)
         }
-    }
-}
-
-/// `count` elements parsed from `reader` as a sequence that `Array.append(contentsOf:)` lets initialize the array's
-/// reserved room in place (`_copyContents`). It cannot throw there, so it stops at the first error and leaves it in
-/// `failure`; it promises no elements (`underestimatedCount` 0), so stopping early breaks no precondition.
-@usableFromInline @frozen
-struct _ParsedElements<T: TLParsable>: Sequence {
-    @usableFromInline let reader: UnsafeMutablePointer<BufferReader>
-    @usableFromInline let count: Int
-    @usableFromInline let failure: UnsafeMutablePointer<TLDecodingError?>
-
-    @inlinable
-    init(reader: UnsafeMutablePointer<BufferReader>, count: Int, failure: UnsafeMutablePointer<TLDecodingError?>) {
-        self.reader = reader
-        self.count = count
-        self.failure = failure
-    }
-
-    /// Nothing beyond what `_copyContents` wrote (the room is reserved for all `count`).
-    @usableFromInline @frozen
-    struct Iterator: IteratorProtocol {
-        @inlinable init() {}
-        @inlinable mutating func next() -> T? { nil }
-    }
-
-    @inlinable func makeIterator() -> Iterator { Iterator() }
-
-    @inlinable var underestimatedCount: Int { 0 }
-
-    @inlinable
-    func _copyContents(initializing buffer: UnsafeMutableBufferPointer<T>) -> (Iterator, Int) {
-        var initialized = 0
-        do {
-            try reader.pointee._parseElements(buffer.baseAddress, count: Swift.min(count, buffer.count),
-                                              initialized: &initialized)
-        } catch {
-            failure.pointee = error
-        }
-        return (Iterator(), initialized)
     }
 }
