@@ -338,8 +338,8 @@ public struct SwiftEmitter {
     }
 
     /// Payloads of fixed-size fields within `inlinePayloadLimit` are structs: decoding `peerUser` then allocates
-    /// nothing (a fifth of the allocations of decoding the corpus's objects were such payloads). All others are
-    /// `final class`es, which compile faster and keep every enum one word (../shared/design/compile-time.md).
+    /// nothing (a fifth of the allocations of decoding the corpus's objects were such payloads). All others stay
+    /// `final class`es, which compile faster (../shared/design/compile-time.md) and take one word in their enum.
     func payloadIsInline(_ c: Combinator) -> Bool {
         fixedPayloadSize(c).map { $0 <= Self.inlinePayloadLimit } ?? false
     }
