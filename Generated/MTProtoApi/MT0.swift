@@ -512,7 +512,7 @@ extension MT {
         case bad_server_salt(Cons_bad_server_salt)
 
         /// `bad_msg_notification#a7eff811 bad_msg_id:long bad_msg_seqno:int error_code:int = BadMsgNotification;`
-        public struct Cons_bad_msg_notification: Sendable {
+        public final class Cons_bad_msg_notification: Sendable {
             public let badMsgId: Int64
             public let badMsgSeqno: Int32
             public let errorCode: Int32
@@ -853,7 +853,7 @@ extension MT {
         }
 
         /// `msg_new_detailed_info#809db6df answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
-        public struct Cons_msg_new_detailed_info: Sendable {
+        public final class Cons_msg_new_detailed_info: Sendable {
             public let answerMsgId: Int64
             public let bytes: Int32
             public let status: Int32
@@ -1032,7 +1032,7 @@ extension MT {
         case future_salt(Cons_future_salt)
 
         /// `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
-        public struct Cons_future_salt: Sendable {
+        public final class Cons_future_salt: Sendable {
             public let validSince: Int32
             public let validUntil: Int32
             public let salt: Int64
@@ -1251,7 +1251,7 @@ extension MT {
         case http_wait(Cons_http_wait)
 
         /// `http_wait#9299359f max_delay:int wait_after:int max_wait:int = HttpWait;`
-        public struct Cons_http_wait: Sendable {
+        public final class Cons_http_wait: Sendable {
             public let maxDelay: Int32
             public let waitAfter: Int32
             public let maxWait: Int32

@@ -720,7 +720,7 @@ extension MT {
         case rpc_answer_dropped(Cons_rpc_answer_dropped)
 
         /// `rpc_answer_dropped#a43ad8b7 msg_id:long seq_no:int bytes:int = RpcDropAnswer;`
-        public struct Cons_rpc_answer_dropped: Sendable {
+        public final class Cons_rpc_answer_dropped: Sendable {
             public let msgId: Int64
             public let seqNo: Int32
             public let bytes: Int32
@@ -897,7 +897,7 @@ extension MT {
         case pong(Cons_pong)
 
         /// `pong#347773c5 msg_id:long ping_id:long = Pong;`
-        public struct Cons_pong: Sendable {
+        public final class Cons_pong: Sendable {
             public let msgId: Int64
             public let pingId: Int64
 

@@ -39,7 +39,7 @@ extension SecretApi144 {
         case decryptedMessageMediaDocument(Cons_decryptedMessageMediaDocument)
 
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
-        public struct Cons_decryptedMessageMediaGeoPoint: Sendable {
+        public final class Cons_decryptedMessageMediaGeoPoint: Sendable {
             public let lat: Double
             public let long: Double
 
@@ -747,7 +747,7 @@ extension SecretApi144 {
         }
 
         /// `decryptedMessageActionCommitKey#ec2e0b9b exchange_id:long key_fingerprint:long = DecryptedMessageAction;`
-        public struct Cons_decryptedMessageActionCommitKey: Sendable {
+        public final class Cons_decryptedMessageActionCommitKey: Sendable {
             public let exchangeId: Int64
             public let keyFingerprint: Int64
 
@@ -1400,7 +1400,7 @@ extension SecretApi144 {
         }
 
         /// `documentAttributeVideo#0ef02ce6 flags:# round_message:flags.0?true duration:int w:int h:int = DocumentAttribute;`
-        public struct Cons_documentAttributeVideo: Sendable {
+        public final class Cons_documentAttributeVideo: Sendable {
             public let roundMessage: Bool
             public let duration: Int32
             public let w: Int32
@@ -2148,7 +2148,7 @@ extension SecretApi144 {
         }
 
         /// `messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = MessageEntity;`
-        public struct Cons_messageEntityCustomEmoji: Sendable {
+        public final class Cons_messageEntityCustomEmoji: Sendable {
             public let offset: Int32
             public let length: Int32
             public let documentId: Int64

@@ -39,7 +39,7 @@ extension SecretApi46 {
         case decryptedMessageMediaWebPage(Cons_decryptedMessageMediaWebPage)
 
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
-        public struct Cons_decryptedMessageMediaGeoPoint: Sendable {
+        public final class Cons_decryptedMessageMediaGeoPoint: Sendable {
             public let lat: Double
             public let long: Double
 
@@ -747,7 +747,7 @@ extension SecretApi46 {
         }
 
         /// `decryptedMessageActionCommitKey#ec2e0b9b exchange_id:long key_fingerprint:long = DecryptedMessageAction;`
-        public struct Cons_decryptedMessageActionCommitKey: Sendable {
+        public final class Cons_decryptedMessageActionCommitKey: Sendable {
             public let exchangeId: Int64
             public let keyFingerprint: Int64
 
@@ -1325,7 +1325,7 @@ extension SecretApi46 {
         }
 
         /// `documentAttributeVideo#5910cccb duration:int w:int h:int = DocumentAttribute;`
-        public struct Cons_documentAttributeVideo: Sendable {
+        public final class Cons_documentAttributeVideo: Sendable {
             public let duration: Int32
             public let w: Int32
             public let h: Int32

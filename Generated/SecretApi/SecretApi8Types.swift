@@ -205,7 +205,7 @@ extension SecretApi8 {
         }
 
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
-        public struct Cons_decryptedMessageMediaGeoPoint: Sendable {
+        public final class Cons_decryptedMessageMediaGeoPoint: Sendable {
             public let lat: Double
             public let long: Double
 

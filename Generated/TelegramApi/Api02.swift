@@ -39,7 +39,7 @@ extension Api {
         }
 
         /// `inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;`
-        public struct Cons_inputMessageCallbackQuery: Sendable {
+        public final class Cons_inputMessageCallbackQuery: Sendable {
             public let id: Int32
             public let queryId: Int64
 

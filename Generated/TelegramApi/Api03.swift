@@ -12,7 +12,7 @@ extension Api {
         case importedContact(Cons_importedContact)
 
         /// `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
-        public struct Cons_importedContact: Sendable {
+        public final class Cons_importedContact: Sendable {
             public let userId: Int64
             public let clientId: Int64
 
@@ -317,7 +317,7 @@ extension Api {
         case statsAbsValueAndPrev(Cons_statsAbsValueAndPrev)
 
         /// `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
-        public struct Cons_statsAbsValueAndPrev: Sendable {
+        public final class Cons_statsAbsValueAndPrev: Sendable {
             public let current: Double
             public let previous: Double
 
@@ -486,7 +486,7 @@ extension Api {
         case inputBotAppShortName(Cons_inputBotAppShortName)
 
         /// `inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;`
-        public struct Cons_inputBotAppID: Sendable {
+        public final class Cons_inputBotAppID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1285,7 +1285,7 @@ extension Api {
         case recentStory(Cons_recentStory)
 
         /// `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
-        public struct Cons_recentStory: Sendable {
+        public final class Cons_recentStory: Sendable {
             public let live: Bool
             public let maxId: Int32?
 

@@ -316,7 +316,7 @@ extension Api {
         }
 
         /// `inputEncryptedFile#5a17b5e5 id:long access_hash:long = InputEncryptedFile;`
-        public struct Cons_inputEncryptedFile: Sendable {
+        public final class Cons_inputEncryptedFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -327,7 +327,7 @@ extension Api {
         }
 
         /// `inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;`
-        public struct Cons_inputEncryptedFileBigUploaded: Sendable {
+        public final class Cons_inputEncryptedFileBigUploaded: Sendable {
             public let id: Int64
             public let parts: Int32
             public let keyFingerprint: Int32
@@ -755,7 +755,7 @@ extension Api {
         }
 
         /// `messageEntityMentionName#dc7b1140 offset:int length:int user_id:long = MessageEntity;`
-        public struct Cons_messageEntityMentionName: Sendable {
+        public final class Cons_messageEntityMentionName: Sendable {
             public let offset: Int32
             public let length: Int32
             public let userId: Int64
@@ -847,7 +847,7 @@ extension Api {
         }
 
         /// `messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = MessageEntity;`
-        public struct Cons_messageEntityCustomEmoji: Sendable {
+        public final class Cons_messageEntityCustomEmoji: Sendable {
             public let offset: Int32
             public let length: Int32
             public let documentId: Int64
@@ -860,7 +860,7 @@ extension Api {
         }
 
         /// `messageEntityBlockquote#f1ccaaac flags:# collapsed:flags.0?true offset:int length:int = MessageEntity;`
-        public struct Cons_messageEntityBlockquote: Sendable {
+        public final class Cons_messageEntityBlockquote: Sendable {
             public let collapsed: Bool
             public let offset: Int32
             public let length: Int32
@@ -1754,7 +1754,7 @@ extension Api {
         case statsGroupTopInviter(Cons_statsGroupTopInviter)
 
         /// `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
-        public struct Cons_statsGroupTopInviter: Sendable {
+        public final class Cons_statsGroupTopInviter: Sendable {
             public let userId: Int64
             public let invitations: Int32
 
@@ -2283,7 +2283,7 @@ extension Api {
         }
 
         /// `inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;`
-        public struct Cons_inputAiComposeToneID: Sendable {
+        public final class Cons_inputAiComposeToneID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 

@@ -461,7 +461,7 @@ extension Api {
         }
 
         /// `textImage#081ccf4f document_id:long w:int h:int = RichText;`
-        public struct Cons_textImage: Sendable {
+        public final class Cons_textImage: Sendable {
             public let documentId: Int64
             public let w: Int32
             public let h: Int32
@@ -2549,7 +2549,7 @@ extension Api {
         case postInteractionCountersStory(Cons_postInteractionCountersStory)
 
         /// `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
-        public struct Cons_postInteractionCountersMessage: Sendable {
+        public final class Cons_postInteractionCountersMessage: Sendable {
             public let msgId: Int32
             public let views: Int32
             public let forwards: Int32
@@ -2564,7 +2564,7 @@ extension Api {
         }
 
         /// `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
-        public struct Cons_postInteractionCountersStory: Sendable {
+        public final class Cons_postInteractionCountersStory: Sendable {
             public let storyId: Int32
             public let views: Int32
             public let forwards: Int32

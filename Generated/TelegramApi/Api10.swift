@@ -596,7 +596,7 @@ extension Api {
         case inputChannelFromMessage(Cons_inputChannelFromMessage)
 
         /// `inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;`
-        public struct Cons_inputChannel: Sendable {
+        public final class Cons_inputChannel: Sendable {
             public let channelId: Int64
             public let accessHash: Int64
 

@@ -39,7 +39,7 @@ extension Api {
         }
 
         /// `inputPeerUser#dde8a54c user_id:long access_hash:long = InputPeer;`
-        public struct Cons_inputPeerUser: Sendable {
+        public final class Cons_inputPeerUser: Sendable {
             public let userId: Int64
             public let accessHash: Int64
 
@@ -50,7 +50,7 @@ extension Api {
         }
 
         /// `inputPeerChannel#27bcbbfc channel_id:long access_hash:long = InputPeer;`
-        public struct Cons_inputPeerChannel: Sendable {
+        public final class Cons_inputPeerChannel: Sendable {
             public let channelId: Int64
             public let accessHash: Int64
 
@@ -642,7 +642,7 @@ extension Api.updates {
         case channelDifference(Cons_channelDifference)
 
         /// `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
-        public struct Cons_channelDifferenceEmpty: Sendable {
+        public final class Cons_channelDifferenceEmpty: Sendable {
             public let final: Bool
             public let pts: Int32
             public let timeout: Int32?

@@ -1374,7 +1374,7 @@ extension Api {
         }
 
         /// `updateMessageID#4e90bfd6 id:int random_id:long = Update;`
-        public struct Cons_updateMessageID: Sendable {
+        public final class Cons_updateMessageID: Sendable {
             public let id: Int32
             public let randomId: Int64
 
@@ -1521,7 +1521,7 @@ extension Api {
         }
 
         /// `updateEncryptedMessagesRead#38fe25b7 chat_id:int max_date:int date:int = Update;`
-        public struct Cons_updateEncryptedMessagesRead: Sendable {
+        public final class Cons_updateEncryptedMessagesRead: Sendable {
             public let chatId: Int32
             public let maxDate: Int32
             public let date: Int32
@@ -1715,7 +1715,7 @@ extension Api {
         }
 
         /// `updateChannelTooLong#108d941f flags:# channel_id:long pts:flags.0?int = Update;`
-        public struct Cons_updateChannelTooLong: Sendable {
+        public final class Cons_updateChannelTooLong: Sendable {
             public let channelId: Int64
             public let pts: Int32?
 
@@ -1794,7 +1794,7 @@ extension Api {
         }
 
         /// `updateChannelMessageViews#f226ac08 channel_id:long id:int views:int = Update;`
-        public struct Cons_updateChannelMessageViews: Sendable {
+        public final class Cons_updateChannelMessageViews: Sendable {
             public let channelId: Int64
             public let id: Int32
             public let views: Int32
@@ -2005,7 +2005,7 @@ extension Api {
         }
 
         /// `updateReadChannelOutbox#b75f99a9 channel_id:long max_id:int = Update;`
-        public struct Cons_updateReadChannelOutbox: Sendable {
+        public final class Cons_updateReadChannelOutbox: Sendable {
             public let channelId: Int64
             public let maxId: Int32
 
@@ -2210,7 +2210,7 @@ extension Api {
         }
 
         /// `updateChannelAvailableMessages#b23fc698 channel_id:long available_min_id:int = Update;`
-        public struct Cons_updateChannelAvailableMessages: Sendable {
+        public final class Cons_updateChannelAvailableMessages: Sendable {
             public let channelId: Int64
             public let availableMinId: Int32
 
@@ -2420,7 +2420,7 @@ extension Api {
         }
 
         /// `updateChannelMessageForwards#d29a27f4 channel_id:long id:int forwards:int = Update;`
-        public struct Cons_updateChannelMessageForwards: Sendable {
+        public final class Cons_updateChannelMessageForwards: Sendable {
             public let channelId: Int64
             public let id: Int32
             public let forwards: Int32
@@ -2457,7 +2457,7 @@ extension Api {
         }
 
         /// `updateReadChannelDiscussionOutbox#695c9e7c channel_id:long top_msg_id:int read_max_id:int = Update;`
-        public struct Cons_updateReadChannelDiscussionOutbox: Sendable {
+        public final class Cons_updateReadChannelDiscussionOutbox: Sendable {
             public let channelId: Int64
             public let topMsgId: Int32
             public let readMaxId: Int32
@@ -2856,7 +2856,7 @@ extension Api {
         }
 
         /// `updateMoveStickerSetToTop#86fccf85 flags:# masks:flags.0?true emojis:flags.1?true stickerset:long = Update;`
-        public struct Cons_updateMoveStickerSetToTop: Sendable {
+        public final class Cons_updateMoveStickerSetToTop: Sendable {
             public let masks: Bool
             public let emojis: Bool
             public let stickerset: Int64
@@ -2921,7 +2921,7 @@ extension Api {
         }
 
         /// `updateStoryID#1bf335b9 id:int random_id:long = Update;`
-        public struct Cons_updateStoryID: Sendable {
+        public final class Cons_updateStoryID: Sendable {
             public let id: Int32
             public let randomId: Int64
 
@@ -2967,7 +2967,7 @@ extension Api {
         }
 
         /// `updateChannelViewForumAsMessages#07b68920 channel_id:long enabled:Bool = Update;`
-        public struct Cons_updateChannelViewForumAsMessages: Sendable {
+        public final class Cons_updateChannelViewForumAsMessages: Sendable {
             public let channelId: Int64
             public let enabled: Bool
 
@@ -9934,7 +9934,7 @@ extension Api {
         case chatAdminWithInvites(Cons_chatAdminWithInvites)
 
         /// `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
-        public struct Cons_chatAdminWithInvites: Sendable {
+        public final class Cons_chatAdminWithInvites: Sendable {
             public let adminId: Int64
             public let invitesCount: Int32
             public let revokedInvitesCount: Int32
@@ -10693,7 +10693,7 @@ extension Api {
         case birthday(Cons_birthday)
 
         /// `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
-        public struct Cons_birthday: Sendable {
+        public final class Cons_birthday: Sendable {
             public let day: Int32
             public let month: Int32
             public let year: Int32?

@@ -94,7 +94,7 @@ extension Api {
         case statsGroupTopPoster(Cons_statsGroupTopPoster)
 
         /// `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
-        public struct Cons_statsGroupTopPoster: Sendable {
+        public final class Cons_statsGroupTopPoster: Sendable {
             public let userId: Int64
             public let messages: Int32
             public let avgChars: Int32
@@ -395,7 +395,7 @@ extension Api {
         case starsSubscriptionPricing(Cons_starsSubscriptionPricing)
 
         /// `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
-        public struct Cons_starsSubscriptionPricing: Sendable {
+        public final class Cons_starsSubscriptionPricing: Sendable {
             public let period: Int32
             public let amount: Int64
 

@@ -3744,7 +3744,7 @@ extension Api {
         }
 
         /// `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
-        public struct Cons_starGiftAuctionRoundExtendable: Sendable {
+        public final class Cons_starGiftAuctionRoundExtendable: Sendable {
             public let num: Int32
             public let duration: Int32
             public let extendTop: Int32

@@ -1545,7 +1545,7 @@ extension Api {
         case readParticipantDate(Cons_readParticipantDate)
 
         /// `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
-        public struct Cons_readParticipantDate: Sendable {
+        public final class Cons_readParticipantDate: Sendable {
             public let userId: Int64
             public let date: Int32
 

@@ -844,7 +844,7 @@ extension Api {
         case popularContact(Cons_popularContact)
 
         /// `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
-        public struct Cons_popularContact: Sendable {
+        public final class Cons_popularContact: Sendable {
             public let clientId: Int64
             public let importers: Int32
 
@@ -1062,7 +1062,7 @@ extension Api {
         case inputGroupCallInviteMessage(Cons_inputGroupCallInviteMessage)
 
         /// `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
-        public struct Cons_inputGroupCall: Sendable {
+        public final class Cons_inputGroupCall: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1335,7 +1335,7 @@ extension Api {
         case searchResultPosition(Cons_searchResultPosition)
 
         /// `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
-        public struct Cons_searchResultPosition: Sendable {
+        public final class Cons_searchResultPosition: Sendable {
             public let msgId: Int32
             public let date: Int32
             public let offset: Int32
@@ -1411,7 +1411,7 @@ extension Api {
         case storiesStealthMode(Cons_storiesStealthMode)
 
         /// `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
-        public struct Cons_storiesStealthMode: Sendable {
+        public final class Cons_storiesStealthMode: Sendable {
             public let activeUntilDate: Int32?
             public let cooldownUntilDate: Int32?
 
@@ -1583,7 +1583,7 @@ extension Api {
         case starsGiveawayWinnersOption(Cons_starsGiveawayWinnersOption)
 
         /// `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
-        public struct Cons_starsGiveawayWinnersOption: Sendable {
+        public final class Cons_starsGiveawayWinnersOption: Sendable {
             public let `default`: Bool
             public let users: Int32
             public let perUserStars: Int64

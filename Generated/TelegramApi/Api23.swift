@@ -163,7 +163,7 @@ extension Api {
         case inputEncryptedChat(Cons_inputEncryptedChat)
 
         /// `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
-        public struct Cons_inputEncryptedChat: Sendable {
+        public final class Cons_inputEncryptedChat: Sendable {
             public let chatId: Int32
             public let accessHash: Int64
 
@@ -601,7 +601,7 @@ extension Api {
         case inputEmojiStatusCollectible(Cons_inputEmojiStatusCollectible)
 
         /// `emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;`
-        public struct Cons_emojiStatus: Sendable {
+        public final class Cons_emojiStatus: Sendable {
             public let documentId: Int64
             public let until: Int32?
 
@@ -653,7 +653,7 @@ extension Api {
         }
 
         /// `inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;`
-        public struct Cons_inputEmojiStatusCollectible: Sendable {
+        public final class Cons_inputEmojiStatusCollectible: Sendable {
             public let collectibleId: Int64
             public let until: Int32?
 
@@ -998,7 +998,7 @@ extension Api {
         case starGiftBackground(Cons_starGiftBackground)
 
         /// `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
-        public struct Cons_starGiftBackground: Sendable {
+        public final class Cons_starGiftBackground: Sendable {
             public let centerColor: Int32
             public let edgeColor: Int32
             public let textColor: Int32

@@ -1200,7 +1200,7 @@ extension Api {
         }
 
         /// `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
-        public struct Cons_storyItemSkipped: Sendable {
+        public final class Cons_storyItemSkipped: Sendable {
             public let closeFriends: Bool
             public let live: Bool
             public let id: Int32

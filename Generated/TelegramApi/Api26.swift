@@ -1316,7 +1316,7 @@ extension Api {
         case searchResultsCalendarPeriod(Cons_searchResultsCalendarPeriod)
 
         /// `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
-        public struct Cons_searchResultsCalendarPeriod: Sendable {
+        public final class Cons_searchResultsCalendarPeriod: Sendable {
             public let date: Int32
             public let minMsgId: Int32
             public let maxMsgId: Int32
@@ -1945,7 +1945,7 @@ extension Api {
         case starsTonAmount(Cons_starsTonAmount)
 
         /// `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
-        public struct Cons_starsAmount: Sendable {
+        public final class Cons_starsAmount: Sendable {
             public let amount: Int64
             public let nanos: Int32
 

@@ -777,7 +777,7 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeLinkedChat#050c7ac8 prev_value:long new_value:long = ChannelAdminLogEventAction;`
-        public struct Cons_channelAdminLogEventActionChangeLinkedChat: Sendable {
+        public final class Cons_channelAdminLogEventActionChangeLinkedChat: Sendable {
             public let prevValue: Int64
             public let newValue: Int64
 
@@ -2376,7 +2376,7 @@ extension Api {
         case inputWallPaperNoFile(Cons_inputWallPaperNoFile)
 
         /// `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
-        public struct Cons_inputWallPaper: Sendable {
+        public final class Cons_inputWallPaper: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -3378,7 +3378,7 @@ extension Api {
         case businessBotRights(Cons_businessBotRights)
 
         /// `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
-        public struct Cons_businessBotRights: Sendable {
+        public final class Cons_businessBotRights: Sendable {
             public let reply: Bool
             public let readMessages: Bool
             public let deleteSentMessages: Bool

@@ -468,7 +468,7 @@ extension Api {
         case inputThemeSlug(Cons_inputThemeSlug)
 
         /// `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
-        public struct Cons_inputTheme: Sendable {
+        public final class Cons_inputTheme: Sendable {
             public let id: Int64
             public let accessHash: Int64
 

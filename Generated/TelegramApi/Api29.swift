@@ -1294,7 +1294,7 @@ extension Api {
         case missingInvitee(Cons_missingInvitee)
 
         /// `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
-        public struct Cons_missingInvitee: Sendable {
+        public final class Cons_missingInvitee: Sendable {
             public let premiumWouldAllowInvite: Bool
             public let premiumRequiredForPm: Bool
             public let userId: Int64

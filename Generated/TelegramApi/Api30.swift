@@ -54,7 +54,7 @@ extension Api {
         }
 
         /// `inputEncryptedFileLocation#f5235d55 id:long access_hash:long = InputFileLocation;`
-        public struct Cons_inputEncryptedFileLocation: Sendable {
+        public final class Cons_inputEncryptedFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -80,7 +80,7 @@ extension Api {
         }
 
         /// `inputSecureFileLocation#cbc7ee28 id:long access_hash:long = InputFileLocation;`
-        public struct Cons_inputSecureFileLocation: Sendable {
+        public final class Cons_inputSecureFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
 
@@ -1992,7 +1992,7 @@ extension Api {
         }
 
         /// `messageActionGameScore#92a72876 game_id:long score:int = MessageAction;`
-        public struct Cons_messageActionGameScore: Sendable {
+        public final class Cons_messageActionGameScore: Sendable {
             public let gameId: Int64
             public let score: Int32
 
@@ -2401,7 +2401,7 @@ extension Api {
         }
 
         /// `messageActionGiveawayLaunch#a80f51e4 flags:# stars:flags.0?long = MessageAction;`
-        public struct Cons_messageActionGiveawayLaunch: Sendable {
+        public final class Cons_messageActionGiveawayLaunch: Sendable {
             public let stars: Int64?
 
             public init(stars: Int64? = nil) {
@@ -2417,7 +2417,7 @@ extension Api {
         }
 
         /// `messageActionGiveawayResults#87e2f155 flags:# stars:flags.0?true winners_count:int unclaimed_count:int = MessageAction;`
-        public struct Cons_messageActionGiveawayResults: Sendable {
+        public final class Cons_messageActionGiveawayResults: Sendable {
             public let stars: Bool
             public let winnersCount: Int32
             public let unclaimedCount: Int32
@@ -2679,7 +2679,7 @@ extension Api {
         }
 
         /// `messageActionPaidMessagesRefunded#ac1f1fcd count:int stars:long = MessageAction;`
-        public struct Cons_messageActionPaidMessagesRefunded: Sendable {
+        public final class Cons_messageActionPaidMessagesRefunded: Sendable {
             public let count: Int32
             public let stars: Int64
 
@@ -2690,7 +2690,7 @@ extension Api {
         }
 
         /// `messageActionPaidMessagesPrice#84b88578 flags:# broadcast_messages_allowed:flags.0?true stars:long = MessageAction;`
-        public struct Cons_messageActionPaidMessagesPrice: Sendable {
+        public final class Cons_messageActionPaidMessagesPrice: Sendable {
             public let broadcastMessagesAllowed: Bool
             public let stars: Int64
 
@@ -2965,7 +2965,7 @@ extension Api {
         }
 
         /// `messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;`
-        public struct Cons_messageActionChangeCommunity: Sendable {
+        public final class Cons_messageActionChangeCommunity: Sendable {
             public let communityId: Int64?
 
             public init(communityId: Int64? = nil) {
@@ -6209,7 +6209,7 @@ extension Api {
         case inputStickerSetTonGifts
 
         /// `inputStickerSetID#9de7a269 id:long access_hash:long = InputStickerSet;`
-        public struct Cons_inputStickerSetID: Sendable {
+        public final class Cons_inputStickerSetID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 

@@ -92,7 +92,7 @@ extension Api.messages {
         case affectedHistory(Cons_affectedHistory)
 
         /// `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
-        public struct Cons_affectedHistory: Sendable {
+        public final class Cons_affectedHistory: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
             public let offset: Int32
@@ -1479,7 +1479,7 @@ extension Api {
         case groupCallStreamChannel(Cons_groupCallStreamChannel)
 
         /// `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
-        public struct Cons_groupCallStreamChannel: Sendable {
+        public final class Cons_groupCallStreamChannel: Sendable {
             public let channel: Int32
             public let scale: Int32
             public let lastTimestampMs: Int64

@@ -21,7 +21,7 @@ extension Api {
         case inputUserFromMessage(Cons_inputUserFromMessage)
 
         /// `inputUser#f21158c6 user_id:long access_hash:long = InputUser;`
-        public struct Cons_inputUser: Sendable {
+        public final class Cons_inputUser: Sendable {
             public let userId: Int64
             public let accessHash: Int64
 

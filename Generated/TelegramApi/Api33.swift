@@ -674,7 +674,7 @@ extension Api {
         case inputGameShortName(Cons_inputGameShortName)
 
         /// `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
-        public struct Cons_inputGameID: Sendable {
+        public final class Cons_inputGameID: Sendable {
             public let id: Int64
             public let accessHash: Int64
 

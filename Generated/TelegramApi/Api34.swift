@@ -1408,7 +1408,7 @@ extension Api {
         case statsPercentValue(Cons_statsPercentValue)
 
         /// `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
-        public struct Cons_statsPercentValue: Sendable {
+        public final class Cons_statsPercentValue: Sendable {
             public let part: Double
             public let total: Double
 

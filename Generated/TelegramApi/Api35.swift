@@ -170,7 +170,7 @@ extension Api {
         case contact(Cons_contact)
 
         /// `contact#145ade0b user_id:long mutual:Bool = Contact;`
-        public struct Cons_contact: Sendable {
+        public final class Cons_contact: Sendable {
             public let userId: Int64
             public let mutual: Bool
 

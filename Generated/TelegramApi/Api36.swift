@@ -745,7 +745,7 @@ extension Api {
         }
 
         /// `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
-        public struct Cons_inputSecureFile: Sendable {
+        public final class Cons_inputSecureFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
 

@@ -1126,7 +1126,7 @@ extension Api {
         case inputPhoneCall(Cons_inputPhoneCall)
 
         /// `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
-        public struct Cons_inputPhoneCall: Sendable {
+        public final class Cons_inputPhoneCall: Sendable {
             public let id: Int64
             public let accessHash: Int64
 

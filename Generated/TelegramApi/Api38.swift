@@ -2596,7 +2596,7 @@ extension Api {
         case starGiftUpgradePrice(Cons_starGiftUpgradePrice)
 
         /// `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
-        public struct Cons_starGiftUpgradePrice: Sendable {
+        public final class Cons_starGiftUpgradePrice: Sendable {
             public let date: Int32
             public let upgradeStars: Int64
 

@@ -313,9 +313,10 @@ public struct SwiftEmitter {
     // MARK: Constructor payloads
 
     /// The largest payload, in bytes of Swift layout, stored inline in its enum as a `struct` rather than allocated
-    /// as a `final class`: two words. An enum with such a payload stays within an existential's three-word inline
-    /// buffer, and a parent holding it grows by little.
-    static let inlinePayloadLimit = 16
+    /// as a `final class`: one word, as large as the class reference it replaces, so an enum grows by a tag byte at
+    /// most (`Api.Peer`: 9 bytes). Two words (`inputPeerUser`) decoded 1.5 % faster still but made writing the
+    /// corpus's requests 8 % slower, with the `Input*` enums grown to 17 bytes (README, Performance).
+    static let inlinePayloadLimit = 8
 
     /// The Swift layout size of `c`'s stored fields when every one is a fixed-size number or flag (no strings, bytes,
     /// vectors or objects), each at its natural alignment in declaration order, an optional one with a tag byte; nil
@@ -338,7 +339,7 @@ public struct SwiftEmitter {
     }
 
     /// Payloads of fixed-size fields within `inlinePayloadLimit` are structs: decoding `peerUser` then allocates
-    /// nothing (a fifth of the allocations of decoding the corpus's objects were such payloads). All others stay
+    /// nothing (a sixth of the allocations of decoding the corpus's objects were such payloads). All others stay
     /// `final class`es, which compile faster (../shared/design/compile-time.md) and take one word in their enum.
     func payloadIsInline(_ c: Combinator) -> Bool {
         fixedPayloadSize(c).map { $0 <= Self.inlinePayloadLimit } ?? false

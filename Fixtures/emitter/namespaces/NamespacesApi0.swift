@@ -12,7 +12,7 @@ extension NamespacesApi {
         case future_salt(Cons_future_salt)
 
         /// `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
-        public struct Cons_future_salt: Sendable {
+        public final class Cons_future_salt: Sendable {
             public let validSince: Int32
             public let validUntil: Int32
             public let salt: Int64
