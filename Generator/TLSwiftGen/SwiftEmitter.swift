@@ -339,8 +339,9 @@ public struct SwiftEmitter {
     }
 
     /// Payloads of fixed-size fields within `inlinePayloadLimit` are structs: decoding `peerUser` then allocates
-    /// nothing (a sixth of the allocations of decoding the corpus's objects were such payloads). All others stay
-    /// `final class`es, which compile faster (../shared/design/compile-time.md) and take one word in their enum.
+    /// nothing (by callgrind's call counts, ~1,800 of the 13,400 allocations of decoding the corpus's objects once
+    /// were such payloads). All others stay `final class`es, which compile faster (../shared/design/compile-time.md)
+    /// and take one word in their enum.
     func payloadIsInline(_ c: Combinator) -> Bool {
         fixedPayloadSize(c).map { $0 <= Self.inlinePayloadLimit } ?? false
     }
