@@ -17,7 +17,7 @@ let requests = CorpusPart.requests
 
 /// MB/s for `bytes` in `time`.
 func megabytesPerSecond(_ bytes: Int, _ time: Duration) -> Int {
-    let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
+    let seconds = time / .seconds(1)
     return seconds > 0 ? Int(Double(bytes) / seconds / 1e6) : 0
 }
 

@@ -36,9 +36,8 @@ for _ in 0..<passes {
     times.append(time)
 }
 times.sort()
-func microseconds(_ time: Duration) -> String {
-    String(format: "%.1f", Double(time.components.attoseconds) * 1e-12 + Double(time.components.seconds) * 1e6)
-}
-let timing = times.isEmpty ? "" : ", per pass µs: least \(microseconds(times[0])), median \(microseconds(times[times.count / 2]))"
+func microseconds(_ time: Duration) -> String { String(format: "%.1f", time / .microseconds(1)) }
+let timing = times.isEmpty
+    ? "" : ", per pass µs: least \(microseconds(times[0])), median \(microseconds(times[times.count / 2]))"
 print("\(partName) \(operation): \(passes) passes over \(part.records.count) records (\(part.bytes) bytes, "
       + "\(part.replayed.count) generated writers), total \(total)\(timing)")
