@@ -10,11 +10,11 @@ public final class Buffer {
     // Dynamic exclusivity checks on these three cost ~15 % of encode time (measured); no method of `Buffer` holds an
     // access to one of them across a call that could touch it again, so the checks could never fire.
 
-    /// Start of the allocated region; always a valid allocation of `_capacity` bytes.
+    /// Start of the allocated region; always a valid allocation of `_capacity` bytes and `tailSlack` more.
     @exclusivity(unchecked) @usableFromInline var _base: UnsafeMutableRawPointer
     /// Number of bytes written.
     @exclusivity(unchecked) @usableFromInline var _count: Int
-    /// Number of bytes allocated.
+    /// Number of bytes the region holds for contents (`tailSlack` more are allocated).
     @exclusivity(unchecked) @usableFromInline var _capacity: Int
 
     /// While set, the region is also a snapshot's (`_snapshot()`): it is never written again, and the snapshot frees
@@ -25,6 +25,14 @@ public final class Buffer {
     /// Smallest allocation, so that tiny buffers do not regrow on their first few appends.
     @usableFromInline static let minimumCapacity = 64
 
+    /// Bytes allocated past the capacity, which `appendTLString` may write beyond a value (its small-string path
+    /// stores whole words); never part of the contents.
+    static let tailSlack = 16
+
+    static func _allocateRegion(_ capacity: Int) -> UnsafeMutableRawPointer {
+        .allocate(byteCount: capacity + tailSlack, alignment: 16)
+    }
+
     /// An empty buffer.
     public convenience init() {
         self.init(capacity: Buffer.minimumCapacity)
@@ -33,7 +41,7 @@ public final class Buffer {
     /// An empty buffer that can hold `capacity` bytes before it grows.
     public init(capacity: Int) {
         let capacity = Swift.max(capacity, Buffer.minimumCapacity)
-        _base = .allocate(byteCount: capacity, alignment: 16)
+        _base = Buffer._allocateRegion(capacity)
         _count = 0
         _capacity = capacity
     }
@@ -78,13 +86,13 @@ public final class Buffer {
         if _sharedWith != nil {
             // The region is the snapshot's: start a new one rather than write over it.
             _sharedWith = nil
-            _base = .allocate(byteCount: Buffer.minimumCapacity, alignment: 16)
+            _base = Buffer._allocateRegion(Buffer.minimumCapacity)
             _capacity = Buffer.minimumCapacity
         }
         _count = 0
         if !keepingCapacity && _capacity > Buffer.minimumCapacity {
             _base.deallocate()
-            _base = .allocate(byteCount: Buffer.minimumCapacity, alignment: 16)
+            _base = Buffer._allocateRegion(Buffer.minimumCapacity)
             _capacity = Buffer.minimumCapacity
         }
     }
@@ -105,7 +113,7 @@ public final class Buffer {
 
     @usableFromInline
     func _reallocate(capacity: Int) {
-        let newBase = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+        let newBase = Buffer._allocateRegion(capacity)
         newBase.copyMemory(from: _base, byteCount: _count)
         if _sharedWith == nil { _base.deallocate() } else { _sharedWith = nil }
         _base = newBase
@@ -257,25 +265,53 @@ public final class Buffer {
 
     /// TL `string`: the UTF-8 encoding as TL `bytes`. A call, not inlined into every generated string field by
     /// cross-module optimization (compile time).
+    ///
+    /// The corpus's string lengths spread evenly from 0 to past 32 bytes, so a branch per length class mispredicted
+    /// about once a string. The two common shapes, up to 15 bytes and 16 to 32, each take one path with no branch on
+    /// the length; the rest, and strings without contiguous UTF-8, go out of line.
     @inline(never)
     public func appendTLString(_ v: String) {
+        #if _pointerBitWidth(_64) && _endian(little)
+        // A string of at most 15 bytes lives in the `String` value itself (the stable ABI's small form: bit 61 of
+        // the second word set, bit 60 clear, the count in bits 56–59). Its 16 bytes are the UTF-8, zeros (the
+        // standard library keeps unused bytes zero: small strings compare by their bits) and a discriminator byte.
+        // Stored after the length byte they are the data and its padding (at most 16 bytes in all), and the
+        // discriminator lands past the value: in room the next append overwrites, or in `tailSlack`. Nothing is
+        // dereferenced, so a misreading could only write wrong bytes; `BytesTests` pins the layout.
+        let raw = unsafeBitCast(v, to: (UInt64, UInt64).self)
+        if raw.1 >> 60 & 0b11 == 0b10 {
+            let n = Int(truncatingIfNeeded: raw.1 >> 56 & 0xf)
+            let total = (n &+ 4) & ~3
+            _reserveAdditional(total)
+            let p = _base + _count
+            p.storeBytes(of: UInt8(truncatingIfNeeded: n), as: UInt8.self)
+            (p + 1).storeBytes(of: raw.0, as: UInt64.self)
+            (p + 9).storeBytes(of: raw.1, as: UInt64.self)
+            _count &+= total
+            return
+        }
+        #endif
         // The length first (O(1) for native strings), so that nothing inside the closure can call out: with the
-        // capacity check inside it, the optimizer retained and released the string around it. `utf8.span` needs
-        // no closure but is a call into the standard library (~25 instructions), as is `memcpy` for a short string.
-        // Strings over 32 bytes go out of line, so that this path makes no call but to grow the buffer.
+        // capacity check inside it, the optimizer retained and released the string around it.
         let n = v.utf8.count
-        if n > 32 { return _appendLongTLString(v, count: n) }
+        guard n >= 16, n <= 32 else { return _appendTLStringOutOfLine(v, count: n) }
         let data = _beginTLBytes(count: n)
         let written: Void? = v.utf8.withContiguousStorageIfAvailable {
             guard let src = $0.baseAddress else { return }
-            Buffer._copyShort(to: data.start, from: UnsafeRawPointer(src), count: n)
+            // Two overlapping 16-byte copies: a call to `memcpy` cost as much as the rest of such a string's encoding.
+            let head = UnsafeRawPointer(src).loadUnaligned(as: SIMD16<UInt8>.self)
+            let tail = UnsafeRawPointer(src + (n &- 16)).loadUnaligned(as: SIMD16<UInt8>.self)
+            data.start.storeBytes(of: head, as: SIMD16<UInt8>.self)
+            (data.start + (n &- 16)).storeBytes(of: tail, as: SIMD16<UInt8>.self)
         }
         if written == nil { _copyUTF8(of: v, to: data.start) }
         _count &+= data.total
     }
 
+    /// Any string: over 32 bytes, short but not in the small form (on other platforms, or a native string shortened
+    /// in place), or without contiguous UTF-8.
     @inline(never)
-    func _appendLongTLString(_ v: String, count n: Int) {
+    func _appendTLStringOutOfLine(_ v: String, count n: Int) {
         let data = _beginTLBytes(count: n)
         let written: Void? = v.utf8.withContiguousStorageIfAvailable {
             guard let src = $0.baseAddress else { return }
@@ -289,33 +325,6 @@ public final class Buffer {
     @inline(never)
     func _copyUTF8(of v: String, to start: UnsafeMutableRawPointer) {
         for (i, byte) in v.utf8.enumerated() { start.storeBytes(of: byte, toByteOffset: i, as: UInt8.self) }
-    }
-
-    /// `count` (at most 32) bytes from `src` to `dst` with two overlapping loads and stores: most strings are that
-    /// short, and a call to `memcpy` cost as much as the rest of such a string's encoding.
-    @inline(__always)
-    static func _copyShort(to dst: UnsafeMutableRawPointer, from src: UnsafeRawPointer, count n: Int) {
-        if n > 16 {
-            let head = src.loadUnaligned(as: SIMD16<UInt8>.self)
-            let tail = (src + (n &- 16)).loadUnaligned(as: SIMD16<UInt8>.self)
-            dst.storeBytes(of: head, as: SIMD16<UInt8>.self)
-            (dst + (n &- 16)).storeBytes(of: tail, as: SIMD16<UInt8>.self)
-        } else if n >= 8 {
-            let head = src.loadUnaligned(as: UInt64.self), tail = (src + (n &- 8)).loadUnaligned(as: UInt64.self)
-            dst.storeBytes(of: head, as: UInt64.self)
-            (dst + (n &- 8)).storeBytes(of: tail, as: UInt64.self)
-        } else if n >= 4 {
-            let head = src.loadUnaligned(as: UInt32.self), tail = (src + (n &- 4)).loadUnaligned(as: UInt32.self)
-            dst.storeBytes(of: head, as: UInt32.self)
-            (dst + (n &- 4)).storeBytes(of: tail, as: UInt32.self)
-        } else if n > 0 {
-            // 1–3 bytes: the first, the middle and the last (some the same byte).
-            let first = src.load(as: UInt8.self), middle = src.load(fromByteOffset: n >> 1, as: UInt8.self)
-            let last = src.load(fromByteOffset: n &- 1, as: UInt8.self)
-            dst.storeBytes(of: first, as: UInt8.self)
-            dst.storeBytes(of: middle, toByteOffset: n >> 1, as: UInt8.self)
-            dst.storeBytes(of: last, toByteOffset: n &- 1, as: UInt8.self)
-        }
     }
 
     /// TL `bytes` from raw memory.

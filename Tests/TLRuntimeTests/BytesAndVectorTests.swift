@@ -71,8 +71,8 @@ private func expectedEncodedCount(_ n: Int) -> Int {
 
     /// Every length up to 300 and the prefix boundaries, as small (inline), native and literal strings of ASCII and
     /// multi-byte text, written after 0–3 bytes into memory that held 0xff bytes: the same bytes as `appendTLBytes` of
-    /// the string's UTF-8, so the copy (short strings word by word, long ones with `memcpy`) and the zero padding hold
-    /// at every length and offset.
+    /// the string's UTF-8, so each copy (a small string's raw words, 16 to 32 bytes as two 16-byte halves, the rest
+    /// with `memcpy`) and the zero padding hold at every length and offset.
     @Test func stringsOfEveryLengthMatchTheirBytes() {
         let literals = ["", "z", "fifteen bytes!!", "sixteen bytes!!!", "seventeen bytes!!",
                         "thirty-two bytes of a literal...", "thirty-three bytes of a literal...",
@@ -95,6 +95,54 @@ private func expectedEncodedCount(_ n: Int) -> Int {
                 garbage.removeAll(keepingCapacity: true)
             }
         }
+    }
+
+    /// `appendTLString` stores a small string's two raw words, trusting that its unused bytes are zero. Small strings
+    /// made by every route that shortens, slices, maps or rebuilds text, and native strings shortened in place below
+    /// 16 bytes (not small: they go out of line), each encode to exactly their UTF-8, after bytes that were 0xff.
+    @Test func shortStringsFromEveryConstructionMatchTheirBytes() {
+        var made: [String] = []
+        for n in 0...15 {
+            let ascii = String((0..<n).map { Character(Unicode.Scalar(UInt8(0x41 + $0))) })
+            made.append(ascii)
+            made.append(ascii.lowercased())
+            made.append(String(ascii.reversed()))
+            made.append(String(decoding: Array(ascii.utf8), as: UTF8.self))
+            made.append(String(Substring(ascii)))
+            made.append("\(n)" + ascii.prefix(max(0, n - 2)))
+            var shortened = ascii + "0123456789abcdef"  // 16 or more bytes: native storage
+            shortened.removeLast(16)
+            made.append(shortened)
+            var grown = String(ascii.prefix(n / 2))
+            grown.append(contentsOf: ascii.suffix(n - n / 2))
+            made.append(grown)
+            var native = String(repeating: "é", count: 20)  // 40 bytes, native; shortened in place to n bytes
+            native.removeLast(20 - n / 2)
+            if n % 2 == 1 { native.append("y") }
+            made.append(native)
+            made.append(String(repeating: "é", count: n / 2) + (n % 2 == 1 ? "z" : ""))
+            if n >= 4 { made.append(String(repeating: "😀", count: n / 4)) }
+            made.append(ascii.map { $0 == "B" ? "ß" : String($0) }.joined())
+        }
+        let garbage = Buffer()
+        for s in made {
+            for _ in 0..<12 { garbage.appendUInt32(0xffff_ffff) }
+            garbage.removeAll(keepingCapacity: true)
+            garbage.appendTLString(s)
+            #expect(garbage.bytes == encode(bytesValue: Array(s.utf8)), "\(s.debugDescription), \(s.utf8.count) bytes")
+            garbage.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// A small string's word stores reach past its value; they land in the allocation's slack, so a buffer filled
+    /// to its capacity by short strings neither grows nor writes outside its region (run under ASan to see the latter).
+    @Test func shortStringsFillABufferToItsCapacity() {
+        let buffer = Buffer(capacity: 64)
+        #expect(buffer.capacity == 64)
+        for _ in 0..<16 { buffer.appendTLString("abc") }
+        #expect(buffer.count == 64)
+        #expect(buffer.capacity == 64)
+        #expect(buffer.bytes == Array(repeating: [3, 0x61, 0x62, 0x63] as [UInt8], count: 16).flatMap { $0 })
     }
 
     @Test func nonNativeStringsEncodeToo() throws {
