@@ -1043,8 +1043,8 @@ extension SecretApi101 {
 
         /// `decryptedMessage#91cc4674 flags:# no_webpage:flags.1?true silent:flags.5?true random_id:long ttl:int message:string media:flags.9?DecryptedMessageMedia entities:flags.7?Vector<MessageEntity> via_bot_name:flags.11?string reply_to_random_id:flags.3?long grouped_id:flags.17?long = DecryptedMessage;`
         public final class Cons_decryptedMessage: Sendable {
-            public let noWebpage: Bool
-            public let silent: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let randomId: Int64
             public let ttl: Int32
             public let message: String
@@ -1053,10 +1053,19 @@ extension SecretApi101 {
             public let viaBotName: String?
             public let replyToRandomId: Int64?
             public let groupedId: Int64?
+            public var noWebpage: Bool { tlFlagIsSet(flags, 0x2) }
+            public var silent: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(noWebpage: Bool = false, silent: Bool = false, randomId: Int64, ttl: Int32, message: String, media: SecretApi101.DecryptedMessageMedia? = nil, entities: [SecretApi101.MessageEntity]? = nil, viaBotName: String? = nil, replyToRandomId: Int64? = nil, groupedId: Int64? = nil) {
-                self.noWebpage = noWebpage
-                self.silent = silent
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: noWebpage)
+                tlSetFlag(&_flags, 0x20, when: silent)
+                tlSetFlag(&_flags, 0x200, when: media != nil)
+                tlSetFlag(&_flags, 0x80, when: entities != nil)
+                tlSetFlag(&_flags, 0x800, when: viaBotName != nil)
+                tlSetFlag(&_flags, 0x8, when: replyToRandomId != nil)
+                tlSetFlag(&_flags, 0x20000, when: groupedId != nil)
+                self.flags = _flags
                 self.randomId = randomId
                 self.ttl = ttl
                 self.message = message
@@ -1067,17 +1076,16 @@ extension SecretApi101 {
                 self.groupedId = groupedId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: noWebpage)
-                tlSetFlag(&flags, 0x20, when: silent)
-                tlSetFlag(&flags, 0x200, when: media != nil)
-                tlSetFlag(&flags, 0x80, when: entities != nil)
-                tlSetFlag(&flags, 0x800, when: viaBotName != nil)
-                tlSetFlag(&flags, 0x8, when: replyToRandomId != nil)
-                tlSetFlag(&flags, 0x20000, when: groupedId != nil)
-                return flags
+            init(_ _flags: Int32, randomId: Int64, ttl: Int32, message: String, media: SecretApi101.DecryptedMessageMedia?, entities: [SecretApi101.MessageEntity]?, viaBotName: String?, replyToRandomId: Int64?, groupedId: Int64?) {
+                self.flags = _flags
+                self.randomId = randomId
+                self.ttl = ttl
+                self.message = message
+                self.media = media
+                self.entities = entities
+                self.viaBotName = viaBotName
+                self.replyToRandomId = replyToRandomId
+                self.groupedId = groupedId
             }
         }
 
@@ -1153,9 +1161,7 @@ extension SecretApi101 {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _silent = tlFlagIsSet(_flags, 0x20)
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -1187,7 +1193,7 @@ extension SecretApi101 {
                 if tlFlagIsSet(_flags, 0x20000) {
                     _groupedId = try reader.readInt64()
                 }
-                return .decryptedMessage(Cons_decryptedMessage(noWebpage: _noWebpage, silent: _silent, randomId: _randomId, ttl: _ttl, message: _message, media: _media, entities: _entities, viaBotName: _viaBotName, replyToRandomId: _replyToRandomId, groupedId: _groupedId))
+                return .decryptedMessage(Cons_decryptedMessage(_flags & 0x20aaa, randomId: _randomId, ttl: _ttl, message: _message, media: _media, entities: _entities, viaBotName: _viaBotName, replyToRandomId: _replyToRandomId, groupedId: _groupedId))
             }
             catch {
                 throw error.inside(constructor: "decryptedMessage", fields: "flags,no_webpage,silent,random_id,ttl,message,media,entities,via_bot_name,reply_to_random_id,grouped_id", index: field)
@@ -1374,50 +1380,59 @@ extension SecretApi101 {
 
         /// `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
         public final class Cons_documentAttributeAudio: Sendable {
-            public let voice: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let duration: Int32
             public let title: String?
             public let performer: String?
             public let waveform: [UInt8]?
+            public var voice: Bool { tlFlagIsSet(flags, 0x400) }
 
             public init(voice: Bool = false, duration: Int32, title: String? = nil, performer: String? = nil, waveform: [UInt8]? = nil) {
-                self.voice = voice
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x400, when: voice)
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                tlSetFlag(&_flags, 0x2, when: performer != nil)
+                tlSetFlag(&_flags, 0x4, when: waveform != nil)
+                self.flags = _flags
                 self.duration = duration
                 self.title = title
                 self.performer = performer
                 self.waveform = waveform
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x400, when: voice)
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                tlSetFlag(&flags, 0x2, when: performer != nil)
-                tlSetFlag(&flags, 0x4, when: waveform != nil)
-                return flags
+            init(_ _flags: Int32, duration: Int32, title: String?, performer: String?, waveform: [UInt8]?) {
+                self.flags = _flags
+                self.duration = duration
+                self.title = title
+                self.performer = performer
+                self.waveform = waveform
             }
         }
 
         /// `documentAttributeVideo#0ef02ce6 flags:# round_message:flags.0?true duration:int w:int h:int = DocumentAttribute;`
         public final class Cons_documentAttributeVideo: Sendable {
-            public let roundMessage: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let duration: Int32
             public let w: Int32
             public let h: Int32
+            public var roundMessage: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(roundMessage: Bool = false, duration: Int32, w: Int32, h: Int32) {
-                self.roundMessage = roundMessage
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: roundMessage)
+                self.flags = _flags
                 self.duration = duration
                 self.w = w
                 self.h = h
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: roundMessage)
-                return flags
+            init(_ _flags: Int32, duration: Int32, w: Int32, h: Int32) {
+                self.flags = _flags
+                self.duration = duration
+                self.w = w
+                self.h = h
             }
         }
 
@@ -1532,7 +1547,6 @@ extension SecretApi101 {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _voice = tlFlagIsSet(_flags, 0x400)
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
@@ -1550,7 +1564,7 @@ extension SecretApi101 {
                 if tlFlagIsSet(_flags, 0x4) {
                     _waveform = try reader.readTLBytes()
                 }
-                return .documentAttributeAudio(Cons_documentAttributeAudio(voice: _voice, duration: _duration, title: _title, performer: _performer, waveform: _waveform))
+                return .documentAttributeAudio(Cons_documentAttributeAudio(_flags & 0x407, duration: _duration, title: _title, performer: _performer, waveform: _waveform))
             }
             catch {
                 throw error.inside(constructor: "documentAttributeAudio", fields: "flags,voice,duration,title,performer,waveform", index: field)
@@ -1562,14 +1576,13 @@ extension SecretApi101 {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _roundMessage = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
                 let _w = try reader.readInt32()
                 field = 4
                 let _h = try reader.readInt32()
-                return .documentAttributeVideo(Cons_documentAttributeVideo(roundMessage: _roundMessage, duration: _duration, w: _w, h: _h))
+                return .documentAttributeVideo(Cons_documentAttributeVideo(_flags & 0x1, duration: _duration, w: _w, h: _h))
             }
             catch {
                 throw error.inside(constructor: "documentAttributeVideo", fields: "flags,round_message,duration,w,h", index: field)

@@ -1043,6 +1043,8 @@ extension SecretApi46 {
 
         /// `decryptedMessage#36b091de flags:# random_id:long ttl:int message:string media:flags.9?DecryptedMessageMedia entities:flags.7?Vector<MessageEntity> via_bot_name:flags.11?string reply_to_random_id:flags.3?long = DecryptedMessage;`
         public final class Cons_decryptedMessage: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let randomId: Int64
             public let ttl: Int32
             public let message: String
@@ -1052,6 +1054,12 @@ extension SecretApi46 {
             public let replyToRandomId: Int64?
 
             public init(randomId: Int64, ttl: Int32, message: String, media: SecretApi46.DecryptedMessageMedia? = nil, entities: [SecretApi46.MessageEntity]? = nil, viaBotName: String? = nil, replyToRandomId: Int64? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x200, when: media != nil)
+                tlSetFlag(&_flags, 0x80, when: entities != nil)
+                tlSetFlag(&_flags, 0x800, when: viaBotName != nil)
+                tlSetFlag(&_flags, 0x8, when: replyToRandomId != nil)
+                self.flags = _flags
                 self.randomId = randomId
                 self.ttl = ttl
                 self.message = message
@@ -1061,14 +1069,15 @@ extension SecretApi46 {
                 self.replyToRandomId = replyToRandomId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x200, when: media != nil)
-                tlSetFlag(&flags, 0x80, when: entities != nil)
-                tlSetFlag(&flags, 0x800, when: viaBotName != nil)
-                tlSetFlag(&flags, 0x8, when: replyToRandomId != nil)
-                return flags
+            init(_ _flags: Int32, randomId: Int64, ttl: Int32, message: String, media: SecretApi46.DecryptedMessageMedia?, entities: [SecretApi46.MessageEntity]?, viaBotName: String?, replyToRandomId: Int64?) {
+                self.flags = _flags
+                self.randomId = randomId
+                self.ttl = ttl
+                self.message = message
+                self.media = media
+                self.entities = entities
+                self.viaBotName = viaBotName
+                self.replyToRandomId = replyToRandomId
             }
         }
 
@@ -1164,7 +1173,7 @@ extension SecretApi46 {
                 if tlFlagIsSet(_flags, 0x8) {
                     _replyToRandomId = try reader.readInt64()
                 }
-                return .decryptedMessage(Cons_decryptedMessage(randomId: _randomId, ttl: _ttl, message: _message, media: _media, entities: _entities, viaBotName: _viaBotName, replyToRandomId: _replyToRandomId))
+                return .decryptedMessage(Cons_decryptedMessage(_flags & 0xa88, randomId: _randomId, ttl: _ttl, message: _message, media: _media, entities: _entities, viaBotName: _viaBotName, replyToRandomId: _replyToRandomId))
             }
             catch {
                 throw error.inside(constructor: "decryptedMessage", fields: "flags,random_id,ttl,message,media,entities,via_bot_name,reply_to_random_id", index: field)
@@ -1359,28 +1368,33 @@ extension SecretApi46 {
 
         /// `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
         public final class Cons_documentAttributeAudio: Sendable {
-            public let voice: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let duration: Int32
             public let title: String?
             public let performer: String?
             public let waveform: [UInt8]?
+            public var voice: Bool { tlFlagIsSet(flags, 0x400) }
 
             public init(voice: Bool = false, duration: Int32, title: String? = nil, performer: String? = nil, waveform: [UInt8]? = nil) {
-                self.voice = voice
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x400, when: voice)
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                tlSetFlag(&_flags, 0x2, when: performer != nil)
+                tlSetFlag(&_flags, 0x4, when: waveform != nil)
+                self.flags = _flags
                 self.duration = duration
                 self.title = title
                 self.performer = performer
                 self.waveform = waveform
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x400, when: voice)
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                tlSetFlag(&flags, 0x2, when: performer != nil)
-                tlSetFlag(&flags, 0x4, when: waveform != nil)
-                return flags
+            init(_ _flags: Int32, duration: Int32, title: String?, performer: String?, waveform: [UInt8]?) {
+                self.flags = _flags
+                self.duration = duration
+                self.title = title
+                self.performer = performer
+                self.waveform = waveform
             }
         }
 
@@ -1508,7 +1522,6 @@ extension SecretApi46 {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _voice = tlFlagIsSet(_flags, 0x400)
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
@@ -1526,7 +1539,7 @@ extension SecretApi46 {
                 if tlFlagIsSet(_flags, 0x4) {
                     _waveform = try reader.readTLBytes()
                 }
-                return .documentAttributeAudio(Cons_documentAttributeAudio(voice: _voice, duration: _duration, title: _title, performer: _performer, waveform: _waveform))
+                return .documentAttributeAudio(Cons_documentAttributeAudio(_flags & 0x407, duration: _duration, title: _title, performer: _performer, waveform: _waveform))
             }
             catch {
                 throw error.inside(constructor: "documentAttributeAudio", fields: "flags,voice,duration,title,performer,waveform", index: field)

@@ -13,8 +13,8 @@ extension Api {
 
         /// `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
         public final class Cons_messageFwdHeader: Sendable {
-            public let imported: Bool
-            public let savedOut: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let fromId: Api.Peer?
             public let fromName: String?
             public let date: Int32
@@ -26,10 +26,23 @@ extension Api {
             public let savedFromName: String?
             public let savedDate: Int32?
             public let psaType: String?
+            public var imported: Bool { tlFlagIsSet(flags, 0x80) }
+            public var savedOut: Bool { tlFlagIsSet(flags, 0x800) }
 
             public init(imported: Bool = false, savedOut: Bool = false, fromId: Api.Peer? = nil, fromName: String? = nil, date: Int32, channelPost: Int32? = nil, postAuthor: String? = nil, savedFromPeer: Api.Peer? = nil, savedFromMsgId: Int32? = nil, savedFromId: Api.Peer? = nil, savedFromName: String? = nil, savedDate: Int32? = nil, psaType: String? = nil) {
-                self.imported = imported
-                self.savedOut = savedOut
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x80, when: imported)
+                tlSetFlag(&_flags, 0x800, when: savedOut)
+                tlSetFlag(&_flags, 0x1, when: fromId != nil)
+                tlSetFlag(&_flags, 0x20, when: fromName != nil)
+                tlSetFlag(&_flags, 0x4, when: channelPost != nil)
+                tlSetFlag(&_flags, 0x8, when: postAuthor != nil)
+                tlSetFlag(&_flags, 0x10, when: savedFromPeer != nil && savedFromMsgId != nil)
+                tlSetFlag(&_flags, 0x100, when: savedFromId != nil)
+                tlSetFlag(&_flags, 0x200, when: savedFromName != nil)
+                tlSetFlag(&_flags, 0x400, when: savedDate != nil)
+                tlSetFlag(&_flags, 0x40, when: psaType != nil)
+                self.flags = _flags
                 self.fromId = fromId
                 self.fromName = fromName
                 self.date = date
@@ -43,21 +56,19 @@ extension Api {
                 self.psaType = psaType
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x80, when: imported)
-                tlSetFlag(&flags, 0x800, when: savedOut)
-                tlSetFlag(&flags, 0x1, when: fromId != nil)
-                tlSetFlag(&flags, 0x20, when: fromName != nil)
-                tlSetFlag(&flags, 0x4, when: channelPost != nil)
-                tlSetFlag(&flags, 0x8, when: postAuthor != nil)
-                tlSetFlag(&flags, 0x10, when: savedFromPeer != nil && savedFromMsgId != nil)
-                tlSetFlag(&flags, 0x100, when: savedFromId != nil)
-                tlSetFlag(&flags, 0x200, when: savedFromName != nil)
-                tlSetFlag(&flags, 0x400, when: savedDate != nil)
-                tlSetFlag(&flags, 0x40, when: psaType != nil)
-                return flags
+            init(_ _flags: Int32, fromId: Api.Peer?, fromName: String?, date: Int32, channelPost: Int32?, postAuthor: String?, savedFromPeer: Api.Peer?, savedFromMsgId: Int32?, savedFromId: Api.Peer?, savedFromName: String?, savedDate: Int32?, psaType: String?) {
+                self.flags = _flags
+                self.fromId = fromId
+                self.fromName = fromName
+                self.date = date
+                self.channelPost = channelPost
+                self.postAuthor = postAuthor
+                self.savedFromPeer = savedFromPeer
+                self.savedFromMsgId = savedFromMsgId
+                self.savedFromId = savedFromId
+                self.savedFromName = savedFromName
+                self.savedDate = savedDate
+                self.psaType = psaType
             }
         }
 
@@ -126,9 +137,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _imported = tlFlagIsSet(_flags, 0x80)
                 field = 2
-                let _savedOut = tlFlagIsSet(_flags, 0x800)
                 field = 3
                 var _fromId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -181,7 +190,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40) {
                     _psaType = try reader.readTLString()
                 }
-                return .messageFwdHeader(Cons_messageFwdHeader(imported: _imported, savedOut: _savedOut, fromId: _fromId, fromName: _fromName, date: _date, channelPost: _channelPost, postAuthor: _postAuthor, savedFromPeer: _savedFromPeer, savedFromMsgId: _savedFromMsgId, savedFromId: _savedFromId, savedFromName: _savedFromName, savedDate: _savedDate, psaType: _psaType))
+                return .messageFwdHeader(Cons_messageFwdHeader(_flags & 0xffd, fromId: _fromId, fromName: _fromName, date: _date, channelPost: _channelPost, postAuthor: _postAuthor, savedFromPeer: _savedFromPeer, savedFromMsgId: _savedFromMsgId, savedFromId: _savedFromId, savedFromName: _savedFromName, savedDate: _savedDate, psaType: _psaType))
             }
             catch {
                 throw error.inside(constructor: "messageFwdHeader", fields: "flags,imported,saved_out,from_id,from_name,date,channel_post,post_author,saved_from_peer,saved_from_msg_id,saved_from_id,saved_from_name,saved_date,psa_type", index: field)
@@ -242,32 +251,39 @@ extension Api {
 
         /// `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
         public final class Cons_invoice: Sendable {
-            public let test: Bool
-            public let nameRequested: Bool
-            public let phoneRequested: Bool
-            public let emailRequested: Bool
-            public let shippingAddressRequested: Bool
-            public let flexible: Bool
-            public let phoneToProvider: Bool
-            public let emailToProvider: Bool
-            public let recurring: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currency: String
             public let prices: [Api.LabeledPrice]
             public let maxTipAmount: Int64?
             public let suggestedTipAmounts: [Int64]?
             public let termsUrl: String?
             public let subscriptionPeriod: Int32?
+            public var test: Bool { tlFlagIsSet(flags, 0x1) }
+            public var nameRequested: Bool { tlFlagIsSet(flags, 0x2) }
+            public var phoneRequested: Bool { tlFlagIsSet(flags, 0x4) }
+            public var emailRequested: Bool { tlFlagIsSet(flags, 0x8) }
+            public var shippingAddressRequested: Bool { tlFlagIsSet(flags, 0x10) }
+            public var flexible: Bool { tlFlagIsSet(flags, 0x20) }
+            public var phoneToProvider: Bool { tlFlagIsSet(flags, 0x40) }
+            public var emailToProvider: Bool { tlFlagIsSet(flags, 0x80) }
+            public var recurring: Bool { tlFlagIsSet(flags, 0x200) }
 
             public init(test: Bool = false, nameRequested: Bool = false, phoneRequested: Bool = false, emailRequested: Bool = false, shippingAddressRequested: Bool = false, flexible: Bool = false, phoneToProvider: Bool = false, emailToProvider: Bool = false, recurring: Bool = false, currency: String, prices: [Api.LabeledPrice], maxTipAmount: Int64? = nil, suggestedTipAmounts: [Int64]? = nil, termsUrl: String? = nil, subscriptionPeriod: Int32? = nil) {
-                self.test = test
-                self.nameRequested = nameRequested
-                self.phoneRequested = phoneRequested
-                self.emailRequested = emailRequested
-                self.shippingAddressRequested = shippingAddressRequested
-                self.flexible = flexible
-                self.phoneToProvider = phoneToProvider
-                self.emailToProvider = emailToProvider
-                self.recurring = recurring
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: test)
+                tlSetFlag(&_flags, 0x2, when: nameRequested)
+                tlSetFlag(&_flags, 0x4, when: phoneRequested)
+                tlSetFlag(&_flags, 0x8, when: emailRequested)
+                tlSetFlag(&_flags, 0x10, when: shippingAddressRequested)
+                tlSetFlag(&_flags, 0x20, when: flexible)
+                tlSetFlag(&_flags, 0x40, when: phoneToProvider)
+                tlSetFlag(&_flags, 0x80, when: emailToProvider)
+                tlSetFlag(&_flags, 0x200, when: recurring)
+                tlSetFlag(&_flags, 0x100, when: maxTipAmount != nil && suggestedTipAmounts != nil)
+                tlSetFlag(&_flags, 0x400, when: termsUrl != nil)
+                tlSetFlag(&_flags, 0x800, when: subscriptionPeriod != nil)
+                self.flags = _flags
                 self.currency = currency
                 self.prices = prices
                 self.maxTipAmount = maxTipAmount
@@ -276,22 +292,14 @@ extension Api {
                 self.subscriptionPeriod = subscriptionPeriod
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: test)
-                tlSetFlag(&flags, 0x2, when: nameRequested)
-                tlSetFlag(&flags, 0x4, when: phoneRequested)
-                tlSetFlag(&flags, 0x8, when: emailRequested)
-                tlSetFlag(&flags, 0x10, when: shippingAddressRequested)
-                tlSetFlag(&flags, 0x20, when: flexible)
-                tlSetFlag(&flags, 0x40, when: phoneToProvider)
-                tlSetFlag(&flags, 0x80, when: emailToProvider)
-                tlSetFlag(&flags, 0x200, when: recurring)
-                tlSetFlag(&flags, 0x100, when: maxTipAmount != nil && suggestedTipAmounts != nil)
-                tlSetFlag(&flags, 0x400, when: termsUrl != nil)
-                tlSetFlag(&flags, 0x800, when: subscriptionPeriod != nil)
-                return flags
+            init(_ _flags: Int32, currency: String, prices: [Api.LabeledPrice], maxTipAmount: Int64?, suggestedTipAmounts: [Int64]?, termsUrl: String?, subscriptionPeriod: Int32?) {
+                self.flags = _flags
+                self.currency = currency
+                self.prices = prices
+                self.maxTipAmount = maxTipAmount
+                self.suggestedTipAmounts = suggestedTipAmounts
+                self.termsUrl = termsUrl
+                self.subscriptionPeriod = subscriptionPeriod
             }
         }
 
@@ -341,23 +349,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _test = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _nameRequested = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _phoneRequested = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _emailRequested = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _shippingAddressRequested = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _flexible = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _phoneToProvider = tlFlagIsSet(_flags, 0x40)
                 field = 8
-                let _emailToProvider = tlFlagIsSet(_flags, 0x80)
                 field = 9
-                let _recurring = tlFlagIsSet(_flags, 0x200)
                 field = 10
                 let _currency = try reader.readTLString()
                 field = 11
@@ -382,7 +381,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x800) {
                     _subscriptionPeriod = try reader.readInt32()
                 }
-                return .invoice(Cons_invoice(test: _test, nameRequested: _nameRequested, phoneRequested: _phoneRequested, emailRequested: _emailRequested, shippingAddressRequested: _shippingAddressRequested, flexible: _flexible, phoneToProvider: _phoneToProvider, emailToProvider: _emailToProvider, recurring: _recurring, currency: _currency, prices: _prices, maxTipAmount: _maxTipAmount, suggestedTipAmounts: _suggestedTipAmounts, termsUrl: _termsUrl, subscriptionPeriod: _subscriptionPeriod))
+                return .invoice(Cons_invoice(_flags & 0xfff, currency: _currency, prices: _prices, maxTipAmount: _maxTipAmount, suggestedTipAmounts: _suggestedTipAmounts, termsUrl: _termsUrl, subscriptionPeriod: _subscriptionPeriod))
             }
             catch {
                 throw error.inside(constructor: "invoice", fields: "flags,test,name_requested,phone_requested,email_requested,shipping_address_requested,flexible,phone_to_provider,email_to_provider,recurring,currency,prices,max_tip_amount,suggested_tip_amounts,terms_url,subscription_period", index: field)
@@ -581,36 +580,43 @@ extension Api {
 
         /// `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
         public final class Cons_poll: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
-            public let closed: Bool
-            public let publicVoters: Bool
-            public let multipleChoice: Bool
-            public let quiz: Bool
-            public let openAnswers: Bool
-            public let revotingDisabled: Bool
-            public let shuffleAnswers: Bool
-            public let hideResultsUntilClose: Bool
-            public let creator: Bool
-            public let subscribersOnly: Bool
             public let question: Api.TextWithEntities
             public let answers: [Api.PollAnswer]
             public let closePeriod: Int32?
             public let closeDate: Int32?
             public let countriesIso2: [String]?
             public let hash: Int64
+            public var closed: Bool { tlFlagIsSet(flags, 0x1) }
+            public var publicVoters: Bool { tlFlagIsSet(flags, 0x2) }
+            public var multipleChoice: Bool { tlFlagIsSet(flags, 0x4) }
+            public var quiz: Bool { tlFlagIsSet(flags, 0x8) }
+            public var openAnswers: Bool { tlFlagIsSet(flags, 0x40) }
+            public var revotingDisabled: Bool { tlFlagIsSet(flags, 0x80) }
+            public var shuffleAnswers: Bool { tlFlagIsSet(flags, 0x100) }
+            public var hideResultsUntilClose: Bool { tlFlagIsSet(flags, 0x200) }
+            public var creator: Bool { tlFlagIsSet(flags, 0x400) }
+            public var subscribersOnly: Bool { tlFlagIsSet(flags, 0x800) }
 
             public init(id: Int64, closed: Bool = false, publicVoters: Bool = false, multipleChoice: Bool = false, quiz: Bool = false, openAnswers: Bool = false, revotingDisabled: Bool = false, shuffleAnswers: Bool = false, hideResultsUntilClose: Bool = false, creator: Bool = false, subscribersOnly: Bool = false, question: Api.TextWithEntities, answers: [Api.PollAnswer], closePeriod: Int32? = nil, closeDate: Int32? = nil, countriesIso2: [String]? = nil, hash: Int64) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: closed)
+                tlSetFlag(&_flags, 0x2, when: publicVoters)
+                tlSetFlag(&_flags, 0x4, when: multipleChoice)
+                tlSetFlag(&_flags, 0x8, when: quiz)
+                tlSetFlag(&_flags, 0x40, when: openAnswers)
+                tlSetFlag(&_flags, 0x80, when: revotingDisabled)
+                tlSetFlag(&_flags, 0x100, when: shuffleAnswers)
+                tlSetFlag(&_flags, 0x200, when: hideResultsUntilClose)
+                tlSetFlag(&_flags, 0x400, when: creator)
+                tlSetFlag(&_flags, 0x800, when: subscribersOnly)
+                tlSetFlag(&_flags, 0x10, when: closePeriod != nil)
+                tlSetFlag(&_flags, 0x20, when: closeDate != nil)
+                tlSetFlag(&_flags, 0x1000, when: countriesIso2 != nil)
+                self.flags = _flags
                 self.id = id
-                self.closed = closed
-                self.publicVoters = publicVoters
-                self.multipleChoice = multipleChoice
-                self.quiz = quiz
-                self.openAnswers = openAnswers
-                self.revotingDisabled = revotingDisabled
-                self.shuffleAnswers = shuffleAnswers
-                self.hideResultsUntilClose = hideResultsUntilClose
-                self.creator = creator
-                self.subscribersOnly = subscribersOnly
                 self.question = question
                 self.answers = answers
                 self.closePeriod = closePeriod
@@ -619,23 +625,15 @@ extension Api {
                 self.hash = hash
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: closed)
-                tlSetFlag(&flags, 0x2, when: publicVoters)
-                tlSetFlag(&flags, 0x4, when: multipleChoice)
-                tlSetFlag(&flags, 0x8, when: quiz)
-                tlSetFlag(&flags, 0x40, when: openAnswers)
-                tlSetFlag(&flags, 0x80, when: revotingDisabled)
-                tlSetFlag(&flags, 0x100, when: shuffleAnswers)
-                tlSetFlag(&flags, 0x200, when: hideResultsUntilClose)
-                tlSetFlag(&flags, 0x400, when: creator)
-                tlSetFlag(&flags, 0x800, when: subscribersOnly)
-                tlSetFlag(&flags, 0x10, when: closePeriod != nil)
-                tlSetFlag(&flags, 0x20, when: closeDate != nil)
-                tlSetFlag(&flags, 0x1000, when: countriesIso2 != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, question: Api.TextWithEntities, answers: [Api.PollAnswer], closePeriod: Int32?, closeDate: Int32?, countriesIso2: [String]?, hash: Int64) {
+                self.flags = _flags
+                self.id = id
+                self.question = question
+                self.answers = answers
+                self.closePeriod = closePeriod
+                self.closeDate = closeDate
+                self.countriesIso2 = countriesIso2
+                self.hash = hash
             }
         }
 
@@ -688,25 +686,15 @@ extension Api {
                 field = 1
                 let _flags = try reader.readInt32()
                 field = 2
-                let _closed = tlFlagIsSet(_flags, 0x1)
                 field = 3
-                let _publicVoters = tlFlagIsSet(_flags, 0x2)
                 field = 4
-                let _multipleChoice = tlFlagIsSet(_flags, 0x4)
                 field = 5
-                let _quiz = tlFlagIsSet(_flags, 0x8)
                 field = 6
-                let _openAnswers = tlFlagIsSet(_flags, 0x40)
                 field = 7
-                let _revotingDisabled = tlFlagIsSet(_flags, 0x80)
                 field = 8
-                let _shuffleAnswers = tlFlagIsSet(_flags, 0x100)
                 field = 9
-                let _hideResultsUntilClose = tlFlagIsSet(_flags, 0x200)
                 field = 10
-                let _creator = tlFlagIsSet(_flags, 0x400)
                 field = 11
-                let _subscribersOnly = tlFlagIsSet(_flags, 0x800)
                 field = 12
                 let _question = try Api.TextWithEntities.parse(&reader)
                 field = 13
@@ -728,7 +716,7 @@ extension Api {
                 }
                 field = 17
                 let _hash = try reader.readInt64()
-                return .poll(Cons_poll(id: _id, closed: _closed, publicVoters: _publicVoters, multipleChoice: _multipleChoice, quiz: _quiz, openAnswers: _openAnswers, revotingDisabled: _revotingDisabled, shuffleAnswers: _shuffleAnswers, hideResultsUntilClose: _hideResultsUntilClose, creator: _creator, subscribersOnly: _subscribersOnly, question: _question, answers: _answers, closePeriod: _closePeriod, closeDate: _closeDate, countriesIso2: _countriesIso2, hash: _hash))
+                return .poll(Cons_poll(_flags & 0x1fff, id: _id, question: _question, answers: _answers, closePeriod: _closePeriod, closeDate: _closeDate, countriesIso2: _countriesIso2, hash: _hash))
             }
             catch {
                 throw error.inside(constructor: "poll", fields: "id,flags,closed,public_voters,multiple_choice,quiz,open_answers,revoting_disabled,shuffle_answers,hide_results_until_close,creator,subscribers_only,question,answers,close_period,close_date,countries_iso2,hash", index: field)
@@ -779,30 +767,34 @@ extension Api {
 
         /// `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
         public final class Cons_chatInviteImporter: Sendable {
-            public let requested: Bool
-            public let viaChatlist: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let date: Int32
             public let about: String?
             public let approvedBy: Int64?
+            public var requested: Bool { tlFlagIsSet(flags, 0x1) }
+            public var viaChatlist: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(requested: Bool = false, viaChatlist: Bool = false, userId: Int64, date: Int32, about: String? = nil, approvedBy: Int64? = nil) {
-                self.requested = requested
-                self.viaChatlist = viaChatlist
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: requested)
+                tlSetFlag(&_flags, 0x8, when: viaChatlist)
+                tlSetFlag(&_flags, 0x4, when: about != nil)
+                tlSetFlag(&_flags, 0x2, when: approvedBy != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.date = date
                 self.about = about
                 self.approvedBy = approvedBy
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: requested)
-                tlSetFlag(&flags, 0x8, when: viaChatlist)
-                tlSetFlag(&flags, 0x4, when: about != nil)
-                tlSetFlag(&flags, 0x2, when: approvedBy != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, date: Int32, about: String?, approvedBy: Int64?) {
+                self.flags = _flags
+                self.userId = userId
+                self.date = date
+                self.about = about
+                self.approvedBy = approvedBy
             }
         }
 
@@ -846,9 +838,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requested = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _viaChatlist = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _userId = try reader.readInt64()
                 field = 4
@@ -863,7 +853,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _approvedBy = try reader.readInt64()
                 }
-                return .chatInviteImporter(Cons_chatInviteImporter(requested: _requested, viaChatlist: _viaChatlist, userId: _userId, date: _date, about: _about, approvedBy: _approvedBy))
+                return .chatInviteImporter(Cons_chatInviteImporter(_flags & 0xf, userId: _userId, date: _date, about: _about, approvedBy: _approvedBy))
             }
             catch {
                 throw error.inside(constructor: "chatInviteImporter", fields: "flags,requested,via_chatlist,user_id,date,about,approved_by", index: field)
@@ -901,40 +891,41 @@ extension Api {
 
         /// `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
         public final class Cons_attachMenuBot: Sendable {
-            public let inactive: Bool
-            public let hasSettings: Bool
-            public let requestWriteAccess: Bool
-            public let showInSideMenu: Bool
-            public let sideMenuDisclaimerNeeded: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let botId: Int64
             public let shortName: String
             public let peerTypes: [Api.AttachMenuPeerType]?
             public let icons: [Api.AttachMenuBotIcon]
+            public var inactive: Bool { tlFlagIsSet(flags, 0x1) }
+            public var hasSettings: Bool { tlFlagIsSet(flags, 0x2) }
+            public var requestWriteAccess: Bool { tlFlagIsSet(flags, 0x4) }
+            public var showInSideMenu: Bool { tlFlagIsSet(flags, 0x10) }
+            public var sideMenuDisclaimerNeeded: Bool { tlFlagIsSet(flags, 0x20) }
             /// `show_in_attach_menu` shares its bit with value fields: set exactly when they are.
             public var showInAttachMenu: Bool { peerTypes != nil }
 
             public init(inactive: Bool = false, hasSettings: Bool = false, requestWriteAccess: Bool = false, showInSideMenu: Bool = false, sideMenuDisclaimerNeeded: Bool = false, botId: Int64, shortName: String, peerTypes: [Api.AttachMenuPeerType]? = nil, icons: [Api.AttachMenuBotIcon]) {
-                self.inactive = inactive
-                self.hasSettings = hasSettings
-                self.requestWriteAccess = requestWriteAccess
-                self.showInSideMenu = showInSideMenu
-                self.sideMenuDisclaimerNeeded = sideMenuDisclaimerNeeded
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: inactive)
+                tlSetFlag(&_flags, 0x2, when: hasSettings)
+                tlSetFlag(&_flags, 0x4, when: requestWriteAccess)
+                tlSetFlag(&_flags, 0x10, when: showInSideMenu)
+                tlSetFlag(&_flags, 0x20, when: sideMenuDisclaimerNeeded)
+                tlSetFlag(&_flags, 0x8, when: peerTypes != nil)
+                self.flags = _flags
                 self.botId = botId
                 self.shortName = shortName
                 self.peerTypes = peerTypes
                 self.icons = icons
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: inactive)
-                tlSetFlag(&flags, 0x2, when: hasSettings)
-                tlSetFlag(&flags, 0x4, when: requestWriteAccess)
-                tlSetFlag(&flags, 0x10, when: showInSideMenu)
-                tlSetFlag(&flags, 0x20, when: sideMenuDisclaimerNeeded)
-                tlSetFlag(&flags, 0x8, when: peerTypes != nil)
-                return flags
+            init(_ _flags: Int32, botId: Int64, shortName: String, peerTypes: [Api.AttachMenuPeerType]?, icons: [Api.AttachMenuBotIcon]) {
+                self.flags = _flags
+                self.botId = botId
+                self.shortName = shortName
+                self.peerTypes = peerTypes
+                self.icons = icons
             }
         }
 
@@ -976,16 +967,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inactive = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _hasSettings = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _requestWriteAccess = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 field = 5
-                let _showInSideMenu = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _sideMenuDisclaimerNeeded = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _botId = try reader.readInt64()
                 field = 8
@@ -997,7 +983,7 @@ extension Api {
                 }
                 field = 10
                 let _icons = try reader.readVector(boxed: true, of: Api.AttachMenuBotIcon.self)
-                return .attachMenuBot(Cons_attachMenuBot(inactive: _inactive, hasSettings: _hasSettings, requestWriteAccess: _requestWriteAccess, showInSideMenu: _showInSideMenu, sideMenuDisclaimerNeeded: _sideMenuDisclaimerNeeded, botId: _botId, shortName: _shortName, peerTypes: _peerTypes, icons: _icons))
+                return .attachMenuBot(Cons_attachMenuBot(_flags & 0x3f, botId: _botId, shortName: _shortName, peerTypes: _peerTypes, icons: _icons))
             }
             catch {
                 throw error.inside(constructor: "attachMenuBot", fields: "flags,inactive,has_settings,request_write_access,show_in_attach_menu,show_in_side_menu,side_menu_disclaimer_needed,bot_id,short_name,peer_types,icons", index: field)
@@ -1048,24 +1034,26 @@ extension Api.stories {
                 self.stealthMode = stealthMode
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                0
-            }
+            /// The `flags` word: no field of this constructor depends on it.
+            public var flags: Int32 { 0 }
         }
 
         /// `stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;`
         public final class Cons_allStories: Sendable {
-            public let hasMore: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let state: String
             public let peerStories: [Api.PeerStories]
             public let chats: [Api.Chat]
             public let users: [Api.User]
             public let stealthMode: Api.StoriesStealthMode
+            public var hasMore: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(hasMore: Bool = false, count: Int32, state: String, peerStories: [Api.PeerStories], chats: [Api.Chat], users: [Api.User], stealthMode: Api.StoriesStealthMode) {
-                self.hasMore = hasMore
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hasMore)
+                self.flags = _flags
                 self.count = count
                 self.state = state
                 self.peerStories = peerStories
@@ -1074,11 +1062,14 @@ extension Api.stories {
                 self.stealthMode = stealthMode
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hasMore)
-                return flags
+            init(_ _flags: Int32, count: Int32, state: String, peerStories: [Api.PeerStories], chats: [Api.Chat], users: [Api.User], stealthMode: Api.StoriesStealthMode) {
+                self.flags = _flags
+                self.count = count
+                self.state = state
+                self.peerStories = peerStories
+                self.chats = chats
+                self.users = users
+                self.stealthMode = stealthMode
             }
         }
 
@@ -1144,7 +1135,6 @@ extension Api.stories {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasMore = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -1157,7 +1147,7 @@ extension Api.stories {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 7
                 let _stealthMode = try Api.StoriesStealthMode.parse(&reader)
-                return .allStories(Cons_allStories(hasMore: _hasMore, count: _count, state: _state, peerStories: _peerStories, chats: _chats, users: _users, stealthMode: _stealthMode))
+                return .allStories(Cons_allStories(_flags & 0x1, count: _count, state: _state, peerStories: _peerStories, chats: _chats, users: _users, stealthMode: _stealthMode))
             }
             catch {
                 throw error.inside(constructor: "stories.allStories", fields: "flags,has_more,count,state,peer_stories,chats,users,stealth_mode", index: field)
@@ -1199,6 +1189,8 @@ extension Api {
 
         /// `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
         public final class Cons_botAppSettings: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let placeholderPath: [UInt8]?
             public let backgroundColor: Int32?
             public let backgroundDarkColor: Int32?
@@ -1206,6 +1198,13 @@ extension Api {
             public let headerDarkColor: Int32?
 
             public init(placeholderPath: [UInt8]? = nil, backgroundColor: Int32? = nil, backgroundDarkColor: Int32? = nil, headerColor: Int32? = nil, headerDarkColor: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: placeholderPath != nil)
+                tlSetFlag(&_flags, 0x2, when: backgroundColor != nil)
+                tlSetFlag(&_flags, 0x4, when: backgroundDarkColor != nil)
+                tlSetFlag(&_flags, 0x8, when: headerColor != nil)
+                tlSetFlag(&_flags, 0x10, when: headerDarkColor != nil)
+                self.flags = _flags
                 self.placeholderPath = placeholderPath
                 self.backgroundColor = backgroundColor
                 self.backgroundDarkColor = backgroundDarkColor
@@ -1213,15 +1212,13 @@ extension Api {
                 self.headerDarkColor = headerDarkColor
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: placeholderPath != nil)
-                tlSetFlag(&flags, 0x2, when: backgroundColor != nil)
-                tlSetFlag(&flags, 0x4, when: backgroundDarkColor != nil)
-                tlSetFlag(&flags, 0x8, when: headerColor != nil)
-                tlSetFlag(&flags, 0x10, when: headerDarkColor != nil)
-                return flags
+            init(_ _flags: Int32, placeholderPath: [UInt8]?, backgroundColor: Int32?, backgroundDarkColor: Int32?, headerColor: Int32?, headerDarkColor: Int32?) {
+                self.flags = _flags
+                self.placeholderPath = placeholderPath
+                self.backgroundColor = backgroundColor
+                self.backgroundDarkColor = backgroundDarkColor
+                self.headerColor = headerColor
+                self.headerDarkColor = headerDarkColor
             }
         }
 
@@ -1298,7 +1295,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _headerDarkColor = try reader.readInt32()
                 }
-                return .botAppSettings(Cons_botAppSettings(placeholderPath: _placeholderPath, backgroundColor: _backgroundColor, backgroundDarkColor: _backgroundDarkColor, headerColor: _headerColor, headerDarkColor: _headerDarkColor))
+                return .botAppSettings(Cons_botAppSettings(_flags & 0x1f, placeholderPath: _placeholderPath, backgroundColor: _backgroundColor, backgroundDarkColor: _backgroundDarkColor, headerColor: _headerColor, headerDarkColor: _headerDarkColor))
             }
             catch {
                 throw error.inside(constructor: "botAppSettings", fields: "flags,placeholder_path,background_color,background_dark_color,header_color,header_dark_color", index: field)
@@ -1341,25 +1338,27 @@ extension Api {
 
         /// `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
         public final class Cons_groupCallDonor: Sendable {
-            public let top: Bool
-            public let my: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peerId: Api.Peer?
             public let stars: Int64
+            public var top: Bool { tlFlagIsSet(flags, 0x1) }
+            public var my: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(top: Bool = false, my: Bool = false, peerId: Api.Peer? = nil, stars: Int64) {
-                self.top = top
-                self.my = my
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: top)
+                tlSetFlag(&_flags, 0x2, when: my)
+                tlSetFlag(&_flags, 0x8, when: peerId != nil)
+                self.flags = _flags
                 self.peerId = peerId
                 self.stars = stars
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: top)
-                tlSetFlag(&flags, 0x2, when: my)
-                tlSetFlag(&flags, 0x8, when: peerId != nil)
-                return flags
+            init(_ _flags: Int32, peerId: Api.Peer?, stars: Int64) {
+                self.flags = _flags
+                self.peerId = peerId
+                self.stars = stars
             }
         }
 
@@ -1399,9 +1398,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _top = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _my = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _peerId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -1409,7 +1406,7 @@ extension Api {
                 }
                 field = 4
                 let _stars = try reader.readInt64()
-                return .groupCallDonor(Cons_groupCallDonor(top: _top, my: _my, peerId: _peerId, stars: _stars))
+                return .groupCallDonor(Cons_groupCallDonor(_flags & 0xb, peerId: _peerId, stars: _stars))
             }
             catch {
                 throw error.inside(constructor: "groupCallDonor", fields: "flags,top,my,peer_id,stars", index: field)
@@ -1504,26 +1501,24 @@ extension Api {
 
         /// `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
         public struct Cons_richButtonStyle: Sendable {
-            public let bgPrimary: Bool
-            public let bgDanger: Bool
-            public let bgSuccess: Bool
-            public let link: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var bgPrimary: Bool { tlFlagIsSet(flags, 0x1) }
+            public var bgDanger: Bool { tlFlagIsSet(flags, 0x2) }
+            public var bgSuccess: Bool { tlFlagIsSet(flags, 0x4) }
+            public var link: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(bgPrimary: Bool = false, bgDanger: Bool = false, bgSuccess: Bool = false, link: Bool = false) {
-                self.bgPrimary = bgPrimary
-                self.bgDanger = bgDanger
-                self.bgSuccess = bgSuccess
-                self.link = link
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: bgPrimary)
+                tlSetFlag(&_flags, 0x2, when: bgDanger)
+                tlSetFlag(&_flags, 0x4, when: bgSuccess)
+                tlSetFlag(&_flags, 0x8, when: link)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: bgPrimary)
-                tlSetFlag(&flags, 0x2, when: bgDanger)
-                tlSetFlag(&flags, 0x4, when: bgSuccess)
-                tlSetFlag(&flags, 0x8, when: link)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -1559,14 +1554,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _bgPrimary = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _bgDanger = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _bgSuccess = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _link = tlFlagIsSet(_flags, 0x8)
-                return .richButtonStyle(Cons_richButtonStyle(bgPrimary: _bgPrimary, bgDanger: _bgDanger, bgSuccess: _bgSuccess, link: _link))
+                return .richButtonStyle(Cons_richButtonStyle(_flags & 0xf))
             }
             catch {
                 throw error.inside(constructor: "richButtonStyle", fields: "flags,bg_primary,bg_danger,bg_success,link", index: field)

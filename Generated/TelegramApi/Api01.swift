@@ -83,41 +83,41 @@ extension Api {
 
         /// `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
         public final class Cons_dcOption: Sendable {
-            public let ipv6: Bool
-            public let mediaOnly: Bool
-            public let tcpoOnly: Bool
-            public let cdn: Bool
-            public let `static`: Bool
-            public let thisPortOnly: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let ipAddress: String
             public let port: Int32
             public let secret: [UInt8]?
+            public var ipv6: Bool { tlFlagIsSet(flags, 0x1) }
+            public var mediaOnly: Bool { tlFlagIsSet(flags, 0x2) }
+            public var tcpoOnly: Bool { tlFlagIsSet(flags, 0x4) }
+            public var cdn: Bool { tlFlagIsSet(flags, 0x8) }
+            public var `static`: Bool { tlFlagIsSet(flags, 0x10) }
+            public var thisPortOnly: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(ipv6: Bool = false, mediaOnly: Bool = false, tcpoOnly: Bool = false, cdn: Bool = false, `static`: Bool = false, thisPortOnly: Bool = false, id: Int32, ipAddress: String, port: Int32, secret: [UInt8]? = nil) {
-                self.ipv6 = ipv6
-                self.mediaOnly = mediaOnly
-                self.tcpoOnly = tcpoOnly
-                self.cdn = cdn
-                self.`static` = `static`
-                self.thisPortOnly = thisPortOnly
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: ipv6)
+                tlSetFlag(&_flags, 0x2, when: mediaOnly)
+                tlSetFlag(&_flags, 0x4, when: tcpoOnly)
+                tlSetFlag(&_flags, 0x8, when: cdn)
+                tlSetFlag(&_flags, 0x10, when: `static`)
+                tlSetFlag(&_flags, 0x20, when: thisPortOnly)
+                tlSetFlag(&_flags, 0x400, when: secret != nil)
+                self.flags = _flags
                 self.id = id
                 self.ipAddress = ipAddress
                 self.port = port
                 self.secret = secret
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: ipv6)
-                tlSetFlag(&flags, 0x2, when: mediaOnly)
-                tlSetFlag(&flags, 0x4, when: tcpoOnly)
-                tlSetFlag(&flags, 0x8, when: cdn)
-                tlSetFlag(&flags, 0x10, when: `static`)
-                tlSetFlag(&flags, 0x20, when: thisPortOnly)
-                tlSetFlag(&flags, 0x400, when: secret != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, ipAddress: String, port: Int32, secret: [UInt8]?) {
+                self.flags = _flags
+                self.id = id
+                self.ipAddress = ipAddress
+                self.port = port
+                self.secret = secret
             }
         }
 
@@ -159,17 +159,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ipv6 = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _mediaOnly = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _tcpoOnly = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _cdn = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _static = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _thisPortOnly = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _id = try reader.readInt32()
                 field = 8
@@ -181,7 +175,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x400) {
                     _secret = try reader.readTLBytes()
                 }
-                return .dcOption(Cons_dcOption(ipv6: _ipv6, mediaOnly: _mediaOnly, tcpoOnly: _tcpoOnly, cdn: _cdn, static: _static, thisPortOnly: _thisPortOnly, id: _id, ipAddress: _ipAddress, port: _port, secret: _secret))
+                return .dcOption(Cons_dcOption(_flags & 0x43f, id: _id, ipAddress: _ipAddress, port: _port, secret: _secret))
             }
             catch {
                 throw error.inside(constructor: "dcOption", fields: "flags,ipv6,media_only,tcpo_only,cdn,static,this_port_only,id,ip_address,port,secret", index: field)
@@ -392,38 +386,50 @@ extension Api {
 
         /// `channelParticipant#1bd54456 flags:# user_id:long date:int subscription_until_date:flags.0?int rank:flags.2?string = ChannelParticipant;`
         public final class Cons_channelParticipant: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let date: Int32
             public let subscriptionUntilDate: Int32?
             public let rank: String?
 
             public init(userId: Int64, date: Int32, subscriptionUntilDate: Int32? = nil, rank: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: subscriptionUntilDate != nil)
+                tlSetFlag(&_flags, 0x4, when: rank != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.date = date
                 self.subscriptionUntilDate = subscriptionUntilDate
                 self.rank = rank
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: subscriptionUntilDate != nil)
-                tlSetFlag(&flags, 0x4, when: rank != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, date: Int32, subscriptionUntilDate: Int32?, rank: String?) {
+                self.flags = _flags
+                self.userId = userId
+                self.date = date
+                self.subscriptionUntilDate = subscriptionUntilDate
+                self.rank = rank
             }
         }
 
         /// `channelParticipantSelf#a9478a1a flags:# via_request:flags.0?true user_id:long inviter_id:long date:int subscription_until_date:flags.1?int rank:flags.2?string = ChannelParticipant;`
         public final class Cons_channelParticipantSelf: Sendable {
-            public let viaRequest: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let inviterId: Int64
             public let date: Int32
             public let subscriptionUntilDate: Int32?
             public let rank: String?
+            public var viaRequest: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(viaRequest: Bool = false, userId: Int64, inviterId: Int64, date: Int32, subscriptionUntilDate: Int32? = nil, rank: String? = nil) {
-                self.viaRequest = viaRequest
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: viaRequest)
+                tlSetFlag(&_flags, 0x2, when: subscriptionUntilDate != nil)
+                tlSetFlag(&_flags, 0x4, when: rank != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.inviterId = inviterId
                 self.date = date
@@ -431,50 +437,61 @@ extension Api {
                 self.rank = rank
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: viaRequest)
-                tlSetFlag(&flags, 0x2, when: subscriptionUntilDate != nil)
-                tlSetFlag(&flags, 0x4, when: rank != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, inviterId: Int64, date: Int32, subscriptionUntilDate: Int32?, rank: String?) {
+                self.flags = _flags
+                self.userId = userId
+                self.inviterId = inviterId
+                self.date = date
+                self.subscriptionUntilDate = subscriptionUntilDate
+                self.rank = rank
             }
         }
 
         /// `channelParticipantCreator#2fe601d3 flags:# user_id:long admin_rights:ChatAdminRights rank:flags.0?string = ChannelParticipant;`
         public final class Cons_channelParticipantCreator: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let adminRights: Api.ChatAdminRights
             public let rank: String?
 
             public init(userId: Int64, adminRights: Api.ChatAdminRights, rank: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rank != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.adminRights = adminRights
                 self.rank = rank
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rank != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, adminRights: Api.ChatAdminRights, rank: String?) {
+                self.flags = _flags
+                self.userId = userId
+                self.adminRights = adminRights
+                self.rank = rank
             }
         }
 
         /// `channelParticipantAdmin#34c3bb53 flags:# can_edit:flags.0?true self:flags.1?true user_id:long inviter_id:flags.1?long promoted_by:long date:int admin_rights:ChatAdminRights rank:flags.2?string = ChannelParticipant;`
         public final class Cons_channelParticipantAdmin: Sendable {
-            public let canEdit: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let inviterId: Int64?
             public let promotedBy: Int64
             public let date: Int32
             public let adminRights: Api.ChatAdminRights
             public let rank: String?
+            public var canEdit: Bool { tlFlagIsSet(flags, 0x1) }
             /// `self` shares its bit with value fields: set exactly when they are.
             public var isSelf: Bool { inviterId != nil }
 
             public init(canEdit: Bool = false, userId: Int64, inviterId: Int64? = nil, promotedBy: Int64, date: Int32, adminRights: Api.ChatAdminRights, rank: String? = nil) {
-                self.canEdit = canEdit
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: canEdit)
+                tlSetFlag(&_flags, 0x2, when: inviterId != nil)
+                tlSetFlag(&_flags, 0x4, when: rank != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.inviterId = inviterId
                 self.promotedBy = promotedBy
@@ -483,27 +500,33 @@ extension Api {
                 self.rank = rank
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: canEdit)
-                tlSetFlag(&flags, 0x2, when: inviterId != nil)
-                tlSetFlag(&flags, 0x4, when: rank != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, inviterId: Int64?, promotedBy: Int64, date: Int32, adminRights: Api.ChatAdminRights, rank: String?) {
+                self.flags = _flags
+                self.userId = userId
+                self.inviterId = inviterId
+                self.promotedBy = promotedBy
+                self.date = date
+                self.adminRights = adminRights
+                self.rank = rank
             }
         }
 
         /// `channelParticipantBanned#d5f0ad91 flags:# left:flags.0?true peer:Peer kicked_by:long date:int banned_rights:ChatBannedRights rank:flags.2?string = ChannelParticipant;`
         public final class Cons_channelParticipantBanned: Sendable {
-            public let left: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let kickedBy: Int64
             public let date: Int32
             public let bannedRights: Api.ChatBannedRights
             public let rank: String?
+            public var left: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(left: Bool = false, peer: Api.Peer, kickedBy: Int64, date: Int32, bannedRights: Api.ChatBannedRights, rank: String? = nil) {
-                self.left = left
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: left)
+                tlSetFlag(&_flags, 0x4, when: rank != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.kickedBy = kickedBy
                 self.date = date
@@ -511,12 +534,13 @@ extension Api {
                 self.rank = rank
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: left)
-                tlSetFlag(&flags, 0x4, when: rank != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, kickedBy: Int64, date: Int32, bannedRights: Api.ChatBannedRights, rank: String?) {
+                self.flags = _flags
+                self.peer = peer
+                self.kickedBy = kickedBy
+                self.date = date
+                self.bannedRights = bannedRights
+                self.rank = rank
             }
         }
 
@@ -647,7 +671,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _rank = try reader.readTLString()
                 }
-                return .channelParticipant(Cons_channelParticipant(userId: _userId, date: _date, subscriptionUntilDate: _subscriptionUntilDate, rank: _rank))
+                return .channelParticipant(Cons_channelParticipant(_flags & 0x5, userId: _userId, date: _date, subscriptionUntilDate: _subscriptionUntilDate, rank: _rank))
             }
             catch {
                 throw error.inside(constructor: "channelParticipant", fields: "flags,user_id,date,subscription_until_date,rank", index: field)
@@ -659,7 +683,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaRequest = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _userId = try reader.readInt64()
                 field = 3
@@ -676,7 +699,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _rank = try reader.readTLString()
                 }
-                return .channelParticipantSelf(Cons_channelParticipantSelf(viaRequest: _viaRequest, userId: _userId, inviterId: _inviterId, date: _date, subscriptionUntilDate: _subscriptionUntilDate, rank: _rank))
+                return .channelParticipantSelf(Cons_channelParticipantSelf(_flags & 0x7, userId: _userId, inviterId: _inviterId, date: _date, subscriptionUntilDate: _subscriptionUntilDate, rank: _rank))
             }
             catch {
                 throw error.inside(constructor: "channelParticipantSelf", fields: "flags,via_request,user_id,inviter_id,date,subscription_until_date,rank", index: field)
@@ -696,7 +719,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
-                return .channelParticipantCreator(Cons_channelParticipantCreator(userId: _userId, adminRights: _adminRights, rank: _rank))
+                return .channelParticipantCreator(Cons_channelParticipantCreator(_flags & 0x1, userId: _userId, adminRights: _adminRights, rank: _rank))
             }
             catch {
                 throw error.inside(constructor: "channelParticipantCreator", fields: "flags,user_id,admin_rights,rank", index: field)
@@ -708,7 +731,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canEdit = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 field = 3
                 let _userId = try reader.readInt64()
@@ -728,7 +750,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _rank = try reader.readTLString()
                 }
-                return .channelParticipantAdmin(Cons_channelParticipantAdmin(canEdit: _canEdit, userId: _userId, inviterId: _inviterId, promotedBy: _promotedBy, date: _date, adminRights: _adminRights, rank: _rank))
+                return .channelParticipantAdmin(Cons_channelParticipantAdmin(_flags & 0x7, userId: _userId, inviterId: _inviterId, promotedBy: _promotedBy, date: _date, adminRights: _adminRights, rank: _rank))
             }
             catch {
                 throw error.inside(constructor: "channelParticipantAdmin", fields: "flags,can_edit,self,user_id,inviter_id,promoted_by,date,admin_rights,rank", index: field)
@@ -740,7 +762,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _left = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -754,7 +775,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _rank = try reader.readTLString()
                 }
-                return .channelParticipantBanned(Cons_channelParticipantBanned(left: _left, peer: _peer, kickedBy: _kickedBy, date: _date, bannedRights: _bannedRights, rank: _rank))
+                return .channelParticipantBanned(Cons_channelParticipantBanned(_flags & 0x5, peer: _peer, kickedBy: _kickedBy, date: _date, bannedRights: _bannedRights, rank: _rank))
             }
             catch {
                 throw error.inside(constructor: "channelParticipantBanned", fields: "flags,left,peer,kicked_by,date,banned_rights,rank", index: field)
@@ -1015,40 +1036,39 @@ extension Api {
 
         /// `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
         public final class Cons_codeSettings: Sendable {
-            public let allowFlashcall: Bool
-            public let currentNumber: Bool
-            public let allowAppHash: Bool
-            public let allowMissedCall: Bool
-            public let allowFirebase: Bool
-            public let unknownNumber: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let logoutTokens: [[UInt8]]?
             public let token: String?
             public let appSandbox: Bool?
+            public var allowFlashcall: Bool { tlFlagIsSet(flags, 0x1) }
+            public var currentNumber: Bool { tlFlagIsSet(flags, 0x2) }
+            public var allowAppHash: Bool { tlFlagIsSet(flags, 0x10) }
+            public var allowMissedCall: Bool { tlFlagIsSet(flags, 0x20) }
+            public var allowFirebase: Bool { tlFlagIsSet(flags, 0x80) }
+            public var unknownNumber: Bool { tlFlagIsSet(flags, 0x200) }
 
             public init(allowFlashcall: Bool = false, currentNumber: Bool = false, allowAppHash: Bool = false, allowMissedCall: Bool = false, allowFirebase: Bool = false, unknownNumber: Bool = false, logoutTokens: [[UInt8]]? = nil, token: String? = nil, appSandbox: Bool? = nil) {
-                self.allowFlashcall = allowFlashcall
-                self.currentNumber = currentNumber
-                self.allowAppHash = allowAppHash
-                self.allowMissedCall = allowMissedCall
-                self.allowFirebase = allowFirebase
-                self.unknownNumber = unknownNumber
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: allowFlashcall)
+                tlSetFlag(&_flags, 0x2, when: currentNumber)
+                tlSetFlag(&_flags, 0x10, when: allowAppHash)
+                tlSetFlag(&_flags, 0x20, when: allowMissedCall)
+                tlSetFlag(&_flags, 0x80, when: allowFirebase)
+                tlSetFlag(&_flags, 0x200, when: unknownNumber)
+                tlSetFlag(&_flags, 0x40, when: logoutTokens != nil)
+                tlSetFlag(&_flags, 0x100, when: token != nil && appSandbox != nil)
+                self.flags = _flags
                 self.logoutTokens = logoutTokens
                 self.token = token
                 self.appSandbox = appSandbox
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: allowFlashcall)
-                tlSetFlag(&flags, 0x2, when: currentNumber)
-                tlSetFlag(&flags, 0x10, when: allowAppHash)
-                tlSetFlag(&flags, 0x20, when: allowMissedCall)
-                tlSetFlag(&flags, 0x80, when: allowFirebase)
-                tlSetFlag(&flags, 0x200, when: unknownNumber)
-                tlSetFlag(&flags, 0x40, when: logoutTokens != nil)
-                tlSetFlag(&flags, 0x100, when: token != nil && appSandbox != nil)
-                return flags
+            init(_ _flags: Int32, logoutTokens: [[UInt8]]?, token: String?, appSandbox: Bool?) {
+                self.flags = _flags
+                self.logoutTokens = logoutTokens
+                self.token = token
+                self.appSandbox = appSandbox
             }
         }
 
@@ -1093,17 +1113,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _allowFlashcall = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _currentNumber = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _allowAppHash = tlFlagIsSet(_flags, 0x10)
                 field = 4
-                let _allowMissedCall = tlFlagIsSet(_flags, 0x20)
                 field = 5
-                let _allowFirebase = tlFlagIsSet(_flags, 0x80)
                 field = 6
-                let _unknownNumber = tlFlagIsSet(_flags, 0x200)
                 field = 7
                 var _logoutTokens: [[UInt8]]? = nil
                 if tlFlagIsSet(_flags, 0x40) {
@@ -1119,7 +1133,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x100) {
                     _appSandbox = try reader.readBool()
                 }
-                return .codeSettings(Cons_codeSettings(allowFlashcall: _allowFlashcall, currentNumber: _currentNumber, allowAppHash: _allowAppHash, allowMissedCall: _allowMissedCall, allowFirebase: _allowFirebase, unknownNumber: _unknownNumber, logoutTokens: _logoutTokens, token: _token, appSandbox: _appSandbox))
+                return .codeSettings(Cons_codeSettings(_flags & 0x3f3, logoutTokens: _logoutTokens, token: _token, appSandbox: _appSandbox))
             }
             catch {
                 throw error.inside(constructor: "codeSettings", fields: "flags,allow_flashcall,current_number,allow_app_hash,allow_missed_call,allow_firebase,unknown_number,logout_tokens,token,app_sandbox", index: field)
@@ -1244,6 +1258,8 @@ extension Api {
 
         /// `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
         public final class Cons_mediaAreaCoordinates: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let x: Double
             public let y: Double
             public let w: Double
@@ -1252,6 +1268,9 @@ extension Api {
             public let radius: Double?
 
             public init(x: Double, y: Double, w: Double, h: Double, rotation: Double, radius: Double? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: radius != nil)
+                self.flags = _flags
                 self.x = x
                 self.y = y
                 self.w = w
@@ -1260,11 +1279,14 @@ extension Api {
                 self.radius = radius
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: radius != nil)
-                return flags
+            init(_ _flags: Int32, x: Double, y: Double, w: Double, h: Double, rotation: Double, radius: Double?) {
+                self.flags = _flags
+                self.x = x
+                self.y = y
+                self.w = w
+                self.h = h
+                self.rotation = rotation
+                self.radius = radius
             }
         }
 
@@ -1322,7 +1344,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _radius = try reader.readDouble()
                 }
-                return .mediaAreaCoordinates(Cons_mediaAreaCoordinates(x: _x, y: _y, w: _w, h: _h, rotation: _rotation, radius: _radius))
+                return .mediaAreaCoordinates(Cons_mediaAreaCoordinates(_flags & 0x1, x: _x, y: _y, w: _w, h: _h, rotation: _rotation, radius: _radius))
             }
             catch {
                 throw error.inside(constructor: "mediaAreaCoordinates", fields: "flags,x,y,w,h,rotation,radius", index: field)
@@ -1358,6 +1380,8 @@ extension Api.payments {
 
         /// `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
         public final class Cons_resaleStarGifts: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let gifts: [Api.StarGift]
             public let nextOffset: String?
@@ -1368,6 +1392,11 @@ extension Api.payments {
             public let users: [Api.User]
 
             public init(count: Int32, gifts: [Api.StarGift], nextOffset: String? = nil, attributes: [Api.StarGiftAttribute]? = nil, attributesHash: Int64? = nil, chats: [Api.Chat], counters: [Api.StarGiftAttributeCounter]? = nil, users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                tlSetFlag(&_flags, 0x2, when: attributes != nil && attributesHash != nil)
+                tlSetFlag(&_flags, 0x4, when: counters != nil)
+                self.flags = _flags
                 self.count = count
                 self.gifts = gifts
                 self.nextOffset = nextOffset
@@ -1378,13 +1407,16 @@ extension Api.payments {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                tlSetFlag(&flags, 0x2, when: attributes != nil && attributesHash != nil)
-                tlSetFlag(&flags, 0x4, when: counters != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, gifts: [Api.StarGift], nextOffset: String?, attributes: [Api.StarGiftAttribute]?, attributesHash: Int64?, chats: [Api.Chat], counters: [Api.StarGiftAttributeCounter]?, users: [Api.User]) {
+                self.flags = _flags
+                self.count = count
+                self.gifts = gifts
+                self.nextOffset = nextOffset
+                self.attributes = attributes
+                self.attributesHash = attributesHash
+                self.chats = chats
+                self.counters = counters
+                self.users = users
             }
         }
 
@@ -1463,7 +1495,7 @@ extension Api.payments {
                 }
                 field = 8
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .resaleStarGifts(Cons_resaleStarGifts(count: _count, gifts: _gifts, nextOffset: _nextOffset, attributes: _attributes, attributesHash: _attributesHash, chats: _chats, counters: _counters, users: _users))
+                return .resaleStarGifts(Cons_resaleStarGifts(_flags & 0x7, count: _count, gifts: _gifts, nextOffset: _nextOffset, attributes: _attributes, attributesHash: _attributesHash, chats: _chats, counters: _counters, users: _users))
             }
             catch {
                 throw error.inside(constructor: "payments.resaleStarGifts", fields: "flags,count,gifts,next_offset,attributes,attributes_hash,chats,counters,users", index: field)

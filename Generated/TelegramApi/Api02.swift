@@ -241,38 +241,38 @@ extension Api {
 
         /// `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
         public final class Cons_pageTableCell: Sendable {
-            public let header: Bool
-            public let alignCenter: Bool
-            public let alignRight: Bool
-            public let valignMiddle: Bool
-            public let valignBottom: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let text: Api.RichText?
             public let colspan: Int32?
             public let rowspan: Int32?
+            public var header: Bool { tlFlagIsSet(flags, 0x1) }
+            public var alignCenter: Bool { tlFlagIsSet(flags, 0x8) }
+            public var alignRight: Bool { tlFlagIsSet(flags, 0x10) }
+            public var valignMiddle: Bool { tlFlagIsSet(flags, 0x20) }
+            public var valignBottom: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(header: Bool = false, alignCenter: Bool = false, alignRight: Bool = false, valignMiddle: Bool = false, valignBottom: Bool = false, text: Api.RichText? = nil, colspan: Int32? = nil, rowspan: Int32? = nil) {
-                self.header = header
-                self.alignCenter = alignCenter
-                self.alignRight = alignRight
-                self.valignMiddle = valignMiddle
-                self.valignBottom = valignBottom
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: header)
+                tlSetFlag(&_flags, 0x8, when: alignCenter)
+                tlSetFlag(&_flags, 0x10, when: alignRight)
+                tlSetFlag(&_flags, 0x20, when: valignMiddle)
+                tlSetFlag(&_flags, 0x40, when: valignBottom)
+                tlSetFlag(&_flags, 0x80, when: text != nil)
+                tlSetFlag(&_flags, 0x2, when: colspan != nil)
+                tlSetFlag(&_flags, 0x4, when: rowspan != nil)
+                self.flags = _flags
                 self.text = text
                 self.colspan = colspan
                 self.rowspan = rowspan
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: header)
-                tlSetFlag(&flags, 0x8, when: alignCenter)
-                tlSetFlag(&flags, 0x10, when: alignRight)
-                tlSetFlag(&flags, 0x20, when: valignMiddle)
-                tlSetFlag(&flags, 0x40, when: valignBottom)
-                tlSetFlag(&flags, 0x80, when: text != nil)
-                tlSetFlag(&flags, 0x2, when: colspan != nil)
-                tlSetFlag(&flags, 0x4, when: rowspan != nil)
-                return flags
+            init(_ _flags: Int32, text: Api.RichText?, colspan: Int32?, rowspan: Int32?) {
+                self.flags = _flags
+                self.text = text
+                self.colspan = colspan
+                self.rowspan = rowspan
             }
         }
 
@@ -319,15 +319,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _header = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _alignCenter = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _alignRight = tlFlagIsSet(_flags, 0x10)
                 field = 4
-                let _valignMiddle = tlFlagIsSet(_flags, 0x20)
                 field = 5
-                let _valignBottom = tlFlagIsSet(_flags, 0x40)
                 field = 6
                 var _text: Api.RichText? = nil
                 if tlFlagIsSet(_flags, 0x80) {
@@ -343,7 +338,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _rowspan = try reader.readInt32()
                 }
-                return .pageTableCell(Cons_pageTableCell(header: _header, alignCenter: _alignCenter, alignRight: _alignRight, valignMiddle: _valignMiddle, valignBottom: _valignBottom, text: _text, colspan: _colspan, rowspan: _rowspan))
+                return .pageTableCell(Cons_pageTableCell(_flags & 0xff, text: _text, colspan: _colspan, rowspan: _rowspan))
             }
             catch {
                 throw error.inside(constructor: "pageTableCell", fields: "flags,header,align_center,align_right,valign_middle,valign_bottom,text,colspan,rowspan", index: field)
@@ -388,6 +383,8 @@ extension Api {
 
         /// `pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;`
         public final class Cons_pollAnswer: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let text: Api.TextWithEntities
             public let option: [UInt8]
             public let media: Api.MessageMedia?
@@ -395,6 +392,10 @@ extension Api {
             public let date: Int32?
 
             public init(text: Api.TextWithEntities, option: [UInt8], media: Api.MessageMedia? = nil, addedBy: Api.Peer? = nil, date: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: media != nil)
+                tlSetFlag(&_flags, 0x2, when: addedBy != nil && date != nil)
+                self.flags = _flags
                 self.text = text
                 self.option = option
                 self.media = media
@@ -402,30 +403,35 @@ extension Api {
                 self.date = date
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: media != nil)
-                tlSetFlag(&flags, 0x2, when: addedBy != nil && date != nil)
-                return flags
+            init(_ _flags: Int32, text: Api.TextWithEntities, option: [UInt8], media: Api.MessageMedia?, addedBy: Api.Peer?, date: Int32?) {
+                self.flags = _flags
+                self.text = text
+                self.option = option
+                self.media = media
+                self.addedBy = addedBy
+                self.date = date
             }
         }
 
         /// `inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;`
         public final class Cons_inputPollAnswer: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let text: Api.TextWithEntities
             public let media: Api.InputMedia?
 
             public init(text: Api.TextWithEntities, media: Api.InputMedia? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: media != nil)
+                self.flags = _flags
                 self.text = text
                 self.media = media
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: media != nil)
-                return flags
+            init(_ _flags: Int32, text: Api.TextWithEntities, media: Api.InputMedia?) {
+                self.flags = _flags
+                self.text = text
+                self.media = media
             }
         }
 
@@ -501,7 +507,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _date = try reader.readInt32()
                 }
-                return .pollAnswer(Cons_pollAnswer(text: _text, option: _option, media: _media, addedBy: _addedBy, date: _date))
+                return .pollAnswer(Cons_pollAnswer(_flags & 0x3, text: _text, option: _option, media: _media, addedBy: _addedBy, date: _date))
             }
             catch {
                 throw error.inside(constructor: "pollAnswer", fields: "flags,text,option,media,added_by,date", index: field)
@@ -519,7 +525,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _media = try Api.InputMedia.parse(&reader)
                 }
-                return .inputPollAnswer(Cons_inputPollAnswer(text: _text, media: _media))
+                return .inputPollAnswer(Cons_inputPollAnswer(_flags & 0x1, text: _text, media: _media))
             }
             catch {
                 throw error.inside(constructor: "inputPollAnswer", fields: "flags,text,media", index: field)
@@ -729,16 +735,20 @@ extension Api.messages {
 
         /// `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
         public final class Cons_forumTopics: Sendable {
-            public let orderByCreateDate: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let topics: [Api.ForumTopic]
             public let messages: [Api.Message]
             public let chats: [Api.Chat]
             public let users: [Api.User]
             public let pts: Int32
+            public var orderByCreateDate: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(orderByCreateDate: Bool = false, count: Int32, topics: [Api.ForumTopic], messages: [Api.Message], chats: [Api.Chat], users: [Api.User], pts: Int32) {
-                self.orderByCreateDate = orderByCreateDate
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: orderByCreateDate)
+                self.flags = _flags
                 self.count = count
                 self.topics = topics
                 self.messages = messages
@@ -747,11 +757,14 @@ extension Api.messages {
                 self.pts = pts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: orderByCreateDate)
-                return flags
+            init(_ _flags: Int32, count: Int32, topics: [Api.ForumTopic], messages: [Api.Message], chats: [Api.Chat], users: [Api.User], pts: Int32) {
+                self.flags = _flags
+                self.count = count
+                self.topics = topics
+                self.messages = messages
+                self.chats = chats
+                self.users = users
+                self.pts = pts
             }
         }
 
@@ -793,7 +806,6 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _orderByCreateDate = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -806,7 +818,7 @@ extension Api.messages {
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
                 field = 7
                 let _pts = try reader.readInt32()
-                return .forumTopics(Cons_forumTopics(orderByCreateDate: _orderByCreateDate, count: _count, topics: _topics, messages: _messages, chats: _chats, users: _users, pts: _pts))
+                return .forumTopics(Cons_forumTopics(_flags & 0x1, count: _count, topics: _topics, messages: _messages, chats: _chats, users: _users, pts: _pts))
             }
             catch {
                 throw error.inside(constructor: "messages.forumTopics", fields: "flags,order_by_create_date,count,topics,messages,chats,users,pts", index: field)
@@ -909,23 +921,27 @@ extension Api {
 
         /// `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
         public final class Cons_inputBusinessAwayMessage: Sendable {
-            public let offlineOnly: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let shortcutId: Int32
             public let schedule: Api.BusinessAwayMessageSchedule
             public let recipients: Api.InputBusinessRecipients
+            public var offlineOnly: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(offlineOnly: Bool = false, shortcutId: Int32, schedule: Api.BusinessAwayMessageSchedule, recipients: Api.InputBusinessRecipients) {
-                self.offlineOnly = offlineOnly
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: offlineOnly)
+                self.flags = _flags
                 self.shortcutId = shortcutId
                 self.schedule = schedule
                 self.recipients = recipients
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: offlineOnly)
-                return flags
+            init(_ _flags: Int32, shortcutId: Int32, schedule: Api.BusinessAwayMessageSchedule, recipients: Api.InputBusinessRecipients) {
+                self.flags = _flags
+                self.shortcutId = shortcutId
+                self.schedule = schedule
+                self.recipients = recipients
             }
         }
 
@@ -964,14 +980,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _offlineOnly = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _shortcutId = try reader.readInt32()
                 field = 3
                 let _schedule = try Api.BusinessAwayMessageSchedule.parse(&reader)
                 field = 4
                 let _recipients = try Api.InputBusinessRecipients.parse(&reader)
-                return .inputBusinessAwayMessage(Cons_inputBusinessAwayMessage(offlineOnly: _offlineOnly, shortcutId: _shortcutId, schedule: _schedule, recipients: _recipients))
+                return .inputBusinessAwayMessage(Cons_inputBusinessAwayMessage(_flags & 0x1, shortcutId: _shortcutId, schedule: _schedule, recipients: _recipients))
             }
             catch {
                 throw error.inside(constructor: "inputBusinessAwayMessage", fields: "flags,offline_only,shortcut_id,schedule,recipients", index: field)

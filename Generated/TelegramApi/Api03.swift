@@ -83,26 +83,29 @@ extension Api {
 
         /// `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
         public final class Cons_phoneCallProtocol: Sendable {
-            public let udpP2p: Bool
-            public let udpReflector: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let minLayer: Int32
             public let maxLayer: Int32
             public let libraryVersions: [String]
+            public var udpP2p: Bool { tlFlagIsSet(flags, 0x1) }
+            public var udpReflector: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(udpP2p: Bool = false, udpReflector: Bool = false, minLayer: Int32, maxLayer: Int32, libraryVersions: [String]) {
-                self.udpP2p = udpP2p
-                self.udpReflector = udpReflector
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: udpP2p)
+                tlSetFlag(&_flags, 0x2, when: udpReflector)
+                self.flags = _flags
                 self.minLayer = minLayer
                 self.maxLayer = maxLayer
                 self.libraryVersions = libraryVersions
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: udpP2p)
-                tlSetFlag(&flags, 0x2, when: udpReflector)
-                return flags
+            init(_ _flags: Int32, minLayer: Int32, maxLayer: Int32, libraryVersions: [String]) {
+                self.flags = _flags
+                self.minLayer = minLayer
+                self.maxLayer = maxLayer
+                self.libraryVersions = libraryVersions
             }
         }
 
@@ -141,16 +144,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _udpP2p = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _udpReflector = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _minLayer = try reader.readInt32()
                 field = 4
                 let _maxLayer = try reader.readInt32()
                 field = 5
                 let _libraryVersions = try reader.readVector(boxed: true, of: String.self)
-                return .phoneCallProtocol(Cons_phoneCallProtocol(udpP2p: _udpP2p, udpReflector: _udpReflector, minLayer: _minLayer, maxLayer: _maxLayer, libraryVersions: _libraryVersions))
+                return .phoneCallProtocol(Cons_phoneCallProtocol(_flags & 0x3, minLayer: _minLayer, maxLayer: _maxLayer, libraryVersions: _libraryVersions))
             }
             catch {
                 throw error.inside(constructor: "phoneCallProtocol", fields: "flags,udp_p2p,udp_reflector,min_layer,max_layer,library_versions", index: field)
@@ -388,23 +389,24 @@ extension Api.messages {
 
         /// `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
         public final class Cons_historyImportParsed: Sendable {
-            public let pm: Bool
-            public let group: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String?
+            public var pm: Bool { tlFlagIsSet(flags, 0x1) }
+            public var group: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(pm: Bool = false, group: Bool = false, title: String? = nil) {
-                self.pm = pm
-                self.group = group
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pm)
+                tlSetFlag(&_flags, 0x2, when: group)
+                tlSetFlag(&_flags, 0x4, when: title != nil)
+                self.flags = _flags
                 self.title = title
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pm)
-                tlSetFlag(&flags, 0x2, when: group)
-                tlSetFlag(&flags, 0x4, when: title != nil)
-                return flags
+            init(_ _flags: Int32, title: String?) {
+                self.flags = _flags
+                self.title = title
             }
         }
 
@@ -443,15 +445,13 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pm = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _group = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _title: String? = nil
                 if tlFlagIsSet(_flags, 0x4) {
                     _title = try reader.readTLString()
                 }
-                return .historyImportParsed(Cons_historyImportParsed(pm: _pm, group: _group, title: _title))
+                return .historyImportParsed(Cons_historyImportParsed(_flags & 0x7, title: _title))
             }
             catch {
                 throw error.inside(constructor: "messages.historyImportParsed", fields: "flags,pm,group,title", index: field)
@@ -597,71 +597,77 @@ extension Api {
 
         /// `storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;`
         public final class Cons_storyView: Sendable {
-            public let blocked: Bool
-            public let blockedMyStoriesFrom: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let date: Int32
             public let reaction: Api.Reaction?
+            public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
+            public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(blocked: Bool = false, blockedMyStoriesFrom: Bool = false, userId: Int64, date: Int32, reaction: Api.Reaction? = nil) {
-                self.blocked = blocked
-                self.blockedMyStoriesFrom = blockedMyStoriesFrom
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: blocked)
+                tlSetFlag(&_flags, 0x2, when: blockedMyStoriesFrom)
+                tlSetFlag(&_flags, 0x4, when: reaction != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.date = date
                 self.reaction = reaction
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: blocked)
-                tlSetFlag(&flags, 0x2, when: blockedMyStoriesFrom)
-                tlSetFlag(&flags, 0x4, when: reaction != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, date: Int32, reaction: Api.Reaction?) {
+                self.flags = _flags
+                self.userId = userId
+                self.date = date
+                self.reaction = reaction
             }
         }
 
         /// `storyViewPublicForward#9083670b flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true message:Message = StoryView;`
         public final class Cons_storyViewPublicForward: Sendable {
-            public let blocked: Bool
-            public let blockedMyStoriesFrom: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: Api.Message
+            public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
+            public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(blocked: Bool = false, blockedMyStoriesFrom: Bool = false, message: Api.Message) {
-                self.blocked = blocked
-                self.blockedMyStoriesFrom = blockedMyStoriesFrom
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: blocked)
+                tlSetFlag(&_flags, 0x2, when: blockedMyStoriesFrom)
+                self.flags = _flags
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: blocked)
-                tlSetFlag(&flags, 0x2, when: blockedMyStoriesFrom)
-                return flags
+            init(_ _flags: Int32, message: Api.Message) {
+                self.flags = _flags
+                self.message = message
             }
         }
 
         /// `storyViewPublicRepost#bd74cf49 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer story:StoryItem = StoryView;`
         public final class Cons_storyViewPublicRepost: Sendable {
-            public let blocked: Bool
-            public let blockedMyStoriesFrom: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peerId: Api.Peer
             public let story: Api.StoryItem
+            public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
+            public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(blocked: Bool = false, blockedMyStoriesFrom: Bool = false, peerId: Api.Peer, story: Api.StoryItem) {
-                self.blocked = blocked
-                self.blockedMyStoriesFrom = blockedMyStoriesFrom
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: blocked)
+                tlSetFlag(&_flags, 0x2, when: blockedMyStoriesFrom)
+                self.flags = _flags
                 self.peerId = peerId
                 self.story = story
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: blocked)
-                tlSetFlag(&flags, 0x2, when: blockedMyStoriesFrom)
-                return flags
+            init(_ _flags: Int32, peerId: Api.Peer, story: Api.StoryItem) {
+                self.flags = _flags
+                self.peerId = peerId
+                self.story = story
             }
         }
 
@@ -719,9 +725,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _userId = try reader.readInt64()
                 field = 4
@@ -731,7 +735,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _reaction = try Api.Reaction.parse(&reader)
                 }
-                return .storyView(Cons_storyView(blocked: _blocked, blockedMyStoriesFrom: _blockedMyStoriesFrom, userId: _userId, date: _date, reaction: _reaction))
+                return .storyView(Cons_storyView(_flags & 0x7, userId: _userId, date: _date, reaction: _reaction))
             }
             catch {
                 throw error.inside(constructor: "storyView", fields: "flags,blocked,blocked_my_stories_from,user_id,date,reaction", index: field)
@@ -743,12 +747,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _message = try Api.Message.parse(&reader)
-                return .storyViewPublicForward(Cons_storyViewPublicForward(blocked: _blocked, blockedMyStoriesFrom: _blockedMyStoriesFrom, message: _message))
+                return .storyViewPublicForward(Cons_storyViewPublicForward(_flags & 0x3, message: _message))
             }
             catch {
                 throw error.inside(constructor: "storyViewPublicForward", fields: "flags,blocked,blocked_my_stories_from,message", index: field)
@@ -760,14 +762,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peerId = try Api.Peer.parse(&reader)
                 field = 4
                 let _story = try Api.StoryItem.parse(&reader)
-                return .storyViewPublicRepost(Cons_storyViewPublicRepost(blocked: _blocked, blockedMyStoriesFrom: _blockedMyStoriesFrom, peerId: _peerId, story: _story))
+                return .storyViewPublicRepost(Cons_storyViewPublicRepost(_flags & 0x3, peerId: _peerId, story: _story))
             }
             catch {
                 throw error.inside(constructor: "storyViewPublicRepost", fields: "flags,blocked,blocked_my_stories_from,peer_id,story", index: field)
@@ -822,48 +822,59 @@ extension Api.payments {
 
         /// `payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;`
         public final class Cons_giveawayInfo: Sendable {
-            public let participating: Bool
-            public let preparingResults: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let startDate: Int32
             public let joinedTooEarlyDate: Int32?
             public let adminDisallowedChatId: Int64?
             public let disallowedCountry: String?
+            public var participating: Bool { tlFlagIsSet(flags, 0x1) }
+            public var preparingResults: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(participating: Bool = false, preparingResults: Bool = false, startDate: Int32, joinedTooEarlyDate: Int32? = nil, adminDisallowedChatId: Int64? = nil, disallowedCountry: String? = nil) {
-                self.participating = participating
-                self.preparingResults = preparingResults
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: participating)
+                tlSetFlag(&_flags, 0x8, when: preparingResults)
+                tlSetFlag(&_flags, 0x2, when: joinedTooEarlyDate != nil)
+                tlSetFlag(&_flags, 0x4, when: adminDisallowedChatId != nil)
+                tlSetFlag(&_flags, 0x10, when: disallowedCountry != nil)
+                self.flags = _flags
                 self.startDate = startDate
                 self.joinedTooEarlyDate = joinedTooEarlyDate
                 self.adminDisallowedChatId = adminDisallowedChatId
                 self.disallowedCountry = disallowedCountry
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: participating)
-                tlSetFlag(&flags, 0x8, when: preparingResults)
-                tlSetFlag(&flags, 0x2, when: joinedTooEarlyDate != nil)
-                tlSetFlag(&flags, 0x4, when: adminDisallowedChatId != nil)
-                tlSetFlag(&flags, 0x10, when: disallowedCountry != nil)
-                return flags
+            init(_ _flags: Int32, startDate: Int32, joinedTooEarlyDate: Int32?, adminDisallowedChatId: Int64?, disallowedCountry: String?) {
+                self.flags = _flags
+                self.startDate = startDate
+                self.joinedTooEarlyDate = joinedTooEarlyDate
+                self.adminDisallowedChatId = adminDisallowedChatId
+                self.disallowedCountry = disallowedCountry
             }
         }
 
         /// `payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;`
         public final class Cons_giveawayInfoResults: Sendable {
-            public let winner: Bool
-            public let refunded: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let startDate: Int32
             public let giftCodeSlug: String?
             public let starsPrize: Int64?
             public let finishDate: Int32
             public let winnersCount: Int32
             public let activatedCount: Int32?
+            public var winner: Bool { tlFlagIsSet(flags, 0x1) }
+            public var refunded: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(winner: Bool = false, refunded: Bool = false, startDate: Int32, giftCodeSlug: String? = nil, starsPrize: Int64? = nil, finishDate: Int32, winnersCount: Int32, activatedCount: Int32? = nil) {
-                self.winner = winner
-                self.refunded = refunded
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: winner)
+                tlSetFlag(&_flags, 0x2, when: refunded)
+                tlSetFlag(&_flags, 0x8, when: giftCodeSlug != nil)
+                tlSetFlag(&_flags, 0x10, when: starsPrize != nil)
+                tlSetFlag(&_flags, 0x4, when: activatedCount != nil)
+                self.flags = _flags
                 self.startDate = startDate
                 self.giftCodeSlug = giftCodeSlug
                 self.starsPrize = starsPrize
@@ -872,15 +883,14 @@ extension Api.payments {
                 self.activatedCount = activatedCount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: winner)
-                tlSetFlag(&flags, 0x2, when: refunded)
-                tlSetFlag(&flags, 0x8, when: giftCodeSlug != nil)
-                tlSetFlag(&flags, 0x10, when: starsPrize != nil)
-                tlSetFlag(&flags, 0x4, when: activatedCount != nil)
-                return flags
+            init(_ _flags: Int32, startDate: Int32, giftCodeSlug: String?, starsPrize: Int64?, finishDate: Int32, winnersCount: Int32, activatedCount: Int32?) {
+                self.flags = _flags
+                self.startDate = startDate
+                self.giftCodeSlug = giftCodeSlug
+                self.starsPrize = starsPrize
+                self.finishDate = finishDate
+                self.winnersCount = winnersCount
+                self.activatedCount = activatedCount
             }
         }
 
@@ -947,9 +957,7 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _participating = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _preparingResults = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _startDate = try reader.readInt32()
                 field = 4
@@ -967,7 +975,7 @@ extension Api.payments {
                 if tlFlagIsSet(_flags, 0x10) {
                     _disallowedCountry = try reader.readTLString()
                 }
-                return .giveawayInfo(Cons_giveawayInfo(participating: _participating, preparingResults: _preparingResults, startDate: _startDate, joinedTooEarlyDate: _joinedTooEarlyDate, adminDisallowedChatId: _adminDisallowedChatId, disallowedCountry: _disallowedCountry))
+                return .giveawayInfo(Cons_giveawayInfo(_flags & 0x1f, startDate: _startDate, joinedTooEarlyDate: _joinedTooEarlyDate, adminDisallowedChatId: _adminDisallowedChatId, disallowedCountry: _disallowedCountry))
             }
             catch {
                 throw error.inside(constructor: "payments.giveawayInfo", fields: "flags,participating,preparing_results,start_date,joined_too_early_date,admin_disallowed_chat_id,disallowed_country", index: field)
@@ -979,9 +987,7 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _winner = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _refunded = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _startDate = try reader.readInt32()
                 field = 4
@@ -1003,7 +1009,7 @@ extension Api.payments {
                 if tlFlagIsSet(_flags, 0x4) {
                     _activatedCount = try reader.readInt32()
                 }
-                return .giveawayInfoResults(Cons_giveawayInfoResults(winner: _winner, refunded: _refunded, startDate: _startDate, giftCodeSlug: _giftCodeSlug, starsPrize: _starsPrize, finishDate: _finishDate, winnersCount: _winnersCount, activatedCount: _activatedCount))
+                return .giveawayInfoResults(Cons_giveawayInfoResults(_flags & 0x1f, startDate: _startDate, giftCodeSlug: _giftCodeSlug, starsPrize: _starsPrize, finishDate: _finishDate, winnersCount: _winnersCount, activatedCount: _activatedCount))
             }
             catch {
                 throw error.inside(constructor: "payments.giveawayInfoResults", fields: "flags,winner,refunded,start_date,gift_code_slug,stars_prize,finish_date,winners_count,activated_count", index: field)
@@ -1062,6 +1068,8 @@ extension Api {
 
         /// `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
         public final class Cons_starGiftCollection: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let collectionId: Int32
             public let title: String
             public let icon: Api.Document?
@@ -1069,6 +1077,9 @@ extension Api {
             public let hash: Int64
 
             public init(collectionId: Int32, title: String, icon: Api.Document? = nil, giftsCount: Int32, hash: Int64) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: icon != nil)
+                self.flags = _flags
                 self.collectionId = collectionId
                 self.title = title
                 self.icon = icon
@@ -1076,11 +1087,13 @@ extension Api {
                 self.hash = hash
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: icon != nil)
-                return flags
+            init(_ _flags: Int32, collectionId: Int32, title: String, icon: Api.Document?, giftsCount: Int32, hash: Int64) {
+                self.flags = _flags
+                self.collectionId = collectionId
+                self.title = title
+                self.icon = icon
+                self.giftsCount = giftsCount
+                self.hash = hash
             }
         }
 
@@ -1137,7 +1150,7 @@ extension Api {
                 let _giftsCount = try reader.readInt32()
                 field = 5
                 let _hash = try reader.readInt64()
-                return .starGiftCollection(Cons_starGiftCollection(collectionId: _collectionId, title: _title, icon: _icon, giftsCount: _giftsCount, hash: _hash))
+                return .starGiftCollection(Cons_starGiftCollection(_flags & 0x1, collectionId: _collectionId, title: _title, icon: _icon, giftsCount: _giftsCount, hash: _hash))
             }
             catch {
                 throw error.inside(constructor: "starGiftCollection", fields: "flags,collection_id,title,icon,gifts_count,hash", index: field)
@@ -1172,15 +1185,20 @@ extension Api {
 
         /// `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
         public final class Cons_groupCallMessage: Sendable {
-            public let fromAdmin: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let fromId: Api.Peer
             public let date: Int32
             public let message: Api.TextWithEntities
             public let paidMessageStars: Int64?
+            public var fromAdmin: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(fromAdmin: Bool = false, id: Int32, fromId: Api.Peer, date: Int32, message: Api.TextWithEntities, paidMessageStars: Int64? = nil) {
-                self.fromAdmin = fromAdmin
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: fromAdmin)
+                tlSetFlag(&_flags, 0x1, when: paidMessageStars != nil)
+                self.flags = _flags
                 self.id = id
                 self.fromId = fromId
                 self.date = date
@@ -1188,12 +1206,13 @@ extension Api {
                 self.paidMessageStars = paidMessageStars
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: fromAdmin)
-                tlSetFlag(&flags, 0x1, when: paidMessageStars != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, fromId: Api.Peer, date: Int32, message: Api.TextWithEntities, paidMessageStars: Int64?) {
+                self.flags = _flags
+                self.id = id
+                self.fromId = fromId
+                self.date = date
+                self.message = message
+                self.paidMessageStars = paidMessageStars
             }
         }
 
@@ -1236,7 +1255,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fromAdmin = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -1250,7 +1268,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _paidMessageStars = try reader.readInt64()
                 }
-                return .groupCallMessage(Cons_groupCallMessage(fromAdmin: _fromAdmin, id: _id, fromId: _fromId, date: _date, message: _message, paidMessageStars: _paidMessageStars))
+                return .groupCallMessage(Cons_groupCallMessage(_flags & 0x3, id: _id, fromId: _fromId, date: _date, message: _message, paidMessageStars: _paidMessageStars))
             }
             catch {
                 throw error.inside(constructor: "groupCallMessage", fields: "flags,from_admin,id,from_id,date,message,paid_message_stars", index: field)
@@ -1286,20 +1304,22 @@ extension Api {
 
         /// `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
         public final class Cons_recentStory: Sendable {
-            public let live: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let maxId: Int32?
+            public var live: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(live: Bool = false, maxId: Int32? = nil) {
-                self.live = live
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: live)
+                tlSetFlag(&_flags, 0x2, when: maxId != nil)
+                self.flags = _flags
                 self.maxId = maxId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: live)
-                tlSetFlag(&flags, 0x2, when: maxId != nil)
-                return flags
+            init(_ _flags: Int32, maxId: Int32?) {
+                self.flags = _flags
+                self.maxId = maxId
             }
         }
 
@@ -1338,13 +1358,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _live = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _maxId: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {
                     _maxId = try reader.readInt32()
                 }
-                return .recentStory(Cons_recentStory(live: _live, maxId: _maxId))
+                return .recentStory(Cons_recentStory(_flags & 0x3, maxId: _maxId))
             }
             catch {
                 throw error.inside(constructor: "recentStory", fields: "flags,live,max_id", index: field)

@@ -19,63 +19,79 @@ extension Api {
 
         /// `chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
         public final class Cons_chatParticipant: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let inviterId: Int64
             public let date: Int32
             public let rank: String?
 
             public init(userId: Int64, inviterId: Int64, date: Int32, rank: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rank != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.inviterId = inviterId
                 self.date = date
                 self.rank = rank
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rank != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, inviterId: Int64, date: Int32, rank: String?) {
+                self.flags = _flags
+                self.userId = userId
+                self.inviterId = inviterId
+                self.date = date
+                self.rank = rank
             }
         }
 
         /// `chatParticipantCreator#e1f867b8 flags:# user_id:long rank:flags.0?string = ChatParticipant;`
         public final class Cons_chatParticipantCreator: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let rank: String?
 
             public init(userId: Int64, rank: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rank != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.rank = rank
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rank != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, rank: String?) {
+                self.flags = _flags
+                self.userId = userId
+                self.rank = rank
             }
         }
 
         /// `chatParticipantAdmin#0360d5d2 flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
         public final class Cons_chatParticipantAdmin: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let inviterId: Int64
             public let date: Int32
             public let rank: String?
 
             public init(userId: Int64, inviterId: Int64, date: Int32, rank: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rank != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.inviterId = inviterId
                 self.date = date
                 self.rank = rank
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rank != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, inviterId: Int64, date: Int32, rank: String?) {
+                self.flags = _flags
+                self.userId = userId
+                self.inviterId = inviterId
+                self.date = date
+                self.rank = rank
             }
         }
 
@@ -151,7 +167,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
-                return .chatParticipant(Cons_chatParticipant(userId: _userId, inviterId: _inviterId, date: _date, rank: _rank))
+                return .chatParticipant(Cons_chatParticipant(_flags & 0x1, userId: _userId, inviterId: _inviterId, date: _date, rank: _rank))
             }
             catch {
                 throw error.inside(constructor: "chatParticipant", fields: "flags,user_id,inviter_id,date,rank", index: field)
@@ -169,7 +185,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
-                return .chatParticipantCreator(Cons_chatParticipantCreator(userId: _userId, rank: _rank))
+                return .chatParticipantCreator(Cons_chatParticipantCreator(_flags & 0x1, userId: _userId, rank: _rank))
             }
             catch {
                 throw error.inside(constructor: "chatParticipantCreator", fields: "flags,user_id,rank", index: field)
@@ -191,7 +207,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _rank = try reader.readTLString()
                 }
-                return .chatParticipantAdmin(Cons_chatParticipantAdmin(userId: _userId, inviterId: _inviterId, date: _date, rank: _rank))
+                return .chatParticipantAdmin(Cons_chatParticipantAdmin(_flags & 0x1, userId: _userId, inviterId: _inviterId, date: _date, rank: _rank))
             }
             catch {
                 throw error.inside(constructor: "chatParticipantAdmin", fields: "flags,user_id,inviter_id,date,rank", index: field)
@@ -248,6 +264,8 @@ extension Api.auth {
 
         /// `auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;`
         public final class Cons_authorization: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let otherwiseReloginDays: Int32?
             public let tmpSessions: Int32?
             public let futureAuthToken: [UInt8]?
@@ -256,35 +274,42 @@ extension Api.auth {
             public var setupPasswordRequired: Bool { otherwiseReloginDays != nil }
 
             public init(otherwiseReloginDays: Int32? = nil, tmpSessions: Int32? = nil, futureAuthToken: [UInt8]? = nil, user: Api.User) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: otherwiseReloginDays != nil)
+                tlSetFlag(&_flags, 0x1, when: tmpSessions != nil)
+                tlSetFlag(&_flags, 0x4, when: futureAuthToken != nil)
+                self.flags = _flags
                 self.otherwiseReloginDays = otherwiseReloginDays
                 self.tmpSessions = tmpSessions
                 self.futureAuthToken = futureAuthToken
                 self.user = user
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: otherwiseReloginDays != nil)
-                tlSetFlag(&flags, 0x1, when: tmpSessions != nil)
-                tlSetFlag(&flags, 0x4, when: futureAuthToken != nil)
-                return flags
+            init(_ _flags: Int32, otherwiseReloginDays: Int32?, tmpSessions: Int32?, futureAuthToken: [UInt8]?, user: Api.User) {
+                self.flags = _flags
+                self.otherwiseReloginDays = otherwiseReloginDays
+                self.tmpSessions = tmpSessions
+                self.futureAuthToken = futureAuthToken
+                self.user = user
             }
         }
 
         /// `auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;`
         public final class Cons_authorizationSignUpRequired: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let termsOfService: Api.help.TermsOfService?
 
             public init(termsOfService: Api.help.TermsOfService? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: termsOfService != nil)
+                self.flags = _flags
                 self.termsOfService = termsOfService
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: termsOfService != nil)
-                return flags
+            init(_ _flags: Int32, termsOfService: Api.help.TermsOfService?) {
+                self.flags = _flags
+                self.termsOfService = termsOfService
             }
         }
 
@@ -357,7 +382,7 @@ extension Api.auth {
                 }
                 field = 5
                 let _user = try Api.User.parse(&reader)
-                return .authorization(Cons_authorization(otherwiseReloginDays: _otherwiseReloginDays, tmpSessions: _tmpSessions, futureAuthToken: _futureAuthToken, user: _user))
+                return .authorization(Cons_authorization(_flags & 0x7, otherwiseReloginDays: _otherwiseReloginDays, tmpSessions: _tmpSessions, futureAuthToken: _futureAuthToken, user: _user))
             }
             catch {
                 throw error.inside(constructor: "auth.authorization", fields: "flags,setup_password_required,otherwise_relogin_days,tmp_sessions,future_auth_token,user", index: field)
@@ -373,7 +398,7 @@ extension Api.auth {
                 if tlFlagIsSet(_flags, 0x1) {
                     _termsOfService = try Api.help.TermsOfService.parse(&reader)
                 }
-                return .authorizationSignUpRequired(Cons_authorizationSignUpRequired(termsOfService: _termsOfService))
+                return .authorizationSignUpRequired(Cons_authorizationSignUpRequired(_flags & 0x1, termsOfService: _termsOfService))
             }
             catch {
                 throw error.inside(constructor: "auth.authorizationSignUpRequired", fields: "flags,terms_of_service", index: field)
@@ -532,6 +557,8 @@ extension Api {
 
         /// `document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;`
         public final class Cons_document: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let fileReference: [UInt8]
@@ -544,6 +571,10 @@ extension Api {
             public let attributes: [Api.DocumentAttribute]
 
             public init(id: Int64, accessHash: Int64, fileReference: [UInt8], date: Int32, mimeType: String, size: Int64, thumbs: [Api.PhotoSize]? = nil, videoThumbs: [Api.VideoSize]? = nil, dcId: Int32, attributes: [Api.DocumentAttribute]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: thumbs != nil)
+                tlSetFlag(&_flags, 0x2, when: videoThumbs != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.fileReference = fileReference
@@ -556,12 +587,18 @@ extension Api {
                 self.attributes = attributes
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: thumbs != nil)
-                tlSetFlag(&flags, 0x2, when: videoThumbs != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, fileReference: [UInt8], date: Int32, mimeType: String, size: Int64, thumbs: [Api.PhotoSize]?, videoThumbs: [Api.VideoSize]?, dcId: Int32, attributes: [Api.DocumentAttribute]) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.fileReference = fileReference
+                self.date = date
+                self.mimeType = mimeType
+                self.size = size
+                self.thumbs = thumbs
+                self.videoThumbs = videoThumbs
+                self.dcId = dcId
+                self.attributes = attributes
             }
         }
 
@@ -652,7 +689,7 @@ extension Api {
                 let _dcId = try reader.readInt32()
                 field = 10
                 let _attributes = try reader.readVector(boxed: true, of: Api.DocumentAttribute.self)
-                return .document(Cons_document(id: _id, accessHash: _accessHash, fileReference: _fileReference, date: _date, mimeType: _mimeType, size: _size, thumbs: _thumbs, videoThumbs: _videoThumbs, dcId: _dcId, attributes: _attributes))
+                return .document(Cons_document(_flags & 0x3, id: _id, accessHash: _accessHash, fileReference: _fileReference, date: _date, mimeType: _mimeType, size: _size, thumbs: _thumbs, videoThumbs: _videoThumbs, dcId: _dcId, attributes: _attributes))
             }
             catch {
                 throw error.inside(constructor: "document", fields: "flags,id,access_hash,file_reference,date,mime_type,size,thumbs,video_thumbs,dc_id,attributes", index: field)
@@ -698,6 +735,8 @@ extension Api.account {
 
         /// `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
         public final class Cons_passwordInputSettings: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let newAlgo: Api.PasswordKdfAlgo?
             public let newPasswordHash: [UInt8]?
             public let hint: String?
@@ -705,6 +744,11 @@ extension Api.account {
             public let newSecureSettings: Api.SecureSecretSettings?
 
             public init(newAlgo: Api.PasswordKdfAlgo? = nil, newPasswordHash: [UInt8]? = nil, hint: String? = nil, email: String? = nil, newSecureSettings: Api.SecureSecretSettings? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: newAlgo != nil && newPasswordHash != nil && hint != nil)
+                tlSetFlag(&_flags, 0x2, when: email != nil)
+                tlSetFlag(&_flags, 0x4, when: newSecureSettings != nil)
+                self.flags = _flags
                 self.newAlgo = newAlgo
                 self.newPasswordHash = newPasswordHash
                 self.hint = hint
@@ -712,13 +756,13 @@ extension Api.account {
                 self.newSecureSettings = newSecureSettings
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: newAlgo != nil && newPasswordHash != nil && hint != nil)
-                tlSetFlag(&flags, 0x2, when: email != nil)
-                tlSetFlag(&flags, 0x4, when: newSecureSettings != nil)
-                return flags
+            init(_ _flags: Int32, newAlgo: Api.PasswordKdfAlgo?, newPasswordHash: [UInt8]?, hint: String?, email: String?, newSecureSettings: Api.SecureSecretSettings?) {
+                self.flags = _flags
+                self.newAlgo = newAlgo
+                self.newPasswordHash = newPasswordHash
+                self.hint = hint
+                self.email = email
+                self.newSecureSettings = newSecureSettings
             }
         }
 
@@ -793,7 +837,7 @@ extension Api.account {
                 if tlFlagIsSet(_flags, 0x4) {
                     _newSecureSettings = try Api.SecureSecretSettings.parse(&reader)
                 }
-                return .passwordInputSettings(Cons_passwordInputSettings(newAlgo: _newAlgo, newPasswordHash: _newPasswordHash, hint: _hint, email: _email, newSecureSettings: _newSecureSettings))
+                return .passwordInputSettings(Cons_passwordInputSettings(_flags & 0x7, newAlgo: _newAlgo, newPasswordHash: _newPasswordHash, hint: _hint, email: _email, newSecureSettings: _newSecureSettings))
             }
             catch {
                 throw error.inside(constructor: "account.passwordInputSettings", fields: "flags,new_algo,new_password_hash,hint,email,new_secure_settings", index: field)
@@ -836,13 +880,8 @@ extension Api {
 
         /// `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
         public final class Cons_stickerSet: Sendable {
-            public let archived: Bool
-            public let official: Bool
-            public let masks: Bool
-            public let emojis: Bool
-            public let textColor: Bool
-            public let channelEmojiStatus: Bool
-            public let creator: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let installedDate: Int32?
             public let id: Int64
             public let accessHash: Int64
@@ -854,15 +893,27 @@ extension Api {
             public let thumbDocumentId: Int64?
             public let count: Int32
             public let hash: Int32
+            public var archived: Bool { tlFlagIsSet(flags, 0x2) }
+            public var official: Bool { tlFlagIsSet(flags, 0x4) }
+            public var masks: Bool { tlFlagIsSet(flags, 0x8) }
+            public var emojis: Bool { tlFlagIsSet(flags, 0x80) }
+            public var textColor: Bool { tlFlagIsSet(flags, 0x200) }
+            public var channelEmojiStatus: Bool { tlFlagIsSet(flags, 0x400) }
+            public var creator: Bool { tlFlagIsSet(flags, 0x800) }
 
             public init(archived: Bool = false, official: Bool = false, masks: Bool = false, emojis: Bool = false, textColor: Bool = false, channelEmojiStatus: Bool = false, creator: Bool = false, installedDate: Int32? = nil, id: Int64, accessHash: Int64, title: String, shortName: String, thumbs: [Api.PhotoSize]? = nil, thumbDcId: Int32? = nil, thumbVersion: Int32? = nil, thumbDocumentId: Int64? = nil, count: Int32, hash: Int32) {
-                self.archived = archived
-                self.official = official
-                self.masks = masks
-                self.emojis = emojis
-                self.textColor = textColor
-                self.channelEmojiStatus = channelEmojiStatus
-                self.creator = creator
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: archived)
+                tlSetFlag(&_flags, 0x4, when: official)
+                tlSetFlag(&_flags, 0x8, when: masks)
+                tlSetFlag(&_flags, 0x80, when: emojis)
+                tlSetFlag(&_flags, 0x200, when: textColor)
+                tlSetFlag(&_flags, 0x400, when: channelEmojiStatus)
+                tlSetFlag(&_flags, 0x800, when: creator)
+                tlSetFlag(&_flags, 0x1, when: installedDate != nil)
+                tlSetFlag(&_flags, 0x10, when: thumbs != nil && thumbDcId != nil && thumbVersion != nil)
+                tlSetFlag(&_flags, 0x100, when: thumbDocumentId != nil)
+                self.flags = _flags
                 self.installedDate = installedDate
                 self.id = id
                 self.accessHash = accessHash
@@ -876,20 +927,19 @@ extension Api {
                 self.hash = hash
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: archived)
-                tlSetFlag(&flags, 0x4, when: official)
-                tlSetFlag(&flags, 0x8, when: masks)
-                tlSetFlag(&flags, 0x80, when: emojis)
-                tlSetFlag(&flags, 0x200, when: textColor)
-                tlSetFlag(&flags, 0x400, when: channelEmojiStatus)
-                tlSetFlag(&flags, 0x800, when: creator)
-                tlSetFlag(&flags, 0x1, when: installedDate != nil)
-                tlSetFlag(&flags, 0x10, when: thumbs != nil && thumbDcId != nil && thumbVersion != nil)
-                tlSetFlag(&flags, 0x100, when: thumbDocumentId != nil)
-                return flags
+            init(_ _flags: Int32, installedDate: Int32?, id: Int64, accessHash: Int64, title: String, shortName: String, thumbs: [Api.PhotoSize]?, thumbDcId: Int32?, thumbVersion: Int32?, thumbDocumentId: Int64?, count: Int32, hash: Int32) {
+                self.flags = _flags
+                self.installedDate = installedDate
+                self.id = id
+                self.accessHash = accessHash
+                self.title = title
+                self.shortName = shortName
+                self.thumbs = thumbs
+                self.thumbDcId = thumbDcId
+                self.thumbVersion = thumbVersion
+                self.thumbDocumentId = thumbDocumentId
+                self.count = count
+                self.hash = hash
             }
         }
 
@@ -948,19 +998,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _archived = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _official = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _masks = tlFlagIsSet(_flags, 0x8)
                 field = 4
-                let _emojis = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _textColor = tlFlagIsSet(_flags, 0x200)
                 field = 6
-                let _channelEmojiStatus = tlFlagIsSet(_flags, 0x400)
                 field = 7
-                let _creator = tlFlagIsSet(_flags, 0x800)
                 field = 8
                 var _installedDate: Int32? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -998,7 +1041,7 @@ extension Api {
                 let _count = try reader.readInt32()
                 field = 18
                 let _hash = try reader.readInt32()
-                return .stickerSet(Cons_stickerSet(archived: _archived, official: _official, masks: _masks, emojis: _emojis, textColor: _textColor, channelEmojiStatus: _channelEmojiStatus, creator: _creator, installedDate: _installedDate, id: _id, accessHash: _accessHash, title: _title, shortName: _shortName, thumbs: _thumbs, thumbDcId: _thumbDcId, thumbVersion: _thumbVersion, thumbDocumentId: _thumbDocumentId, count: _count, hash: _hash))
+                return .stickerSet(Cons_stickerSet(_flags & 0xf9f, installedDate: _installedDate, id: _id, accessHash: _accessHash, title: _title, shortName: _shortName, thumbs: _thumbs, thumbDcId: _thumbDcId, thumbVersion: _thumbVersion, thumbDocumentId: _thumbDocumentId, count: _count, hash: _hash))
             }
             catch {
                 throw error.inside(constructor: "stickerSet", fields: "flags,archived,official,masks,emojis,text_color,channel_emoji_status,creator,installed_date,id,access_hash,title,short_name,thumbs,thumb_dc_id,thumb_version,thumb_document_id,count,hash", index: field)
@@ -1078,57 +1121,66 @@ extension Api {
 
         /// `inputBotInlineMessageMediaAuto#3380c786 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageMediaAuto: Sendable {
-            public let invertMedia: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String
             public let entities: [Api.MessageEntity]?
             public let replyMarkup: Api.ReplyMarkup?
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(invertMedia: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
-                self.invertMedia = invertMedia
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: invertMedia)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.message = message
                 self.entities = entities
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: invertMedia)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, message: String, entities: [Api.MessageEntity]?, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.message = message
+                self.entities = entities
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `inputBotInlineMessageText#3dcd7a87 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageText: Sendable {
-            public let noWebpage: Bool
-            public let invertMedia: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String
             public let entities: [Api.MessageEntity]?
             public let replyMarkup: Api.ReplyMarkup?
+            public var noWebpage: Bool { tlFlagIsSet(flags, 0x1) }
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(noWebpage: Bool = false, invertMedia: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
-                self.noWebpage = noWebpage
-                self.invertMedia = invertMedia
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: noWebpage)
+                tlSetFlag(&_flags, 0x8, when: invertMedia)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.message = message
                 self.entities = entities
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: noWebpage)
-                tlSetFlag(&flags, 0x8, when: invertMedia)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, message: String, entities: [Api.MessageEntity]?, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.message = message
+                self.entities = entities
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `inputBotInlineMessageMediaGeo#96929a85 flags:# geo_point:InputGeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageMediaGeo: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let geoPoint: Api.InputGeoPoint
             public let heading: Int32?
             public let period: Int32?
@@ -1136,6 +1188,12 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
 
             public init(geoPoint: Api.InputGeoPoint, heading: Int32? = nil, period: Int32? = nil, proximityNotificationRadius: Int32? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: heading != nil)
+                tlSetFlag(&_flags, 0x2, when: period != nil)
+                tlSetFlag(&_flags, 0x8, when: proximityNotificationRadius != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.geoPoint = geoPoint
                 self.heading = heading
                 self.period = period
@@ -1143,19 +1201,20 @@ extension Api {
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: heading != nil)
-                tlSetFlag(&flags, 0x2, when: period != nil)
-                tlSetFlag(&flags, 0x8, when: proximityNotificationRadius != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, geoPoint: Api.InputGeoPoint, heading: Int32?, period: Int32?, proximityNotificationRadius: Int32?, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.geoPoint = geoPoint
+                self.heading = heading
+                self.period = period
+                self.proximityNotificationRadius = proximityNotificationRadius
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `inputBotInlineMessageMediaVenue#417bbf11 flags:# geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageMediaVenue: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let geoPoint: Api.InputGeoPoint
             public let title: String
             public let address: String
@@ -1165,6 +1224,9 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
 
             public init(geoPoint: Api.InputGeoPoint, title: String, address: String, provider: String, venueId: String, venueType: String, replyMarkup: Api.ReplyMarkup? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.geoPoint = geoPoint
                 self.title = title
                 self.address = address
@@ -1174,16 +1236,22 @@ extension Api {
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, geoPoint: Api.InputGeoPoint, title: String, address: String, provider: String, venueId: String, venueType: String, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.geoPoint = geoPoint
+                self.title = title
+                self.address = address
+                self.provider = provider
+                self.venueId = venueId
+                self.venueType = venueType
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `inputBotInlineMessageMediaContact#a6edbffd flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageMediaContact: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let phoneNumber: String
             public let firstName: String
             public let lastName: String
@@ -1191,6 +1259,9 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
 
             public init(phoneNumber: String, firstName: String, lastName: String, vcard: String, replyMarkup: Api.ReplyMarkup? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.phoneNumber = phoneNumber
                 self.firstName = firstName
                 self.lastName = lastName
@@ -1198,32 +1269,39 @@ extension Api {
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, phoneNumber: String, firstName: String, lastName: String, vcard: String, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.phoneNumber = phoneNumber
+                self.firstName = firstName
+                self.lastName = lastName
+                self.vcard = vcard
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `inputBotInlineMessageGame#4b425864 flags:# reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageGame: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let replyMarkup: Api.ReplyMarkup?
 
             public init(replyMarkup: Api.ReplyMarkup? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `inputBotInlineMessageMediaInvoice#d7e78225 flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:string provider_data:DataJSON reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageMediaInvoice: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String
             public let description: String
             public let photo: Api.InputWebDocument?
@@ -1234,6 +1312,10 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
 
             public init(title: String, description: String, photo: Api.InputWebDocument? = nil, invoice: Api.Invoice, payload: [UInt8], provider: String, providerData: Api.DataJSON, replyMarkup: Api.ReplyMarkup? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: photo != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.title = title
                 self.description = description
                 self.photo = photo
@@ -1244,65 +1326,75 @@ extension Api {
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: photo != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, title: String, description: String, photo: Api.InputWebDocument?, invoice: Api.Invoice, payload: [UInt8], provider: String, providerData: Api.DataJSON, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.invoice = invoice
+                self.payload = payload
+                self.provider = provider
+                self.providerData = providerData
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `inputBotInlineMessageMediaWebPage#bddcc510 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true optional:flags.6?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageMediaWebPage: Sendable {
-            public let invertMedia: Bool
-            public let forceLargeMedia: Bool
-            public let forceSmallMedia: Bool
-            public let optional: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String
             public let entities: [Api.MessageEntity]?
             public let url: String
             public let replyMarkup: Api.ReplyMarkup?
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
+            public var forceLargeMedia: Bool { tlFlagIsSet(flags, 0x10) }
+            public var forceSmallMedia: Bool { tlFlagIsSet(flags, 0x20) }
+            public var optional: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(invertMedia: Bool = false, forceLargeMedia: Bool = false, forceSmallMedia: Bool = false, optional: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, url: String, replyMarkup: Api.ReplyMarkup? = nil) {
-                self.invertMedia = invertMedia
-                self.forceLargeMedia = forceLargeMedia
-                self.forceSmallMedia = forceSmallMedia
-                self.optional = optional
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: invertMedia)
+                tlSetFlag(&_flags, 0x10, when: forceLargeMedia)
+                tlSetFlag(&_flags, 0x20, when: forceSmallMedia)
+                tlSetFlag(&_flags, 0x40, when: optional)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.message = message
                 self.entities = entities
                 self.url = url
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: invertMedia)
-                tlSetFlag(&flags, 0x10, when: forceLargeMedia)
-                tlSetFlag(&flags, 0x20, when: forceSmallMedia)
-                tlSetFlag(&flags, 0x40, when: optional)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, message: String, entities: [Api.MessageEntity]?, url: String, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.message = message
+                self.entities = entities
+                self.url = url
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `inputBotInlineMessageRichMessage#b43df56c flags:# reply_markup:flags.2?ReplyMarkup rich_message:InputRichMessage = InputBotInlineMessage;`
         public final class Cons_inputBotInlineMessageRichMessage: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let replyMarkup: Api.ReplyMarkup?
             public let richMessage: Api.InputRichMessage
 
             public init(replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.replyMarkup = replyMarkup
                 self.richMessage = richMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, replyMarkup: Api.ReplyMarkup?, richMessage: Api.InputRichMessage) {
+                self.flags = _flags
+                self.replyMarkup = replyMarkup
+                self.richMessage = richMessage
             }
         }
 
@@ -1466,7 +1558,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
@@ -1479,7 +1570,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .inputBotInlineMessageMediaAuto(Cons_inputBotInlineMessageMediaAuto(invertMedia: _invertMedia, message: _message, entities: _entities, replyMarkup: _replyMarkup))
+                return .inputBotInlineMessageMediaAuto(Cons_inputBotInlineMessageMediaAuto(_flags & 0xe, message: _message, entities: _entities, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageMediaAuto", fields: "flags,invert_media,message,entities,reply_markup", index: field)
@@ -1491,9 +1582,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _message = try reader.readTLString()
                 field = 4
@@ -1506,7 +1595,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .inputBotInlineMessageText(Cons_inputBotInlineMessageText(noWebpage: _noWebpage, invertMedia: _invertMedia, message: _message, entities: _entities, replyMarkup: _replyMarkup))
+                return .inputBotInlineMessageText(Cons_inputBotInlineMessageText(_flags & 0xf, message: _message, entities: _entities, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageText", fields: "flags,no_webpage,invert_media,message,entities,reply_markup", index: field)
@@ -1539,7 +1628,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .inputBotInlineMessageMediaGeo(Cons_inputBotInlineMessageMediaGeo(geoPoint: _geoPoint, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius, replyMarkup: _replyMarkup))
+                return .inputBotInlineMessageMediaGeo(Cons_inputBotInlineMessageMediaGeo(_flags & 0xf, geoPoint: _geoPoint, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageMediaGeo", fields: "flags,geo_point,heading,period,proximity_notification_radius,reply_markup", index: field)
@@ -1567,7 +1656,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .inputBotInlineMessageMediaVenue(Cons_inputBotInlineMessageMediaVenue(geoPoint: _geoPoint, title: _title, address: _address, provider: _provider, venueId: _venueId, venueType: _venueType, replyMarkup: _replyMarkup))
+                return .inputBotInlineMessageMediaVenue(Cons_inputBotInlineMessageMediaVenue(_flags & 0x4, geoPoint: _geoPoint, title: _title, address: _address, provider: _provider, venueId: _venueId, venueType: _venueType, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageMediaVenue", fields: "flags,geo_point,title,address,provider,venue_id,venue_type,reply_markup", index: field)
@@ -1591,7 +1680,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .inputBotInlineMessageMediaContact(Cons_inputBotInlineMessageMediaContact(phoneNumber: _phoneNumber, firstName: _firstName, lastName: _lastName, vcard: _vcard, replyMarkup: _replyMarkup))
+                return .inputBotInlineMessageMediaContact(Cons_inputBotInlineMessageMediaContact(_flags & 0x4, phoneNumber: _phoneNumber, firstName: _firstName, lastName: _lastName, vcard: _vcard, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageMediaContact", fields: "flags,phone_number,first_name,last_name,vcard,reply_markup", index: field)
@@ -1607,7 +1696,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .inputBotInlineMessageGame(Cons_inputBotInlineMessageGame(replyMarkup: _replyMarkup))
+                return .inputBotInlineMessageGame(Cons_inputBotInlineMessageGame(_flags & 0x4, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageGame", fields: "flags,reply_markup", index: field)
@@ -1640,7 +1729,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .inputBotInlineMessageMediaInvoice(Cons_inputBotInlineMessageMediaInvoice(title: _title, description: _description, photo: _photo, invoice: _invoice, payload: _payload, provider: _provider, providerData: _providerData, replyMarkup: _replyMarkup))
+                return .inputBotInlineMessageMediaInvoice(Cons_inputBotInlineMessageMediaInvoice(_flags & 0x5, title: _title, description: _description, photo: _photo, invoice: _invoice, payload: _payload, provider: _provider, providerData: _providerData, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageMediaInvoice", fields: "flags,title,description,photo,invoice,payload,provider,provider_data,reply_markup", index: field)
@@ -1652,13 +1741,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _forceLargeMedia = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _forceSmallMedia = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _optional = tlFlagIsSet(_flags, 0x40)
                 field = 5
                 let _message = try reader.readTLString()
                 field = 6
@@ -1673,7 +1758,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .inputBotInlineMessageMediaWebPage(Cons_inputBotInlineMessageMediaWebPage(invertMedia: _invertMedia, forceLargeMedia: _forceLargeMedia, forceSmallMedia: _forceSmallMedia, optional: _optional, message: _message, entities: _entities, url: _url, replyMarkup: _replyMarkup))
+                return .inputBotInlineMessageMediaWebPage(Cons_inputBotInlineMessageMediaWebPage(_flags & 0x7e, message: _message, entities: _entities, url: _url, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageMediaWebPage", fields: "flags,invert_media,force_large_media,force_small_media,optional,message,entities,url,reply_markup", index: field)
@@ -1691,7 +1776,7 @@ extension Api {
                 }
                 field = 2
                 let _richMessage = try Api.InputRichMessage.parse(&reader)
-                return .inputBotInlineMessageRichMessage(Cons_inputBotInlineMessageRichMessage(replyMarkup: _replyMarkup, richMessage: _richMessage))
+                return .inputBotInlineMessageRichMessage(Cons_inputBotInlineMessageRichMessage(_flags & 0x4, replyMarkup: _replyMarkup, richMessage: _richMessage))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineMessageRichMessage", fields: "flags,reply_markup,rich_message", index: field)
@@ -1913,49 +1998,53 @@ extension Api.auth {
 
         /// `auth.sentCodeTypeEmailCode#f450f59b flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true email_pattern:string length:int reset_available_period:flags.3?int reset_pending_date:flags.4?int = auth.SentCodeType;`
         public final class Cons_sentCodeTypeEmailCode: Sendable {
-            public let appleSigninAllowed: Bool
-            public let googleSigninAllowed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let emailPattern: String
             public let length: Int32
             public let resetAvailablePeriod: Int32?
             public let resetPendingDate: Int32?
+            public var appleSigninAllowed: Bool { tlFlagIsSet(flags, 0x1) }
+            public var googleSigninAllowed: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(appleSigninAllowed: Bool = false, googleSigninAllowed: Bool = false, emailPattern: String, length: Int32, resetAvailablePeriod: Int32? = nil, resetPendingDate: Int32? = nil) {
-                self.appleSigninAllowed = appleSigninAllowed
-                self.googleSigninAllowed = googleSigninAllowed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: appleSigninAllowed)
+                tlSetFlag(&_flags, 0x2, when: googleSigninAllowed)
+                tlSetFlag(&_flags, 0x8, when: resetAvailablePeriod != nil)
+                tlSetFlag(&_flags, 0x10, when: resetPendingDate != nil)
+                self.flags = _flags
                 self.emailPattern = emailPattern
                 self.length = length
                 self.resetAvailablePeriod = resetAvailablePeriod
                 self.resetPendingDate = resetPendingDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: appleSigninAllowed)
-                tlSetFlag(&flags, 0x2, when: googleSigninAllowed)
-                tlSetFlag(&flags, 0x8, when: resetAvailablePeriod != nil)
-                tlSetFlag(&flags, 0x10, when: resetPendingDate != nil)
-                return flags
+            init(_ _flags: Int32, emailPattern: String, length: Int32, resetAvailablePeriod: Int32?, resetPendingDate: Int32?) {
+                self.flags = _flags
+                self.emailPattern = emailPattern
+                self.length = length
+                self.resetAvailablePeriod = resetAvailablePeriod
+                self.resetPendingDate = resetPendingDate
             }
         }
 
         /// `auth.sentCodeTypeSetUpEmailRequired#a5491dea flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true = auth.SentCodeType;`
         public struct Cons_sentCodeTypeSetUpEmailRequired: Sendable {
-            public let appleSigninAllowed: Bool
-            public let googleSigninAllowed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var appleSigninAllowed: Bool { tlFlagIsSet(flags, 0x1) }
+            public var googleSigninAllowed: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(appleSigninAllowed: Bool = false, googleSigninAllowed: Bool = false) {
-                self.appleSigninAllowed = appleSigninAllowed
-                self.googleSigninAllowed = googleSigninAllowed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: appleSigninAllowed)
+                tlSetFlag(&_flags, 0x2, when: googleSigninAllowed)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: appleSigninAllowed)
-                tlSetFlag(&flags, 0x2, when: googleSigninAllowed)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -1972,6 +2061,8 @@ extension Api.auth {
 
         /// `auth.sentCodeTypeFirebaseSms#009fd736 flags:# nonce:flags.0?bytes play_integrity_project_id:flags.2?long play_integrity_nonce:flags.2?bytes receipt:flags.1?string push_timeout:flags.1?int length:int = auth.SentCodeType;`
         public final class Cons_sentCodeTypeFirebaseSms: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let nonce: [UInt8]?
             public let playIntegrityProjectId: Int64?
             public let playIntegrityNonce: [UInt8]?
@@ -1980,6 +2071,11 @@ extension Api.auth {
             public let length: Int32
 
             public init(nonce: [UInt8]? = nil, playIntegrityProjectId: Int64? = nil, playIntegrityNonce: [UInt8]? = nil, receipt: String? = nil, pushTimeout: Int32? = nil, length: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nonce != nil)
+                tlSetFlag(&_flags, 0x4, when: playIntegrityProjectId != nil && playIntegrityNonce != nil)
+                tlSetFlag(&_flags, 0x2, when: receipt != nil && pushTimeout != nil)
+                self.flags = _flags
                 self.nonce = nonce
                 self.playIntegrityProjectId = playIntegrityProjectId
                 self.playIntegrityNonce = playIntegrityNonce
@@ -1988,45 +2084,52 @@ extension Api.auth {
                 self.length = length
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nonce != nil)
-                tlSetFlag(&flags, 0x4, when: playIntegrityProjectId != nil && playIntegrityNonce != nil)
-                tlSetFlag(&flags, 0x2, when: receipt != nil && pushTimeout != nil)
-                return flags
+            init(_ _flags: Int32, nonce: [UInt8]?, playIntegrityProjectId: Int64?, playIntegrityNonce: [UInt8]?, receipt: String?, pushTimeout: Int32?, length: Int32) {
+                self.flags = _flags
+                self.nonce = nonce
+                self.playIntegrityProjectId = playIntegrityProjectId
+                self.playIntegrityNonce = playIntegrityNonce
+                self.receipt = receipt
+                self.pushTimeout = pushTimeout
+                self.length = length
             }
         }
 
         /// `auth.sentCodeTypeSmsWord#a416ac81 flags:# beginning:flags.0?string = auth.SentCodeType;`
         public final class Cons_sentCodeTypeSmsWord: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let beginning: String?
 
             public init(beginning: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: beginning != nil)
+                self.flags = _flags
                 self.beginning = beginning
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: beginning != nil)
-                return flags
+            init(_ _flags: Int32, beginning: String?) {
+                self.flags = _flags
+                self.beginning = beginning
             }
         }
 
         /// `auth.sentCodeTypeSmsPhrase#b37794af flags:# beginning:flags.0?string = auth.SentCodeType;`
         public final class Cons_sentCodeTypeSmsPhrase: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let beginning: String?
 
             public init(beginning: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: beginning != nil)
+                self.flags = _flags
                 self.beginning = beginning
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: beginning != nil)
-                return flags
+            init(_ _flags: Int32, beginning: String?) {
+                self.flags = _flags
+                self.beginning = beginning
             }
         }
 
@@ -2209,9 +2312,7 @@ extension Api.auth {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _appleSigninAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _googleSigninAllowed = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _emailPattern = try reader.readTLString()
                 field = 4
@@ -2226,7 +2327,7 @@ extension Api.auth {
                 if tlFlagIsSet(_flags, 0x10) {
                     _resetPendingDate = try reader.readInt32()
                 }
-                return .sentCodeTypeEmailCode(Cons_sentCodeTypeEmailCode(appleSigninAllowed: _appleSigninAllowed, googleSigninAllowed: _googleSigninAllowed, emailPattern: _emailPattern, length: _length, resetAvailablePeriod: _resetAvailablePeriod, resetPendingDate: _resetPendingDate))
+                return .sentCodeTypeEmailCode(Cons_sentCodeTypeEmailCode(_flags & 0x1b, emailPattern: _emailPattern, length: _length, resetAvailablePeriod: _resetAvailablePeriod, resetPendingDate: _resetPendingDate))
             }
             catch {
                 throw error.inside(constructor: "auth.sentCodeTypeEmailCode", fields: "flags,apple_signin_allowed,google_signin_allowed,email_pattern,length,reset_available_period,reset_pending_date", index: field)
@@ -2238,10 +2339,8 @@ extension Api.auth {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _appleSigninAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _googleSigninAllowed = tlFlagIsSet(_flags, 0x2)
-                return .sentCodeTypeSetUpEmailRequired(Cons_sentCodeTypeSetUpEmailRequired(appleSigninAllowed: _appleSigninAllowed, googleSigninAllowed: _googleSigninAllowed))
+                return .sentCodeTypeSetUpEmailRequired(Cons_sentCodeTypeSetUpEmailRequired(_flags & 0x3))
             }
             catch {
                 throw error.inside(constructor: "auth.sentCodeTypeSetUpEmailRequired", fields: "flags,apple_signin_allowed,google_signin_allowed", index: field)
@@ -2292,7 +2391,7 @@ extension Api.auth {
                 }
                 field = 6
                 let _length = try reader.readInt32()
-                return .sentCodeTypeFirebaseSms(Cons_sentCodeTypeFirebaseSms(nonce: _nonce, playIntegrityProjectId: _playIntegrityProjectId, playIntegrityNonce: _playIntegrityNonce, receipt: _receipt, pushTimeout: _pushTimeout, length: _length))
+                return .sentCodeTypeFirebaseSms(Cons_sentCodeTypeFirebaseSms(_flags & 0x7, nonce: _nonce, playIntegrityProjectId: _playIntegrityProjectId, playIntegrityNonce: _playIntegrityNonce, receipt: _receipt, pushTimeout: _pushTimeout, length: _length))
             }
             catch {
                 throw error.inside(constructor: "auth.sentCodeTypeFirebaseSms", fields: "flags,nonce,play_integrity_project_id,play_integrity_nonce,receipt,push_timeout,length", index: field)
@@ -2308,7 +2407,7 @@ extension Api.auth {
                 if tlFlagIsSet(_flags, 0x1) {
                     _beginning = try reader.readTLString()
                 }
-                return .sentCodeTypeSmsWord(Cons_sentCodeTypeSmsWord(beginning: _beginning))
+                return .sentCodeTypeSmsWord(Cons_sentCodeTypeSmsWord(_flags & 0x1, beginning: _beginning))
             }
             catch {
                 throw error.inside(constructor: "auth.sentCodeTypeSmsWord", fields: "flags,beginning", index: field)
@@ -2324,7 +2423,7 @@ extension Api.auth {
                 if tlFlagIsSet(_flags, 0x1) {
                     _beginning = try reader.readTLString()
                 }
-                return .sentCodeTypeSmsPhrase(Cons_sentCodeTypeSmsPhrase(beginning: _beginning))
+                return .sentCodeTypeSmsPhrase(Cons_sentCodeTypeSmsPhrase(_flags & 0x1, beginning: _beginning))
             }
             catch {
                 throw error.inside(constructor: "auth.sentCodeTypeSmsPhrase", fields: "flags,beginning", index: field)
@@ -2526,61 +2625,69 @@ extension Api {
 
         /// `pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;`
         public final class Cons_pageListOrderedItemText: Sendable {
-            public let checkbox: Bool
-            public let checked: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let num: String?
             public let text: Api.RichText
             public let value: Int32?
             public let type: String?
+            public var checkbox: Bool { tlFlagIsSet(flags, 0x1) }
+            public var checked: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(checkbox: Bool = false, checked: Bool = false, num: String? = nil, text: Api.RichText, value: Int32? = nil, type: String? = nil) {
-                self.checkbox = checkbox
-                self.checked = checked
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: checkbox)
+                tlSetFlag(&_flags, 0x2, when: checked)
+                tlSetFlag(&_flags, 0x4, when: num != nil)
+                tlSetFlag(&_flags, 0x8, when: value != nil)
+                tlSetFlag(&_flags, 0x10, when: type != nil)
+                self.flags = _flags
                 self.num = num
                 self.text = text
                 self.value = value
                 self.type = type
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: checkbox)
-                tlSetFlag(&flags, 0x2, when: checked)
-                tlSetFlag(&flags, 0x4, when: num != nil)
-                tlSetFlag(&flags, 0x8, when: value != nil)
-                tlSetFlag(&flags, 0x10, when: type != nil)
-                return flags
+            init(_ _flags: Int32, num: String?, text: Api.RichText, value: Int32?, type: String?) {
+                self.flags = _flags
+                self.num = num
+                self.text = text
+                self.value = value
+                self.type = type
             }
         }
 
         /// `pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;`
         public final class Cons_pageListOrderedItemBlocks: Sendable {
-            public let checkbox: Bool
-            public let checked: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let num: String?
             public let blocks: [Api.PageBlock]
             public let value: Int32?
             public let type: String?
+            public var checkbox: Bool { tlFlagIsSet(flags, 0x1) }
+            public var checked: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(checkbox: Bool = false, checked: Bool = false, num: String? = nil, blocks: [Api.PageBlock], value: Int32? = nil, type: String? = nil) {
-                self.checkbox = checkbox
-                self.checked = checked
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: checkbox)
+                tlSetFlag(&_flags, 0x2, when: checked)
+                tlSetFlag(&_flags, 0x4, when: num != nil)
+                tlSetFlag(&_flags, 0x8, when: value != nil)
+                tlSetFlag(&_flags, 0x10, when: type != nil)
+                self.flags = _flags
                 self.num = num
                 self.blocks = blocks
                 self.value = value
                 self.type = type
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: checkbox)
-                tlSetFlag(&flags, 0x2, when: checked)
-                tlSetFlag(&flags, 0x4, when: num != nil)
-                tlSetFlag(&flags, 0x8, when: value != nil)
-                tlSetFlag(&flags, 0x10, when: type != nil)
-                return flags
+            init(_ _flags: Int32, num: String?, blocks: [Api.PageBlock], value: Int32?, type: String?) {
+                self.flags = _flags
+                self.num = num
+                self.blocks = blocks
+                self.value = value
+                self.type = type
             }
         }
 
@@ -2643,9 +2750,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _checkbox = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checked = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _num: String? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -2663,7 +2768,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _type = try reader.readTLString()
                 }
-                return .pageListOrderedItemText(Cons_pageListOrderedItemText(checkbox: _checkbox, checked: _checked, num: _num, text: _text, value: _value, type: _type))
+                return .pageListOrderedItemText(Cons_pageListOrderedItemText(_flags & 0x1f, num: _num, text: _text, value: _value, type: _type))
             }
             catch {
                 throw error.inside(constructor: "pageListOrderedItemText", fields: "flags,checkbox,checked,num,text,value,type", index: field)
@@ -2675,9 +2780,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _checkbox = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checked = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _num: String? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -2695,7 +2798,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _type = try reader.readTLString()
                 }
-                return .pageListOrderedItemBlocks(Cons_pageListOrderedItemBlocks(checkbox: _checkbox, checked: _checked, num: _num, blocks: _blocks, value: _value, type: _type))
+                return .pageListOrderedItemBlocks(Cons_pageListOrderedItemBlocks(_flags & 0x1f, num: _num, blocks: _blocks, value: _value, type: _type))
             }
             catch {
                 throw error.inside(constructor: "pageListOrderedItemBlocks", fields: "flags,checkbox,checked,num,blocks,value,type", index: field)
@@ -2751,86 +2854,66 @@ extension Api {
         case chatBannedRights(Cons_chatBannedRights)
 
         /// `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
-        public final class Cons_chatBannedRights: Sendable {
-            public let viewMessages: Bool
-            public let sendMessages: Bool
-            public let sendMedia: Bool
-            public let sendStickers: Bool
-            public let sendGifs: Bool
-            public let sendGames: Bool
-            public let sendInline: Bool
-            public let embedLinks: Bool
-            public let sendPolls: Bool
-            public let changeInfo: Bool
-            public let inviteUsers: Bool
-            public let pinMessages: Bool
-            public let manageTopics: Bool
-            public let sendPhotos: Bool
-            public let sendVideos: Bool
-            public let sendRoundvideos: Bool
-            public let sendAudios: Bool
-            public let sendVoices: Bool
-            public let sendDocs: Bool
-            public let sendPlain: Bool
-            public let editRank: Bool
-            public let sendReactions: Bool
-            public let manageLinkedPeers: Bool
+        public struct Cons_chatBannedRights: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let untilDate: Int32
+            public var viewMessages: Bool { tlFlagIsSet(flags, 0x1) }
+            public var sendMessages: Bool { tlFlagIsSet(flags, 0x2) }
+            public var sendMedia: Bool { tlFlagIsSet(flags, 0x4) }
+            public var sendStickers: Bool { tlFlagIsSet(flags, 0x8) }
+            public var sendGifs: Bool { tlFlagIsSet(flags, 0x10) }
+            public var sendGames: Bool { tlFlagIsSet(flags, 0x20) }
+            public var sendInline: Bool { tlFlagIsSet(flags, 0x40) }
+            public var embedLinks: Bool { tlFlagIsSet(flags, 0x80) }
+            public var sendPolls: Bool { tlFlagIsSet(flags, 0x100) }
+            public var changeInfo: Bool { tlFlagIsSet(flags, 0x400) }
+            public var inviteUsers: Bool { tlFlagIsSet(flags, 0x8000) }
+            public var pinMessages: Bool { tlFlagIsSet(flags, 0x20000) }
+            public var manageTopics: Bool { tlFlagIsSet(flags, 0x40000) }
+            public var sendPhotos: Bool { tlFlagIsSet(flags, 0x80000) }
+            public var sendVideos: Bool { tlFlagIsSet(flags, 0x100000) }
+            public var sendRoundvideos: Bool { tlFlagIsSet(flags, 0x200000) }
+            public var sendAudios: Bool { tlFlagIsSet(flags, 0x400000) }
+            public var sendVoices: Bool { tlFlagIsSet(flags, 0x800000) }
+            public var sendDocs: Bool { tlFlagIsSet(flags, 0x1000000) }
+            public var sendPlain: Bool { tlFlagIsSet(flags, 0x2000000) }
+            public var editRank: Bool { tlFlagIsSet(flags, 0x4000000) }
+            public var sendReactions: Bool { tlFlagIsSet(flags, 0x8000000) }
+            public var manageLinkedPeers: Bool { tlFlagIsSet(flags, 0x10000000) }
 
             public init(viewMessages: Bool = false, sendMessages: Bool = false, sendMedia: Bool = false, sendStickers: Bool = false, sendGifs: Bool = false, sendGames: Bool = false, sendInline: Bool = false, embedLinks: Bool = false, sendPolls: Bool = false, changeInfo: Bool = false, inviteUsers: Bool = false, pinMessages: Bool = false, manageTopics: Bool = false, sendPhotos: Bool = false, sendVideos: Bool = false, sendRoundvideos: Bool = false, sendAudios: Bool = false, sendVoices: Bool = false, sendDocs: Bool = false, sendPlain: Bool = false, editRank: Bool = false, sendReactions: Bool = false, manageLinkedPeers: Bool = false, untilDate: Int32) {
-                self.viewMessages = viewMessages
-                self.sendMessages = sendMessages
-                self.sendMedia = sendMedia
-                self.sendStickers = sendStickers
-                self.sendGifs = sendGifs
-                self.sendGames = sendGames
-                self.sendInline = sendInline
-                self.embedLinks = embedLinks
-                self.sendPolls = sendPolls
-                self.changeInfo = changeInfo
-                self.inviteUsers = inviteUsers
-                self.pinMessages = pinMessages
-                self.manageTopics = manageTopics
-                self.sendPhotos = sendPhotos
-                self.sendVideos = sendVideos
-                self.sendRoundvideos = sendRoundvideos
-                self.sendAudios = sendAudios
-                self.sendVoices = sendVoices
-                self.sendDocs = sendDocs
-                self.sendPlain = sendPlain
-                self.editRank = editRank
-                self.sendReactions = sendReactions
-                self.manageLinkedPeers = manageLinkedPeers
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: viewMessages)
+                tlSetFlag(&_flags, 0x2, when: sendMessages)
+                tlSetFlag(&_flags, 0x4, when: sendMedia)
+                tlSetFlag(&_flags, 0x8, when: sendStickers)
+                tlSetFlag(&_flags, 0x10, when: sendGifs)
+                tlSetFlag(&_flags, 0x20, when: sendGames)
+                tlSetFlag(&_flags, 0x40, when: sendInline)
+                tlSetFlag(&_flags, 0x80, when: embedLinks)
+                tlSetFlag(&_flags, 0x100, when: sendPolls)
+                tlSetFlag(&_flags, 0x400, when: changeInfo)
+                tlSetFlag(&_flags, 0x8000, when: inviteUsers)
+                tlSetFlag(&_flags, 0x20000, when: pinMessages)
+                tlSetFlag(&_flags, 0x40000, when: manageTopics)
+                tlSetFlag(&_flags, 0x80000, when: sendPhotos)
+                tlSetFlag(&_flags, 0x100000, when: sendVideos)
+                tlSetFlag(&_flags, 0x200000, when: sendRoundvideos)
+                tlSetFlag(&_flags, 0x400000, when: sendAudios)
+                tlSetFlag(&_flags, 0x800000, when: sendVoices)
+                tlSetFlag(&_flags, 0x1000000, when: sendDocs)
+                tlSetFlag(&_flags, 0x2000000, when: sendPlain)
+                tlSetFlag(&_flags, 0x4000000, when: editRank)
+                tlSetFlag(&_flags, 0x8000000, when: sendReactions)
+                tlSetFlag(&_flags, 0x10000000, when: manageLinkedPeers)
+                self.flags = _flags
                 self.untilDate = untilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: viewMessages)
-                tlSetFlag(&flags, 0x2, when: sendMessages)
-                tlSetFlag(&flags, 0x4, when: sendMedia)
-                tlSetFlag(&flags, 0x8, when: sendStickers)
-                tlSetFlag(&flags, 0x10, when: sendGifs)
-                tlSetFlag(&flags, 0x20, when: sendGames)
-                tlSetFlag(&flags, 0x40, when: sendInline)
-                tlSetFlag(&flags, 0x80, when: embedLinks)
-                tlSetFlag(&flags, 0x100, when: sendPolls)
-                tlSetFlag(&flags, 0x400, when: changeInfo)
-                tlSetFlag(&flags, 0x8000, when: inviteUsers)
-                tlSetFlag(&flags, 0x20000, when: pinMessages)
-                tlSetFlag(&flags, 0x40000, when: manageTopics)
-                tlSetFlag(&flags, 0x80000, when: sendPhotos)
-                tlSetFlag(&flags, 0x100000, when: sendVideos)
-                tlSetFlag(&flags, 0x200000, when: sendRoundvideos)
-                tlSetFlag(&flags, 0x400000, when: sendAudios)
-                tlSetFlag(&flags, 0x800000, when: sendVoices)
-                tlSetFlag(&flags, 0x1000000, when: sendDocs)
-                tlSetFlag(&flags, 0x2000000, when: sendPlain)
-                tlSetFlag(&flags, 0x4000000, when: editRank)
-                tlSetFlag(&flags, 0x8000000, when: sendReactions)
-                tlSetFlag(&flags, 0x10000000, when: manageLinkedPeers)
-                return flags
+            init(_ _flags: Int32, untilDate: Int32) {
+                self.flags = _flags
+                self.untilDate = untilDate
             }
         }
 
@@ -2867,54 +2950,31 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viewMessages = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _sendMessages = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _sendMedia = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _sendStickers = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _sendGifs = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _sendGames = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _sendInline = tlFlagIsSet(_flags, 0x40)
                 field = 8
-                let _embedLinks = tlFlagIsSet(_flags, 0x80)
                 field = 9
-                let _sendPolls = tlFlagIsSet(_flags, 0x100)
                 field = 10
-                let _changeInfo = tlFlagIsSet(_flags, 0x400)
                 field = 11
-                let _inviteUsers = tlFlagIsSet(_flags, 0x8000)
                 field = 12
-                let _pinMessages = tlFlagIsSet(_flags, 0x20000)
                 field = 13
-                let _manageTopics = tlFlagIsSet(_flags, 0x40000)
                 field = 14
-                let _sendPhotos = tlFlagIsSet(_flags, 0x80000)
                 field = 15
-                let _sendVideos = tlFlagIsSet(_flags, 0x100000)
                 field = 16
-                let _sendRoundvideos = tlFlagIsSet(_flags, 0x200000)
                 field = 17
-                let _sendAudios = tlFlagIsSet(_flags, 0x400000)
                 field = 18
-                let _sendVoices = tlFlagIsSet(_flags, 0x800000)
                 field = 19
-                let _sendDocs = tlFlagIsSet(_flags, 0x1000000)
                 field = 20
-                let _sendPlain = tlFlagIsSet(_flags, 0x2000000)
                 field = 21
-                let _editRank = tlFlagIsSet(_flags, 0x4000000)
                 field = 22
-                let _sendReactions = tlFlagIsSet(_flags, 0x8000000)
                 field = 23
-                let _manageLinkedPeers = tlFlagIsSet(_flags, 0x10000000)
                 field = 24
                 let _untilDate = try reader.readInt32()
-                return .chatBannedRights(Cons_chatBannedRights(viewMessages: _viewMessages, sendMessages: _sendMessages, sendMedia: _sendMedia, sendStickers: _sendStickers, sendGifs: _sendGifs, sendGames: _sendGames, sendInline: _sendInline, embedLinks: _embedLinks, sendPolls: _sendPolls, changeInfo: _changeInfo, inviteUsers: _inviteUsers, pinMessages: _pinMessages, manageTopics: _manageTopics, sendPhotos: _sendPhotos, sendVideos: _sendVideos, sendRoundvideos: _sendRoundvideos, sendAudios: _sendAudios, sendVoices: _sendVoices, sendDocs: _sendDocs, sendPlain: _sendPlain, editRank: _editRank, sendReactions: _sendReactions, manageLinkedPeers: _manageLinkedPeers, untilDate: _untilDate))
+                return .chatBannedRights(Cons_chatBannedRights(_flags & 0x1ffe85ff, untilDate: _untilDate))
             }
             catch {
                 throw error.inside(constructor: "chatBannedRights", fields: "flags,view_messages,send_messages,send_media,send_stickers,send_gifs,send_games,send_inline,embed_links,send_polls,change_info,invite_users,pin_messages,manage_topics,send_photos,send_videos,send_roundvideos,send_audios,send_voices,send_docs,send_plain,edit_rank,send_reactions,manage_linked_peers,until_date", index: field)
@@ -3210,26 +3270,31 @@ extension Api.messages {
 
         /// `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
         public final class Cons_transcribedAudio: Sendable {
-            public let pending: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let transcriptionId: Int64
             public let text: String
             public let trialRemainsNum: Int32?
             public let trialRemainsUntilDate: Int32?
+            public var pending: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(pending: Bool = false, transcriptionId: Int64, text: String, trialRemainsNum: Int32? = nil, trialRemainsUntilDate: Int32? = nil) {
-                self.pending = pending
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pending)
+                tlSetFlag(&_flags, 0x2, when: trialRemainsNum != nil && trialRemainsUntilDate != nil)
+                self.flags = _flags
                 self.transcriptionId = transcriptionId
                 self.text = text
                 self.trialRemainsNum = trialRemainsNum
                 self.trialRemainsUntilDate = trialRemainsUntilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pending)
-                tlSetFlag(&flags, 0x2, when: trialRemainsNum != nil && trialRemainsUntilDate != nil)
-                return flags
+            init(_ _flags: Int32, transcriptionId: Int64, text: String, trialRemainsNum: Int32?, trialRemainsUntilDate: Int32?) {
+                self.flags = _flags
+                self.transcriptionId = transcriptionId
+                self.text = text
+                self.trialRemainsNum = trialRemainsNum
+                self.trialRemainsUntilDate = trialRemainsUntilDate
             }
         }
 
@@ -3275,7 +3340,6 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pending = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _transcriptionId = try reader.readInt64()
                 field = 3
@@ -3290,7 +3354,7 @@ extension Api.messages {
                 if tlFlagIsSet(_flags, 0x2) {
                     _trialRemainsUntilDate = try reader.readInt32()
                 }
-                return .transcribedAudio(Cons_transcribedAudio(pending: _pending, transcriptionId: _transcriptionId, text: _text, trialRemainsNum: _trialRemainsNum, trialRemainsUntilDate: _trialRemainsUntilDate))
+                return .transcribedAudio(Cons_transcribedAudio(_flags & 0x3, transcriptionId: _transcriptionId, text: _text, trialRemainsNum: _trialRemainsNum, trialRemainsUntilDate: _trialRemainsUntilDate))
             }
             catch {
                 throw error.inside(constructor: "messages.transcribedAudio", fields: "flags,pending,transcription_id,text,trial_remains_num,trial_remains_until_date", index: field)
@@ -3327,8 +3391,8 @@ extension Api {
 
         /// `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
         public final class Cons_boost: Sendable {
-            public let gift: Bool
-            public let unclaimed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
             public let userId: Int64?
             public let giveawayMsgId: Int32?
@@ -3337,12 +3401,21 @@ extension Api {
             public let usedGiftSlug: String?
             public let multiplier: Int32?
             public let stars: Int64?
+            public var gift: Bool { tlFlagIsSet(flags, 0x2) }
+            public var unclaimed: Bool { tlFlagIsSet(flags, 0x8) }
             /// `giveaway` shares its bit with value fields: set exactly when they are.
             public var giveaway: Bool { giveawayMsgId != nil }
 
             public init(gift: Bool = false, unclaimed: Bool = false, id: String, userId: Int64? = nil, giveawayMsgId: Int32? = nil, date: Int32, expires: Int32, usedGiftSlug: String? = nil, multiplier: Int32? = nil, stars: Int64? = nil) {
-                self.gift = gift
-                self.unclaimed = unclaimed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: gift)
+                tlSetFlag(&_flags, 0x8, when: unclaimed)
+                tlSetFlag(&_flags, 0x1, when: userId != nil)
+                tlSetFlag(&_flags, 0x4, when: giveawayMsgId != nil)
+                tlSetFlag(&_flags, 0x10, when: usedGiftSlug != nil)
+                tlSetFlag(&_flags, 0x20, when: multiplier != nil)
+                tlSetFlag(&_flags, 0x40, when: stars != nil)
+                self.flags = _flags
                 self.id = id
                 self.userId = userId
                 self.giveawayMsgId = giveawayMsgId
@@ -3353,17 +3426,16 @@ extension Api {
                 self.stars = stars
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: gift)
-                tlSetFlag(&flags, 0x8, when: unclaimed)
-                tlSetFlag(&flags, 0x1, when: userId != nil)
-                tlSetFlag(&flags, 0x4, when: giveawayMsgId != nil)
-                tlSetFlag(&flags, 0x10, when: usedGiftSlug != nil)
-                tlSetFlag(&flags, 0x20, when: multiplier != nil)
-                tlSetFlag(&flags, 0x40, when: stars != nil)
-                return flags
+            init(_ _flags: Int32, id: String, userId: Int64?, giveawayMsgId: Int32?, date: Int32, expires: Int32, usedGiftSlug: String?, multiplier: Int32?, stars: Int64?) {
+                self.flags = _flags
+                self.id = id
+                self.userId = userId
+                self.giveawayMsgId = giveawayMsgId
+                self.date = date
+                self.expires = expires
+                self.usedGiftSlug = usedGiftSlug
+                self.multiplier = multiplier
+                self.stars = stars
             }
         }
 
@@ -3421,10 +3493,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _gift = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 field = 3
-                let _unclaimed = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _id = try reader.readTLString()
                 field = 5
@@ -3456,7 +3526,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40) {
                     _stars = try reader.readInt64()
                 }
-                return .boost(Cons_boost(gift: _gift, unclaimed: _unclaimed, id: _id, userId: _userId, giveawayMsgId: _giveawayMsgId, date: _date, expires: _expires, usedGiftSlug: _usedGiftSlug, multiplier: _multiplier, stars: _stars))
+                return .boost(Cons_boost(_flags & 0x7f, id: _id, userId: _userId, giveawayMsgId: _giveawayMsgId, date: _date, expires: _expires, usedGiftSlug: _usedGiftSlug, multiplier: _multiplier, stars: _stars))
             }
             catch {
                 throw error.inside(constructor: "boost", fields: "flags,gift,giveaway,unclaimed,id,user_id,giveaway_msg_id,date,expires,used_gift_slug,multiplier,stars", index: field)
@@ -3505,23 +3575,27 @@ extension Api {
 
         /// `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
         public final class Cons_businessAwayMessage: Sendable {
-            public let offlineOnly: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let shortcutId: Int32
             public let schedule: Api.BusinessAwayMessageSchedule
             public let recipients: Api.BusinessRecipients
+            public var offlineOnly: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(offlineOnly: Bool = false, shortcutId: Int32, schedule: Api.BusinessAwayMessageSchedule, recipients: Api.BusinessRecipients) {
-                self.offlineOnly = offlineOnly
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: offlineOnly)
+                self.flags = _flags
                 self.shortcutId = shortcutId
                 self.schedule = schedule
                 self.recipients = recipients
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: offlineOnly)
-                return flags
+            init(_ _flags: Int32, shortcutId: Int32, schedule: Api.BusinessAwayMessageSchedule, recipients: Api.BusinessRecipients) {
+                self.flags = _flags
+                self.shortcutId = shortcutId
+                self.schedule = schedule
+                self.recipients = recipients
             }
         }
 
@@ -3560,14 +3634,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _offlineOnly = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _shortcutId = try reader.readInt32()
                 field = 3
                 let _schedule = try Api.BusinessAwayMessageSchedule.parse(&reader)
                 field = 4
                 let _recipients = try Api.BusinessRecipients.parse(&reader)
-                return .businessAwayMessage(Cons_businessAwayMessage(offlineOnly: _offlineOnly, shortcutId: _shortcutId, schedule: _schedule, recipients: _recipients))
+                return .businessAwayMessage(Cons_businessAwayMessage(_flags & 0x1, shortcutId: _shortcutId, schedule: _schedule, recipients: _recipients))
             }
             catch {
                 throw error.inside(constructor: "businessAwayMessage", fields: "flags,offline_only,shortcut_id,schedule,recipients", index: field)
@@ -3599,19 +3672,21 @@ extension Api.messages {
 
         /// `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
         public final class Cons_dialogFilters: Sendable {
-            public let tagsEnabled: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let filters: [Api.DialogFilter]
+            public var tagsEnabled: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(tagsEnabled: Bool = false, filters: [Api.DialogFilter]) {
-                self.tagsEnabled = tagsEnabled
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: tagsEnabled)
+                self.flags = _flags
                 self.filters = filters
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: tagsEnabled)
-                return flags
+            init(_ _flags: Int32, filters: [Api.DialogFilter]) {
+                self.flags = _flags
+                self.filters = filters
             }
         }
 
@@ -3648,10 +3723,9 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _tagsEnabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _filters = try reader.readVector(boxed: true, of: Api.DialogFilter.self)
-                return .dialogFilters(Cons_dialogFilters(tagsEnabled: _tagsEnabled, filters: _filters))
+                return .dialogFilters(Cons_dialogFilters(_flags & 0x1, filters: _filters))
             }
             catch {
                 throw error.inside(constructor: "messages.dialogFilters", fields: "flags,tags_enabled,filters", index: field)
@@ -3681,24 +3755,30 @@ extension Api {
 
         /// `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
         public final class Cons_sponsoredPeer: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let randomId: [UInt8]
             public let peer: Api.Peer
             public let sponsorInfo: String?
             public let additionalInfo: String?
 
             public init(randomId: [UInt8], peer: Api.Peer, sponsorInfo: String? = nil, additionalInfo: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: sponsorInfo != nil)
+                tlSetFlag(&_flags, 0x2, when: additionalInfo != nil)
+                self.flags = _flags
                 self.randomId = randomId
                 self.peer = peer
                 self.sponsorInfo = sponsorInfo
                 self.additionalInfo = additionalInfo
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: sponsorInfo != nil)
-                tlSetFlag(&flags, 0x2, when: additionalInfo != nil)
-                return flags
+            init(_ _flags: Int32, randomId: [UInt8], peer: Api.Peer, sponsorInfo: String?, additionalInfo: String?) {
+                self.flags = _flags
+                self.randomId = randomId
+                self.peer = peer
+                self.sponsorInfo = sponsorInfo
+                self.additionalInfo = additionalInfo
             }
         }
 
@@ -3755,7 +3835,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _additionalInfo = try reader.readTLString()
                 }
-                return .sponsoredPeer(Cons_sponsoredPeer(randomId: _randomId, peer: _peer, sponsorInfo: _sponsorInfo, additionalInfo: _additionalInfo))
+                return .sponsoredPeer(Cons_sponsoredPeer(_flags & 0x3, randomId: _randomId, peer: _peer, sponsorInfo: _sponsorInfo, additionalInfo: _additionalInfo))
             }
             catch {
                 throw error.inside(constructor: "sponsoredPeer", fields: "flags,random_id,peer,sponsor_info,additional_info", index: field)
@@ -3797,79 +3877,87 @@ extension Api {
 
         /// `inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;`
         public final class Cons_inputRichMessage: Sendable {
-            public let rtl: Bool
-            public let noautolink: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let blocks: [Api.PageBlock]
             public let photos: [Api.InputPhoto]?
             public let documents: [Api.InputDocument]?
             public let users: [Api.InputUser]?
+            public var rtl: Bool { tlFlagIsSet(flags, 0x1) }
+            public var noautolink: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(rtl: Bool = false, noautolink: Bool = false, blocks: [Api.PageBlock], photos: [Api.InputPhoto]? = nil, documents: [Api.InputDocument]? = nil, users: [Api.InputUser]? = nil) {
-                self.rtl = rtl
-                self.noautolink = noautolink
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rtl)
+                tlSetFlag(&_flags, 0x2, when: noautolink)
+                tlSetFlag(&_flags, 0x4, when: photos != nil)
+                tlSetFlag(&_flags, 0x8, when: documents != nil)
+                tlSetFlag(&_flags, 0x10, when: users != nil)
+                self.flags = _flags
                 self.blocks = blocks
                 self.photos = photos
                 self.documents = documents
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rtl)
-                tlSetFlag(&flags, 0x2, when: noautolink)
-                tlSetFlag(&flags, 0x4, when: photos != nil)
-                tlSetFlag(&flags, 0x8, when: documents != nil)
-                tlSetFlag(&flags, 0x10, when: users != nil)
-                return flags
+            init(_ _flags: Int32, blocks: [Api.PageBlock], photos: [Api.InputPhoto]?, documents: [Api.InputDocument]?, users: [Api.InputUser]?) {
+                self.flags = _flags
+                self.blocks = blocks
+                self.photos = photos
+                self.documents = documents
+                self.users = users
             }
         }
 
         /// `inputRichMessageHTML#dacb836a flags:# rtl:flags.0?true noautolink:flags.1?true html:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
         public final class Cons_inputRichMessageHTML: Sendable {
-            public let rtl: Bool
-            public let noautolink: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let html: String
             public let files: [Api.InputRichFile]?
+            public var rtl: Bool { tlFlagIsSet(flags, 0x1) }
+            public var noautolink: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(rtl: Bool = false, noautolink: Bool = false, html: String, files: [Api.InputRichFile]? = nil) {
-                self.rtl = rtl
-                self.noautolink = noautolink
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rtl)
+                tlSetFlag(&_flags, 0x2, when: noautolink)
+                tlSetFlag(&_flags, 0x4, when: files != nil)
+                self.flags = _flags
                 self.html = html
                 self.files = files
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rtl)
-                tlSetFlag(&flags, 0x2, when: noautolink)
-                tlSetFlag(&flags, 0x4, when: files != nil)
-                return flags
+            init(_ _flags: Int32, html: String, files: [Api.InputRichFile]?) {
+                self.flags = _flags
+                self.html = html
+                self.files = files
             }
         }
 
         /// `inputRichMessageMarkdown#004b572c flags:# rtl:flags.0?true noautolink:flags.1?true markdown:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
         public final class Cons_inputRichMessageMarkdown: Sendable {
-            public let rtl: Bool
-            public let noautolink: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let markdown: String
             public let files: [Api.InputRichFile]?
+            public var rtl: Bool { tlFlagIsSet(flags, 0x1) }
+            public var noautolink: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(rtl: Bool = false, noautolink: Bool = false, markdown: String, files: [Api.InputRichFile]? = nil) {
-                self.rtl = rtl
-                self.noautolink = noautolink
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rtl)
+                tlSetFlag(&_flags, 0x2, when: noautolink)
+                tlSetFlag(&_flags, 0x4, when: files != nil)
+                self.flags = _flags
                 self.markdown = markdown
                 self.files = files
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rtl)
-                tlSetFlag(&flags, 0x2, when: noautolink)
-                tlSetFlag(&flags, 0x4, when: files != nil)
-                return flags
+            init(_ _flags: Int32, markdown: String, files: [Api.InputRichFile]?) {
+                self.flags = _flags
+                self.markdown = markdown
+                self.files = files
             }
         }
 
@@ -3937,9 +4025,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtl = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _noautolink = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 4
@@ -3957,7 +4043,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
-                return .inputRichMessage(Cons_inputRichMessage(rtl: _rtl, noautolink: _noautolink, blocks: _blocks, photos: _photos, documents: _documents, users: _users))
+                return .inputRichMessage(Cons_inputRichMessage(_flags & 0x1f, blocks: _blocks, photos: _photos, documents: _documents, users: _users))
             }
             catch {
                 throw error.inside(constructor: "inputRichMessage", fields: "flags,rtl,noautolink,blocks,photos,documents,users", index: field)
@@ -3969,9 +4055,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtl = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _noautolink = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _html = try reader.readTLString()
                 field = 4
@@ -3979,7 +4063,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _files = try reader.readVector(boxed: true, of: Api.InputRichFile.self)
                 }
-                return .inputRichMessageHTML(Cons_inputRichMessageHTML(rtl: _rtl, noautolink: _noautolink, html: _html, files: _files))
+                return .inputRichMessageHTML(Cons_inputRichMessageHTML(_flags & 0x7, html: _html, files: _files))
             }
             catch {
                 throw error.inside(constructor: "inputRichMessageHTML", fields: "flags,rtl,noautolink,html,files", index: field)
@@ -3991,9 +4075,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtl = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _noautolink = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _markdown = try reader.readTLString()
                 field = 4
@@ -4001,7 +4083,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _files = try reader.readVector(boxed: true, of: Api.InputRichFile.self)
                 }
-                return .inputRichMessageMarkdown(Cons_inputRichMessageMarkdown(rtl: _rtl, noautolink: _noautolink, markdown: _markdown, files: _files))
+                return .inputRichMessageMarkdown(Cons_inputRichMessageMarkdown(_flags & 0x7, markdown: _markdown, files: _files))
             }
             catch {
                 throw error.inside(constructor: "inputRichMessageMarkdown", fields: "flags,rtl,noautolink,markdown,files", index: field)

@@ -70,56 +70,65 @@ extension Api {
 
         /// `inputMediaUploadedPhoto#7d8375da flags:# spoiler:flags.2?true live_photo:flags.3?true file:InputFile stickers:flags.0?Vector<InputDocument> ttl_seconds:flags.1?int video:flags.3?InputDocument = InputMedia;`
         public final class Cons_inputMediaUploadedPhoto: Sendable {
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let file: Api.InputFile
             public let stickers: [Api.InputDocument]?
             public let ttlSeconds: Int32?
             public let video: Api.InputDocument?
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x4) }
             /// `live_photo` shares its bit with value fields: set exactly when they are.
             public var livePhoto: Bool { video != nil }
 
             public init(spoiler: Bool = false, file: Api.InputFile, stickers: [Api.InputDocument]? = nil, ttlSeconds: Int32? = nil, video: Api.InputDocument? = nil) {
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: spoiler)
+                tlSetFlag(&_flags, 0x1, when: stickers != nil)
+                tlSetFlag(&_flags, 0x2, when: ttlSeconds != nil)
+                tlSetFlag(&_flags, 0x8, when: video != nil)
+                self.flags = _flags
                 self.file = file
                 self.stickers = stickers
                 self.ttlSeconds = ttlSeconds
                 self.video = video
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: spoiler)
-                tlSetFlag(&flags, 0x1, when: stickers != nil)
-                tlSetFlag(&flags, 0x2, when: ttlSeconds != nil)
-                tlSetFlag(&flags, 0x8, when: video != nil)
-                return flags
+            init(_ _flags: Int32, file: Api.InputFile, stickers: [Api.InputDocument]?, ttlSeconds: Int32?, video: Api.InputDocument?) {
+                self.flags = _flags
+                self.file = file
+                self.stickers = stickers
+                self.ttlSeconds = ttlSeconds
+                self.video = video
             }
         }
 
         /// `inputMediaPhoto#e3af4434 flags:# spoiler:flags.1?true live_photo:flags.2?true id:InputPhoto ttl_seconds:flags.0?int video:flags.2?InputDocument = InputMedia;`
         public final class Cons_inputMediaPhoto: Sendable {
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Api.InputPhoto
             public let ttlSeconds: Int32?
             public let video: Api.InputDocument?
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x2) }
             /// `live_photo` shares its bit with value fields: set exactly when they are.
             public var livePhoto: Bool { video != nil }
 
             public init(spoiler: Bool = false, id: Api.InputPhoto, ttlSeconds: Int32? = nil, video: Api.InputDocument? = nil) {
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: spoiler)
+                tlSetFlag(&_flags, 0x1, when: ttlSeconds != nil)
+                tlSetFlag(&_flags, 0x4, when: video != nil)
+                self.flags = _flags
                 self.id = id
                 self.ttlSeconds = ttlSeconds
                 self.video = video
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: spoiler)
-                tlSetFlag(&flags, 0x1, when: ttlSeconds != nil)
-                tlSetFlag(&flags, 0x4, when: video != nil)
-                return flags
+            init(_ _flags: Int32, id: Api.InputPhoto, ttlSeconds: Int32?, video: Api.InputDocument?) {
+                self.flags = _flags
+                self.id = id
+                self.ttlSeconds = ttlSeconds
+                self.video = video
             }
         }
 
@@ -149,9 +158,8 @@ extension Api {
 
         /// `inputMediaUploadedDocument#037c9330 flags:# nosound_video:flags.3?true force_file:flags.4?true spoiler:flags.5?true file:InputFile thumb:flags.2?InputFile mime_type:string attributes:Vector<DocumentAttribute> stickers:flags.0?Vector<InputDocument> video_cover:flags.6?InputPhoto video_timestamp:flags.7?int ttl_seconds:flags.1?int = InputMedia;`
         public final class Cons_inputMediaUploadedDocument: Sendable {
-            public let nosoundVideo: Bool
-            public let forceFile: Bool
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let file: Api.InputFile
             public let thumb: Api.InputFile?
             public let mimeType: String
@@ -160,11 +168,21 @@ extension Api {
             public let videoCover: Api.InputPhoto?
             public let videoTimestamp: Int32?
             public let ttlSeconds: Int32?
+            public var nosoundVideo: Bool { tlFlagIsSet(flags, 0x8) }
+            public var forceFile: Bool { tlFlagIsSet(flags, 0x10) }
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(nosoundVideo: Bool = false, forceFile: Bool = false, spoiler: Bool = false, file: Api.InputFile, thumb: Api.InputFile? = nil, mimeType: String, attributes: [Api.DocumentAttribute], stickers: [Api.InputDocument]? = nil, videoCover: Api.InputPhoto? = nil, videoTimestamp: Int32? = nil, ttlSeconds: Int32? = nil) {
-                self.nosoundVideo = nosoundVideo
-                self.forceFile = forceFile
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: nosoundVideo)
+                tlSetFlag(&_flags, 0x10, when: forceFile)
+                tlSetFlag(&_flags, 0x20, when: spoiler)
+                tlSetFlag(&_flags, 0x4, when: thumb != nil)
+                tlSetFlag(&_flags, 0x1, when: stickers != nil)
+                tlSetFlag(&_flags, 0x40, when: videoCover != nil)
+                tlSetFlag(&_flags, 0x80, when: videoTimestamp != nil)
+                tlSetFlag(&_flags, 0x2, when: ttlSeconds != nil)
+                self.flags = _flags
                 self.file = file
                 self.thumb = thumb
                 self.mimeType = mimeType
@@ -175,32 +193,38 @@ extension Api {
                 self.ttlSeconds = ttlSeconds
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: nosoundVideo)
-                tlSetFlag(&flags, 0x10, when: forceFile)
-                tlSetFlag(&flags, 0x20, when: spoiler)
-                tlSetFlag(&flags, 0x4, when: thumb != nil)
-                tlSetFlag(&flags, 0x1, when: stickers != nil)
-                tlSetFlag(&flags, 0x40, when: videoCover != nil)
-                tlSetFlag(&flags, 0x80, when: videoTimestamp != nil)
-                tlSetFlag(&flags, 0x2, when: ttlSeconds != nil)
-                return flags
+            init(_ _flags: Int32, file: Api.InputFile, thumb: Api.InputFile?, mimeType: String, attributes: [Api.DocumentAttribute], stickers: [Api.InputDocument]?, videoCover: Api.InputPhoto?, videoTimestamp: Int32?, ttlSeconds: Int32?) {
+                self.flags = _flags
+                self.file = file
+                self.thumb = thumb
+                self.mimeType = mimeType
+                self.attributes = attributes
+                self.stickers = stickers
+                self.videoCover = videoCover
+                self.videoTimestamp = videoTimestamp
+                self.ttlSeconds = ttlSeconds
             }
         }
 
         /// `inputMediaDocument#a8763ab5 flags:# spoiler:flags.2?true id:InputDocument video_cover:flags.3?InputPhoto video_timestamp:flags.4?int ttl_seconds:flags.0?int query:flags.1?string = InputMedia;`
         public final class Cons_inputMediaDocument: Sendable {
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Api.InputDocument
             public let videoCover: Api.InputPhoto?
             public let videoTimestamp: Int32?
             public let ttlSeconds: Int32?
             public let query: String?
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(spoiler: Bool = false, id: Api.InputDocument, videoCover: Api.InputPhoto? = nil, videoTimestamp: Int32? = nil, ttlSeconds: Int32? = nil, query: String? = nil) {
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: spoiler)
+                tlSetFlag(&_flags, 0x8, when: videoCover != nil)
+                tlSetFlag(&_flags, 0x10, when: videoTimestamp != nil)
+                tlSetFlag(&_flags, 0x1, when: ttlSeconds != nil)
+                tlSetFlag(&_flags, 0x2, when: query != nil)
+                self.flags = _flags
                 self.id = id
                 self.videoCover = videoCover
                 self.videoTimestamp = videoTimestamp
@@ -208,15 +232,13 @@ extension Api {
                 self.query = query
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: spoiler)
-                tlSetFlag(&flags, 0x8, when: videoCover != nil)
-                tlSetFlag(&flags, 0x10, when: videoTimestamp != nil)
-                tlSetFlag(&flags, 0x1, when: ttlSeconds != nil)
-                tlSetFlag(&flags, 0x2, when: query != nil)
-                return flags
+            init(_ _flags: Int32, id: Api.InputDocument, videoCover: Api.InputPhoto?, videoTimestamp: Int32?, ttlSeconds: Int32?, query: String?) {
+                self.flags = _flags
+                self.id = id
+                self.videoCover = videoCover
+                self.videoTimestamp = videoTimestamp
+                self.ttlSeconds = ttlSeconds
+                self.query = query
             }
         }
 
@@ -241,49 +263,57 @@ extension Api {
 
         /// `inputMediaPhotoExternal#e5bbfe1a flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int = InputMedia;`
         public final class Cons_inputMediaPhotoExternal: Sendable {
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let url: String
             public let ttlSeconds: Int32?
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(spoiler: Bool = false, url: String, ttlSeconds: Int32? = nil) {
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: spoiler)
+                tlSetFlag(&_flags, 0x1, when: ttlSeconds != nil)
+                self.flags = _flags
                 self.url = url
                 self.ttlSeconds = ttlSeconds
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: spoiler)
-                tlSetFlag(&flags, 0x1, when: ttlSeconds != nil)
-                return flags
+            init(_ _flags: Int32, url: String, ttlSeconds: Int32?) {
+                self.flags = _flags
+                self.url = url
+                self.ttlSeconds = ttlSeconds
             }
         }
 
         /// `inputMediaDocumentExternal#779600f9 flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int video_cover:flags.2?InputPhoto video_timestamp:flags.3?int = InputMedia;`
         public final class Cons_inputMediaDocumentExternal: Sendable {
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let url: String
             public let ttlSeconds: Int32?
             public let videoCover: Api.InputPhoto?
             public let videoTimestamp: Int32?
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(spoiler: Bool = false, url: String, ttlSeconds: Int32? = nil, videoCover: Api.InputPhoto? = nil, videoTimestamp: Int32? = nil) {
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: spoiler)
+                tlSetFlag(&_flags, 0x1, when: ttlSeconds != nil)
+                tlSetFlag(&_flags, 0x4, when: videoCover != nil)
+                tlSetFlag(&_flags, 0x8, when: videoTimestamp != nil)
+                self.flags = _flags
                 self.url = url
                 self.ttlSeconds = ttlSeconds
                 self.videoCover = videoCover
                 self.videoTimestamp = videoTimestamp
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: spoiler)
-                tlSetFlag(&flags, 0x1, when: ttlSeconds != nil)
-                tlSetFlag(&flags, 0x4, when: videoCover != nil)
-                tlSetFlag(&flags, 0x8, when: videoTimestamp != nil)
-                return flags
+            init(_ _flags: Int32, url: String, ttlSeconds: Int32?, videoCover: Api.InputPhoto?, videoTimestamp: Int32?) {
+                self.flags = _flags
+                self.url = url
+                self.ttlSeconds = ttlSeconds
+                self.videoCover = videoCover
+                self.videoTimestamp = videoTimestamp
             }
         }
 
@@ -298,6 +328,8 @@ extension Api {
 
         /// `inputMediaInvoice#405fef0d flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:flags.3?string provider_data:DataJSON start_param:flags.1?string extended_media:flags.2?InputMedia = InputMedia;`
         public final class Cons_inputMediaInvoice: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String
             public let description: String
             public let photo: Api.InputWebDocument?
@@ -309,6 +341,12 @@ extension Api {
             public let extendedMedia: Api.InputMedia?
 
             public init(title: String, description: String, photo: Api.InputWebDocument? = nil, invoice: Api.Invoice, payload: [UInt8], provider: String? = nil, providerData: Api.DataJSON, startParam: String? = nil, extendedMedia: Api.InputMedia? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: photo != nil)
+                tlSetFlag(&_flags, 0x8, when: provider != nil)
+                tlSetFlag(&_flags, 0x2, when: startParam != nil)
+                tlSetFlag(&_flags, 0x4, when: extendedMedia != nil)
+                self.flags = _flags
                 self.title = title
                 self.description = description
                 self.photo = photo
@@ -320,46 +358,56 @@ extension Api {
                 self.extendedMedia = extendedMedia
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: photo != nil)
-                tlSetFlag(&flags, 0x8, when: provider != nil)
-                tlSetFlag(&flags, 0x2, when: startParam != nil)
-                tlSetFlag(&flags, 0x4, when: extendedMedia != nil)
-                return flags
+            init(_ _flags: Int32, title: String, description: String, photo: Api.InputWebDocument?, invoice: Api.Invoice, payload: [UInt8], provider: String?, providerData: Api.DataJSON, startParam: String?, extendedMedia: Api.InputMedia?) {
+                self.flags = _flags
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.invoice = invoice
+                self.payload = payload
+                self.provider = provider
+                self.providerData = providerData
+                self.startParam = startParam
+                self.extendedMedia = extendedMedia
             }
         }
 
         /// `inputMediaGeoLive#971fa843 flags:# stopped:flags.0?true geo_point:InputGeoPoint heading:flags.2?int period:flags.1?int proximity_notification_radius:flags.3?int = InputMedia;`
         public final class Cons_inputMediaGeoLive: Sendable {
-            public let stopped: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let geoPoint: Api.InputGeoPoint
             public let heading: Int32?
             public let period: Int32?
             public let proximityNotificationRadius: Int32?
+            public var stopped: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(stopped: Bool = false, geoPoint: Api.InputGeoPoint, heading: Int32? = nil, period: Int32? = nil, proximityNotificationRadius: Int32? = nil) {
-                self.stopped = stopped
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: stopped)
+                tlSetFlag(&_flags, 0x4, when: heading != nil)
+                tlSetFlag(&_flags, 0x2, when: period != nil)
+                tlSetFlag(&_flags, 0x8, when: proximityNotificationRadius != nil)
+                self.flags = _flags
                 self.geoPoint = geoPoint
                 self.heading = heading
                 self.period = period
                 self.proximityNotificationRadius = proximityNotificationRadius
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: stopped)
-                tlSetFlag(&flags, 0x4, when: heading != nil)
-                tlSetFlag(&flags, 0x2, when: period != nil)
-                tlSetFlag(&flags, 0x8, when: proximityNotificationRadius != nil)
-                return flags
+            init(_ _flags: Int32, geoPoint: Api.InputGeoPoint, heading: Int32?, period: Int32?, proximityNotificationRadius: Int32?) {
+                self.flags = _flags
+                self.geoPoint = geoPoint
+                self.heading = heading
+                self.period = period
+                self.proximityNotificationRadius = proximityNotificationRadius
             }
         }
 
         /// `inputMediaPoll#883a4108 flags:# poll:Poll correct_answers:flags.0?Vector<int> attached_media:flags.3?InputMedia solution:flags.1?string solution_entities:flags.1?Vector<MessageEntity> solution_media:flags.2?InputMedia = InputMedia;`
         public final class Cons_inputMediaPoll: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let poll: Api.Poll
             public let correctAnswers: [Int32]?
             public let attachedMedia: Api.InputMedia?
@@ -368,6 +416,12 @@ extension Api {
             public let solutionMedia: Api.InputMedia?
 
             public init(poll: Api.Poll, correctAnswers: [Int32]? = nil, attachedMedia: Api.InputMedia? = nil, solution: String? = nil, solutionEntities: [Api.MessageEntity]? = nil, solutionMedia: Api.InputMedia? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: correctAnswers != nil)
+                tlSetFlag(&_flags, 0x8, when: attachedMedia != nil)
+                tlSetFlag(&_flags, 0x2, when: solution != nil && solutionEntities != nil)
+                tlSetFlag(&_flags, 0x4, when: solutionMedia != nil)
+                self.flags = _flags
                 self.poll = poll
                 self.correctAnswers = correctAnswers
                 self.attachedMedia = attachedMedia
@@ -376,14 +430,14 @@ extension Api {
                 self.solutionMedia = solutionMedia
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: correctAnswers != nil)
-                tlSetFlag(&flags, 0x8, when: attachedMedia != nil)
-                tlSetFlag(&flags, 0x2, when: solution != nil && solutionEntities != nil)
-                tlSetFlag(&flags, 0x4, when: solutionMedia != nil)
-                return flags
+            init(_ _flags: Int32, poll: Api.Poll, correctAnswers: [Int32]?, attachedMedia: Api.InputMedia?, solution: String?, solutionEntities: [Api.MessageEntity]?, solutionMedia: Api.InputMedia?) {
+                self.flags = _flags
+                self.poll = poll
+                self.correctAnswers = correctAnswers
+                self.attachedMedia = attachedMedia
+                self.solution = solution
+                self.solutionEntities = solutionEntities
+                self.solutionMedia = solutionMedia
             }
         }
 
@@ -409,45 +463,50 @@ extension Api {
 
         /// `inputMediaWebPage#c21b8849 flags:# force_large_media:flags.0?true force_small_media:flags.1?true optional:flags.2?true url:string = InputMedia;`
         public final class Cons_inputMediaWebPage: Sendable {
-            public let forceLargeMedia: Bool
-            public let forceSmallMedia: Bool
-            public let optional: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let url: String
+            public var forceLargeMedia: Bool { tlFlagIsSet(flags, 0x1) }
+            public var forceSmallMedia: Bool { tlFlagIsSet(flags, 0x2) }
+            public var optional: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(forceLargeMedia: Bool = false, forceSmallMedia: Bool = false, optional: Bool = false, url: String) {
-                self.forceLargeMedia = forceLargeMedia
-                self.forceSmallMedia = forceSmallMedia
-                self.optional = optional
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: forceLargeMedia)
+                tlSetFlag(&_flags, 0x2, when: forceSmallMedia)
+                tlSetFlag(&_flags, 0x4, when: optional)
+                self.flags = _flags
                 self.url = url
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: forceLargeMedia)
-                tlSetFlag(&flags, 0x2, when: forceSmallMedia)
-                tlSetFlag(&flags, 0x4, when: optional)
-                return flags
+            init(_ _flags: Int32, url: String) {
+                self.flags = _flags
+                self.url = url
             }
         }
 
         /// `inputMediaPaidMedia#c4103386 flags:# stars_amount:long extended_media:Vector<InputMedia> payload:flags.0?string = InputMedia;`
         public final class Cons_inputMediaPaidMedia: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let starsAmount: Int64
             public let extendedMedia: [Api.InputMedia]
             public let payload: String?
 
             public init(starsAmount: Int64, extendedMedia: [Api.InputMedia], payload: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: payload != nil)
+                self.flags = _flags
                 self.starsAmount = starsAmount
                 self.extendedMedia = extendedMedia
                 self.payload = payload
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: payload != nil)
-                return flags
+            init(_ _flags: Int32, starsAmount: Int64, extendedMedia: [Api.InputMedia], payload: String?) {
+                self.flags = _flags
+                self.starsAmount = starsAmount
+                self.extendedMedia = extendedMedia
+                self.payload = payload
             }
         }
 
@@ -742,7 +801,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 field = 3
                 let _file = try Api.InputFile.parse(&reader)
@@ -761,7 +819,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _video = try Api.InputDocument.parse(&reader)
                 }
-                return .inputMediaUploadedPhoto(Cons_inputMediaUploadedPhoto(spoiler: _spoiler, file: _file, stickers: _stickers, ttlSeconds: _ttlSeconds, video: _video))
+                return .inputMediaUploadedPhoto(Cons_inputMediaUploadedPhoto(_flags & 0xf, file: _file, stickers: _stickers, ttlSeconds: _ttlSeconds, video: _video))
             }
             catch {
                 throw error.inside(constructor: "inputMediaUploadedPhoto", fields: "flags,spoiler,live_photo,file,stickers,ttl_seconds,video", index: field)
@@ -773,7 +831,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 field = 3
                 let _id = try Api.InputPhoto.parse(&reader)
@@ -787,7 +844,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _video = try Api.InputDocument.parse(&reader)
                 }
-                return .inputMediaPhoto(Cons_inputMediaPhoto(spoiler: _spoiler, id: _id, ttlSeconds: _ttlSeconds, video: _video))
+                return .inputMediaPhoto(Cons_inputMediaPhoto(_flags & 0x7, id: _id, ttlSeconds: _ttlSeconds, video: _video))
             }
             catch {
                 throw error.inside(constructor: "inputMediaPhoto", fields: "flags,spoiler,live_photo,id,ttl_seconds,video", index: field)
@@ -826,11 +883,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nosoundVideo = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _forceFile = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _spoiler = tlFlagIsSet(_flags, 0x20)
                 field = 4
                 let _file = try Api.InputFile.parse(&reader)
                 field = 5
@@ -862,7 +916,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _ttlSeconds = try reader.readInt32()
                 }
-                return .inputMediaUploadedDocument(Cons_inputMediaUploadedDocument(nosoundVideo: _nosoundVideo, forceFile: _forceFile, spoiler: _spoiler, file: _file, thumb: _thumb, mimeType: _mimeType, attributes: _attributes, stickers: _stickers, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds))
+                return .inputMediaUploadedDocument(Cons_inputMediaUploadedDocument(_flags & 0xff, file: _file, thumb: _thumb, mimeType: _mimeType, attributes: _attributes, stickers: _stickers, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds))
             }
             catch {
                 throw error.inside(constructor: "inputMediaUploadedDocument", fields: "flags,nosound_video,force_file,spoiler,file,thumb,mime_type,attributes,stickers,video_cover,video_timestamp,ttl_seconds", index: field)
@@ -874,7 +928,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _id = try Api.InputDocument.parse(&reader)
                 field = 3
@@ -897,7 +950,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _query = try reader.readTLString()
                 }
-                return .inputMediaDocument(Cons_inputMediaDocument(spoiler: _spoiler, id: _id, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds, query: _query))
+                return .inputMediaDocument(Cons_inputMediaDocument(_flags & 0x1f, id: _id, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds, query: _query))
             }
             catch {
                 throw error.inside(constructor: "inputMediaDocument", fields: "flags,spoiler,id,video_cover,video_timestamp,ttl_seconds,query", index: field)
@@ -930,7 +983,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
@@ -938,7 +990,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _ttlSeconds = try reader.readInt32()
                 }
-                return .inputMediaPhotoExternal(Cons_inputMediaPhotoExternal(spoiler: _spoiler, url: _url, ttlSeconds: _ttlSeconds))
+                return .inputMediaPhotoExternal(Cons_inputMediaPhotoExternal(_flags & 0x3, url: _url, ttlSeconds: _ttlSeconds))
             }
             catch {
                 throw error.inside(constructor: "inputMediaPhotoExternal", fields: "flags,spoiler,url,ttl_seconds", index: field)
@@ -950,7 +1002,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
@@ -968,7 +1019,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _videoTimestamp = try reader.readInt32()
                 }
-                return .inputMediaDocumentExternal(Cons_inputMediaDocumentExternal(spoiler: _spoiler, url: _url, ttlSeconds: _ttlSeconds, videoCover: _videoCover, videoTimestamp: _videoTimestamp))
+                return .inputMediaDocumentExternal(Cons_inputMediaDocumentExternal(_flags & 0xf, url: _url, ttlSeconds: _ttlSeconds, videoCover: _videoCover, videoTimestamp: _videoTimestamp))
             }
             catch {
                 throw error.inside(constructor: "inputMediaDocumentExternal", fields: "flags,spoiler,url,ttl_seconds,video_cover,video_timestamp", index: field)
@@ -1019,7 +1070,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _extendedMedia = try Api.InputMedia.parse(&reader)
                 }
-                return .inputMediaInvoice(Cons_inputMediaInvoice(title: _title, description: _description, photo: _photo, invoice: _invoice, payload: _payload, provider: _provider, providerData: _providerData, startParam: _startParam, extendedMedia: _extendedMedia))
+                return .inputMediaInvoice(Cons_inputMediaInvoice(_flags & 0xf, title: _title, description: _description, photo: _photo, invoice: _invoice, payload: _payload, provider: _provider, providerData: _providerData, startParam: _startParam, extendedMedia: _extendedMedia))
             }
             catch {
                 throw error.inside(constructor: "inputMediaInvoice", fields: "flags,title,description,photo,invoice,payload,provider,provider_data,start_param,extended_media", index: field)
@@ -1031,7 +1082,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _stopped = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _geoPoint = try Api.InputGeoPoint.parse(&reader)
                 field = 3
@@ -1049,7 +1099,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _proximityNotificationRadius = try reader.readInt32()
                 }
-                return .inputMediaGeoLive(Cons_inputMediaGeoLive(stopped: _stopped, geoPoint: _geoPoint, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius))
+                return .inputMediaGeoLive(Cons_inputMediaGeoLive(_flags & 0xf, geoPoint: _geoPoint, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius))
             }
             catch {
                 throw error.inside(constructor: "inputMediaGeoLive", fields: "flags,stopped,geo_point,heading,period,proximity_notification_radius", index: field)
@@ -1087,7 +1137,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _solutionMedia = try Api.InputMedia.parse(&reader)
                 }
-                return .inputMediaPoll(Cons_inputMediaPoll(poll: _poll, correctAnswers: _correctAnswers, attachedMedia: _attachedMedia, solution: _solution, solutionEntities: _solutionEntities, solutionMedia: _solutionMedia))
+                return .inputMediaPoll(Cons_inputMediaPoll(_flags & 0xf, poll: _poll, correctAnswers: _correctAnswers, attachedMedia: _attachedMedia, solution: _solution, solutionEntities: _solutionEntities, solutionMedia: _solutionMedia))
             }
             catch {
                 throw error.inside(constructor: "inputMediaPoll", fields: "flags,poll,correct_answers,attached_media,solution,solution_entities,solution_media", index: field)
@@ -1122,14 +1172,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forceLargeMedia = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _forceSmallMedia = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _optional = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _url = try reader.readTLString()
-                return .inputMediaWebPage(Cons_inputMediaWebPage(forceLargeMedia: _forceLargeMedia, forceSmallMedia: _forceSmallMedia, optional: _optional, url: _url))
+                return .inputMediaWebPage(Cons_inputMediaWebPage(_flags & 0x7, url: _url))
             }
             catch {
                 throw error.inside(constructor: "inputMediaWebPage", fields: "flags,force_large_media,force_small_media,optional,url", index: field)
@@ -1149,7 +1196,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _payload = try reader.readTLString()
                 }
-                return .inputMediaPaidMedia(Cons_inputMediaPaidMedia(starsAmount: _starsAmount, extendedMedia: _extendedMedia, payload: _payload))
+                return .inputMediaPaidMedia(Cons_inputMediaPaidMedia(_flags & 0x1, starsAmount: _starsAmount, extendedMedia: _extendedMedia, payload: _payload))
             }
             catch {
                 throw error.inside(constructor: "inputMediaPaidMedia", fields: "flags,stars_amount,extended_media,payload", index: field)
@@ -1699,6 +1746,8 @@ extension Api.account {
 
         /// `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
         public final class Cons_authorizationForm: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let requiredTypes: [Api.SecureRequiredType]
             public let values: [Api.SecureValue]
             public let errors: [Api.SecureValueError]
@@ -1706,6 +1755,9 @@ extension Api.account {
             public let privacyPolicyUrl: String?
 
             public init(requiredTypes: [Api.SecureRequiredType], values: [Api.SecureValue], errors: [Api.SecureValueError], users: [Api.User], privacyPolicyUrl: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: privacyPolicyUrl != nil)
+                self.flags = _flags
                 self.requiredTypes = requiredTypes
                 self.values = values
                 self.errors = errors
@@ -1713,11 +1765,13 @@ extension Api.account {
                 self.privacyPolicyUrl = privacyPolicyUrl
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: privacyPolicyUrl != nil)
-                return flags
+            init(_ _flags: Int32, requiredTypes: [Api.SecureRequiredType], values: [Api.SecureValue], errors: [Api.SecureValueError], users: [Api.User], privacyPolicyUrl: String?) {
+                self.flags = _flags
+                self.requiredTypes = requiredTypes
+                self.values = values
+                self.errors = errors
+                self.users = users
+                self.privacyPolicyUrl = privacyPolicyUrl
             }
         }
 
@@ -1772,7 +1826,7 @@ extension Api.account {
                 if tlFlagIsSet(_flags, 0x1) {
                     _privacyPolicyUrl = try reader.readTLString()
                 }
-                return .authorizationForm(Cons_authorizationForm(requiredTypes: _requiredTypes, values: _values, errors: _errors, users: _users, privacyPolicyUrl: _privacyPolicyUrl))
+                return .authorizationForm(Cons_authorizationForm(_flags & 0x1, requiredTypes: _requiredTypes, values: _values, errors: _errors, users: _users, privacyPolicyUrl: _privacyPolicyUrl))
             }
             catch {
                 throw error.inside(constructor: "account.authorizationForm", fields: "flags,required_types,values,errors,users,privacy_policy_url", index: field)
@@ -2009,28 +2063,29 @@ extension Api {
 
         /// `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
         public final class Cons_webViewResultUrl: Sendable {
-            public let fullsize: Bool
-            public let fullscreen: Bool
-            public let sameOrigin: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64?
             public let url: String
+            public var fullsize: Bool { tlFlagIsSet(flags, 0x2) }
+            public var fullscreen: Bool { tlFlagIsSet(flags, 0x4) }
+            public var sameOrigin: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(fullsize: Bool = false, fullscreen: Bool = false, sameOrigin: Bool = false, queryId: Int64? = nil, url: String) {
-                self.fullsize = fullsize
-                self.fullscreen = fullscreen
-                self.sameOrigin = sameOrigin
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: fullsize)
+                tlSetFlag(&_flags, 0x4, when: fullscreen)
+                tlSetFlag(&_flags, 0x8, when: sameOrigin)
+                tlSetFlag(&_flags, 0x1, when: queryId != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.url = url
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: fullsize)
-                tlSetFlag(&flags, 0x4, when: fullscreen)
-                tlSetFlag(&flags, 0x8, when: sameOrigin)
-                tlSetFlag(&flags, 0x1, when: queryId != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64?, url: String) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.url = url
             }
         }
 
@@ -2070,11 +2125,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fullsize = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _fullscreen = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _sameOrigin = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 var _queryId: Int64? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -2082,7 +2134,7 @@ extension Api {
                 }
                 field = 5
                 let _url = try reader.readTLString()
-                return .webViewResultUrl(Cons_webViewResultUrl(fullsize: _fullsize, fullscreen: _fullscreen, sameOrigin: _sameOrigin, queryId: _queryId, url: _url))
+                return .webViewResultUrl(Cons_webViewResultUrl(_flags & 0xf, queryId: _queryId, url: _url))
             }
             catch {
                 throw error.inside(constructor: "webViewResultUrl", fields: "flags,fullsize,fullscreen,same_origin,query_id,url", index: field)
@@ -2385,6 +2437,8 @@ extension Api {
 
         /// `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
         public final class Cons_connectedBot: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let botId: Int64
             public let recipients: Api.BusinessBotRecipients
             public let rights: Api.BusinessBotRights
@@ -2393,6 +2447,11 @@ extension Api {
             public let location: String?
 
             public init(botId: Int64, recipients: Api.BusinessBotRecipients, rights: Api.BusinessBotRights, device: String? = nil, date: Int32? = nil, location: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: device != nil)
+                tlSetFlag(&_flags, 0x2, when: date != nil)
+                tlSetFlag(&_flags, 0x4, when: location != nil)
+                self.flags = _flags
                 self.botId = botId
                 self.recipients = recipients
                 self.rights = rights
@@ -2401,13 +2460,14 @@ extension Api {
                 self.location = location
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: device != nil)
-                tlSetFlag(&flags, 0x2, when: date != nil)
-                tlSetFlag(&flags, 0x4, when: location != nil)
-                return flags
+            init(_ _flags: Int32, botId: Int64, recipients: Api.BusinessBotRecipients, rights: Api.BusinessBotRights, device: String?, date: Int32?, location: String?) {
+                self.flags = _flags
+                self.botId = botId
+                self.recipients = recipients
+                self.rights = rights
+                self.device = device
+                self.date = date
+                self.location = location
             }
         }
 
@@ -2475,7 +2535,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _location = try reader.readTLString()
                 }
-                return .connectedBot(Cons_connectedBot(botId: _botId, recipients: _recipients, rights: _rights, device: _device, date: _date, location: _location))
+                return .connectedBot(Cons_connectedBot(_flags & 0x7, botId: _botId, recipients: _recipients, rights: _rights, device: _device, date: _date, location: _location))
             }
             catch {
                 throw error.inside(constructor: "connectedBot", fields: "flags,bot_id,recipients,rights,device,date,location", index: field)
@@ -2609,26 +2669,31 @@ extension Api {
 
         /// `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
         public final class Cons_starsTopupOption: Sendable {
-            public let extended: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stars: Int64
             public let storeProduct: String?
             public let currency: String
             public let amount: Int64
+            public var extended: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(extended: Bool = false, stars: Int64, storeProduct: String? = nil, currency: String, amount: Int64) {
-                self.extended = extended
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: extended)
+                tlSetFlag(&_flags, 0x1, when: storeProduct != nil)
+                self.flags = _flags
                 self.stars = stars
                 self.storeProduct = storeProduct
                 self.currency = currency
                 self.amount = amount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: extended)
-                tlSetFlag(&flags, 0x1, when: storeProduct != nil)
-                return flags
+            init(_ _flags: Int32, stars: Int64, storeProduct: String?, currency: String, amount: Int64) {
+                self.flags = _flags
+                self.stars = stars
+                self.storeProduct = storeProduct
+                self.currency = currency
+                self.amount = amount
             }
         }
 
@@ -2670,7 +2735,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _extended = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
@@ -2682,7 +2746,7 @@ extension Api {
                 let _currency = try reader.readTLString()
                 field = 5
                 let _amount = try reader.readInt64()
-                return .starsTopupOption(Cons_starsTopupOption(extended: _extended, stars: _stars, storeProduct: _storeProduct, currency: _currency, amount: _amount))
+                return .starsTopupOption(Cons_starsTopupOption(_flags & 0x3, stars: _stars, storeProduct: _storeProduct, currency: _currency, amount: _amount))
             }
             catch {
                 throw error.inside(constructor: "starsTopupOption", fields: "flags,extended,stars,store_product,currency,amount", index: field)
@@ -2796,7 +2860,8 @@ extension Api {
 
         /// `aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;`
         public final class Cons_aiComposeTone: Sendable {
-            public let creator: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let slug: String
@@ -2806,9 +2871,17 @@ extension Api {
             public let installsCount: Int32?
             public let authorId: Int64?
             public let exampleEnglish: Api.AiComposeToneExample?
+            public var creator: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(creator: Bool = false, id: Int64, accessHash: Int64, slug: String, title: String, emojiId: Int64? = nil, prompt: String? = nil, installsCount: Int32? = nil, authorId: Int64? = nil, exampleEnglish: Api.AiComposeToneExample? = nil) {
-                self.creator = creator
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: creator)
+                tlSetFlag(&_flags, 0x2, when: emojiId != nil)
+                tlSetFlag(&_flags, 0x10, when: prompt != nil)
+                tlSetFlag(&_flags, 0x4, when: installsCount != nil)
+                tlSetFlag(&_flags, 0x8, when: authorId != nil)
+                tlSetFlag(&_flags, 0x20, when: exampleEnglish != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.slug = slug
@@ -2820,16 +2893,17 @@ extension Api {
                 self.exampleEnglish = exampleEnglish
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: creator)
-                tlSetFlag(&flags, 0x2, when: emojiId != nil)
-                tlSetFlag(&flags, 0x10, when: prompt != nil)
-                tlSetFlag(&flags, 0x4, when: installsCount != nil)
-                tlSetFlag(&flags, 0x8, when: authorId != nil)
-                tlSetFlag(&flags, 0x20, when: exampleEnglish != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, slug: String, title: String, emojiId: Int64?, prompt: String?, installsCount: Int32?, authorId: Int64?, exampleEnglish: Api.AiComposeToneExample?) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.slug = slug
+                self.title = title
+                self.emojiId = emojiId
+                self.prompt = prompt
+                self.installsCount = installsCount
+                self.authorId = authorId
+                self.exampleEnglish = exampleEnglish
             }
         }
 
@@ -2905,7 +2979,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -2939,7 +3012,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x20) {
                     _exampleEnglish = try Api.AiComposeToneExample.parse(&reader)
                 }
-                return .aiComposeTone(Cons_aiComposeTone(creator: _creator, id: _id, accessHash: _accessHash, slug: _slug, title: _title, emojiId: _emojiId, prompt: _prompt, installsCount: _installsCount, authorId: _authorId, exampleEnglish: _exampleEnglish))
+                return .aiComposeTone(Cons_aiComposeTone(_flags & 0x3f, id: _id, accessHash: _accessHash, slug: _slug, title: _title, emojiId: _emojiId, prompt: _prompt, installsCount: _installsCount, authorId: _authorId, exampleEnglish: _exampleEnglish))
             }
             catch {
                 throw error.inside(constructor: "aiComposeTone", fields: "flags,creator,id,access_hash,slug,title,emoji_id,prompt,installs_count,author_id,example_english", index: field)
@@ -3008,21 +3081,26 @@ extension Api {
 
         /// `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
         public final class Cons_keyboardInlineButton: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let style: Api.KeyboardButtonStyle?
             public let text: String
             public let type: Api.InlineButtonType
 
             public init(style: Api.KeyboardButtonStyle? = nil, text: String, type: Api.InlineButtonType) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x400, when: style != nil)
+                self.flags = _flags
                 self.style = style
                 self.text = text
                 self.type = type
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x400, when: style != nil)
-                return flags
+            init(_ _flags: Int32, style: Api.KeyboardButtonStyle?, text: String, type: Api.InlineButtonType) {
+                self.flags = _flags
+                self.style = style
+                self.text = text
+                self.type = type
             }
         }
 
@@ -3071,7 +3149,7 @@ extension Api {
                 let _text = try reader.readTLString()
                 field = 3
                 let _type = try Api.InlineButtonType.parse(&reader)
-                return .keyboardInlineButton(Cons_keyboardInlineButton(style: _style, text: _text, type: _type))
+                return .keyboardInlineButton(Cons_keyboardInlineButton(_flags & 0x400, style: _style, text: _text, type: _type))
             }
             catch {
                 throw error.inside(constructor: "keyboardInlineButton", fields: "flags,style,text,type", index: field)

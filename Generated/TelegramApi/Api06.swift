@@ -169,20 +169,29 @@ extension Api {
 
         /// `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
         public final class Cons_pollResults: Sendable {
-            public let min: Bool
-            public let hasUnreadVotes: Bool
-            public let canViewStats: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let results: [Api.PollAnswerVoters]?
             public let totalVoters: Int32?
             public let recentVoters: [Api.Peer]?
             public let solution: String?
             public let solutionEntities: [Api.MessageEntity]?
             public let solutionMedia: Api.MessageMedia?
+            public var min: Bool { tlFlagIsSet(flags, 0x1) }
+            public var hasUnreadVotes: Bool { tlFlagIsSet(flags, 0x40) }
+            public var canViewStats: Bool { tlFlagIsSet(flags, 0x80) }
 
             public init(min: Bool = false, hasUnreadVotes: Bool = false, canViewStats: Bool = false, results: [Api.PollAnswerVoters]? = nil, totalVoters: Int32? = nil, recentVoters: [Api.Peer]? = nil, solution: String? = nil, solutionEntities: [Api.MessageEntity]? = nil, solutionMedia: Api.MessageMedia? = nil) {
-                self.min = min
-                self.hasUnreadVotes = hasUnreadVotes
-                self.canViewStats = canViewStats
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: min)
+                tlSetFlag(&_flags, 0x40, when: hasUnreadVotes)
+                tlSetFlag(&_flags, 0x80, when: canViewStats)
+                tlSetFlag(&_flags, 0x2, when: results != nil)
+                tlSetFlag(&_flags, 0x4, when: totalVoters != nil)
+                tlSetFlag(&_flags, 0x8, when: recentVoters != nil)
+                tlSetFlag(&_flags, 0x10, when: solution != nil && solutionEntities != nil)
+                tlSetFlag(&_flags, 0x20, when: solutionMedia != nil)
+                self.flags = _flags
                 self.results = results
                 self.totalVoters = totalVoters
                 self.recentVoters = recentVoters
@@ -191,18 +200,14 @@ extension Api {
                 self.solutionMedia = solutionMedia
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: min)
-                tlSetFlag(&flags, 0x40, when: hasUnreadVotes)
-                tlSetFlag(&flags, 0x80, when: canViewStats)
-                tlSetFlag(&flags, 0x2, when: results != nil)
-                tlSetFlag(&flags, 0x4, when: totalVoters != nil)
-                tlSetFlag(&flags, 0x8, when: recentVoters != nil)
-                tlSetFlag(&flags, 0x10, when: solution != nil && solutionEntities != nil)
-                tlSetFlag(&flags, 0x20, when: solutionMedia != nil)
-                return flags
+            init(_ _flags: Int32, results: [Api.PollAnswerVoters]?, totalVoters: Int32?, recentVoters: [Api.Peer]?, solution: String?, solutionEntities: [Api.MessageEntity]?, solutionMedia: Api.MessageMedia?) {
+                self.flags = _flags
+                self.results = results
+                self.totalVoters = totalVoters
+                self.recentVoters = recentVoters
+                self.solution = solution
+                self.solutionEntities = solutionEntities
+                self.solutionMedia = solutionMedia
             }
         }
 
@@ -256,11 +261,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _min = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _hasUnreadVotes = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _canViewStats = tlFlagIsSet(_flags, 0x80)
                 field = 4
                 var _results: [Api.PollAnswerVoters]? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -291,7 +293,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x20) {
                     _solutionMedia = try Api.MessageMedia.parse(&reader)
                 }
-                return .pollResults(Cons_pollResults(min: _min, hasUnreadVotes: _hasUnreadVotes, canViewStats: _canViewStats, results: _results, totalVoters: _totalVoters, recentVoters: _recentVoters, solution: _solution, solutionEntities: _solutionEntities, solutionMedia: _solutionMedia))
+                return .pollResults(Cons_pollResults(_flags & 0xff, results: _results, totalVoters: _totalVoters, recentVoters: _recentVoters, solution: _solution, solutionEntities: _solutionEntities, solutionMedia: _solutionMedia))
             }
             catch {
                 throw error.inside(constructor: "pollResults", fields: "flags,min,has_unread_votes,can_view_stats,results,total_voters,recent_voters,solution,solution_entities,solution_media", index: field)
@@ -358,61 +360,71 @@ extension Api {
 
         /// `webPageAttributeTheme#54b56617 flags:# documents:flags.0?Vector<Document> settings:flags.1?ThemeSettings = WebPageAttribute;`
         public final class Cons_webPageAttributeTheme: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let documents: [Api.Document]?
             public let settings: Api.ThemeSettings?
 
             public init(documents: [Api.Document]? = nil, settings: Api.ThemeSettings? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: documents != nil)
+                tlSetFlag(&_flags, 0x2, when: settings != nil)
+                self.flags = _flags
                 self.documents = documents
                 self.settings = settings
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: documents != nil)
-                tlSetFlag(&flags, 0x2, when: settings != nil)
-                return flags
+            init(_ _flags: Int32, documents: [Api.Document]?, settings: Api.ThemeSettings?) {
+                self.flags = _flags
+                self.documents = documents
+                self.settings = settings
             }
         }
 
         /// `webPageAttributeStory#2e94c3e7 flags:# peer:Peer id:int story:flags.0?StoryItem = WebPageAttribute;`
         public final class Cons_webPageAttributeStory: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let id: Int32
             public let story: Api.StoryItem?
 
             public init(peer: Api.Peer, id: Int32, story: Api.StoryItem? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: story != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.id = id
                 self.story = story
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: story != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, id: Int32, story: Api.StoryItem?) {
+                self.flags = _flags
+                self.peer = peer
+                self.id = id
+                self.story = story
             }
         }
 
         /// `webPageAttributeStickerSet#50cc03d3 flags:# emojis:flags.0?true text_color:flags.1?true stickers:Vector<Document> = WebPageAttribute;`
         public final class Cons_webPageAttributeStickerSet: Sendable {
-            public let emojis: Bool
-            public let textColor: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stickers: [Api.Document]
+            public var emojis: Bool { tlFlagIsSet(flags, 0x1) }
+            public var textColor: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(emojis: Bool = false, textColor: Bool = false, stickers: [Api.Document]) {
-                self.emojis = emojis
-                self.textColor = textColor
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: emojis)
+                tlSetFlag(&_flags, 0x2, when: textColor)
+                self.flags = _flags
                 self.stickers = stickers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: emojis)
-                tlSetFlag(&flags, 0x2, when: textColor)
-                return flags
+            init(_ _flags: Int32, stickers: [Api.Document]) {
+                self.flags = _flags
+                self.stickers = stickers
             }
         }
 
@@ -540,7 +552,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _settings = try Api.ThemeSettings.parse(&reader)
                 }
-                return .webPageAttributeTheme(Cons_webPageAttributeTheme(documents: _documents, settings: _settings))
+                return .webPageAttributeTheme(Cons_webPageAttributeTheme(_flags & 0x3, documents: _documents, settings: _settings))
             }
             catch {
                 throw error.inside(constructor: "webPageAttributeTheme", fields: "flags,documents,settings", index: field)
@@ -560,7 +572,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _story = try Api.StoryItem.parse(&reader)
                 }
-                return .webPageAttributeStory(Cons_webPageAttributeStory(peer: _peer, id: _id, story: _story))
+                return .webPageAttributeStory(Cons_webPageAttributeStory(_flags & 0x1, peer: _peer, id: _id, story: _story))
             }
             catch {
                 throw error.inside(constructor: "webPageAttributeStory", fields: "flags,peer,id,story", index: field)
@@ -572,12 +584,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _emojis = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _textColor = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _stickers = try reader.readVector(boxed: true, of: Api.Document.self)
-                return .webPageAttributeStickerSet(Cons_webPageAttributeStickerSet(emojis: _emojis, textColor: _textColor, stickers: _stickers))
+                return .webPageAttributeStickerSet(Cons_webPageAttributeStickerSet(_flags & 0x3, stickers: _stickers))
             }
             catch {
                 throw error.inside(constructor: "webPageAttributeStickerSet", fields: "flags,emojis,text_color,stickers", index: field)
@@ -972,19 +982,23 @@ extension Api.messages {
 
         /// `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
         public final class Cons_composedMessageWithAI: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let resultText: Api.TextWithEntities
             public let diffText: Api.TextWithEntities?
 
             public init(resultText: Api.TextWithEntities, diffText: Api.TextWithEntities? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: diffText != nil)
+                self.flags = _flags
                 self.resultText = resultText
                 self.diffText = diffText
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: diffText != nil)
-                return flags
+            init(_ _flags: Int32, resultText: Api.TextWithEntities, diffText: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.resultText = resultText
+                self.diffText = diffText
             }
         }
 
@@ -1030,7 +1044,7 @@ extension Api.messages {
                 if tlFlagIsSet(_flags, 0x1) {
                     _diffText = try Api.TextWithEntities.parse(&reader)
                 }
-                return .composedMessageWithAI(Cons_composedMessageWithAI(resultText: _resultText, diffText: _diffText))
+                return .composedMessageWithAI(Cons_composedMessageWithAI(_flags & 0x1, resultText: _resultText, diffText: _diffText))
             }
             catch {
                 throw error.inside(constructor: "messages.composedMessageWithAI", fields: "flags,result_text,diff_text", index: field)

@@ -64,17 +64,18 @@ extension Api {
 
         /// `inputMessagesFilterPhoneCalls#80c99768 flags:# missed:flags.0?true = MessagesFilter;`
         public struct Cons_inputMessagesFilterPhoneCalls: Sendable {
-            public let missed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var missed: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(missed: Bool = false) {
-                self.missed = missed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: missed)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: missed)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -201,8 +202,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _missed = tlFlagIsSet(_flags, 0x1)
-                return .inputMessagesFilterPhoneCalls(Cons_inputMessagesFilterPhoneCalls(missed: _missed))
+                return .inputMessagesFilterPhoneCalls(Cons_inputMessagesFilterPhoneCalls(_flags & 0x1))
             }
             catch {
                 throw error.inside(constructor: "inputMessagesFilterPhoneCalls", fields: "flags,missed", index: field)
@@ -471,21 +471,24 @@ extension Api {
 
         /// `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
         public final class Cons_botCommand: Sendable {
-            public let ephemeral: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let command: String
             public let description: String
+            public var ephemeral: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(ephemeral: Bool = false, command: String, description: String) {
-                self.ephemeral = ephemeral
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: ephemeral)
+                self.flags = _flags
                 self.command = command
                 self.description = description
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: ephemeral)
-                return flags
+            init(_ _flags: Int32, command: String, description: String) {
+                self.flags = _flags
+                self.command = command
+                self.description = description
             }
         }
 
@@ -523,12 +526,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ephemeral = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _command = try reader.readTLString()
                 field = 3
                 let _description = try reader.readTLString()
-                return .botCommand(Cons_botCommand(ephemeral: _ephemeral, command: _command, description: _description))
+                return .botCommand(Cons_botCommand(_flags & 0x1, command: _command, description: _description))
             }
             catch {
                 throw error.inside(constructor: "botCommand", fields: "flags,ephemeral,command,description", index: field)
@@ -861,58 +863,60 @@ extension Api {
 
         /// `messageEntityBlockquote#f1ccaaac flags:# collapsed:flags.0?true offset:int length:int = MessageEntity;`
         public final class Cons_messageEntityBlockquote: Sendable {
-            public let collapsed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let offset: Int32
             public let length: Int32
+            public var collapsed: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(collapsed: Bool = false, offset: Int32, length: Int32) {
-                self.collapsed = collapsed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: collapsed)
+                self.flags = _flags
                 self.offset = offset
                 self.length = length
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: collapsed)
-                return flags
+            init(_ _flags: Int32, offset: Int32, length: Int32) {
+                self.flags = _flags
+                self.offset = offset
+                self.length = length
             }
         }
 
         /// `messageEntityFormattedDate#904ac7c7 flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true offset:int length:int date:int = MessageEntity;`
         public final class Cons_messageEntityFormattedDate: Sendable {
-            public let relative: Bool
-            public let shortTime: Bool
-            public let longTime: Bool
-            public let shortDate: Bool
-            public let longDate: Bool
-            public let dayOfWeek: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let offset: Int32
             public let length: Int32
             public let date: Int32
+            public var relative: Bool { tlFlagIsSet(flags, 0x1) }
+            public var shortTime: Bool { tlFlagIsSet(flags, 0x2) }
+            public var longTime: Bool { tlFlagIsSet(flags, 0x4) }
+            public var shortDate: Bool { tlFlagIsSet(flags, 0x8) }
+            public var longDate: Bool { tlFlagIsSet(flags, 0x10) }
+            public var dayOfWeek: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(relative: Bool = false, shortTime: Bool = false, longTime: Bool = false, shortDate: Bool = false, longDate: Bool = false, dayOfWeek: Bool = false, offset: Int32, length: Int32, date: Int32) {
-                self.relative = relative
-                self.shortTime = shortTime
-                self.longTime = longTime
-                self.shortDate = shortDate
-                self.longDate = longDate
-                self.dayOfWeek = dayOfWeek
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: relative)
+                tlSetFlag(&_flags, 0x2, when: shortTime)
+                tlSetFlag(&_flags, 0x4, when: longTime)
+                tlSetFlag(&_flags, 0x8, when: shortDate)
+                tlSetFlag(&_flags, 0x10, when: longDate)
+                tlSetFlag(&_flags, 0x20, when: dayOfWeek)
+                self.flags = _flags
                 self.offset = offset
                 self.length = length
                 self.date = date
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: relative)
-                tlSetFlag(&flags, 0x2, when: shortTime)
-                tlSetFlag(&flags, 0x4, when: longTime)
-                tlSetFlag(&flags, 0x8, when: shortDate)
-                tlSetFlag(&flags, 0x10, when: longDate)
-                tlSetFlag(&flags, 0x20, when: dayOfWeek)
-                return flags
+            init(_ _flags: Int32, offset: Int32, length: Int32, date: Int32) {
+                self.flags = _flags
+                self.offset = offset
+                self.length = length
+                self.date = date
             }
         }
 
@@ -1432,12 +1436,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _collapsed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _offset = try reader.readInt32()
                 field = 3
                 let _length = try reader.readInt32()
-                return .messageEntityBlockquote(Cons_messageEntityBlockquote(collapsed: _collapsed, offset: _offset, length: _length))
+                return .messageEntityBlockquote(Cons_messageEntityBlockquote(_flags & 0x1, offset: _offset, length: _length))
             }
             catch {
                 throw error.inside(constructor: "messageEntityBlockquote", fields: "flags,collapsed,offset,length", index: field)
@@ -1449,24 +1452,18 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _relative = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _shortTime = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _longTime = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _shortDate = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _longDate = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _dayOfWeek = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _offset = try reader.readInt32()
                 field = 8
                 let _length = try reader.readInt32()
                 field = 9
                 let _date = try reader.readInt32()
-                return .messageEntityFormattedDate(Cons_messageEntityFormattedDate(relative: _relative, shortTime: _shortTime, longTime: _longTime, shortDate: _shortDate, longDate: _longDate, dayOfWeek: _dayOfWeek, offset: _offset, length: _length, date: _date))
+                return .messageEntityFormattedDate(Cons_messageEntityFormattedDate(_flags & 0x3f, offset: _offset, length: _length, date: _date))
             }
             catch {
                 throw error.inside(constructor: "messageEntityFormattedDate", fields: "flags,relative,short_time,long_time,short_date,long_date,day_of_week,offset,length,date", index: field)
@@ -2147,6 +2144,8 @@ extension Api.messages {
 
         /// `messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;`
         public final class Cons_emojiGameDiceInfo: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let gameHash: String
             public let prevStake: Int64
             public let currentStreak: Int32
@@ -2154,6 +2153,9 @@ extension Api.messages {
             public let playsLeft: Int32?
 
             public init(gameHash: String, prevStake: Int64, currentStreak: Int32, params: [Int32], playsLeft: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: playsLeft != nil)
+                self.flags = _flags
                 self.gameHash = gameHash
                 self.prevStake = prevStake
                 self.currentStreak = currentStreak
@@ -2161,11 +2163,13 @@ extension Api.messages {
                 self.playsLeft = playsLeft
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: playsLeft != nil)
-                return flags
+            init(_ _flags: Int32, gameHash: String, prevStake: Int64, currentStreak: Int32, params: [Int32], playsLeft: Int32?) {
+                self.flags = _flags
+                self.gameHash = gameHash
+                self.prevStake = prevStake
+                self.currentStreak = currentStreak
+                self.params = params
+                self.playsLeft = playsLeft
             }
         }
 
@@ -2229,7 +2233,7 @@ extension Api.messages {
                 if tlFlagIsSet(_flags, 0x1) {
                     _playsLeft = try reader.readInt32()
                 }
-                return .emojiGameDiceInfo(Cons_emojiGameDiceInfo(gameHash: _gameHash, prevStake: _prevStake, currentStreak: _currentStreak, params: _params, playsLeft: _playsLeft))
+                return .emojiGameDiceInfo(Cons_emojiGameDiceInfo(_flags & 0x1, gameHash: _gameHash, prevStake: _prevStake, currentStreak: _currentStreak, params: _params, playsLeft: _playsLeft))
             }
             catch {
                 throw error.inside(constructor: "messages.emojiGameDiceInfo", fields: "flags,game_hash,prev_stake,current_streak,params,plays_left", index: field)

@@ -598,36 +598,34 @@ extension Api {
 
         /// `textDate#a5b45e2b flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true text:RichText date:int = RichText;`
         public final class Cons_textDate: Sendable {
-            public let relative: Bool
-            public let shortTime: Bool
-            public let longTime: Bool
-            public let shortDate: Bool
-            public let longDate: Bool
-            public let dayOfWeek: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let text: Api.RichText
             public let date: Int32
+            public var relative: Bool { tlFlagIsSet(flags, 0x1) }
+            public var shortTime: Bool { tlFlagIsSet(flags, 0x2) }
+            public var longTime: Bool { tlFlagIsSet(flags, 0x4) }
+            public var shortDate: Bool { tlFlagIsSet(flags, 0x8) }
+            public var longDate: Bool { tlFlagIsSet(flags, 0x10) }
+            public var dayOfWeek: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(relative: Bool = false, shortTime: Bool = false, longTime: Bool = false, shortDate: Bool = false, longDate: Bool = false, dayOfWeek: Bool = false, text: Api.RichText, date: Int32) {
-                self.relative = relative
-                self.shortTime = shortTime
-                self.longTime = longTime
-                self.shortDate = shortDate
-                self.longDate = longDate
-                self.dayOfWeek = dayOfWeek
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: relative)
+                tlSetFlag(&_flags, 0x2, when: shortTime)
+                tlSetFlag(&_flags, 0x4, when: longTime)
+                tlSetFlag(&_flags, 0x8, when: shortDate)
+                tlSetFlag(&_flags, 0x10, when: longDate)
+                tlSetFlag(&_flags, 0x20, when: dayOfWeek)
+                self.flags = _flags
                 self.text = text
                 self.date = date
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: relative)
-                tlSetFlag(&flags, 0x2, when: shortTime)
-                tlSetFlag(&flags, 0x4, when: longTime)
-                tlSetFlag(&flags, 0x8, when: shortDate)
-                tlSetFlag(&flags, 0x10, when: longDate)
-                tlSetFlag(&flags, 0x20, when: dayOfWeek)
-                return flags
+            init(_ _flags: Int32, text: Api.RichText, date: Int32) {
+                self.flags = _flags
+                self.text = text
+                self.date = date
             }
         }
 
@@ -644,21 +642,26 @@ extension Api {
 
         /// `textButton#afc79cd6 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = RichText;`
         public final class Cons_textButton: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let text: Api.RichText
             public let type: Api.InlineButtonType
             public let style: Api.RichButtonStyle?
 
             public init(text: Api.RichText, type: Api.InlineButtonType, style: Api.RichButtonStyle? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: style != nil)
+                self.flags = _flags
                 self.text = text
                 self.type = type
                 self.style = style
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: style != nil)
-                return flags
+            init(_ _flags: Int32, text: Api.RichText, type: Api.InlineButtonType, style: Api.RichButtonStyle?) {
+                self.flags = _flags
+                self.text = text
+                self.type = type
+                self.style = style
             }
         }
 
@@ -1136,22 +1139,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _relative = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _shortTime = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _longTime = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _shortDate = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _longDate = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _dayOfWeek = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _text = try Api.RichText.parse(&reader)
                 field = 8
                 let _date = try reader.readInt32()
-                return .textDate(Cons_textDate(relative: _relative, shortTime: _shortTime, longTime: _longTime, shortDate: _shortDate, longDate: _longDate, dayOfWeek: _dayOfWeek, text: _text, date: _date))
+                return .textDate(Cons_textDate(_flags & 0x3f, text: _text, date: _date))
             }
             catch {
                 throw error.inside(constructor: "textDate", fields: "flags,relative,short_time,long_time,short_date,long_date,day_of_week,text,date", index: field)
@@ -1184,7 +1181,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _style = try Api.RichButtonStyle.parse(&reader)
                 }
-                return .textButton(Cons_textButton(text: _text, type: _type, style: _style))
+                return .textButton(Cons_textButton(_flags & 0x1, text: _text, type: _type, style: _style))
             }
             catch {
                 throw error.inside(constructor: "textButton", fields: "flags,text,type,style", index: field)
@@ -1962,19 +1959,23 @@ extension Api {
 
         /// `statsGraph#8ea464b6 flags:# json:DataJSON zoom_token:flags.0?string = StatsGraph;`
         public final class Cons_statsGraph: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let json: Api.DataJSON
             public let zoomToken: String?
 
             public init(json: Api.DataJSON, zoomToken: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: zoomToken != nil)
+                self.flags = _flags
                 self.json = json
                 self.zoomToken = zoomToken
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: zoomToken != nil)
-                return flags
+            init(_ _flags: Int32, json: Api.DataJSON, zoomToken: String?) {
+                self.flags = _flags
+                self.json = json
+                self.zoomToken = zoomToken
             }
         }
 
@@ -2048,7 +2049,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _zoomToken = try reader.readTLString()
                 }
-                return .statsGraph(Cons_statsGraph(json: _json, zoomToken: _zoomToken))
+                return .statsGraph(Cons_statsGraph(_flags & 0x1, json: _json, zoomToken: _zoomToken))
             }
             catch {
                 throw error.inside(constructor: "statsGraph", fields: "flags,json,zoom_token", index: field)
@@ -2088,6 +2089,8 @@ extension Api.messages {
 
         /// `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
         public final class Cons_messageReactionsList: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let reactions: [Api.MessagePeerReaction]
             public let chats: [Api.Chat]
@@ -2095,6 +2098,9 @@ extension Api.messages {
             public let nextOffset: String?
 
             public init(count: Int32, reactions: [Api.MessagePeerReaction], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.reactions = reactions
                 self.chats = chats
@@ -2102,11 +2108,13 @@ extension Api.messages {
                 self.nextOffset = nextOffset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, reactions: [Api.MessagePeerReaction], chats: [Api.Chat], users: [Api.User], nextOffset: String?) {
+                self.flags = _flags
+                self.count = count
+                self.reactions = reactions
+                self.chats = chats
+                self.users = users
+                self.nextOffset = nextOffset
             }
         }
 
@@ -2161,7 +2169,7 @@ extension Api.messages {
                 if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
-                return .messageReactionsList(Cons_messageReactionsList(count: _count, reactions: _reactions, chats: _chats, users: _users, nextOffset: _nextOffset))
+                return .messageReactionsList(Cons_messageReactionsList(_flags & 0x1, count: _count, reactions: _reactions, chats: _chats, users: _users, nextOffset: _nextOffset))
             }
             catch {
                 throw error.inside(constructor: "messages.messageReactionsList", fields: "flags,count,reactions,chats,users,next_offset", index: field)
@@ -2409,15 +2417,23 @@ extension Api {
 
         /// `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
         public final class Cons_storyViews: Sendable {
-            public let hasViewers: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let viewsCount: Int32
             public let forwardsCount: Int32?
             public let reactions: [Api.ReactionCount]?
             public let reactionsCount: Int32?
             public let recentViewers: [Int64]?
+            public var hasViewers: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(hasViewers: Bool = false, viewsCount: Int32, forwardsCount: Int32? = nil, reactions: [Api.ReactionCount]? = nil, reactionsCount: Int32? = nil, recentViewers: [Int64]? = nil) {
-                self.hasViewers = hasViewers
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: hasViewers)
+                tlSetFlag(&_flags, 0x4, when: forwardsCount != nil)
+                tlSetFlag(&_flags, 0x8, when: reactions != nil)
+                tlSetFlag(&_flags, 0x10, when: reactionsCount != nil)
+                tlSetFlag(&_flags, 0x1, when: recentViewers != nil)
+                self.flags = _flags
                 self.viewsCount = viewsCount
                 self.forwardsCount = forwardsCount
                 self.reactions = reactions
@@ -2425,15 +2441,13 @@ extension Api {
                 self.recentViewers = recentViewers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: hasViewers)
-                tlSetFlag(&flags, 0x4, when: forwardsCount != nil)
-                tlSetFlag(&flags, 0x8, when: reactions != nil)
-                tlSetFlag(&flags, 0x10, when: reactionsCount != nil)
-                tlSetFlag(&flags, 0x1, when: recentViewers != nil)
-                return flags
+            init(_ _flags: Int32, viewsCount: Int32, forwardsCount: Int32?, reactions: [Api.ReactionCount]?, reactionsCount: Int32?, recentViewers: [Int64]?) {
+                self.flags = _flags
+                self.viewsCount = viewsCount
+                self.forwardsCount = forwardsCount
+                self.reactions = reactions
+                self.reactionsCount = reactionsCount
+                self.recentViewers = recentViewers
             }
         }
 
@@ -2482,7 +2496,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasViewers = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _viewsCount = try reader.readInt32()
                 field = 3
@@ -2505,7 +2518,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _recentViewers = try reader.readVector(boxed: true, of: Int64.self)
                 }
-                return .storyViews(Cons_storyViews(hasViewers: _hasViewers, viewsCount: _viewsCount, forwardsCount: _forwardsCount, reactions: _reactions, reactionsCount: _reactionsCount, recentViewers: _recentViewers))
+                return .storyViews(Cons_storyViews(_flags & 0x1f, viewsCount: _viewsCount, forwardsCount: _forwardsCount, reactions: _reactions, reactionsCount: _reactionsCount, recentViewers: _recentViewers))
             }
             catch {
                 throw error.inside(constructor: "storyViews", fields: "flags,has_viewers,views_count,forwards_count,reactions,reactions_count,recent_viewers", index: field)

@@ -37,7 +37,8 @@ extension Api.messages {
 
         /// `messages.messagesSlice#5f206716 flags:# inexact:flags.1?true count:int next_rate:flags.0?int offset_id_offset:flags.2?int search_flood:flags.3?SearchPostsFlood messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
         public final class Cons_messagesSlice: Sendable {
-            public let inexact: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let nextRate: Int32?
             public let offsetIdOffset: Int32?
@@ -46,9 +47,15 @@ extension Api.messages {
             public let topics: [Api.ForumTopic]
             public let chats: [Api.Chat]
             public let users: [Api.User]
+            public var inexact: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(inexact: Bool = false, count: Int32, nextRate: Int32? = nil, offsetIdOffset: Int32? = nil, searchFlood: Api.SearchPostsFlood? = nil, messages: [Api.Message], topics: [Api.ForumTopic], chats: [Api.Chat], users: [Api.User]) {
-                self.inexact = inexact
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: inexact)
+                tlSetFlag(&_flags, 0x1, when: nextRate != nil)
+                tlSetFlag(&_flags, 0x4, when: offsetIdOffset != nil)
+                tlSetFlag(&_flags, 0x8, when: searchFlood != nil)
+                self.flags = _flags
                 self.count = count
                 self.nextRate = nextRate
                 self.offsetIdOffset = offsetIdOffset
@@ -59,20 +66,23 @@ extension Api.messages {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: inexact)
-                tlSetFlag(&flags, 0x1, when: nextRate != nil)
-                tlSetFlag(&flags, 0x4, when: offsetIdOffset != nil)
-                tlSetFlag(&flags, 0x8, when: searchFlood != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, nextRate: Int32?, offsetIdOffset: Int32?, searchFlood: Api.SearchPostsFlood?, messages: [Api.Message], topics: [Api.ForumTopic], chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.count = count
+                self.nextRate = nextRate
+                self.offsetIdOffset = offsetIdOffset
+                self.searchFlood = searchFlood
+                self.messages = messages
+                self.topics = topics
+                self.chats = chats
+                self.users = users
             }
         }
 
         /// `messages.channelMessages#c776ba4e flags:# inexact:flags.1?true pts:int count:int offset_id_offset:flags.2?int messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
         public final class Cons_channelMessages: Sendable {
-            public let inexact: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let pts: Int32
             public let count: Int32
             public let offsetIdOffset: Int32?
@@ -80,9 +90,13 @@ extension Api.messages {
             public let topics: [Api.ForumTopic]
             public let chats: [Api.Chat]
             public let users: [Api.User]
+            public var inexact: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(inexact: Bool = false, pts: Int32, count: Int32, offsetIdOffset: Int32? = nil, messages: [Api.Message], topics: [Api.ForumTopic], chats: [Api.Chat], users: [Api.User]) {
-                self.inexact = inexact
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: inexact)
+                tlSetFlag(&_flags, 0x4, when: offsetIdOffset != nil)
+                self.flags = _flags
                 self.pts = pts
                 self.count = count
                 self.offsetIdOffset = offsetIdOffset
@@ -92,12 +106,15 @@ extension Api.messages {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: inexact)
-                tlSetFlag(&flags, 0x4, when: offsetIdOffset != nil)
-                return flags
+            init(_ _flags: Int32, pts: Int32, count: Int32, offsetIdOffset: Int32?, messages: [Api.Message], topics: [Api.ForumTopic], chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.pts = pts
+                self.count = count
+                self.offsetIdOffset = offsetIdOffset
+                self.messages = messages
+                self.topics = topics
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -202,7 +219,6 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inexact = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -228,7 +244,7 @@ extension Api.messages {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 9
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .messagesSlice(Cons_messagesSlice(inexact: _inexact, count: _count, nextRate: _nextRate, offsetIdOffset: _offsetIdOffset, searchFlood: _searchFlood, messages: _messages, topics: _topics, chats: _chats, users: _users))
+                return .messagesSlice(Cons_messagesSlice(_flags & 0xf, count: _count, nextRate: _nextRate, offsetIdOffset: _offsetIdOffset, searchFlood: _searchFlood, messages: _messages, topics: _topics, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "messages.messagesSlice", fields: "flags,inexact,count,next_rate,offset_id_offset,search_flood,messages,topics,chats,users", index: field)
@@ -240,7 +256,6 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inexact = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
@@ -258,7 +273,7 @@ extension Api.messages {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 8
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .channelMessages(Cons_channelMessages(inexact: _inexact, pts: _pts, count: _count, offsetIdOffset: _offsetIdOffset, messages: _messages, topics: _topics, chats: _chats, users: _users))
+                return .channelMessages(Cons_channelMessages(_flags & 0x6, pts: _pts, count: _count, offsetIdOffset: _offsetIdOffset, messages: _messages, topics: _topics, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "messages.channelMessages", fields: "flags,inexact,pts,count,offset_id_offset,messages,topics,chats,users", index: field)
@@ -861,6 +876,8 @@ extension Api {
 
         /// `langPackStringPluralized#6c47ac9f flags:# key:string zero_value:flags.0?string one_value:flags.1?string two_value:flags.2?string few_value:flags.3?string many_value:flags.4?string other_value:string = LangPackString;`
         public final class Cons_langPackStringPluralized: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let key: String
             public let zeroValue: String?
             public let oneValue: String?
@@ -870,6 +887,13 @@ extension Api {
             public let otherValue: String
 
             public init(key: String, zeroValue: String? = nil, oneValue: String? = nil, twoValue: String? = nil, fewValue: String? = nil, manyValue: String? = nil, otherValue: String) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: zeroValue != nil)
+                tlSetFlag(&_flags, 0x2, when: oneValue != nil)
+                tlSetFlag(&_flags, 0x4, when: twoValue != nil)
+                tlSetFlag(&_flags, 0x8, when: fewValue != nil)
+                tlSetFlag(&_flags, 0x10, when: manyValue != nil)
+                self.flags = _flags
                 self.key = key
                 self.zeroValue = zeroValue
                 self.oneValue = oneValue
@@ -879,15 +903,15 @@ extension Api {
                 self.otherValue = otherValue
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: zeroValue != nil)
-                tlSetFlag(&flags, 0x2, when: oneValue != nil)
-                tlSetFlag(&flags, 0x4, when: twoValue != nil)
-                tlSetFlag(&flags, 0x8, when: fewValue != nil)
-                tlSetFlag(&flags, 0x10, when: manyValue != nil)
-                return flags
+            init(_ _flags: Int32, key: String, zeroValue: String?, oneValue: String?, twoValue: String?, fewValue: String?, manyValue: String?, otherValue: String) {
+                self.flags = _flags
+                self.key = key
+                self.zeroValue = zeroValue
+                self.oneValue = oneValue
+                self.twoValue = twoValue
+                self.fewValue = fewValue
+                self.manyValue = manyValue
+                self.otherValue = otherValue
             }
         }
 
@@ -999,7 +1023,7 @@ extension Api {
                 }
                 field = 7
                 let _otherValue = try reader.readTLString()
-                return .langPackStringPluralized(Cons_langPackStringPluralized(key: _key, zeroValue: _zeroValue, oneValue: _oneValue, twoValue: _twoValue, fewValue: _fewValue, manyValue: _manyValue, otherValue: _otherValue))
+                return .langPackStringPluralized(Cons_langPackStringPluralized(_flags & 0x1f, key: _key, zeroValue: _zeroValue, oneValue: _oneValue, twoValue: _twoValue, fewValue: _fewValue, manyValue: _manyValue, otherValue: _otherValue))
             }
             catch {
                 throw error.inside(constructor: "langPackStringPluralized", fields: "flags,key,zero_value,one_value,two_value,few_value,many_value,other_value", index: field)
@@ -1205,16 +1229,8 @@ extension Api {
 
         /// `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
         public final class Cons_groupCallParticipant: Sendable {
-            public let muted: Bool
-            public let left: Bool
-            public let canSelfUnmute: Bool
-            public let justJoined: Bool
-            public let versioned: Bool
-            public let min: Bool
-            public let mutedByYou: Bool
-            public let volumeByAdmin: Bool
-            public let isSelf: Bool
-            public let videoJoined: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let date: Int32
             public let activeDate: Int32?
@@ -1225,18 +1241,37 @@ extension Api {
             public let video: Api.GroupCallParticipantVideo?
             public let presentation: Api.GroupCallParticipantVideo?
             public let paidStarsTotal: Int64?
+            public var muted: Bool { tlFlagIsSet(flags, 0x1) }
+            public var left: Bool { tlFlagIsSet(flags, 0x2) }
+            public var canSelfUnmute: Bool { tlFlagIsSet(flags, 0x4) }
+            public var justJoined: Bool { tlFlagIsSet(flags, 0x10) }
+            public var versioned: Bool { tlFlagIsSet(flags, 0x20) }
+            public var min: Bool { tlFlagIsSet(flags, 0x100) }
+            public var mutedByYou: Bool { tlFlagIsSet(flags, 0x200) }
+            public var volumeByAdmin: Bool { tlFlagIsSet(flags, 0x400) }
+            public var isSelf: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var videoJoined: Bool { tlFlagIsSet(flags, 0x8000) }
 
             public init(muted: Bool = false, left: Bool = false, canSelfUnmute: Bool = false, justJoined: Bool = false, versioned: Bool = false, min: Bool = false, mutedByYou: Bool = false, volumeByAdmin: Bool = false, isSelf: Bool = false, videoJoined: Bool = false, peer: Api.Peer, date: Int32, activeDate: Int32? = nil, source: Int32, volume: Int32? = nil, about: String? = nil, raiseHandRating: Int64? = nil, video: Api.GroupCallParticipantVideo? = nil, presentation: Api.GroupCallParticipantVideo? = nil, paidStarsTotal: Int64? = nil) {
-                self.muted = muted
-                self.left = left
-                self.canSelfUnmute = canSelfUnmute
-                self.justJoined = justJoined
-                self.versioned = versioned
-                self.min = min
-                self.mutedByYou = mutedByYou
-                self.volumeByAdmin = volumeByAdmin
-                self.isSelf = isSelf
-                self.videoJoined = videoJoined
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: muted)
+                tlSetFlag(&_flags, 0x2, when: left)
+                tlSetFlag(&_flags, 0x4, when: canSelfUnmute)
+                tlSetFlag(&_flags, 0x10, when: justJoined)
+                tlSetFlag(&_flags, 0x20, when: versioned)
+                tlSetFlag(&_flags, 0x100, when: min)
+                tlSetFlag(&_flags, 0x200, when: mutedByYou)
+                tlSetFlag(&_flags, 0x400, when: volumeByAdmin)
+                tlSetFlag(&_flags, 0x1000, when: isSelf)
+                tlSetFlag(&_flags, 0x8000, when: videoJoined)
+                tlSetFlag(&_flags, 0x8, when: activeDate != nil)
+                tlSetFlag(&_flags, 0x80, when: volume != nil)
+                tlSetFlag(&_flags, 0x800, when: about != nil)
+                tlSetFlag(&_flags, 0x2000, when: raiseHandRating != nil)
+                tlSetFlag(&_flags, 0x40, when: video != nil)
+                tlSetFlag(&_flags, 0x4000, when: presentation != nil)
+                tlSetFlag(&_flags, 0x10000, when: paidStarsTotal != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.date = date
                 self.activeDate = activeDate
@@ -1249,27 +1284,18 @@ extension Api {
                 self.paidStarsTotal = paidStarsTotal
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: muted)
-                tlSetFlag(&flags, 0x2, when: left)
-                tlSetFlag(&flags, 0x4, when: canSelfUnmute)
-                tlSetFlag(&flags, 0x10, when: justJoined)
-                tlSetFlag(&flags, 0x20, when: versioned)
-                tlSetFlag(&flags, 0x100, when: min)
-                tlSetFlag(&flags, 0x200, when: mutedByYou)
-                tlSetFlag(&flags, 0x400, when: volumeByAdmin)
-                tlSetFlag(&flags, 0x1000, when: isSelf)
-                tlSetFlag(&flags, 0x8000, when: videoJoined)
-                tlSetFlag(&flags, 0x8, when: activeDate != nil)
-                tlSetFlag(&flags, 0x80, when: volume != nil)
-                tlSetFlag(&flags, 0x800, when: about != nil)
-                tlSetFlag(&flags, 0x2000, when: raiseHandRating != nil)
-                tlSetFlag(&flags, 0x40, when: video != nil)
-                tlSetFlag(&flags, 0x4000, when: presentation != nil)
-                tlSetFlag(&flags, 0x10000, when: paidStarsTotal != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, date: Int32, activeDate: Int32?, source: Int32, volume: Int32?, about: String?, raiseHandRating: Int64?, video: Api.GroupCallParticipantVideo?, presentation: Api.GroupCallParticipantVideo?, paidStarsTotal: Int64?) {
+                self.flags = _flags
+                self.peer = peer
+                self.date = date
+                self.activeDate = activeDate
+                self.source = source
+                self.volume = volume
+                self.about = about
+                self.raiseHandRating = raiseHandRating
+                self.video = video
+                self.presentation = presentation
+                self.paidStarsTotal = paidStarsTotal
             }
         }
 
@@ -1331,25 +1357,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _muted = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _left = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _canSelfUnmute = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _justJoined = tlFlagIsSet(_flags, 0x10)
                 field = 5
-                let _versioned = tlFlagIsSet(_flags, 0x20)
                 field = 6
-                let _min = tlFlagIsSet(_flags, 0x100)
                 field = 7
-                let _mutedByYou = tlFlagIsSet(_flags, 0x200)
                 field = 8
-                let _volumeByAdmin = tlFlagIsSet(_flags, 0x400)
                 field = 9
-                let _isSelf = tlFlagIsSet(_flags, 0x1000)
                 field = 10
-                let _videoJoined = tlFlagIsSet(_flags, 0x8000)
                 field = 11
                 let _peer = try Api.Peer.parse(&reader)
                 field = 12
@@ -1391,7 +1407,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10000) {
                     _paidStarsTotal = try reader.readInt64()
                 }
-                return .groupCallParticipant(Cons_groupCallParticipant(muted: _muted, left: _left, canSelfUnmute: _canSelfUnmute, justJoined: _justJoined, versioned: _versioned, min: _min, mutedByYou: _mutedByYou, volumeByAdmin: _volumeByAdmin, isSelf: _isSelf, videoJoined: _videoJoined, peer: _peer, date: _date, activeDate: _activeDate, source: _source, volume: _volume, about: _about, raiseHandRating: _raiseHandRating, video: _video, presentation: _presentation, paidStarsTotal: _paidStarsTotal))
+                return .groupCallParticipant(Cons_groupCallParticipant(_flags & 0x1ffff, peer: _peer, date: _date, activeDate: _activeDate, source: _source, volume: _volume, about: _about, raiseHandRating: _raiseHandRating, video: _video, presentation: _presentation, paidStarsTotal: _paidStarsTotal))
             }
             catch {
                 throw error.inside(constructor: "groupCallParticipant", fields: "flags,muted,left,can_self_unmute,just_joined,versioned,min,muted_by_you,volume_by_admin,self,video_joined,peer,date,active_date,source,volume,about,raise_hand_rating,video,presentation,paid_stars_total", index: field)
@@ -1638,21 +1654,26 @@ extension Api {
 
         /// `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
         public final class Cons_inputBusinessIntro: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String
             public let description: String
             public let sticker: Api.InputDocument?
 
             public init(title: String, description: String, sticker: Api.InputDocument? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: sticker != nil)
+                self.flags = _flags
                 self.title = title
                 self.description = description
                 self.sticker = sticker
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: sticker != nil)
-                return flags
+            init(_ _flags: Int32, title: String, description: String, sticker: Api.InputDocument?) {
+                self.flags = _flags
+                self.title = title
+                self.description = description
+                self.sticker = sticker
             }
         }
 
@@ -1701,7 +1722,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _sticker = try Api.InputDocument.parse(&reader)
                 }
-                return .inputBusinessIntro(Cons_inputBusinessIntro(title: _title, description: _description, sticker: _sticker))
+                return .inputBusinessIntro(Cons_inputBusinessIntro(_flags & 0x1, title: _title, description: _description, sticker: _sticker))
             }
             catch {
                 throw error.inside(constructor: "inputBusinessIntro", fields: "flags,title,description,sticker", index: field)
@@ -1734,15 +1755,21 @@ extension Api {
 
         /// `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
         public final class Cons_availableEffect: Sendable {
-            public let premiumRequired: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let emoticon: String
             public let staticIconId: Int64?
             public let effectStickerId: Int64
             public let effectAnimationId: Int64?
+            public var premiumRequired: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(premiumRequired: Bool = false, id: Int64, emoticon: String, staticIconId: Int64? = nil, effectStickerId: Int64, effectAnimationId: Int64? = nil) {
-                self.premiumRequired = premiumRequired
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: premiumRequired)
+                tlSetFlag(&_flags, 0x1, when: staticIconId != nil)
+                tlSetFlag(&_flags, 0x2, when: effectAnimationId != nil)
+                self.flags = _flags
                 self.id = id
                 self.emoticon = emoticon
                 self.staticIconId = staticIconId
@@ -1750,13 +1777,13 @@ extension Api {
                 self.effectAnimationId = effectAnimationId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: premiumRequired)
-                tlSetFlag(&flags, 0x1, when: staticIconId != nil)
-                tlSetFlag(&flags, 0x2, when: effectAnimationId != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, emoticon: String, staticIconId: Int64?, effectStickerId: Int64, effectAnimationId: Int64?) {
+                self.flags = _flags
+                self.id = id
+                self.emoticon = emoticon
+                self.staticIconId = staticIconId
+                self.effectStickerId = effectStickerId
+                self.effectAnimationId = effectAnimationId
             }
         }
 
@@ -1803,7 +1830,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _premiumRequired = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1820,7 +1846,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _effectAnimationId = try reader.readInt64()
                 }
-                return .availableEffect(Cons_availableEffect(premiumRequired: _premiumRequired, id: _id, emoticon: _emoticon, staticIconId: _staticIconId, effectStickerId: _effectStickerId, effectAnimationId: _effectAnimationId))
+                return .availableEffect(Cons_availableEffect(_flags & 0x7, id: _id, emoticon: _emoticon, staticIconId: _staticIconId, effectStickerId: _effectStickerId, effectAnimationId: _effectAnimationId))
             }
             catch {
                 throw error.inside(constructor: "availableEffect", fields: "flags,premium_required,id,emoticon,static_icon_id,effect_sticker_id,effect_animation_id", index: field)
@@ -1858,6 +1884,8 @@ extension Api.stories {
 
         /// `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
         public final class Cons_foundStories: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let stories: [Api.FoundStory]
             public let nextOffset: String?
@@ -1865,6 +1893,9 @@ extension Api.stories {
             public let users: [Api.User]
 
             public init(count: Int32, stories: [Api.FoundStory], nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.stories = stories
                 self.nextOffset = nextOffset
@@ -1872,11 +1903,13 @@ extension Api.stories {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, stories: [Api.FoundStory], nextOffset: String?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.count = count
+                self.stories = stories
+                self.nextOffset = nextOffset
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -1931,7 +1964,7 @@ extension Api.stories {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 5
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .foundStories(Cons_foundStories(count: _count, stories: _stories, nextOffset: _nextOffset, chats: _chats, users: _users))
+                return .foundStories(Cons_foundStories(_flags & 0x1, count: _count, stories: _stories, nextOffset: _nextOffset, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "stories.foundStories", fields: "flags,count,stories,next_offset,chats,users", index: field)
@@ -1966,19 +1999,23 @@ extension Api.bots {
 
         /// `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
         public final class Cons_popularAppBots: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let nextOffset: String?
             public let users: [Api.User]
 
             public init(nextOffset: String? = nil, users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.nextOffset = nextOffset
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, nextOffset: String?, users: [Api.User]) {
+                self.flags = _flags
+                self.nextOffset = nextOffset
+                self.users = users
             }
         }
 
@@ -2024,7 +2061,7 @@ extension Api.bots {
                 }
                 field = 2
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .popularAppBots(Cons_popularAppBots(nextOffset: _nextOffset, users: _users))
+                return .popularAppBots(Cons_popularAppBots(_flags & 0x1, nextOffset: _nextOffset, users: _users))
             }
             catch {
                 throw error.inside(constructor: "bots.popularAppBots", fields: "flags,next_offset,users", index: field)
@@ -2056,24 +2093,28 @@ extension Api {
 
         /// `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
         public final class Cons_botVerifierSettings: Sendable {
-            public let canModifyCustomDescription: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let icon: Int64
             public let company: String
             public let customDescription: String?
+            public var canModifyCustomDescription: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(canModifyCustomDescription: Bool = false, icon: Int64, company: String, customDescription: String? = nil) {
-                self.canModifyCustomDescription = canModifyCustomDescription
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: canModifyCustomDescription)
+                tlSetFlag(&_flags, 0x1, when: customDescription != nil)
+                self.flags = _flags
                 self.icon = icon
                 self.company = company
                 self.customDescription = customDescription
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: canModifyCustomDescription)
-                tlSetFlag(&flags, 0x1, when: customDescription != nil)
-                return flags
+            init(_ _flags: Int32, icon: Int64, company: String, customDescription: String?) {
+                self.flags = _flags
+                self.icon = icon
+                self.company = company
+                self.customDescription = customDescription
             }
         }
 
@@ -2114,7 +2155,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canModifyCustomDescription = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _icon = try reader.readInt64()
                 field = 3
@@ -2124,7 +2164,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _customDescription = try reader.readTLString()
                 }
-                return .botVerifierSettings(Cons_botVerifierSettings(canModifyCustomDescription: _canModifyCustomDescription, icon: _icon, company: _company, customDescription: _customDescription))
+                return .botVerifierSettings(Cons_botVerifierSettings(_flags & 0x3, icon: _icon, company: _company, customDescription: _customDescription))
             }
             catch {
                 throw error.inside(constructor: "botVerifierSettings", fields: "flags,can_modify_custom_description,icon,company,custom_description", index: field)
@@ -2158,24 +2198,26 @@ extension Api {
 
         /// `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
         public final class Cons_todoList: Sendable {
-            public let othersCanAppend: Bool
-            public let othersCanComplete: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: Api.TextWithEntities
             public let list: [Api.TodoItem]
+            public var othersCanAppend: Bool { tlFlagIsSet(flags, 0x1) }
+            public var othersCanComplete: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(othersCanAppend: Bool = false, othersCanComplete: Bool = false, title: Api.TextWithEntities, list: [Api.TodoItem]) {
-                self.othersCanAppend = othersCanAppend
-                self.othersCanComplete = othersCanComplete
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: othersCanAppend)
+                tlSetFlag(&_flags, 0x2, when: othersCanComplete)
+                self.flags = _flags
                 self.title = title
                 self.list = list
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: othersCanAppend)
-                tlSetFlag(&flags, 0x2, when: othersCanComplete)
-                return flags
+            init(_ _flags: Int32, title: Api.TextWithEntities, list: [Api.TodoItem]) {
+                self.flags = _flags
+                self.title = title
+                self.list = list
             }
         }
 
@@ -2213,14 +2255,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _othersCanAppend = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _othersCanComplete = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _title = try Api.TextWithEntities.parse(&reader)
                 field = 4
                 let _list = try reader.readVector(boxed: true, of: Api.TodoItem.self)
-                return .todoList(Cons_todoList(othersCanAppend: _othersCanAppend, othersCanComplete: _othersCanComplete, title: _title, list: _list))
+                return .todoList(Cons_todoList(_flags & 0x3, title: _title, list: _list))
             }
             catch {
                 throw error.inside(constructor: "todoList", fields: "flags,others_can_append,others_can_complete,title,list", index: field)

@@ -25,34 +25,10 @@ extension Api {
 
         /// `user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;`
         public final class Cons_user: Sendable {
-            public let isSelf: Bool
-            public let contact: Bool
-            public let mutualContact: Bool
-            public let deleted: Bool
-            public let botChatHistory: Bool
-            public let botNochats: Bool
-            public let verified: Bool
-            public let min: Bool
-            public let botInlineGeo: Bool
-            public let support: Bool
-            public let scam: Bool
-            public let applyMinPhoto: Bool
-            public let fake: Bool
-            public let botAttachMenu: Bool
-            public let premium: Bool
-            public let attachMenuEnabled: Bool
-            public let botCanEdit: Bool
-            public let closeFriend: Bool
-            public let storiesHidden: Bool
-            public let storiesUnavailable: Bool
-            public let contactRequirePremium: Bool
-            public let botBusiness: Bool
-            public let botHasMainApp: Bool
-            public let botForumView: Bool
-            public let botForumCanManageTopics: Bool
-            public let botCanManageBots: Bool
-            public let botGuestchat: Bool
-            public let botGuard: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            /// The `flags2` word: which optional fields and flags are set.
+            public let flags2: Int32
             public let id: Int64
             public let accessHash: Int64?
             public let firstName: String?
@@ -74,40 +50,92 @@ extension Api {
             public let botVerificationIcon: Int64?
             public let sendPaidMessagesStars: Int64?
             public let linkedCommunityId: Int64?
+            public var isSelf: Bool { tlFlagIsSet(flags, 0x400) }
+            public var contact: Bool { tlFlagIsSet(flags, 0x800) }
+            public var mutualContact: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var deleted: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var botChatHistory: Bool { tlFlagIsSet(flags, 0x8000) }
+            public var botNochats: Bool { tlFlagIsSet(flags, 0x10000) }
+            public var verified: Bool { tlFlagIsSet(flags, 0x20000) }
+            public var min: Bool { tlFlagIsSet(flags, 0x100000) }
+            public var botInlineGeo: Bool { tlFlagIsSet(flags, 0x200000) }
+            public var support: Bool { tlFlagIsSet(flags, 0x800000) }
+            public var scam: Bool { tlFlagIsSet(flags, 0x1000000) }
+            public var applyMinPhoto: Bool { tlFlagIsSet(flags, 0x2000000) }
+            public var fake: Bool { tlFlagIsSet(flags, 0x4000000) }
+            public var botAttachMenu: Bool { tlFlagIsSet(flags, 0x8000000) }
+            public var premium: Bool { tlFlagIsSet(flags, 0x10000000) }
+            public var attachMenuEnabled: Bool { tlFlagIsSet(flags, 0x20000000) }
+            public var botCanEdit: Bool { tlFlagIsSet(flags2, 0x2) }
+            public var closeFriend: Bool { tlFlagIsSet(flags2, 0x4) }
+            public var storiesHidden: Bool { tlFlagIsSet(flags2, 0x8) }
+            public var storiesUnavailable: Bool { tlFlagIsSet(flags2, 0x10) }
+            public var contactRequirePremium: Bool { tlFlagIsSet(flags2, 0x400) }
+            public var botBusiness: Bool { tlFlagIsSet(flags2, 0x800) }
+            public var botHasMainApp: Bool { tlFlagIsSet(flags2, 0x2000) }
+            public var botForumView: Bool { tlFlagIsSet(flags2, 0x10000) }
+            public var botForumCanManageTopics: Bool { tlFlagIsSet(flags2, 0x20000) }
+            public var botCanManageBots: Bool { tlFlagIsSet(flags2, 0x40000) }
+            public var botGuestchat: Bool { tlFlagIsSet(flags2, 0x80000) }
+            public var botGuard: Bool { tlFlagIsSet(flags2, 0x100000) }
             /// `bot` shares its bit with value fields: set exactly when they are.
             public var bot: Bool { botInfoVersion != nil }
             /// `restricted` shares its bit with value fields: set exactly when they are.
             public var restricted: Bool { restrictionReason != nil }
 
             public init(isSelf: Bool = false, contact: Bool = false, mutualContact: Bool = false, deleted: Bool = false, botChatHistory: Bool = false, botNochats: Bool = false, verified: Bool = false, min: Bool = false, botInlineGeo: Bool = false, support: Bool = false, scam: Bool = false, applyMinPhoto: Bool = false, fake: Bool = false, botAttachMenu: Bool = false, premium: Bool = false, attachMenuEnabled: Bool = false, botCanEdit: Bool = false, closeFriend: Bool = false, storiesHidden: Bool = false, storiesUnavailable: Bool = false, contactRequirePremium: Bool = false, botBusiness: Bool = false, botHasMainApp: Bool = false, botForumView: Bool = false, botForumCanManageTopics: Bool = false, botCanManageBots: Bool = false, botGuestchat: Bool = false, botGuard: Bool = false, id: Int64, accessHash: Int64? = nil, firstName: String? = nil, lastName: String? = nil, username: String? = nil, phone: String? = nil, photo: Api.UserProfilePhoto? = nil, status: Api.UserStatus? = nil, botInfoVersion: Int32? = nil, restrictionReason: [Api.RestrictionReason]? = nil, botInlinePlaceholder: String? = nil, langCode: String? = nil, emojiStatus: Api.EmojiStatus? = nil, usernames: [Api.Username]? = nil, storiesMaxId: Api.RecentStory? = nil, color: Api.PeerColor? = nil, profileColor: Api.PeerColor? = nil, botActiveUsers: Int32? = nil, botVerificationIcon: Int64? = nil, sendPaidMessagesStars: Int64? = nil, linkedCommunityId: Int64? = nil) {
-                self.isSelf = isSelf
-                self.contact = contact
-                self.mutualContact = mutualContact
-                self.deleted = deleted
-                self.botChatHistory = botChatHistory
-                self.botNochats = botNochats
-                self.verified = verified
-                self.min = min
-                self.botInlineGeo = botInlineGeo
-                self.support = support
-                self.scam = scam
-                self.applyMinPhoto = applyMinPhoto
-                self.fake = fake
-                self.botAttachMenu = botAttachMenu
-                self.premium = premium
-                self.attachMenuEnabled = attachMenuEnabled
-                self.botCanEdit = botCanEdit
-                self.closeFriend = closeFriend
-                self.storiesHidden = storiesHidden
-                self.storiesUnavailable = storiesUnavailable
-                self.contactRequirePremium = contactRequirePremium
-                self.botBusiness = botBusiness
-                self.botHasMainApp = botHasMainApp
-                self.botForumView = botForumView
-                self.botForumCanManageTopics = botForumCanManageTopics
-                self.botCanManageBots = botCanManageBots
-                self.botGuestchat = botGuestchat
-                self.botGuard = botGuard
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x400, when: isSelf)
+                tlSetFlag(&_flags, 0x800, when: contact)
+                tlSetFlag(&_flags, 0x1000, when: mutualContact)
+                tlSetFlag(&_flags, 0x2000, when: deleted)
+                tlSetFlag(&_flags, 0x8000, when: botChatHistory)
+                tlSetFlag(&_flags, 0x10000, when: botNochats)
+                tlSetFlag(&_flags, 0x20000, when: verified)
+                tlSetFlag(&_flags, 0x100000, when: min)
+                tlSetFlag(&_flags, 0x200000, when: botInlineGeo)
+                tlSetFlag(&_flags, 0x800000, when: support)
+                tlSetFlag(&_flags, 0x1000000, when: scam)
+                tlSetFlag(&_flags, 0x2000000, when: applyMinPhoto)
+                tlSetFlag(&_flags, 0x4000000, when: fake)
+                tlSetFlag(&_flags, 0x8000000, when: botAttachMenu)
+                tlSetFlag(&_flags, 0x10000000, when: premium)
+                tlSetFlag(&_flags, 0x20000000, when: attachMenuEnabled)
+                tlSetFlag(&_flags, 0x1, when: accessHash != nil)
+                tlSetFlag(&_flags, 0x2, when: firstName != nil)
+                tlSetFlag(&_flags, 0x4, when: lastName != nil)
+                tlSetFlag(&_flags, 0x8, when: username != nil)
+                tlSetFlag(&_flags, 0x10, when: phone != nil)
+                tlSetFlag(&_flags, 0x20, when: photo != nil)
+                tlSetFlag(&_flags, 0x40, when: status != nil)
+                tlSetFlag(&_flags, 0x4000, when: botInfoVersion != nil)
+                tlSetFlag(&_flags, 0x40000, when: restrictionReason != nil)
+                tlSetFlag(&_flags, 0x80000, when: botInlinePlaceholder != nil)
+                tlSetFlag(&_flags, 0x400000, when: langCode != nil)
+                tlSetFlag(&_flags, 0x40000000, when: emojiStatus != nil)
+                self.flags = _flags
+                var _flags2: Int32 = 0
+                tlSetFlag(&_flags2, 0x2, when: botCanEdit)
+                tlSetFlag(&_flags2, 0x4, when: closeFriend)
+                tlSetFlag(&_flags2, 0x8, when: storiesHidden)
+                tlSetFlag(&_flags2, 0x10, when: storiesUnavailable)
+                tlSetFlag(&_flags2, 0x400, when: contactRequirePremium)
+                tlSetFlag(&_flags2, 0x800, when: botBusiness)
+                tlSetFlag(&_flags2, 0x2000, when: botHasMainApp)
+                tlSetFlag(&_flags2, 0x10000, when: botForumView)
+                tlSetFlag(&_flags2, 0x20000, when: botForumCanManageTopics)
+                tlSetFlag(&_flags2, 0x40000, when: botCanManageBots)
+                tlSetFlag(&_flags2, 0x80000, when: botGuestchat)
+                tlSetFlag(&_flags2, 0x100000, when: botGuard)
+                tlSetFlag(&_flags2, 0x1, when: usernames != nil)
+                tlSetFlag(&_flags2, 0x20, when: storiesMaxId != nil)
+                tlSetFlag(&_flags2, 0x100, when: color != nil)
+                tlSetFlag(&_flags2, 0x200, when: profileColor != nil)
+                tlSetFlag(&_flags2, 0x1000, when: botActiveUsers != nil)
+                tlSetFlag(&_flags2, 0x4000, when: botVerificationIcon != nil)
+                tlSetFlag(&_flags2, 0x8000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&_flags2, 0x200000, when: linkedCommunityId != nil)
+                self.flags2 = _flags2
                 self.id = id
                 self.accessHash = accessHash
                 self.firstName = firstName
@@ -131,64 +159,30 @@ extension Api {
                 self.linkedCommunityId = linkedCommunityId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x400, when: isSelf)
-                tlSetFlag(&flags, 0x800, when: contact)
-                tlSetFlag(&flags, 0x1000, when: mutualContact)
-                tlSetFlag(&flags, 0x2000, when: deleted)
-                tlSetFlag(&flags, 0x8000, when: botChatHistory)
-                tlSetFlag(&flags, 0x10000, when: botNochats)
-                tlSetFlag(&flags, 0x20000, when: verified)
-                tlSetFlag(&flags, 0x100000, when: min)
-                tlSetFlag(&flags, 0x200000, when: botInlineGeo)
-                tlSetFlag(&flags, 0x800000, when: support)
-                tlSetFlag(&flags, 0x1000000, when: scam)
-                tlSetFlag(&flags, 0x2000000, when: applyMinPhoto)
-                tlSetFlag(&flags, 0x4000000, when: fake)
-                tlSetFlag(&flags, 0x8000000, when: botAttachMenu)
-                tlSetFlag(&flags, 0x10000000, when: premium)
-                tlSetFlag(&flags, 0x20000000, when: attachMenuEnabled)
-                tlSetFlag(&flags, 0x1, when: accessHash != nil)
-                tlSetFlag(&flags, 0x2, when: firstName != nil)
-                tlSetFlag(&flags, 0x4, when: lastName != nil)
-                tlSetFlag(&flags, 0x8, when: username != nil)
-                tlSetFlag(&flags, 0x10, when: phone != nil)
-                tlSetFlag(&flags, 0x20, when: photo != nil)
-                tlSetFlag(&flags, 0x40, when: status != nil)
-                tlSetFlag(&flags, 0x4000, when: botInfoVersion != nil)
-                tlSetFlag(&flags, 0x40000, when: restrictionReason != nil)
-                tlSetFlag(&flags, 0x80000, when: botInlinePlaceholder != nil)
-                tlSetFlag(&flags, 0x400000, when: langCode != nil)
-                tlSetFlag(&flags, 0x40000000, when: emojiStatus != nil)
-                return flags
-            }
-
-            /// The `flags2` word, derived from which optional fields are set.
-            public var flags2: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: botCanEdit)
-                tlSetFlag(&flags, 0x4, when: closeFriend)
-                tlSetFlag(&flags, 0x8, when: storiesHidden)
-                tlSetFlag(&flags, 0x10, when: storiesUnavailable)
-                tlSetFlag(&flags, 0x400, when: contactRequirePremium)
-                tlSetFlag(&flags, 0x800, when: botBusiness)
-                tlSetFlag(&flags, 0x2000, when: botHasMainApp)
-                tlSetFlag(&flags, 0x10000, when: botForumView)
-                tlSetFlag(&flags, 0x20000, when: botForumCanManageTopics)
-                tlSetFlag(&flags, 0x40000, when: botCanManageBots)
-                tlSetFlag(&flags, 0x80000, when: botGuestchat)
-                tlSetFlag(&flags, 0x100000, when: botGuard)
-                tlSetFlag(&flags, 0x1, when: usernames != nil)
-                tlSetFlag(&flags, 0x20, when: storiesMaxId != nil)
-                tlSetFlag(&flags, 0x100, when: color != nil)
-                tlSetFlag(&flags, 0x200, when: profileColor != nil)
-                tlSetFlag(&flags, 0x1000, when: botActiveUsers != nil)
-                tlSetFlag(&flags, 0x4000, when: botVerificationIcon != nil)
-                tlSetFlag(&flags, 0x8000, when: sendPaidMessagesStars != nil)
-                tlSetFlag(&flags, 0x200000, when: linkedCommunityId != nil)
-                return flags
+            init(_ _flags: Int32, _ _flags2: Int32, id: Int64, accessHash: Int64?, firstName: String?, lastName: String?, username: String?, phone: String?, photo: Api.UserProfilePhoto?, status: Api.UserStatus?, botInfoVersion: Int32?, restrictionReason: [Api.RestrictionReason]?, botInlinePlaceholder: String?, langCode: String?, emojiStatus: Api.EmojiStatus?, usernames: [Api.Username]?, storiesMaxId: Api.RecentStory?, color: Api.PeerColor?, profileColor: Api.PeerColor?, botActiveUsers: Int32?, botVerificationIcon: Int64?, sendPaidMessagesStars: Int64?, linkedCommunityId: Int64?) {
+                self.flags = _flags
+                self.flags2 = _flags2
+                self.id = id
+                self.accessHash = accessHash
+                self.firstName = firstName
+                self.lastName = lastName
+                self.username = username
+                self.phone = phone
+                self.photo = photo
+                self.status = status
+                self.botInfoVersion = botInfoVersion
+                self.restrictionReason = restrictionReason
+                self.botInlinePlaceholder = botInlinePlaceholder
+                self.langCode = langCode
+                self.emojiStatus = emojiStatus
+                self.usernames = usernames
+                self.storiesMaxId = storiesMaxId
+                self.color = color
+                self.profileColor = profileColor
+                self.botActiveUsers = botActiveUsers
+                self.botVerificationIcon = botVerificationIcon
+                self.sendPaidMessagesStars = sendPaidMessagesStars
+                self.linkedCommunityId = linkedCommunityId
             }
         }
 
@@ -305,65 +299,37 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _isSelf = tlFlagIsSet(_flags, 0x400)
                 field = 2
-                let _contact = tlFlagIsSet(_flags, 0x800)
                 field = 3
-                let _mutualContact = tlFlagIsSet(_flags, 0x1000)
                 field = 4
-                let _deleted = tlFlagIsSet(_flags, 0x2000)
                 field = 5
                 field = 6
-                let _botChatHistory = tlFlagIsSet(_flags, 0x8000)
                 field = 7
-                let _botNochats = tlFlagIsSet(_flags, 0x10000)
                 field = 8
-                let _verified = tlFlagIsSet(_flags, 0x20000)
                 field = 9
                 field = 10
-                let _min = tlFlagIsSet(_flags, 0x100000)
                 field = 11
-                let _botInlineGeo = tlFlagIsSet(_flags, 0x200000)
                 field = 12
-                let _support = tlFlagIsSet(_flags, 0x800000)
                 field = 13
-                let _scam = tlFlagIsSet(_flags, 0x1000000)
                 field = 14
-                let _applyMinPhoto = tlFlagIsSet(_flags, 0x2000000)
                 field = 15
-                let _fake = tlFlagIsSet(_flags, 0x4000000)
                 field = 16
-                let _botAttachMenu = tlFlagIsSet(_flags, 0x8000000)
                 field = 17
-                let _premium = tlFlagIsSet(_flags, 0x10000000)
                 field = 18
-                let _attachMenuEnabled = tlFlagIsSet(_flags, 0x20000000)
                 field = 19
                 let _flags2 = try reader.readInt32()
                 field = 20
-                let _botCanEdit = tlFlagIsSet(_flags2, 0x2)
                 field = 21
-                let _closeFriend = tlFlagIsSet(_flags2, 0x4)
                 field = 22
-                let _storiesHidden = tlFlagIsSet(_flags2, 0x8)
                 field = 23
-                let _storiesUnavailable = tlFlagIsSet(_flags2, 0x10)
                 field = 24
-                let _contactRequirePremium = tlFlagIsSet(_flags2, 0x400)
                 field = 25
-                let _botBusiness = tlFlagIsSet(_flags2, 0x800)
                 field = 26
-                let _botHasMainApp = tlFlagIsSet(_flags2, 0x2000)
                 field = 27
-                let _botForumView = tlFlagIsSet(_flags2, 0x10000)
                 field = 28
-                let _botForumCanManageTopics = tlFlagIsSet(_flags2, 0x20000)
                 field = 29
-                let _botCanManageBots = tlFlagIsSet(_flags2, 0x40000)
                 field = 30
-                let _botGuestchat = tlFlagIsSet(_flags2, 0x80000)
                 field = 31
-                let _botGuard = tlFlagIsSet(_flags2, 0x100000)
                 field = 32
                 let _id = try reader.readInt64()
                 field = 33
@@ -466,7 +432,7 @@ extension Api {
                 if tlFlagIsSet(_flags2, 0x200000) {
                     _linkedCommunityId = try reader.readInt64()
                 }
-                return .user(Cons_user(isSelf: _isSelf, contact: _contact, mutualContact: _mutualContact, deleted: _deleted, botChatHistory: _botChatHistory, botNochats: _botNochats, verified: _verified, min: _min, botInlineGeo: _botInlineGeo, support: _support, scam: _scam, applyMinPhoto: _applyMinPhoto, fake: _fake, botAttachMenu: _botAttachMenu, premium: _premium, attachMenuEnabled: _attachMenuEnabled, botCanEdit: _botCanEdit, closeFriend: _closeFriend, storiesHidden: _storiesHidden, storiesUnavailable: _storiesUnavailable, contactRequirePremium: _contactRequirePremium, botBusiness: _botBusiness, botHasMainApp: _botHasMainApp, botForumView: _botForumView, botForumCanManageTopics: _botForumCanManageTopics, botCanManageBots: _botCanManageBots, botGuestchat: _botGuestchat, botGuard: _botGuard, id: _id, accessHash: _accessHash, firstName: _firstName, lastName: _lastName, username: _username, phone: _phone, photo: _photo, status: _status, botInfoVersion: _botInfoVersion, restrictionReason: _restrictionReason, botInlinePlaceholder: _botInlinePlaceholder, langCode: _langCode, emojiStatus: _emojiStatus, usernames: _usernames, storiesMaxId: _storiesMaxId, color: _color, profileColor: _profileColor, botActiveUsers: _botActiveUsers, botVerificationIcon: _botVerificationIcon, sendPaidMessagesStars: _sendPaidMessagesStars, linkedCommunityId: _linkedCommunityId))
+                return .user(Cons_user(_flags & 0x7ffffc7f, _flags2 & 0x3fff3f, id: _id, accessHash: _accessHash, firstName: _firstName, lastName: _lastName, username: _username, phone: _phone, photo: _photo, status: _status, botInfoVersion: _botInfoVersion, restrictionReason: _restrictionReason, botInlinePlaceholder: _botInlinePlaceholder, langCode: _langCode, emojiStatus: _emojiStatus, usernames: _usernames, storiesMaxId: _storiesMaxId, color: _color, profileColor: _profileColor, botActiveUsers: _botActiveUsers, botVerificationIcon: _botVerificationIcon, sendPaidMessagesStars: _sendPaidMessagesStars, linkedCommunityId: _linkedCommunityId))
             }
             catch {
                 throw error.inside(constructor: "user", fields: "flags,self,contact,mutual_contact,deleted,bot,bot_chat_history,bot_nochats,verified,restricted,min,bot_inline_geo,support,scam,apply_min_photo,fake,bot_attach_menu,premium,attach_menu_enabled,flags2,bot_can_edit,close_friend,stories_hidden,stories_unavailable,contact_require_premium,bot_business,bot_has_main_app,bot_forum_view,bot_forum_can_manage_topics,bot_can_manage_bots,bot_guestchat,bot_guard,id,access_hash,first_name,last_name,username,phone,photo,status,bot_info_version,restriction_reason,bot_inline_placeholder,lang_code,emoji_status,usernames,stories_max_id,color,profile_color,bot_active_users,bot_verification_icon,send_paid_messages_stars,linked_community_id", index: field)
@@ -815,6 +781,8 @@ extension Api {
 
         /// `botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;`
         public final class Cons_botInlineResult: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
             public let type: String
             public let title: String?
@@ -825,6 +793,13 @@ extension Api {
             public let sendMessage: Api.BotInlineMessage
 
             public init(id: String, type: String, title: String? = nil, description: String? = nil, url: String? = nil, thumb: Api.WebDocument? = nil, content: Api.WebDocument? = nil, sendMessage: Api.BotInlineMessage) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: title != nil)
+                tlSetFlag(&_flags, 0x4, when: description != nil)
+                tlSetFlag(&_flags, 0x8, when: url != nil)
+                tlSetFlag(&_flags, 0x10, when: thumb != nil)
+                tlSetFlag(&_flags, 0x20, when: content != nil)
+                self.flags = _flags
                 self.id = id
                 self.type = type
                 self.title = title
@@ -835,20 +810,23 @@ extension Api {
                 self.sendMessage = sendMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: title != nil)
-                tlSetFlag(&flags, 0x4, when: description != nil)
-                tlSetFlag(&flags, 0x8, when: url != nil)
-                tlSetFlag(&flags, 0x10, when: thumb != nil)
-                tlSetFlag(&flags, 0x20, when: content != nil)
-                return flags
+            init(_ _flags: Int32, id: String, type: String, title: String?, description: String?, url: String?, thumb: Api.WebDocument?, content: Api.WebDocument?, sendMessage: Api.BotInlineMessage) {
+                self.flags = _flags
+                self.id = id
+                self.type = type
+                self.title = title
+                self.description = description
+                self.url = url
+                self.thumb = thumb
+                self.content = content
+                self.sendMessage = sendMessage
             }
         }
 
         /// `botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;`
         public final class Cons_botInlineMediaResult: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
             public let type: String
             public let photo: Api.Photo?
@@ -858,6 +836,12 @@ extension Api {
             public let sendMessage: Api.BotInlineMessage
 
             public init(id: String, type: String, photo: Api.Photo? = nil, document: Api.Document? = nil, title: String? = nil, description: String? = nil, sendMessage: Api.BotInlineMessage) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: photo != nil)
+                tlSetFlag(&_flags, 0x2, when: document != nil)
+                tlSetFlag(&_flags, 0x4, when: title != nil)
+                tlSetFlag(&_flags, 0x8, when: description != nil)
+                self.flags = _flags
                 self.id = id
                 self.type = type
                 self.photo = photo
@@ -867,14 +851,15 @@ extension Api {
                 self.sendMessage = sendMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: photo != nil)
-                tlSetFlag(&flags, 0x2, when: document != nil)
-                tlSetFlag(&flags, 0x4, when: title != nil)
-                tlSetFlag(&flags, 0x8, when: description != nil)
-                return flags
+            init(_ _flags: Int32, id: String, type: String, photo: Api.Photo?, document: Api.Document?, title: String?, description: String?, sendMessage: Api.BotInlineMessage) {
+                self.flags = _flags
+                self.id = id
+                self.type = type
+                self.photo = photo
+                self.document = document
+                self.title = title
+                self.description = description
+                self.sendMessage = sendMessage
             }
         }
 
@@ -980,7 +965,7 @@ extension Api {
                 }
                 field = 8
                 let _sendMessage = try Api.BotInlineMessage.parse(&reader)
-                return .botInlineResult(Cons_botInlineResult(id: _id, type: _type, title: _title, description: _description, url: _url, thumb: _thumb, content: _content, sendMessage: _sendMessage))
+                return .botInlineResult(Cons_botInlineResult(_flags & 0x3e, id: _id, type: _type, title: _title, description: _description, url: _url, thumb: _thumb, content: _content, sendMessage: _sendMessage))
             }
             catch {
                 throw error.inside(constructor: "botInlineResult", fields: "flags,id,type,title,description,url,thumb,content,send_message", index: field)
@@ -1017,7 +1002,7 @@ extension Api {
                 }
                 field = 7
                 let _sendMessage = try Api.BotInlineMessage.parse(&reader)
-                return .botInlineMediaResult(Cons_botInlineMediaResult(id: _id, type: _type, photo: _photo, document: _document, title: _title, description: _description, sendMessage: _sendMessage))
+                return .botInlineMediaResult(Cons_botInlineMediaResult(_flags & 0xf, id: _id, type: _type, photo: _photo, document: _document, title: _title, description: _description, sendMessage: _sendMessage))
             }
             catch {
                 throw error.inside(constructor: "botInlineMediaResult", fields: "flags,id,type,photo,document,title,description,send_message", index: field)
@@ -1144,20 +1129,20 @@ extension Api.account {
 
         /// `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
         public struct Cons_contentSettings: Sendable {
-            public let sensitiveEnabled: Bool
-            public let sensitiveCanChange: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var sensitiveEnabled: Bool { tlFlagIsSet(flags, 0x1) }
+            public var sensitiveCanChange: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(sensitiveEnabled: Bool = false, sensitiveCanChange: Bool = false) {
-                self.sensitiveEnabled = sensitiveEnabled
-                self.sensitiveCanChange = sensitiveCanChange
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: sensitiveEnabled)
+                tlSetFlag(&_flags, 0x2, when: sensitiveCanChange)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: sensitiveEnabled)
-                tlSetFlag(&flags, 0x2, when: sensitiveCanChange)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -1193,10 +1178,8 @@ extension Api.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _sensitiveEnabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _sensitiveCanChange = tlFlagIsSet(_flags, 0x2)
-                return .contentSettings(Cons_contentSettings(sensitiveEnabled: _sensitiveEnabled, sensitiveCanChange: _sensitiveCanChange))
+                return .contentSettings(Cons_contentSettings(_flags & 0x3))
             }
             catch {
                 throw error.inside(constructor: "account.contentSettings", fields: "flags,sensitive_enabled,sensitive_can_change", index: field)
@@ -1370,15 +1353,23 @@ extension Api.help {
 
         /// `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
         public final class Cons_peerColorOption: Sendable {
-            public let hidden: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let colorId: Int32
             public let colors: Api.help.PeerColorSet?
             public let darkColors: Api.help.PeerColorSet?
             public let channelMinLevel: Int32?
             public let groupMinLevel: Int32?
+            public var hidden: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(hidden: Bool = false, colorId: Int32, colors: Api.help.PeerColorSet? = nil, darkColors: Api.help.PeerColorSet? = nil, channelMinLevel: Int32? = nil, groupMinLevel: Int32? = nil) {
-                self.hidden = hidden
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hidden)
+                tlSetFlag(&_flags, 0x2, when: colors != nil)
+                tlSetFlag(&_flags, 0x4, when: darkColors != nil)
+                tlSetFlag(&_flags, 0x8, when: channelMinLevel != nil)
+                tlSetFlag(&_flags, 0x10, when: groupMinLevel != nil)
+                self.flags = _flags
                 self.colorId = colorId
                 self.colors = colors
                 self.darkColors = darkColors
@@ -1386,15 +1377,13 @@ extension Api.help {
                 self.groupMinLevel = groupMinLevel
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hidden)
-                tlSetFlag(&flags, 0x2, when: colors != nil)
-                tlSetFlag(&flags, 0x4, when: darkColors != nil)
-                tlSetFlag(&flags, 0x8, when: channelMinLevel != nil)
-                tlSetFlag(&flags, 0x10, when: groupMinLevel != nil)
-                return flags
+            init(_ _flags: Int32, colorId: Int32, colors: Api.help.PeerColorSet?, darkColors: Api.help.PeerColorSet?, channelMinLevel: Int32?, groupMinLevel: Int32?) {
+                self.flags = _flags
+                self.colorId = colorId
+                self.colors = colors
+                self.darkColors = darkColors
+                self.channelMinLevel = channelMinLevel
+                self.groupMinLevel = groupMinLevel
             }
         }
 
@@ -1445,7 +1434,6 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _colorId = try reader.readInt32()
                 field = 3
@@ -1468,7 +1456,7 @@ extension Api.help {
                 if tlFlagIsSet(_flags, 0x10) {
                     _groupMinLevel = try reader.readInt32()
                 }
-                return .peerColorOption(Cons_peerColorOption(hidden: _hidden, colorId: _colorId, colors: _colors, darkColors: _darkColors, channelMinLevel: _channelMinLevel, groupMinLevel: _groupMinLevel))
+                return .peerColorOption(Cons_peerColorOption(_flags & 0x1f, colorId: _colorId, colors: _colors, darkColors: _darkColors, channelMinLevel: _channelMinLevel, groupMinLevel: _groupMinLevel))
             }
             catch {
                 throw error.inside(constructor: "help.peerColorOption", fields: "flags,hidden,color_id,colors,dark_colors,channel_min_level,group_min_level", index: field)
@@ -1510,20 +1498,8 @@ extension Api {
 
         /// `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
         public final class Cons_starsTransaction: Sendable {
-            public let refund: Bool
-            public let pending: Bool
-            public let failed: Bool
-            public let gift: Bool
-            public let reaction: Bool
-            public let stargiftUpgrade: Bool
-            public let businessTransfer: Bool
-            public let stargiftResale: Bool
-            public let postsSearch: Bool
-            public let stargiftPrepaidUpgrade: Bool
-            public let stargiftDropOriginalDetails: Bool
-            public let phonegroupMessage: Bool
-            public let stargiftAuctionBid: Bool
-            public let offer: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
             public let amount: Api.StarsAmount
             public let date: Int32
@@ -1547,22 +1523,54 @@ extension Api {
             public let premiumGiftMonths: Int32?
             public let adsProceedsFromDate: Int32?
             public let adsProceedsToDate: Int32?
+            public var refund: Bool { tlFlagIsSet(flags, 0x8) }
+            public var pending: Bool { tlFlagIsSet(flags, 0x10) }
+            public var failed: Bool { tlFlagIsSet(flags, 0x40) }
+            public var gift: Bool { tlFlagIsSet(flags, 0x400) }
+            public var reaction: Bool { tlFlagIsSet(flags, 0x800) }
+            public var stargiftUpgrade: Bool { tlFlagIsSet(flags, 0x40000) }
+            public var businessTransfer: Bool { tlFlagIsSet(flags, 0x200000) }
+            public var stargiftResale: Bool { tlFlagIsSet(flags, 0x400000) }
+            public var postsSearch: Bool { tlFlagIsSet(flags, 0x1000000) }
+            public var stargiftPrepaidUpgrade: Bool { tlFlagIsSet(flags, 0x2000000) }
+            public var stargiftDropOriginalDetails: Bool { tlFlagIsSet(flags, 0x4000000) }
+            public var phonegroupMessage: Bool { tlFlagIsSet(flags, 0x8000000) }
+            public var stargiftAuctionBid: Bool { tlFlagIsSet(flags, 0x10000000) }
+            public var offer: Bool { tlFlagIsSet(flags, 0x20000000) }
 
             public init(refund: Bool = false, pending: Bool = false, failed: Bool = false, gift: Bool = false, reaction: Bool = false, stargiftUpgrade: Bool = false, businessTransfer: Bool = false, stargiftResale: Bool = false, postsSearch: Bool = false, stargiftPrepaidUpgrade: Bool = false, stargiftDropOriginalDetails: Bool = false, phonegroupMessage: Bool = false, stargiftAuctionBid: Bool = false, offer: Bool = false, id: String, amount: Api.StarsAmount, date: Int32, peer: Api.StarsTransactionPeer, title: String? = nil, description: String? = nil, photo: Api.WebDocument? = nil, transactionDate: Int32? = nil, transactionUrl: String? = nil, botPayload: [UInt8]? = nil, msgId: Int32? = nil, extendedMedia: [Api.MessageMedia]? = nil, subscriptionPeriod: Int32? = nil, giveawayPostId: Int32? = nil, stargift: Api.StarGift? = nil, floodskipNumber: Int32? = nil, starrefCommissionPermille: Int32? = nil, starrefPeer: Api.Peer? = nil, starrefAmount: Api.StarsAmount? = nil, paidMessages: Int32? = nil, premiumGiftMonths: Int32? = nil, adsProceedsFromDate: Int32? = nil, adsProceedsToDate: Int32? = nil) {
-                self.refund = refund
-                self.pending = pending
-                self.failed = failed
-                self.gift = gift
-                self.reaction = reaction
-                self.stargiftUpgrade = stargiftUpgrade
-                self.businessTransfer = businessTransfer
-                self.stargiftResale = stargiftResale
-                self.postsSearch = postsSearch
-                self.stargiftPrepaidUpgrade = stargiftPrepaidUpgrade
-                self.stargiftDropOriginalDetails = stargiftDropOriginalDetails
-                self.phonegroupMessage = phonegroupMessage
-                self.stargiftAuctionBid = stargiftAuctionBid
-                self.offer = offer
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: refund)
+                tlSetFlag(&_flags, 0x10, when: pending)
+                tlSetFlag(&_flags, 0x40, when: failed)
+                tlSetFlag(&_flags, 0x400, when: gift)
+                tlSetFlag(&_flags, 0x800, when: reaction)
+                tlSetFlag(&_flags, 0x40000, when: stargiftUpgrade)
+                tlSetFlag(&_flags, 0x200000, when: businessTransfer)
+                tlSetFlag(&_flags, 0x400000, when: stargiftResale)
+                tlSetFlag(&_flags, 0x1000000, when: postsSearch)
+                tlSetFlag(&_flags, 0x2000000, when: stargiftPrepaidUpgrade)
+                tlSetFlag(&_flags, 0x4000000, when: stargiftDropOriginalDetails)
+                tlSetFlag(&_flags, 0x8000000, when: phonegroupMessage)
+                tlSetFlag(&_flags, 0x10000000, when: stargiftAuctionBid)
+                tlSetFlag(&_flags, 0x20000000, when: offer)
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                tlSetFlag(&_flags, 0x2, when: description != nil)
+                tlSetFlag(&_flags, 0x4, when: photo != nil)
+                tlSetFlag(&_flags, 0x20, when: transactionDate != nil && transactionUrl != nil)
+                tlSetFlag(&_flags, 0x80, when: botPayload != nil)
+                tlSetFlag(&_flags, 0x100, when: msgId != nil)
+                tlSetFlag(&_flags, 0x200, when: extendedMedia != nil)
+                tlSetFlag(&_flags, 0x1000, when: subscriptionPeriod != nil)
+                tlSetFlag(&_flags, 0x2000, when: giveawayPostId != nil)
+                tlSetFlag(&_flags, 0x4000, when: stargift != nil)
+                tlSetFlag(&_flags, 0x8000, when: floodskipNumber != nil)
+                tlSetFlag(&_flags, 0x10000, when: starrefCommissionPermille != nil)
+                tlSetFlag(&_flags, 0x20000, when: starrefPeer != nil && starrefAmount != nil)
+                tlSetFlag(&_flags, 0x80000, when: paidMessages != nil)
+                tlSetFlag(&_flags, 0x100000, when: premiumGiftMonths != nil)
+                tlSetFlag(&_flags, 0x800000, when: adsProceedsFromDate != nil && adsProceedsToDate != nil)
+                self.flags = _flags
                 self.id = id
                 self.amount = amount
                 self.date = date
@@ -1588,40 +1596,31 @@ extension Api {
                 self.adsProceedsToDate = adsProceedsToDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: refund)
-                tlSetFlag(&flags, 0x10, when: pending)
-                tlSetFlag(&flags, 0x40, when: failed)
-                tlSetFlag(&flags, 0x400, when: gift)
-                tlSetFlag(&flags, 0x800, when: reaction)
-                tlSetFlag(&flags, 0x40000, when: stargiftUpgrade)
-                tlSetFlag(&flags, 0x200000, when: businessTransfer)
-                tlSetFlag(&flags, 0x400000, when: stargiftResale)
-                tlSetFlag(&flags, 0x1000000, when: postsSearch)
-                tlSetFlag(&flags, 0x2000000, when: stargiftPrepaidUpgrade)
-                tlSetFlag(&flags, 0x4000000, when: stargiftDropOriginalDetails)
-                tlSetFlag(&flags, 0x8000000, when: phonegroupMessage)
-                tlSetFlag(&flags, 0x10000000, when: stargiftAuctionBid)
-                tlSetFlag(&flags, 0x20000000, when: offer)
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                tlSetFlag(&flags, 0x2, when: description != nil)
-                tlSetFlag(&flags, 0x4, when: photo != nil)
-                tlSetFlag(&flags, 0x20, when: transactionDate != nil && transactionUrl != nil)
-                tlSetFlag(&flags, 0x80, when: botPayload != nil)
-                tlSetFlag(&flags, 0x100, when: msgId != nil)
-                tlSetFlag(&flags, 0x200, when: extendedMedia != nil)
-                tlSetFlag(&flags, 0x1000, when: subscriptionPeriod != nil)
-                tlSetFlag(&flags, 0x2000, when: giveawayPostId != nil)
-                tlSetFlag(&flags, 0x4000, when: stargift != nil)
-                tlSetFlag(&flags, 0x8000, when: floodskipNumber != nil)
-                tlSetFlag(&flags, 0x10000, when: starrefCommissionPermille != nil)
-                tlSetFlag(&flags, 0x20000, when: starrefPeer != nil && starrefAmount != nil)
-                tlSetFlag(&flags, 0x80000, when: paidMessages != nil)
-                tlSetFlag(&flags, 0x100000, when: premiumGiftMonths != nil)
-                tlSetFlag(&flags, 0x800000, when: adsProceedsFromDate != nil && adsProceedsToDate != nil)
-                return flags
+            init(_ _flags: Int32, id: String, amount: Api.StarsAmount, date: Int32, peer: Api.StarsTransactionPeer, title: String?, description: String?, photo: Api.WebDocument?, transactionDate: Int32?, transactionUrl: String?, botPayload: [UInt8]?, msgId: Int32?, extendedMedia: [Api.MessageMedia]?, subscriptionPeriod: Int32?, giveawayPostId: Int32?, stargift: Api.StarGift?, floodskipNumber: Int32?, starrefCommissionPermille: Int32?, starrefPeer: Api.Peer?, starrefAmount: Api.StarsAmount?, paidMessages: Int32?, premiumGiftMonths: Int32?, adsProceedsFromDate: Int32?, adsProceedsToDate: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.amount = amount
+                self.date = date
+                self.peer = peer
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.transactionDate = transactionDate
+                self.transactionUrl = transactionUrl
+                self.botPayload = botPayload
+                self.msgId = msgId
+                self.extendedMedia = extendedMedia
+                self.subscriptionPeriod = subscriptionPeriod
+                self.giveawayPostId = giveawayPostId
+                self.stargift = stargift
+                self.floodskipNumber = floodskipNumber
+                self.starrefCommissionPermille = starrefCommissionPermille
+                self.starrefPeer = starrefPeer
+                self.starrefAmount = starrefAmount
+                self.paidMessages = paidMessages
+                self.premiumGiftMonths = premiumGiftMonths
+                self.adsProceedsFromDate = adsProceedsFromDate
+                self.adsProceedsToDate = adsProceedsToDate
             }
         }
 
@@ -1724,33 +1723,19 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _refund = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _pending = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _failed = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _gift = tlFlagIsSet(_flags, 0x400)
                 field = 5
-                let _reaction = tlFlagIsSet(_flags, 0x800)
                 field = 6
-                let _stargiftUpgrade = tlFlagIsSet(_flags, 0x40000)
                 field = 7
-                let _businessTransfer = tlFlagIsSet(_flags, 0x200000)
                 field = 8
-                let _stargiftResale = tlFlagIsSet(_flags, 0x400000)
                 field = 9
-                let _postsSearch = tlFlagIsSet(_flags, 0x1000000)
                 field = 10
-                let _stargiftPrepaidUpgrade = tlFlagIsSet(_flags, 0x2000000)
                 field = 11
-                let _stargiftDropOriginalDetails = tlFlagIsSet(_flags, 0x4000000)
                 field = 12
-                let _phonegroupMessage = tlFlagIsSet(_flags, 0x8000000)
                 field = 13
-                let _stargiftAuctionBid = tlFlagIsSet(_flags, 0x10000000)
                 field = 14
-                let _offer = tlFlagIsSet(_flags, 0x20000000)
                 field = 15
                 let _id = try reader.readTLString()
                 field = 16
@@ -1854,7 +1839,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x800000) {
                     _adsProceedsToDate = try reader.readInt32()
                 }
-                return .starsTransaction(Cons_starsTransaction(refund: _refund, pending: _pending, failed: _failed, gift: _gift, reaction: _reaction, stargiftUpgrade: _stargiftUpgrade, businessTransfer: _businessTransfer, stargiftResale: _stargiftResale, postsSearch: _postsSearch, stargiftPrepaidUpgrade: _stargiftPrepaidUpgrade, stargiftDropOriginalDetails: _stargiftDropOriginalDetails, phonegroupMessage: _phonegroupMessage, stargiftAuctionBid: _stargiftAuctionBid, offer: _offer, id: _id, amount: _amount, date: _date, peer: _peer, title: _title, description: _description, photo: _photo, transactionDate: _transactionDate, transactionUrl: _transactionUrl, botPayload: _botPayload, msgId: _msgId, extendedMedia: _extendedMedia, subscriptionPeriod: _subscriptionPeriod, giveawayPostId: _giveawayPostId, stargift: _stargift, floodskipNumber: _floodskipNumber, starrefCommissionPermille: _starrefCommissionPermille, starrefPeer: _starrefPeer, starrefAmount: _starrefAmount, paidMessages: _paidMessages, premiumGiftMonths: _premiumGiftMonths, adsProceedsFromDate: _adsProceedsFromDate, adsProceedsToDate: _adsProceedsToDate))
+                return .starsTransaction(Cons_starsTransaction(_flags & 0x3fffffff, id: _id, amount: _amount, date: _date, peer: _peer, title: _title, description: _description, photo: _photo, transactionDate: _transactionDate, transactionUrl: _transactionUrl, botPayload: _botPayload, msgId: _msgId, extendedMedia: _extendedMedia, subscriptionPeriod: _subscriptionPeriod, giveawayPostId: _giveawayPostId, stargift: _stargift, floodskipNumber: _floodskipNumber, starrefCommissionPermille: _starrefCommissionPermille, starrefPeer: _starrefPeer, starrefAmount: _starrefAmount, paidMessages: _paidMessages, premiumGiftMonths: _premiumGiftMonths, adsProceedsFromDate: _adsProceedsFromDate, adsProceedsToDate: _adsProceedsToDate))
             }
             catch {
                 throw error.inside(constructor: "starsTransaction", fields: "flags,refund,pending,failed,gift,reaction,stargift_upgrade,business_transfer,stargift_resale,posts_search,stargift_prepaid_upgrade,stargift_drop_original_details,phonegroup_message,stargift_auction_bid,offer,id,amount,date,peer,title,description,photo,transaction_date,transaction_url,bot_payload,msg_id,extended_media,subscription_period,giveaway_post_id,stargift,floodskip_number,starref_commission_permille,starref_peer,starref_amount,paid_messages,premium_gift_months,ads_proceeds_from_date,ads_proceeds_to_date", index: field)
@@ -2027,23 +2012,29 @@ extension Api.payments {
 
         /// `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
         public final class Cons_suggestedStarRefBots: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let suggestedBots: [Api.StarRefProgram]
             public let users: [Api.User]
             public let nextOffset: String?
 
             public init(count: Int32, suggestedBots: [Api.StarRefProgram], users: [Api.User], nextOffset: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.suggestedBots = suggestedBots
                 self.users = users
                 self.nextOffset = nextOffset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, suggestedBots: [Api.StarRefProgram], users: [Api.User], nextOffset: String?) {
+                self.flags = _flags
+                self.count = count
+                self.suggestedBots = suggestedBots
+                self.users = users
+                self.nextOffset = nextOffset
             }
         }
 
@@ -2095,7 +2086,7 @@ extension Api.payments {
                 if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
-                return .suggestedStarRefBots(Cons_suggestedStarRefBots(count: _count, suggestedBots: _suggestedBots, users: _users, nextOffset: _nextOffset))
+                return .suggestedStarRefBots(Cons_suggestedStarRefBots(_flags & 0x1, count: _count, suggestedBots: _suggestedBots, users: _users, nextOffset: _nextOffset))
             }
             catch {
                 throw error.inside(constructor: "payments.suggestedStarRefBots", fields: "flags,count,suggested_bots,users,next_offset", index: field)
@@ -2129,12 +2120,8 @@ extension Api {
 
         /// `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
         public final class Cons_savedStarGift: Sendable {
-            public let nameHidden: Bool
-            public let unsaved: Bool
-            public let refunded: Bool
-            public let canUpgrade: Bool
-            public let pinnedToTop: Bool
-            public let upgradeSeparate: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let fromId: Api.Peer?
             public let date: Int32
             public let gift: Api.StarGift
@@ -2152,14 +2139,37 @@ extension Api {
             public let dropOriginalDetailsStars: Int64?
             public let giftNum: Int32?
             public let canCraftAt: Int32?
+            public var nameHidden: Bool { tlFlagIsSet(flags, 0x1) }
+            public var unsaved: Bool { tlFlagIsSet(flags, 0x20) }
+            public var refunded: Bool { tlFlagIsSet(flags, 0x200) }
+            public var canUpgrade: Bool { tlFlagIsSet(flags, 0x400) }
+            public var pinnedToTop: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var upgradeSeparate: Bool { tlFlagIsSet(flags, 0x20000) }
 
             public init(nameHidden: Bool = false, unsaved: Bool = false, refunded: Bool = false, canUpgrade: Bool = false, pinnedToTop: Bool = false, upgradeSeparate: Bool = false, fromId: Api.Peer? = nil, date: Int32, gift: Api.StarGift, message: Api.TextWithEntities? = nil, msgId: Int32? = nil, savedId: Int64? = nil, convertStars: Int64? = nil, upgradeStars: Int64? = nil, canExportAt: Int32? = nil, transferStars: Int64? = nil, canTransferAt: Int32? = nil, canResellAt: Int32? = nil, collectionId: [Int32]? = nil, prepaidUpgradeHash: String? = nil, dropOriginalDetailsStars: Int64? = nil, giftNum: Int32? = nil, canCraftAt: Int32? = nil) {
-                self.nameHidden = nameHidden
-                self.unsaved = unsaved
-                self.refunded = refunded
-                self.canUpgrade = canUpgrade
-                self.pinnedToTop = pinnedToTop
-                self.upgradeSeparate = upgradeSeparate
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nameHidden)
+                tlSetFlag(&_flags, 0x20, when: unsaved)
+                tlSetFlag(&_flags, 0x200, when: refunded)
+                tlSetFlag(&_flags, 0x400, when: canUpgrade)
+                tlSetFlag(&_flags, 0x1000, when: pinnedToTop)
+                tlSetFlag(&_flags, 0x20000, when: upgradeSeparate)
+                tlSetFlag(&_flags, 0x2, when: fromId != nil)
+                tlSetFlag(&_flags, 0x4, when: message != nil)
+                tlSetFlag(&_flags, 0x8, when: msgId != nil)
+                tlSetFlag(&_flags, 0x800, when: savedId != nil)
+                tlSetFlag(&_flags, 0x10, when: convertStars != nil)
+                tlSetFlag(&_flags, 0x40, when: upgradeStars != nil)
+                tlSetFlag(&_flags, 0x80, when: canExportAt != nil)
+                tlSetFlag(&_flags, 0x100, when: transferStars != nil)
+                tlSetFlag(&_flags, 0x2000, when: canTransferAt != nil)
+                tlSetFlag(&_flags, 0x4000, when: canResellAt != nil)
+                tlSetFlag(&_flags, 0x8000, when: collectionId != nil)
+                tlSetFlag(&_flags, 0x10000, when: prepaidUpgradeHash != nil)
+                tlSetFlag(&_flags, 0x40000, when: dropOriginalDetailsStars != nil)
+                tlSetFlag(&_flags, 0x80000, when: giftNum != nil)
+                tlSetFlag(&_flags, 0x100000, when: canCraftAt != nil)
+                self.flags = _flags
                 self.fromId = fromId
                 self.date = date
                 self.gift = gift
@@ -2179,31 +2189,25 @@ extension Api {
                 self.canCraftAt = canCraftAt
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nameHidden)
-                tlSetFlag(&flags, 0x20, when: unsaved)
-                tlSetFlag(&flags, 0x200, when: refunded)
-                tlSetFlag(&flags, 0x400, when: canUpgrade)
-                tlSetFlag(&flags, 0x1000, when: pinnedToTop)
-                tlSetFlag(&flags, 0x20000, when: upgradeSeparate)
-                tlSetFlag(&flags, 0x2, when: fromId != nil)
-                tlSetFlag(&flags, 0x4, when: message != nil)
-                tlSetFlag(&flags, 0x8, when: msgId != nil)
-                tlSetFlag(&flags, 0x800, when: savedId != nil)
-                tlSetFlag(&flags, 0x10, when: convertStars != nil)
-                tlSetFlag(&flags, 0x40, when: upgradeStars != nil)
-                tlSetFlag(&flags, 0x80, when: canExportAt != nil)
-                tlSetFlag(&flags, 0x100, when: transferStars != nil)
-                tlSetFlag(&flags, 0x2000, when: canTransferAt != nil)
-                tlSetFlag(&flags, 0x4000, when: canResellAt != nil)
-                tlSetFlag(&flags, 0x8000, when: collectionId != nil)
-                tlSetFlag(&flags, 0x10000, when: prepaidUpgradeHash != nil)
-                tlSetFlag(&flags, 0x40000, when: dropOriginalDetailsStars != nil)
-                tlSetFlag(&flags, 0x80000, when: giftNum != nil)
-                tlSetFlag(&flags, 0x100000, when: canCraftAt != nil)
-                return flags
+            init(_ _flags: Int32, fromId: Api.Peer?, date: Int32, gift: Api.StarGift, message: Api.TextWithEntities?, msgId: Int32?, savedId: Int64?, convertStars: Int64?, upgradeStars: Int64?, canExportAt: Int32?, transferStars: Int64?, canTransferAt: Int32?, canResellAt: Int32?, collectionId: [Int32]?, prepaidUpgradeHash: String?, dropOriginalDetailsStars: Int64?, giftNum: Int32?, canCraftAt: Int32?) {
+                self.flags = _flags
+                self.fromId = fromId
+                self.date = date
+                self.gift = gift
+                self.message = message
+                self.msgId = msgId
+                self.savedId = savedId
+                self.convertStars = convertStars
+                self.upgradeStars = upgradeStars
+                self.canExportAt = canExportAt
+                self.transferStars = transferStars
+                self.canTransferAt = canTransferAt
+                self.canResellAt = canResellAt
+                self.collectionId = collectionId
+                self.prepaidUpgradeHash = prepaidUpgradeHash
+                self.dropOriginalDetailsStars = dropOriginalDetailsStars
+                self.giftNum = giftNum
+                self.canCraftAt = canCraftAt
             }
         }
 
@@ -2290,17 +2294,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nameHidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _unsaved = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _refunded = tlFlagIsSet(_flags, 0x200)
                 field = 4
-                let _canUpgrade = tlFlagIsSet(_flags, 0x400)
                 field = 5
-                let _pinnedToTop = tlFlagIsSet(_flags, 0x1000)
                 field = 6
-                let _upgradeSeparate = tlFlagIsSet(_flags, 0x20000)
                 field = 7
                 var _fromId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -2380,7 +2378,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x100000) {
                     _canCraftAt = try reader.readInt32()
                 }
-                return .savedStarGift(Cons_savedStarGift(nameHidden: _nameHidden, unsaved: _unsaved, refunded: _refunded, canUpgrade: _canUpgrade, pinnedToTop: _pinnedToTop, upgradeSeparate: _upgradeSeparate, fromId: _fromId, date: _date, gift: _gift, message: _message, msgId: _msgId, savedId: _savedId, convertStars: _convertStars, upgradeStars: _upgradeStars, canExportAt: _canExportAt, transferStars: _transferStars, canTransferAt: _canTransferAt, canResellAt: _canResellAt, collectionId: _collectionId, prepaidUpgradeHash: _prepaidUpgradeHash, dropOriginalDetailsStars: _dropOriginalDetailsStars, giftNum: _giftNum, canCraftAt: _canCraftAt))
+                return .savedStarGift(Cons_savedStarGift(_flags & 0x1fffff, fromId: _fromId, date: _date, gift: _gift, message: _message, msgId: _msgId, savedId: _savedId, convertStars: _convertStars, upgradeStars: _upgradeStars, canExportAt: _canExportAt, transferStars: _transferStars, canTransferAt: _canTransferAt, canResellAt: _canResellAt, collectionId: _collectionId, prepaidUpgradeHash: _prepaidUpgradeHash, dropOriginalDetailsStars: _dropOriginalDetailsStars, giftNum: _giftNum, canCraftAt: _canCraftAt))
             }
             catch {
                 throw error.inside(constructor: "savedStarGift", fields: "flags,name_hidden,unsaved,refunded,can_upgrade,pinned_to_top,upgrade_separate,from_id,date,gift,message,msg_id,saved_id,convert_stars,upgrade_stars,can_export_at,transfer_stars,can_transfer_at,can_resell_at,collection_id,prepaid_upgrade_hash,drop_original_details_stars,gift_num,can_craft_at", index: field)
@@ -2461,8 +2459,8 @@ extension Api.payments {
 
         /// `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
         public final class Cons_uniqueStarGiftValueInfo: Sendable {
-            public let lastSaleOnFragment: Bool
-            public let valueIsAverage: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currency: String
             public let value: Int64
             public let initialSaleDate: Int32
@@ -2475,10 +2473,19 @@ extension Api.payments {
             public let listedCount: Int32?
             public let fragmentListedCount: Int32?
             public let fragmentListedUrl: String?
+            public var lastSaleOnFragment: Bool { tlFlagIsSet(flags, 0x2) }
+            public var valueIsAverage: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(lastSaleOnFragment: Bool = false, valueIsAverage: Bool = false, currency: String, value: Int64, initialSaleDate: Int32, initialSaleStars: Int64, initialSalePrice: Int64, lastSaleDate: Int32? = nil, lastSalePrice: Int64? = nil, floorPrice: Int64? = nil, averagePrice: Int64? = nil, listedCount: Int32? = nil, fragmentListedCount: Int32? = nil, fragmentListedUrl: String? = nil) {
-                self.lastSaleOnFragment = lastSaleOnFragment
-                self.valueIsAverage = valueIsAverage
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: lastSaleOnFragment)
+                tlSetFlag(&_flags, 0x40, when: valueIsAverage)
+                tlSetFlag(&_flags, 0x1, when: lastSaleDate != nil && lastSalePrice != nil)
+                tlSetFlag(&_flags, 0x4, when: floorPrice != nil)
+                tlSetFlag(&_flags, 0x8, when: averagePrice != nil)
+                tlSetFlag(&_flags, 0x10, when: listedCount != nil)
+                tlSetFlag(&_flags, 0x20, when: fragmentListedCount != nil && fragmentListedUrl != nil)
+                self.flags = _flags
                 self.currency = currency
                 self.value = value
                 self.initialSaleDate = initialSaleDate
@@ -2493,17 +2500,20 @@ extension Api.payments {
                 self.fragmentListedUrl = fragmentListedUrl
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: lastSaleOnFragment)
-                tlSetFlag(&flags, 0x40, when: valueIsAverage)
-                tlSetFlag(&flags, 0x1, when: lastSaleDate != nil && lastSalePrice != nil)
-                tlSetFlag(&flags, 0x4, when: floorPrice != nil)
-                tlSetFlag(&flags, 0x8, when: averagePrice != nil)
-                tlSetFlag(&flags, 0x10, when: listedCount != nil)
-                tlSetFlag(&flags, 0x20, when: fragmentListedCount != nil && fragmentListedUrl != nil)
-                return flags
+            init(_ _flags: Int32, currency: String, value: Int64, initialSaleDate: Int32, initialSaleStars: Int64, initialSalePrice: Int64, lastSaleDate: Int32?, lastSalePrice: Int64?, floorPrice: Int64?, averagePrice: Int64?, listedCount: Int32?, fragmentListedCount: Int32?, fragmentListedUrl: String?) {
+                self.flags = _flags
+                self.currency = currency
+                self.value = value
+                self.initialSaleDate = initialSaleDate
+                self.initialSaleStars = initialSaleStars
+                self.initialSalePrice = initialSalePrice
+                self.lastSaleDate = lastSaleDate
+                self.lastSalePrice = lastSalePrice
+                self.floorPrice = floorPrice
+                self.averagePrice = averagePrice
+                self.listedCount = listedCount
+                self.fragmentListedCount = fragmentListedCount
+                self.fragmentListedUrl = fragmentListedUrl
             }
         }
 
@@ -2567,9 +2577,7 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _lastSaleOnFragment = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _valueIsAverage = tlFlagIsSet(_flags, 0x40)
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4
@@ -2615,7 +2623,7 @@ extension Api.payments {
                 if tlFlagIsSet(_flags, 0x20) {
                     _fragmentListedUrl = try reader.readTLString()
                 }
-                return .uniqueStarGiftValueInfo(Cons_uniqueStarGiftValueInfo(lastSaleOnFragment: _lastSaleOnFragment, valueIsAverage: _valueIsAverage, currency: _currency, value: _value, initialSaleDate: _initialSaleDate, initialSaleStars: _initialSaleStars, initialSalePrice: _initialSalePrice, lastSaleDate: _lastSaleDate, lastSalePrice: _lastSalePrice, floorPrice: _floorPrice, averagePrice: _averagePrice, listedCount: _listedCount, fragmentListedCount: _fragmentListedCount, fragmentListedUrl: _fragmentListedUrl))
+                return .uniqueStarGiftValueInfo(Cons_uniqueStarGiftValueInfo(_flags & 0x7f, currency: _currency, value: _value, initialSaleDate: _initialSaleDate, initialSaleStars: _initialSaleStars, initialSalePrice: _initialSalePrice, lastSaleDate: _lastSaleDate, lastSalePrice: _lastSalePrice, floorPrice: _floorPrice, averagePrice: _averagePrice, listedCount: _listedCount, fragmentListedCount: _fragmentListedCount, fragmentListedUrl: _fragmentListedUrl))
             }
             catch {
                 throw error.inside(constructor: "payments.uniqueStarGiftValueInfo", fields: "flags,last_sale_on_fragment,value_is_average,currency,value,initial_sale_date,initial_sale_stars,initial_sale_price,last_sale_date,last_sale_price,floor_price,average_price,listed_count,fragment_listed_count,fragment_listed_url", index: field)

@@ -268,6 +268,8 @@ extension Api {
 
         /// `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
         public final class Cons_inputPeerNotifySettings: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let showPreviews: Bool?
             public let silent: Bool?
             public let muteUntil: Int32?
@@ -277,6 +279,15 @@ extension Api {
             public let storiesSound: Api.NotificationSound?
 
             public init(showPreviews: Bool? = nil, silent: Bool? = nil, muteUntil: Int32? = nil, sound: Api.NotificationSound? = nil, storiesMuted: Bool? = nil, storiesHideSender: Bool? = nil, storiesSound: Api.NotificationSound? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: showPreviews != nil)
+                tlSetFlag(&_flags, 0x2, when: silent != nil)
+                tlSetFlag(&_flags, 0x4, when: muteUntil != nil)
+                tlSetFlag(&_flags, 0x8, when: sound != nil)
+                tlSetFlag(&_flags, 0x40, when: storiesMuted != nil)
+                tlSetFlag(&_flags, 0x80, when: storiesHideSender != nil)
+                tlSetFlag(&_flags, 0x100, when: storiesSound != nil)
+                self.flags = _flags
                 self.showPreviews = showPreviews
                 self.silent = silent
                 self.muteUntil = muteUntil
@@ -286,17 +297,15 @@ extension Api {
                 self.storiesSound = storiesSound
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: showPreviews != nil)
-                tlSetFlag(&flags, 0x2, when: silent != nil)
-                tlSetFlag(&flags, 0x4, when: muteUntil != nil)
-                tlSetFlag(&flags, 0x8, when: sound != nil)
-                tlSetFlag(&flags, 0x40, when: storiesMuted != nil)
-                tlSetFlag(&flags, 0x80, when: storiesHideSender != nil)
-                tlSetFlag(&flags, 0x100, when: storiesSound != nil)
-                return flags
+            init(_ _flags: Int32, showPreviews: Bool?, silent: Bool?, muteUntil: Int32?, sound: Api.NotificationSound?, storiesMuted: Bool?, storiesHideSender: Bool?, storiesSound: Api.NotificationSound?) {
+                self.flags = _flags
+                self.showPreviews = showPreviews
+                self.silent = silent
+                self.muteUntil = muteUntil
+                self.sound = sound
+                self.storiesMuted = storiesMuted
+                self.storiesHideSender = storiesHideSender
+                self.storiesSound = storiesSound
             }
         }
 
@@ -389,7 +398,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x100) {
                     _storiesSound = try Api.NotificationSound.parse(&reader)
                 }
-                return .inputPeerNotifySettings(Cons_inputPeerNotifySettings(showPreviews: _showPreviews, silent: _silent, muteUntil: _muteUntil, sound: _sound, storiesMuted: _storiesMuted, storiesHideSender: _storiesHideSender, storiesSound: _storiesSound))
+                return .inputPeerNotifySettings(Cons_inputPeerNotifySettings(_flags & 0x1cf, showPreviews: _showPreviews, silent: _silent, muteUntil: _muteUntil, sound: _sound, storiesMuted: _storiesMuted, storiesHideSender: _storiesHideSender, storiesSound: _storiesSound))
             }
             catch {
                 throw error.inside(constructor: "inputPeerNotifySettings", fields: "flags,show_previews,silent,mute_until,sound,stories_muted,stories_hide_sender,stories_sound", index: field)
@@ -643,36 +652,44 @@ extension Api.updates {
 
         /// `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
         public final class Cons_channelDifferenceEmpty: Sendable {
-            public let final: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let pts: Int32
             public let timeout: Int32?
+            public var final: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(final: Bool = false, pts: Int32, timeout: Int32? = nil) {
-                self.final = final
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: final)
+                tlSetFlag(&_flags, 0x2, when: timeout != nil)
+                self.flags = _flags
                 self.pts = pts
                 self.timeout = timeout
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: final)
-                tlSetFlag(&flags, 0x2, when: timeout != nil)
-                return flags
+            init(_ _flags: Int32, pts: Int32, timeout: Int32?) {
+                self.flags = _flags
+                self.pts = pts
+                self.timeout = timeout
             }
         }
 
         /// `updates.channelDifferenceTooLong#a4bcc6fe flags:# final:flags.0?true timeout:flags.1?int dialog:Dialog messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
         public final class Cons_channelDifferenceTooLong: Sendable {
-            public let final: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let timeout: Int32?
             public let dialog: Api.Dialog
             public let messages: [Api.Message]
             public let chats: [Api.Chat]
             public let users: [Api.User]
+            public var final: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(final: Bool = false, timeout: Int32? = nil, dialog: Api.Dialog, messages: [Api.Message], chats: [Api.Chat], users: [Api.User]) {
-                self.final = final
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: final)
+                tlSetFlag(&_flags, 0x2, when: timeout != nil)
+                self.flags = _flags
                 self.timeout = timeout
                 self.dialog = dialog
                 self.messages = messages
@@ -680,27 +697,33 @@ extension Api.updates {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: final)
-                tlSetFlag(&flags, 0x2, when: timeout != nil)
-                return flags
+            init(_ _flags: Int32, timeout: Int32?, dialog: Api.Dialog, messages: [Api.Message], chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.timeout = timeout
+                self.dialog = dialog
+                self.messages = messages
+                self.chats = chats
+                self.users = users
             }
         }
 
         /// `updates.channelDifference#2064674e flags:# final:flags.0?true pts:int timeout:flags.1?int new_messages:Vector<Message> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
         public final class Cons_channelDifference: Sendable {
-            public let final: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let pts: Int32
             public let timeout: Int32?
             public let newMessages: [Api.Message]
             public let otherUpdates: [Api.Update]
             public let chats: [Api.Chat]
             public let users: [Api.User]
+            public var final: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(final: Bool = false, pts: Int32, timeout: Int32? = nil, newMessages: [Api.Message], otherUpdates: [Api.Update], chats: [Api.Chat], users: [Api.User]) {
-                self.final = final
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: final)
+                tlSetFlag(&_flags, 0x2, when: timeout != nil)
+                self.flags = _flags
                 self.pts = pts
                 self.timeout = timeout
                 self.newMessages = newMessages
@@ -709,12 +732,14 @@ extension Api.updates {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: final)
-                tlSetFlag(&flags, 0x2, when: timeout != nil)
-                return flags
+            init(_ _flags: Int32, pts: Int32, timeout: Int32?, newMessages: [Api.Message], otherUpdates: [Api.Update], chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.pts = pts
+                self.timeout = timeout
+                self.newMessages = newMessages
+                self.otherUpdates = otherUpdates
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -783,7 +808,6 @@ extension Api.updates {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _final = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
@@ -791,7 +815,7 @@ extension Api.updates {
                 if tlFlagIsSet(_flags, 0x2) {
                     _timeout = try reader.readInt32()
                 }
-                return .channelDifferenceEmpty(Cons_channelDifferenceEmpty(final: _final, pts: _pts, timeout: _timeout))
+                return .channelDifferenceEmpty(Cons_channelDifferenceEmpty(_flags & 0x3, pts: _pts, timeout: _timeout))
             }
             catch {
                 throw error.inside(constructor: "updates.channelDifferenceEmpty", fields: "flags,final,pts,timeout", index: field)
@@ -803,7 +827,6 @@ extension Api.updates {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _final = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _timeout: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -817,7 +840,7 @@ extension Api.updates {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 6
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .channelDifferenceTooLong(Cons_channelDifferenceTooLong(final: _final, timeout: _timeout, dialog: _dialog, messages: _messages, chats: _chats, users: _users))
+                return .channelDifferenceTooLong(Cons_channelDifferenceTooLong(_flags & 0x3, timeout: _timeout, dialog: _dialog, messages: _messages, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "updates.channelDifferenceTooLong", fields: "flags,final,timeout,dialog,messages,chats,users", index: field)
@@ -829,7 +852,6 @@ extension Api.updates {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _final = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
@@ -845,7 +867,7 @@ extension Api.updates {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 7
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .channelDifference(Cons_channelDifference(final: _final, pts: _pts, timeout: _timeout, newMessages: _newMessages, otherUpdates: _otherUpdates, chats: _chats, users: _users))
+                return .channelDifference(Cons_channelDifference(_flags & 0x3, pts: _pts, timeout: _timeout, newMessages: _newMessages, otherUpdates: _otherUpdates, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "updates.channelDifference", fields: "flags,final,pts,timeout,new_messages,other_updates,chats,users", index: field)
@@ -917,25 +939,30 @@ extension Api.messages {
 
         /// `messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;`
         public final class Cons_featuredStickers: Sendable {
-            public let premium: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let hash: Int64
             public let count: Int32
             public let sets: [Api.StickerSetCovered]
             public let unread: [Int64]
+            public var premium: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(premium: Bool = false, hash: Int64, count: Int32, sets: [Api.StickerSetCovered], unread: [Int64]) {
-                self.premium = premium
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: premium)
+                self.flags = _flags
                 self.hash = hash
                 self.count = count
                 self.sets = sets
                 self.unread = unread
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: premium)
-                return flags
+            init(_ _flags: Int32, hash: Int64, count: Int32, sets: [Api.StickerSetCovered], unread: [Int64]) {
+                self.flags = _flags
+                self.hash = hash
+                self.count = count
+                self.sets = sets
+                self.unread = unread
             }
         }
 
@@ -991,7 +1018,6 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _premium = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _hash = try reader.readInt64()
                 field = 3
@@ -1000,7 +1026,7 @@ extension Api.messages {
                 let _sets = try reader.readVector(boxed: true, of: Api.StickerSetCovered.self)
                 field = 5
                 let _unread = try reader.readVector(boxed: true, of: Int64.self)
-                return .featuredStickers(Cons_featuredStickers(premium: _premium, hash: _hash, count: _count, sets: _sets, unread: _unread))
+                return .featuredStickers(Cons_featuredStickers(_flags & 0x1, hash: _hash, count: _count, sets: _sets, unread: _unread))
             }
             catch {
                 throw error.inside(constructor: "messages.featuredStickers", fields: "flags,premium,hash,count,sets,unread", index: field)
@@ -1251,21 +1277,24 @@ extension Api {
 
         /// `pageBlockBlockquote#66d1670b flags:# collapsed:flags.0?true text:RichText caption:RichText = PageBlock;`
         public final class Cons_pageBlockBlockquote: Sendable {
-            public let collapsed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let text: Api.RichText
             public let caption: Api.RichText
+            public var collapsed: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(collapsed: Bool = false, text: Api.RichText, caption: Api.RichText) {
-                self.collapsed = collapsed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: collapsed)
+                self.flags = _flags
                 self.text = text
                 self.caption = caption
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: collapsed)
-                return flags
+            init(_ _flags: Int32, text: Api.RichText, caption: Api.RichText) {
+                self.flags = _flags
+                self.text = text
+                self.caption = caption
             }
         }
 
@@ -1282,52 +1311,58 @@ extension Api {
 
         /// `pageBlockPhoto#1759c560 flags:# spoiler:flags.1?true photo_id:long caption:PageCaption url:flags.0?string webpage_id:flags.0?long = PageBlock;`
         public final class Cons_pageBlockPhoto: Sendable {
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let photoId: Int64
             public let caption: Api.PageCaption
             public let url: String?
             public let webpageId: Int64?
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(spoiler: Bool = false, photoId: Int64, caption: Api.PageCaption, url: String? = nil, webpageId: Int64? = nil) {
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: spoiler)
+                tlSetFlag(&_flags, 0x1, when: url != nil && webpageId != nil)
+                self.flags = _flags
                 self.photoId = photoId
                 self.caption = caption
                 self.url = url
                 self.webpageId = webpageId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: spoiler)
-                tlSetFlag(&flags, 0x1, when: url != nil && webpageId != nil)
-                return flags
+            init(_ _flags: Int32, photoId: Int64, caption: Api.PageCaption, url: String?, webpageId: Int64?) {
+                self.flags = _flags
+                self.photoId = photoId
+                self.caption = caption
+                self.url = url
+                self.webpageId = webpageId
             }
         }
 
         /// `pageBlockVideo#7c8fe7b6 flags:# autoplay:flags.0?true loop:flags.1?true spoiler:flags.2?true video_id:long caption:PageCaption = PageBlock;`
         public final class Cons_pageBlockVideo: Sendable {
-            public let autoplay: Bool
-            public let loop: Bool
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let videoId: Int64
             public let caption: Api.PageCaption
+            public var autoplay: Bool { tlFlagIsSet(flags, 0x1) }
+            public var loop: Bool { tlFlagIsSet(flags, 0x2) }
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(autoplay: Bool = false, loop: Bool = false, spoiler: Bool = false, videoId: Int64, caption: Api.PageCaption) {
-                self.autoplay = autoplay
-                self.loop = loop
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: autoplay)
+                tlSetFlag(&_flags, 0x2, when: loop)
+                tlSetFlag(&_flags, 0x4, when: spoiler)
+                self.flags = _flags
                 self.videoId = videoId
                 self.caption = caption
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: autoplay)
-                tlSetFlag(&flags, 0x2, when: loop)
-                tlSetFlag(&flags, 0x4, when: spoiler)
-                return flags
+            init(_ _flags: Int32, videoId: Int64, caption: Api.PageCaption) {
+                self.flags = _flags
+                self.videoId = videoId
+                self.caption = caption
             }
         }
 
@@ -1342,18 +1377,26 @@ extension Api {
 
         /// `pageBlockEmbed#a8718dc5 flags:# full_width:flags.0?true allow_scrolling:flags.3?true url:flags.1?string html:flags.2?string poster_photo_id:flags.4?long w:flags.5?int h:flags.5?int caption:PageCaption = PageBlock;`
         public final class Cons_pageBlockEmbed: Sendable {
-            public let fullWidth: Bool
-            public let allowScrolling: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let url: String?
             public let html: String?
             public let posterPhotoId: Int64?
             public let w: Int32?
             public let h: Int32?
             public let caption: Api.PageCaption
+            public var fullWidth: Bool { tlFlagIsSet(flags, 0x1) }
+            public var allowScrolling: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(fullWidth: Bool = false, allowScrolling: Bool = false, url: String? = nil, html: String? = nil, posterPhotoId: Int64? = nil, w: Int32? = nil, h: Int32? = nil, caption: Api.PageCaption) {
-                self.fullWidth = fullWidth
-                self.allowScrolling = allowScrolling
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: fullWidth)
+                tlSetFlag(&_flags, 0x8, when: allowScrolling)
+                tlSetFlag(&_flags, 0x2, when: url != nil)
+                tlSetFlag(&_flags, 0x4, when: html != nil)
+                tlSetFlag(&_flags, 0x10, when: posterPhotoId != nil)
+                tlSetFlag(&_flags, 0x20, when: w != nil && h != nil)
+                self.flags = _flags
                 self.url = url
                 self.html = html
                 self.posterPhotoId = posterPhotoId
@@ -1362,16 +1405,14 @@ extension Api {
                 self.caption = caption
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: fullWidth)
-                tlSetFlag(&flags, 0x8, when: allowScrolling)
-                tlSetFlag(&flags, 0x2, when: url != nil)
-                tlSetFlag(&flags, 0x4, when: html != nil)
-                tlSetFlag(&flags, 0x10, when: posterPhotoId != nil)
-                tlSetFlag(&flags, 0x20, when: w != nil && h != nil)
-                return flags
+            init(_ _flags: Int32, url: String?, html: String?, posterPhotoId: Int64?, w: Int32?, h: Int32?, caption: Api.PageCaption) {
+                self.flags = _flags
+                self.url = url
+                self.html = html
+                self.posterPhotoId = posterPhotoId
+                self.w = w
+                self.h = h
+                self.caption = caption
             }
         }
 
@@ -1449,71 +1490,79 @@ extension Api {
 
         /// `pageBlockTable#bf4dea82 flags:# bordered:flags.0?true striped:flags.1?true compact:flags.2?true title:RichText rows:Vector<PageTableRow> = PageBlock;`
         public final class Cons_pageBlockTable: Sendable {
-            public let bordered: Bool
-            public let striped: Bool
-            public let compact: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: Api.RichText
             public let rows: [Api.PageTableRow]
+            public var bordered: Bool { tlFlagIsSet(flags, 0x1) }
+            public var striped: Bool { tlFlagIsSet(flags, 0x2) }
+            public var compact: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(bordered: Bool = false, striped: Bool = false, compact: Bool = false, title: Api.RichText, rows: [Api.PageTableRow]) {
-                self.bordered = bordered
-                self.striped = striped
-                self.compact = compact
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: bordered)
+                tlSetFlag(&_flags, 0x2, when: striped)
+                tlSetFlag(&_flags, 0x4, when: compact)
+                self.flags = _flags
                 self.title = title
                 self.rows = rows
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: bordered)
-                tlSetFlag(&flags, 0x2, when: striped)
-                tlSetFlag(&flags, 0x4, when: compact)
-                return flags
+            init(_ _flags: Int32, title: Api.RichText, rows: [Api.PageTableRow]) {
+                self.flags = _flags
+                self.title = title
+                self.rows = rows
             }
         }
 
         /// `pageBlockOrderedList#1fd6f6c1 flags:# reversed:flags.2?true items:Vector<PageListOrderedItem> start:flags.0?int type:flags.1?string = PageBlock;`
         public final class Cons_pageBlockOrderedList: Sendable {
-            public let reversed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let items: [Api.PageListOrderedItem]
             public let start: Int32?
             public let type: String?
+            public var reversed: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(reversed: Bool = false, items: [Api.PageListOrderedItem], start: Int32? = nil, type: String? = nil) {
-                self.reversed = reversed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: reversed)
+                tlSetFlag(&_flags, 0x1, when: start != nil)
+                tlSetFlag(&_flags, 0x2, when: type != nil)
+                self.flags = _flags
                 self.items = items
                 self.start = start
                 self.type = type
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: reversed)
-                tlSetFlag(&flags, 0x1, when: start != nil)
-                tlSetFlag(&flags, 0x2, when: type != nil)
-                return flags
+            init(_ _flags: Int32, items: [Api.PageListOrderedItem], start: Int32?, type: String?) {
+                self.flags = _flags
+                self.items = items
+                self.start = start
+                self.type = type
             }
         }
 
         /// `pageBlockDetails#76768bed flags:# open:flags.0?true blocks:Vector<PageBlock> title:RichText = PageBlock;`
         public final class Cons_pageBlockDetails: Sendable {
-            public let `open`: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let blocks: [Api.PageBlock]
             public let title: Api.RichText
+            public var `open`: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(`open`: Bool = false, blocks: [Api.PageBlock], title: Api.RichText) {
-                self.`open` = `open`
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: `open`)
+                self.flags = _flags
                 self.blocks = blocks
                 self.title = title
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: `open`)
-                return flags
+            init(_ _flags: Int32, blocks: [Api.PageBlock], title: Api.RichText) {
+                self.flags = _flags
+                self.blocks = blocks
+                self.title = title
             }
         }
 
@@ -1647,25 +1696,25 @@ extension Api {
 
         /// `pageBlockButtonRow#6d640318 flags:# align_left:flags.0?true align_center:flags.1?true align_right:flags.2?true buttons:Vector<PageButton> = PageBlock;`
         public final class Cons_pageBlockButtonRow: Sendable {
-            public let alignLeft: Bool
-            public let alignCenter: Bool
-            public let alignRight: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let buttons: [Api.PageButton]
+            public var alignLeft: Bool { tlFlagIsSet(flags, 0x1) }
+            public var alignCenter: Bool { tlFlagIsSet(flags, 0x2) }
+            public var alignRight: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(alignLeft: Bool = false, alignCenter: Bool = false, alignRight: Bool = false, buttons: [Api.PageButton]) {
-                self.alignLeft = alignLeft
-                self.alignCenter = alignCenter
-                self.alignRight = alignRight
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: alignLeft)
+                tlSetFlag(&_flags, 0x2, when: alignCenter)
+                tlSetFlag(&_flags, 0x4, when: alignRight)
+                self.flags = _flags
                 self.buttons = buttons
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: alignLeft)
-                tlSetFlag(&flags, 0x2, when: alignCenter)
-                tlSetFlag(&flags, 0x4, when: alignRight)
-                return flags
+            init(_ _flags: Int32, buttons: [Api.PageButton]) {
+                self.flags = _flags
+                self.buttons = buttons
             }
         }
 
@@ -2080,12 +2129,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _collapsed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _text = try Api.RichText.parse(&reader)
                 field = 3
                 let _caption = try Api.RichText.parse(&reader)
-                return .pageBlockBlockquote(Cons_pageBlockBlockquote(collapsed: _collapsed, text: _text, caption: _caption))
+                return .pageBlockBlockquote(Cons_pageBlockBlockquote(_flags & 0x1, text: _text, caption: _caption))
             }
             catch {
                 throw error.inside(constructor: "pageBlockBlockquote", fields: "flags,collapsed,text,caption", index: field)
@@ -2110,7 +2158,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _photoId = try reader.readInt64()
                 field = 3
@@ -2125,7 +2172,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _webpageId = try reader.readInt64()
                 }
-                return .pageBlockPhoto(Cons_pageBlockPhoto(spoiler: _spoiler, photoId: _photoId, caption: _caption, url: _url, webpageId: _webpageId))
+                return .pageBlockPhoto(Cons_pageBlockPhoto(_flags & 0x3, photoId: _photoId, caption: _caption, url: _url, webpageId: _webpageId))
             }
             catch {
                 throw error.inside(constructor: "pageBlockPhoto", fields: "flags,spoiler,photo_id,caption,url,webpage_id", index: field)
@@ -2137,16 +2184,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _autoplay = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _loop = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _spoiler = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _videoId = try reader.readInt64()
                 field = 5
                 let _caption = try Api.PageCaption.parse(&reader)
-                return .pageBlockVideo(Cons_pageBlockVideo(autoplay: _autoplay, loop: _loop, spoiler: _spoiler, videoId: _videoId, caption: _caption))
+                return .pageBlockVideo(Cons_pageBlockVideo(_flags & 0x7, videoId: _videoId, caption: _caption))
             }
             catch {
                 throw error.inside(constructor: "pageBlockVideo", fields: "flags,autoplay,loop,spoiler,video_id,caption", index: field)
@@ -2168,9 +2212,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _fullWidth = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _allowScrolling = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 var _url: String? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -2198,7 +2240,7 @@ extension Api {
                 }
                 field = 8
                 let _caption = try Api.PageCaption.parse(&reader)
-                return .pageBlockEmbed(Cons_pageBlockEmbed(fullWidth: _fullWidth, allowScrolling: _allowScrolling, url: _url, html: _html, posterPhotoId: _posterPhotoId, w: _w, h: _h, caption: _caption))
+                return .pageBlockEmbed(Cons_pageBlockEmbed(_flags & 0x3f, url: _url, html: _html, posterPhotoId: _posterPhotoId, w: _w, h: _h, caption: _caption))
             }
             catch {
                 throw error.inside(constructor: "pageBlockEmbed", fields: "flags,full_width,allow_scrolling,url,html,poster_photo_id,w,h,caption", index: field)
@@ -2292,16 +2334,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _bordered = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _striped = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _compact = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _title = try Api.RichText.parse(&reader)
                 field = 5
                 let _rows = try reader.readVector(boxed: true, of: Api.PageTableRow.self)
-                return .pageBlockTable(Cons_pageBlockTable(bordered: _bordered, striped: _striped, compact: _compact, title: _title, rows: _rows))
+                return .pageBlockTable(Cons_pageBlockTable(_flags & 0x7, title: _title, rows: _rows))
             }
             catch {
                 throw error.inside(constructor: "pageBlockTable", fields: "flags,bordered,striped,compact,title,rows", index: field)
@@ -2313,7 +2352,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reversed = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _items = try reader.readVector(boxed: true, of: Api.PageListOrderedItem.self)
                 field = 3
@@ -2326,7 +2364,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _type = try reader.readTLString()
                 }
-                return .pageBlockOrderedList(Cons_pageBlockOrderedList(reversed: _reversed, items: _items, start: _start, type: _type))
+                return .pageBlockOrderedList(Cons_pageBlockOrderedList(_flags & 0x7, items: _items, start: _start, type: _type))
             }
             catch {
                 throw error.inside(constructor: "pageBlockOrderedList", fields: "flags,reversed,items,start,type", index: field)
@@ -2338,12 +2376,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _open = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 3
                 let _title = try Api.RichText.parse(&reader)
-                return .pageBlockDetails(Cons_pageBlockDetails(open: _open, blocks: _blocks, title: _title))
+                return .pageBlockDetails(Cons_pageBlockDetails(_flags & 0x1, blocks: _blocks, title: _title))
             }
             catch {
                 throw error.inside(constructor: "pageBlockDetails", fields: "flags,open,blocks,title", index: field)
@@ -2499,14 +2536,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _alignLeft = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _alignCenter = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _alignRight = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _buttons = try reader.readVector(boxed: true, of: Api.PageButton.self)
-                return .pageBlockButtonRow(Cons_pageBlockButtonRow(alignLeft: _alignLeft, alignCenter: _alignCenter, alignRight: _alignRight, buttons: _buttons))
+                return .pageBlockButtonRow(Cons_pageBlockButtonRow(_flags & 0x7, buttons: _buttons))
             }
             catch {
                 throw error.inside(constructor: "pageBlockButtonRow", fields: "flags,align_left,align_center,align_right,buttons", index: field)
@@ -3053,24 +3087,28 @@ extension Api {
 
         /// `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
         public final class Cons_autoDownloadSettings: Sendable {
-            public let disabled: Bool
-            public let videoPreloadLarge: Bool
-            public let audioPreloadNext: Bool
-            public let phonecallsLessData: Bool
-            public let storiesPreload: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let photoSizeMax: Int32
             public let videoSizeMax: Int64
             public let fileSizeMax: Int64
             public let videoUploadMaxbitrate: Int32
             public let smallQueueActiveOperationsMax: Int32
             public let largeQueueActiveOperationsMax: Int32
+            public var disabled: Bool { tlFlagIsSet(flags, 0x1) }
+            public var videoPreloadLarge: Bool { tlFlagIsSet(flags, 0x2) }
+            public var audioPreloadNext: Bool { tlFlagIsSet(flags, 0x4) }
+            public var phonecallsLessData: Bool { tlFlagIsSet(flags, 0x8) }
+            public var storiesPreload: Bool { tlFlagIsSet(flags, 0x10) }
 
             public init(disabled: Bool = false, videoPreloadLarge: Bool = false, audioPreloadNext: Bool = false, phonecallsLessData: Bool = false, storiesPreload: Bool = false, photoSizeMax: Int32, videoSizeMax: Int64, fileSizeMax: Int64, videoUploadMaxbitrate: Int32, smallQueueActiveOperationsMax: Int32, largeQueueActiveOperationsMax: Int32) {
-                self.disabled = disabled
-                self.videoPreloadLarge = videoPreloadLarge
-                self.audioPreloadNext = audioPreloadNext
-                self.phonecallsLessData = phonecallsLessData
-                self.storiesPreload = storiesPreload
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: disabled)
+                tlSetFlag(&_flags, 0x2, when: videoPreloadLarge)
+                tlSetFlag(&_flags, 0x4, when: audioPreloadNext)
+                tlSetFlag(&_flags, 0x8, when: phonecallsLessData)
+                tlSetFlag(&_flags, 0x10, when: storiesPreload)
+                self.flags = _flags
                 self.photoSizeMax = photoSizeMax
                 self.videoSizeMax = videoSizeMax
                 self.fileSizeMax = fileSizeMax
@@ -3079,15 +3117,14 @@ extension Api {
                 self.largeQueueActiveOperationsMax = largeQueueActiveOperationsMax
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: disabled)
-                tlSetFlag(&flags, 0x2, when: videoPreloadLarge)
-                tlSetFlag(&flags, 0x4, when: audioPreloadNext)
-                tlSetFlag(&flags, 0x8, when: phonecallsLessData)
-                tlSetFlag(&flags, 0x10, when: storiesPreload)
-                return flags
+            init(_ _flags: Int32, photoSizeMax: Int32, videoSizeMax: Int64, fileSizeMax: Int64, videoUploadMaxbitrate: Int32, smallQueueActiveOperationsMax: Int32, largeQueueActiveOperationsMax: Int32) {
+                self.flags = _flags
+                self.photoSizeMax = photoSizeMax
+                self.videoSizeMax = videoSizeMax
+                self.fileSizeMax = fileSizeMax
+                self.videoUploadMaxbitrate = videoUploadMaxbitrate
+                self.smallQueueActiveOperationsMax = smallQueueActiveOperationsMax
+                self.largeQueueActiveOperationsMax = largeQueueActiveOperationsMax
             }
         }
 
@@ -3129,15 +3166,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _disabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _videoPreloadLarge = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _audioPreloadNext = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _phonecallsLessData = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _storiesPreload = tlFlagIsSet(_flags, 0x10)
                 field = 6
                 let _photoSizeMax = try reader.readInt32()
                 field = 7
@@ -3150,7 +3182,7 @@ extension Api {
                 let _smallQueueActiveOperationsMax = try reader.readInt32()
                 field = 11
                 let _largeQueueActiveOperationsMax = try reader.readInt32()
-                return .autoDownloadSettings(Cons_autoDownloadSettings(disabled: _disabled, videoPreloadLarge: _videoPreloadLarge, audioPreloadNext: _audioPreloadNext, phonecallsLessData: _phonecallsLessData, storiesPreload: _storiesPreload, photoSizeMax: _photoSizeMax, videoSizeMax: _videoSizeMax, fileSizeMax: _fileSizeMax, videoUploadMaxbitrate: _videoUploadMaxbitrate, smallQueueActiveOperationsMax: _smallQueueActiveOperationsMax, largeQueueActiveOperationsMax: _largeQueueActiveOperationsMax))
+                return .autoDownloadSettings(Cons_autoDownloadSettings(_flags & 0x1f, photoSizeMax: _photoSizeMax, videoSizeMax: _videoSizeMax, fileSizeMax: _fileSizeMax, videoUploadMaxbitrate: _videoUploadMaxbitrate, smallQueueActiveOperationsMax: _smallQueueActiveOperationsMax, largeQueueActiveOperationsMax: _largeQueueActiveOperationsMax))
             }
             catch {
                 throw error.inside(constructor: "autoDownloadSettings", fields: "flags,disabled,video_preload_large,audio_preload_next,phonecalls_less_data,stories_preload,photo_size_max,video_size_max,file_size_max,video_upload_maxbitrate,small_queue_active_operations_max,large_queue_active_operations_max", index: field)
@@ -3201,7 +3233,8 @@ extension Api.help {
 
         /// `help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;`
         public final class Cons_promoData: Sendable {
-            public let proxy: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let expires: Int32
             public let peer: Api.Peer?
             public let psaType: String?
@@ -3211,9 +3244,16 @@ extension Api.help {
             public let customPendingSuggestion: Api.PendingSuggestion?
             public let chats: [Api.Chat]
             public let users: [Api.User]
+            public var proxy: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(proxy: Bool = false, expires: Int32, peer: Api.Peer? = nil, psaType: String? = nil, psaMessage: String? = nil, pendingSuggestions: [String], dismissedSuggestions: [String], customPendingSuggestion: Api.PendingSuggestion? = nil, chats: [Api.Chat], users: [Api.User]) {
-                self.proxy = proxy
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: proxy)
+                tlSetFlag(&_flags, 0x8, when: peer != nil)
+                tlSetFlag(&_flags, 0x2, when: psaType != nil)
+                tlSetFlag(&_flags, 0x4, when: psaMessage != nil)
+                tlSetFlag(&_flags, 0x10, when: customPendingSuggestion != nil)
+                self.flags = _flags
                 self.expires = expires
                 self.peer = peer
                 self.psaType = psaType
@@ -3225,15 +3265,17 @@ extension Api.help {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: proxy)
-                tlSetFlag(&flags, 0x8, when: peer != nil)
-                tlSetFlag(&flags, 0x2, when: psaType != nil)
-                tlSetFlag(&flags, 0x4, when: psaMessage != nil)
-                tlSetFlag(&flags, 0x10, when: customPendingSuggestion != nil)
-                return flags
+            init(_ _flags: Int32, expires: Int32, peer: Api.Peer?, psaType: String?, psaMessage: String?, pendingSuggestions: [String], dismissedSuggestions: [String], customPendingSuggestion: Api.PendingSuggestion?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.expires = expires
+                self.peer = peer
+                self.psaType = psaType
+                self.psaMessage = psaMessage
+                self.pendingSuggestions = pendingSuggestions
+                self.dismissedSuggestions = dismissedSuggestions
+                self.customPendingSuggestion = customPendingSuggestion
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -3302,7 +3344,6 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _proxy = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _expires = try reader.readInt32()
                 field = 3
@@ -3333,7 +3374,7 @@ extension Api.help {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 10
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .promoData(Cons_promoData(proxy: _proxy, expires: _expires, peer: _peer, psaType: _psaType, psaMessage: _psaMessage, pendingSuggestions: _pendingSuggestions, dismissedSuggestions: _dismissedSuggestions, customPendingSuggestion: _customPendingSuggestion, chats: _chats, users: _users))
+                return .promoData(Cons_promoData(_flags & 0x1f, expires: _expires, peer: _peer, psaType: _psaType, psaMessage: _psaMessage, pendingSuggestions: _pendingSuggestions, dismissedSuggestions: _dismissedSuggestions, customPendingSuggestion: _customPendingSuggestion, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "help.promoData", fields: "flags,proxy,expires,peer,psa_type,psa_message,pending_suggestions,dismissed_suggestions,custom_pending_suggestion,chats,users", index: field)
@@ -3383,38 +3424,36 @@ extension Api {
 
         /// `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
         public final class Cons_globalPrivacySettings: Sendable {
-            public let archiveAndMuteNewNoncontactPeers: Bool
-            public let keepArchivedUnmuted: Bool
-            public let keepArchivedFolders: Bool
-            public let hideReadMarks: Bool
-            public let newNoncontactPeersRequirePremium: Bool
-            public let displayGiftsButton: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let noncontactPeersPaidStars: Int64?
             public let disallowedGifts: Api.DisallowedGiftsSettings?
+            public var archiveAndMuteNewNoncontactPeers: Bool { tlFlagIsSet(flags, 0x1) }
+            public var keepArchivedUnmuted: Bool { tlFlagIsSet(flags, 0x2) }
+            public var keepArchivedFolders: Bool { tlFlagIsSet(flags, 0x4) }
+            public var hideReadMarks: Bool { tlFlagIsSet(flags, 0x8) }
+            public var newNoncontactPeersRequirePremium: Bool { tlFlagIsSet(flags, 0x10) }
+            public var displayGiftsButton: Bool { tlFlagIsSet(flags, 0x80) }
 
             public init(archiveAndMuteNewNoncontactPeers: Bool = false, keepArchivedUnmuted: Bool = false, keepArchivedFolders: Bool = false, hideReadMarks: Bool = false, newNoncontactPeersRequirePremium: Bool = false, displayGiftsButton: Bool = false, noncontactPeersPaidStars: Int64? = nil, disallowedGifts: Api.DisallowedGiftsSettings? = nil) {
-                self.archiveAndMuteNewNoncontactPeers = archiveAndMuteNewNoncontactPeers
-                self.keepArchivedUnmuted = keepArchivedUnmuted
-                self.keepArchivedFolders = keepArchivedFolders
-                self.hideReadMarks = hideReadMarks
-                self.newNoncontactPeersRequirePremium = newNoncontactPeersRequirePremium
-                self.displayGiftsButton = displayGiftsButton
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: archiveAndMuteNewNoncontactPeers)
+                tlSetFlag(&_flags, 0x2, when: keepArchivedUnmuted)
+                tlSetFlag(&_flags, 0x4, when: keepArchivedFolders)
+                tlSetFlag(&_flags, 0x8, when: hideReadMarks)
+                tlSetFlag(&_flags, 0x10, when: newNoncontactPeersRequirePremium)
+                tlSetFlag(&_flags, 0x80, when: displayGiftsButton)
+                tlSetFlag(&_flags, 0x20, when: noncontactPeersPaidStars != nil)
+                tlSetFlag(&_flags, 0x40, when: disallowedGifts != nil)
+                self.flags = _flags
                 self.noncontactPeersPaidStars = noncontactPeersPaidStars
                 self.disallowedGifts = disallowedGifts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: archiveAndMuteNewNoncontactPeers)
-                tlSetFlag(&flags, 0x2, when: keepArchivedUnmuted)
-                tlSetFlag(&flags, 0x4, when: keepArchivedFolders)
-                tlSetFlag(&flags, 0x8, when: hideReadMarks)
-                tlSetFlag(&flags, 0x10, when: newNoncontactPeersRequirePremium)
-                tlSetFlag(&flags, 0x80, when: displayGiftsButton)
-                tlSetFlag(&flags, 0x20, when: noncontactPeersPaidStars != nil)
-                tlSetFlag(&flags, 0x40, when: disallowedGifts != nil)
-                return flags
+            init(_ _flags: Int32, noncontactPeersPaidStars: Int64?, disallowedGifts: Api.DisallowedGiftsSettings?) {
+                self.flags = _flags
+                self.noncontactPeersPaidStars = noncontactPeersPaidStars
+                self.disallowedGifts = disallowedGifts
             }
         }
 
@@ -3456,17 +3495,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _archiveAndMuteNewNoncontactPeers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _keepArchivedUnmuted = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _keepArchivedFolders = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _hideReadMarks = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _newNoncontactPeersRequirePremium = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _displayGiftsButton = tlFlagIsSet(_flags, 0x80)
                 field = 7
                 var _noncontactPeersPaidStars: Int64? = nil
                 if tlFlagIsSet(_flags, 0x20) {
@@ -3477,7 +3510,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40) {
                     _disallowedGifts = try Api.DisallowedGiftsSettings.parse(&reader)
                 }
-                return .globalPrivacySettings(Cons_globalPrivacySettings(archiveAndMuteNewNoncontactPeers: _archiveAndMuteNewNoncontactPeers, keepArchivedUnmuted: _keepArchivedUnmuted, keepArchivedFolders: _keepArchivedFolders, hideReadMarks: _hideReadMarks, newNoncontactPeersRequirePremium: _newNoncontactPeersRequirePremium, displayGiftsButton: _displayGiftsButton, noncontactPeersPaidStars: _noncontactPeersPaidStars, disallowedGifts: _disallowedGifts))
+                return .globalPrivacySettings(Cons_globalPrivacySettings(_flags & 0xff, noncontactPeersPaidStars: _noncontactPeersPaidStars, disallowedGifts: _disallowedGifts))
             }
             catch {
                 throw error.inside(constructor: "globalPrivacySettings", fields: "flags,archive_and_mute_new_noncontact_peers,keep_archived_unmuted,keep_archived_folders,hide_read_marks,new_noncontact_peers_require_premium,display_gifts_button,noncontact_peers_paid_stars,disallowed_gifts", index: field)
@@ -3517,19 +3550,21 @@ extension Api {
 
         /// `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
         public final class Cons_sendAsPeer: Sendable {
-            public let premiumRequired: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
+            public var premiumRequired: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(premiumRequired: Bool = false, peer: Api.Peer) {
-                self.premiumRequired = premiumRequired
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: premiumRequired)
+                self.flags = _flags
                 self.peer = peer
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: premiumRequired)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer) {
+                self.flags = _flags
+                self.peer = peer
             }
         }
 
@@ -3566,10 +3601,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _premiumRequired = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
-                return .sendAsPeer(Cons_sendAsPeer(premiumRequired: _premiumRequired, peer: _peer))
+                return .sendAsPeer(Cons_sendAsPeer(_flags & 0x1, peer: _peer))
             }
             catch {
                 throw error.inside(constructor: "sendAsPeer", fields: "flags,premium_required,peer", index: field)
@@ -3672,9 +3706,8 @@ extension Api {
 
         /// `starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;`
         public final class Cons_starGift: Sendable {
-            public let birthday: Bool
-            public let requirePremium: Bool
-            public let peerColorAvailable: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let sticker: Api.Document
             public let stars: Int64
@@ -3696,6 +3729,9 @@ extension Api {
             public let auctionStartDate: Int32?
             public let upgradeVariants: Int32?
             public let background: Api.StarGiftBackground?
+            public var birthday: Bool { tlFlagIsSet(flags, 0x4) }
+            public var requirePremium: Bool { tlFlagIsSet(flags, 0x80) }
+            public var peerColorAvailable: Bool { tlFlagIsSet(flags, 0x400) }
             /// `limited` shares its bit with value fields: set exactly when they are.
             public var limited: Bool { availabilityRemains != nil && availabilityTotal != nil }
             /// `sold_out` shares its bit with value fields: set exactly when they are.
@@ -3706,9 +3742,22 @@ extension Api {
             public var auction: Bool { auctionSlug != nil && giftsPerRound != nil && auctionStartDate != nil }
 
             public init(birthday: Bool = false, requirePremium: Bool = false, peerColorAvailable: Bool = false, id: Int64, sticker: Api.Document, stars: Int64, availabilityRemains: Int32? = nil, availabilityTotal: Int32? = nil, availabilityResale: Int64? = nil, convertStars: Int64, firstSaleDate: Int32? = nil, lastSaleDate: Int32? = nil, upgradeStars: Int64? = nil, resellMinStars: Int64? = nil, title: String? = nil, releasedBy: Api.Peer? = nil, perUserTotal: Int32? = nil, perUserRemains: Int32? = nil, lockedUntilDate: Int32? = nil, auctionSlug: String? = nil, giftsPerRound: Int32? = nil, auctionStartDate: Int32? = nil, upgradeVariants: Int32? = nil, background: Api.StarGiftBackground? = nil) {
-                self.birthday = birthday
-                self.requirePremium = requirePremium
-                self.peerColorAvailable = peerColorAvailable
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: birthday)
+                tlSetFlag(&_flags, 0x80, when: requirePremium)
+                tlSetFlag(&_flags, 0x400, when: peerColorAvailable)
+                tlSetFlag(&_flags, 0x1, when: availabilityRemains != nil && availabilityTotal != nil)
+                tlSetFlag(&_flags, 0x10, when: availabilityResale != nil && resellMinStars != nil)
+                tlSetFlag(&_flags, 0x2, when: firstSaleDate != nil && lastSaleDate != nil)
+                tlSetFlag(&_flags, 0x8, when: upgradeStars != nil)
+                tlSetFlag(&_flags, 0x20, when: title != nil)
+                tlSetFlag(&_flags, 0x40, when: releasedBy != nil)
+                tlSetFlag(&_flags, 0x100, when: perUserTotal != nil && perUserRemains != nil)
+                tlSetFlag(&_flags, 0x200, when: lockedUntilDate != nil)
+                tlSetFlag(&_flags, 0x800, when: auctionSlug != nil && giftsPerRound != nil && auctionStartDate != nil)
+                tlSetFlag(&_flags, 0x1000, when: upgradeVariants != nil)
+                tlSetFlag(&_flags, 0x2000, when: background != nil)
+                self.flags = _flags
                 self.id = id
                 self.sticker = sticker
                 self.stars = stars
@@ -3732,34 +3781,36 @@ extension Api {
                 self.background = background
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: birthday)
-                tlSetFlag(&flags, 0x80, when: requirePremium)
-                tlSetFlag(&flags, 0x400, when: peerColorAvailable)
-                tlSetFlag(&flags, 0x1, when: availabilityRemains != nil && availabilityTotal != nil)
-                tlSetFlag(&flags, 0x10, when: availabilityResale != nil && resellMinStars != nil)
-                tlSetFlag(&flags, 0x2, when: firstSaleDate != nil && lastSaleDate != nil)
-                tlSetFlag(&flags, 0x8, when: upgradeStars != nil)
-                tlSetFlag(&flags, 0x20, when: title != nil)
-                tlSetFlag(&flags, 0x40, when: releasedBy != nil)
-                tlSetFlag(&flags, 0x100, when: perUserTotal != nil && perUserRemains != nil)
-                tlSetFlag(&flags, 0x200, when: lockedUntilDate != nil)
-                tlSetFlag(&flags, 0x800, when: auctionSlug != nil && giftsPerRound != nil && auctionStartDate != nil)
-                tlSetFlag(&flags, 0x1000, when: upgradeVariants != nil)
-                tlSetFlag(&flags, 0x2000, when: background != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, sticker: Api.Document, stars: Int64, availabilityRemains: Int32?, availabilityTotal: Int32?, availabilityResale: Int64?, convertStars: Int64, firstSaleDate: Int32?, lastSaleDate: Int32?, upgradeStars: Int64?, resellMinStars: Int64?, title: String?, releasedBy: Api.Peer?, perUserTotal: Int32?, perUserRemains: Int32?, lockedUntilDate: Int32?, auctionSlug: String?, giftsPerRound: Int32?, auctionStartDate: Int32?, upgradeVariants: Int32?, background: Api.StarGiftBackground?) {
+                self.flags = _flags
+                self.id = id
+                self.sticker = sticker
+                self.stars = stars
+                self.availabilityRemains = availabilityRemains
+                self.availabilityTotal = availabilityTotal
+                self.availabilityResale = availabilityResale
+                self.convertStars = convertStars
+                self.firstSaleDate = firstSaleDate
+                self.lastSaleDate = lastSaleDate
+                self.upgradeStars = upgradeStars
+                self.resellMinStars = resellMinStars
+                self.title = title
+                self.releasedBy = releasedBy
+                self.perUserTotal = perUserTotal
+                self.perUserRemains = perUserRemains
+                self.lockedUntilDate = lockedUntilDate
+                self.auctionSlug = auctionSlug
+                self.giftsPerRound = giftsPerRound
+                self.auctionStartDate = auctionStartDate
+                self.upgradeVariants = upgradeVariants
+                self.background = background
             }
         }
 
         /// `starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;`
         public final class Cons_starGiftUnique: Sendable {
-            public let requirePremium: Bool
-            public let resaleTonOnly: Bool
-            public let themeAvailable: Bool
-            public let burned: Bool
-            public let crafted: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let giftId: Int64
             public let title: String
@@ -3782,13 +3833,32 @@ extension Api {
             public let hostId: Api.Peer?
             public let offerMinStars: Int32?
             public let craftChancePermille: Int32?
+            public var requirePremium: Bool { tlFlagIsSet(flags, 0x40) }
+            public var resaleTonOnly: Bool { tlFlagIsSet(flags, 0x80) }
+            public var themeAvailable: Bool { tlFlagIsSet(flags, 0x200) }
+            public var burned: Bool { tlFlagIsSet(flags, 0x4000) }
+            public var crafted: Bool { tlFlagIsSet(flags, 0x8000) }
 
             public init(requirePremium: Bool = false, resaleTonOnly: Bool = false, themeAvailable: Bool = false, burned: Bool = false, crafted: Bool = false, id: Int64, giftId: Int64, title: String, slug: String, num: Int32, ownerId: Api.Peer? = nil, ownerName: String? = nil, ownerAddress: String? = nil, attributes: [Api.StarGiftAttribute], availabilityIssued: Int32, availabilityTotal: Int32, giftAddress: String? = nil, resellAmount: [Api.StarsAmount]? = nil, releasedBy: Api.Peer? = nil, valueAmount: Int64? = nil, valueCurrency: String? = nil, valueUsdAmount: Int64? = nil, themePeer: Api.Peer? = nil, peerColor: Api.PeerColor? = nil, hostId: Api.Peer? = nil, offerMinStars: Int32? = nil, craftChancePermille: Int32? = nil) {
-                self.requirePremium = requirePremium
-                self.resaleTonOnly = resaleTonOnly
-                self.themeAvailable = themeAvailable
-                self.burned = burned
-                self.crafted = crafted
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x40, when: requirePremium)
+                tlSetFlag(&_flags, 0x80, when: resaleTonOnly)
+                tlSetFlag(&_flags, 0x200, when: themeAvailable)
+                tlSetFlag(&_flags, 0x4000, when: burned)
+                tlSetFlag(&_flags, 0x8000, when: crafted)
+                tlSetFlag(&_flags, 0x1, when: ownerId != nil)
+                tlSetFlag(&_flags, 0x2, when: ownerName != nil)
+                tlSetFlag(&_flags, 0x4, when: ownerAddress != nil)
+                tlSetFlag(&_flags, 0x8, when: giftAddress != nil)
+                tlSetFlag(&_flags, 0x10, when: resellAmount != nil)
+                tlSetFlag(&_flags, 0x20, when: releasedBy != nil)
+                tlSetFlag(&_flags, 0x100, when: valueAmount != nil && valueCurrency != nil && valueUsdAmount != nil)
+                tlSetFlag(&_flags, 0x400, when: themePeer != nil)
+                tlSetFlag(&_flags, 0x800, when: peerColor != nil)
+                tlSetFlag(&_flags, 0x1000, when: hostId != nil)
+                tlSetFlag(&_flags, 0x2000, when: offerMinStars != nil)
+                tlSetFlag(&_flags, 0x10000, when: craftChancePermille != nil)
+                self.flags = _flags
                 self.id = id
                 self.giftId = giftId
                 self.title = title
@@ -3813,27 +3883,30 @@ extension Api {
                 self.craftChancePermille = craftChancePermille
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x40, when: requirePremium)
-                tlSetFlag(&flags, 0x80, when: resaleTonOnly)
-                tlSetFlag(&flags, 0x200, when: themeAvailable)
-                tlSetFlag(&flags, 0x4000, when: burned)
-                tlSetFlag(&flags, 0x8000, when: crafted)
-                tlSetFlag(&flags, 0x1, when: ownerId != nil)
-                tlSetFlag(&flags, 0x2, when: ownerName != nil)
-                tlSetFlag(&flags, 0x4, when: ownerAddress != nil)
-                tlSetFlag(&flags, 0x8, when: giftAddress != nil)
-                tlSetFlag(&flags, 0x10, when: resellAmount != nil)
-                tlSetFlag(&flags, 0x20, when: releasedBy != nil)
-                tlSetFlag(&flags, 0x100, when: valueAmount != nil && valueCurrency != nil && valueUsdAmount != nil)
-                tlSetFlag(&flags, 0x400, when: themePeer != nil)
-                tlSetFlag(&flags, 0x800, when: peerColor != nil)
-                tlSetFlag(&flags, 0x1000, when: hostId != nil)
-                tlSetFlag(&flags, 0x2000, when: offerMinStars != nil)
-                tlSetFlag(&flags, 0x10000, when: craftChancePermille != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, giftId: Int64, title: String, slug: String, num: Int32, ownerId: Api.Peer?, ownerName: String?, ownerAddress: String?, attributes: [Api.StarGiftAttribute], availabilityIssued: Int32, availabilityTotal: Int32, giftAddress: String?, resellAmount: [Api.StarsAmount]?, releasedBy: Api.Peer?, valueAmount: Int64?, valueCurrency: String?, valueUsdAmount: Int64?, themePeer: Api.Peer?, peerColor: Api.PeerColor?, hostId: Api.Peer?, offerMinStars: Int32?, craftChancePermille: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.giftId = giftId
+                self.title = title
+                self.slug = slug
+                self.num = num
+                self.ownerId = ownerId
+                self.ownerName = ownerName
+                self.ownerAddress = ownerAddress
+                self.attributes = attributes
+                self.availabilityIssued = availabilityIssued
+                self.availabilityTotal = availabilityTotal
+                self.giftAddress = giftAddress
+                self.resellAmount = resellAmount
+                self.releasedBy = releasedBy
+                self.valueAmount = valueAmount
+                self.valueCurrency = valueCurrency
+                self.valueUsdAmount = valueUsdAmount
+                self.themePeer = themePeer
+                self.peerColor = peerColor
+                self.hostId = hostId
+                self.offerMinStars = offerMinStars
+                self.craftChancePermille = craftChancePermille
             }
         }
 
@@ -3993,12 +4066,9 @@ extension Api {
                 field = 1
                 field = 2
                 field = 3
-                let _birthday = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _requirePremium = tlFlagIsSet(_flags, 0x80)
                 field = 5
                 field = 6
-                let _peerColorAvailable = tlFlagIsSet(_flags, 0x400)
                 field = 7
                 field = 8
                 let _id = try reader.readInt64()
@@ -4093,7 +4163,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2000) {
                     _background = try Api.StarGiftBackground.parse(&reader)
                 }
-                return .starGift(Cons_starGift(birthday: _birthday, requirePremium: _requirePremium, peerColorAvailable: _peerColorAvailable, id: _id, sticker: _sticker, stars: _stars, availabilityRemains: _availabilityRemains, availabilityTotal: _availabilityTotal, availabilityResale: _availabilityResale, convertStars: _convertStars, firstSaleDate: _firstSaleDate, lastSaleDate: _lastSaleDate, upgradeStars: _upgradeStars, resellMinStars: _resellMinStars, title: _title, releasedBy: _releasedBy, perUserTotal: _perUserTotal, perUserRemains: _perUserRemains, lockedUntilDate: _lockedUntilDate, auctionSlug: _auctionSlug, giftsPerRound: _giftsPerRound, auctionStartDate: _auctionStartDate, upgradeVariants: _upgradeVariants, background: _background))
+                return .starGift(Cons_starGift(_flags & 0x3fff, id: _id, sticker: _sticker, stars: _stars, availabilityRemains: _availabilityRemains, availabilityTotal: _availabilityTotal, availabilityResale: _availabilityResale, convertStars: _convertStars, firstSaleDate: _firstSaleDate, lastSaleDate: _lastSaleDate, upgradeStars: _upgradeStars, resellMinStars: _resellMinStars, title: _title, releasedBy: _releasedBy, perUserTotal: _perUserTotal, perUserRemains: _perUserRemains, lockedUntilDate: _lockedUntilDate, auctionSlug: _auctionSlug, giftsPerRound: _giftsPerRound, auctionStartDate: _auctionStartDate, upgradeVariants: _upgradeVariants, background: _background))
             }
             catch {
                 throw error.inside(constructor: "starGift", fields: "flags,limited,sold_out,birthday,require_premium,limited_per_user,peer_color_available,auction,id,sticker,stars,availability_remains,availability_total,availability_resale,convert_stars,first_sale_date,last_sale_date,upgrade_stars,resell_min_stars,title,released_by,per_user_total,per_user_remains,locked_until_date,auction_slug,gifts_per_round,auction_start_date,upgrade_variants,background", index: field)
@@ -4105,15 +4175,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requirePremium = tlFlagIsSet(_flags, 0x40)
                 field = 2
-                let _resaleTonOnly = tlFlagIsSet(_flags, 0x80)
                 field = 3
-                let _themeAvailable = tlFlagIsSet(_flags, 0x200)
                 field = 4
-                let _burned = tlFlagIsSet(_flags, 0x4000)
                 field = 5
-                let _crafted = tlFlagIsSet(_flags, 0x8000)
                 field = 6
                 let _id = try reader.readInt64()
                 field = 7
@@ -4200,7 +4265,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10000) {
                     _craftChancePermille = try reader.readInt32()
                 }
-                return .starGiftUnique(Cons_starGiftUnique(requirePremium: _requirePremium, resaleTonOnly: _resaleTonOnly, themeAvailable: _themeAvailable, burned: _burned, crafted: _crafted, id: _id, giftId: _giftId, title: _title, slug: _slug, num: _num, ownerId: _ownerId, ownerName: _ownerName, ownerAddress: _ownerAddress, attributes: _attributes, availabilityIssued: _availabilityIssued, availabilityTotal: _availabilityTotal, giftAddress: _giftAddress, resellAmount: _resellAmount, releasedBy: _releasedBy, valueAmount: _valueAmount, valueCurrency: _valueCurrency, valueUsdAmount: _valueUsdAmount, themePeer: _themePeer, peerColor: _peerColor, hostId: _hostId, offerMinStars: _offerMinStars, craftChancePermille: _craftChancePermille))
+                return .starGiftUnique(Cons_starGiftUnique(_flags & 0x1ffff, id: _id, giftId: _giftId, title: _title, slug: _slug, num: _num, ownerId: _ownerId, ownerName: _ownerName, ownerAddress: _ownerAddress, attributes: _attributes, availabilityIssued: _availabilityIssued, availabilityTotal: _availabilityTotal, giftAddress: _giftAddress, resellAmount: _resellAmount, releasedBy: _releasedBy, valueAmount: _valueAmount, valueCurrency: _valueCurrency, valueUsdAmount: _valueUsdAmount, themePeer: _themePeer, peerColor: _peerColor, hostId: _hostId, offerMinStars: _offerMinStars, craftChancePermille: _craftChancePermille))
             }
             catch {
                 throw error.inside(constructor: "starGiftUnique", fields: "flags,require_premium,resale_ton_only,theme_available,burned,crafted,id,gift_id,title,slug,num,owner_id,owner_name,owner_address,attributes,availability_issued,availability_total,gift_address,resell_amount,released_by,value_amount,value_currency,value_usd_amount,theme_peer,peer_color,host_id,offer_min_stars,craft_chance_permille", index: field)

@@ -19,39 +19,32 @@ extension Api {
 
         /// `messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;`
         public final class Cons_messageEmpty: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let peerId: Api.Peer?
 
             public init(id: Int32, peerId: Api.Peer? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: peerId != nil)
+                self.flags = _flags
                 self.id = id
                 self.peerId = peerId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: peerId != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, peerId: Api.Peer?) {
+                self.flags = _flags
+                self.id = id
+                self.peerId = peerId
             }
         }
 
         /// `message#7600b9d3 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true post:flags.14?true from_scheduled:flags.18?true legacy:flags.19?true edit_hide:flags.21?true pinned:flags.24?true noforwards:flags.26?true invert_media:flags.27?true flags2:# offline:flags2.1?true video_processing_pending:flags2.4?true paid_suggested_post_stars:flags2.8?true paid_suggested_post_ton:flags2.9?true id:int from_id:flags.8?Peer from_boosts_applied:flags.29?int from_rank:flags2.12?string peer_id:Peer saved_peer_id:flags.28?Peer fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long via_business_bot_id:flags2.0?long guestchat_via_from:flags2.19?Peer reply_to:flags.3?MessageReplyHeader date:int message:string media:flags.9?MessageMedia reply_markup:flags.6?ReplyMarkup entities:flags.7?Vector<MessageEntity> views:flags.10?int forwards:flags.10?int replies:flags.23?MessageReplies edit_date:flags.15?int post_author:flags.16?string grouped_id:flags.17?long reactions:flags.20?MessageReactions restriction_reason:flags.22?Vector<RestrictionReason> ttl_period:flags.25?int quick_reply_shortcut_id:flags.30?int effect:flags2.2?long factcheck:flags2.3?FactCheck report_delivery_until_date:flags2.5?int paid_message_stars:flags2.6?long suggested_post:flags2.7?SuggestedPost schedule_repeat_period:flags2.10?int summary_from_language:flags2.11?string rich_message:flags2.13?RichMessage = Message;`
         public final class Cons_message: Sendable {
-            public let out: Bool
-            public let mentioned: Bool
-            public let mediaUnread: Bool
-            public let silent: Bool
-            public let post: Bool
-            public let fromScheduled: Bool
-            public let legacy: Bool
-            public let editHide: Bool
-            public let pinned: Bool
-            public let noforwards: Bool
-            public let invertMedia: Bool
-            public let offline: Bool
-            public let videoProcessingPending: Bool
-            public let paidSuggestedPostStars: Bool
-            public let paidSuggestedPostTon: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            /// The `flags2` word: which optional fields and flags are set.
+            public let flags2: Int32
             public let id: Int32
             public let fromId: Api.Peer?
             public let fromBoostsApplied: Int32?
@@ -86,23 +79,71 @@ extension Api {
             public let scheduleRepeatPeriod: Int32?
             public let summaryFromLanguage: String?
             public let richMessage: Api.RichMessage?
+            public var out: Bool { tlFlagIsSet(flags, 0x2) }
+            public var mentioned: Bool { tlFlagIsSet(flags, 0x10) }
+            public var mediaUnread: Bool { tlFlagIsSet(flags, 0x20) }
+            public var silent: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var post: Bool { tlFlagIsSet(flags, 0x4000) }
+            public var fromScheduled: Bool { tlFlagIsSet(flags, 0x40000) }
+            public var legacy: Bool { tlFlagIsSet(flags, 0x80000) }
+            public var editHide: Bool { tlFlagIsSet(flags, 0x200000) }
+            public var pinned: Bool { tlFlagIsSet(flags, 0x1000000) }
+            public var noforwards: Bool { tlFlagIsSet(flags, 0x4000000) }
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x8000000) }
+            public var offline: Bool { tlFlagIsSet(flags2, 0x2) }
+            public var videoProcessingPending: Bool { tlFlagIsSet(flags2, 0x10) }
+            public var paidSuggestedPostStars: Bool { tlFlagIsSet(flags2, 0x100) }
+            public var paidSuggestedPostTon: Bool { tlFlagIsSet(flags2, 0x200) }
 
             public init(out: Bool = false, mentioned: Bool = false, mediaUnread: Bool = false, silent: Bool = false, post: Bool = false, fromScheduled: Bool = false, legacy: Bool = false, editHide: Bool = false, pinned: Bool = false, noforwards: Bool = false, invertMedia: Bool = false, offline: Bool = false, videoProcessingPending: Bool = false, paidSuggestedPostStars: Bool = false, paidSuggestedPostTon: Bool = false, id: Int32, fromId: Api.Peer? = nil, fromBoostsApplied: Int32? = nil, fromRank: String? = nil, peerId: Api.Peer, savedPeerId: Api.Peer? = nil, fwdFrom: Api.MessageFwdHeader? = nil, viaBotId: Int64? = nil, viaBusinessBotId: Int64? = nil, guestchatViaFrom: Api.Peer? = nil, replyTo: Api.MessageReplyHeader? = nil, date: Int32, message: String, media: Api.MessageMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, views: Int32? = nil, forwards: Int32? = nil, replies: Api.MessageReplies? = nil, editDate: Int32? = nil, postAuthor: String? = nil, groupedId: Int64? = nil, reactions: Api.MessageReactions? = nil, restrictionReason: [Api.RestrictionReason]? = nil, ttlPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, effect: Int64? = nil, factcheck: Api.FactCheck? = nil, reportDeliveryUntilDate: Int32? = nil, paidMessageStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, scheduleRepeatPeriod: Int32? = nil, summaryFromLanguage: String? = nil, richMessage: Api.RichMessage? = nil) {
-                self.out = out
-                self.mentioned = mentioned
-                self.mediaUnread = mediaUnread
-                self.silent = silent
-                self.post = post
-                self.fromScheduled = fromScheduled
-                self.legacy = legacy
-                self.editHide = editHide
-                self.pinned = pinned
-                self.noforwards = noforwards
-                self.invertMedia = invertMedia
-                self.offline = offline
-                self.videoProcessingPending = videoProcessingPending
-                self.paidSuggestedPostStars = paidSuggestedPostStars
-                self.paidSuggestedPostTon = paidSuggestedPostTon
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: out)
+                tlSetFlag(&_flags, 0x10, when: mentioned)
+                tlSetFlag(&_flags, 0x20, when: mediaUnread)
+                tlSetFlag(&_flags, 0x2000, when: silent)
+                tlSetFlag(&_flags, 0x4000, when: post)
+                tlSetFlag(&_flags, 0x40000, when: fromScheduled)
+                tlSetFlag(&_flags, 0x80000, when: legacy)
+                tlSetFlag(&_flags, 0x200000, when: editHide)
+                tlSetFlag(&_flags, 0x1000000, when: pinned)
+                tlSetFlag(&_flags, 0x4000000, when: noforwards)
+                tlSetFlag(&_flags, 0x8000000, when: invertMedia)
+                tlSetFlag(&_flags, 0x100, when: fromId != nil)
+                tlSetFlag(&_flags, 0x20000000, when: fromBoostsApplied != nil)
+                tlSetFlag(&_flags, 0x10000000, when: savedPeerId != nil)
+                tlSetFlag(&_flags, 0x4, when: fwdFrom != nil)
+                tlSetFlag(&_flags, 0x800, when: viaBotId != nil)
+                tlSetFlag(&_flags, 0x8, when: replyTo != nil)
+                tlSetFlag(&_flags, 0x200, when: media != nil)
+                tlSetFlag(&_flags, 0x40, when: replyMarkup != nil)
+                tlSetFlag(&_flags, 0x80, when: entities != nil)
+                tlSetFlag(&_flags, 0x400, when: views != nil && forwards != nil)
+                tlSetFlag(&_flags, 0x800000, when: replies != nil)
+                tlSetFlag(&_flags, 0x8000, when: editDate != nil)
+                tlSetFlag(&_flags, 0x10000, when: postAuthor != nil)
+                tlSetFlag(&_flags, 0x20000, when: groupedId != nil)
+                tlSetFlag(&_flags, 0x100000, when: reactions != nil)
+                tlSetFlag(&_flags, 0x400000, when: restrictionReason != nil)
+                tlSetFlag(&_flags, 0x2000000, when: ttlPeriod != nil)
+                tlSetFlag(&_flags, 0x40000000, when: quickReplyShortcutId != nil)
+                self.flags = _flags
+                var _flags2: Int32 = 0
+                tlSetFlag(&_flags2, 0x2, when: offline)
+                tlSetFlag(&_flags2, 0x10, when: videoProcessingPending)
+                tlSetFlag(&_flags2, 0x100, when: paidSuggestedPostStars)
+                tlSetFlag(&_flags2, 0x200, when: paidSuggestedPostTon)
+                tlSetFlag(&_flags2, 0x1000, when: fromRank != nil)
+                tlSetFlag(&_flags2, 0x1, when: viaBusinessBotId != nil)
+                tlSetFlag(&_flags2, 0x80000, when: guestchatViaFrom != nil)
+                tlSetFlag(&_flags2, 0x4, when: effect != nil)
+                tlSetFlag(&_flags2, 0x8, when: factcheck != nil)
+                tlSetFlag(&_flags2, 0x20, when: reportDeliveryUntilDate != nil)
+                tlSetFlag(&_flags2, 0x40, when: paidMessageStars != nil)
+                tlSetFlag(&_flags2, 0x80, when: suggestedPost != nil)
+                tlSetFlag(&_flags2, 0x400, when: scheduleRepeatPeriod != nil)
+                tlSetFlag(&_flags2, 0x800, when: summaryFromLanguage != nil)
+                tlSetFlag(&_flags2, 0x2000, when: richMessage != nil)
+                self.flags2 = _flags2
                 self.id = id
                 self.fromId = fromId
                 self.fromBoostsApplied = fromBoostsApplied
@@ -139,72 +180,50 @@ extension Api {
                 self.richMessage = richMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: out)
-                tlSetFlag(&flags, 0x10, when: mentioned)
-                tlSetFlag(&flags, 0x20, when: mediaUnread)
-                tlSetFlag(&flags, 0x2000, when: silent)
-                tlSetFlag(&flags, 0x4000, when: post)
-                tlSetFlag(&flags, 0x40000, when: fromScheduled)
-                tlSetFlag(&flags, 0x80000, when: legacy)
-                tlSetFlag(&flags, 0x200000, when: editHide)
-                tlSetFlag(&flags, 0x1000000, when: pinned)
-                tlSetFlag(&flags, 0x4000000, when: noforwards)
-                tlSetFlag(&flags, 0x8000000, when: invertMedia)
-                tlSetFlag(&flags, 0x100, when: fromId != nil)
-                tlSetFlag(&flags, 0x20000000, when: fromBoostsApplied != nil)
-                tlSetFlag(&flags, 0x10000000, when: savedPeerId != nil)
-                tlSetFlag(&flags, 0x4, when: fwdFrom != nil)
-                tlSetFlag(&flags, 0x800, when: viaBotId != nil)
-                tlSetFlag(&flags, 0x8, when: replyTo != nil)
-                tlSetFlag(&flags, 0x200, when: media != nil)
-                tlSetFlag(&flags, 0x40, when: replyMarkup != nil)
-                tlSetFlag(&flags, 0x80, when: entities != nil)
-                tlSetFlag(&flags, 0x400, when: views != nil && forwards != nil)
-                tlSetFlag(&flags, 0x800000, when: replies != nil)
-                tlSetFlag(&flags, 0x8000, when: editDate != nil)
-                tlSetFlag(&flags, 0x10000, when: postAuthor != nil)
-                tlSetFlag(&flags, 0x20000, when: groupedId != nil)
-                tlSetFlag(&flags, 0x100000, when: reactions != nil)
-                tlSetFlag(&flags, 0x400000, when: restrictionReason != nil)
-                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
-                tlSetFlag(&flags, 0x40000000, when: quickReplyShortcutId != nil)
-                return flags
-            }
-
-            /// The `flags2` word, derived from which optional fields are set.
-            public var flags2: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: offline)
-                tlSetFlag(&flags, 0x10, when: videoProcessingPending)
-                tlSetFlag(&flags, 0x100, when: paidSuggestedPostStars)
-                tlSetFlag(&flags, 0x200, when: paidSuggestedPostTon)
-                tlSetFlag(&flags, 0x1000, when: fromRank != nil)
-                tlSetFlag(&flags, 0x1, when: viaBusinessBotId != nil)
-                tlSetFlag(&flags, 0x80000, when: guestchatViaFrom != nil)
-                tlSetFlag(&flags, 0x4, when: effect != nil)
-                tlSetFlag(&flags, 0x8, when: factcheck != nil)
-                tlSetFlag(&flags, 0x20, when: reportDeliveryUntilDate != nil)
-                tlSetFlag(&flags, 0x40, when: paidMessageStars != nil)
-                tlSetFlag(&flags, 0x80, when: suggestedPost != nil)
-                tlSetFlag(&flags, 0x400, when: scheduleRepeatPeriod != nil)
-                tlSetFlag(&flags, 0x800, when: summaryFromLanguage != nil)
-                tlSetFlag(&flags, 0x2000, when: richMessage != nil)
-                return flags
+            init(_ _flags: Int32, _ _flags2: Int32, id: Int32, fromId: Api.Peer?, fromBoostsApplied: Int32?, fromRank: String?, peerId: Api.Peer, savedPeerId: Api.Peer?, fwdFrom: Api.MessageFwdHeader?, viaBotId: Int64?, viaBusinessBotId: Int64?, guestchatViaFrom: Api.Peer?, replyTo: Api.MessageReplyHeader?, date: Int32, message: String, media: Api.MessageMedia?, replyMarkup: Api.ReplyMarkup?, entities: [Api.MessageEntity]?, views: Int32?, forwards: Int32?, replies: Api.MessageReplies?, editDate: Int32?, postAuthor: String?, groupedId: Int64?, reactions: Api.MessageReactions?, restrictionReason: [Api.RestrictionReason]?, ttlPeriod: Int32?, quickReplyShortcutId: Int32?, effect: Int64?, factcheck: Api.FactCheck?, reportDeliveryUntilDate: Int32?, paidMessageStars: Int64?, suggestedPost: Api.SuggestedPost?, scheduleRepeatPeriod: Int32?, summaryFromLanguage: String?, richMessage: Api.RichMessage?) {
+                self.flags = _flags
+                self.flags2 = _flags2
+                self.id = id
+                self.fromId = fromId
+                self.fromBoostsApplied = fromBoostsApplied
+                self.fromRank = fromRank
+                self.peerId = peerId
+                self.savedPeerId = savedPeerId
+                self.fwdFrom = fwdFrom
+                self.viaBotId = viaBotId
+                self.viaBusinessBotId = viaBusinessBotId
+                self.guestchatViaFrom = guestchatViaFrom
+                self.replyTo = replyTo
+                self.date = date
+                self.message = message
+                self.media = media
+                self.replyMarkup = replyMarkup
+                self.entities = entities
+                self.views = views
+                self.forwards = forwards
+                self.replies = replies
+                self.editDate = editDate
+                self.postAuthor = postAuthor
+                self.groupedId = groupedId
+                self.reactions = reactions
+                self.restrictionReason = restrictionReason
+                self.ttlPeriod = ttlPeriod
+                self.quickReplyShortcutId = quickReplyShortcutId
+                self.effect = effect
+                self.factcheck = factcheck
+                self.reportDeliveryUntilDate = reportDeliveryUntilDate
+                self.paidMessageStars = paidMessageStars
+                self.suggestedPost = suggestedPost
+                self.scheduleRepeatPeriod = scheduleRepeatPeriod
+                self.summaryFromLanguage = summaryFromLanguage
+                self.richMessage = richMessage
             }
         }
 
         /// `messageService#7a800e0a flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true reactions_are_possible:flags.9?true silent:flags.13?true post:flags.14?true legacy:flags.19?true id:int from_id:flags.8?Peer peer_id:Peer saved_peer_id:flags.28?Peer reply_to:flags.3?MessageReplyHeader date:int action:MessageAction reactions:flags.20?MessageReactions ttl_period:flags.25?int = Message;`
         public final class Cons_messageService: Sendable {
-            public let out: Bool
-            public let mentioned: Bool
-            public let mediaUnread: Bool
-            public let reactionsArePossible: Bool
-            public let silent: Bool
-            public let post: Bool
-            public let legacy: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let fromId: Api.Peer?
             public let peerId: Api.Peer
@@ -214,15 +233,29 @@ extension Api {
             public let action: Api.MessageAction
             public let reactions: Api.MessageReactions?
             public let ttlPeriod: Int32?
+            public var out: Bool { tlFlagIsSet(flags, 0x2) }
+            public var mentioned: Bool { tlFlagIsSet(flags, 0x10) }
+            public var mediaUnread: Bool { tlFlagIsSet(flags, 0x20) }
+            public var reactionsArePossible: Bool { tlFlagIsSet(flags, 0x200) }
+            public var silent: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var post: Bool { tlFlagIsSet(flags, 0x4000) }
+            public var legacy: Bool { tlFlagIsSet(flags, 0x80000) }
 
             public init(out: Bool = false, mentioned: Bool = false, mediaUnread: Bool = false, reactionsArePossible: Bool = false, silent: Bool = false, post: Bool = false, legacy: Bool = false, id: Int32, fromId: Api.Peer? = nil, peerId: Api.Peer, savedPeerId: Api.Peer? = nil, replyTo: Api.MessageReplyHeader? = nil, date: Int32, action: Api.MessageAction, reactions: Api.MessageReactions? = nil, ttlPeriod: Int32? = nil) {
-                self.out = out
-                self.mentioned = mentioned
-                self.mediaUnread = mediaUnread
-                self.reactionsArePossible = reactionsArePossible
-                self.silent = silent
-                self.post = post
-                self.legacy = legacy
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: out)
+                tlSetFlag(&_flags, 0x10, when: mentioned)
+                tlSetFlag(&_flags, 0x20, when: mediaUnread)
+                tlSetFlag(&_flags, 0x200, when: reactionsArePossible)
+                tlSetFlag(&_flags, 0x2000, when: silent)
+                tlSetFlag(&_flags, 0x4000, when: post)
+                tlSetFlag(&_flags, 0x80000, when: legacy)
+                tlSetFlag(&_flags, 0x100, when: fromId != nil)
+                tlSetFlag(&_flags, 0x10000000, when: savedPeerId != nil)
+                tlSetFlag(&_flags, 0x8, when: replyTo != nil)
+                tlSetFlag(&_flags, 0x100000, when: reactions != nil)
+                tlSetFlag(&_flags, 0x2000000, when: ttlPeriod != nil)
+                self.flags = _flags
                 self.id = id
                 self.fromId = fromId
                 self.peerId = peerId
@@ -234,22 +267,17 @@ extension Api {
                 self.ttlPeriod = ttlPeriod
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: out)
-                tlSetFlag(&flags, 0x10, when: mentioned)
-                tlSetFlag(&flags, 0x20, when: mediaUnread)
-                tlSetFlag(&flags, 0x200, when: reactionsArePossible)
-                tlSetFlag(&flags, 0x2000, when: silent)
-                tlSetFlag(&flags, 0x4000, when: post)
-                tlSetFlag(&flags, 0x80000, when: legacy)
-                tlSetFlag(&flags, 0x100, when: fromId != nil)
-                tlSetFlag(&flags, 0x10000000, when: savedPeerId != nil)
-                tlSetFlag(&flags, 0x8, when: replyTo != nil)
-                tlSetFlag(&flags, 0x100000, when: reactions != nil)
-                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, fromId: Api.Peer?, peerId: Api.Peer, savedPeerId: Api.Peer?, replyTo: Api.MessageReplyHeader?, date: Int32, action: Api.MessageAction, reactions: Api.MessageReactions?, ttlPeriod: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.fromId = fromId
+                self.peerId = peerId
+                self.savedPeerId = savedPeerId
+                self.replyTo = replyTo
+                self.date = date
+                self.action = action
+                self.reactions = reactions
+                self.ttlPeriod = ttlPeriod
             }
         }
 
@@ -432,7 +460,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _peerId = try Api.Peer.parse(&reader)
                 }
-                return .messageEmpty(Cons_messageEmpty(id: _id, peerId: _peerId))
+                return .messageEmpty(Cons_messageEmpty(_flags & 0x1, id: _id, peerId: _peerId))
             }
             catch {
                 throw error.inside(constructor: "messageEmpty", fields: "flags,id,peer_id", index: field)
@@ -444,37 +472,22 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _mentioned = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _mediaUnread = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _silent = tlFlagIsSet(_flags, 0x2000)
                 field = 5
-                let _post = tlFlagIsSet(_flags, 0x4000)
                 field = 6
-                let _fromScheduled = tlFlagIsSet(_flags, 0x40000)
                 field = 7
-                let _legacy = tlFlagIsSet(_flags, 0x80000)
                 field = 8
-                let _editHide = tlFlagIsSet(_flags, 0x200000)
                 field = 9
-                let _pinned = tlFlagIsSet(_flags, 0x1000000)
                 field = 10
-                let _noforwards = tlFlagIsSet(_flags, 0x4000000)
                 field = 11
-                let _invertMedia = tlFlagIsSet(_flags, 0x8000000)
                 field = 12
                 let _flags2 = try reader.readInt32()
                 field = 13
-                let _offline = tlFlagIsSet(_flags2, 0x2)
                 field = 14
-                let _videoProcessingPending = tlFlagIsSet(_flags2, 0x10)
                 field = 15
-                let _paidSuggestedPostStars = tlFlagIsSet(_flags2, 0x100)
                 field = 16
-                let _paidSuggestedPostTon = tlFlagIsSet(_flags2, 0x200)
                 field = 17
                 let _id = try reader.readInt32()
                 field = 18
@@ -633,7 +646,7 @@ extension Api {
                 if tlFlagIsSet(_flags2, 0x2000) {
                     _richMessage = try Api.RichMessage.parse(&reader)
                 }
-                return .message(Cons_message(out: _out, mentioned: _mentioned, mediaUnread: _mediaUnread, silent: _silent, post: _post, fromScheduled: _fromScheduled, legacy: _legacy, editHide: _editHide, pinned: _pinned, noforwards: _noforwards, invertMedia: _invertMedia, offline: _offline, videoProcessingPending: _videoProcessingPending, paidSuggestedPostStars: _paidSuggestedPostStars, paidSuggestedPostTon: _paidSuggestedPostTon, id: _id, fromId: _fromId, fromBoostsApplied: _fromBoostsApplied, fromRank: _fromRank, peerId: _peerId, savedPeerId: _savedPeerId, fwdFrom: _fwdFrom, viaBotId: _viaBotId, viaBusinessBotId: _viaBusinessBotId, guestchatViaFrom: _guestchatViaFrom, replyTo: _replyTo, date: _date, message: _message, media: _media, replyMarkup: _replyMarkup, entities: _entities, views: _views, forwards: _forwards, replies: _replies, editDate: _editDate, postAuthor: _postAuthor, groupedId: _groupedId, reactions: _reactions, restrictionReason: _restrictionReason, ttlPeriod: _ttlPeriod, quickReplyShortcutId: _quickReplyShortcutId, effect: _effect, factcheck: _factcheck, reportDeliveryUntilDate: _reportDeliveryUntilDate, paidMessageStars: _paidMessageStars, suggestedPost: _suggestedPost, scheduleRepeatPeriod: _scheduleRepeatPeriod, summaryFromLanguage: _summaryFromLanguage, richMessage: _richMessage))
+                return .message(Cons_message(_flags & 0x7fffeffe, _flags2 & 0x83fff, id: _id, fromId: _fromId, fromBoostsApplied: _fromBoostsApplied, fromRank: _fromRank, peerId: _peerId, savedPeerId: _savedPeerId, fwdFrom: _fwdFrom, viaBotId: _viaBotId, viaBusinessBotId: _viaBusinessBotId, guestchatViaFrom: _guestchatViaFrom, replyTo: _replyTo, date: _date, message: _message, media: _media, replyMarkup: _replyMarkup, entities: _entities, views: _views, forwards: _forwards, replies: _replies, editDate: _editDate, postAuthor: _postAuthor, groupedId: _groupedId, reactions: _reactions, restrictionReason: _restrictionReason, ttlPeriod: _ttlPeriod, quickReplyShortcutId: _quickReplyShortcutId, effect: _effect, factcheck: _factcheck, reportDeliveryUntilDate: _reportDeliveryUntilDate, paidMessageStars: _paidMessageStars, suggestedPost: _suggestedPost, scheduleRepeatPeriod: _scheduleRepeatPeriod, summaryFromLanguage: _summaryFromLanguage, richMessage: _richMessage))
             }
             catch {
                 throw error.inside(constructor: "message", fields: "flags,out,mentioned,media_unread,silent,post,from_scheduled,legacy,edit_hide,pinned,noforwards,invert_media,flags2,offline,video_processing_pending,paid_suggested_post_stars,paid_suggested_post_ton,id,from_id,from_boosts_applied,from_rank,peer_id,saved_peer_id,fwd_from,via_bot_id,via_business_bot_id,guestchat_via_from,reply_to,date,message,media,reply_markup,entities,views,forwards,replies,edit_date,post_author,grouped_id,reactions,restriction_reason,ttl_period,quick_reply_shortcut_id,effect,factcheck,report_delivery_until_date,paid_message_stars,suggested_post,schedule_repeat_period,summary_from_language,rich_message", index: field)
@@ -645,19 +658,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _mentioned = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _mediaUnread = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _reactionsArePossible = tlFlagIsSet(_flags, 0x200)
                 field = 5
-                let _silent = tlFlagIsSet(_flags, 0x2000)
                 field = 6
-                let _post = tlFlagIsSet(_flags, 0x4000)
                 field = 7
-                let _legacy = tlFlagIsSet(_flags, 0x80000)
                 field = 8
                 let _id = try reader.readInt32()
                 field = 9
@@ -691,7 +697,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
-                return .messageService(Cons_messageService(out: _out, mentioned: _mentioned, mediaUnread: _mediaUnread, reactionsArePossible: _reactionsArePossible, silent: _silent, post: _post, legacy: _legacy, id: _id, fromId: _fromId, peerId: _peerId, savedPeerId: _savedPeerId, replyTo: _replyTo, date: _date, action: _action, reactions: _reactions, ttlPeriod: _ttlPeriod))
+                return .messageService(Cons_messageService(_flags & 0x1218633a, id: _id, fromId: _fromId, peerId: _peerId, savedPeerId: _savedPeerId, replyTo: _replyTo, date: _date, action: _action, reactions: _reactions, ttlPeriod: _ttlPeriod))
             }
             catch {
                 throw error.inside(constructor: "messageService", fields: "flags,out,mentioned,media_unread,reactions_are_possible,silent,post,legacy,id,from_id,peer_id,saved_peer_id,reply_to,date,action,reactions,ttl_period", index: field)
@@ -1399,21 +1405,26 @@ extension Api {
 
         /// `updateUserTyping#2a17bf5c flags:# user_id:long top_msg_id:flags.0?int action:SendMessageAction = Update;`
         public final class Cons_updateUserTyping: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let topMsgId: Int32?
             public let action: Api.SendMessageAction
 
             public init(userId: Int64, topMsgId: Int32? = nil, action: Api.SendMessageAction) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.topMsgId = topMsgId
                 self.action = action
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, topMsgId: Int32?, action: Api.SendMessageAction) {
+                self.flags = _flags
+                self.userId = userId
+                self.topMsgId = topMsgId
+                self.action = action
             }
         }
 
@@ -1467,6 +1478,8 @@ extension Api {
 
         /// `updateNewAuthorization#8951abef flags:# unconfirmed:flags.0?true hash:long date:flags.0?int device:flags.0?string location:flags.0?string = Update;`
         public final class Cons_updateNewAuthorization: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let hash: Int64
             public let date: Int32?
             public let device: String?
@@ -1475,17 +1488,21 @@ extension Api {
             public var unconfirmed: Bool { date != nil && device != nil && location != nil }
 
             public init(hash: Int64, date: Int32? = nil, device: String? = nil, location: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: date != nil && device != nil && location != nil)
+                self.flags = _flags
                 self.hash = hash
                 self.date = date
                 self.device = device
                 self.location = location
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: date != nil && device != nil && location != nil)
-                return flags
+            init(_ _flags: Int32, hash: Int64, date: Int32?, device: String?, location: String?) {
+                self.flags = _flags
+                self.hash = hash
+                self.date = date
+                self.device = device
+                self.location = location
             }
         }
 
@@ -1585,17 +1602,22 @@ extension Api {
 
         /// `updateServiceNotification#ebe46819 flags:# popup:flags.0?true invert_media:flags.2?true inbox_date:flags.1?int type:string message:string media:MessageMedia entities:Vector<MessageEntity> = Update;`
         public final class Cons_updateServiceNotification: Sendable {
-            public let popup: Bool
-            public let invertMedia: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let inboxDate: Int32?
             public let type: String
             public let message: String
             public let media: Api.MessageMedia
             public let entities: [Api.MessageEntity]
+            public var popup: Bool { tlFlagIsSet(flags, 0x1) }
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(popup: Bool = false, invertMedia: Bool = false, inboxDate: Int32? = nil, type: String, message: String, media: Api.MessageMedia, entities: [Api.MessageEntity]) {
-                self.popup = popup
-                self.invertMedia = invertMedia
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: popup)
+                tlSetFlag(&_flags, 0x4, when: invertMedia)
+                tlSetFlag(&_flags, 0x2, when: inboxDate != nil)
+                self.flags = _flags
                 self.inboxDate = inboxDate
                 self.type = type
                 self.message = message
@@ -1603,13 +1625,13 @@ extension Api {
                 self.entities = entities
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: popup)
-                tlSetFlag(&flags, 0x4, when: invertMedia)
-                tlSetFlag(&flags, 0x2, when: inboxDate != nil)
-                return flags
+            init(_ _flags: Int32, inboxDate: Int32?, type: String, message: String, media: Api.MessageMedia, entities: [Api.MessageEntity]) {
+                self.flags = _flags
+                self.inboxDate = inboxDate
+                self.type = type
+                self.message = message
+                self.media = media
+                self.entities = entities
             }
         }
 
@@ -1637,6 +1659,8 @@ extension Api {
 
         /// `updateReadHistoryInbox#9e84bc99 flags:# folder_id:flags.0?int peer:Peer top_msg_id:flags.1?int max_id:int still_unread_count:int pts:int pts_count:int = Update;`
         public final class Cons_updateReadHistoryInbox: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let folderId: Int32?
             public let peer: Api.Peer
             public let topMsgId: Int32?
@@ -1646,6 +1670,10 @@ extension Api {
             public let ptsCount: Int32
 
             public init(folderId: Int32? = nil, peer: Api.Peer, topMsgId: Int32? = nil, maxId: Int32, stillUnreadCount: Int32, pts: Int32, ptsCount: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: folderId != nil)
+                tlSetFlag(&_flags, 0x2, when: topMsgId != nil)
+                self.flags = _flags
                 self.folderId = folderId
                 self.peer = peer
                 self.topMsgId = topMsgId
@@ -1655,12 +1683,15 @@ extension Api {
                 self.ptsCount = ptsCount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: folderId != nil)
-                tlSetFlag(&flags, 0x2, when: topMsgId != nil)
-                return flags
+            init(_ _flags: Int32, folderId: Int32?, peer: Api.Peer, topMsgId: Int32?, maxId: Int32, stillUnreadCount: Int32, pts: Int32, ptsCount: Int32) {
+                self.flags = _flags
+                self.folderId = folderId
+                self.peer = peer
+                self.topMsgId = topMsgId
+                self.maxId = maxId
+                self.stillUnreadCount = stillUnreadCount
+                self.pts = pts
+                self.ptsCount = ptsCount
             }
         }
 
@@ -1694,41 +1725,51 @@ extension Api {
 
         /// `updateReadMessagesContents#f8227181 flags:# messages:Vector<int> pts:int pts_count:int date:flags.0?int = Update;`
         public final class Cons_updateReadMessagesContents: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let messages: [Int32]
             public let pts: Int32
             public let ptsCount: Int32
             public let date: Int32?
 
             public init(messages: [Int32], pts: Int32, ptsCount: Int32, date: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: date != nil)
+                self.flags = _flags
                 self.messages = messages
                 self.pts = pts
                 self.ptsCount = ptsCount
                 self.date = date
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: date != nil)
-                return flags
+            init(_ _flags: Int32, messages: [Int32], pts: Int32, ptsCount: Int32, date: Int32?) {
+                self.flags = _flags
+                self.messages = messages
+                self.pts = pts
+                self.ptsCount = ptsCount
+                self.date = date
             }
         }
 
         /// `updateChannelTooLong#108d941f flags:# channel_id:long pts:flags.0?int = Update;`
         public final class Cons_updateChannelTooLong: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let pts: Int32?
 
             public init(channelId: Int64, pts: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pts != nil)
+                self.flags = _flags
                 self.channelId = channelId
                 self.pts = pts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pts != nil)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, pts: Int32?) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.pts = pts
             }
         }
 
@@ -1756,6 +1797,8 @@ extension Api {
 
         /// `updateReadChannelInbox#922e6e10 flags:# folder_id:flags.0?int channel_id:long max_id:int still_unread_count:int pts:int = Update;`
         public final class Cons_updateReadChannelInbox: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let folderId: Int32?
             public let channelId: Int64
             public let maxId: Int32
@@ -1763,6 +1806,9 @@ extension Api {
             public let pts: Int32
 
             public init(folderId: Int32? = nil, channelId: Int64, maxId: Int32, stillUnreadCount: Int32, pts: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: folderId != nil)
+                self.flags = _flags
                 self.folderId = folderId
                 self.channelId = channelId
                 self.maxId = maxId
@@ -1770,11 +1816,13 @@ extension Api {
                 self.pts = pts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: folderId != nil)
-                return flags
+            init(_ _flags: Int32, folderId: Int32?, channelId: Int64, maxId: Int32, stillUnreadCount: Int32, pts: Int32) {
+                self.flags = _flags
+                self.folderId = folderId
+                self.channelId = channelId
+                self.maxId = maxId
+                self.stillUnreadCount = stillUnreadCount
+                self.pts = pts
             }
         }
 
@@ -1832,46 +1880,49 @@ extension Api {
 
         /// `updateStickerSetsOrder#0bb2d201 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Update;`
         public final class Cons_updateStickerSetsOrder: Sendable {
-            public let masks: Bool
-            public let emojis: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let order: [Int64]
+            public var masks: Bool { tlFlagIsSet(flags, 0x1) }
+            public var emojis: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(masks: Bool = false, emojis: Bool = false, order: [Int64]) {
-                self.masks = masks
-                self.emojis = emojis
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: masks)
+                tlSetFlag(&_flags, 0x2, when: emojis)
+                self.flags = _flags
                 self.order = order
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: masks)
-                tlSetFlag(&flags, 0x2, when: emojis)
-                return flags
+            init(_ _flags: Int32, order: [Int64]) {
+                self.flags = _flags
+                self.order = order
             }
         }
 
         /// `updateStickerSets#31c24808 flags:# masks:flags.0?true emojis:flags.1?true = Update;`
         public struct Cons_updateStickerSets: Sendable {
-            public let masks: Bool
-            public let emojis: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var masks: Bool { tlFlagIsSet(flags, 0x1) }
+            public var emojis: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(masks: Bool = false, emojis: Bool = false) {
-                self.masks = masks
-                self.emojis = emojis
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: masks)
+                tlSetFlag(&_flags, 0x2, when: emojis)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: masks)
-                tlSetFlag(&flags, 0x2, when: emojis)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
         /// `updateBotInlineQuery#496f379c flags:# query_id:long user_id:long query:string geo:flags.0?GeoPoint peer_type:flags.1?InlineQueryPeerType offset:string = Update;`
         public final class Cons_updateBotInlineQuery: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64
             public let userId: Int64
             public let query: String
@@ -1880,6 +1931,10 @@ extension Api {
             public let offset: String
 
             public init(queryId: Int64, userId: Int64, query: String, geo: Api.GeoPoint? = nil, peerType: Api.InlineQueryPeerType? = nil, offset: String) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: geo != nil)
+                tlSetFlag(&_flags, 0x2, when: peerType != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.userId = userId
                 self.query = query
@@ -1888,17 +1943,21 @@ extension Api {
                 self.offset = offset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: geo != nil)
-                tlSetFlag(&flags, 0x2, when: peerType != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64, userId: Int64, query: String, geo: Api.GeoPoint?, peerType: Api.InlineQueryPeerType?, offset: String) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.userId = userId
+                self.query = query
+                self.geo = geo
+                self.peerType = peerType
+                self.offset = offset
             }
         }
 
         /// `updateBotInlineSend#12f12a07 flags:# user_id:long query:string geo:flags.0?GeoPoint id:string msg_id:flags.1?InputBotInlineMessageID = Update;`
         public final class Cons_updateBotInlineSend: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let query: String
             public let geo: Api.GeoPoint?
@@ -1906,6 +1965,10 @@ extension Api {
             public let msgId: Api.InputBotInlineMessageID?
 
             public init(userId: Int64, query: String, geo: Api.GeoPoint? = nil, id: String, msgId: Api.InputBotInlineMessageID? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: geo != nil)
+                tlSetFlag(&_flags, 0x2, when: msgId != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.query = query
                 self.geo = geo
@@ -1913,12 +1976,13 @@ extension Api {
                 self.msgId = msgId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: geo != nil)
-                tlSetFlag(&flags, 0x2, when: msgId != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, query: String, geo: Api.GeoPoint?, id: String, msgId: Api.InputBotInlineMessageID?) {
+                self.flags = _flags
+                self.userId = userId
+                self.query = query
+                self.geo = geo
+                self.id = id
+                self.msgId = msgId
             }
         }
 
@@ -1937,6 +2001,8 @@ extension Api {
 
         /// `updateBotCallbackQuery#b9cfc48d flags:# query_id:long user_id:long peer:Peer msg_id:int chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;`
         public final class Cons_updateBotCallbackQuery: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64
             public let userId: Int64
             public let peer: Api.Peer
@@ -1946,6 +2012,10 @@ extension Api {
             public let gameShortName: String?
 
             public init(queryId: Int64, userId: Int64, peer: Api.Peer, msgId: Int32, chatInstance: Int64, data: [UInt8]? = nil, gameShortName: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: data != nil)
+                tlSetFlag(&_flags, 0x2, when: gameShortName != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.userId = userId
                 self.peer = peer
@@ -1955,12 +2025,15 @@ extension Api {
                 self.gameShortName = gameShortName
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: data != nil)
-                tlSetFlag(&flags, 0x2, when: gameShortName != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64, userId: Int64, peer: Api.Peer, msgId: Int32, chatInstance: Int64, data: [UInt8]?, gameShortName: String?) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.userId = userId
+                self.peer = peer
+                self.msgId = msgId
+                self.chatInstance = chatInstance
+                self.data = data
+                self.gameShortName = gameShortName
             }
         }
 
@@ -1979,6 +2052,8 @@ extension Api {
 
         /// `updateInlineBotCallbackQuery#691e9052 flags:# query_id:long user_id:long msg_id:InputBotInlineMessageID chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;`
         public final class Cons_updateInlineBotCallbackQuery: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64
             public let userId: Int64
             public let msgId: Api.InputBotInlineMessageID
@@ -1987,6 +2062,10 @@ extension Api {
             public let gameShortName: String?
 
             public init(queryId: Int64, userId: Int64, msgId: Api.InputBotInlineMessageID, chatInstance: Int64, data: [UInt8]? = nil, gameShortName: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: data != nil)
+                tlSetFlag(&_flags, 0x2, when: gameShortName != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.userId = userId
                 self.msgId = msgId
@@ -1995,12 +2074,14 @@ extension Api {
                 self.gameShortName = gameShortName
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: data != nil)
-                tlSetFlag(&flags, 0x2, when: gameShortName != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64, userId: Int64, msgId: Api.InputBotInlineMessageID, chatInstance: Int64, data: [UInt8]?, gameShortName: String?) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.userId = userId
+                self.msgId = msgId
+                self.chatInstance = chatInstance
+                self.data = data
+                self.gameShortName = gameShortName
             }
         }
 
@@ -2017,24 +2098,30 @@ extension Api {
 
         /// `updateDraftMessage#edfc111e flags:# peer:Peer top_msg_id:flags.0?int saved_peer_id:flags.1?Peer draft:DraftMessage = Update;`
         public final class Cons_updateDraftMessage: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let topMsgId: Int32?
             public let savedPeerId: Api.Peer?
             public let draft: Api.DraftMessage
 
             public init(peer: Api.Peer, topMsgId: Int32? = nil, savedPeerId: Api.Peer? = nil, draft: Api.DraftMessage) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+                tlSetFlag(&_flags, 0x2, when: savedPeerId != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.topMsgId = topMsgId
                 self.savedPeerId = savedPeerId
                 self.draft = draft
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
-                tlSetFlag(&flags, 0x2, when: savedPeerId != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, topMsgId: Int32?, savedPeerId: Api.Peer?, draft: Api.DraftMessage) {
+                self.flags = _flags
+                self.peer = peer
+                self.topMsgId = topMsgId
+                self.savedPeerId = savedPeerId
+                self.draft = draft
             }
         }
 
@@ -2055,41 +2142,48 @@ extension Api {
 
         /// `updateDialogPinned#6e6fe51c flags:# pinned:flags.0?true folder_id:flags.1?int peer:DialogPeer = Update;`
         public final class Cons_updateDialogPinned: Sendable {
-            public let pinned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let folderId: Int32?
             public let peer: Api.DialogPeer
+            public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(pinned: Bool = false, folderId: Int32? = nil, peer: Api.DialogPeer) {
-                self.pinned = pinned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pinned)
+                tlSetFlag(&_flags, 0x2, when: folderId != nil)
+                self.flags = _flags
                 self.folderId = folderId
                 self.peer = peer
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pinned)
-                tlSetFlag(&flags, 0x2, when: folderId != nil)
-                return flags
+            init(_ _flags: Int32, folderId: Int32?, peer: Api.DialogPeer) {
+                self.flags = _flags
+                self.folderId = folderId
+                self.peer = peer
             }
         }
 
         /// `updatePinnedDialogs#fa0f3ca2 flags:# folder_id:flags.1?int order:flags.0?Vector<DialogPeer> = Update;`
         public final class Cons_updatePinnedDialogs: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let folderId: Int32?
             public let order: [Api.DialogPeer]?
 
             public init(folderId: Int32? = nil, order: [Api.DialogPeer]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: folderId != nil)
+                tlSetFlag(&_flags, 0x1, when: order != nil)
+                self.flags = _flags
                 self.folderId = folderId
                 self.order = order
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: folderId != nil)
-                tlSetFlag(&flags, 0x1, when: order != nil)
-                return flags
+            init(_ _flags: Int32, folderId: Int32?, order: [Api.DialogPeer]?) {
+                self.flags = _flags
+                self.folderId = folderId
+                self.order = order
             }
         }
 
@@ -2132,6 +2226,8 @@ extension Api {
 
         /// `updateBotPrecheckoutQuery#8caa9a96 flags:# query_id:long user_id:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string currency:string total_amount:long = Update;`
         public final class Cons_updateBotPrecheckoutQuery: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64
             public let userId: Int64
             public let payload: [UInt8]
@@ -2141,6 +2237,10 @@ extension Api {
             public let totalAmount: Int64
 
             public init(queryId: Int64, userId: Int64, payload: [UInt8], info: Api.PaymentRequestedInfo? = nil, shippingOptionId: String? = nil, currency: String, totalAmount: Int64) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: info != nil)
+                tlSetFlag(&_flags, 0x2, when: shippingOptionId != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.userId = userId
                 self.payload = payload
@@ -2150,12 +2250,15 @@ extension Api {
                 self.totalAmount = totalAmount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: info != nil)
-                tlSetFlag(&flags, 0x2, when: shippingOptionId != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64, userId: Int64, payload: [UInt8], info: Api.PaymentRequestedInfo?, shippingOptionId: String?, currency: String, totalAmount: Int64) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.userId = userId
+                self.payload = payload
+                self.info = info
+                self.shippingOptionId = shippingOptionId
+                self.currency = currency
+                self.totalAmount = totalAmount
             }
         }
 
@@ -2188,24 +2291,30 @@ extension Api {
 
         /// `updateChannelReadMessagesContents#25f324f7 flags:# channel_id:long top_msg_id:flags.0?int saved_peer_id:flags.1?Peer messages:Vector<int> = Update;`
         public final class Cons_updateChannelReadMessagesContents: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let topMsgId: Int32?
             public let savedPeerId: Api.Peer?
             public let messages: [Int32]
 
             public init(channelId: Int64, topMsgId: Int32? = nil, savedPeerId: Api.Peer? = nil, messages: [Int32]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+                tlSetFlag(&_flags, 0x2, when: savedPeerId != nil)
+                self.flags = _flags
                 self.channelId = channelId
                 self.topMsgId = topMsgId
                 self.savedPeerId = savedPeerId
                 self.messages = messages
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
-                tlSetFlag(&flags, 0x2, when: savedPeerId != nil)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, topMsgId: Int32?, savedPeerId: Api.Peer?, messages: [Int32]) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.topMsgId = topMsgId
+                self.savedPeerId = savedPeerId
+                self.messages = messages
             }
         }
 
@@ -2222,27 +2331,32 @@ extension Api {
 
         /// `updateDialogUnreadMark#b658f23e flags:# unread:flags.0?true peer:DialogPeer saved_peer_id:flags.1?Peer = Update;`
         public final class Cons_updateDialogUnreadMark: Sendable {
-            public let unread: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.DialogPeer
             public let savedPeerId: Api.Peer?
+            public var unread: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(unread: Bool = false, peer: Api.DialogPeer, savedPeerId: Api.Peer? = nil) {
-                self.unread = unread
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: unread)
+                tlSetFlag(&_flags, 0x2, when: savedPeerId != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.savedPeerId = savedPeerId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: unread)
-                tlSetFlag(&flags, 0x2, when: savedPeerId != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.DialogPeer, savedPeerId: Api.Peer?) {
+                self.flags = _flags
+                self.peer = peer
+                self.savedPeerId = savedPeerId
             }
         }
 
         /// `updateMessagePoll#d64c522b flags:# peer:flags.1?Peer msg_id:flags.1?int top_msg_id:flags.2?int poll_id:long poll:flags.0?Poll results:PollResults = Update;`
         public final class Cons_updateMessagePoll: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer?
             public let msgId: Int32?
             public let topMsgId: Int32?
@@ -2251,6 +2365,11 @@ extension Api {
             public let results: Api.PollResults
 
             public init(peer: Api.Peer? = nil, msgId: Int32? = nil, topMsgId: Int32? = nil, pollId: Int64, poll: Api.Poll? = nil, results: Api.PollResults) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: peer != nil && msgId != nil)
+                tlSetFlag(&_flags, 0x4, when: topMsgId != nil)
+                tlSetFlag(&_flags, 0x1, when: poll != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.msgId = msgId
                 self.topMsgId = topMsgId
@@ -2259,13 +2378,14 @@ extension Api {
                 self.results = results
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: peer != nil && msgId != nil)
-                tlSetFlag(&flags, 0x4, when: topMsgId != nil)
-                tlSetFlag(&flags, 0x1, when: poll != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer?, msgId: Int32?, topMsgId: Int32?, pollId: Int64, poll: Api.Poll?, results: Api.PollResults) {
+                self.flags = _flags
+                self.peer = peer
+                self.msgId = msgId
+                self.topMsgId = topMsgId
+                self.pollId = pollId
+                self.poll = poll
+                self.results = results
             }
         }
 
@@ -2326,21 +2446,26 @@ extension Api {
 
         /// `updateDeleteScheduledMessages#f2a71983 flags:# peer:Peer messages:Vector<int> sent_messages:flags.0?Vector<int> = Update;`
         public final class Cons_updateDeleteScheduledMessages: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let messages: [Int32]
             public let sentMessages: [Int32]?
 
             public init(peer: Api.Peer, messages: [Int32], sentMessages: [Int32]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: sentMessages != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.messages = messages
                 self.sentMessages = sentMessages
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: sentMessages != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, messages: [Int32], sentMessages: [Int32]?) {
+                self.flags = _flags
+                self.peer = peer
+                self.messages = messages
+                self.sentMessages = sentMessages
             }
         }
 
@@ -2383,19 +2508,23 @@ extension Api {
 
         /// `updateDialogFilter#26ffde7d flags:# id:int filter:flags.0?DialogFilter = Update;`
         public final class Cons_updateDialogFilter: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let filter: Api.DialogFilter?
 
             public init(id: Int32, filter: Api.DialogFilter? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: filter != nil)
+                self.flags = _flags
                 self.id = id
                 self.filter = filter
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: filter != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, filter: Api.DialogFilter?) {
+                self.flags = _flags
+                self.id = id
+                self.filter = filter
             }
         }
 
@@ -2434,6 +2563,8 @@ extension Api {
 
         /// `updateReadChannelDiscussionInbox#d6b19546 flags:# channel_id:long top_msg_id:int read_max_id:int broadcast_id:flags.0?long broadcast_post:flags.0?int = Update;`
         public final class Cons_updateReadChannelDiscussionInbox: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let topMsgId: Int32
             public let readMaxId: Int32
@@ -2441,6 +2572,9 @@ extension Api {
             public let broadcastPost: Int32?
 
             public init(channelId: Int64, topMsgId: Int32, readMaxId: Int32, broadcastId: Int64? = nil, broadcastPost: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: broadcastId != nil && broadcastPost != nil)
+                self.flags = _flags
                 self.channelId = channelId
                 self.topMsgId = topMsgId
                 self.readMaxId = readMaxId
@@ -2448,11 +2582,13 @@ extension Api {
                 self.broadcastPost = broadcastPost
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: broadcastId != nil && broadcastPost != nil)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, topMsgId: Int32, readMaxId: Int32, broadcastId: Int64?, broadcastPost: Int32?) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.topMsgId = topMsgId
+                self.readMaxId = readMaxId
+                self.broadcastId = broadcastId
+                self.broadcastPost = broadcastPost
             }
         }
 
@@ -2471,92 +2607,109 @@ extension Api {
 
         /// `updatePeerBlocked#ebe07752 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer = Update;`
         public final class Cons_updatePeerBlocked: Sendable {
-            public let blocked: Bool
-            public let blockedMyStoriesFrom: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peerId: Api.Peer
+            public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
+            public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(blocked: Bool = false, blockedMyStoriesFrom: Bool = false, peerId: Api.Peer) {
-                self.blocked = blocked
-                self.blockedMyStoriesFrom = blockedMyStoriesFrom
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: blocked)
+                tlSetFlag(&_flags, 0x2, when: blockedMyStoriesFrom)
+                self.flags = _flags
                 self.peerId = peerId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: blocked)
-                tlSetFlag(&flags, 0x2, when: blockedMyStoriesFrom)
-                return flags
+            init(_ _flags: Int32, peerId: Api.Peer) {
+                self.flags = _flags
+                self.peerId = peerId
             }
         }
 
         /// `updateChannelUserTyping#8c88c923 flags:# channel_id:long top_msg_id:flags.0?int from_id:Peer action:SendMessageAction = Update;`
         public final class Cons_updateChannelUserTyping: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let topMsgId: Int32?
             public let fromId: Api.Peer
             public let action: Api.SendMessageAction
 
             public init(channelId: Int64, topMsgId: Int32? = nil, fromId: Api.Peer, action: Api.SendMessageAction) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+                self.flags = _flags
                 self.channelId = channelId
                 self.topMsgId = topMsgId
                 self.fromId = fromId
                 self.action = action
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, topMsgId: Int32?, fromId: Api.Peer, action: Api.SendMessageAction) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.topMsgId = topMsgId
+                self.fromId = fromId
+                self.action = action
             }
         }
 
         /// `updatePinnedMessages#ed85eab5 flags:# pinned:flags.0?true peer:Peer messages:Vector<int> pts:int pts_count:int = Update;`
         public final class Cons_updatePinnedMessages: Sendable {
-            public let pinned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let messages: [Int32]
             public let pts: Int32
             public let ptsCount: Int32
+            public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(pinned: Bool = false, peer: Api.Peer, messages: [Int32], pts: Int32, ptsCount: Int32) {
-                self.pinned = pinned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pinned)
+                self.flags = _flags
                 self.peer = peer
                 self.messages = messages
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pinned)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, messages: [Int32], pts: Int32, ptsCount: Int32) {
+                self.flags = _flags
+                self.peer = peer
+                self.messages = messages
+                self.pts = pts
+                self.ptsCount = ptsCount
             }
         }
 
         /// `updatePinnedChannelMessages#5bb98608 flags:# pinned:flags.0?true channel_id:long messages:Vector<int> pts:int pts_count:int = Update;`
         public final class Cons_updatePinnedChannelMessages: Sendable {
-            public let pinned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let messages: [Int32]
             public let pts: Int32
             public let ptsCount: Int32
+            public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(pinned: Bool = false, channelId: Int64, messages: [Int32], pts: Int32, ptsCount: Int32) {
-                self.pinned = pinned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pinned)
+                self.flags = _flags
                 self.channelId = channelId
                 self.messages = messages
                 self.pts = pts
                 self.ptsCount = ptsCount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pinned)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, messages: [Int32], pts: Int32, ptsCount: Int32) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.messages = messages
+                self.pts = pts
+                self.ptsCount = ptsCount
             }
         }
 
@@ -2584,45 +2737,54 @@ extension Api {
 
         /// `updateGroupCall#9d2216e0 flags:# live_story:flags.2?true peer:flags.1?Peer call:GroupCall = Update;`
         public final class Cons_updateGroupCall: Sendable {
-            public let liveStory: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer?
             public let call: Api.GroupCall
+            public var liveStory: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(liveStory: Bool = false, peer: Api.Peer? = nil, call: Api.GroupCall) {
-                self.liveStory = liveStory
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: liveStory)
+                tlSetFlag(&_flags, 0x2, when: peer != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.call = call
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: liveStory)
-                tlSetFlag(&flags, 0x2, when: peer != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer?, call: Api.GroupCall) {
+                self.flags = _flags
+                self.peer = peer
+                self.call = call
             }
         }
 
         /// `updatePeerHistoryTTL#bb9bb9a5 flags:# peer:Peer ttl_period:flags.0?int = Update;`
         public final class Cons_updatePeerHistoryTTL: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let ttlPeriod: Int32?
 
             public init(peer: Api.Peer, ttlPeriod: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: ttlPeriod != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.ttlPeriod = ttlPeriod
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: ttlPeriod != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, ttlPeriod: Int32?) {
+                self.flags = _flags
+                self.peer = peer
+                self.ttlPeriod = ttlPeriod
             }
         }
 
         /// `updateChatParticipant#d087663a flags:# chat_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChatParticipant new_participant:flags.1?ChatParticipant invite:flags.2?ExportedChatInvite qts:int = Update;`
         public final class Cons_updateChatParticipant: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let chatId: Int64
             public let date: Int32
             public let actorId: Int64
@@ -2633,6 +2795,11 @@ extension Api {
             public let qts: Int32
 
             public init(chatId: Int64, date: Int32, actorId: Int64, userId: Int64, prevParticipant: Api.ChatParticipant? = nil, newParticipant: Api.ChatParticipant? = nil, invite: Api.ExportedChatInvite? = nil, qts: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: prevParticipant != nil)
+                tlSetFlag(&_flags, 0x2, when: newParticipant != nil)
+                tlSetFlag(&_flags, 0x4, when: invite != nil)
+                self.flags = _flags
                 self.chatId = chatId
                 self.date = date
                 self.actorId = actorId
@@ -2643,19 +2810,23 @@ extension Api {
                 self.qts = qts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: prevParticipant != nil)
-                tlSetFlag(&flags, 0x2, when: newParticipant != nil)
-                tlSetFlag(&flags, 0x4, when: invite != nil)
-                return flags
+            init(_ _flags: Int32, chatId: Int64, date: Int32, actorId: Int64, userId: Int64, prevParticipant: Api.ChatParticipant?, newParticipant: Api.ChatParticipant?, invite: Api.ExportedChatInvite?, qts: Int32) {
+                self.flags = _flags
+                self.chatId = chatId
+                self.date = date
+                self.actorId = actorId
+                self.userId = userId
+                self.prevParticipant = prevParticipant
+                self.newParticipant = newParticipant
+                self.invite = invite
+                self.qts = qts
             }
         }
 
         /// `updateChannelParticipant#985d3abb flags:# via_chatlist:flags.3?true channel_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChannelParticipant new_participant:flags.1?ChannelParticipant invite:flags.2?ExportedChatInvite qts:int = Update;`
         public final class Cons_updateChannelParticipant: Sendable {
-            public let viaChatlist: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let date: Int32
             public let actorId: Int64
@@ -2664,9 +2835,15 @@ extension Api {
             public let newParticipant: Api.ChannelParticipant?
             public let invite: Api.ExportedChatInvite?
             public let qts: Int32
+            public var viaChatlist: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(viaChatlist: Bool = false, channelId: Int64, date: Int32, actorId: Int64, userId: Int64, prevParticipant: Api.ChannelParticipant? = nil, newParticipant: Api.ChannelParticipant? = nil, invite: Api.ExportedChatInvite? = nil, qts: Int32) {
-                self.viaChatlist = viaChatlist
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: viaChatlist)
+                tlSetFlag(&_flags, 0x1, when: prevParticipant != nil)
+                tlSetFlag(&_flags, 0x2, when: newParticipant != nil)
+                tlSetFlag(&_flags, 0x4, when: invite != nil)
+                self.flags = _flags
                 self.channelId = channelId
                 self.date = date
                 self.actorId = actorId
@@ -2677,14 +2854,16 @@ extension Api {
                 self.qts = qts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: viaChatlist)
-                tlSetFlag(&flags, 0x1, when: prevParticipant != nil)
-                tlSetFlag(&flags, 0x2, when: newParticipant != nil)
-                tlSetFlag(&flags, 0x4, when: invite != nil)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, date: Int32, actorId: Int64, userId: Int64, prevParticipant: Api.ChannelParticipant?, newParticipant: Api.ChannelParticipant?, invite: Api.ExportedChatInvite?, qts: Int32) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.date = date
+                self.actorId = actorId
+                self.userId = userId
+                self.prevParticipant = prevParticipant
+                self.newParticipant = newParticipant
+                self.invite = invite
+                self.qts = qts
             }
         }
 
@@ -2705,19 +2884,21 @@ extension Api {
 
         /// `updateGroupCallConnection#0b783982 flags:# presentation:flags.0?true params:DataJSON = Update;`
         public final class Cons_updateGroupCallConnection: Sendable {
-            public let presentation: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let params: Api.DataJSON
+            public var presentation: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(presentation: Bool = false, params: Api.DataJSON) {
-                self.presentation = presentation
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: presentation)
+                self.flags = _flags
                 self.params = params
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: presentation)
-                return flags
+            init(_ _flags: Int32, params: Api.DataJSON) {
+                self.flags = _flags
+                self.params = params
             }
         }
 
@@ -2749,6 +2930,8 @@ extension Api {
 
         /// `updateBotChatInviteRequester#7cb34d79 flags:# peer:Peer date:int user_id:long about:string invite:ExportedChatInvite qts:int query_id:flags.0?long = Update;`
         public final class Cons_updateBotChatInviteRequester: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let date: Int32
             public let userId: Int64
@@ -2758,6 +2941,9 @@ extension Api {
             public let queryId: Int64?
 
             public init(peer: Api.Peer, date: Int32, userId: Int64, about: String, invite: Api.ExportedChatInvite, qts: Int32, queryId: Int64? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: queryId != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.date = date
                 self.userId = userId
@@ -2767,16 +2953,22 @@ extension Api {
                 self.queryId = queryId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: queryId != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, date: Int32, userId: Int64, about: String, invite: Api.ExportedChatInvite, qts: Int32, queryId: Int64?) {
+                self.flags = _flags
+                self.peer = peer
+                self.date = date
+                self.userId = userId
+                self.about = about
+                self.invite = invite
+                self.qts = qts
+                self.queryId = queryId
             }
         }
 
         /// `updateMessageReactions#1e297bfa flags:# peer:Peer msg_id:int top_msg_id:flags.0?int saved_peer_id:flags.1?Peer reactions:MessageReactions = Update;`
         public final class Cons_updateMessageReactions: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let msgId: Int32
             public let topMsgId: Int32?
@@ -2784,6 +2976,10 @@ extension Api {
             public let reactions: Api.MessageReactions
 
             public init(peer: Api.Peer, msgId: Int32, topMsgId: Int32? = nil, savedPeerId: Api.Peer? = nil, reactions: Api.MessageReactions) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+                tlSetFlag(&_flags, 0x2, when: savedPeerId != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.msgId = msgId
                 self.topMsgId = topMsgId
@@ -2791,12 +2987,13 @@ extension Api {
                 self.reactions = reactions
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
-                tlSetFlag(&flags, 0x2, when: savedPeerId != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, msgId: Int32, topMsgId: Int32?, savedPeerId: Api.Peer?, reactions: Api.MessageReactions) {
+                self.flags = _flags
+                self.peer = peer
+                self.msgId = msgId
+                self.topMsgId = topMsgId
+                self.savedPeerId = savedPeerId
+                self.reactions = reactions
             }
         }
 
@@ -2822,25 +3019,30 @@ extension Api {
 
         /// `updateTranscribedAudio#0084cd5a flags:# pending:flags.0?true peer:Peer msg_id:int transcription_id:long text:string = Update;`
         public final class Cons_updateTranscribedAudio: Sendable {
-            public let pending: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let msgId: Int32
             public let transcriptionId: Int64
             public let text: String
+            public var pending: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(pending: Bool = false, peer: Api.Peer, msgId: Int32, transcriptionId: Int64, text: String) {
-                self.pending = pending
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pending)
+                self.flags = _flags
                 self.peer = peer
                 self.msgId = msgId
                 self.transcriptionId = transcriptionId
                 self.text = text
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pending)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, msgId: Int32, transcriptionId: Int64, text: String) {
+                self.flags = _flags
+                self.peer = peer
+                self.msgId = msgId
+                self.transcriptionId = transcriptionId
+                self.text = text
             }
         }
 
@@ -2857,22 +3059,23 @@ extension Api {
 
         /// `updateMoveStickerSetToTop#86fccf85 flags:# masks:flags.0?true emojis:flags.1?true stickerset:long = Update;`
         public final class Cons_updateMoveStickerSetToTop: Sendable {
-            public let masks: Bool
-            public let emojis: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stickerset: Int64
+            public var masks: Bool { tlFlagIsSet(flags, 0x1) }
+            public var emojis: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(masks: Bool = false, emojis: Bool = false, stickerset: Int64) {
-                self.masks = masks
-                self.emojis = emojis
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: masks)
+                tlSetFlag(&_flags, 0x2, when: emojis)
+                self.flags = _flags
                 self.stickerset = stickerset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: masks)
-                tlSetFlag(&flags, 0x2, when: emojis)
-                return flags
+            init(_ _flags: Int32, stickerset: Int64) {
+                self.flags = _flags
+                self.stickerset = stickerset
             }
         }
 
@@ -2979,22 +3182,25 @@ extension Api {
 
         /// `updatePeerWallpaper#ae3f101d flags:# wallpaper_overridden:flags.1?true peer:Peer wallpaper:flags.0?WallPaper = Update;`
         public final class Cons_updatePeerWallpaper: Sendable {
-            public let wallpaperOverridden: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let wallpaper: Api.WallPaper?
+            public var wallpaperOverridden: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(wallpaperOverridden: Bool = false, peer: Api.Peer, wallpaper: Api.WallPaper? = nil) {
-                self.wallpaperOverridden = wallpaperOverridden
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: wallpaperOverridden)
+                tlSetFlag(&_flags, 0x1, when: wallpaper != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.wallpaper = wallpaper
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: wallpaperOverridden)
-                tlSetFlag(&flags, 0x1, when: wallpaper != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, wallpaper: Api.WallPaper?) {
+                self.flags = _flags
+                self.peer = peer
+                self.wallpaper = wallpaper
             }
         }
 
@@ -3038,35 +3244,40 @@ extension Api {
 
         /// `updateSavedDialogPinned#aeaf9e74 flags:# pinned:flags.0?true peer:DialogPeer = Update;`
         public final class Cons_updateSavedDialogPinned: Sendable {
-            public let pinned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.DialogPeer
+            public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(pinned: Bool = false, peer: Api.DialogPeer) {
-                self.pinned = pinned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pinned)
+                self.flags = _flags
                 self.peer = peer
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pinned)
-                return flags
+            init(_ _flags: Int32, peer: Api.DialogPeer) {
+                self.flags = _flags
+                self.peer = peer
             }
         }
 
         /// `updatePinnedSavedDialogs#686c85a6 flags:# order:flags.0?Vector<DialogPeer> = Update;`
         public final class Cons_updatePinnedSavedDialogs: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let order: [Api.DialogPeer]?
 
             public init(order: [Api.DialogPeer]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: order != nil)
+                self.flags = _flags
                 self.order = order
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: order != nil)
-                return flags
+            init(_ _flags: Int32, order: [Api.DialogPeer]?) {
+                self.flags = _flags
+                self.order = order
             }
         }
 
@@ -3139,45 +3350,57 @@ extension Api {
 
         /// `updateBotNewBusinessMessage#9ddb347c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;`
         public final class Cons_updateBotNewBusinessMessage: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let connectionId: String
             public let message: Api.Message
             public let replyToMessage: Api.Message?
             public let qts: Int32
 
             public init(connectionId: String, message: Api.Message, replyToMessage: Api.Message? = nil, qts: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: replyToMessage != nil)
+                self.flags = _flags
                 self.connectionId = connectionId
                 self.message = message
                 self.replyToMessage = replyToMessage
                 self.qts = qts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: replyToMessage != nil)
-                return flags
+            init(_ _flags: Int32, connectionId: String, message: Api.Message, replyToMessage: Api.Message?, qts: Int32) {
+                self.flags = _flags
+                self.connectionId = connectionId
+                self.message = message
+                self.replyToMessage = replyToMessage
+                self.qts = qts
             }
         }
 
         /// `updateBotEditBusinessMessage#07df587c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;`
         public final class Cons_updateBotEditBusinessMessage: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let connectionId: String
             public let message: Api.Message
             public let replyToMessage: Api.Message?
             public let qts: Int32
 
             public init(connectionId: String, message: Api.Message, replyToMessage: Api.Message? = nil, qts: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: replyToMessage != nil)
+                self.flags = _flags
                 self.connectionId = connectionId
                 self.message = message
                 self.replyToMessage = replyToMessage
                 self.qts = qts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: replyToMessage != nil)
-                return flags
+            init(_ _flags: Int32, connectionId: String, message: Api.Message, replyToMessage: Api.Message?, qts: Int32) {
+                self.flags = _flags
+                self.connectionId = connectionId
+                self.message = message
+                self.replyToMessage = replyToMessage
+                self.qts = qts
             }
         }
 
@@ -3220,6 +3443,8 @@ extension Api {
 
         /// `updateBusinessBotCallbackQuery#1ea2fda7 flags:# query_id:long user_id:long connection_id:string message:Message reply_to_message:flags.2?Message chat_instance:long data:flags.0?bytes = Update;`
         public final class Cons_updateBusinessBotCallbackQuery: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64
             public let userId: Int64
             public let connectionId: String
@@ -3229,6 +3454,10 @@ extension Api {
             public let data: [UInt8]?
 
             public init(queryId: Int64, userId: Int64, connectionId: String, message: Api.Message, replyToMessage: Api.Message? = nil, chatInstance: Int64, data: [UInt8]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyToMessage != nil)
+                tlSetFlag(&_flags, 0x1, when: data != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.userId = userId
                 self.connectionId = connectionId
@@ -3238,12 +3467,15 @@ extension Api {
                 self.data = data
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyToMessage != nil)
-                tlSetFlag(&flags, 0x1, when: data != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64, userId: Int64, connectionId: String, message: Api.Message, replyToMessage: Api.Message?, chatInstance: Int64, data: [UInt8]?) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.userId = userId
+                self.connectionId = connectionId
+                self.message = message
+                self.replyToMessage = replyToMessage
+                self.chatInstance = chatInstance
+                self.data = data
             }
         }
 
@@ -3332,21 +3564,24 @@ extension Api {
 
         /// `updateMonoForumNoPaidException#9f812b08 flags:# exception:flags.0?true channel_id:long saved_peer_id:Peer = Update;`
         public final class Cons_updateMonoForumNoPaidException: Sendable {
-            public let exception: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let savedPeerId: Api.Peer
+            public var exception: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(exception: Bool = false, channelId: Int64, savedPeerId: Api.Peer) {
-                self.exception = exception
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: exception)
+                self.flags = _flags
                 self.channelId = channelId
                 self.savedPeerId = savedPeerId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: exception)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, savedPeerId: Api.Peer) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.savedPeerId = savedPeerId
             }
         }
 
@@ -3376,39 +3611,46 @@ extension Api {
 
         /// `updatePinnedForumTopic#683b2c52 flags:# pinned:flags.0?true peer:Peer topic_id:int = Update;`
         public final class Cons_updatePinnedForumTopic: Sendable {
-            public let pinned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let topicId: Int32
+            public var pinned: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(pinned: Bool = false, peer: Api.Peer, topicId: Int32) {
-                self.pinned = pinned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pinned)
+                self.flags = _flags
                 self.peer = peer
                 self.topicId = topicId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pinned)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, topicId: Int32) {
+                self.flags = _flags
+                self.peer = peer
+                self.topicId = topicId
             }
         }
 
         /// `updatePinnedForumTopics#def143d0 flags:# peer:Peer order:flags.0?Vector<int> = Update;`
         public final class Cons_updatePinnedForumTopics: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let order: [Int32]?
 
             public init(peer: Api.Peer, order: [Int32]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: order != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.order = order
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: order != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, order: [Int32]?) {
+                self.flags = _flags
+                self.peer = peer
+                self.order = order
             }
         }
 
@@ -3484,23 +3726,29 @@ extension Api {
 
         /// `updateBotGuestChatQuery#cdd4093d flags:# query_id:long message:Message reference_messages:flags.0?Vector<Message> qts:int = Update;`
         public final class Cons_updateBotGuestChatQuery: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64
             public let message: Api.Message
             public let referenceMessages: [Api.Message]?
             public let qts: Int32
 
             public init(queryId: Int64, message: Api.Message, referenceMessages: [Api.Message]? = nil, qts: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: referenceMessages != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.message = message
                 self.referenceMessages = referenceMessages
                 self.qts = qts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: referenceMessages != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64, message: Api.Message, referenceMessages: [Api.Message]?, qts: Int32) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.message = message
+                self.referenceMessages = referenceMessages
+                self.qts = qts
             }
         }
 
@@ -3519,66 +3767,74 @@ extension Api {
 
         /// `updateNewBotConnection#b22083a6 flags:# confirmed:flags.0?true bot_id:long date:flags.1?int device:flags.1?string location:flags.1?string = Update;`
         public final class Cons_updateNewBotConnection: Sendable {
-            public let confirmed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let botId: Int64
             public let date: Int32?
             public let device: String?
             public let location: String?
+            public var confirmed: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(confirmed: Bool = false, botId: Int64, date: Int32? = nil, device: String? = nil, location: String? = nil) {
-                self.confirmed = confirmed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: confirmed)
+                tlSetFlag(&_flags, 0x2, when: date != nil && device != nil && location != nil)
+                self.flags = _flags
                 self.botId = botId
                 self.date = date
                 self.device = device
                 self.location = location
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: confirmed)
-                tlSetFlag(&flags, 0x2, when: date != nil && device != nil && location != nil)
-                return flags
+            init(_ _flags: Int32, botId: Int64, date: Int32?, device: String?, location: String?) {
+                self.flags = _flags
+                self.botId = botId
+                self.date = date
+                self.device = device
+                self.location = location
             }
         }
 
         /// `updateWebBrowserSettings#c39a2ade flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = Update;`
         public struct Cons_updateWebBrowserSettings: Sendable {
-            public let openExternalBrowser: Bool
-            public let displayCloseButton: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var openExternalBrowser: Bool { tlFlagIsSet(flags, 0x1) }
+            public var displayCloseButton: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(openExternalBrowser: Bool = false, displayCloseButton: Bool = false) {
-                self.openExternalBrowser = openExternalBrowser
-                self.displayCloseButton = displayCloseButton
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: openExternalBrowser)
+                tlSetFlag(&_flags, 0x2, when: displayCloseButton)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: openExternalBrowser)
-                tlSetFlag(&flags, 0x2, when: displayCloseButton)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
         /// `updateWebBrowserException#140502d1 flags:# delete:flags.1?true open_external_browser:flags.0?Bool exception:WebDomainException = Update;`
         public final class Cons_updateWebBrowserException: Sendable {
-            public let delete: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let openExternalBrowser: Bool?
             public let exception: Api.WebDomainException
+            public var delete: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(delete: Bool = false, openExternalBrowser: Bool? = nil, exception: Api.WebDomainException) {
-                self.delete = delete
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: delete)
+                tlSetFlag(&_flags, 0x1, when: openExternalBrowser != nil)
+                self.flags = _flags
                 self.openExternalBrowser = openExternalBrowser
                 self.exception = exception
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: delete)
-                tlSetFlag(&flags, 0x1, when: openExternalBrowser != nil)
-                return flags
+            init(_ _flags: Int32, openExternalBrowser: Bool?, exception: Api.WebDomainException) {
+                self.flags = _flags
+                self.openExternalBrowser = openExternalBrowser
+                self.exception = exception
             }
         }
 
@@ -3613,6 +3869,8 @@ extension Api {
 
         /// `updateEphemeralBotCallbackQuery#7c1079d6 flags:# query_id:long user_id:long peer:flags.0?Peer msg_id:int data:bytes chat_instance:flags.1?long message:EphemeralMessage = Update;`
         public final class Cons_updateEphemeralBotCallbackQuery: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64
             public let userId: Int64
             public let peer: Api.Peer?
@@ -3622,6 +3880,10 @@ extension Api {
             public let message: Api.EphemeralMessage
 
             public init(queryId: Int64, userId: Int64, peer: Api.Peer? = nil, msgId: Int32, data: [UInt8], chatInstance: Int64? = nil, message: Api.EphemeralMessage) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: peer != nil)
+                tlSetFlag(&_flags, 0x2, when: chatInstance != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.userId = userId
                 self.peer = peer
@@ -3631,40 +3893,45 @@ extension Api {
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: peer != nil)
-                tlSetFlag(&flags, 0x2, when: chatInstance != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64, userId: Int64, peer: Api.Peer?, msgId: Int32, data: [UInt8], chatInstance: Int64?, message: Api.EphemeralMessage) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.userId = userId
+                self.peer = peer
+                self.msgId = msgId
+                self.data = data
+                self.chatInstance = chatInstance
+                self.message = message
             }
         }
 
         /// `updateBotStarsSubscription#6c0d8e23 flags:# canceled:flags.0?true payment_failed:flags.1?true restored:flags.2?true user_id:long payload:bytes qts:int = Update;`
         public final class Cons_updateBotStarsSubscription: Sendable {
-            public let canceled: Bool
-            public let paymentFailed: Bool
-            public let restored: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let payload: [UInt8]
             public let qts: Int32
+            public var canceled: Bool { tlFlagIsSet(flags, 0x1) }
+            public var paymentFailed: Bool { tlFlagIsSet(flags, 0x2) }
+            public var restored: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(canceled: Bool = false, paymentFailed: Bool = false, restored: Bool = false, userId: Int64, payload: [UInt8], qts: Int32) {
-                self.canceled = canceled
-                self.paymentFailed = paymentFailed
-                self.restored = restored
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: canceled)
+                tlSetFlag(&_flags, 0x2, when: paymentFailed)
+                tlSetFlag(&_flags, 0x4, when: restored)
+                self.flags = _flags
                 self.userId = userId
                 self.payload = payload
                 self.qts = qts
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: canceled)
-                tlSetFlag(&flags, 0x2, when: paymentFailed)
-                tlSetFlag(&flags, 0x4, when: restored)
-                return flags
+            init(_ _flags: Int32, userId: Int64, payload: [UInt8], qts: Int32) {
+                self.flags = _flags
+                self.userId = userId
+                self.payload = payload
+                self.qts = qts
             }
         }
 
@@ -5105,7 +5372,7 @@ extension Api {
                 }
                 field = 3
                 let _action = try Api.SendMessageAction.parse(&reader)
-                return .updateUserTyping(Cons_updateUserTyping(userId: _userId, topMsgId: _topMsgId, action: _action))
+                return .updateUserTyping(Cons_updateUserTyping(_flags & 0x1, userId: _userId, topMsgId: _topMsgId, action: _action))
             }
             catch {
                 throw error.inside(constructor: "updateUserTyping", fields: "flags,user_id,top_msg_id,action", index: field)
@@ -5189,7 +5456,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _location = try reader.readTLString()
                 }
-                return .updateNewAuthorization(Cons_updateNewAuthorization(hash: _hash, date: _date, device: _device, location: _location))
+                return .updateNewAuthorization(Cons_updateNewAuthorization(_flags & 0x1, hash: _hash, date: _date, device: _device, location: _location))
             }
             catch {
                 throw error.inside(constructor: "updateNewAuthorization", fields: "flags,unconfirmed,hash,date,device,location", index: field)
@@ -5309,9 +5576,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _popup = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _invertMedia = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _inboxDate: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -5325,7 +5590,7 @@ extension Api {
                 let _media = try Api.MessageMedia.parse(&reader)
                 field = 7
                 let _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
-                return .updateServiceNotification(Cons_updateServiceNotification(popup: _popup, invertMedia: _invertMedia, inboxDate: _inboxDate, type: _type, message: _message, media: _media, entities: _entities))
+                return .updateServiceNotification(Cons_updateServiceNotification(_flags & 0x7, inboxDate: _inboxDate, type: _type, message: _message, media: _media, entities: _entities))
             }
             catch {
                 throw error.inside(constructor: "updateServiceNotification", fields: "flags,popup,invert_media,inbox_date,type,message,media,entities", index: field)
@@ -5382,7 +5647,7 @@ extension Api {
                 let _pts = try reader.readInt32()
                 field = 7
                 let _ptsCount = try reader.readInt32()
-                return .updateReadHistoryInbox(Cons_updateReadHistoryInbox(folderId: _folderId, peer: _peer, topMsgId: _topMsgId, maxId: _maxId, stillUnreadCount: _stillUnreadCount, pts: _pts, ptsCount: _ptsCount))
+                return .updateReadHistoryInbox(Cons_updateReadHistoryInbox(_flags & 0x3, folderId: _folderId, peer: _peer, topMsgId: _topMsgId, maxId: _maxId, stillUnreadCount: _stillUnreadCount, pts: _pts, ptsCount: _ptsCount))
             }
             catch {
                 throw error.inside(constructor: "updateReadHistoryInbox", fields: "flags,folder_id,peer,top_msg_id,max_id,still_unread_count,pts,pts_count", index: field)
@@ -5436,7 +5701,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _date = try reader.readInt32()
                 }
-                return .updateReadMessagesContents(Cons_updateReadMessagesContents(messages: _messages, pts: _pts, ptsCount: _ptsCount, date: _date))
+                return .updateReadMessagesContents(Cons_updateReadMessagesContents(_flags & 0x1, messages: _messages, pts: _pts, ptsCount: _ptsCount, date: _date))
             }
             catch {
                 throw error.inside(constructor: "updateReadMessagesContents", fields: "flags,messages,pts,pts_count,date", index: field)
@@ -5454,7 +5719,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _pts = try reader.readInt32()
                 }
-                return .updateChannelTooLong(Cons_updateChannelTooLong(channelId: _channelId, pts: _pts))
+                return .updateChannelTooLong(Cons_updateChannelTooLong(_flags & 0x1, channelId: _channelId, pts: _pts))
             }
             catch {
                 throw error.inside(constructor: "updateChannelTooLong", fields: "flags,channel_id,pts", index: field)
@@ -5503,7 +5768,7 @@ extension Api {
                 let _stillUnreadCount = try reader.readInt32()
                 field = 5
                 let _pts = try reader.readInt32()
-                return .updateReadChannelInbox(Cons_updateReadChannelInbox(folderId: _folderId, channelId: _channelId, maxId: _maxId, stillUnreadCount: _stillUnreadCount, pts: _pts))
+                return .updateReadChannelInbox(Cons_updateReadChannelInbox(_flags & 0x1, folderId: _folderId, channelId: _channelId, maxId: _maxId, stillUnreadCount: _stillUnreadCount, pts: _pts))
             }
             catch {
                 throw error.inside(constructor: "updateReadChannelInbox", fields: "flags,folder_id,channel_id,max_id,still_unread_count,pts", index: field)
@@ -5574,12 +5839,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _order = try reader.readVector(boxed: true, of: Int64.self)
-                return .updateStickerSetsOrder(Cons_updateStickerSetsOrder(masks: _masks, emojis: _emojis, order: _order))
+                return .updateStickerSetsOrder(Cons_updateStickerSetsOrder(_flags & 0x3, order: _order))
             }
             catch {
                 throw error.inside(constructor: "updateStickerSetsOrder", fields: "flags,masks,emojis,order", index: field)
@@ -5591,10 +5854,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = tlFlagIsSet(_flags, 0x2)
-                return .updateStickerSets(Cons_updateStickerSets(masks: _masks, emojis: _emojis))
+                return .updateStickerSets(Cons_updateStickerSets(_flags & 0x3))
             }
             catch {
                 throw error.inside(constructor: "updateStickerSets", fields: "flags,masks,emojis", index: field)
@@ -5627,7 +5888,7 @@ extension Api {
                 }
                 field = 6
                 let _offset = try reader.readTLString()
-                return .updateBotInlineQuery(Cons_updateBotInlineQuery(queryId: _queryId, userId: _userId, query: _query, geo: _geo, peerType: _peerType, offset: _offset))
+                return .updateBotInlineQuery(Cons_updateBotInlineQuery(_flags & 0x3, queryId: _queryId, userId: _userId, query: _query, geo: _geo, peerType: _peerType, offset: _offset))
             }
             catch {
                 throw error.inside(constructor: "updateBotInlineQuery", fields: "flags,query_id,user_id,query,geo,peer_type,offset", index: field)
@@ -5654,7 +5915,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _msgId = try Api.InputBotInlineMessageID.parse(&reader)
                 }
-                return .updateBotInlineSend(Cons_updateBotInlineSend(userId: _userId, query: _query, geo: _geo, id: _id, msgId: _msgId))
+                return .updateBotInlineSend(Cons_updateBotInlineSend(_flags & 0x3, userId: _userId, query: _query, geo: _geo, id: _id, msgId: _msgId))
             }
             catch {
                 throw error.inside(constructor: "updateBotInlineSend", fields: "flags,user_id,query,geo,id,msg_id", index: field)
@@ -5700,7 +5961,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _gameShortName = try reader.readTLString()
                 }
-                return .updateBotCallbackQuery(Cons_updateBotCallbackQuery(queryId: _queryId, userId: _userId, peer: _peer, msgId: _msgId, chatInstance: _chatInstance, data: _data, gameShortName: _gameShortName))
+                return .updateBotCallbackQuery(Cons_updateBotCallbackQuery(_flags & 0x3, queryId: _queryId, userId: _userId, peer: _peer, msgId: _msgId, chatInstance: _chatInstance, data: _data, gameShortName: _gameShortName))
             }
             catch {
                 throw error.inside(constructor: "updateBotCallbackQuery", fields: "flags,query_id,user_id,peer,msg_id,chat_instance,data,game_short_name", index: field)
@@ -5744,7 +6005,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _gameShortName = try reader.readTLString()
                 }
-                return .updateInlineBotCallbackQuery(Cons_updateInlineBotCallbackQuery(queryId: _queryId, userId: _userId, msgId: _msgId, chatInstance: _chatInstance, data: _data, gameShortName: _gameShortName))
+                return .updateInlineBotCallbackQuery(Cons_updateInlineBotCallbackQuery(_flags & 0x3, queryId: _queryId, userId: _userId, msgId: _msgId, chatInstance: _chatInstance, data: _data, gameShortName: _gameShortName))
             }
             catch {
                 throw error.inside(constructor: "updateInlineBotCallbackQuery", fields: "flags,query_id,user_id,msg_id,chat_instance,data,game_short_name", index: field)
@@ -5782,7 +6043,7 @@ extension Api {
                 }
                 field = 4
                 let _draft = try Api.DraftMessage.parse(&reader)
-                return .updateDraftMessage(Cons_updateDraftMessage(peer: _peer, topMsgId: _topMsgId, savedPeerId: _savedPeerId, draft: _draft))
+                return .updateDraftMessage(Cons_updateDraftMessage(_flags & 0x3, peer: _peer, topMsgId: _topMsgId, savedPeerId: _savedPeerId, draft: _draft))
             }
             catch {
                 throw error.inside(constructor: "updateDraftMessage", fields: "flags,peer,top_msg_id,saved_peer_id,draft", index: field)
@@ -5827,7 +6088,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _folderId: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -5835,7 +6095,7 @@ extension Api {
                 }
                 field = 3
                 let _peer = try Api.DialogPeer.parse(&reader)
-                return .updateDialogPinned(Cons_updateDialogPinned(pinned: _pinned, folderId: _folderId, peer: _peer))
+                return .updateDialogPinned(Cons_updateDialogPinned(_flags & 0x3, folderId: _folderId, peer: _peer))
             }
             catch {
                 throw error.inside(constructor: "updateDialogPinned", fields: "flags,pinned,folder_id,peer", index: field)
@@ -5856,7 +6116,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _order = try reader.readVector(boxed: true, of: Api.DialogPeer.self)
                 }
-                return .updatePinnedDialogs(Cons_updatePinnedDialogs(folderId: _folderId, order: _order))
+                return .updatePinnedDialogs(Cons_updatePinnedDialogs(_flags & 0x3, folderId: _folderId, order: _order))
             }
             catch {
                 throw error.inside(constructor: "updatePinnedDialogs", fields: "flags,folder_id,order", index: field)
@@ -5929,7 +6189,7 @@ extension Api {
                 let _currency = try reader.readTLString()
                 field = 7
                 let _totalAmount = try reader.readInt64()
-                return .updateBotPrecheckoutQuery(Cons_updateBotPrecheckoutQuery(queryId: _queryId, userId: _userId, payload: _payload, info: _info, shippingOptionId: _shippingOptionId, currency: _currency, totalAmount: _totalAmount))
+                return .updateBotPrecheckoutQuery(Cons_updateBotPrecheckoutQuery(_flags & 0x3, queryId: _queryId, userId: _userId, payload: _payload, info: _info, shippingOptionId: _shippingOptionId, currency: _currency, totalAmount: _totalAmount))
             }
             catch {
                 throw error.inside(constructor: "updateBotPrecheckoutQuery", fields: "flags,query_id,user_id,payload,info,shipping_option_id,currency,total_amount", index: field)
@@ -5988,7 +6248,7 @@ extension Api {
                 }
                 field = 4
                 let _messages = try reader.readVector(boxed: true, of: Int32.self)
-                return .updateChannelReadMessagesContents(Cons_updateChannelReadMessagesContents(channelId: _channelId, topMsgId: _topMsgId, savedPeerId: _savedPeerId, messages: _messages))
+                return .updateChannelReadMessagesContents(Cons_updateChannelReadMessagesContents(_flags & 0x3, channelId: _channelId, topMsgId: _topMsgId, savedPeerId: _savedPeerId, messages: _messages))
             }
             catch {
                 throw error.inside(constructor: "updateChannelReadMessagesContents", fields: "flags,channel_id,top_msg_id,saved_peer_id,messages", index: field)
@@ -6017,7 +6277,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unread = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.DialogPeer.parse(&reader)
                 field = 3
@@ -6025,7 +6284,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _savedPeerId = try Api.Peer.parse(&reader)
                 }
-                return .updateDialogUnreadMark(Cons_updateDialogUnreadMark(unread: _unread, peer: _peer, savedPeerId: _savedPeerId))
+                return .updateDialogUnreadMark(Cons_updateDialogUnreadMark(_flags & 0x3, peer: _peer, savedPeerId: _savedPeerId))
             }
             catch {
                 throw error.inside(constructor: "updateDialogUnreadMark", fields: "flags,unread,peer,saved_peer_id", index: field)
@@ -6060,7 +6319,7 @@ extension Api {
                 }
                 field = 6
                 let _results = try Api.PollResults.parse(&reader)
-                return .updateMessagePoll(Cons_updateMessagePoll(peer: _peer, msgId: _msgId, topMsgId: _topMsgId, pollId: _pollId, poll: _poll, results: _results))
+                return .updateMessagePoll(Cons_updateMessagePoll(_flags & 0x7, peer: _peer, msgId: _msgId, topMsgId: _topMsgId, pollId: _pollId, poll: _poll, results: _results))
             }
             catch {
                 throw error.inside(constructor: "updateMessagePoll", fields: "flags,peer,msg_id,top_msg_id,poll_id,poll,results", index: field)
@@ -6143,7 +6402,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _sentMessages = try reader.readVector(boxed: true, of: Int32.self)
                 }
-                return .updateDeleteScheduledMessages(Cons_updateDeleteScheduledMessages(peer: _peer, messages: _messages, sentMessages: _sentMessages))
+                return .updateDeleteScheduledMessages(Cons_updateDeleteScheduledMessages(_flags & 0x1, peer: _peer, messages: _messages, sentMessages: _sentMessages))
             }
             catch {
                 throw error.inside(constructor: "updateDeleteScheduledMessages", fields: "flags,peer,messages,sent_messages", index: field)
@@ -6207,7 +6466,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _filter = try Api.DialogFilter.parse(&reader)
                 }
-                return .updateDialogFilter(Cons_updateDialogFilter(id: _id, filter: _filter))
+                return .updateDialogFilter(Cons_updateDialogFilter(_flags & 0x1, id: _id, filter: _filter))
             }
             catch {
                 throw error.inside(constructor: "updateDialogFilter", fields: "flags,id,filter", index: field)
@@ -6276,7 +6535,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _broadcastPost = try reader.readInt32()
                 }
-                return .updateReadChannelDiscussionInbox(Cons_updateReadChannelDiscussionInbox(channelId: _channelId, topMsgId: _topMsgId, readMaxId: _readMaxId, broadcastId: _broadcastId, broadcastPost: _broadcastPost))
+                return .updateReadChannelDiscussionInbox(Cons_updateReadChannelDiscussionInbox(_flags & 0x1, channelId: _channelId, topMsgId: _topMsgId, readMaxId: _readMaxId, broadcastId: _broadcastId, broadcastPost: _broadcastPost))
             }
             catch {
                 throw error.inside(constructor: "updateReadChannelDiscussionInbox", fields: "flags,channel_id,top_msg_id,read_max_id,broadcast_id,broadcast_post", index: field)
@@ -6303,12 +6562,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _peerId = try Api.Peer.parse(&reader)
-                return .updatePeerBlocked(Cons_updatePeerBlocked(blocked: _blocked, blockedMyStoriesFrom: _blockedMyStoriesFrom, peerId: _peerId))
+                return .updatePeerBlocked(Cons_updatePeerBlocked(_flags & 0x3, peerId: _peerId))
             }
             catch {
                 throw error.inside(constructor: "updatePeerBlocked", fields: "flags,blocked,blocked_my_stories_from,peer_id", index: field)
@@ -6330,7 +6587,7 @@ extension Api {
                 let _fromId = try Api.Peer.parse(&reader)
                 field = 4
                 let _action = try Api.SendMessageAction.parse(&reader)
-                return .updateChannelUserTyping(Cons_updateChannelUserTyping(channelId: _channelId, topMsgId: _topMsgId, fromId: _fromId, action: _action))
+                return .updateChannelUserTyping(Cons_updateChannelUserTyping(_flags & 0x1, channelId: _channelId, topMsgId: _topMsgId, fromId: _fromId, action: _action))
             }
             catch {
                 throw error.inside(constructor: "updateChannelUserTyping", fields: "flags,channel_id,top_msg_id,from_id,action", index: field)
@@ -6342,7 +6599,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -6351,7 +6607,7 @@ extension Api {
                 let _pts = try reader.readInt32()
                 field = 5
                 let _ptsCount = try reader.readInt32()
-                return .updatePinnedMessages(Cons_updatePinnedMessages(pinned: _pinned, peer: _peer, messages: _messages, pts: _pts, ptsCount: _ptsCount))
+                return .updatePinnedMessages(Cons_updatePinnedMessages(_flags & 0x1, peer: _peer, messages: _messages, pts: _pts, ptsCount: _ptsCount))
             }
             catch {
                 throw error.inside(constructor: "updatePinnedMessages", fields: "flags,pinned,peer,messages,pts,pts_count", index: field)
@@ -6363,7 +6619,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
@@ -6372,7 +6627,7 @@ extension Api {
                 let _pts = try reader.readInt32()
                 field = 5
                 let _ptsCount = try reader.readInt32()
-                return .updatePinnedChannelMessages(Cons_updatePinnedChannelMessages(pinned: _pinned, channelId: _channelId, messages: _messages, pts: _pts, ptsCount: _ptsCount))
+                return .updatePinnedChannelMessages(Cons_updatePinnedChannelMessages(_flags & 0x1, channelId: _channelId, messages: _messages, pts: _pts, ptsCount: _ptsCount))
             }
             catch {
                 throw error.inside(constructor: "updatePinnedChannelMessages", fields: "flags,pinned,channel_id,messages,pts,pts_count", index: field)
@@ -6409,7 +6664,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _liveStory = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 var _peer: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -6417,7 +6671,7 @@ extension Api {
                 }
                 field = 3
                 let _call = try Api.GroupCall.parse(&reader)
-                return .updateGroupCall(Cons_updateGroupCall(liveStory: _liveStory, peer: _peer, call: _call))
+                return .updateGroupCall(Cons_updateGroupCall(_flags & 0x6, peer: _peer, call: _call))
             }
             catch {
                 throw error.inside(constructor: "updateGroupCall", fields: "flags,live_story,peer,call", index: field)
@@ -6435,7 +6689,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _ttlPeriod = try reader.readInt32()
                 }
-                return .updatePeerHistoryTTL(Cons_updatePeerHistoryTTL(peer: _peer, ttlPeriod: _ttlPeriod))
+                return .updatePeerHistoryTTL(Cons_updatePeerHistoryTTL(_flags & 0x1, peer: _peer, ttlPeriod: _ttlPeriod))
             }
             catch {
                 throw error.inside(constructor: "updatePeerHistoryTTL", fields: "flags,peer,ttl_period", index: field)
@@ -6471,7 +6725,7 @@ extension Api {
                 }
                 field = 8
                 let _qts = try reader.readInt32()
-                return .updateChatParticipant(Cons_updateChatParticipant(chatId: _chatId, date: _date, actorId: _actorId, userId: _userId, prevParticipant: _prevParticipant, newParticipant: _newParticipant, invite: _invite, qts: _qts))
+                return .updateChatParticipant(Cons_updateChatParticipant(_flags & 0x7, chatId: _chatId, date: _date, actorId: _actorId, userId: _userId, prevParticipant: _prevParticipant, newParticipant: _newParticipant, invite: _invite, qts: _qts))
             }
             catch {
                 throw error.inside(constructor: "updateChatParticipant", fields: "flags,chat_id,date,actor_id,user_id,prev_participant,new_participant,invite,qts", index: field)
@@ -6483,7 +6737,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaChatlist = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
@@ -6509,7 +6762,7 @@ extension Api {
                 }
                 field = 9
                 let _qts = try reader.readInt32()
-                return .updateChannelParticipant(Cons_updateChannelParticipant(viaChatlist: _viaChatlist, channelId: _channelId, date: _date, actorId: _actorId, userId: _userId, prevParticipant: _prevParticipant, newParticipant: _newParticipant, invite: _invite, qts: _qts))
+                return .updateChannelParticipant(Cons_updateChannelParticipant(_flags & 0xf, channelId: _channelId, date: _date, actorId: _actorId, userId: _userId, prevParticipant: _prevParticipant, newParticipant: _newParticipant, invite: _invite, qts: _qts))
             }
             catch {
                 throw error.inside(constructor: "updateChannelParticipant", fields: "flags,via_chatlist,channel_id,date,actor_id,user_id,prev_participant,new_participant,invite,qts", index: field)
@@ -6538,10 +6791,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _presentation = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _params = try Api.DataJSON.parse(&reader)
-                return .updateGroupCallConnection(Cons_updateGroupCallConnection(presentation: _presentation, params: _params))
+                return .updateGroupCallConnection(Cons_updateGroupCallConnection(_flags & 0x1, params: _params))
             }
             catch {
                 throw error.inside(constructor: "updateGroupCallConnection", fields: "flags,presentation,params", index: field)
@@ -6599,7 +6851,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _queryId = try reader.readInt64()
                 }
-                return .updateBotChatInviteRequester(Cons_updateBotChatInviteRequester(peer: _peer, date: _date, userId: _userId, about: _about, invite: _invite, qts: _qts, queryId: _queryId))
+                return .updateBotChatInviteRequester(Cons_updateBotChatInviteRequester(_flags & 0x1, peer: _peer, date: _date, userId: _userId, about: _about, invite: _invite, qts: _qts, queryId: _queryId))
             }
             catch {
                 throw error.inside(constructor: "updateBotChatInviteRequester", fields: "flags,peer,date,user_id,about,invite,qts,query_id", index: field)
@@ -6626,7 +6878,7 @@ extension Api {
                 }
                 field = 5
                 let _reactions = try Api.MessageReactions.parse(&reader)
-                return .updateMessageReactions(Cons_updateMessageReactions(peer: _peer, msgId: _msgId, topMsgId: _topMsgId, savedPeerId: _savedPeerId, reactions: _reactions))
+                return .updateMessageReactions(Cons_updateMessageReactions(_flags & 0x3, peer: _peer, msgId: _msgId, topMsgId: _topMsgId, savedPeerId: _savedPeerId, reactions: _reactions))
             }
             catch {
                 throw error.inside(constructor: "updateMessageReactions", fields: "flags,peer,msg_id,top_msg_id,saved_peer_id,reactions", index: field)
@@ -6669,7 +6921,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pending = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -6678,7 +6929,7 @@ extension Api {
                 let _transcriptionId = try reader.readInt64()
                 field = 5
                 let _text = try reader.readTLString()
-                return .updateTranscribedAudio(Cons_updateTranscribedAudio(pending: _pending, peer: _peer, msgId: _msgId, transcriptionId: _transcriptionId, text: _text))
+                return .updateTranscribedAudio(Cons_updateTranscribedAudio(_flags & 0x1, peer: _peer, msgId: _msgId, transcriptionId: _transcriptionId, text: _text))
             }
             catch {
                 throw error.inside(constructor: "updateTranscribedAudio", fields: "flags,pending,peer,msg_id,transcription_id,text", index: field)
@@ -6715,12 +6966,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _masks = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _emojis = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _stickerset = try reader.readInt64()
-                return .updateMoveStickerSetToTop(Cons_updateMoveStickerSetToTop(masks: _masks, emojis: _emojis, stickerset: _stickerset))
+                return .updateMoveStickerSetToTop(Cons_updateMoveStickerSetToTop(_flags & 0x3, stickerset: _stickerset))
             }
             catch {
                 throw error.inside(constructor: "updateMoveStickerSetToTop", fields: "flags,masks,emojis,stickerset", index: field)
@@ -6853,7 +7102,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _wallpaperOverridden = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -6861,7 +7109,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _wallpaper = try Api.WallPaper.parse(&reader)
                 }
-                return .updatePeerWallpaper(Cons_updatePeerWallpaper(wallpaperOverridden: _wallpaperOverridden, peer: _peer, wallpaper: _wallpaper))
+                return .updatePeerWallpaper(Cons_updatePeerWallpaper(_flags & 0x3, peer: _peer, wallpaper: _wallpaper))
             }
             catch {
                 throw error.inside(constructor: "updatePeerWallpaper", fields: "flags,wallpaper_overridden,peer,wallpaper", index: field)
@@ -6915,10 +7163,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.DialogPeer.parse(&reader)
-                return .updateSavedDialogPinned(Cons_updateSavedDialogPinned(pinned: _pinned, peer: _peer))
+                return .updateSavedDialogPinned(Cons_updateSavedDialogPinned(_flags & 0x1, peer: _peer))
             }
             catch {
                 throw error.inside(constructor: "updateSavedDialogPinned", fields: "flags,pinned,peer", index: field)
@@ -6934,7 +7181,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _order = try reader.readVector(boxed: true, of: Api.DialogPeer.self)
                 }
-                return .updatePinnedSavedDialogs(Cons_updatePinnedSavedDialogs(order: _order))
+                return .updatePinnedSavedDialogs(Cons_updatePinnedSavedDialogs(_flags & 0x1, order: _order))
             }
             catch {
                 throw error.inside(constructor: "updatePinnedSavedDialogs", fields: "flags,order", index: field)
@@ -7036,7 +7283,7 @@ extension Api {
                 }
                 field = 4
                 let _qts = try reader.readInt32()
-                return .updateBotNewBusinessMessage(Cons_updateBotNewBusinessMessage(connectionId: _connectionId, message: _message, replyToMessage: _replyToMessage, qts: _qts))
+                return .updateBotNewBusinessMessage(Cons_updateBotNewBusinessMessage(_flags & 0x1, connectionId: _connectionId, message: _message, replyToMessage: _replyToMessage, qts: _qts))
             }
             catch {
                 throw error.inside(constructor: "updateBotNewBusinessMessage", fields: "flags,connection_id,message,reply_to_message,qts", index: field)
@@ -7058,7 +7305,7 @@ extension Api {
                 }
                 field = 4
                 let _qts = try reader.readInt32()
-                return .updateBotEditBusinessMessage(Cons_updateBotEditBusinessMessage(connectionId: _connectionId, message: _message, replyToMessage: _replyToMessage, qts: _qts))
+                return .updateBotEditBusinessMessage(Cons_updateBotEditBusinessMessage(_flags & 0x1, connectionId: _connectionId, message: _message, replyToMessage: _replyToMessage, qts: _qts))
             }
             catch {
                 throw error.inside(constructor: "updateBotEditBusinessMessage", fields: "flags,connection_id,message,reply_to_message,qts", index: field)
@@ -7131,7 +7378,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _data = try reader.readTLBytes()
                 }
-                return .updateBusinessBotCallbackQuery(Cons_updateBusinessBotCallbackQuery(queryId: _queryId, userId: _userId, connectionId: _connectionId, message: _message, replyToMessage: _replyToMessage, chatInstance: _chatInstance, data: _data))
+                return .updateBusinessBotCallbackQuery(Cons_updateBusinessBotCallbackQuery(_flags & 0x5, queryId: _queryId, userId: _userId, connectionId: _connectionId, message: _message, replyToMessage: _replyToMessage, chatInstance: _chatInstance, data: _data))
             }
             catch {
                 throw error.inside(constructor: "updateBusinessBotCallbackQuery", fields: "flags,query_id,user_id,connection_id,message,reply_to_message,chat_instance,data", index: field)
@@ -7238,12 +7485,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _exception = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
                 let _savedPeerId = try Api.Peer.parse(&reader)
-                return .updateMonoForumNoPaidException(Cons_updateMonoForumNoPaidException(exception: _exception, channelId: _channelId, savedPeerId: _savedPeerId))
+                return .updateMonoForumNoPaidException(Cons_updateMonoForumNoPaidException(_flags & 0x1, channelId: _channelId, savedPeerId: _savedPeerId))
             }
             catch {
                 throw error.inside(constructor: "updateMonoForumNoPaidException", fields: "flags,exception,channel_id,saved_peer_id", index: field)
@@ -7283,12 +7529,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
                 let _topicId = try reader.readInt32()
-                return .updatePinnedForumTopic(Cons_updatePinnedForumTopic(pinned: _pinned, peer: _peer, topicId: _topicId))
+                return .updatePinnedForumTopic(Cons_updatePinnedForumTopic(_flags & 0x1, peer: _peer, topicId: _topicId))
             }
             catch {
                 throw error.inside(constructor: "updatePinnedForumTopic", fields: "flags,pinned,peer,topic_id", index: field)
@@ -7306,7 +7551,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _order = try reader.readVector(boxed: true, of: Int32.self)
                 }
-                return .updatePinnedForumTopics(Cons_updatePinnedForumTopics(peer: _peer, order: _order))
+                return .updatePinnedForumTopics(Cons_updatePinnedForumTopics(_flags & 0x1, peer: _peer, order: _order))
             }
             catch {
                 throw error.inside(constructor: "updatePinnedForumTopics", fields: "flags,peer,order", index: field)
@@ -7413,7 +7658,7 @@ extension Api {
                 }
                 field = 4
                 let _qts = try reader.readInt32()
-                return .updateBotGuestChatQuery(Cons_updateBotGuestChatQuery(queryId: _queryId, message: _message, referenceMessages: _referenceMessages, qts: _qts))
+                return .updateBotGuestChatQuery(Cons_updateBotGuestChatQuery(_flags & 0x1, queryId: _queryId, message: _message, referenceMessages: _referenceMessages, qts: _qts))
             }
             catch {
                 throw error.inside(constructor: "updateBotGuestChatQuery", fields: "flags,query_id,message,reference_messages,qts", index: field)
@@ -7444,7 +7689,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _confirmed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _botId = try reader.readInt64()
                 field = 3
@@ -7462,7 +7706,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _location = try reader.readTLString()
                 }
-                return .updateNewBotConnection(Cons_updateNewBotConnection(confirmed: _confirmed, botId: _botId, date: _date, device: _device, location: _location))
+                return .updateNewBotConnection(Cons_updateNewBotConnection(_flags & 0x3, botId: _botId, date: _date, device: _device, location: _location))
             }
             catch {
                 throw error.inside(constructor: "updateNewBotConnection", fields: "flags,confirmed,bot_id,date,device,location", index: field)
@@ -7474,10 +7718,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _openExternalBrowser = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _displayCloseButton = tlFlagIsSet(_flags, 0x2)
-                return .updateWebBrowserSettings(Cons_updateWebBrowserSettings(openExternalBrowser: _openExternalBrowser, displayCloseButton: _displayCloseButton))
+                return .updateWebBrowserSettings(Cons_updateWebBrowserSettings(_flags & 0x3))
             }
             catch {
                 throw error.inside(constructor: "updateWebBrowserSettings", fields: "flags,open_external_browser,display_close_button", index: field)
@@ -7489,7 +7731,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _delete = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _openExternalBrowser: Bool? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -7497,7 +7738,7 @@ extension Api {
                 }
                 field = 3
                 let _exception = try Api.WebDomainException.parse(&reader)
-                return .updateWebBrowserException(Cons_updateWebBrowserException(delete: _delete, openExternalBrowser: _openExternalBrowser, exception: _exception))
+                return .updateWebBrowserException(Cons_updateWebBrowserException(_flags & 0x3, openExternalBrowser: _openExternalBrowser, exception: _exception))
             }
             catch {
                 throw error.inside(constructor: "updateWebBrowserException", fields: "flags,delete,open_external_browser,exception", index: field)
@@ -7561,7 +7802,7 @@ extension Api {
                 }
                 field = 7
                 let _message = try Api.EphemeralMessage.parse(&reader)
-                return .updateEphemeralBotCallbackQuery(Cons_updateEphemeralBotCallbackQuery(queryId: _queryId, userId: _userId, peer: _peer, msgId: _msgId, data: _data, chatInstance: _chatInstance, message: _message))
+                return .updateEphemeralBotCallbackQuery(Cons_updateEphemeralBotCallbackQuery(_flags & 0x3, queryId: _queryId, userId: _userId, peer: _peer, msgId: _msgId, data: _data, chatInstance: _chatInstance, message: _message))
             }
             catch {
                 throw error.inside(constructor: "updateEphemeralBotCallbackQuery", fields: "flags,query_id,user_id,peer,msg_id,data,chat_instance,message", index: field)
@@ -7573,18 +7814,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canceled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _paymentFailed = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _restored = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _userId = try reader.readInt64()
                 field = 5
                 let _payload = try reader.readTLBytes()
                 field = 6
                 let _qts = try reader.readInt32()
-                return .updateBotStarsSubscription(Cons_updateBotStarsSubscription(canceled: _canceled, paymentFailed: _paymentFailed, restored: _restored, userId: _userId, payload: _payload, qts: _qts))
+                return .updateBotStarsSubscription(Cons_updateBotStarsSubscription(_flags & 0x7, userId: _userId, payload: _payload, qts: _qts))
             }
             catch {
                 throw error.inside(constructor: "updateBotStarsSubscription", fields: "flags,canceled,payment_failed,restored,user_id,payload,qts", index: field)
@@ -9061,43 +9299,54 @@ extension Api {
 
         /// `documentAttributeSticker#6319d612 flags:# mask:flags.1?true alt:string stickerset:InputStickerSet mask_coords:flags.0?MaskCoords = DocumentAttribute;`
         public final class Cons_documentAttributeSticker: Sendable {
-            public let mask: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let alt: String
             public let stickerset: Api.InputStickerSet
             public let maskCoords: Api.MaskCoords?
+            public var mask: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(mask: Bool = false, alt: String, stickerset: Api.InputStickerSet, maskCoords: Api.MaskCoords? = nil) {
-                self.mask = mask
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: mask)
+                tlSetFlag(&_flags, 0x1, when: maskCoords != nil)
+                self.flags = _flags
                 self.alt = alt
                 self.stickerset = stickerset
                 self.maskCoords = maskCoords
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: mask)
-                tlSetFlag(&flags, 0x1, when: maskCoords != nil)
-                return flags
+            init(_ _flags: Int32, alt: String, stickerset: Api.InputStickerSet, maskCoords: Api.MaskCoords?) {
+                self.flags = _flags
+                self.alt = alt
+                self.stickerset = stickerset
+                self.maskCoords = maskCoords
             }
         }
 
         /// `documentAttributeVideo#43c57c48 flags:# round_message:flags.0?true supports_streaming:flags.1?true nosound:flags.3?true duration:double w:int h:int preload_prefix_size:flags.2?int video_start_ts:flags.4?double video_codec:flags.5?string = DocumentAttribute;`
         public final class Cons_documentAttributeVideo: Sendable {
-            public let roundMessage: Bool
-            public let supportsStreaming: Bool
-            public let nosound: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let duration: Double
             public let w: Int32
             public let h: Int32
             public let preloadPrefixSize: Int32?
             public let videoStartTs: Double?
             public let videoCodec: String?
+            public var roundMessage: Bool { tlFlagIsSet(flags, 0x1) }
+            public var supportsStreaming: Bool { tlFlagIsSet(flags, 0x2) }
+            public var nosound: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(roundMessage: Bool = false, supportsStreaming: Bool = false, nosound: Bool = false, duration: Double, w: Int32, h: Int32, preloadPrefixSize: Int32? = nil, videoStartTs: Double? = nil, videoCodec: String? = nil) {
-                self.roundMessage = roundMessage
-                self.supportsStreaming = supportsStreaming
-                self.nosound = nosound
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: roundMessage)
+                tlSetFlag(&_flags, 0x2, when: supportsStreaming)
+                tlSetFlag(&_flags, 0x8, when: nosound)
+                tlSetFlag(&_flags, 0x4, when: preloadPrefixSize != nil)
+                tlSetFlag(&_flags, 0x10, when: videoStartTs != nil)
+                tlSetFlag(&_flags, 0x20, when: videoCodec != nil)
+                self.flags = _flags
                 self.duration = duration
                 self.w = w
                 self.h = h
@@ -9106,43 +9355,46 @@ extension Api {
                 self.videoCodec = videoCodec
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: roundMessage)
-                tlSetFlag(&flags, 0x2, when: supportsStreaming)
-                tlSetFlag(&flags, 0x8, when: nosound)
-                tlSetFlag(&flags, 0x4, when: preloadPrefixSize != nil)
-                tlSetFlag(&flags, 0x10, when: videoStartTs != nil)
-                tlSetFlag(&flags, 0x20, when: videoCodec != nil)
-                return flags
+            init(_ _flags: Int32, duration: Double, w: Int32, h: Int32, preloadPrefixSize: Int32?, videoStartTs: Double?, videoCodec: String?) {
+                self.flags = _flags
+                self.duration = duration
+                self.w = w
+                self.h = h
+                self.preloadPrefixSize = preloadPrefixSize
+                self.videoStartTs = videoStartTs
+                self.videoCodec = videoCodec
             }
         }
 
         /// `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
         public final class Cons_documentAttributeAudio: Sendable {
-            public let voice: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let duration: Int32
             public let title: String?
             public let performer: String?
             public let waveform: [UInt8]?
+            public var voice: Bool { tlFlagIsSet(flags, 0x400) }
 
             public init(voice: Bool = false, duration: Int32, title: String? = nil, performer: String? = nil, waveform: [UInt8]? = nil) {
-                self.voice = voice
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x400, when: voice)
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                tlSetFlag(&_flags, 0x2, when: performer != nil)
+                tlSetFlag(&_flags, 0x4, when: waveform != nil)
+                self.flags = _flags
                 self.duration = duration
                 self.title = title
                 self.performer = performer
                 self.waveform = waveform
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x400, when: voice)
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                tlSetFlag(&flags, 0x2, when: performer != nil)
-                tlSetFlag(&flags, 0x4, when: waveform != nil)
-                return flags
+            init(_ _flags: Int32, duration: Int32, title: String?, performer: String?, waveform: [UInt8]?) {
+                self.flags = _flags
+                self.duration = duration
+                self.title = title
+                self.performer = performer
+                self.waveform = waveform
             }
         }
 
@@ -9157,24 +9409,26 @@ extension Api {
 
         /// `documentAttributeCustomEmoji#fd149899 flags:# free:flags.0?true text_color:flags.1?true alt:string stickerset:InputStickerSet = DocumentAttribute;`
         public final class Cons_documentAttributeCustomEmoji: Sendable {
-            public let free: Bool
-            public let textColor: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let alt: String
             public let stickerset: Api.InputStickerSet
+            public var free: Bool { tlFlagIsSet(flags, 0x1) }
+            public var textColor: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(free: Bool = false, textColor: Bool = false, alt: String, stickerset: Api.InputStickerSet) {
-                self.free = free
-                self.textColor = textColor
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: free)
+                tlSetFlag(&_flags, 0x2, when: textColor)
+                self.flags = _flags
                 self.alt = alt
                 self.stickerset = stickerset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: free)
-                tlSetFlag(&flags, 0x2, when: textColor)
-                return flags
+            init(_ _flags: Int32, alt: String, stickerset: Api.InputStickerSet) {
+                self.flags = _flags
+                self.alt = alt
+                self.stickerset = stickerset
             }
         }
 
@@ -9294,7 +9548,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _mask = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _alt = try reader.readTLString()
                 field = 3
@@ -9304,7 +9557,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _maskCoords = try Api.MaskCoords.parse(&reader)
                 }
-                return .documentAttributeSticker(Cons_documentAttributeSticker(mask: _mask, alt: _alt, stickerset: _stickerset, maskCoords: _maskCoords))
+                return .documentAttributeSticker(Cons_documentAttributeSticker(_flags & 0x3, alt: _alt, stickerset: _stickerset, maskCoords: _maskCoords))
             }
             catch {
                 throw error.inside(constructor: "documentAttributeSticker", fields: "flags,mask,alt,stickerset,mask_coords", index: field)
@@ -9316,11 +9569,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _roundMessage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _supportsStreaming = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _nosound = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _duration = try reader.readDouble()
                 field = 5
@@ -9342,7 +9592,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x20) {
                     _videoCodec = try reader.readTLString()
                 }
-                return .documentAttributeVideo(Cons_documentAttributeVideo(roundMessage: _roundMessage, supportsStreaming: _supportsStreaming, nosound: _nosound, duration: _duration, w: _w, h: _h, preloadPrefixSize: _preloadPrefixSize, videoStartTs: _videoStartTs, videoCodec: _videoCodec))
+                return .documentAttributeVideo(Cons_documentAttributeVideo(_flags & 0x3f, duration: _duration, w: _w, h: _h, preloadPrefixSize: _preloadPrefixSize, videoStartTs: _videoStartTs, videoCodec: _videoCodec))
             }
             catch {
                 throw error.inside(constructor: "documentAttributeVideo", fields: "flags,round_message,supports_streaming,nosound,duration,w,h,preload_prefix_size,video_start_ts,video_codec", index: field)
@@ -9354,7 +9604,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _voice = tlFlagIsSet(_flags, 0x400)
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
@@ -9372,7 +9621,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _waveform = try reader.readTLBytes()
                 }
-                return .documentAttributeAudio(Cons_documentAttributeAudio(voice: _voice, duration: _duration, title: _title, performer: _performer, waveform: _waveform))
+                return .documentAttributeAudio(Cons_documentAttributeAudio(_flags & 0x407, duration: _duration, title: _title, performer: _performer, waveform: _waveform))
             }
             catch {
                 throw error.inside(constructor: "documentAttributeAudio", fields: "flags,voice,duration,title,performer,waveform", index: field)
@@ -9398,14 +9647,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _free = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _textColor = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _alt = try reader.readTLString()
                 field = 4
                 let _stickerset = try Api.InputStickerSet.parse(&reader)
-                return .documentAttributeCustomEmoji(Cons_documentAttributeCustomEmoji(free: _free, textColor: _textColor, alt: _alt, stickerset: _stickerset))
+                return .documentAttributeCustomEmoji(Cons_documentAttributeCustomEmoji(_flags & 0x3, alt: _alt, stickerset: _stickerset))
             }
             catch {
                 throw error.inside(constructor: "documentAttributeCustomEmoji", fields: "flags,free,text_color,alt,stickerset", index: field)
@@ -10109,31 +10356,33 @@ extension Api {
 
         /// `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
         public final class Cons_messageReactions: Sendable {
-            public let min: Bool
-            public let canSeeList: Bool
-            public let reactionsAsTags: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let results: [Api.ReactionCount]
             public let recentReactions: [Api.MessagePeerReaction]?
             public let topReactors: [Api.MessageReactor]?
+            public var min: Bool { tlFlagIsSet(flags, 0x1) }
+            public var canSeeList: Bool { tlFlagIsSet(flags, 0x4) }
+            public var reactionsAsTags: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(min: Bool = false, canSeeList: Bool = false, reactionsAsTags: Bool = false, results: [Api.ReactionCount], recentReactions: [Api.MessagePeerReaction]? = nil, topReactors: [Api.MessageReactor]? = nil) {
-                self.min = min
-                self.canSeeList = canSeeList
-                self.reactionsAsTags = reactionsAsTags
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: min)
+                tlSetFlag(&_flags, 0x4, when: canSeeList)
+                tlSetFlag(&_flags, 0x8, when: reactionsAsTags)
+                tlSetFlag(&_flags, 0x2, when: recentReactions != nil)
+                tlSetFlag(&_flags, 0x10, when: topReactors != nil)
+                self.flags = _flags
                 self.results = results
                 self.recentReactions = recentReactions
                 self.topReactors = topReactors
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: min)
-                tlSetFlag(&flags, 0x4, when: canSeeList)
-                tlSetFlag(&flags, 0x8, when: reactionsAsTags)
-                tlSetFlag(&flags, 0x2, when: recentReactions != nil)
-                tlSetFlag(&flags, 0x10, when: topReactors != nil)
-                return flags
+            init(_ _flags: Int32, results: [Api.ReactionCount], recentReactions: [Api.MessagePeerReaction]?, topReactors: [Api.MessageReactor]?) {
+                self.flags = _flags
+                self.results = results
+                self.recentReactions = recentReactions
+                self.topReactors = topReactors
             }
         }
 
@@ -10176,11 +10425,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _min = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _canSeeList = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _reactionsAsTags = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _results = try reader.readVector(boxed: true, of: Api.ReactionCount.self)
                 field = 5
@@ -10193,7 +10439,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _topReactors = try reader.readVector(boxed: true, of: Api.MessageReactor.self)
                 }
-                return .messageReactions(Cons_messageReactions(min: _min, canSeeList: _canSeeList, reactionsAsTags: _reactionsAsTags, results: _results, recentReactions: _recentReactions, topReactors: _topReactors))
+                return .messageReactions(Cons_messageReactions(_flags & 0x1f, results: _results, recentReactions: _recentReactions, topReactors: _topReactors))
             }
             catch {
                 throw error.inside(constructor: "messageReactions", fields: "flags,min,can_see_list,reactions_as_tags,results,recent_reactions,top_reactors", index: field)
@@ -10391,25 +10637,31 @@ extension Api {
 
         /// `peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;`
         public final class Cons_peerColor: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let color: Int32?
             public let backgroundEmojiId: Int64?
 
             public init(color: Int32? = nil, backgroundEmojiId: Int64? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: color != nil)
+                tlSetFlag(&_flags, 0x2, when: backgroundEmojiId != nil)
+                self.flags = _flags
                 self.color = color
                 self.backgroundEmojiId = backgroundEmojiId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: color != nil)
-                tlSetFlag(&flags, 0x2, when: backgroundEmojiId != nil)
-                return flags
+            init(_ _flags: Int32, color: Int32?, backgroundEmojiId: Int64?) {
+                self.flags = _flags
+                self.color = color
+                self.backgroundEmojiId = backgroundEmojiId
             }
         }
 
         /// `peerColorCollectible#b9c0639a flags:# collectible_id:long gift_emoji_id:long background_emoji_id:long accent_color:int colors:Vector<int> dark_accent_color:flags.0?int dark_colors:flags.1?Vector<int> = PeerColor;`
         public final class Cons_peerColorCollectible: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let collectibleId: Int64
             public let giftEmojiId: Int64
             public let backgroundEmojiId: Int64
@@ -10419,6 +10671,10 @@ extension Api {
             public let darkColors: [Int32]?
 
             public init(collectibleId: Int64, giftEmojiId: Int64, backgroundEmojiId: Int64, accentColor: Int32, colors: [Int32], darkAccentColor: Int32? = nil, darkColors: [Int32]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: darkAccentColor != nil)
+                tlSetFlag(&_flags, 0x2, when: darkColors != nil)
+                self.flags = _flags
                 self.collectibleId = collectibleId
                 self.giftEmojiId = giftEmojiId
                 self.backgroundEmojiId = backgroundEmojiId
@@ -10428,12 +10684,15 @@ extension Api {
                 self.darkColors = darkColors
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: darkAccentColor != nil)
-                tlSetFlag(&flags, 0x2, when: darkColors != nil)
-                return flags
+            init(_ _flags: Int32, collectibleId: Int64, giftEmojiId: Int64, backgroundEmojiId: Int64, accentColor: Int32, colors: [Int32], darkAccentColor: Int32?, darkColors: [Int32]?) {
+                self.flags = _flags
+                self.collectibleId = collectibleId
+                self.giftEmojiId = giftEmojiId
+                self.backgroundEmojiId = backgroundEmojiId
+                self.accentColor = accentColor
+                self.colors = colors
+                self.darkAccentColor = darkAccentColor
+                self.darkColors = darkColors
             }
         }
 
@@ -10517,7 +10776,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _backgroundEmojiId = try reader.readInt64()
                 }
-                return .peerColor(Cons_peerColor(color: _color, backgroundEmojiId: _backgroundEmojiId))
+                return .peerColor(Cons_peerColor(_flags & 0x3, color: _color, backgroundEmojiId: _backgroundEmojiId))
             }
             catch {
                 throw error.inside(constructor: "peerColor", fields: "flags,color,background_emoji_id", index: field)
@@ -10548,7 +10807,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _darkColors = try reader.readVector(boxed: true, of: Int32.self)
                 }
-                return .peerColorCollectible(Cons_peerColorCollectible(collectibleId: _collectibleId, giftEmojiId: _giftEmojiId, backgroundEmojiId: _backgroundEmojiId, accentColor: _accentColor, colors: _colors, darkAccentColor: _darkAccentColor, darkColors: _darkColors))
+                return .peerColorCollectible(Cons_peerColorCollectible(_flags & 0x3, collectibleId: _collectibleId, giftEmojiId: _giftEmojiId, backgroundEmojiId: _backgroundEmojiId, accentColor: _accentColor, colors: _colors, darkAccentColor: _darkAccentColor, darkColors: _darkColors))
             }
             catch {
                 throw error.inside(constructor: "peerColorCollectible", fields: "flags,collectible_id,gift_emoji_id,background_emoji_id,accent_color,colors,dark_accent_color,dark_colors", index: field)
@@ -10694,21 +10953,26 @@ extension Api {
 
         /// `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
         public final class Cons_birthday: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let day: Int32
             public let month: Int32
             public let year: Int32?
 
             public init(day: Int32, month: Int32, year: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: year != nil)
+                self.flags = _flags
                 self.day = day
                 self.month = month
                 self.year = year
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: year != nil)
-                return flags
+            init(_ _flags: Int32, day: Int32, month: Int32, year: Int32?) {
+                self.flags = _flags
+                self.day = day
+                self.month = month
+                self.year = year
             }
         }
 
@@ -10757,7 +11021,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _year = try reader.readInt32()
                 }
-                return .birthday(Cons_birthday(day: _day, month: _month, year: _year))
+                return .birthday(Cons_birthday(_flags & 0x1, day: _day, month: _month, year: _year))
             }
             catch {
                 throw error.inside(constructor: "birthday", fields: "flags,day,month,year", index: field)
@@ -10858,25 +11122,31 @@ extension Api {
 
         /// `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
         public final class Cons_geoPointAddress: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let countryIso2: String
             public let state: String?
             public let city: String?
             public let street: String?
 
             public init(countryIso2: String, state: String? = nil, city: String? = nil, street: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: state != nil)
+                tlSetFlag(&_flags, 0x2, when: city != nil)
+                tlSetFlag(&_flags, 0x4, when: street != nil)
+                self.flags = _flags
                 self.countryIso2 = countryIso2
                 self.state = state
                 self.city = city
                 self.street = street
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: state != nil)
-                tlSetFlag(&flags, 0x2, when: city != nil)
-                tlSetFlag(&flags, 0x4, when: street != nil)
-                return flags
+            init(_ _flags: Int32, countryIso2: String, state: String?, city: String?, street: String?) {
+                self.flags = _flags
+                self.countryIso2 = countryIso2
+                self.state = state
+                self.city = city
+                self.street = street
             }
         }
 
@@ -10938,7 +11208,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _street = try reader.readTLString()
                 }
-                return .geoPointAddress(Cons_geoPointAddress(countryIso2: _countryIso2, state: _state, city: _city, street: _street))
+                return .geoPointAddress(Cons_geoPointAddress(_flags & 0x7, countryIso2: _countryIso2, state: _state, city: _city, street: _street))
             }
             catch {
                 throw error.inside(constructor: "geoPointAddress", fields: "flags,country_iso2,state,city,street", index: field)
@@ -10976,15 +11246,20 @@ extension Api {
 
         /// `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
         public final class Cons_starGiftAuctionUserState: Sendable {
-            public let returned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let bidAmount: Int64?
             public let bidDate: Int32?
             public let minBidAmount: Int64?
             public let bidPeer: Api.Peer?
             public let acquiredCount: Int32
+            public var returned: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(returned: Bool = false, bidAmount: Int64? = nil, bidDate: Int32? = nil, minBidAmount: Int64? = nil, bidPeer: Api.Peer? = nil, acquiredCount: Int32) {
-                self.returned = returned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: returned)
+                tlSetFlag(&_flags, 0x1, when: bidAmount != nil && bidDate != nil && minBidAmount != nil && bidPeer != nil)
+                self.flags = _flags
                 self.bidAmount = bidAmount
                 self.bidDate = bidDate
                 self.minBidAmount = minBidAmount
@@ -10992,12 +11267,13 @@ extension Api {
                 self.acquiredCount = acquiredCount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: returned)
-                tlSetFlag(&flags, 0x1, when: bidAmount != nil && bidDate != nil && minBidAmount != nil && bidPeer != nil)
-                return flags
+            init(_ _flags: Int32, bidAmount: Int64?, bidDate: Int32?, minBidAmount: Int64?, bidPeer: Api.Peer?, acquiredCount: Int32) {
+                self.flags = _flags
+                self.bidAmount = bidAmount
+                self.bidDate = bidDate
+                self.minBidAmount = minBidAmount
+                self.bidPeer = bidPeer
+                self.acquiredCount = acquiredCount
             }
         }
 
@@ -11046,7 +11322,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _returned = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _bidAmount: Int64? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -11069,7 +11344,7 @@ extension Api {
                 }
                 field = 6
                 let _acquiredCount = try reader.readInt32()
-                return .starGiftAuctionUserState(Cons_starGiftAuctionUserState(returned: _returned, bidAmount: _bidAmount, bidDate: _bidDate, minBidAmount: _minBidAmount, bidPeer: _bidPeer, acquiredCount: _acquiredCount))
+                return .starGiftAuctionUserState(Cons_starGiftAuctionUserState(_flags & 0x3, bidAmount: _bidAmount, bidDate: _bidDate, minBidAmount: _minBidAmount, bidPeer: _bidPeer, acquiredCount: _acquiredCount))
             }
             catch {
                 throw error.inside(constructor: "starGiftAuctionUserState", fields: "flags,returned,bid_amount,bid_date,min_bid_amount,bid_peer,acquired_count", index: field)
@@ -11172,20 +11447,22 @@ extension Api.bots {
 
         /// `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
         public final class Cons_accessSettings: Sendable {
-            public let restricted: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let addUsers: [Api.User]?
+            public var restricted: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(restricted: Bool = false, addUsers: [Api.User]? = nil) {
-                self.restricted = restricted
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: restricted)
+                tlSetFlag(&_flags, 0x2, when: addUsers != nil)
+                self.flags = _flags
                 self.addUsers = addUsers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: restricted)
-                tlSetFlag(&flags, 0x2, when: addUsers != nil)
-                return flags
+            init(_ _flags: Int32, addUsers: [Api.User]?) {
+                self.flags = _flags
+                self.addUsers = addUsers
             }
         }
 
@@ -11224,13 +11501,12 @@ extension Api.bots {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _restricted = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _addUsers: [Api.User]? = nil
                 if tlFlagIsSet(_flags, 0x2) {
                     _addUsers = try reader.readVector(boxed: true, of: Api.User.self)
                 }
-                return .accessSettings(Cons_accessSettings(restricted: _restricted, addUsers: _addUsers))
+                return .accessSettings(Cons_accessSettings(_flags & 0x3, addUsers: _addUsers))
             }
             catch {
                 throw error.inside(constructor: "bots.accessSettings", fields: "flags,restricted,add_users", index: field)

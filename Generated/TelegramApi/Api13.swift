@@ -13,6 +13,8 @@ extension Api {
 
         /// `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
         public final class Cons_inputPhoneContact: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let clientId: Int64
             public let phone: String
             public let firstName: String
@@ -20,6 +22,9 @@ extension Api {
             public let note: Api.TextWithEntities?
 
             public init(clientId: Int64, phone: String, firstName: String, lastName: String, note: Api.TextWithEntities? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: note != nil)
+                self.flags = _flags
                 self.clientId = clientId
                 self.phone = phone
                 self.firstName = firstName
@@ -27,11 +32,13 @@ extension Api {
                 self.note = note
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: note != nil)
-                return flags
+            init(_ _flags: Int32, clientId: Int64, phone: String, firstName: String, lastName: String, note: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.clientId = clientId
+                self.phone = phone
+                self.firstName = firstName
+                self.lastName = lastName
+                self.note = note
             }
         }
 
@@ -86,7 +93,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _note = try Api.TextWithEntities.parse(&reader)
                 }
-                return .inputPhoneContact(Cons_inputPhoneContact(clientId: _clientId, phone: _phone, firstName: _firstName, lastName: _lastName, note: _note))
+                return .inputPhoneContact(Cons_inputPhoneContact(_flags & 0x1, clientId: _clientId, phone: _phone, firstName: _firstName, lastName: _lastName, note: _note))
             }
             catch {
                 throw error.inside(constructor: "inputPhoneContact", fields: "flags,client_id,phone,first_name,last_name,note", index: field)
@@ -366,6 +373,8 @@ extension Api {
 
         /// `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
         public final class Cons_peerNotifySettings: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let showPreviews: Bool?
             public let silent: Bool?
             public let muteUntil: Int32?
@@ -379,6 +388,19 @@ extension Api {
             public let storiesOtherSound: Api.NotificationSound?
 
             public init(showPreviews: Bool? = nil, silent: Bool? = nil, muteUntil: Int32? = nil, iosSound: Api.NotificationSound? = nil, androidSound: Api.NotificationSound? = nil, otherSound: Api.NotificationSound? = nil, storiesMuted: Bool? = nil, storiesHideSender: Bool? = nil, storiesIosSound: Api.NotificationSound? = nil, storiesAndroidSound: Api.NotificationSound? = nil, storiesOtherSound: Api.NotificationSound? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: showPreviews != nil)
+                tlSetFlag(&_flags, 0x2, when: silent != nil)
+                tlSetFlag(&_flags, 0x4, when: muteUntil != nil)
+                tlSetFlag(&_flags, 0x8, when: iosSound != nil)
+                tlSetFlag(&_flags, 0x10, when: androidSound != nil)
+                tlSetFlag(&_flags, 0x20, when: otherSound != nil)
+                tlSetFlag(&_flags, 0x40, when: storiesMuted != nil)
+                tlSetFlag(&_flags, 0x80, when: storiesHideSender != nil)
+                tlSetFlag(&_flags, 0x100, when: storiesIosSound != nil)
+                tlSetFlag(&_flags, 0x200, when: storiesAndroidSound != nil)
+                tlSetFlag(&_flags, 0x400, when: storiesOtherSound != nil)
+                self.flags = _flags
                 self.showPreviews = showPreviews
                 self.silent = silent
                 self.muteUntil = muteUntil
@@ -392,21 +414,19 @@ extension Api {
                 self.storiesOtherSound = storiesOtherSound
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: showPreviews != nil)
-                tlSetFlag(&flags, 0x2, when: silent != nil)
-                tlSetFlag(&flags, 0x4, when: muteUntil != nil)
-                tlSetFlag(&flags, 0x8, when: iosSound != nil)
-                tlSetFlag(&flags, 0x10, when: androidSound != nil)
-                tlSetFlag(&flags, 0x20, when: otherSound != nil)
-                tlSetFlag(&flags, 0x40, when: storiesMuted != nil)
-                tlSetFlag(&flags, 0x80, when: storiesHideSender != nil)
-                tlSetFlag(&flags, 0x100, when: storiesIosSound != nil)
-                tlSetFlag(&flags, 0x200, when: storiesAndroidSound != nil)
-                tlSetFlag(&flags, 0x400, when: storiesOtherSound != nil)
-                return flags
+            init(_ _flags: Int32, showPreviews: Bool?, silent: Bool?, muteUntil: Int32?, iosSound: Api.NotificationSound?, androidSound: Api.NotificationSound?, otherSound: Api.NotificationSound?, storiesMuted: Bool?, storiesHideSender: Bool?, storiesIosSound: Api.NotificationSound?, storiesAndroidSound: Api.NotificationSound?, storiesOtherSound: Api.NotificationSound?) {
+                self.flags = _flags
+                self.showPreviews = showPreviews
+                self.silent = silent
+                self.muteUntil = muteUntil
+                self.iosSound = iosSound
+                self.androidSound = androidSound
+                self.otherSound = otherSound
+                self.storiesMuted = storiesMuted
+                self.storiesHideSender = storiesHideSender
+                self.storiesIosSound = storiesIosSound
+                self.storiesAndroidSound = storiesAndroidSound
+                self.storiesOtherSound = storiesOtherSound
             }
         }
 
@@ -531,7 +551,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x400) {
                     _storiesOtherSound = try Api.NotificationSound.parse(&reader)
                 }
-                return .peerNotifySettings(Cons_peerNotifySettings(showPreviews: _showPreviews, silent: _silent, muteUntil: _muteUntil, iosSound: _iosSound, androidSound: _androidSound, otherSound: _otherSound, storiesMuted: _storiesMuted, storiesHideSender: _storiesHideSender, storiesIosSound: _storiesIosSound, storiesAndroidSound: _storiesAndroidSound, storiesOtherSound: _storiesOtherSound))
+                return .peerNotifySettings(Cons_peerNotifySettings(_flags & 0x7ff, showPreviews: _showPreviews, silent: _silent, muteUntil: _muteUntil, iosSound: _iosSound, androidSound: _androidSound, otherSound: _otherSound, storiesMuted: _storiesMuted, storiesHideSender: _storiesHideSender, storiesIosSound: _storiesIosSound, storiesAndroidSound: _storiesAndroidSound, storiesOtherSound: _storiesOtherSound))
             }
             catch {
                 throw error.inside(constructor: "peerNotifySettings", fields: "flags,show_previews,silent,mute_until,ios_sound,android_sound,other_sound,stories_muted,stories_hide_sender,stories_ios_sound,stories_android_sound,stories_other_sound", index: field)
@@ -842,24 +862,30 @@ extension Api {
 
         /// `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
         public final class Cons_inputStickerSetItem: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let document: Api.InputDocument
             public let emoji: String
             public let maskCoords: Api.MaskCoords?
             public let keywords: String?
 
             public init(document: Api.InputDocument, emoji: String, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: maskCoords != nil)
+                tlSetFlag(&_flags, 0x2, when: keywords != nil)
+                self.flags = _flags
                 self.document = document
                 self.emoji = emoji
                 self.maskCoords = maskCoords
                 self.keywords = keywords
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: maskCoords != nil)
-                tlSetFlag(&flags, 0x2, when: keywords != nil)
-                return flags
+            init(_ _flags: Int32, document: Api.InputDocument, emoji: String, maskCoords: Api.MaskCoords?, keywords: String?) {
+                self.flags = _flags
+                self.document = document
+                self.emoji = emoji
+                self.maskCoords = maskCoords
+                self.keywords = keywords
             }
         }
 
@@ -916,7 +942,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _keywords = try reader.readTLString()
                 }
-                return .inputStickerSetItem(Cons_inputStickerSetItem(document: _document, emoji: _emoji, maskCoords: _maskCoords, keywords: _keywords))
+                return .inputStickerSetItem(Cons_inputStickerSetItem(_flags & 0x3, document: _document, emoji: _emoji, maskCoords: _maskCoords, keywords: _keywords))
             }
             catch {
                 throw error.inside(constructor: "inputStickerSetItem", fields: "flags,document,emoji,mask_coords,keywords", index: field)
@@ -1376,27 +1402,30 @@ extension Api {
 
         /// `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
         public final class Cons_pollAnswerVoters: Sendable {
-            public let chosen: Bool
-            public let correct: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let option: [UInt8]
             public let voters: Int32?
             public let recentVoters: [Api.Peer]?
+            public var chosen: Bool { tlFlagIsSet(flags, 0x1) }
+            public var correct: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(chosen: Bool = false, correct: Bool = false, option: [UInt8], voters: Int32? = nil, recentVoters: [Api.Peer]? = nil) {
-                self.chosen = chosen
-                self.correct = correct
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: chosen)
+                tlSetFlag(&_flags, 0x2, when: correct)
+                tlSetFlag(&_flags, 0x4, when: voters != nil && recentVoters != nil)
+                self.flags = _flags
                 self.option = option
                 self.voters = voters
                 self.recentVoters = recentVoters
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: chosen)
-                tlSetFlag(&flags, 0x2, when: correct)
-                tlSetFlag(&flags, 0x4, when: voters != nil && recentVoters != nil)
-                return flags
+            init(_ _flags: Int32, option: [UInt8], voters: Int32?, recentVoters: [Api.Peer]?) {
+                self.flags = _flags
+                self.option = option
+                self.voters = voters
+                self.recentVoters = recentVoters
             }
         }
 
@@ -1439,9 +1468,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _chosen = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _correct = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _option = try reader.readTLBytes()
                 field = 4
@@ -1454,7 +1481,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _recentVoters = try reader.readVector(boxed: true, of: Api.Peer.self)
                 }
-                return .pollAnswerVoters(Cons_pollAnswerVoters(chosen: _chosen, correct: _correct, option: _option, voters: _voters, recentVoters: _recentVoters))
+                return .pollAnswerVoters(Cons_pollAnswerVoters(_flags & 0x7, option: _option, voters: _voters, recentVoters: _recentVoters))
             }
             catch {
                 throw error.inside(constructor: "pollAnswerVoters", fields: "flags,chosen,correct,option,voters,recent_voters", index: field)
@@ -1576,10 +1603,8 @@ extension Api {
 
         /// `messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;`
         public final class Cons_messageReplyHeader: Sendable {
-            public let replyToScheduled: Bool
-            public let forumTopic: Bool
-            public let quote: Bool
-            public let replyToEphemeral: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let replyToMsgId: Int32?
             public let replyToPeerId: Api.Peer?
             public let replyFrom: Api.MessageFwdHeader?
@@ -1590,12 +1615,28 @@ extension Api {
             public let quoteOffset: Int32?
             public let todoItemId: Int32?
             public let pollOption: [UInt8]?
+            public var replyToScheduled: Bool { tlFlagIsSet(flags, 0x4) }
+            public var forumTopic: Bool { tlFlagIsSet(flags, 0x8) }
+            public var quote: Bool { tlFlagIsSet(flags, 0x200) }
+            public var replyToEphemeral: Bool { tlFlagIsSet(flags, 0x2000) }
 
             public init(replyToScheduled: Bool = false, forumTopic: Bool = false, quote: Bool = false, replyToEphemeral: Bool = false, replyToMsgId: Int32? = nil, replyToPeerId: Api.Peer? = nil, replyFrom: Api.MessageFwdHeader? = nil, replyMedia: Api.MessageMedia? = nil, replyToTopId: Int32? = nil, quoteText: String? = nil, quoteEntities: [Api.MessageEntity]? = nil, quoteOffset: Int32? = nil, todoItemId: Int32? = nil, pollOption: [UInt8]? = nil) {
-                self.replyToScheduled = replyToScheduled
-                self.forumTopic = forumTopic
-                self.quote = quote
-                self.replyToEphemeral = replyToEphemeral
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyToScheduled)
+                tlSetFlag(&_flags, 0x8, when: forumTopic)
+                tlSetFlag(&_flags, 0x200, when: quote)
+                tlSetFlag(&_flags, 0x2000, when: replyToEphemeral)
+                tlSetFlag(&_flags, 0x10, when: replyToMsgId != nil)
+                tlSetFlag(&_flags, 0x1, when: replyToPeerId != nil)
+                tlSetFlag(&_flags, 0x20, when: replyFrom != nil)
+                tlSetFlag(&_flags, 0x100, when: replyMedia != nil)
+                tlSetFlag(&_flags, 0x2, when: replyToTopId != nil)
+                tlSetFlag(&_flags, 0x40, when: quoteText != nil)
+                tlSetFlag(&_flags, 0x80, when: quoteEntities != nil)
+                tlSetFlag(&_flags, 0x400, when: quoteOffset != nil)
+                tlSetFlag(&_flags, 0x800, when: todoItemId != nil)
+                tlSetFlag(&_flags, 0x1000, when: pollOption != nil)
+                self.flags = _flags
                 self.replyToMsgId = replyToMsgId
                 self.replyToPeerId = replyToPeerId
                 self.replyFrom = replyFrom
@@ -1608,24 +1649,18 @@ extension Api {
                 self.pollOption = pollOption
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyToScheduled)
-                tlSetFlag(&flags, 0x8, when: forumTopic)
-                tlSetFlag(&flags, 0x200, when: quote)
-                tlSetFlag(&flags, 0x2000, when: replyToEphemeral)
-                tlSetFlag(&flags, 0x10, when: replyToMsgId != nil)
-                tlSetFlag(&flags, 0x1, when: replyToPeerId != nil)
-                tlSetFlag(&flags, 0x20, when: replyFrom != nil)
-                tlSetFlag(&flags, 0x100, when: replyMedia != nil)
-                tlSetFlag(&flags, 0x2, when: replyToTopId != nil)
-                tlSetFlag(&flags, 0x40, when: quoteText != nil)
-                tlSetFlag(&flags, 0x80, when: quoteEntities != nil)
-                tlSetFlag(&flags, 0x400, when: quoteOffset != nil)
-                tlSetFlag(&flags, 0x800, when: todoItemId != nil)
-                tlSetFlag(&flags, 0x1000, when: pollOption != nil)
-                return flags
+            init(_ _flags: Int32, replyToMsgId: Int32?, replyToPeerId: Api.Peer?, replyFrom: Api.MessageFwdHeader?, replyMedia: Api.MessageMedia?, replyToTopId: Int32?, quoteText: String?, quoteEntities: [Api.MessageEntity]?, quoteOffset: Int32?, todoItemId: Int32?, pollOption: [UInt8]?) {
+                self.flags = _flags
+                self.replyToMsgId = replyToMsgId
+                self.replyToPeerId = replyToPeerId
+                self.replyFrom = replyFrom
+                self.replyMedia = replyMedia
+                self.replyToTopId = replyToTopId
+                self.quoteText = quoteText
+                self.quoteEntities = quoteEntities
+                self.quoteOffset = quoteOffset
+                self.todoItemId = todoItemId
+                self.pollOption = pollOption
             }
         }
 
@@ -1709,13 +1744,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _replyToScheduled = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _forumTopic = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _quote = tlFlagIsSet(_flags, 0x200)
                 field = 4
-                let _replyToEphemeral = tlFlagIsSet(_flags, 0x2000)
                 field = 5
                 var _replyToMsgId: Int32? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -1766,7 +1797,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1000) {
                     _pollOption = try reader.readTLBytes()
                 }
-                return .messageReplyHeader(Cons_messageReplyHeader(replyToScheduled: _replyToScheduled, forumTopic: _forumTopic, quote: _quote, replyToEphemeral: _replyToEphemeral, replyToMsgId: _replyToMsgId, replyToPeerId: _replyToPeerId, replyFrom: _replyFrom, replyMedia: _replyMedia, replyToTopId: _replyToTopId, quoteText: _quoteText, quoteEntities: _quoteEntities, quoteOffset: _quoteOffset, todoItemId: _todoItemId, pollOption: _pollOption))
+                return .messageReplyHeader(Cons_messageReplyHeader(_flags & 0x3fff, replyToMsgId: _replyToMsgId, replyToPeerId: _replyToPeerId, replyFrom: _replyFrom, replyMedia: _replyMedia, replyToTopId: _replyToTopId, quoteText: _quoteText, quoteEntities: _quoteEntities, quoteOffset: _quoteOffset, todoItemId: _todoItemId, pollOption: _pollOption))
             }
             catch {
                 throw error.inside(constructor: "messageReplyHeader", fields: "flags,reply_to_scheduled,forum_topic,quote,reply_to_ephemeral,reply_to_msg_id,reply_to_peer_id,reply_from,reply_media,reply_to_top_id,quote_text,quote_entities,quote_offset,todo_item_id,poll_option", index: field)
@@ -2114,10 +2145,8 @@ extension Api {
                 self.peers = peers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                0
-            }
+            /// The `flags` word: no field of this constructor depends on it.
+            public var flags: Int32 { 0 }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2363,6 +2392,8 @@ extension Api.stats {
 
         /// `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
         public final class Cons_publicForwards: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let forwards: [Api.PublicForward]
             public let nextOffset: String?
@@ -2370,6 +2401,9 @@ extension Api.stats {
             public let users: [Api.User]
 
             public init(count: Int32, forwards: [Api.PublicForward], nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.forwards = forwards
                 self.nextOffset = nextOffset
@@ -2377,11 +2411,13 @@ extension Api.stats {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, forwards: [Api.PublicForward], nextOffset: String?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.count = count
+                self.forwards = forwards
+                self.nextOffset = nextOffset
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -2436,7 +2472,7 @@ extension Api.stats {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 5
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .publicForwards(Cons_publicForwards(count: _count, forwards: _forwards, nextOffset: _nextOffset, chats: _chats, users: _users))
+                return .publicForwards(Cons_publicForwards(_flags & 0x1, count: _count, forwards: _forwards, nextOffset: _nextOffset, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "stats.publicForwards", fields: "flags,count,forwards,next_offset,chats,users", index: field)
@@ -2471,21 +2507,26 @@ extension Api {
 
         /// `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
         public final class Cons_savedReactionTag: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let reaction: Api.Reaction
             public let title: String?
             public let count: Int32
 
             public init(reaction: Api.Reaction, title: String? = nil, count: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                self.flags = _flags
                 self.reaction = reaction
                 self.title = title
                 self.count = count
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                return flags
+            init(_ _flags: Int32, reaction: Api.Reaction, title: String?, count: Int32) {
+                self.flags = _flags
+                self.reaction = reaction
+                self.title = title
+                self.count = count
             }
         }
 
@@ -2534,7 +2575,7 @@ extension Api {
                 }
                 field = 3
                 let _count = try reader.readInt32()
-                return .savedReactionTag(Cons_savedReactionTag(reaction: _reaction, title: _title, count: _count))
+                return .savedReactionTag(Cons_savedReactionTag(_flags & 0x1, reaction: _reaction, title: _title, count: _count))
             }
             catch {
                 throw error.inside(constructor: "savedReactionTag", fields: "flags,reaction,title,count", index: field)
@@ -2641,21 +2682,24 @@ extension Api {
 
         /// `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
         public final class Cons_businessWorkHours: Sendable {
-            public let openNow: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let timezoneId: String
             public let weeklyOpen: [Api.BusinessWeeklyOpen]
+            public var openNow: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(openNow: Bool = false, timezoneId: String, weeklyOpen: [Api.BusinessWeeklyOpen]) {
-                self.openNow = openNow
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: openNow)
+                self.flags = _flags
                 self.timezoneId = timezoneId
                 self.weeklyOpen = weeklyOpen
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: openNow)
-                return flags
+            init(_ _flags: Int32, timezoneId: String, weeklyOpen: [Api.BusinessWeeklyOpen]) {
+                self.flags = _flags
+                self.timezoneId = timezoneId
+                self.weeklyOpen = weeklyOpen
             }
         }
 
@@ -2693,12 +2737,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _openNow = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _timezoneId = try reader.readTLString()
                 field = 3
                 let _weeklyOpen = try reader.readVector(boxed: true, of: Api.BusinessWeeklyOpen.self)
-                return .businessWorkHours(Cons_businessWorkHours(openNow: _openNow, timezoneId: _timezoneId, weeklyOpen: _weeklyOpen))
+                return .businessWorkHours(Cons_businessWorkHours(_flags & 0x1, timezoneId: _timezoneId, weeklyOpen: _weeklyOpen))
             }
             catch {
                 throw error.inside(constructor: "businessWorkHours", fields: "flags,open_now,timezone_id,weekly_open", index: field)

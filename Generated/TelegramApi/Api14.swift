@@ -208,7 +208,8 @@ extension Api {
 
         /// `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
         public final class Cons_botInfo: Sendable {
-            public let hasPreviewMedias: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64?
             public let description: String?
             public let descriptionPhoto: Api.Photo?
@@ -218,9 +219,21 @@ extension Api {
             public let privacyPolicyUrl: String?
             public let appSettings: Api.BotAppSettings?
             public let verifierSettings: Api.BotVerifierSettings?
+            public var hasPreviewMedias: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(hasPreviewMedias: Bool = false, userId: Int64? = nil, description: String? = nil, descriptionPhoto: Api.Photo? = nil, descriptionDocument: Api.Document? = nil, commands: [Api.BotCommand]? = nil, menuButton: Api.BotMenuButton? = nil, privacyPolicyUrl: String? = nil, appSettings: Api.BotAppSettings? = nil, verifierSettings: Api.BotVerifierSettings? = nil) {
-                self.hasPreviewMedias = hasPreviewMedias
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x40, when: hasPreviewMedias)
+                tlSetFlag(&_flags, 0x1, when: userId != nil)
+                tlSetFlag(&_flags, 0x2, when: description != nil)
+                tlSetFlag(&_flags, 0x10, when: descriptionPhoto != nil)
+                tlSetFlag(&_flags, 0x20, when: descriptionDocument != nil)
+                tlSetFlag(&_flags, 0x4, when: commands != nil)
+                tlSetFlag(&_flags, 0x8, when: menuButton != nil)
+                tlSetFlag(&_flags, 0x80, when: privacyPolicyUrl != nil)
+                tlSetFlag(&_flags, 0x100, when: appSettings != nil)
+                tlSetFlag(&_flags, 0x200, when: verifierSettings != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.description = description
                 self.descriptionPhoto = descriptionPhoto
@@ -232,20 +245,17 @@ extension Api {
                 self.verifierSettings = verifierSettings
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x40, when: hasPreviewMedias)
-                tlSetFlag(&flags, 0x1, when: userId != nil)
-                tlSetFlag(&flags, 0x2, when: description != nil)
-                tlSetFlag(&flags, 0x10, when: descriptionPhoto != nil)
-                tlSetFlag(&flags, 0x20, when: descriptionDocument != nil)
-                tlSetFlag(&flags, 0x4, when: commands != nil)
-                tlSetFlag(&flags, 0x8, when: menuButton != nil)
-                tlSetFlag(&flags, 0x80, when: privacyPolicyUrl != nil)
-                tlSetFlag(&flags, 0x100, when: appSettings != nil)
-                tlSetFlag(&flags, 0x200, when: verifierSettings != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64?, description: String?, descriptionPhoto: Api.Photo?, descriptionDocument: Api.Document?, commands: [Api.BotCommand]?, menuButton: Api.BotMenuButton?, privacyPolicyUrl: String?, appSettings: Api.BotAppSettings?, verifierSettings: Api.BotVerifierSettings?) {
+                self.flags = _flags
+                self.userId = userId
+                self.description = description
+                self.descriptionPhoto = descriptionPhoto
+                self.descriptionDocument = descriptionDocument
+                self.commands = commands
+                self.menuButton = menuButton
+                self.privacyPolicyUrl = privacyPolicyUrl
+                self.appSettings = appSettings
+                self.verifierSettings = verifierSettings
             }
         }
 
@@ -308,7 +318,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasPreviewMedias = tlFlagIsSet(_flags, 0x40)
                 field = 2
                 var _userId: Int64? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -354,7 +363,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x200) {
                     _verifierSettings = try Api.BotVerifierSettings.parse(&reader)
                 }
-                return .botInfo(Cons_botInfo(hasPreviewMedias: _hasPreviewMedias, userId: _userId, description: _description, descriptionPhoto: _descriptionPhoto, descriptionDocument: _descriptionDocument, commands: _commands, menuButton: _menuButton, privacyPolicyUrl: _privacyPolicyUrl, appSettings: _appSettings, verifierSettings: _verifierSettings))
+                return .botInfo(Cons_botInfo(_flags & 0x3ff, userId: _userId, description: _description, descriptionPhoto: _descriptionPhoto, descriptionDocument: _descriptionDocument, commands: _commands, menuButton: _menuButton, privacyPolicyUrl: _privacyPolicyUrl, appSettings: _appSettings, verifierSettings: _verifierSettings))
             }
             catch {
                 throw error.inside(constructor: "botInfo", fields: "flags,has_preview_medias,user_id,description,description_photo,description_document,commands,menu_button,privacy_policy_url,app_settings,verifier_settings", index: field)
@@ -824,26 +833,30 @@ extension Api {
 
         /// `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
         public final class Cons_storyFwdHeader: Sendable {
-            public let modified: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let from: Api.Peer?
             public let fromName: String?
             public let storyId: Int32?
+            public var modified: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(modified: Bool = false, from: Api.Peer? = nil, fromName: String? = nil, storyId: Int32? = nil) {
-                self.modified = modified
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: modified)
+                tlSetFlag(&_flags, 0x1, when: from != nil)
+                tlSetFlag(&_flags, 0x2, when: fromName != nil)
+                tlSetFlag(&_flags, 0x4, when: storyId != nil)
+                self.flags = _flags
                 self.from = from
                 self.fromName = fromName
                 self.storyId = storyId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: modified)
-                tlSetFlag(&flags, 0x1, when: from != nil)
-                tlSetFlag(&flags, 0x2, when: fromName != nil)
-                tlSetFlag(&flags, 0x4, when: storyId != nil)
-                return flags
+            init(_ _flags: Int32, from: Api.Peer?, fromName: String?, storyId: Int32?) {
+                self.flags = _flags
+                self.from = from
+                self.fromName = fromName
+                self.storyId = storyId
             }
         }
 
@@ -888,7 +901,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _modified = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 var _from: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -904,7 +916,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _storyId = try reader.readInt32()
                 }
-                return .storyFwdHeader(Cons_storyFwdHeader(modified: _modified, from: _from, fromName: _fromName, storyId: _storyId))
+                return .storyFwdHeader(Cons_storyFwdHeader(_flags & 0xf, from: _from, fromName: _fromName, storyId: _storyId))
             }
             catch {
                 throw error.inside(constructor: "storyFwdHeader", fields: "flags,modified,from,from_name,story_id", index: field)
@@ -1010,6 +1022,8 @@ extension Api {
 
         /// `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
         public final class Cons_starRefProgram: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let botId: Int64
             public let commissionPermille: Int32
             public let durationMonths: Int32?
@@ -1017,6 +1031,11 @@ extension Api {
             public let dailyRevenuePerUser: Api.StarsAmount?
 
             public init(botId: Int64, commissionPermille: Int32, durationMonths: Int32? = nil, endDate: Int32? = nil, dailyRevenuePerUser: Api.StarsAmount? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: durationMonths != nil)
+                tlSetFlag(&_flags, 0x2, when: endDate != nil)
+                tlSetFlag(&_flags, 0x4, when: dailyRevenuePerUser != nil)
+                self.flags = _flags
                 self.botId = botId
                 self.commissionPermille = commissionPermille
                 self.durationMonths = durationMonths
@@ -1024,13 +1043,13 @@ extension Api {
                 self.dailyRevenuePerUser = dailyRevenuePerUser
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: durationMonths != nil)
-                tlSetFlag(&flags, 0x2, when: endDate != nil)
-                tlSetFlag(&flags, 0x4, when: dailyRevenuePerUser != nil)
-                return flags
+            init(_ _flags: Int32, botId: Int64, commissionPermille: Int32, durationMonths: Int32?, endDate: Int32?, dailyRevenuePerUser: Api.StarsAmount?) {
+                self.flags = _flags
+                self.botId = botId
+                self.commissionPermille = commissionPermille
+                self.durationMonths = durationMonths
+                self.endDate = endDate
+                self.dailyRevenuePerUser = dailyRevenuePerUser
             }
         }
 
@@ -1095,7 +1114,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _dailyRevenuePerUser = try Api.StarsAmount.parse(&reader)
                 }
-                return .starRefProgram(Cons_starRefProgram(botId: _botId, commissionPermille: _commissionPermille, durationMonths: _durationMonths, endDate: _endDate, dailyRevenuePerUser: _dailyRevenuePerUser))
+                return .starRefProgram(Cons_starRefProgram(_flags & 0x7, botId: _botId, commissionPermille: _commissionPermille, durationMonths: _durationMonths, endDate: _endDate, dailyRevenuePerUser: _dailyRevenuePerUser))
             }
             catch {
                 throw error.inside(constructor: "starRefProgram", fields: "flags,bot_id,commission_permille,duration_months,end_date,daily_revenue_per_user", index: field)
@@ -1134,7 +1153,8 @@ extension Api {
 
         /// `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
         public final class Cons_connectedBotStarRef: Sendable {
-            public let revoked: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let url: String
             public let date: Int32
             public let botId: Int64
@@ -1142,9 +1162,13 @@ extension Api {
             public let durationMonths: Int32?
             public let participants: Int64
             public let revenue: Int64
+            public var revoked: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(revoked: Bool = false, url: String, date: Int32, botId: Int64, commissionPermille: Int32, durationMonths: Int32? = nil, participants: Int64, revenue: Int64) {
-                self.revoked = revoked
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: revoked)
+                tlSetFlag(&_flags, 0x1, when: durationMonths != nil)
+                self.flags = _flags
                 self.url = url
                 self.date = date
                 self.botId = botId
@@ -1154,12 +1178,15 @@ extension Api {
                 self.revenue = revenue
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: revoked)
-                tlSetFlag(&flags, 0x1, when: durationMonths != nil)
-                return flags
+            init(_ _flags: Int32, url: String, date: Int32, botId: Int64, commissionPermille: Int32, durationMonths: Int32?, participants: Int64, revenue: Int64) {
+                self.flags = _flags
+                self.url = url
+                self.date = date
+                self.botId = botId
+                self.commissionPermille = commissionPermille
+                self.durationMonths = durationMonths
+                self.participants = participants
+                self.revenue = revenue
             }
         }
 
@@ -1206,7 +1233,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoked = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
@@ -1224,7 +1250,7 @@ extension Api {
                 let _participants = try reader.readInt64()
                 field = 8
                 let _revenue = try reader.readInt64()
-                return .connectedBotStarRef(Cons_connectedBotStarRef(revoked: _revoked, url: _url, date: _date, botId: _botId, commissionPermille: _commissionPermille, durationMonths: _durationMonths, participants: _participants, revenue: _revenue))
+                return .connectedBotStarRef(Cons_connectedBotStarRef(_flags & 0x3, url: _url, date: _date, botId: _botId, commissionPermille: _commissionPermille, durationMonths: _durationMonths, participants: _participants, revenue: _revenue))
             }
             catch {
                 throw error.inside(constructor: "connectedBotStarRef", fields: "flags,revoked,url,date,bot_id,commission_permille,duration_months,participants,revenue", index: field)
@@ -1262,6 +1288,8 @@ extension Api.payments {
 
         /// `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
         public final class Cons_savedStarGifts: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let chatNotificationsEnabled: Bool?
             public let gifts: [Api.SavedStarGift]
@@ -1270,6 +1298,10 @@ extension Api.payments {
             public let users: [Api.User]
 
             public init(count: Int32, chatNotificationsEnabled: Bool? = nil, gifts: [Api.SavedStarGift], nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: chatNotificationsEnabled != nil)
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.chatNotificationsEnabled = chatNotificationsEnabled
                 self.gifts = gifts
@@ -1278,12 +1310,14 @@ extension Api.payments {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: chatNotificationsEnabled != nil)
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, chatNotificationsEnabled: Bool?, gifts: [Api.SavedStarGift], nextOffset: String?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.count = count
+                self.chatNotificationsEnabled = chatNotificationsEnabled
+                self.gifts = gifts
+                self.nextOffset = nextOffset
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -1346,7 +1380,7 @@ extension Api.payments {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 6
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .savedStarGifts(Cons_savedStarGifts(count: _count, chatNotificationsEnabled: _chatNotificationsEnabled, gifts: _gifts, nextOffset: _nextOffset, chats: _chats, users: _users))
+                return .savedStarGifts(Cons_savedStarGifts(_flags & 0x3, count: _count, chatNotificationsEnabled: _chatNotificationsEnabled, gifts: _gifts, nextOffset: _nextOffset, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "payments.savedStarGifts", fields: "flags,count,chat_notifications_enabled,gifts,next_offset,chats,users", index: field)
@@ -1478,26 +1512,29 @@ extension Api {
 
         /// `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
         public final class Cons_richMessage: Sendable {
-            public let rtl: Bool
-            public let part: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let blocks: [Api.PageBlock]
             public let photos: [Api.Photo]
             public let documents: [Api.Document]
+            public var rtl: Bool { tlFlagIsSet(flags, 0x1) }
+            public var part: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(rtl: Bool = false, part: Bool = false, blocks: [Api.PageBlock], photos: [Api.Photo], documents: [Api.Document]) {
-                self.rtl = rtl
-                self.part = part
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rtl)
+                tlSetFlag(&_flags, 0x2, when: part)
+                self.flags = _flags
                 self.blocks = blocks
                 self.photos = photos
                 self.documents = documents
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rtl)
-                tlSetFlag(&flags, 0x2, when: part)
-                return flags
+            init(_ _flags: Int32, blocks: [Api.PageBlock], photos: [Api.Photo], documents: [Api.Document]) {
+                self.flags = _flags
+                self.blocks = blocks
+                self.photos = photos
+                self.documents = documents
             }
         }
 
@@ -1536,16 +1573,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtl = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _part = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 4
                 let _photos = try reader.readVector(boxed: true, of: Api.Photo.self)
                 field = 5
                 let _documents = try reader.readVector(boxed: true, of: Api.Document.self)
-                return .richMessage(Cons_richMessage(rtl: _rtl, part: _part, blocks: _blocks, photos: _photos, documents: _documents))
+                return .richMessage(Cons_richMessage(_flags & 0x3, blocks: _blocks, photos: _photos, documents: _documents))
             }
             catch {
                 throw error.inside(constructor: "richMessage", fields: "flags,rtl,part,blocks,photos,documents", index: field)

@@ -239,21 +239,26 @@ extension Api {
 
         /// `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
         public final class Cons_businessIntro: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String
             public let description: String
             public let sticker: Api.Document?
 
             public init(title: String, description: String, sticker: Api.Document? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: sticker != nil)
+                self.flags = _flags
                 self.title = title
                 self.description = description
                 self.sticker = sticker
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: sticker != nil)
-                return flags
+            init(_ _flags: Int32, title: String, description: String, sticker: Api.Document?) {
+                self.flags = _flags
+                self.title = title
+                self.description = description
+                self.sticker = sticker
             }
         }
 
@@ -302,7 +307,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _sticker = try Api.Document.parse(&reader)
                 }
-                return .businessIntro(Cons_businessIntro(title: _title, description: _description, sticker: _sticker))
+                return .businessIntro(Cons_businessIntro(_flags & 0x1, title: _title, description: _description, sticker: _sticker))
             }
             catch {
                 throw error.inside(constructor: "businessIntro", fields: "flags,title,description,sticker", index: field)

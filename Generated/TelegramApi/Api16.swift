@@ -67,28 +67,32 @@ extension Api {
 
         /// `messageMediaPhoto#e216eb63 flags:# spoiler:flags.3?true live_photo:flags.4?true photo:flags.0?Photo ttl_seconds:flags.2?int video:flags.4?Document = MessageMedia;`
         public final class Cons_messageMediaPhoto: Sendable {
-            public let spoiler: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let photo: Api.Photo?
             public let ttlSeconds: Int32?
             public let video: Api.Document?
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x8) }
             /// `live_photo` shares its bit with value fields: set exactly when they are.
             public var livePhoto: Bool { video != nil }
 
             public init(spoiler: Bool = false, photo: Api.Photo? = nil, ttlSeconds: Int32? = nil, video: Api.Document? = nil) {
-                self.spoiler = spoiler
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: spoiler)
+                tlSetFlag(&_flags, 0x1, when: photo != nil)
+                tlSetFlag(&_flags, 0x4, when: ttlSeconds != nil)
+                tlSetFlag(&_flags, 0x10, when: video != nil)
+                self.flags = _flags
                 self.photo = photo
                 self.ttlSeconds = ttlSeconds
                 self.video = video
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: spoiler)
-                tlSetFlag(&flags, 0x1, when: photo != nil)
-                tlSetFlag(&flags, 0x4, when: ttlSeconds != nil)
-                tlSetFlag(&flags, 0x10, when: video != nil)
-                return flags
+            init(_ _flags: Int32, photo: Api.Photo?, ttlSeconds: Int32?, video: Api.Document?) {
+                self.flags = _flags
+                self.photo = photo
+                self.ttlSeconds = ttlSeconds
+                self.video = video
             }
         }
 
@@ -120,23 +124,32 @@ extension Api {
 
         /// `messageMediaDocument#52d8ccd9 flags:# nopremium:flags.3?true spoiler:flags.4?true video:flags.6?true round:flags.7?true voice:flags.8?true document:flags.0?Document alt_documents:flags.5?Vector<Document> video_cover:flags.9?Photo video_timestamp:flags.10?int ttl_seconds:flags.2?int = MessageMedia;`
         public final class Cons_messageMediaDocument: Sendable {
-            public let nopremium: Bool
-            public let spoiler: Bool
-            public let video: Bool
-            public let round: Bool
-            public let voice: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let document: Api.Document?
             public let altDocuments: [Api.Document]?
             public let videoCover: Api.Photo?
             public let videoTimestamp: Int32?
             public let ttlSeconds: Int32?
+            public var nopremium: Bool { tlFlagIsSet(flags, 0x8) }
+            public var spoiler: Bool { tlFlagIsSet(flags, 0x10) }
+            public var video: Bool { tlFlagIsSet(flags, 0x40) }
+            public var round: Bool { tlFlagIsSet(flags, 0x80) }
+            public var voice: Bool { tlFlagIsSet(flags, 0x100) }
 
             public init(nopremium: Bool = false, spoiler: Bool = false, video: Bool = false, round: Bool = false, voice: Bool = false, document: Api.Document? = nil, altDocuments: [Api.Document]? = nil, videoCover: Api.Photo? = nil, videoTimestamp: Int32? = nil, ttlSeconds: Int32? = nil) {
-                self.nopremium = nopremium
-                self.spoiler = spoiler
-                self.video = video
-                self.round = round
-                self.voice = voice
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: nopremium)
+                tlSetFlag(&_flags, 0x10, when: spoiler)
+                tlSetFlag(&_flags, 0x40, when: video)
+                tlSetFlag(&_flags, 0x80, when: round)
+                tlSetFlag(&_flags, 0x100, when: voice)
+                tlSetFlag(&_flags, 0x1, when: document != nil)
+                tlSetFlag(&_flags, 0x20, when: altDocuments != nil)
+                tlSetFlag(&_flags, 0x200, when: videoCover != nil)
+                tlSetFlag(&_flags, 0x400, when: videoTimestamp != nil)
+                tlSetFlag(&_flags, 0x4, when: ttlSeconds != nil)
+                self.flags = _flags
                 self.document = document
                 self.altDocuments = altDocuments
                 self.videoCover = videoCover
@@ -144,47 +157,39 @@ extension Api {
                 self.ttlSeconds = ttlSeconds
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: nopremium)
-                tlSetFlag(&flags, 0x10, when: spoiler)
-                tlSetFlag(&flags, 0x40, when: video)
-                tlSetFlag(&flags, 0x80, when: round)
-                tlSetFlag(&flags, 0x100, when: voice)
-                tlSetFlag(&flags, 0x1, when: document != nil)
-                tlSetFlag(&flags, 0x20, when: altDocuments != nil)
-                tlSetFlag(&flags, 0x200, when: videoCover != nil)
-                tlSetFlag(&flags, 0x400, when: videoTimestamp != nil)
-                tlSetFlag(&flags, 0x4, when: ttlSeconds != nil)
-                return flags
+            init(_ _flags: Int32, document: Api.Document?, altDocuments: [Api.Document]?, videoCover: Api.Photo?, videoTimestamp: Int32?, ttlSeconds: Int32?) {
+                self.flags = _flags
+                self.document = document
+                self.altDocuments = altDocuments
+                self.videoCover = videoCover
+                self.videoTimestamp = videoTimestamp
+                self.ttlSeconds = ttlSeconds
             }
         }
 
         /// `messageMediaWebPage#ddf10c3b flags:# force_large_media:flags.0?true force_small_media:flags.1?true manual:flags.3?true safe:flags.4?true webpage:WebPage = MessageMedia;`
         public final class Cons_messageMediaWebPage: Sendable {
-            public let forceLargeMedia: Bool
-            public let forceSmallMedia: Bool
-            public let manual: Bool
-            public let safe: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let webpage: Api.WebPage
+            public var forceLargeMedia: Bool { tlFlagIsSet(flags, 0x1) }
+            public var forceSmallMedia: Bool { tlFlagIsSet(flags, 0x2) }
+            public var manual: Bool { tlFlagIsSet(flags, 0x8) }
+            public var safe: Bool { tlFlagIsSet(flags, 0x10) }
 
             public init(forceLargeMedia: Bool = false, forceSmallMedia: Bool = false, manual: Bool = false, safe: Bool = false, webpage: Api.WebPage) {
-                self.forceLargeMedia = forceLargeMedia
-                self.forceSmallMedia = forceSmallMedia
-                self.manual = manual
-                self.safe = safe
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: forceLargeMedia)
+                tlSetFlag(&_flags, 0x2, when: forceSmallMedia)
+                tlSetFlag(&_flags, 0x8, when: manual)
+                tlSetFlag(&_flags, 0x10, when: safe)
+                self.flags = _flags
                 self.webpage = webpage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: forceLargeMedia)
-                tlSetFlag(&flags, 0x2, when: forceSmallMedia)
-                tlSetFlag(&flags, 0x8, when: manual)
-                tlSetFlag(&flags, 0x10, when: safe)
-                return flags
+            init(_ _flags: Int32, webpage: Api.WebPage) {
+                self.flags = _flags
+                self.webpage = webpage
             }
         }
 
@@ -218,8 +223,8 @@ extension Api {
 
         /// `messageMediaInvoice#f6a548d3 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument receipt_msg_id:flags.2?int currency:string total_amount:long start_param:string extended_media:flags.4?MessageExtendedMedia = MessageMedia;`
         public final class Cons_messageMediaInvoice: Sendable {
-            public let shippingAddressRequested: Bool
-            public let test: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String
             public let description: String
             public let photo: Api.WebDocument?
@@ -228,10 +233,17 @@ extension Api {
             public let totalAmount: Int64
             public let startParam: String
             public let extendedMedia: Api.MessageExtendedMedia?
+            public var shippingAddressRequested: Bool { tlFlagIsSet(flags, 0x2) }
+            public var test: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(shippingAddressRequested: Bool = false, test: Bool = false, title: String, description: String, photo: Api.WebDocument? = nil, receiptMsgId: Int32? = nil, currency: String, totalAmount: Int64, startParam: String, extendedMedia: Api.MessageExtendedMedia? = nil) {
-                self.shippingAddressRequested = shippingAddressRequested
-                self.test = test
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: shippingAddressRequested)
+                tlSetFlag(&_flags, 0x8, when: test)
+                tlSetFlag(&_flags, 0x1, when: photo != nil)
+                tlSetFlag(&_flags, 0x4, when: receiptMsgId != nil)
+                tlSetFlag(&_flags, 0x10, when: extendedMedia != nil)
+                self.flags = _flags
                 self.title = title
                 self.description = description
                 self.photo = photo
@@ -242,108 +254,129 @@ extension Api {
                 self.extendedMedia = extendedMedia
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: shippingAddressRequested)
-                tlSetFlag(&flags, 0x8, when: test)
-                tlSetFlag(&flags, 0x1, when: photo != nil)
-                tlSetFlag(&flags, 0x4, when: receiptMsgId != nil)
-                tlSetFlag(&flags, 0x10, when: extendedMedia != nil)
-                return flags
+            init(_ _flags: Int32, title: String, description: String, photo: Api.WebDocument?, receiptMsgId: Int32?, currency: String, totalAmount: Int64, startParam: String, extendedMedia: Api.MessageExtendedMedia?) {
+                self.flags = _flags
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.receiptMsgId = receiptMsgId
+                self.currency = currency
+                self.totalAmount = totalAmount
+                self.startParam = startParam
+                self.extendedMedia = extendedMedia
             }
         }
 
         /// `messageMediaGeoLive#b940c666 flags:# geo:GeoPoint heading:flags.0?int period:int proximity_notification_radius:flags.1?int = MessageMedia;`
         public final class Cons_messageMediaGeoLive: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let geo: Api.GeoPoint
             public let heading: Int32?
             public let period: Int32
             public let proximityNotificationRadius: Int32?
 
             public init(geo: Api.GeoPoint, heading: Int32? = nil, period: Int32, proximityNotificationRadius: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: heading != nil)
+                tlSetFlag(&_flags, 0x2, when: proximityNotificationRadius != nil)
+                self.flags = _flags
                 self.geo = geo
                 self.heading = heading
                 self.period = period
                 self.proximityNotificationRadius = proximityNotificationRadius
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: heading != nil)
-                tlSetFlag(&flags, 0x2, when: proximityNotificationRadius != nil)
-                return flags
+            init(_ _flags: Int32, geo: Api.GeoPoint, heading: Int32?, period: Int32, proximityNotificationRadius: Int32?) {
+                self.flags = _flags
+                self.geo = geo
+                self.heading = heading
+                self.period = period
+                self.proximityNotificationRadius = proximityNotificationRadius
             }
         }
 
         /// `messageMediaPoll#773f4e66 flags:# poll:Poll results:PollResults attached_media:flags.0?MessageMedia = MessageMedia;`
         public final class Cons_messageMediaPoll: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let poll: Api.Poll
             public let results: Api.PollResults
             public let attachedMedia: Api.MessageMedia?
 
             public init(poll: Api.Poll, results: Api.PollResults, attachedMedia: Api.MessageMedia? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: attachedMedia != nil)
+                self.flags = _flags
                 self.poll = poll
                 self.results = results
                 self.attachedMedia = attachedMedia
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: attachedMedia != nil)
-                return flags
+            init(_ _flags: Int32, poll: Api.Poll, results: Api.PollResults, attachedMedia: Api.MessageMedia?) {
+                self.flags = _flags
+                self.poll = poll
+                self.results = results
+                self.attachedMedia = attachedMedia
             }
         }
 
         /// `messageMediaDice#08cbec07 flags:# value:int emoticon:string game_outcome:flags.0?messages.EmojiGameOutcome = MessageMedia;`
         public final class Cons_messageMediaDice: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let value: Int32
             public let emoticon: String
             public let gameOutcome: Api.messages.EmojiGameOutcome?
 
             public init(value: Int32, emoticon: String, gameOutcome: Api.messages.EmojiGameOutcome? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: gameOutcome != nil)
+                self.flags = _flags
                 self.value = value
                 self.emoticon = emoticon
                 self.gameOutcome = gameOutcome
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: gameOutcome != nil)
-                return flags
+            init(_ _flags: Int32, value: Int32, emoticon: String, gameOutcome: Api.messages.EmojiGameOutcome?) {
+                self.flags = _flags
+                self.value = value
+                self.emoticon = emoticon
+                self.gameOutcome = gameOutcome
             }
         }
 
         /// `messageMediaStory#68cb6283 flags:# via_mention:flags.1?true peer:Peer id:int story:flags.0?StoryItem = MessageMedia;`
         public final class Cons_messageMediaStory: Sendable {
-            public let viaMention: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let id: Int32
             public let story: Api.StoryItem?
+            public var viaMention: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(viaMention: Bool = false, peer: Api.Peer, id: Int32, story: Api.StoryItem? = nil) {
-                self.viaMention = viaMention
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: viaMention)
+                tlSetFlag(&_flags, 0x1, when: story != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.id = id
                 self.story = story
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: viaMention)
-                tlSetFlag(&flags, 0x1, when: story != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, id: Int32, story: Api.StoryItem?) {
+                self.flags = _flags
+                self.peer = peer
+                self.id = id
+                self.story = story
             }
         }
 
         /// `messageMediaGiveaway#aa073beb flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.2?true channels:Vector<long> countries_iso2:flags.1?Vector<string> prize_description:flags.3?string quantity:int months:flags.4?int stars:flags.5?long until_date:int = MessageMedia;`
         public final class Cons_messageMediaGiveaway: Sendable {
-            public let onlyNewSubscribers: Bool
-            public let winnersAreVisible: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channels: [Int64]
             public let countriesIso2: [String]?
             public let prizeDescription: String?
@@ -351,10 +384,18 @@ extension Api {
             public let months: Int32?
             public let stars: Int64?
             public let untilDate: Int32
+            public var onlyNewSubscribers: Bool { tlFlagIsSet(flags, 0x1) }
+            public var winnersAreVisible: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(onlyNewSubscribers: Bool = false, winnersAreVisible: Bool = false, channels: [Int64], countriesIso2: [String]? = nil, prizeDescription: String? = nil, quantity: Int32, months: Int32? = nil, stars: Int64? = nil, untilDate: Int32) {
-                self.onlyNewSubscribers = onlyNewSubscribers
-                self.winnersAreVisible = winnersAreVisible
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: onlyNewSubscribers)
+                tlSetFlag(&_flags, 0x4, when: winnersAreVisible)
+                tlSetFlag(&_flags, 0x2, when: countriesIso2 != nil)
+                tlSetFlag(&_flags, 0x8, when: prizeDescription != nil)
+                tlSetFlag(&_flags, 0x10, when: months != nil)
+                tlSetFlag(&_flags, 0x20, when: stars != nil)
+                self.flags = _flags
                 self.channels = channels
                 self.countriesIso2 = countriesIso2
                 self.prizeDescription = prizeDescription
@@ -364,23 +405,22 @@ extension Api {
                 self.untilDate = untilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: onlyNewSubscribers)
-                tlSetFlag(&flags, 0x4, when: winnersAreVisible)
-                tlSetFlag(&flags, 0x2, when: countriesIso2 != nil)
-                tlSetFlag(&flags, 0x8, when: prizeDescription != nil)
-                tlSetFlag(&flags, 0x10, when: months != nil)
-                tlSetFlag(&flags, 0x20, when: stars != nil)
-                return flags
+            init(_ _flags: Int32, channels: [Int64], countriesIso2: [String]?, prizeDescription: String?, quantity: Int32, months: Int32?, stars: Int64?, untilDate: Int32) {
+                self.flags = _flags
+                self.channels = channels
+                self.countriesIso2 = countriesIso2
+                self.prizeDescription = prizeDescription
+                self.quantity = quantity
+                self.months = months
+                self.stars = stars
+                self.untilDate = untilDate
             }
         }
 
         /// `messageMediaGiveawayResults#ceaa3ea1 flags:# only_new_subscribers:flags.0?true refunded:flags.2?true channel_id:long additional_peers_count:flags.3?int launch_msg_id:int winners_count:int unclaimed_count:int winners:Vector<long> months:flags.4?int stars:flags.5?long prize_description:flags.1?string until_date:int = MessageMedia;`
         public final class Cons_messageMediaGiveawayResults: Sendable {
-            public let onlyNewSubscribers: Bool
-            public let refunded: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let additionalPeersCount: Int32?
             public let launchMsgId: Int32
@@ -391,10 +431,18 @@ extension Api {
             public let stars: Int64?
             public let prizeDescription: String?
             public let untilDate: Int32
+            public var onlyNewSubscribers: Bool { tlFlagIsSet(flags, 0x1) }
+            public var refunded: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(onlyNewSubscribers: Bool = false, refunded: Bool = false, channelId: Int64, additionalPeersCount: Int32? = nil, launchMsgId: Int32, winnersCount: Int32, unclaimedCount: Int32, winners: [Int64], months: Int32? = nil, stars: Int64? = nil, prizeDescription: String? = nil, untilDate: Int32) {
-                self.onlyNewSubscribers = onlyNewSubscribers
-                self.refunded = refunded
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: onlyNewSubscribers)
+                tlSetFlag(&_flags, 0x4, when: refunded)
+                tlSetFlag(&_flags, 0x8, when: additionalPeersCount != nil)
+                tlSetFlag(&_flags, 0x10, when: months != nil)
+                tlSetFlag(&_flags, 0x20, when: stars != nil)
+                tlSetFlag(&_flags, 0x2, when: prizeDescription != nil)
+                self.flags = _flags
                 self.channelId = channelId
                 self.additionalPeersCount = additionalPeersCount
                 self.launchMsgId = launchMsgId
@@ -407,16 +455,18 @@ extension Api {
                 self.untilDate = untilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: onlyNewSubscribers)
-                tlSetFlag(&flags, 0x4, when: refunded)
-                tlSetFlag(&flags, 0x8, when: additionalPeersCount != nil)
-                tlSetFlag(&flags, 0x10, when: months != nil)
-                tlSetFlag(&flags, 0x20, when: stars != nil)
-                tlSetFlag(&flags, 0x2, when: prizeDescription != nil)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, additionalPeersCount: Int32?, launchMsgId: Int32, winnersCount: Int32, unclaimedCount: Int32, winners: [Int64], months: Int32?, stars: Int64?, prizeDescription: String?, untilDate: Int32) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.additionalPeersCount = additionalPeersCount
+                self.launchMsgId = launchMsgId
+                self.winnersCount = winnersCount
+                self.unclaimedCount = unclaimedCount
+                self.winners = winners
+                self.months = months
+                self.stars = stars
+                self.prizeDescription = prizeDescription
+                self.untilDate = untilDate
             }
         }
 
@@ -433,37 +483,43 @@ extension Api {
 
         /// `messageMediaToDo#8a53b014 flags:# todo:TodoList completions:flags.0?Vector<TodoCompletion> = MessageMedia;`
         public final class Cons_messageMediaToDo: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let todo: Api.TodoList
             public let completions: [Api.TodoCompletion]?
 
             public init(todo: Api.TodoList, completions: [Api.TodoCompletion]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: completions != nil)
+                self.flags = _flags
                 self.todo = todo
                 self.completions = completions
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: completions != nil)
-                return flags
+            init(_ _flags: Int32, todo: Api.TodoList, completions: [Api.TodoCompletion]?) {
+                self.flags = _flags
+                self.todo = todo
+                self.completions = completions
             }
         }
 
         /// `messageMediaVideoStream#ca5cab89 flags:# rtmp_stream:flags.0?true call:InputGroupCall = MessageMedia;`
         public final class Cons_messageMediaVideoStream: Sendable {
-            public let rtmpStream: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let call: Api.InputGroupCall
+            public var rtmpStream: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(rtmpStream: Bool = false, call: Api.InputGroupCall) {
-                self.rtmpStream = rtmpStream
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rtmpStream)
+                self.flags = _flags
                 self.call = call
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rtmpStream)
-                return flags
+            init(_ _flags: Int32, call: Api.InputGroupCall) {
+                self.flags = _flags
+                self.call = call
             }
         }
 
@@ -726,7 +782,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _spoiler = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 field = 3
                 var _photo: Api.Photo? = nil
@@ -743,7 +798,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _video = try Api.Document.parse(&reader)
                 }
-                return .messageMediaPhoto(Cons_messageMediaPhoto(spoiler: _spoiler, photo: _photo, ttlSeconds: _ttlSeconds, video: _video))
+                return .messageMediaPhoto(Cons_messageMediaPhoto(_flags & 0x1d, photo: _photo, ttlSeconds: _ttlSeconds, video: _video))
             }
             catch {
                 throw error.inside(constructor: "messageMediaPhoto", fields: "flags,spoiler,live_photo,photo,ttl_seconds,video", index: field)
@@ -788,15 +843,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nopremium = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _spoiler = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _round = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _voice = tlFlagIsSet(_flags, 0x100)
                 field = 6
                 var _document: Api.Document? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -822,7 +872,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _ttlSeconds = try reader.readInt32()
                 }
-                return .messageMediaDocument(Cons_messageMediaDocument(nopremium: _nopremium, spoiler: _spoiler, video: _video, round: _round, voice: _voice, document: _document, altDocuments: _altDocuments, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds))
+                return .messageMediaDocument(Cons_messageMediaDocument(_flags & 0x7fd, document: _document, altDocuments: _altDocuments, videoCover: _videoCover, videoTimestamp: _videoTimestamp, ttlSeconds: _ttlSeconds))
             }
             catch {
                 throw error.inside(constructor: "messageMediaDocument", fields: "flags,nopremium,spoiler,video,round,voice,document,alt_documents,video_cover,video_timestamp,ttl_seconds", index: field)
@@ -834,16 +884,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forceLargeMedia = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _forceSmallMedia = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _manual = tlFlagIsSet(_flags, 0x8)
                 field = 4
-                let _safe = tlFlagIsSet(_flags, 0x10)
                 field = 5
                 let _webpage = try Api.WebPage.parse(&reader)
-                return .messageMediaWebPage(Cons_messageMediaWebPage(forceLargeMedia: _forceLargeMedia, forceSmallMedia: _forceSmallMedia, manual: _manual, safe: _safe, webpage: _webpage))
+                return .messageMediaWebPage(Cons_messageMediaWebPage(_flags & 0x1b, webpage: _webpage))
             }
             catch {
                 throw error.inside(constructor: "messageMediaWebPage", fields: "flags,force_large_media,force_small_media,manual,safe,webpage", index: field)
@@ -886,9 +932,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _shippingAddressRequested = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _test = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _title = try reader.readTLString()
                 field = 4
@@ -914,7 +958,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _extendedMedia = try Api.MessageExtendedMedia.parse(&reader)
                 }
-                return .messageMediaInvoice(Cons_messageMediaInvoice(shippingAddressRequested: _shippingAddressRequested, test: _test, title: _title, description: _description, photo: _photo, receiptMsgId: _receiptMsgId, currency: _currency, totalAmount: _totalAmount, startParam: _startParam, extendedMedia: _extendedMedia))
+                return .messageMediaInvoice(Cons_messageMediaInvoice(_flags & 0x1f, title: _title, description: _description, photo: _photo, receiptMsgId: _receiptMsgId, currency: _currency, totalAmount: _totalAmount, startParam: _startParam, extendedMedia: _extendedMedia))
             }
             catch {
                 throw error.inside(constructor: "messageMediaInvoice", fields: "flags,shipping_address_requested,test,title,description,photo,receipt_msg_id,currency,total_amount,start_param,extended_media", index: field)
@@ -939,7 +983,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _proximityNotificationRadius = try reader.readInt32()
                 }
-                return .messageMediaGeoLive(Cons_messageMediaGeoLive(geo: _geo, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius))
+                return .messageMediaGeoLive(Cons_messageMediaGeoLive(_flags & 0x3, geo: _geo, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius))
             }
             catch {
                 throw error.inside(constructor: "messageMediaGeoLive", fields: "flags,geo,heading,period,proximity_notification_radius", index: field)
@@ -959,7 +1003,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _attachedMedia = try Api.MessageMedia.parse(&reader)
                 }
-                return .messageMediaPoll(Cons_messageMediaPoll(poll: _poll, results: _results, attachedMedia: _attachedMedia))
+                return .messageMediaPoll(Cons_messageMediaPoll(_flags & 0x1, poll: _poll, results: _results, attachedMedia: _attachedMedia))
             }
             catch {
                 throw error.inside(constructor: "messageMediaPoll", fields: "flags,poll,results,attached_media", index: field)
@@ -979,7 +1023,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _gameOutcome = try Api.messages.EmojiGameOutcome.parse(&reader)
                 }
-                return .messageMediaDice(Cons_messageMediaDice(value: _value, emoticon: _emoticon, gameOutcome: _gameOutcome))
+                return .messageMediaDice(Cons_messageMediaDice(_flags & 0x1, value: _value, emoticon: _emoticon, gameOutcome: _gameOutcome))
             }
             catch {
                 throw error.inside(constructor: "messageMediaDice", fields: "flags,value,emoticon,game_outcome", index: field)
@@ -991,7 +1035,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaMention = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -1001,7 +1044,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _story = try Api.StoryItem.parse(&reader)
                 }
-                return .messageMediaStory(Cons_messageMediaStory(viaMention: _viaMention, peer: _peer, id: _id, story: _story))
+                return .messageMediaStory(Cons_messageMediaStory(_flags & 0x3, peer: _peer, id: _id, story: _story))
             }
             catch {
                 throw error.inside(constructor: "messageMediaStory", fields: "flags,via_mention,peer,id,story", index: field)
@@ -1013,9 +1056,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyNewSubscribers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _winnersAreVisible = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _channels = try reader.readVector(boxed: true, of: Int64.self)
                 field = 4
@@ -1042,7 +1083,7 @@ extension Api {
                 }
                 field = 9
                 let _untilDate = try reader.readInt32()
-                return .messageMediaGiveaway(Cons_messageMediaGiveaway(onlyNewSubscribers: _onlyNewSubscribers, winnersAreVisible: _winnersAreVisible, channels: _channels, countriesIso2: _countriesIso2, prizeDescription: _prizeDescription, quantity: _quantity, months: _months, stars: _stars, untilDate: _untilDate))
+                return .messageMediaGiveaway(Cons_messageMediaGiveaway(_flags & 0x3f, channels: _channels, countriesIso2: _countriesIso2, prizeDescription: _prizeDescription, quantity: _quantity, months: _months, stars: _stars, untilDate: _untilDate))
             }
             catch {
                 throw error.inside(constructor: "messageMediaGiveaway", fields: "flags,only_new_subscribers,winners_are_visible,channels,countries_iso2,prize_description,quantity,months,stars,until_date", index: field)
@@ -1054,9 +1095,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyNewSubscribers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _refunded = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _channelId = try reader.readInt64()
                 field = 4
@@ -1089,7 +1128,7 @@ extension Api {
                 }
                 field = 12
                 let _untilDate = try reader.readInt32()
-                return .messageMediaGiveawayResults(Cons_messageMediaGiveawayResults(onlyNewSubscribers: _onlyNewSubscribers, refunded: _refunded, channelId: _channelId, additionalPeersCount: _additionalPeersCount, launchMsgId: _launchMsgId, winnersCount: _winnersCount, unclaimedCount: _unclaimedCount, winners: _winners, months: _months, stars: _stars, prizeDescription: _prizeDescription, untilDate: _untilDate))
+                return .messageMediaGiveawayResults(Cons_messageMediaGiveawayResults(_flags & 0x3f, channelId: _channelId, additionalPeersCount: _additionalPeersCount, launchMsgId: _launchMsgId, winnersCount: _winnersCount, unclaimedCount: _unclaimedCount, winners: _winners, months: _months, stars: _stars, prizeDescription: _prizeDescription, untilDate: _untilDate))
             }
             catch {
                 throw error.inside(constructor: "messageMediaGiveawayResults", fields: "flags,only_new_subscribers,refunded,channel_id,additional_peers_count,launch_msg_id,winners_count,unclaimed_count,winners,months,stars,prize_description,until_date", index: field)
@@ -1120,7 +1159,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _completions = try reader.readVector(boxed: true, of: Api.TodoCompletion.self)
                 }
-                return .messageMediaToDo(Cons_messageMediaToDo(todo: _todo, completions: _completions))
+                return .messageMediaToDo(Cons_messageMediaToDo(_flags & 0x1, todo: _todo, completions: _completions))
             }
             catch {
                 throw error.inside(constructor: "messageMediaToDo", fields: "flags,todo,completions", index: field)
@@ -1132,10 +1171,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rtmpStream = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _call = try Api.InputGroupCall.parse(&reader)
-                return .messageMediaVideoStream(Cons_messageMediaVideoStream(rtmpStream: _rtmpStream, call: _call))
+                return .messageMediaVideoStream(Cons_messageMediaVideoStream(_flags & 0x1, call: _call))
             }
             catch {
                 throw error.inside(constructor: "messageMediaVideoStream", fields: "flags,rtmp_stream,call", index: field)
@@ -1630,8 +1668,8 @@ extension Api.payments {
 
         /// `payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;`
         public final class Cons_paymentForm: Sendable {
-            public let canSaveCredentials: Bool
-            public let passwordMissing: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let formId: Int64
             public let botId: Int64
             public let title: String
@@ -1646,10 +1684,19 @@ extension Api.payments {
             public let savedInfo: Api.PaymentRequestedInfo?
             public let savedCredentials: [Api.PaymentSavedCredentials]?
             public let users: [Api.User]
+            public var canSaveCredentials: Bool { tlFlagIsSet(flags, 0x4) }
+            public var passwordMissing: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(canSaveCredentials: Bool = false, passwordMissing: Bool = false, formId: Int64, botId: Int64, title: String, description: String, photo: Api.WebDocument? = nil, invoice: Api.Invoice, providerId: Int64, url: String, nativeProvider: String? = nil, nativeParams: Api.DataJSON? = nil, additionalMethods: [Api.PaymentFormMethod]? = nil, savedInfo: Api.PaymentRequestedInfo? = nil, savedCredentials: [Api.PaymentSavedCredentials]? = nil, users: [Api.User]) {
-                self.canSaveCredentials = canSaveCredentials
-                self.passwordMissing = passwordMissing
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: canSaveCredentials)
+                tlSetFlag(&_flags, 0x8, when: passwordMissing)
+                tlSetFlag(&_flags, 0x20, when: photo != nil)
+                tlSetFlag(&_flags, 0x10, when: nativeProvider != nil && nativeParams != nil)
+                tlSetFlag(&_flags, 0x40, when: additionalMethods != nil)
+                tlSetFlag(&_flags, 0x1, when: savedInfo != nil)
+                tlSetFlag(&_flags, 0x2, when: savedCredentials != nil)
+                self.flags = _flags
                 self.formId = formId
                 self.botId = botId
                 self.title = title
@@ -1666,22 +1713,29 @@ extension Api.payments {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: canSaveCredentials)
-                tlSetFlag(&flags, 0x8, when: passwordMissing)
-                tlSetFlag(&flags, 0x20, when: photo != nil)
-                tlSetFlag(&flags, 0x10, when: nativeProvider != nil && nativeParams != nil)
-                tlSetFlag(&flags, 0x40, when: additionalMethods != nil)
-                tlSetFlag(&flags, 0x1, when: savedInfo != nil)
-                tlSetFlag(&flags, 0x2, when: savedCredentials != nil)
-                return flags
+            init(_ _flags: Int32, formId: Int64, botId: Int64, title: String, description: String, photo: Api.WebDocument?, invoice: Api.Invoice, providerId: Int64, url: String, nativeProvider: String?, nativeParams: Api.DataJSON?, additionalMethods: [Api.PaymentFormMethod]?, savedInfo: Api.PaymentRequestedInfo?, savedCredentials: [Api.PaymentSavedCredentials]?, users: [Api.User]) {
+                self.flags = _flags
+                self.formId = formId
+                self.botId = botId
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.invoice = invoice
+                self.providerId = providerId
+                self.url = url
+                self.nativeProvider = nativeProvider
+                self.nativeParams = nativeParams
+                self.additionalMethods = additionalMethods
+                self.savedInfo = savedInfo
+                self.savedCredentials = savedCredentials
+                self.users = users
             }
         }
 
         /// `payments.paymentFormStars#7bf6b15c flags:# form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice users:Vector<User> = payments.PaymentForm;`
         public final class Cons_paymentFormStars: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let formId: Int64
             public let botId: Int64
             public let title: String
@@ -1691,6 +1745,9 @@ extension Api.payments {
             public let users: [Api.User]
 
             public init(formId: Int64, botId: Int64, title: String, description: String, photo: Api.WebDocument? = nil, invoice: Api.Invoice, users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x20, when: photo != nil)
+                self.flags = _flags
                 self.formId = formId
                 self.botId = botId
                 self.title = title
@@ -1700,11 +1757,15 @@ extension Api.payments {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x20, when: photo != nil)
-                return flags
+            init(_ _flags: Int32, formId: Int64, botId: Int64, title: String, description: String, photo: Api.WebDocument?, invoice: Api.Invoice, users: [Api.User]) {
+                self.flags = _flags
+                self.formId = formId
+                self.botId = botId
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.invoice = invoice
+                self.users = users
             }
         }
 
@@ -1800,9 +1861,7 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canSaveCredentials = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _passwordMissing = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _formId = try reader.readInt64()
                 field = 4
@@ -1849,7 +1908,7 @@ extension Api.payments {
                 }
                 field = 16
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .paymentForm(Cons_paymentForm(canSaveCredentials: _canSaveCredentials, passwordMissing: _passwordMissing, formId: _formId, botId: _botId, title: _title, description: _description, photo: _photo, invoice: _invoice, providerId: _providerId, url: _url, nativeProvider: _nativeProvider, nativeParams: _nativeParams, additionalMethods: _additionalMethods, savedInfo: _savedInfo, savedCredentials: _savedCredentials, users: _users))
+                return .paymentForm(Cons_paymentForm(_flags & 0x7f, formId: _formId, botId: _botId, title: _title, description: _description, photo: _photo, invoice: _invoice, providerId: _providerId, url: _url, nativeProvider: _nativeProvider, nativeParams: _nativeParams, additionalMethods: _additionalMethods, savedInfo: _savedInfo, savedCredentials: _savedCredentials, users: _users))
             }
             catch {
                 throw error.inside(constructor: "payments.paymentForm", fields: "flags,can_save_credentials,password_missing,form_id,bot_id,title,description,photo,invoice,provider_id,url,native_provider,native_params,additional_methods,saved_info,saved_credentials,users", index: field)
@@ -1877,7 +1936,7 @@ extension Api.payments {
                 let _invoice = try Api.Invoice.parse(&reader)
                 field = 7
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .paymentFormStars(Cons_paymentFormStars(formId: _formId, botId: _botId, title: _title, description: _description, photo: _photo, invoice: _invoice, users: _users))
+                return .paymentFormStars(Cons_paymentFormStars(_flags & 0x20, formId: _formId, botId: _botId, title: _title, description: _description, photo: _photo, invoice: _invoice, users: _users))
             }
             catch {
                 throw error.inside(constructor: "payments.paymentFormStars", fields: "flags,form_id,bot_id,title,description,photo,invoice,users", index: field)
@@ -2309,20 +2368,20 @@ extension Api {
 
         /// `inputStorePaymentPremiumSubscription#a6751e66 flags:# restore:flags.0?true upgrade:flags.1?true = InputStorePaymentPurpose;`
         public struct Cons_inputStorePaymentPremiumSubscription: Sendable {
-            public let restore: Bool
-            public let upgrade: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var restore: Bool { tlFlagIsSet(flags, 0x1) }
+            public var upgrade: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(restore: Bool = false, upgrade: Bool = false) {
-                self.restore = restore
-                self.upgrade = upgrade
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: restore)
+                tlSetFlag(&_flags, 0x2, when: upgrade)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: restore)
-                tlSetFlag(&flags, 0x2, when: upgrade)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -2341,6 +2400,8 @@ extension Api {
 
         /// `inputStorePaymentPremiumGiftCode#fb790393 flags:# users:Vector<InputUser> boost_peer:flags.0?InputPeer currency:string amount:long message:flags.1?TextWithEntities = InputStorePaymentPurpose;`
         public final class Cons_inputStorePaymentPremiumGiftCode: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let users: [Api.InputUser]
             public let boostPeer: Api.InputPeer?
             public let currency: String
@@ -2348,6 +2409,10 @@ extension Api {
             public let message: Api.TextWithEntities?
 
             public init(users: [Api.InputUser], boostPeer: Api.InputPeer? = nil, currency: String, amount: Int64, message: Api.TextWithEntities? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: boostPeer != nil)
+                tlSetFlag(&_flags, 0x2, when: message != nil)
+                self.flags = _flags
                 self.users = users
                 self.boostPeer = boostPeer
                 self.currency = currency
@@ -2355,19 +2420,20 @@ extension Api {
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: boostPeer != nil)
-                tlSetFlag(&flags, 0x2, when: message != nil)
-                return flags
+            init(_ _flags: Int32, users: [Api.InputUser], boostPeer: Api.InputPeer?, currency: String, amount: Int64, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.users = users
+                self.boostPeer = boostPeer
+                self.currency = currency
+                self.amount = amount
+                self.message = message
             }
         }
 
         /// `inputStorePaymentPremiumGiveaway#160544ca flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long = InputStorePaymentPurpose;`
         public final class Cons_inputStorePaymentPremiumGiveaway: Sendable {
-            public let onlyNewSubscribers: Bool
-            public let winnersAreVisible: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let boostPeer: Api.InputPeer
             public let additionalPeers: [Api.InputPeer]?
             public let countriesIso2: [String]?
@@ -2376,10 +2442,17 @@ extension Api {
             public let untilDate: Int32
             public let currency: String
             public let amount: Int64
+            public var onlyNewSubscribers: Bool { tlFlagIsSet(flags, 0x1) }
+            public var winnersAreVisible: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(onlyNewSubscribers: Bool = false, winnersAreVisible: Bool = false, boostPeer: Api.InputPeer, additionalPeers: [Api.InputPeer]? = nil, countriesIso2: [String]? = nil, prizeDescription: String? = nil, randomId: Int64, untilDate: Int32, currency: String, amount: Int64) {
-                self.onlyNewSubscribers = onlyNewSubscribers
-                self.winnersAreVisible = winnersAreVisible
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: onlyNewSubscribers)
+                tlSetFlag(&_flags, 0x8, when: winnersAreVisible)
+                tlSetFlag(&_flags, 0x2, when: additionalPeers != nil)
+                tlSetFlag(&_flags, 0x4, when: countriesIso2 != nil)
+                tlSetFlag(&_flags, 0x10, when: prizeDescription != nil)
+                self.flags = _flags
                 self.boostPeer = boostPeer
                 self.additionalPeers = additionalPeers
                 self.countriesIso2 = countriesIso2
@@ -2390,37 +2463,44 @@ extension Api {
                 self.amount = amount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: onlyNewSubscribers)
-                tlSetFlag(&flags, 0x8, when: winnersAreVisible)
-                tlSetFlag(&flags, 0x2, when: additionalPeers != nil)
-                tlSetFlag(&flags, 0x4, when: countriesIso2 != nil)
-                tlSetFlag(&flags, 0x10, when: prizeDescription != nil)
-                return flags
+            init(_ _flags: Int32, boostPeer: Api.InputPeer, additionalPeers: [Api.InputPeer]?, countriesIso2: [String]?, prizeDescription: String?, randomId: Int64, untilDate: Int32, currency: String, amount: Int64) {
+                self.flags = _flags
+                self.boostPeer = boostPeer
+                self.additionalPeers = additionalPeers
+                self.countriesIso2 = countriesIso2
+                self.prizeDescription = prizeDescription
+                self.randomId = randomId
+                self.untilDate = untilDate
+                self.currency = currency
+                self.amount = amount
             }
         }
 
         /// `inputStorePaymentStarsTopup#f9a2a6cb flags:# stars:long currency:string amount:long spend_purpose_peer:flags.0?InputPeer = InputStorePaymentPurpose;`
         public final class Cons_inputStorePaymentStarsTopup: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stars: Int64
             public let currency: String
             public let amount: Int64
             public let spendPurposePeer: Api.InputPeer?
 
             public init(stars: Int64, currency: String, amount: Int64, spendPurposePeer: Api.InputPeer? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: spendPurposePeer != nil)
+                self.flags = _flags
                 self.stars = stars
                 self.currency = currency
                 self.amount = amount
                 self.spendPurposePeer = spendPurposePeer
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: spendPurposePeer != nil)
-                return flags
+            init(_ _flags: Int32, stars: Int64, currency: String, amount: Int64, spendPurposePeer: Api.InputPeer?) {
+                self.flags = _flags
+                self.stars = stars
+                self.currency = currency
+                self.amount = amount
+                self.spendPurposePeer = spendPurposePeer
             }
         }
 
@@ -2441,8 +2521,8 @@ extension Api {
 
         /// `inputStorePaymentStarsGiveaway#751f08fa flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true stars:long boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long users:int = InputStorePaymentPurpose;`
         public final class Cons_inputStorePaymentStarsGiveaway: Sendable {
-            public let onlyNewSubscribers: Bool
-            public let winnersAreVisible: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stars: Int64
             public let boostPeer: Api.InputPeer
             public let additionalPeers: [Api.InputPeer]?
@@ -2453,10 +2533,17 @@ extension Api {
             public let currency: String
             public let amount: Int64
             public let users: Int32
+            public var onlyNewSubscribers: Bool { tlFlagIsSet(flags, 0x1) }
+            public var winnersAreVisible: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(onlyNewSubscribers: Bool = false, winnersAreVisible: Bool = false, stars: Int64, boostPeer: Api.InputPeer, additionalPeers: [Api.InputPeer]? = nil, countriesIso2: [String]? = nil, prizeDescription: String? = nil, randomId: Int64, untilDate: Int32, currency: String, amount: Int64, users: Int32) {
-                self.onlyNewSubscribers = onlyNewSubscribers
-                self.winnersAreVisible = winnersAreVisible
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: onlyNewSubscribers)
+                tlSetFlag(&_flags, 0x8, when: winnersAreVisible)
+                tlSetFlag(&_flags, 0x2, when: additionalPeers != nil)
+                tlSetFlag(&_flags, 0x4, when: countriesIso2 != nil)
+                tlSetFlag(&_flags, 0x10, when: prizeDescription != nil)
+                self.flags = _flags
                 self.stars = stars
                 self.boostPeer = boostPeer
                 self.additionalPeers = additionalPeers
@@ -2469,29 +2556,36 @@ extension Api {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: onlyNewSubscribers)
-                tlSetFlag(&flags, 0x8, when: winnersAreVisible)
-                tlSetFlag(&flags, 0x2, when: additionalPeers != nil)
-                tlSetFlag(&flags, 0x4, when: countriesIso2 != nil)
-                tlSetFlag(&flags, 0x10, when: prizeDescription != nil)
-                return flags
+            init(_ _flags: Int32, stars: Int64, boostPeer: Api.InputPeer, additionalPeers: [Api.InputPeer]?, countriesIso2: [String]?, prizeDescription: String?, randomId: Int64, untilDate: Int32, currency: String, amount: Int64, users: Int32) {
+                self.flags = _flags
+                self.stars = stars
+                self.boostPeer = boostPeer
+                self.additionalPeers = additionalPeers
+                self.countriesIso2 = countriesIso2
+                self.prizeDescription = prizeDescription
+                self.randomId = randomId
+                self.untilDate = untilDate
+                self.currency = currency
+                self.amount = amount
+                self.users = users
             }
         }
 
         /// `inputStorePaymentAuthCode#3fc18057 flags:# restore:flags.0?true phone_number:string phone_code_hash:string premium_days:int currency:string amount:long = InputStorePaymentPurpose;`
         public final class Cons_inputStorePaymentAuthCode: Sendable {
-            public let restore: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let phoneNumber: String
             public let phoneCodeHash: String
             public let premiumDays: Int32
             public let currency: String
             public let amount: Int64
+            public var restore: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(restore: Bool = false, phoneNumber: String, phoneCodeHash: String, premiumDays: Int32, currency: String, amount: Int64) {
-                self.restore = restore
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: restore)
+                self.flags = _flags
                 self.phoneNumber = phoneNumber
                 self.phoneCodeHash = phoneCodeHash
                 self.premiumDays = premiumDays
@@ -2499,11 +2593,13 @@ extension Api {
                 self.amount = amount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: restore)
-                return flags
+            init(_ _flags: Int32, phoneNumber: String, phoneCodeHash: String, premiumDays: Int32, currency: String, amount: Int64) {
+                self.flags = _flags
+                self.phoneNumber = phoneNumber
+                self.phoneCodeHash = phoneCodeHash
+                self.premiumDays = premiumDays
+                self.currency = currency
+                self.amount = amount
             }
         }
 
@@ -2643,10 +2739,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _restore = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _upgrade = tlFlagIsSet(_flags, 0x2)
-                return .inputStorePaymentPremiumSubscription(Cons_inputStorePaymentPremiumSubscription(restore: _restore, upgrade: _upgrade))
+                return .inputStorePaymentPremiumSubscription(Cons_inputStorePaymentPremiumSubscription(_flags & 0x3))
             }
             catch {
                 throw error.inside(constructor: "inputStorePaymentPremiumSubscription", fields: "flags,restore,upgrade", index: field)
@@ -2688,7 +2782,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .inputStorePaymentPremiumGiftCode(Cons_inputStorePaymentPremiumGiftCode(users: _users, boostPeer: _boostPeer, currency: _currency, amount: _amount, message: _message))
+                return .inputStorePaymentPremiumGiftCode(Cons_inputStorePaymentPremiumGiftCode(_flags & 0x3, users: _users, boostPeer: _boostPeer, currency: _currency, amount: _amount, message: _message))
             }
             catch {
                 throw error.inside(constructor: "inputStorePaymentPremiumGiftCode", fields: "flags,users,boost_peer,currency,amount,message", index: field)
@@ -2700,9 +2794,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyNewSubscribers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _winnersAreVisible = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _boostPeer = try Api.InputPeer.parse(&reader)
                 field = 4
@@ -2728,7 +2820,7 @@ extension Api {
                 let _currency = try reader.readTLString()
                 field = 10
                 let _amount = try reader.readInt64()
-                return .inputStorePaymentPremiumGiveaway(Cons_inputStorePaymentPremiumGiveaway(onlyNewSubscribers: _onlyNewSubscribers, winnersAreVisible: _winnersAreVisible, boostPeer: _boostPeer, additionalPeers: _additionalPeers, countriesIso2: _countriesIso2, prizeDescription: _prizeDescription, randomId: _randomId, untilDate: _untilDate, currency: _currency, amount: _amount))
+                return .inputStorePaymentPremiumGiveaway(Cons_inputStorePaymentPremiumGiveaway(_flags & 0x1f, boostPeer: _boostPeer, additionalPeers: _additionalPeers, countriesIso2: _countriesIso2, prizeDescription: _prizeDescription, randomId: _randomId, untilDate: _untilDate, currency: _currency, amount: _amount))
             }
             catch {
                 throw error.inside(constructor: "inputStorePaymentPremiumGiveaway", fields: "flags,only_new_subscribers,winners_are_visible,boost_peer,additional_peers,countries_iso2,prize_description,random_id,until_date,currency,amount", index: field)
@@ -2750,7 +2842,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _spendPurposePeer = try Api.InputPeer.parse(&reader)
                 }
-                return .inputStorePaymentStarsTopup(Cons_inputStorePaymentStarsTopup(stars: _stars, currency: _currency, amount: _amount, spendPurposePeer: _spendPurposePeer))
+                return .inputStorePaymentStarsTopup(Cons_inputStorePaymentStarsTopup(_flags & 0x1, stars: _stars, currency: _currency, amount: _amount, spendPurposePeer: _spendPurposePeer))
             }
             catch {
                 throw error.inside(constructor: "inputStorePaymentStarsTopup", fields: "flags,stars,currency,amount,spend_purpose_peer", index: field)
@@ -2779,9 +2871,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _onlyNewSubscribers = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _winnersAreVisible = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _stars = try reader.readInt64()
                 field = 4
@@ -2811,7 +2901,7 @@ extension Api {
                 let _amount = try reader.readInt64()
                 field = 12
                 let _users = try reader.readInt32()
-                return .inputStorePaymentStarsGiveaway(Cons_inputStorePaymentStarsGiveaway(onlyNewSubscribers: _onlyNewSubscribers, winnersAreVisible: _winnersAreVisible, stars: _stars, boostPeer: _boostPeer, additionalPeers: _additionalPeers, countriesIso2: _countriesIso2, prizeDescription: _prizeDescription, randomId: _randomId, untilDate: _untilDate, currency: _currency, amount: _amount, users: _users))
+                return .inputStorePaymentStarsGiveaway(Cons_inputStorePaymentStarsGiveaway(_flags & 0x1f, stars: _stars, boostPeer: _boostPeer, additionalPeers: _additionalPeers, countriesIso2: _countriesIso2, prizeDescription: _prizeDescription, randomId: _randomId, untilDate: _untilDate, currency: _currency, amount: _amount, users: _users))
             }
             catch {
                 throw error.inside(constructor: "inputStorePaymentStarsGiveaway", fields: "flags,only_new_subscribers,winners_are_visible,stars,boost_peer,additional_peers,countries_iso2,prize_description,random_id,until_date,currency,amount,users", index: field)
@@ -2823,7 +2913,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _restore = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _phoneNumber = try reader.readTLString()
                 field = 3
@@ -2834,7 +2923,7 @@ extension Api {
                 let _currency = try reader.readTLString()
                 field = 6
                 let _amount = try reader.readInt64()
-                return .inputStorePaymentAuthCode(Cons_inputStorePaymentAuthCode(restore: _restore, phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, premiumDays: _premiumDays, currency: _currency, amount: _amount))
+                return .inputStorePaymentAuthCode(Cons_inputStorePaymentAuthCode(_flags & 0x1, phoneNumber: _phoneNumber, phoneCodeHash: _phoneCodeHash, premiumDays: _premiumDays, currency: _currency, amount: _amount))
             }
             catch {
                 throw error.inside(constructor: "inputStorePaymentAuthCode", fields: "flags,restore,phone_number,phone_code_hash,premium_days,currency,amount", index: field)
@@ -3393,26 +3482,31 @@ extension Api {
 
         /// `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
         public final class Cons_starsRevenueStatus: Sendable {
-            public let withdrawalEnabled: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currentBalance: Api.StarsAmount
             public let availableBalance: Api.StarsAmount
             public let overallRevenue: Api.StarsAmount
             public let nextWithdrawalAt: Int32?
+            public var withdrawalEnabled: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(withdrawalEnabled: Bool = false, currentBalance: Api.StarsAmount, availableBalance: Api.StarsAmount, overallRevenue: Api.StarsAmount, nextWithdrawalAt: Int32? = nil) {
-                self.withdrawalEnabled = withdrawalEnabled
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: withdrawalEnabled)
+                tlSetFlag(&_flags, 0x2, when: nextWithdrawalAt != nil)
+                self.flags = _flags
                 self.currentBalance = currentBalance
                 self.availableBalance = availableBalance
                 self.overallRevenue = overallRevenue
                 self.nextWithdrawalAt = nextWithdrawalAt
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: withdrawalEnabled)
-                tlSetFlag(&flags, 0x2, when: nextWithdrawalAt != nil)
-                return flags
+            init(_ _flags: Int32, currentBalance: Api.StarsAmount, availableBalance: Api.StarsAmount, overallRevenue: Api.StarsAmount, nextWithdrawalAt: Int32?) {
+                self.flags = _flags
+                self.currentBalance = currentBalance
+                self.availableBalance = availableBalance
+                self.overallRevenue = overallRevenue
+                self.nextWithdrawalAt = nextWithdrawalAt
             }
         }
 
@@ -3454,7 +3548,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _withdrawalEnabled = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _currentBalance = try Api.StarsAmount.parse(&reader)
                 field = 3
@@ -3466,7 +3559,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _nextWithdrawalAt = try reader.readInt32()
                 }
-                return .starsRevenueStatus(Cons_starsRevenueStatus(withdrawalEnabled: _withdrawalEnabled, currentBalance: _currentBalance, availableBalance: _availableBalance, overallRevenue: _overallRevenue, nextWithdrawalAt: _nextWithdrawalAt))
+                return .starsRevenueStatus(Cons_starsRevenueStatus(_flags & 0x3, currentBalance: _currentBalance, availableBalance: _availableBalance, overallRevenue: _overallRevenue, nextWithdrawalAt: _nextWithdrawalAt))
             }
             catch {
                 throw error.inside(constructor: "starsRevenueStatus", fields: "flags,withdrawal_enabled,current_balance,available_balance,overall_revenue,next_withdrawal_at", index: field)
@@ -3501,18 +3594,23 @@ extension Api {
 
         /// `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
         public final class Cons_starsGiveawayOption: Sendable {
-            public let extended: Bool
-            public let `default`: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stars: Int64
             public let yearlyBoosts: Int32
             public let storeProduct: String?
             public let currency: String
             public let amount: Int64
             public let winners: [Api.StarsGiveawayWinnersOption]
+            public var extended: Bool { tlFlagIsSet(flags, 0x1) }
+            public var `default`: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(extended: Bool = false, `default`: Bool = false, stars: Int64, yearlyBoosts: Int32, storeProduct: String? = nil, currency: String, amount: Int64, winners: [Api.StarsGiveawayWinnersOption]) {
-                self.extended = extended
-                self.`default` = `default`
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: extended)
+                tlSetFlag(&_flags, 0x2, when: `default`)
+                tlSetFlag(&_flags, 0x4, when: storeProduct != nil)
+                self.flags = _flags
                 self.stars = stars
                 self.yearlyBoosts = yearlyBoosts
                 self.storeProduct = storeProduct
@@ -3521,13 +3619,14 @@ extension Api {
                 self.winners = winners
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: extended)
-                tlSetFlag(&flags, 0x2, when: `default`)
-                tlSetFlag(&flags, 0x4, when: storeProduct != nil)
-                return flags
+            init(_ _flags: Int32, stars: Int64, yearlyBoosts: Int32, storeProduct: String?, currency: String, amount: Int64, winners: [Api.StarsGiveawayWinnersOption]) {
+                self.flags = _flags
+                self.stars = stars
+                self.yearlyBoosts = yearlyBoosts
+                self.storeProduct = storeProduct
+                self.currency = currency
+                self.amount = amount
+                self.winners = winners
             }
         }
 
@@ -3571,9 +3670,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _extended = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _default = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _stars = try reader.readInt64()
                 field = 4
@@ -3589,7 +3686,7 @@ extension Api {
                 let _amount = try reader.readInt64()
                 field = 8
                 let _winners = try reader.readVector(boxed: true, of: Api.StarsGiveawayWinnersOption.self)
-                return .starsGiveawayOption(Cons_starsGiveawayOption(extended: _extended, default: _default, stars: _stars, yearlyBoosts: _yearlyBoosts, storeProduct: _storeProduct, currency: _currency, amount: _amount, winners: _winners))
+                return .starsGiveawayOption(Cons_starsGiveawayOption(_flags & 0x7, stars: _stars, yearlyBoosts: _yearlyBoosts, storeProduct: _storeProduct, currency: _currency, amount: _amount, winners: _winners))
             }
             catch {
                 throw error.inside(constructor: "starsGiveawayOption", fields: "flags,extended,default,stars,yearly_boosts,store_product,currency,amount,winners", index: field)

@@ -579,16 +579,23 @@ extension Api {
 
         /// `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
         public final class Cons_inputThemeSettings: Sendable {
-            public let messageColorsAnimated: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let baseTheme: Api.BaseTheme
             public let accentColor: Int32
             public let outboxAccentColor: Int32?
             public let messageColors: [Int32]?
             public let wallpaper: Api.InputWallPaper?
             public let wallpaperSettings: Api.WallPaperSettings?
+            public var messageColorsAnimated: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(messageColorsAnimated: Bool = false, baseTheme: Api.BaseTheme, accentColor: Int32, outboxAccentColor: Int32? = nil, messageColors: [Int32]? = nil, wallpaper: Api.InputWallPaper? = nil, wallpaperSettings: Api.WallPaperSettings? = nil) {
-                self.messageColorsAnimated = messageColorsAnimated
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: messageColorsAnimated)
+                tlSetFlag(&_flags, 0x8, when: outboxAccentColor != nil)
+                tlSetFlag(&_flags, 0x1, when: messageColors != nil)
+                tlSetFlag(&_flags, 0x2, when: wallpaper != nil && wallpaperSettings != nil)
+                self.flags = _flags
                 self.baseTheme = baseTheme
                 self.accentColor = accentColor
                 self.outboxAccentColor = outboxAccentColor
@@ -597,14 +604,14 @@ extension Api {
                 self.wallpaperSettings = wallpaperSettings
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: messageColorsAnimated)
-                tlSetFlag(&flags, 0x8, when: outboxAccentColor != nil)
-                tlSetFlag(&flags, 0x1, when: messageColors != nil)
-                tlSetFlag(&flags, 0x2, when: wallpaper != nil && wallpaperSettings != nil)
-                return flags
+            init(_ _flags: Int32, baseTheme: Api.BaseTheme, accentColor: Int32, outboxAccentColor: Int32?, messageColors: [Int32]?, wallpaper: Api.InputWallPaper?, wallpaperSettings: Api.WallPaperSettings?) {
+                self.flags = _flags
+                self.baseTheme = baseTheme
+                self.accentColor = accentColor
+                self.outboxAccentColor = outboxAccentColor
+                self.messageColors = messageColors
+                self.wallpaper = wallpaper
+                self.wallpaperSettings = wallpaperSettings
             }
         }
 
@@ -656,7 +663,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _messageColorsAnimated = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _baseTheme = try Api.BaseTheme.parse(&reader)
                 field = 3
@@ -681,7 +687,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _wallpaperSettings = try Api.WallPaperSettings.parse(&reader)
                 }
-                return .inputThemeSettings(Cons_inputThemeSettings(messageColorsAnimated: _messageColorsAnimated, baseTheme: _baseTheme, accentColor: _accentColor, outboxAccentColor: _outboxAccentColor, messageColors: _messageColors, wallpaper: _wallpaper, wallpaperSettings: _wallpaperSettings))
+                return .inputThemeSettings(Cons_inputThemeSettings(_flags & 0xf, baseTheme: _baseTheme, accentColor: _accentColor, outboxAccentColor: _outboxAccentColor, messageColors: _messageColors, wallpaper: _wallpaper, wallpaperSettings: _wallpaperSettings))
             }
             catch {
                 throw error.inside(constructor: "inputThemeSettings", fields: "flags,message_colors_animated,base_theme,accent_color,outbox_accent_color,message_colors,wallpaper,wallpaper_settings", index: field)
@@ -724,21 +730,26 @@ extension Api {
 
         /// `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
         public final class Cons_reactionCount: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let chosenOrder: Int32?
             public let reaction: Api.Reaction
             public let count: Int32
 
             public init(chosenOrder: Int32? = nil, reaction: Api.Reaction, count: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: chosenOrder != nil)
+                self.flags = _flags
                 self.chosenOrder = chosenOrder
                 self.reaction = reaction
                 self.count = count
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: chosenOrder != nil)
-                return flags
+            init(_ _flags: Int32, chosenOrder: Int32?, reaction: Api.Reaction, count: Int32) {
+                self.flags = _flags
+                self.chosenOrder = chosenOrder
+                self.reaction = reaction
+                self.count = count
             }
         }
 
@@ -787,7 +798,7 @@ extension Api {
                 let _reaction = try Api.Reaction.parse(&reader)
                 field = 3
                 let _count = try reader.readInt32()
-                return .reactionCount(Cons_reactionCount(chosenOrder: _chosenOrder, reaction: _reaction, count: _count))
+                return .reactionCount(Cons_reactionCount(_flags & 0x1, chosenOrder: _chosenOrder, reaction: _reaction, count: _count))
             }
             catch {
                 throw error.inside(constructor: "reactionCount", fields: "flags,chosen_order,reaction,count", index: field)
@@ -912,25 +923,25 @@ extension Api.messages {
 
         /// `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
         public final class Cons_botApp: Sendable {
-            public let inactive: Bool
-            public let requestWriteAccess: Bool
-            public let hasSettings: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let app: Api.BotApp
+            public var inactive: Bool { tlFlagIsSet(flags, 0x1) }
+            public var requestWriteAccess: Bool { tlFlagIsSet(flags, 0x2) }
+            public var hasSettings: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(inactive: Bool = false, requestWriteAccess: Bool = false, hasSettings: Bool = false, app: Api.BotApp) {
-                self.inactive = inactive
-                self.requestWriteAccess = requestWriteAccess
-                self.hasSettings = hasSettings
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: inactive)
+                tlSetFlag(&_flags, 0x2, when: requestWriteAccess)
+                tlSetFlag(&_flags, 0x4, when: hasSettings)
+                self.flags = _flags
                 self.app = app
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: inactive)
-                tlSetFlag(&flags, 0x2, when: requestWriteAccess)
-                tlSetFlag(&flags, 0x4, when: hasSettings)
-                return flags
+            init(_ _flags: Int32, app: Api.BotApp) {
+                self.flags = _flags
+                self.app = app
             }
         }
 
@@ -967,14 +978,11 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inactive = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _requestWriteAccess = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _hasSettings = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _app = try Api.BotApp.parse(&reader)
-                return .botApp(Cons_botApp(inactive: _inactive, requestWriteAccess: _requestWriteAccess, hasSettings: _hasSettings, app: _app))
+                return .botApp(Cons_botApp(_flags & 0x7, app: _app))
             }
             catch {
                 throw error.inside(constructor: "messages.botApp", fields: "flags,inactive,request_write_access,has_settings,app", index: field)
@@ -1269,24 +1277,28 @@ extension Api {
 
         /// `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
         public final class Cons_factCheck: Sendable {
-            public let needCheck: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let country: String?
             public let text: Api.TextWithEntities?
             public let hash: Int64
+            public var needCheck: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(needCheck: Bool = false, country: String? = nil, text: Api.TextWithEntities? = nil, hash: Int64) {
-                self.needCheck = needCheck
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: needCheck)
+                tlSetFlag(&_flags, 0x2, when: country != nil && text != nil)
+                self.flags = _flags
                 self.country = country
                 self.text = text
                 self.hash = hash
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: needCheck)
-                tlSetFlag(&flags, 0x2, when: country != nil && text != nil)
-                return flags
+            init(_ _flags: Int32, country: String?, text: Api.TextWithEntities?, hash: Int64) {
+                self.flags = _flags
+                self.country = country
+                self.text = text
+                self.hash = hash
             }
         }
 
@@ -1329,7 +1341,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _needCheck = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _country: String? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -1342,7 +1353,7 @@ extension Api {
                 }
                 field = 4
                 let _hash = try reader.readInt64()
-                return .factCheck(Cons_factCheck(needCheck: _needCheck, country: _country, text: _text, hash: _hash))
+                return .factCheck(Cons_factCheck(_flags & 0x3, country: _country, text: _text, hash: _hash))
             }
             catch {
                 throw error.inside(constructor: "factCheck", fields: "flags,need_check,country,text,hash", index: field)
@@ -1463,23 +1474,27 @@ extension Api {
 
         /// `starGiftAttributeModel#565251e2 flags:# crafted:flags.0?true name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
         public final class Cons_starGiftAttributeModel: Sendable {
-            public let crafted: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let name: String
             public let document: Api.Document
             public let rarity: Api.StarGiftAttributeRarity
+            public var crafted: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(crafted: Bool = false, name: String, document: Api.Document, rarity: Api.StarGiftAttributeRarity) {
-                self.crafted = crafted
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: crafted)
+                self.flags = _flags
                 self.name = name
                 self.document = document
                 self.rarity = rarity
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: crafted)
-                return flags
+            init(_ _flags: Int32, name: String, document: Api.Document, rarity: Api.StarGiftAttributeRarity) {
+                self.flags = _flags
+                self.name = name
+                self.document = document
+                self.rarity = rarity
             }
         }
 
@@ -1519,24 +1534,30 @@ extension Api {
 
         /// `starGiftAttributeOriginalDetails#e0bff26c flags:# sender_id:flags.0?Peer recipient_id:Peer date:int message:flags.1?TextWithEntities = StarGiftAttribute;`
         public final class Cons_starGiftAttributeOriginalDetails: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let senderId: Api.Peer?
             public let recipientId: Api.Peer
             public let date: Int32
             public let message: Api.TextWithEntities?
 
             public init(senderId: Api.Peer? = nil, recipientId: Api.Peer, date: Int32, message: Api.TextWithEntities? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: senderId != nil)
+                tlSetFlag(&_flags, 0x2, when: message != nil)
+                self.flags = _flags
                 self.senderId = senderId
                 self.recipientId = recipientId
                 self.date = date
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: senderId != nil)
-                tlSetFlag(&flags, 0x2, when: message != nil)
-                return flags
+            init(_ _flags: Int32, senderId: Api.Peer?, recipientId: Api.Peer, date: Int32, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.senderId = senderId
+                self.recipientId = recipientId
+                self.date = date
+                self.message = message
             }
         }
 
@@ -1608,14 +1629,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _crafted = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _name = try reader.readTLString()
                 field = 3
                 let _document = try Api.Document.parse(&reader)
                 field = 4
                 let _rarity = try Api.StarGiftAttributeRarity.parse(&reader)
-                return .starGiftAttributeModel(Cons_starGiftAttributeModel(crafted: _crafted, name: _name, document: _document, rarity: _rarity))
+                return .starGiftAttributeModel(Cons_starGiftAttributeModel(_flags & 0x1, name: _name, document: _document, rarity: _rarity))
             }
             catch {
                 throw error.inside(constructor: "starGiftAttributeModel", fields: "flags,crafted,name,document,rarity", index: field)
@@ -1678,7 +1698,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .starGiftAttributeOriginalDetails(Cons_starGiftAttributeOriginalDetails(senderId: _senderId, recipientId: _recipientId, date: _date, message: _message))
+                return .starGiftAttributeOriginalDetails(Cons_starGiftAttributeOriginalDetails(_flags & 0x3, senderId: _senderId, recipientId: _recipientId, date: _date, message: _message))
             }
             catch {
                 throw error.inside(constructor: "starGiftAttributeOriginalDetails", fields: "flags,sender_id,recipient_id,date,message", index: field)

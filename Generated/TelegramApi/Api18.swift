@@ -164,19 +164,21 @@ extension Api {
 
         /// `channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;`
         public final class Cons_channelMessagesFilter: Sendable {
-            public let excludeNewMessages: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let ranges: [Api.MessageRange]
+            public var excludeNewMessages: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(excludeNewMessages: Bool = false, ranges: [Api.MessageRange]) {
-                self.excludeNewMessages = excludeNewMessages
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: excludeNewMessages)
+                self.flags = _flags
                 self.ranges = ranges
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: excludeNewMessages)
-                return flags
+            init(_ _flags: Int32, ranges: [Api.MessageRange]) {
+                self.flags = _flags
+                self.ranges = ranges
             }
         }
 
@@ -220,10 +222,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _excludeNewMessages = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _ranges = try reader.readVector(boxed: true, of: Api.MessageRange.self)
-                return .channelMessagesFilter(Cons_channelMessagesFilter(excludeNewMessages: _excludeNewMessages, ranges: _ranges))
+                return .channelMessagesFilter(Cons_channelMessagesFilter(_flags & 0x2, ranges: _ranges))
             }
             catch {
                 throw error.inside(constructor: "channelMessagesFilter", fields: "flags,exclude_new_messages,ranges", index: field)
@@ -255,20 +256,24 @@ extension Api.payments {
 
         /// `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
         public final class Cons_validatedRequestedInfo: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String?
             public let shippingOptions: [Api.ShippingOption]?
 
             public init(id: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: id != nil)
+                tlSetFlag(&_flags, 0x2, when: shippingOptions != nil)
+                self.flags = _flags
                 self.id = id
                 self.shippingOptions = shippingOptions
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: id != nil)
-                tlSetFlag(&flags, 0x2, when: shippingOptions != nil)
-                return flags
+            init(_ _flags: Int32, id: String?, shippingOptions: [Api.ShippingOption]?) {
+                self.flags = _flags
+                self.id = id
+                self.shippingOptions = shippingOptions
             }
         }
 
@@ -319,7 +324,7 @@ extension Api.payments {
                 if tlFlagIsSet(_flags, 0x2) {
                     _shippingOptions = try reader.readVector(boxed: true, of: Api.ShippingOption.self)
                 }
-                return .validatedRequestedInfo(Cons_validatedRequestedInfo(id: _id, shippingOptions: _shippingOptions))
+                return .validatedRequestedInfo(Cons_validatedRequestedInfo(_flags & 0x3, id: _id, shippingOptions: _shippingOptions))
             }
             catch {
                 throw error.inside(constructor: "payments.validatedRequestedInfo", fields: "flags,id,shipping_options", index: field)
@@ -424,22 +429,25 @@ extension Api.help {
 
         /// `help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;`
         public final class Cons_deepLinkInfo: Sendable {
-            public let updateApp: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String
             public let entities: [Api.MessageEntity]?
+            public var updateApp: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(updateApp: Bool = false, message: String, entities: [Api.MessageEntity]? = nil) {
-                self.updateApp = updateApp
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: updateApp)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                self.flags = _flags
                 self.message = message
                 self.entities = entities
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: updateApp)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                return flags
+            init(_ _flags: Int32, message: String, entities: [Api.MessageEntity]?) {
+                self.flags = _flags
+                self.message = message
+                self.entities = entities
             }
         }
 
@@ -486,7 +494,6 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _updateApp = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
@@ -494,7 +501,7 @@ extension Api.help {
                 if tlFlagIsSet(_flags, 0x2) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
-                return .deepLinkInfo(Cons_deepLinkInfo(updateApp: _updateApp, message: _message, entities: _entities))
+                return .deepLinkInfo(Cons_deepLinkInfo(_flags & 0x3, message: _message, entities: _entities))
             }
             catch {
                 throw error.inside(constructor: "help.deepLinkInfo", fields: "flags,update_app,message,entities", index: field)
@@ -529,9 +536,8 @@ extension Api {
 
         /// `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
         public final class Cons_theme: Sendable {
-            public let creator: Bool
-            public let `default`: Bool
-            public let forChat: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let slug: String
@@ -540,11 +546,20 @@ extension Api {
             public let settings: [Api.ThemeSettings]?
             public let emoticon: String?
             public let installsCount: Int32?
+            public var creator: Bool { tlFlagIsSet(flags, 0x1) }
+            public var `default`: Bool { tlFlagIsSet(flags, 0x2) }
+            public var forChat: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(creator: Bool = false, `default`: Bool = false, forChat: Bool = false, id: Int64, accessHash: Int64, slug: String, title: String, document: Api.Document? = nil, settings: [Api.ThemeSettings]? = nil, emoticon: String? = nil, installsCount: Int32? = nil) {
-                self.creator = creator
-                self.`default` = `default`
-                self.forChat = forChat
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: creator)
+                tlSetFlag(&_flags, 0x2, when: `default`)
+                tlSetFlag(&_flags, 0x20, when: forChat)
+                tlSetFlag(&_flags, 0x4, when: document != nil)
+                tlSetFlag(&_flags, 0x8, when: settings != nil)
+                tlSetFlag(&_flags, 0x40, when: emoticon != nil)
+                tlSetFlag(&_flags, 0x10, when: installsCount != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.slug = slug
@@ -555,17 +570,16 @@ extension Api {
                 self.installsCount = installsCount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: creator)
-                tlSetFlag(&flags, 0x2, when: `default`)
-                tlSetFlag(&flags, 0x20, when: forChat)
-                tlSetFlag(&flags, 0x4, when: document != nil)
-                tlSetFlag(&flags, 0x8, when: settings != nil)
-                tlSetFlag(&flags, 0x40, when: emoticon != nil)
-                tlSetFlag(&flags, 0x10, when: installsCount != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, slug: String, title: String, document: Api.Document?, settings: [Api.ThemeSettings]?, emoticon: String?, installsCount: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.slug = slug
+                self.title = title
+                self.document = document
+                self.settings = settings
+                self.emoticon = emoticon
+                self.installsCount = installsCount
             }
         }
 
@@ -617,11 +631,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _default = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _forChat = tlFlagIsSet(_flags, 0x20)
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -650,7 +661,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _installsCount = try reader.readInt32()
                 }
-                return .theme(Cons_theme(creator: _creator, default: _default, forChat: _forChat, id: _id, accessHash: _accessHash, slug: _slug, title: _title, document: _document, settings: _settings, emoticon: _emoticon, installsCount: _installsCount))
+                return .theme(Cons_theme(_flags & 0x7f, id: _id, accessHash: _accessHash, slug: _slug, title: _title, document: _document, settings: _settings, emoticon: _emoticon, installsCount: _installsCount))
             }
             catch {
                 throw error.inside(constructor: "theme", fields: "flags,creator,default,for_chat,id,access_hash,slug,title,document,settings,emoticon,installs_count", index: field)
@@ -700,6 +711,8 @@ extension Api.account {
 
         /// `account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;`
         public final class Cons_chatThemes: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let hash: Int64
             public let themes: [Api.ChatTheme]
             public let chats: [Api.Chat]
@@ -707,6 +720,9 @@ extension Api.account {
             public let nextOffset: String?
 
             public init(hash: Int64, themes: [Api.ChatTheme], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.hash = hash
                 self.themes = themes
                 self.chats = chats
@@ -714,11 +730,13 @@ extension Api.account {
                 self.nextOffset = nextOffset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, hash: Int64, themes: [Api.ChatTheme], chats: [Api.Chat], users: [Api.User], nextOffset: String?) {
+                self.flags = _flags
+                self.hash = hash
+                self.themes = themes
+                self.chats = chats
+                self.users = users
+                self.nextOffset = nextOffset
             }
         }
 
@@ -780,7 +798,7 @@ extension Api.account {
                 if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
-                return .chatThemes(Cons_chatThemes(hash: _hash, themes: _themes, chats: _chats, users: _users, nextOffset: _nextOffset))
+                return .chatThemes(Cons_chatThemes(_flags & 0x1, hash: _hash, themes: _themes, chats: _chats, users: _users, nextOffset: _nextOffset))
             }
             catch {
                 throw error.inside(constructor: "account.chatThemes", fields: "flags,hash,themes,chats,users,next_offset", index: field)
@@ -908,45 +926,50 @@ extension Api {
 
         /// `inputInvoiceStarGift#e8625e92 flags:# hide_name:flags.0?true include_upgrade:flags.2?true peer:InputPeer gift_id:long message:flags.1?TextWithEntities = InputInvoice;`
         public final class Cons_inputInvoiceStarGift: Sendable {
-            public let hideName: Bool
-            public let includeUpgrade: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.InputPeer
             public let giftId: Int64
             public let message: Api.TextWithEntities?
+            public var hideName: Bool { tlFlagIsSet(flags, 0x1) }
+            public var includeUpgrade: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(hideName: Bool = false, includeUpgrade: Bool = false, peer: Api.InputPeer, giftId: Int64, message: Api.TextWithEntities? = nil) {
-                self.hideName = hideName
-                self.includeUpgrade = includeUpgrade
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hideName)
+                tlSetFlag(&_flags, 0x4, when: includeUpgrade)
+                tlSetFlag(&_flags, 0x2, when: message != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.giftId = giftId
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hideName)
-                tlSetFlag(&flags, 0x4, when: includeUpgrade)
-                tlSetFlag(&flags, 0x2, when: message != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.InputPeer, giftId: Int64, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.peer = peer
+                self.giftId = giftId
+                self.message = message
             }
         }
 
         /// `inputInvoiceStarGiftUpgrade#4d818d5d flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = InputInvoice;`
         public final class Cons_inputInvoiceStarGiftUpgrade: Sendable {
-            public let keepOriginalDetails: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stargift: Api.InputSavedStarGift
+            public var keepOriginalDetails: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) {
-                self.keepOriginalDetails = keepOriginalDetails
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: keepOriginalDetails)
+                self.flags = _flags
                 self.stargift = stargift
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: keepOriginalDetails)
-                return flags
+            init(_ _flags: Int32, stargift: Api.InputSavedStarGift) {
+                self.flags = _flags
+                self.stargift = stargift
             }
         }
 
@@ -963,21 +986,26 @@ extension Api {
 
         /// `inputInvoicePremiumGiftStars#dabab2ef flags:# user_id:InputUser months:int message:flags.0?TextWithEntities = InputInvoice;`
         public final class Cons_inputInvoicePremiumGiftStars: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Api.InputUser
             public let months: Int32
             public let message: Api.TextWithEntities?
 
             public init(userId: Api.InputUser, months: Int32, message: Api.TextWithEntities? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: message != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.months = months
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: message != nil)
-                return flags
+            init(_ _flags: Int32, userId: Api.InputUser, months: Int32, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.userId = userId
+                self.months = months
+                self.message = message
             }
         }
 
@@ -994,27 +1022,30 @@ extension Api {
 
         /// `inputInvoiceStarGiftResale#e9b0c658 flags:# ton:flags.0?true show_name:flags.2?true slug:string to_id:InputPeer message:flags.1?TextWithEntities = InputInvoice;`
         public final class Cons_inputInvoiceStarGiftResale: Sendable {
-            public let ton: Bool
-            public let showName: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let slug: String
             public let toId: Api.InputPeer
             public let message: Api.TextWithEntities?
+            public var ton: Bool { tlFlagIsSet(flags, 0x1) }
+            public var showName: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(ton: Bool = false, showName: Bool = false, slug: String, toId: Api.InputPeer, message: Api.TextWithEntities? = nil) {
-                self.ton = ton
-                self.showName = showName
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: ton)
+                tlSetFlag(&_flags, 0x4, when: showName)
+                tlSetFlag(&_flags, 0x2, when: message != nil)
+                self.flags = _flags
                 self.slug = slug
                 self.toId = toId
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: ton)
-                tlSetFlag(&flags, 0x4, when: showName)
-                tlSetFlag(&flags, 0x2, when: message != nil)
-                return flags
+            init(_ _flags: Int32, slug: String, toId: Api.InputPeer, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.slug = slug
+                self.toId = toId
+                self.message = message
             }
         }
 
@@ -1049,30 +1080,34 @@ extension Api {
 
         /// `inputInvoiceStarGiftAuctionBid#1ecafa10 flags:# hide_name:flags.0?true update_bid:flags.2?true peer:flags.3?InputPeer gift_id:long bid_amount:long message:flags.1?TextWithEntities = InputInvoice;`
         public final class Cons_inputInvoiceStarGiftAuctionBid: Sendable {
-            public let hideName: Bool
-            public let updateBid: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.InputPeer?
             public let giftId: Int64
             public let bidAmount: Int64
             public let message: Api.TextWithEntities?
+            public var hideName: Bool { tlFlagIsSet(flags, 0x1) }
+            public var updateBid: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(hideName: Bool = false, updateBid: Bool = false, peer: Api.InputPeer? = nil, giftId: Int64, bidAmount: Int64, message: Api.TextWithEntities? = nil) {
-                self.hideName = hideName
-                self.updateBid = updateBid
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hideName)
+                tlSetFlag(&_flags, 0x4, when: updateBid)
+                tlSetFlag(&_flags, 0x8, when: peer != nil)
+                tlSetFlag(&_flags, 0x2, when: message != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.giftId = giftId
                 self.bidAmount = bidAmount
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hideName)
-                tlSetFlag(&flags, 0x4, when: updateBid)
-                tlSetFlag(&flags, 0x8, when: peer != nil)
-                tlSetFlag(&flags, 0x2, when: message != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.InputPeer?, giftId: Int64, bidAmount: Int64, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.peer = peer
+                self.giftId = giftId
+                self.bidAmount = bidAmount
+                self.message = message
             }
         }
 
@@ -1263,9 +1298,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hideName = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _includeUpgrade = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
@@ -1275,7 +1308,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .inputInvoiceStarGift(Cons_inputInvoiceStarGift(hideName: _hideName, includeUpgrade: _includeUpgrade, peer: _peer, giftId: _giftId, message: _message))
+                return .inputInvoiceStarGift(Cons_inputInvoiceStarGift(_flags & 0x7, peer: _peer, giftId: _giftId, message: _message))
             }
             catch {
                 throw error.inside(constructor: "inputInvoiceStarGift", fields: "flags,hide_name,include_upgrade,peer,gift_id,message", index: field)
@@ -1287,10 +1320,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _keepOriginalDetails = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _stargift = try Api.InputSavedStarGift.parse(&reader)
-                return .inputInvoiceStarGiftUpgrade(Cons_inputInvoiceStarGiftUpgrade(keepOriginalDetails: _keepOriginalDetails, stargift: _stargift))
+                return .inputInvoiceStarGiftUpgrade(Cons_inputInvoiceStarGiftUpgrade(_flags & 0x1, stargift: _stargift))
             }
             catch {
                 throw error.inside(constructor: "inputInvoiceStarGiftUpgrade", fields: "flags,keep_original_details,stargift", index: field)
@@ -1323,7 +1355,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .inputInvoicePremiumGiftStars(Cons_inputInvoicePremiumGiftStars(userId: _userId, months: _months, message: _message))
+                return .inputInvoicePremiumGiftStars(Cons_inputInvoicePremiumGiftStars(_flags & 0x1, userId: _userId, months: _months, message: _message))
             }
             catch {
                 throw error.inside(constructor: "inputInvoicePremiumGiftStars", fields: "flags,user_id,months,message", index: field)
@@ -1348,9 +1380,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _ton = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _showName = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _slug = try reader.readTLString()
                 field = 4
@@ -1360,7 +1390,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .inputInvoiceStarGiftResale(Cons_inputInvoiceStarGiftResale(ton: _ton, showName: _showName, slug: _slug, toId: _toId, message: _message))
+                return .inputInvoiceStarGiftResale(Cons_inputInvoiceStarGiftResale(_flags & 0x7, slug: _slug, toId: _toId, message: _message))
             }
             catch {
                 throw error.inside(constructor: "inputInvoiceStarGiftResale", fields: "flags,ton,show_name,slug,to_id,message", index: field)
@@ -1405,9 +1435,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hideName = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _updateBid = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _peer: Api.InputPeer? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -1422,7 +1450,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .inputInvoiceStarGiftAuctionBid(Cons_inputInvoiceStarGiftAuctionBid(hideName: _hideName, updateBid: _updateBid, peer: _peer, giftId: _giftId, bidAmount: _bidAmount, message: _message))
+                return .inputInvoiceStarGiftAuctionBid(Cons_inputInvoiceStarGiftAuctionBid(_flags & 0xf, peer: _peer, giftId: _giftId, bidAmount: _bidAmount, message: _message))
             }
             catch {
                 throw error.inside(constructor: "inputInvoiceStarGiftAuctionBid", fields: "flags,hide_name,update_bid,peer,gift_id,bid_amount,message", index: field)
@@ -1616,7 +1644,8 @@ extension Api.payments {
 
         /// `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
         public final class Cons_checkedGiftCode: Sendable {
-            public let viaGiveaway: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let fromId: Api.Peer?
             public let giveawayMsgId: Int32?
             public let toId: Int64?
@@ -1625,9 +1654,16 @@ extension Api.payments {
             public let usedDate: Int32?
             public let chats: [Api.Chat]
             public let users: [Api.User]
+            public var viaGiveaway: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(viaGiveaway: Bool = false, fromId: Api.Peer? = nil, giveawayMsgId: Int32? = nil, toId: Int64? = nil, date: Int32, days: Int32, usedDate: Int32? = nil, chats: [Api.Chat], users: [Api.User]) {
-                self.viaGiveaway = viaGiveaway
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: viaGiveaway)
+                tlSetFlag(&_flags, 0x10, when: fromId != nil)
+                tlSetFlag(&_flags, 0x8, when: giveawayMsgId != nil)
+                tlSetFlag(&_flags, 0x1, when: toId != nil)
+                tlSetFlag(&_flags, 0x2, when: usedDate != nil)
+                self.flags = _flags
                 self.fromId = fromId
                 self.giveawayMsgId = giveawayMsgId
                 self.toId = toId
@@ -1638,15 +1674,16 @@ extension Api.payments {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: viaGiveaway)
-                tlSetFlag(&flags, 0x10, when: fromId != nil)
-                tlSetFlag(&flags, 0x8, when: giveawayMsgId != nil)
-                tlSetFlag(&flags, 0x1, when: toId != nil)
-                tlSetFlag(&flags, 0x2, when: usedDate != nil)
-                return flags
+            init(_ _flags: Int32, fromId: Api.Peer?, giveawayMsgId: Int32?, toId: Int64?, date: Int32, days: Int32, usedDate: Int32?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.fromId = fromId
+                self.giveawayMsgId = giveawayMsgId
+                self.toId = toId
+                self.date = date
+                self.days = days
+                self.usedDate = usedDate
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -1700,7 +1737,6 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaGiveaway = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 var _fromId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -1729,7 +1765,7 @@ extension Api.payments {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 9
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .checkedGiftCode(Cons_checkedGiftCode(viaGiveaway: _viaGiveaway, fromId: _fromId, giveawayMsgId: _giveawayMsgId, toId: _toId, date: _date, days: _days, usedDate: _usedDate, chats: _chats, users: _users))
+                return .checkedGiftCode(Cons_checkedGiftCode(_flags & 0x1f, fromId: _fromId, giveawayMsgId: _giveawayMsgId, toId: _toId, date: _date, days: _days, usedDate: _usedDate, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "payments.checkedGiftCode", fields: "flags,via_giveaway,from_id,giveaway_msg_id,to_id,date,days,used_date,chats,users", index: field)
@@ -1774,35 +1810,34 @@ extension Api {
 
         /// `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
         public final class Cons_inputBusinessBotRecipients: Sendable {
-            public let existingChats: Bool
-            public let newChats: Bool
-            public let contacts: Bool
-            public let nonContacts: Bool
-            public let excludeSelected: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let users: [Api.InputUser]?
             public let excludeUsers: [Api.InputUser]?
+            public var existingChats: Bool { tlFlagIsSet(flags, 0x1) }
+            public var newChats: Bool { tlFlagIsSet(flags, 0x2) }
+            public var contacts: Bool { tlFlagIsSet(flags, 0x4) }
+            public var nonContacts: Bool { tlFlagIsSet(flags, 0x8) }
+            public var excludeSelected: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(existingChats: Bool = false, newChats: Bool = false, contacts: Bool = false, nonContacts: Bool = false, excludeSelected: Bool = false, users: [Api.InputUser]? = nil, excludeUsers: [Api.InputUser]? = nil) {
-                self.existingChats = existingChats
-                self.newChats = newChats
-                self.contacts = contacts
-                self.nonContacts = nonContacts
-                self.excludeSelected = excludeSelected
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: existingChats)
+                tlSetFlag(&_flags, 0x2, when: newChats)
+                tlSetFlag(&_flags, 0x4, when: contacts)
+                tlSetFlag(&_flags, 0x8, when: nonContacts)
+                tlSetFlag(&_flags, 0x20, when: excludeSelected)
+                tlSetFlag(&_flags, 0x10, when: users != nil)
+                tlSetFlag(&_flags, 0x40, when: excludeUsers != nil)
+                self.flags = _flags
                 self.users = users
                 self.excludeUsers = excludeUsers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: existingChats)
-                tlSetFlag(&flags, 0x2, when: newChats)
-                tlSetFlag(&flags, 0x4, when: contacts)
-                tlSetFlag(&flags, 0x8, when: nonContacts)
-                tlSetFlag(&flags, 0x20, when: excludeSelected)
-                tlSetFlag(&flags, 0x10, when: users != nil)
-                tlSetFlag(&flags, 0x40, when: excludeUsers != nil)
-                return flags
+            init(_ _flags: Int32, users: [Api.InputUser]?, excludeUsers: [Api.InputUser]?) {
+                self.flags = _flags
+                self.users = users
+                self.excludeUsers = excludeUsers
             }
         }
 
@@ -1844,15 +1879,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _existingChats = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _newChats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _contacts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _nonContacts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _excludeSelected = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 var _users: [Api.InputUser]? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -1863,7 +1893,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40) {
                     _excludeUsers = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
-                return .inputBusinessBotRecipients(Cons_inputBusinessBotRecipients(existingChats: _existingChats, newChats: _newChats, contacts: _contacts, nonContacts: _nonContacts, excludeSelected: _excludeSelected, users: _users, excludeUsers: _excludeUsers))
+                return .inputBusinessBotRecipients(Cons_inputBusinessBotRecipients(_flags & 0x7f, users: _users, excludeUsers: _excludeUsers))
             }
             catch {
                 throw error.inside(constructor: "inputBusinessBotRecipients", fields: "flags,existing_chats,new_chats,contacts,non_contacts,exclude_selected,users,exclude_users", index: field)
@@ -1957,28 +1987,29 @@ extension Api {
 
         /// `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
         public final class Cons_messageReactor: Sendable {
-            public let top: Bool
-            public let my: Bool
-            public let anonymous: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peerId: Api.Peer?
             public let count: Int32
+            public var top: Bool { tlFlagIsSet(flags, 0x1) }
+            public var my: Bool { tlFlagIsSet(flags, 0x2) }
+            public var anonymous: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(top: Bool = false, my: Bool = false, anonymous: Bool = false, peerId: Api.Peer? = nil, count: Int32) {
-                self.top = top
-                self.my = my
-                self.anonymous = anonymous
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: top)
+                tlSetFlag(&_flags, 0x2, when: my)
+                tlSetFlag(&_flags, 0x4, when: anonymous)
+                tlSetFlag(&_flags, 0x8, when: peerId != nil)
+                self.flags = _flags
                 self.peerId = peerId
                 self.count = count
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: top)
-                tlSetFlag(&flags, 0x2, when: my)
-                tlSetFlag(&flags, 0x4, when: anonymous)
-                tlSetFlag(&flags, 0x8, when: peerId != nil)
-                return flags
+            init(_ _flags: Int32, peerId: Api.Peer?, count: Int32) {
+                self.flags = _flags
+                self.peerId = peerId
+                self.count = count
             }
         }
 
@@ -2018,11 +2049,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _top = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _my = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _anonymous = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 var _peerId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -2030,7 +2058,7 @@ extension Api {
                 }
                 field = 5
                 let _count = try reader.readInt32()
-                return .messageReactor(Cons_messageReactor(top: _top, my: _my, anonymous: _anonymous, peerId: _peerId, count: _count))
+                return .messageReactor(Cons_messageReactor(_flags & 0xf, peerId: _peerId, count: _count))
             }
             catch {
                 throw error.inside(constructor: "messageReactor", fields: "flags,top,my,anonymous,peer_id,count", index: field)

@@ -19,26 +19,32 @@ extension Api {
 
         /// `inputChatUploadedPhoto#bdcdaec0 flags:# file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.3?VideoSize = InputChatPhoto;`
         public final class Cons_inputChatUploadedPhoto: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let file: Api.InputFile?
             public let video: Api.InputFile?
             public let videoStartTs: Double?
             public let videoEmojiMarkup: Api.VideoSize?
 
             public init(file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: file != nil)
+                tlSetFlag(&_flags, 0x2, when: video != nil)
+                tlSetFlag(&_flags, 0x4, when: videoStartTs != nil)
+                tlSetFlag(&_flags, 0x8, when: videoEmojiMarkup != nil)
+                self.flags = _flags
                 self.file = file
                 self.video = video
                 self.videoStartTs = videoStartTs
                 self.videoEmojiMarkup = videoEmojiMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: file != nil)
-                tlSetFlag(&flags, 0x2, when: video != nil)
-                tlSetFlag(&flags, 0x4, when: videoStartTs != nil)
-                tlSetFlag(&flags, 0x8, when: videoEmojiMarkup != nil)
-                return flags
+            init(_ _flags: Int32, file: Api.InputFile?, video: Api.InputFile?, videoStartTs: Double?, videoEmojiMarkup: Api.VideoSize?) {
+                self.flags = _flags
+                self.file = file
+                self.video = video
+                self.videoStartTs = videoStartTs
+                self.videoEmojiMarkup = videoEmojiMarkup
             }
         }
 
@@ -125,7 +131,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _videoEmojiMarkup = try Api.VideoSize.parse(&reader)
                 }
-                return .inputChatUploadedPhoto(Cons_inputChatUploadedPhoto(file: _file, video: _video, videoStartTs: _videoStartTs, videoEmojiMarkup: _videoEmojiMarkup))
+                return .inputChatUploadedPhoto(Cons_inputChatUploadedPhoto(_flags & 0xf, file: _file, video: _video, videoStartTs: _videoStartTs, videoEmojiMarkup: _videoEmojiMarkup))
             }
             catch {
                 throw error.inside(constructor: "inputChatUploadedPhoto", fields: "flags,file,video,video_start_ts,video_emoji_markup", index: field)
@@ -208,12 +214,8 @@ extension Api {
 
         /// `chat#41cbf256 flags:# creator:flags.0?true left:flags.2?true deactivated:flags.5?true call_active:flags.23?true call_not_empty:flags.24?true noforwards:flags.25?true id:long title:string photo:ChatPhoto participants_count:int date:int version:int migrated_to:flags.6?InputChannel admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
         public final class Cons_chat: Sendable {
-            public let creator: Bool
-            public let left: Bool
-            public let deactivated: Bool
-            public let callActive: Bool
-            public let callNotEmpty: Bool
-            public let noforwards: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let title: String
             public let photo: Api.ChatPhoto
@@ -223,14 +225,25 @@ extension Api {
             public let migratedTo: Api.InputChannel?
             public let adminRights: Api.ChatAdminRights?
             public let defaultBannedRights: Api.ChatBannedRights?
+            public var creator: Bool { tlFlagIsSet(flags, 0x1) }
+            public var left: Bool { tlFlagIsSet(flags, 0x4) }
+            public var deactivated: Bool { tlFlagIsSet(flags, 0x20) }
+            public var callActive: Bool { tlFlagIsSet(flags, 0x800000) }
+            public var callNotEmpty: Bool { tlFlagIsSet(flags, 0x1000000) }
+            public var noforwards: Bool { tlFlagIsSet(flags, 0x2000000) }
 
             public init(creator: Bool = false, left: Bool = false, deactivated: Bool = false, callActive: Bool = false, callNotEmpty: Bool = false, noforwards: Bool = false, id: Int64, title: String, photo: Api.ChatPhoto, participantsCount: Int32, date: Int32, version: Int32, migratedTo: Api.InputChannel? = nil, adminRights: Api.ChatAdminRights? = nil, defaultBannedRights: Api.ChatBannedRights? = nil) {
-                self.creator = creator
-                self.left = left
-                self.deactivated = deactivated
-                self.callActive = callActive
-                self.callNotEmpty = callNotEmpty
-                self.noforwards = noforwards
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: creator)
+                tlSetFlag(&_flags, 0x4, when: left)
+                tlSetFlag(&_flags, 0x20, when: deactivated)
+                tlSetFlag(&_flags, 0x800000, when: callActive)
+                tlSetFlag(&_flags, 0x1000000, when: callNotEmpty)
+                tlSetFlag(&_flags, 0x2000000, when: noforwards)
+                tlSetFlag(&_flags, 0x40, when: migratedTo != nil)
+                tlSetFlag(&_flags, 0x4000, when: adminRights != nil)
+                tlSetFlag(&_flags, 0x40000, when: defaultBannedRights != nil)
+                self.flags = _flags
                 self.id = id
                 self.title = title
                 self.photo = photo
@@ -242,19 +255,17 @@ extension Api {
                 self.defaultBannedRights = defaultBannedRights
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: creator)
-                tlSetFlag(&flags, 0x4, when: left)
-                tlSetFlag(&flags, 0x20, when: deactivated)
-                tlSetFlag(&flags, 0x800000, when: callActive)
-                tlSetFlag(&flags, 0x1000000, when: callNotEmpty)
-                tlSetFlag(&flags, 0x2000000, when: noforwards)
-                tlSetFlag(&flags, 0x40, when: migratedTo != nil)
-                tlSetFlag(&flags, 0x4000, when: adminRights != nil)
-                tlSetFlag(&flags, 0x40000, when: defaultBannedRights != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, title: String, photo: Api.ChatPhoto, participantsCount: Int32, date: Int32, version: Int32, migratedTo: Api.InputChannel?, adminRights: Api.ChatAdminRights?, defaultBannedRights: Api.ChatBannedRights?) {
+                self.flags = _flags
+                self.id = id
+                self.title = title
+                self.photo = photo
+                self.participantsCount = participantsCount
+                self.date = date
+                self.version = version
+                self.migratedTo = migratedTo
+                self.adminRights = adminRights
+                self.defaultBannedRights = defaultBannedRights
             }
         }
 
@@ -271,33 +282,10 @@ extension Api {
 
         /// `channel#d49f34c6 flags:# creator:flags.0?true left:flags.2?true broadcast:flags.5?true verified:flags.7?true megagroup:flags.8?true restricted:flags.9?true signatures:flags.11?true min:flags.12?true scam:flags.19?true has_link:flags.20?true has_geo:flags.21?true slowmode_enabled:flags.22?true call_active:flags.23?true call_not_empty:flags.24?true fake:flags.25?true gigagroup:flags.26?true noforwards:flags.27?true join_to_send:flags.28?true join_request:flags.29?true forum:flags.30?true flags2:# stories_hidden:flags2.1?true stories_hidden_min:flags2.2?true stories_unavailable:flags2.3?true signature_profiles:flags2.12?true autotranslation:flags2.15?true broadcast_messages_allowed:flags2.16?true monoforum:flags2.17?true forum_tabs:flags2.19?true id:long access_hash:flags.13?long title:string username:flags.6?string photo:ChatPhoto date:int restriction_reason:flags.9?Vector<RestrictionReason> admin_rights:flags.14?ChatAdminRights banned_rights:flags.15?ChatBannedRights default_banned_rights:flags.18?ChatBannedRights participants_count:flags.17?int usernames:flags2.0?Vector<Username> stories_max_id:flags2.4?RecentStory color:flags2.7?PeerColor profile_color:flags2.8?PeerColor emoji_status:flags2.9?EmojiStatus level:flags2.10?int subscription_until_date:flags2.11?int bot_verification_icon:flags2.13?long send_paid_messages_stars:flags2.14?long linked_monoforum_id:flags2.18?long linked_community_id:flags2.20?long = Chat;`
         public final class Cons_channel: Sendable {
-            public let creator: Bool
-            public let left: Bool
-            public let broadcast: Bool
-            public let verified: Bool
-            public let megagroup: Bool
-            public let signatures: Bool
-            public let min: Bool
-            public let scam: Bool
-            public let hasLink: Bool
-            public let hasGeo: Bool
-            public let slowmodeEnabled: Bool
-            public let callActive: Bool
-            public let callNotEmpty: Bool
-            public let fake: Bool
-            public let gigagroup: Bool
-            public let noforwards: Bool
-            public let joinToSend: Bool
-            public let joinRequest: Bool
-            public let forum: Bool
-            public let storiesHidden: Bool
-            public let storiesHiddenMin: Bool
-            public let storiesUnavailable: Bool
-            public let signatureProfiles: Bool
-            public let autotranslation: Bool
-            public let broadcastMessagesAllowed: Bool
-            public let monoforum: Bool
-            public let forumTabs: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            /// The `flags2` word: which optional fields and flags are set.
+            public let flags2: Int32
             public let id: Int64
             public let accessHash: Int64?
             public let title: String
@@ -320,37 +308,86 @@ extension Api {
             public let sendPaidMessagesStars: Int64?
             public let linkedMonoforumId: Int64?
             public let linkedCommunityId: Int64?
+            public var creator: Bool { tlFlagIsSet(flags, 0x1) }
+            public var left: Bool { tlFlagIsSet(flags, 0x4) }
+            public var broadcast: Bool { tlFlagIsSet(flags, 0x20) }
+            public var verified: Bool { tlFlagIsSet(flags, 0x80) }
+            public var megagroup: Bool { tlFlagIsSet(flags, 0x100) }
+            public var signatures: Bool { tlFlagIsSet(flags, 0x800) }
+            public var min: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var scam: Bool { tlFlagIsSet(flags, 0x80000) }
+            public var hasLink: Bool { tlFlagIsSet(flags, 0x100000) }
+            public var hasGeo: Bool { tlFlagIsSet(flags, 0x200000) }
+            public var slowmodeEnabled: Bool { tlFlagIsSet(flags, 0x400000) }
+            public var callActive: Bool { tlFlagIsSet(flags, 0x800000) }
+            public var callNotEmpty: Bool { tlFlagIsSet(flags, 0x1000000) }
+            public var fake: Bool { tlFlagIsSet(flags, 0x2000000) }
+            public var gigagroup: Bool { tlFlagIsSet(flags, 0x4000000) }
+            public var noforwards: Bool { tlFlagIsSet(flags, 0x8000000) }
+            public var joinToSend: Bool { tlFlagIsSet(flags, 0x10000000) }
+            public var joinRequest: Bool { tlFlagIsSet(flags, 0x20000000) }
+            public var forum: Bool { tlFlagIsSet(flags, 0x40000000) }
+            public var storiesHidden: Bool { tlFlagIsSet(flags2, 0x2) }
+            public var storiesHiddenMin: Bool { tlFlagIsSet(flags2, 0x4) }
+            public var storiesUnavailable: Bool { tlFlagIsSet(flags2, 0x8) }
+            public var signatureProfiles: Bool { tlFlagIsSet(flags2, 0x1000) }
+            public var autotranslation: Bool { tlFlagIsSet(flags2, 0x8000) }
+            public var broadcastMessagesAllowed: Bool { tlFlagIsSet(flags2, 0x10000) }
+            public var monoforum: Bool { tlFlagIsSet(flags2, 0x20000) }
+            public var forumTabs: Bool { tlFlagIsSet(flags2, 0x80000) }
             /// `restricted` shares its bit with value fields: set exactly when they are.
             public var restricted: Bool { restrictionReason != nil }
 
             public init(creator: Bool = false, left: Bool = false, broadcast: Bool = false, verified: Bool = false, megagroup: Bool = false, signatures: Bool = false, min: Bool = false, scam: Bool = false, hasLink: Bool = false, hasGeo: Bool = false, slowmodeEnabled: Bool = false, callActive: Bool = false, callNotEmpty: Bool = false, fake: Bool = false, gigagroup: Bool = false, noforwards: Bool = false, joinToSend: Bool = false, joinRequest: Bool = false, forum: Bool = false, storiesHidden: Bool = false, storiesHiddenMin: Bool = false, storiesUnavailable: Bool = false, signatureProfiles: Bool = false, autotranslation: Bool = false, broadcastMessagesAllowed: Bool = false, monoforum: Bool = false, forumTabs: Bool = false, id: Int64, accessHash: Int64? = nil, title: String, username: String? = nil, photo: Api.ChatPhoto, date: Int32, restrictionReason: [Api.RestrictionReason]? = nil, adminRights: Api.ChatAdminRights? = nil, bannedRights: Api.ChatBannedRights? = nil, defaultBannedRights: Api.ChatBannedRights? = nil, participantsCount: Int32? = nil, usernames: [Api.Username]? = nil, storiesMaxId: Api.RecentStory? = nil, color: Api.PeerColor? = nil, profileColor: Api.PeerColor? = nil, emojiStatus: Api.EmojiStatus? = nil, level: Int32? = nil, subscriptionUntilDate: Int32? = nil, botVerificationIcon: Int64? = nil, sendPaidMessagesStars: Int64? = nil, linkedMonoforumId: Int64? = nil, linkedCommunityId: Int64? = nil) {
-                self.creator = creator
-                self.left = left
-                self.broadcast = broadcast
-                self.verified = verified
-                self.megagroup = megagroup
-                self.signatures = signatures
-                self.min = min
-                self.scam = scam
-                self.hasLink = hasLink
-                self.hasGeo = hasGeo
-                self.slowmodeEnabled = slowmodeEnabled
-                self.callActive = callActive
-                self.callNotEmpty = callNotEmpty
-                self.fake = fake
-                self.gigagroup = gigagroup
-                self.noforwards = noforwards
-                self.joinToSend = joinToSend
-                self.joinRequest = joinRequest
-                self.forum = forum
-                self.storiesHidden = storiesHidden
-                self.storiesHiddenMin = storiesHiddenMin
-                self.storiesUnavailable = storiesUnavailable
-                self.signatureProfiles = signatureProfiles
-                self.autotranslation = autotranslation
-                self.broadcastMessagesAllowed = broadcastMessagesAllowed
-                self.monoforum = monoforum
-                self.forumTabs = forumTabs
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: creator)
+                tlSetFlag(&_flags, 0x4, when: left)
+                tlSetFlag(&_flags, 0x20, when: broadcast)
+                tlSetFlag(&_flags, 0x80, when: verified)
+                tlSetFlag(&_flags, 0x100, when: megagroup)
+                tlSetFlag(&_flags, 0x800, when: signatures)
+                tlSetFlag(&_flags, 0x1000, when: min)
+                tlSetFlag(&_flags, 0x80000, when: scam)
+                tlSetFlag(&_flags, 0x100000, when: hasLink)
+                tlSetFlag(&_flags, 0x200000, when: hasGeo)
+                tlSetFlag(&_flags, 0x400000, when: slowmodeEnabled)
+                tlSetFlag(&_flags, 0x800000, when: callActive)
+                tlSetFlag(&_flags, 0x1000000, when: callNotEmpty)
+                tlSetFlag(&_flags, 0x2000000, when: fake)
+                tlSetFlag(&_flags, 0x4000000, when: gigagroup)
+                tlSetFlag(&_flags, 0x8000000, when: noforwards)
+                tlSetFlag(&_flags, 0x10000000, when: joinToSend)
+                tlSetFlag(&_flags, 0x20000000, when: joinRequest)
+                tlSetFlag(&_flags, 0x40000000, when: forum)
+                tlSetFlag(&_flags, 0x2000, when: accessHash != nil)
+                tlSetFlag(&_flags, 0x40, when: username != nil)
+                tlSetFlag(&_flags, 0x200, when: restrictionReason != nil)
+                tlSetFlag(&_flags, 0x4000, when: adminRights != nil)
+                tlSetFlag(&_flags, 0x8000, when: bannedRights != nil)
+                tlSetFlag(&_flags, 0x40000, when: defaultBannedRights != nil)
+                tlSetFlag(&_flags, 0x20000, when: participantsCount != nil)
+                self.flags = _flags
+                var _flags2: Int32 = 0
+                tlSetFlag(&_flags2, 0x2, when: storiesHidden)
+                tlSetFlag(&_flags2, 0x4, when: storiesHiddenMin)
+                tlSetFlag(&_flags2, 0x8, when: storiesUnavailable)
+                tlSetFlag(&_flags2, 0x1000, when: signatureProfiles)
+                tlSetFlag(&_flags2, 0x8000, when: autotranslation)
+                tlSetFlag(&_flags2, 0x10000, when: broadcastMessagesAllowed)
+                tlSetFlag(&_flags2, 0x20000, when: monoforum)
+                tlSetFlag(&_flags2, 0x80000, when: forumTabs)
+                tlSetFlag(&_flags2, 0x1, when: usernames != nil)
+                tlSetFlag(&_flags2, 0x10, when: storiesMaxId != nil)
+                tlSetFlag(&_flags2, 0x80, when: color != nil)
+                tlSetFlag(&_flags2, 0x100, when: profileColor != nil)
+                tlSetFlag(&_flags2, 0x200, when: emojiStatus != nil)
+                tlSetFlag(&_flags2, 0x400, when: level != nil)
+                tlSetFlag(&_flags2, 0x800, when: subscriptionUntilDate != nil)
+                tlSetFlag(&_flags2, 0x2000, when: botVerificationIcon != nil)
+                tlSetFlag(&_flags2, 0x4000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&_flags2, 0x40000, when: linkedMonoforumId != nil)
+                tlSetFlag(&_flags2, 0x100000, when: linkedCommunityId != nil)
+                self.flags2 = _flags2
                 self.id = id
                 self.accessHash = accessHash
                 self.title = title
@@ -375,121 +412,99 @@ extension Api {
                 self.linkedCommunityId = linkedCommunityId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: creator)
-                tlSetFlag(&flags, 0x4, when: left)
-                tlSetFlag(&flags, 0x20, when: broadcast)
-                tlSetFlag(&flags, 0x80, when: verified)
-                tlSetFlag(&flags, 0x100, when: megagroup)
-                tlSetFlag(&flags, 0x800, when: signatures)
-                tlSetFlag(&flags, 0x1000, when: min)
-                tlSetFlag(&flags, 0x80000, when: scam)
-                tlSetFlag(&flags, 0x100000, when: hasLink)
-                tlSetFlag(&flags, 0x200000, when: hasGeo)
-                tlSetFlag(&flags, 0x400000, when: slowmodeEnabled)
-                tlSetFlag(&flags, 0x800000, when: callActive)
-                tlSetFlag(&flags, 0x1000000, when: callNotEmpty)
-                tlSetFlag(&flags, 0x2000000, when: fake)
-                tlSetFlag(&flags, 0x4000000, when: gigagroup)
-                tlSetFlag(&flags, 0x8000000, when: noforwards)
-                tlSetFlag(&flags, 0x10000000, when: joinToSend)
-                tlSetFlag(&flags, 0x20000000, when: joinRequest)
-                tlSetFlag(&flags, 0x40000000, when: forum)
-                tlSetFlag(&flags, 0x2000, when: accessHash != nil)
-                tlSetFlag(&flags, 0x40, when: username != nil)
-                tlSetFlag(&flags, 0x200, when: restrictionReason != nil)
-                tlSetFlag(&flags, 0x4000, when: adminRights != nil)
-                tlSetFlag(&flags, 0x8000, when: bannedRights != nil)
-                tlSetFlag(&flags, 0x40000, when: defaultBannedRights != nil)
-                tlSetFlag(&flags, 0x20000, when: participantsCount != nil)
-                return flags
-            }
-
-            /// The `flags2` word, derived from which optional fields are set.
-            public var flags2: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: storiesHidden)
-                tlSetFlag(&flags, 0x4, when: storiesHiddenMin)
-                tlSetFlag(&flags, 0x8, when: storiesUnavailable)
-                tlSetFlag(&flags, 0x1000, when: signatureProfiles)
-                tlSetFlag(&flags, 0x8000, when: autotranslation)
-                tlSetFlag(&flags, 0x10000, when: broadcastMessagesAllowed)
-                tlSetFlag(&flags, 0x20000, when: monoforum)
-                tlSetFlag(&flags, 0x80000, when: forumTabs)
-                tlSetFlag(&flags, 0x1, when: usernames != nil)
-                tlSetFlag(&flags, 0x10, when: storiesMaxId != nil)
-                tlSetFlag(&flags, 0x80, when: color != nil)
-                tlSetFlag(&flags, 0x100, when: profileColor != nil)
-                tlSetFlag(&flags, 0x200, when: emojiStatus != nil)
-                tlSetFlag(&flags, 0x400, when: level != nil)
-                tlSetFlag(&flags, 0x800, when: subscriptionUntilDate != nil)
-                tlSetFlag(&flags, 0x2000, when: botVerificationIcon != nil)
-                tlSetFlag(&flags, 0x4000, when: sendPaidMessagesStars != nil)
-                tlSetFlag(&flags, 0x40000, when: linkedMonoforumId != nil)
-                tlSetFlag(&flags, 0x100000, when: linkedCommunityId != nil)
-                return flags
+            init(_ _flags: Int32, _ _flags2: Int32, id: Int64, accessHash: Int64?, title: String, username: String?, photo: Api.ChatPhoto, date: Int32, restrictionReason: [Api.RestrictionReason]?, adminRights: Api.ChatAdminRights?, bannedRights: Api.ChatBannedRights?, defaultBannedRights: Api.ChatBannedRights?, participantsCount: Int32?, usernames: [Api.Username]?, storiesMaxId: Api.RecentStory?, color: Api.PeerColor?, profileColor: Api.PeerColor?, emojiStatus: Api.EmojiStatus?, level: Int32?, subscriptionUntilDate: Int32?, botVerificationIcon: Int64?, sendPaidMessagesStars: Int64?, linkedMonoforumId: Int64?, linkedCommunityId: Int64?) {
+                self.flags = _flags
+                self.flags2 = _flags2
+                self.id = id
+                self.accessHash = accessHash
+                self.title = title
+                self.username = username
+                self.photo = photo
+                self.date = date
+                self.restrictionReason = restrictionReason
+                self.adminRights = adminRights
+                self.bannedRights = bannedRights
+                self.defaultBannedRights = defaultBannedRights
+                self.participantsCount = participantsCount
+                self.usernames = usernames
+                self.storiesMaxId = storiesMaxId
+                self.color = color
+                self.profileColor = profileColor
+                self.emojiStatus = emojiStatus
+                self.level = level
+                self.subscriptionUntilDate = subscriptionUntilDate
+                self.botVerificationIcon = botVerificationIcon
+                self.sendPaidMessagesStars = sendPaidMessagesStars
+                self.linkedMonoforumId = linkedMonoforumId
+                self.linkedCommunityId = linkedCommunityId
             }
         }
 
         /// `channelForbidden#17d493d5 flags:# broadcast:flags.5?true megagroup:flags.8?true monoforum:flags.10?true id:long access_hash:long title:string until_date:flags.16?int = Chat;`
         public final class Cons_channelForbidden: Sendable {
-            public let broadcast: Bool
-            public let megagroup: Bool
-            public let monoforum: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let title: String
             public let untilDate: Int32?
+            public var broadcast: Bool { tlFlagIsSet(flags, 0x20) }
+            public var megagroup: Bool { tlFlagIsSet(flags, 0x100) }
+            public var monoforum: Bool { tlFlagIsSet(flags, 0x400) }
 
             public init(broadcast: Bool = false, megagroup: Bool = false, monoforum: Bool = false, id: Int64, accessHash: Int64, title: String, untilDate: Int32? = nil) {
-                self.broadcast = broadcast
-                self.megagroup = megagroup
-                self.monoforum = monoforum
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x20, when: broadcast)
+                tlSetFlag(&_flags, 0x100, when: megagroup)
+                tlSetFlag(&_flags, 0x400, when: monoforum)
+                tlSetFlag(&_flags, 0x10000, when: untilDate != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.title = title
                 self.untilDate = untilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x20, when: broadcast)
-                tlSetFlag(&flags, 0x100, when: megagroup)
-                tlSetFlag(&flags, 0x400, when: monoforum)
-                tlSetFlag(&flags, 0x10000, when: untilDate != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, title: String, untilDate: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.title = title
+                self.untilDate = untilDate
             }
         }
 
         /// `communityForbidden#fd3cdab8 flags:# id:long access_hash:flags.13?long title:string = Chat;`
         public final class Cons_communityForbidden: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64?
             public let title: String
 
             public init(id: Int64, accessHash: Int64? = nil, title: String) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2000, when: accessHash != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.title = title
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2000, when: accessHash != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64?, title: String) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.title = title
             }
         }
 
         /// `community#65efe954 flags:# creator:flags.0?true left:flags.2?true min:flags.12?true flags2:# collapsed_in_dialogs:flags2.20?true id:long access_hash:flags.13?long title:string photo:ChatPhoto date:int admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
         public final class Cons_community: Sendable {
-            public let creator: Bool
-            public let left: Bool
-            public let min: Bool
-            public let collapsedInDialogs: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            /// The `flags2` word: which optional fields and flags are set.
+            public let flags2: Int32
             public let id: Int64
             public let accessHash: Int64?
             public let title: String
@@ -497,12 +512,23 @@ extension Api {
             public let date: Int32
             public let adminRights: Api.ChatAdminRights?
             public let defaultBannedRights: Api.ChatBannedRights?
+            public var creator: Bool { tlFlagIsSet(flags, 0x1) }
+            public var left: Bool { tlFlagIsSet(flags, 0x4) }
+            public var min: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var collapsedInDialogs: Bool { tlFlagIsSet(flags2, 0x100000) }
 
             public init(creator: Bool = false, left: Bool = false, min: Bool = false, collapsedInDialogs: Bool = false, id: Int64, accessHash: Int64? = nil, title: String, photo: Api.ChatPhoto, date: Int32, adminRights: Api.ChatAdminRights? = nil, defaultBannedRights: Api.ChatBannedRights? = nil) {
-                self.creator = creator
-                self.left = left
-                self.min = min
-                self.collapsedInDialogs = collapsedInDialogs
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: creator)
+                tlSetFlag(&_flags, 0x4, when: left)
+                tlSetFlag(&_flags, 0x1000, when: min)
+                tlSetFlag(&_flags, 0x2000, when: accessHash != nil)
+                tlSetFlag(&_flags, 0x4000, when: adminRights != nil)
+                tlSetFlag(&_flags, 0x40000, when: defaultBannedRights != nil)
+                self.flags = _flags
+                var _flags2: Int32 = 0
+                tlSetFlag(&_flags2, 0x100000, when: collapsedInDialogs)
+                self.flags2 = _flags2
                 self.id = id
                 self.accessHash = accessHash
                 self.title = title
@@ -512,23 +538,16 @@ extension Api {
                 self.defaultBannedRights = defaultBannedRights
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: creator)
-                tlSetFlag(&flags, 0x4, when: left)
-                tlSetFlag(&flags, 0x1000, when: min)
-                tlSetFlag(&flags, 0x2000, when: accessHash != nil)
-                tlSetFlag(&flags, 0x4000, when: adminRights != nil)
-                tlSetFlag(&flags, 0x40000, when: defaultBannedRights != nil)
-                return flags
-            }
-
-            /// The `flags2` word, derived from which optional fields are set.
-            public var flags2: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x100000, when: collapsedInDialogs)
-                return flags
+            init(_ _flags: Int32, _ _flags2: Int32, id: Int64, accessHash: Int64?, title: String, photo: Api.ChatPhoto, date: Int32, adminRights: Api.ChatAdminRights?, defaultBannedRights: Api.ChatBannedRights?) {
+                self.flags = _flags
+                self.flags2 = _flags2
+                self.id = id
+                self.accessHash = accessHash
+                self.title = title
+                self.photo = photo
+                self.date = date
+                self.adminRights = adminRights
+                self.defaultBannedRights = defaultBannedRights
             }
         }
 
@@ -720,17 +739,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _left = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _deactivated = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _callActive = tlFlagIsSet(_flags, 0x800000)
                 field = 5
-                let _callNotEmpty = tlFlagIsSet(_flags, 0x1000000)
                 field = 6
-                let _noforwards = tlFlagIsSet(_flags, 0x2000000)
                 field = 7
                 let _id = try reader.readInt64()
                 field = 8
@@ -758,7 +771,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40000) {
                     _defaultBannedRights = try Api.ChatBannedRights.parse(&reader)
                 }
-                return .chat(Cons_chat(creator: _creator, left: _left, deactivated: _deactivated, callActive: _callActive, callNotEmpty: _callNotEmpty, noforwards: _noforwards, id: _id, title: _title, photo: _photo, participantsCount: _participantsCount, date: _date, version: _version, migratedTo: _migratedTo, adminRights: _adminRights, defaultBannedRights: _defaultBannedRights))
+                return .chat(Cons_chat(_flags & 0x3844065, id: _id, title: _title, photo: _photo, participantsCount: _participantsCount, date: _date, version: _version, migratedTo: _migratedTo, adminRights: _adminRights, defaultBannedRights: _defaultBannedRights))
             }
             catch {
                 throw error.inside(constructor: "chat", fields: "flags,creator,left,deactivated,call_active,call_not_empty,noforwards,id,title,photo,participants_count,date,version,migrated_to,admin_rights,default_banned_rights", index: field)
@@ -783,62 +796,35 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _left = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _broadcast = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _verified = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _megagroup = tlFlagIsSet(_flags, 0x100)
                 field = 6
                 field = 7
-                let _signatures = tlFlagIsSet(_flags, 0x800)
                 field = 8
-                let _min = tlFlagIsSet(_flags, 0x1000)
                 field = 9
-                let _scam = tlFlagIsSet(_flags, 0x80000)
                 field = 10
-                let _hasLink = tlFlagIsSet(_flags, 0x100000)
                 field = 11
-                let _hasGeo = tlFlagIsSet(_flags, 0x200000)
                 field = 12
-                let _slowmodeEnabled = tlFlagIsSet(_flags, 0x400000)
                 field = 13
-                let _callActive = tlFlagIsSet(_flags, 0x800000)
                 field = 14
-                let _callNotEmpty = tlFlagIsSet(_flags, 0x1000000)
                 field = 15
-                let _fake = tlFlagIsSet(_flags, 0x2000000)
                 field = 16
-                let _gigagroup = tlFlagIsSet(_flags, 0x4000000)
                 field = 17
-                let _noforwards = tlFlagIsSet(_flags, 0x8000000)
                 field = 18
-                let _joinToSend = tlFlagIsSet(_flags, 0x10000000)
                 field = 19
-                let _joinRequest = tlFlagIsSet(_flags, 0x20000000)
                 field = 20
-                let _forum = tlFlagIsSet(_flags, 0x40000000)
                 field = 21
                 let _flags2 = try reader.readInt32()
                 field = 22
-                let _storiesHidden = tlFlagIsSet(_flags2, 0x2)
                 field = 23
-                let _storiesHiddenMin = tlFlagIsSet(_flags2, 0x4)
                 field = 24
-                let _storiesUnavailable = tlFlagIsSet(_flags2, 0x8)
                 field = 25
-                let _signatureProfiles = tlFlagIsSet(_flags2, 0x1000)
                 field = 26
-                let _autotranslation = tlFlagIsSet(_flags2, 0x8000)
                 field = 27
-                let _broadcastMessagesAllowed = tlFlagIsSet(_flags2, 0x10000)
                 field = 28
-                let _monoforum = tlFlagIsSet(_flags2, 0x20000)
                 field = 29
-                let _forumTabs = tlFlagIsSet(_flags2, 0x80000)
                 field = 30
                 let _id = try reader.readInt64()
                 field = 31
@@ -937,7 +923,7 @@ extension Api {
                 if tlFlagIsSet(_flags2, 0x100000) {
                     _linkedCommunityId = try reader.readInt64()
                 }
-                return .channel(Cons_channel(creator: _creator, left: _left, broadcast: _broadcast, verified: _verified, megagroup: _megagroup, signatures: _signatures, min: _min, scam: _scam, hasLink: _hasLink, hasGeo: _hasGeo, slowmodeEnabled: _slowmodeEnabled, callActive: _callActive, callNotEmpty: _callNotEmpty, fake: _fake, gigagroup: _gigagroup, noforwards: _noforwards, joinToSend: _joinToSend, joinRequest: _joinRequest, forum: _forum, storiesHidden: _storiesHidden, storiesHiddenMin: _storiesHiddenMin, storiesUnavailable: _storiesUnavailable, signatureProfiles: _signatureProfiles, autotranslation: _autotranslation, broadcastMessagesAllowed: _broadcastMessagesAllowed, monoforum: _monoforum, forumTabs: _forumTabs, id: _id, accessHash: _accessHash, title: _title, username: _username, photo: _photo, date: _date, restrictionReason: _restrictionReason, adminRights: _adminRights, bannedRights: _bannedRights, defaultBannedRights: _defaultBannedRights, participantsCount: _participantsCount, usernames: _usernames, storiesMaxId: _storiesMaxId, color: _color, profileColor: _profileColor, emojiStatus: _emojiStatus, level: _level, subscriptionUntilDate: _subscriptionUntilDate, botVerificationIcon: _botVerificationIcon, sendPaidMessagesStars: _sendPaidMessagesStars, linkedMonoforumId: _linkedMonoforumId, linkedCommunityId: _linkedCommunityId))
+                return .channel(Cons_channel(_flags & 0x7ffefbe5, _flags2 & 0x1fff9f, id: _id, accessHash: _accessHash, title: _title, username: _username, photo: _photo, date: _date, restrictionReason: _restrictionReason, adminRights: _adminRights, bannedRights: _bannedRights, defaultBannedRights: _defaultBannedRights, participantsCount: _participantsCount, usernames: _usernames, storiesMaxId: _storiesMaxId, color: _color, profileColor: _profileColor, emojiStatus: _emojiStatus, level: _level, subscriptionUntilDate: _subscriptionUntilDate, botVerificationIcon: _botVerificationIcon, sendPaidMessagesStars: _sendPaidMessagesStars, linkedMonoforumId: _linkedMonoforumId, linkedCommunityId: _linkedCommunityId))
             }
             catch {
                 throw error.inside(constructor: "channel", fields: "flags,creator,left,broadcast,verified,megagroup,restricted,signatures,min,scam,has_link,has_geo,slowmode_enabled,call_active,call_not_empty,fake,gigagroup,noforwards,join_to_send,join_request,forum,flags2,stories_hidden,stories_hidden_min,stories_unavailable,signature_profiles,autotranslation,broadcast_messages_allowed,monoforum,forum_tabs,id,access_hash,title,username,photo,date,restriction_reason,admin_rights,banned_rights,default_banned_rights,participants_count,usernames,stories_max_id,color,profile_color,emoji_status,level,subscription_until_date,bot_verification_icon,send_paid_messages_stars,linked_monoforum_id,linked_community_id", index: field)
@@ -949,11 +935,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _broadcast = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _megagroup = tlFlagIsSet(_flags, 0x100)
                 field = 3
-                let _monoforum = tlFlagIsSet(_flags, 0x400)
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -965,7 +948,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10000) {
                     _untilDate = try reader.readInt32()
                 }
-                return .channelForbidden(Cons_channelForbidden(broadcast: _broadcast, megagroup: _megagroup, monoforum: _monoforum, id: _id, accessHash: _accessHash, title: _title, untilDate: _untilDate))
+                return .channelForbidden(Cons_channelForbidden(_flags & 0x10520, id: _id, accessHash: _accessHash, title: _title, untilDate: _untilDate))
             }
             catch {
                 throw error.inside(constructor: "channelForbidden", fields: "flags,broadcast,megagroup,monoforum,id,access_hash,title,until_date", index: field)
@@ -985,7 +968,7 @@ extension Api {
                 }
                 field = 3
                 let _title = try reader.readTLString()
-                return .communityForbidden(Cons_communityForbidden(id: _id, accessHash: _accessHash, title: _title))
+                return .communityForbidden(Cons_communityForbidden(_flags & 0x2000, id: _id, accessHash: _accessHash, title: _title))
             }
             catch {
                 throw error.inside(constructor: "communityForbidden", fields: "flags,id,access_hash,title", index: field)
@@ -997,15 +980,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _left = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _min = tlFlagIsSet(_flags, 0x1000)
                 field = 4
                 let _flags2 = try reader.readInt32()
                 field = 5
-                let _collapsedInDialogs = tlFlagIsSet(_flags2, 0x100000)
                 field = 6
                 let _id = try reader.readInt64()
                 field = 7
@@ -1029,7 +1008,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40000) {
                     _defaultBannedRights = try Api.ChatBannedRights.parse(&reader)
                 }
-                return .community(Cons_community(creator: _creator, left: _left, min: _min, collapsedInDialogs: _collapsedInDialogs, id: _id, accessHash: _accessHash, title: _title, photo: _photo, date: _date, adminRights: _adminRights, defaultBannedRights: _defaultBannedRights))
+                return .community(Cons_community(_flags & 0x47005, _flags2 & 0x100000, id: _id, accessHash: _accessHash, title: _title, photo: _photo, date: _date, adminRights: _adminRights, defaultBannedRights: _defaultBannedRights))
             }
             catch {
                 throw error.inside(constructor: "community", fields: "flags,creator,left,min,flags2,collapsed_in_dialogs,id,access_hash,title,photo,date,admin_rights,default_banned_rights", index: field)
@@ -1228,26 +1207,10 @@ extension Api {
 
         /// `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
         public final class Cons_userFull: Sendable {
-            public let blocked: Bool
-            public let phoneCallsAvailable: Bool
-            public let phoneCallsPrivate: Bool
-            public let canPinMessage: Bool
-            public let hasScheduled: Bool
-            public let videoCallsAvailable: Bool
-            public let voiceMessagesForbidden: Bool
-            public let translationsDisabled: Bool
-            public let storiesPinnedAvailable: Bool
-            public let blockedMyStoriesFrom: Bool
-            public let wallpaperOverridden: Bool
-            public let contactRequirePremium: Bool
-            public let readDatesPrivate: Bool
-            public let sponsoredEnabled: Bool
-            public let canViewRevenue: Bool
-            public let botCanManageEmojiStatus: Bool
-            public let displayGiftsButton: Bool
-            public let noforwardsMyEnabled: Bool
-            public let noforwardsPeerEnabled: Bool
-            public let unofficialSecurityRisk: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            /// The `flags2` word: which optional fields and flags are set.
+            public let flags2: Int32
             public let id: Int64
             public let about: String?
             public let settings: Api.PeerSettings
@@ -1286,28 +1249,84 @@ extension Api {
             public let savedMusic: Api.Document?
             public let note: Api.TextWithEntities?
             public let botManagerId: Int64?
+            public var blocked: Bool { tlFlagIsSet(flags, 0x1) }
+            public var phoneCallsAvailable: Bool { tlFlagIsSet(flags, 0x10) }
+            public var phoneCallsPrivate: Bool { tlFlagIsSet(flags, 0x20) }
+            public var canPinMessage: Bool { tlFlagIsSet(flags, 0x80) }
+            public var hasScheduled: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var videoCallsAvailable: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var voiceMessagesForbidden: Bool { tlFlagIsSet(flags, 0x100000) }
+            public var translationsDisabled: Bool { tlFlagIsSet(flags, 0x800000) }
+            public var storiesPinnedAvailable: Bool { tlFlagIsSet(flags, 0x4000000) }
+            public var blockedMyStoriesFrom: Bool { tlFlagIsSet(flags, 0x8000000) }
+            public var wallpaperOverridden: Bool { tlFlagIsSet(flags, 0x10000000) }
+            public var contactRequirePremium: Bool { tlFlagIsSet(flags, 0x20000000) }
+            public var readDatesPrivate: Bool { tlFlagIsSet(flags, 0x40000000) }
+            public var sponsoredEnabled: Bool { tlFlagIsSet(flags2, 0x80) }
+            public var canViewRevenue: Bool { tlFlagIsSet(flags2, 0x200) }
+            public var botCanManageEmojiStatus: Bool { tlFlagIsSet(flags2, 0x400) }
+            public var displayGiftsButton: Bool { tlFlagIsSet(flags2, 0x10000) }
+            public var noforwardsMyEnabled: Bool { tlFlagIsSet(flags2, 0x800000) }
+            public var noforwardsPeerEnabled: Bool { tlFlagIsSet(flags2, 0x1000000) }
+            public var unofficialSecurityRisk: Bool { tlFlagIsSet(flags2, 0x4000000) }
 
             public init(blocked: Bool = false, phoneCallsAvailable: Bool = false, phoneCallsPrivate: Bool = false, canPinMessage: Bool = false, hasScheduled: Bool = false, videoCallsAvailable: Bool = false, voiceMessagesForbidden: Bool = false, translationsDisabled: Bool = false, storiesPinnedAvailable: Bool = false, blockedMyStoriesFrom: Bool = false, wallpaperOverridden: Bool = false, contactRequirePremium: Bool = false, readDatesPrivate: Bool = false, sponsoredEnabled: Bool = false, canViewRevenue: Bool = false, botCanManageEmojiStatus: Bool = false, displayGiftsButton: Bool = false, noforwardsMyEnabled: Bool = false, noforwardsPeerEnabled: Bool = false, unofficialSecurityRisk: Bool = false, id: Int64, about: String? = nil, settings: Api.PeerSettings, personalPhoto: Api.Photo? = nil, profilePhoto: Api.Photo? = nil, fallbackPhoto: Api.Photo? = nil, notifySettings: Api.PeerNotifySettings, botInfo: Api.BotInfo? = nil, pinnedMsgId: Int32? = nil, commonChatsCount: Int32, folderId: Int32? = nil, ttlPeriod: Int32? = nil, theme: Api.ChatTheme? = nil, privateForwardName: String? = nil, botGroupAdminRights: Api.ChatAdminRights? = nil, botBroadcastAdminRights: Api.ChatAdminRights? = nil, wallpaper: Api.WallPaper? = nil, stories: Api.PeerStories? = nil, businessWorkHours: Api.BusinessWorkHours? = nil, businessLocation: Api.BusinessLocation? = nil, businessGreetingMessage: Api.BusinessGreetingMessage? = nil, businessAwayMessage: Api.BusinessAwayMessage? = nil, businessIntro: Api.BusinessIntro? = nil, birthday: Api.Birthday? = nil, personalChannelId: Int64? = nil, personalChannelMessage: Int32? = nil, stargiftsCount: Int32? = nil, starrefProgram: Api.StarRefProgram? = nil, botVerification: Api.BotVerification? = nil, sendPaidMessagesStars: Int64? = nil, disallowedGifts: Api.DisallowedGiftsSettings? = nil, starsRating: Api.StarsRating? = nil, starsMyPendingRating: Api.StarsRating? = nil, starsMyPendingRatingDate: Int32? = nil, mainTab: Api.ProfileTab? = nil, savedMusic: Api.Document? = nil, note: Api.TextWithEntities? = nil, botManagerId: Int64? = nil) {
-                self.blocked = blocked
-                self.phoneCallsAvailable = phoneCallsAvailable
-                self.phoneCallsPrivate = phoneCallsPrivate
-                self.canPinMessage = canPinMessage
-                self.hasScheduled = hasScheduled
-                self.videoCallsAvailable = videoCallsAvailable
-                self.voiceMessagesForbidden = voiceMessagesForbidden
-                self.translationsDisabled = translationsDisabled
-                self.storiesPinnedAvailable = storiesPinnedAvailable
-                self.blockedMyStoriesFrom = blockedMyStoriesFrom
-                self.wallpaperOverridden = wallpaperOverridden
-                self.contactRequirePremium = contactRequirePremium
-                self.readDatesPrivate = readDatesPrivate
-                self.sponsoredEnabled = sponsoredEnabled
-                self.canViewRevenue = canViewRevenue
-                self.botCanManageEmojiStatus = botCanManageEmojiStatus
-                self.displayGiftsButton = displayGiftsButton
-                self.noforwardsMyEnabled = noforwardsMyEnabled
-                self.noforwardsPeerEnabled = noforwardsPeerEnabled
-                self.unofficialSecurityRisk = unofficialSecurityRisk
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: blocked)
+                tlSetFlag(&_flags, 0x10, when: phoneCallsAvailable)
+                tlSetFlag(&_flags, 0x20, when: phoneCallsPrivate)
+                tlSetFlag(&_flags, 0x80, when: canPinMessage)
+                tlSetFlag(&_flags, 0x1000, when: hasScheduled)
+                tlSetFlag(&_flags, 0x2000, when: videoCallsAvailable)
+                tlSetFlag(&_flags, 0x100000, when: voiceMessagesForbidden)
+                tlSetFlag(&_flags, 0x800000, when: translationsDisabled)
+                tlSetFlag(&_flags, 0x4000000, when: storiesPinnedAvailable)
+                tlSetFlag(&_flags, 0x8000000, when: blockedMyStoriesFrom)
+                tlSetFlag(&_flags, 0x10000000, when: wallpaperOverridden)
+                tlSetFlag(&_flags, 0x20000000, when: contactRequirePremium)
+                tlSetFlag(&_flags, 0x40000000, when: readDatesPrivate)
+                tlSetFlag(&_flags, 0x2, when: about != nil)
+                tlSetFlag(&_flags, 0x200000, when: personalPhoto != nil)
+                tlSetFlag(&_flags, 0x4, when: profilePhoto != nil)
+                tlSetFlag(&_flags, 0x400000, when: fallbackPhoto != nil)
+                tlSetFlag(&_flags, 0x8, when: botInfo != nil)
+                tlSetFlag(&_flags, 0x40, when: pinnedMsgId != nil)
+                tlSetFlag(&_flags, 0x800, when: folderId != nil)
+                tlSetFlag(&_flags, 0x4000, when: ttlPeriod != nil)
+                tlSetFlag(&_flags, 0x8000, when: theme != nil)
+                tlSetFlag(&_flags, 0x10000, when: privateForwardName != nil)
+                tlSetFlag(&_flags, 0x20000, when: botGroupAdminRights != nil)
+                tlSetFlag(&_flags, 0x40000, when: botBroadcastAdminRights != nil)
+                tlSetFlag(&_flags, 0x1000000, when: wallpaper != nil)
+                tlSetFlag(&_flags, 0x2000000, when: stories != nil)
+                self.flags = _flags
+                var _flags2: Int32 = 0
+                tlSetFlag(&_flags2, 0x80, when: sponsoredEnabled)
+                tlSetFlag(&_flags2, 0x200, when: canViewRevenue)
+                tlSetFlag(&_flags2, 0x400, when: botCanManageEmojiStatus)
+                tlSetFlag(&_flags2, 0x10000, when: displayGiftsButton)
+                tlSetFlag(&_flags2, 0x800000, when: noforwardsMyEnabled)
+                tlSetFlag(&_flags2, 0x1000000, when: noforwardsPeerEnabled)
+                tlSetFlag(&_flags2, 0x4000000, when: unofficialSecurityRisk)
+                tlSetFlag(&_flags2, 0x1, when: businessWorkHours != nil)
+                tlSetFlag(&_flags2, 0x2, when: businessLocation != nil)
+                tlSetFlag(&_flags2, 0x4, when: businessGreetingMessage != nil)
+                tlSetFlag(&_flags2, 0x8, when: businessAwayMessage != nil)
+                tlSetFlag(&_flags2, 0x10, when: businessIntro != nil)
+                tlSetFlag(&_flags2, 0x20, when: birthday != nil)
+                tlSetFlag(&_flags2, 0x40, when: personalChannelId != nil && personalChannelMessage != nil)
+                tlSetFlag(&_flags2, 0x100, when: stargiftsCount != nil)
+                tlSetFlag(&_flags2, 0x800, when: starrefProgram != nil)
+                tlSetFlag(&_flags2, 0x1000, when: botVerification != nil)
+                tlSetFlag(&_flags2, 0x4000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&_flags2, 0x8000, when: disallowedGifts != nil)
+                tlSetFlag(&_flags2, 0x20000, when: starsRating != nil)
+                tlSetFlag(&_flags2, 0x40000, when: starsMyPendingRating != nil && starsMyPendingRatingDate != nil)
+                tlSetFlag(&_flags2, 0x100000, when: mainTab != nil)
+                tlSetFlag(&_flags2, 0x200000, when: savedMusic != nil)
+                tlSetFlag(&_flags2, 0x400000, when: note != nil)
+                tlSetFlag(&_flags2, 0x2000000, when: botManagerId != nil)
+                self.flags2 = _flags2
                 self.id = id
                 self.about = about
                 self.settings = settings
@@ -1348,68 +1367,47 @@ extension Api {
                 self.botManagerId = botManagerId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: blocked)
-                tlSetFlag(&flags, 0x10, when: phoneCallsAvailable)
-                tlSetFlag(&flags, 0x20, when: phoneCallsPrivate)
-                tlSetFlag(&flags, 0x80, when: canPinMessage)
-                tlSetFlag(&flags, 0x1000, when: hasScheduled)
-                tlSetFlag(&flags, 0x2000, when: videoCallsAvailable)
-                tlSetFlag(&flags, 0x100000, when: voiceMessagesForbidden)
-                tlSetFlag(&flags, 0x800000, when: translationsDisabled)
-                tlSetFlag(&flags, 0x4000000, when: storiesPinnedAvailable)
-                tlSetFlag(&flags, 0x8000000, when: blockedMyStoriesFrom)
-                tlSetFlag(&flags, 0x10000000, when: wallpaperOverridden)
-                tlSetFlag(&flags, 0x20000000, when: contactRequirePremium)
-                tlSetFlag(&flags, 0x40000000, when: readDatesPrivate)
-                tlSetFlag(&flags, 0x2, when: about != nil)
-                tlSetFlag(&flags, 0x200000, when: personalPhoto != nil)
-                tlSetFlag(&flags, 0x4, when: profilePhoto != nil)
-                tlSetFlag(&flags, 0x400000, when: fallbackPhoto != nil)
-                tlSetFlag(&flags, 0x8, when: botInfo != nil)
-                tlSetFlag(&flags, 0x40, when: pinnedMsgId != nil)
-                tlSetFlag(&flags, 0x800, when: folderId != nil)
-                tlSetFlag(&flags, 0x4000, when: ttlPeriod != nil)
-                tlSetFlag(&flags, 0x8000, when: theme != nil)
-                tlSetFlag(&flags, 0x10000, when: privateForwardName != nil)
-                tlSetFlag(&flags, 0x20000, when: botGroupAdminRights != nil)
-                tlSetFlag(&flags, 0x40000, when: botBroadcastAdminRights != nil)
-                tlSetFlag(&flags, 0x1000000, when: wallpaper != nil)
-                tlSetFlag(&flags, 0x2000000, when: stories != nil)
-                return flags
-            }
-
-            /// The `flags2` word, derived from which optional fields are set.
-            public var flags2: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x80, when: sponsoredEnabled)
-                tlSetFlag(&flags, 0x200, when: canViewRevenue)
-                tlSetFlag(&flags, 0x400, when: botCanManageEmojiStatus)
-                tlSetFlag(&flags, 0x10000, when: displayGiftsButton)
-                tlSetFlag(&flags, 0x800000, when: noforwardsMyEnabled)
-                tlSetFlag(&flags, 0x1000000, when: noforwardsPeerEnabled)
-                tlSetFlag(&flags, 0x4000000, when: unofficialSecurityRisk)
-                tlSetFlag(&flags, 0x1, when: businessWorkHours != nil)
-                tlSetFlag(&flags, 0x2, when: businessLocation != nil)
-                tlSetFlag(&flags, 0x4, when: businessGreetingMessage != nil)
-                tlSetFlag(&flags, 0x8, when: businessAwayMessage != nil)
-                tlSetFlag(&flags, 0x10, when: businessIntro != nil)
-                tlSetFlag(&flags, 0x20, when: birthday != nil)
-                tlSetFlag(&flags, 0x40, when: personalChannelId != nil && personalChannelMessage != nil)
-                tlSetFlag(&flags, 0x100, when: stargiftsCount != nil)
-                tlSetFlag(&flags, 0x800, when: starrefProgram != nil)
-                tlSetFlag(&flags, 0x1000, when: botVerification != nil)
-                tlSetFlag(&flags, 0x4000, when: sendPaidMessagesStars != nil)
-                tlSetFlag(&flags, 0x8000, when: disallowedGifts != nil)
-                tlSetFlag(&flags, 0x20000, when: starsRating != nil)
-                tlSetFlag(&flags, 0x40000, when: starsMyPendingRating != nil && starsMyPendingRatingDate != nil)
-                tlSetFlag(&flags, 0x100000, when: mainTab != nil)
-                tlSetFlag(&flags, 0x200000, when: savedMusic != nil)
-                tlSetFlag(&flags, 0x400000, when: note != nil)
-                tlSetFlag(&flags, 0x2000000, when: botManagerId != nil)
-                return flags
+            init(_ _flags: Int32, _ _flags2: Int32, id: Int64, about: String?, settings: Api.PeerSettings, personalPhoto: Api.Photo?, profilePhoto: Api.Photo?, fallbackPhoto: Api.Photo?, notifySettings: Api.PeerNotifySettings, botInfo: Api.BotInfo?, pinnedMsgId: Int32?, commonChatsCount: Int32, folderId: Int32?, ttlPeriod: Int32?, theme: Api.ChatTheme?, privateForwardName: String?, botGroupAdminRights: Api.ChatAdminRights?, botBroadcastAdminRights: Api.ChatAdminRights?, wallpaper: Api.WallPaper?, stories: Api.PeerStories?, businessWorkHours: Api.BusinessWorkHours?, businessLocation: Api.BusinessLocation?, businessGreetingMessage: Api.BusinessGreetingMessage?, businessAwayMessage: Api.BusinessAwayMessage?, businessIntro: Api.BusinessIntro?, birthday: Api.Birthday?, personalChannelId: Int64?, personalChannelMessage: Int32?, stargiftsCount: Int32?, starrefProgram: Api.StarRefProgram?, botVerification: Api.BotVerification?, sendPaidMessagesStars: Int64?, disallowedGifts: Api.DisallowedGiftsSettings?, starsRating: Api.StarsRating?, starsMyPendingRating: Api.StarsRating?, starsMyPendingRatingDate: Int32?, mainTab: Api.ProfileTab?, savedMusic: Api.Document?, note: Api.TextWithEntities?, botManagerId: Int64?) {
+                self.flags = _flags
+                self.flags2 = _flags2
+                self.id = id
+                self.about = about
+                self.settings = settings
+                self.personalPhoto = personalPhoto
+                self.profilePhoto = profilePhoto
+                self.fallbackPhoto = fallbackPhoto
+                self.notifySettings = notifySettings
+                self.botInfo = botInfo
+                self.pinnedMsgId = pinnedMsgId
+                self.commonChatsCount = commonChatsCount
+                self.folderId = folderId
+                self.ttlPeriod = ttlPeriod
+                self.theme = theme
+                self.privateForwardName = privateForwardName
+                self.botGroupAdminRights = botGroupAdminRights
+                self.botBroadcastAdminRights = botBroadcastAdminRights
+                self.wallpaper = wallpaper
+                self.stories = stories
+                self.businessWorkHours = businessWorkHours
+                self.businessLocation = businessLocation
+                self.businessGreetingMessage = businessGreetingMessage
+                self.businessAwayMessage = businessAwayMessage
+                self.businessIntro = businessIntro
+                self.birthday = birthday
+                self.personalChannelId = personalChannelId
+                self.personalChannelMessage = personalChannelMessage
+                self.stargiftsCount = stargiftsCount
+                self.starrefProgram = starrefProgram
+                self.botVerification = botVerification
+                self.sendPaidMessagesStars = sendPaidMessagesStars
+                self.disallowedGifts = disallowedGifts
+                self.starsRating = starsRating
+                self.starsMyPendingRating = starsMyPendingRating
+                self.starsMyPendingRatingDate = starsMyPendingRatingDate
+                self.mainTab = mainTab
+                self.savedMusic = savedMusic
+                self.note = note
+                self.botManagerId = botManagerId
             }
         }
 
@@ -1557,47 +1555,27 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blocked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _phoneCallsAvailable = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _phoneCallsPrivate = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _canPinMessage = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _hasScheduled = tlFlagIsSet(_flags, 0x1000)
                 field = 6
-                let _videoCallsAvailable = tlFlagIsSet(_flags, 0x2000)
                 field = 7
-                let _voiceMessagesForbidden = tlFlagIsSet(_flags, 0x100000)
                 field = 8
-                let _translationsDisabled = tlFlagIsSet(_flags, 0x800000)
                 field = 9
-                let _storiesPinnedAvailable = tlFlagIsSet(_flags, 0x4000000)
                 field = 10
-                let _blockedMyStoriesFrom = tlFlagIsSet(_flags, 0x8000000)
                 field = 11
-                let _wallpaperOverridden = tlFlagIsSet(_flags, 0x10000000)
                 field = 12
-                let _contactRequirePremium = tlFlagIsSet(_flags, 0x20000000)
                 field = 13
-                let _readDatesPrivate = tlFlagIsSet(_flags, 0x40000000)
                 field = 14
                 let _flags2 = try reader.readInt32()
                 field = 15
-                let _sponsoredEnabled = tlFlagIsSet(_flags2, 0x80)
                 field = 16
-                let _canViewRevenue = tlFlagIsSet(_flags2, 0x200)
                 field = 17
-                let _botCanManageEmojiStatus = tlFlagIsSet(_flags2, 0x400)
                 field = 18
-                let _displayGiftsButton = tlFlagIsSet(_flags2, 0x10000)
                 field = 19
-                let _noforwardsMyEnabled = tlFlagIsSet(_flags2, 0x800000)
                 field = 20
-                let _noforwardsPeerEnabled = tlFlagIsSet(_flags2, 0x1000000)
                 field = 21
-                let _unofficialSecurityRisk = tlFlagIsSet(_flags2, 0x4000000)
                 field = 22
                 let _id = try reader.readInt64()
                 field = 23
@@ -1776,7 +1754,7 @@ extension Api {
                 if tlFlagIsSet(_flags2, 0x2000000) {
                     _botManagerId = try reader.readInt64()
                 }
-                return .userFull(Cons_userFull(blocked: _blocked, phoneCallsAvailable: _phoneCallsAvailable, phoneCallsPrivate: _phoneCallsPrivate, canPinMessage: _canPinMessage, hasScheduled: _hasScheduled, videoCallsAvailable: _videoCallsAvailable, voiceMessagesForbidden: _voiceMessagesForbidden, translationsDisabled: _translationsDisabled, storiesPinnedAvailable: _storiesPinnedAvailable, blockedMyStoriesFrom: _blockedMyStoriesFrom, wallpaperOverridden: _wallpaperOverridden, contactRequirePremium: _contactRequirePremium, readDatesPrivate: _readDatesPrivate, sponsoredEnabled: _sponsoredEnabled, canViewRevenue: _canViewRevenue, botCanManageEmojiStatus: _botCanManageEmojiStatus, displayGiftsButton: _displayGiftsButton, noforwardsMyEnabled: _noforwardsMyEnabled, noforwardsPeerEnabled: _noforwardsPeerEnabled, unofficialSecurityRisk: _unofficialSecurityRisk, id: _id, about: _about, settings: _settings, personalPhoto: _personalPhoto, profilePhoto: _profilePhoto, fallbackPhoto: _fallbackPhoto, notifySettings: _notifySettings, botInfo: _botInfo, pinnedMsgId: _pinnedMsgId, commonChatsCount: _commonChatsCount, folderId: _folderId, ttlPeriod: _ttlPeriod, theme: _theme, privateForwardName: _privateForwardName, botGroupAdminRights: _botGroupAdminRights, botBroadcastAdminRights: _botBroadcastAdminRights, wallpaper: _wallpaper, stories: _stories, businessWorkHours: _businessWorkHours, businessLocation: _businessLocation, businessGreetingMessage: _businessGreetingMessage, businessAwayMessage: _businessAwayMessage, businessIntro: _businessIntro, birthday: _birthday, personalChannelId: _personalChannelId, personalChannelMessage: _personalChannelMessage, stargiftsCount: _stargiftsCount, starrefProgram: _starrefProgram, botVerification: _botVerification, sendPaidMessagesStars: _sendPaidMessagesStars, disallowedGifts: _disallowedGifts, starsRating: _starsRating, starsMyPendingRating: _starsMyPendingRating, starsMyPendingRatingDate: _starsMyPendingRatingDate, mainTab: _mainTab, savedMusic: _savedMusic, note: _note, botManagerId: _botManagerId))
+                return .userFull(Cons_userFull(_flags & 0x7ff7f8ff, _flags2 & 0x7f7dfff, id: _id, about: _about, settings: _settings, personalPhoto: _personalPhoto, profilePhoto: _profilePhoto, fallbackPhoto: _fallbackPhoto, notifySettings: _notifySettings, botInfo: _botInfo, pinnedMsgId: _pinnedMsgId, commonChatsCount: _commonChatsCount, folderId: _folderId, ttlPeriod: _ttlPeriod, theme: _theme, privateForwardName: _privateForwardName, botGroupAdminRights: _botGroupAdminRights, botBroadcastAdminRights: _botBroadcastAdminRights, wallpaper: _wallpaper, stories: _stories, businessWorkHours: _businessWorkHours, businessLocation: _businessLocation, businessGreetingMessage: _businessGreetingMessage, businessAwayMessage: _businessAwayMessage, businessIntro: _businessIntro, birthday: _birthday, personalChannelId: _personalChannelId, personalChannelMessage: _personalChannelMessage, stargiftsCount: _stargiftsCount, starrefProgram: _starrefProgram, botVerification: _botVerification, sendPaidMessagesStars: _sendPaidMessagesStars, disallowedGifts: _disallowedGifts, starsRating: _starsRating, starsMyPendingRating: _starsMyPendingRating, starsMyPendingRatingDate: _starsMyPendingRatingDate, mainTab: _mainTab, savedMusic: _savedMusic, note: _note, botManagerId: _botManagerId))
             }
             catch {
                 throw error.inside(constructor: "userFull", fields: "flags,blocked,phone_calls_available,phone_calls_private,can_pin_message,has_scheduled,video_calls_available,voice_messages_forbidden,translations_disabled,stories_pinned_available,blocked_my_stories_from,wallpaper_overridden,contact_require_premium,read_dates_private,flags2,sponsored_enabled,can_view_revenue,bot_can_manage_emoji_status,display_gifts_button,noforwards_my_enabled,noforwards_peer_enabled,unofficial_security_risk,id,about,settings,personal_photo,profile_photo,fallback_photo,notify_settings,bot_info,pinned_msg_id,common_chats_count,folder_id,ttl_period,theme,private_forward_name,bot_group_admin_rights,bot_broadcast_admin_rights,wallpaper,stories,business_work_hours,business_location,business_greeting_message,business_away_message,business_intro,birthday,personal_channel_id,personal_channel_message,stargifts_count,starref_program,bot_verification,send_paid_messages_stars,disallowed_gifts,stars_rating,stars_my_pending_rating,stars_my_pending_rating_date,main_tab,saved_music,note,bot_manager_id", index: field)
@@ -2411,6 +2389,8 @@ extension Api {
 
         /// `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
         public final class Cons_inputSecureValue: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let type: Api.SecureValueType
             public let data: Api.SecureData?
             public let frontSide: Api.InputSecureFile?
@@ -2421,6 +2401,15 @@ extension Api {
             public let plainData: Api.SecurePlainData?
 
             public init(type: Api.SecureValueType, data: Api.SecureData? = nil, frontSide: Api.InputSecureFile? = nil, reverseSide: Api.InputSecureFile? = nil, selfie: Api.InputSecureFile? = nil, translation: [Api.InputSecureFile]? = nil, files: [Api.InputSecureFile]? = nil, plainData: Api.SecurePlainData? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: data != nil)
+                tlSetFlag(&_flags, 0x2, when: frontSide != nil)
+                tlSetFlag(&_flags, 0x4, when: reverseSide != nil)
+                tlSetFlag(&_flags, 0x8, when: selfie != nil)
+                tlSetFlag(&_flags, 0x40, when: translation != nil)
+                tlSetFlag(&_flags, 0x10, when: files != nil)
+                tlSetFlag(&_flags, 0x20, when: plainData != nil)
+                self.flags = _flags
                 self.type = type
                 self.data = data
                 self.frontSide = frontSide
@@ -2431,17 +2420,16 @@ extension Api {
                 self.plainData = plainData
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: data != nil)
-                tlSetFlag(&flags, 0x2, when: frontSide != nil)
-                tlSetFlag(&flags, 0x4, when: reverseSide != nil)
-                tlSetFlag(&flags, 0x8, when: selfie != nil)
-                tlSetFlag(&flags, 0x40, when: translation != nil)
-                tlSetFlag(&flags, 0x10, when: files != nil)
-                tlSetFlag(&flags, 0x20, when: plainData != nil)
-                return flags
+            init(_ _flags: Int32, type: Api.SecureValueType, data: Api.SecureData?, frontSide: Api.InputSecureFile?, reverseSide: Api.InputSecureFile?, selfie: Api.InputSecureFile?, translation: [Api.InputSecureFile]?, files: [Api.InputSecureFile]?, plainData: Api.SecurePlainData?) {
+                self.flags = _flags
+                self.type = type
+                self.data = data
+                self.frontSide = frontSide
+                self.reverseSide = reverseSide
+                self.selfie = selfie
+                self.translation = translation
+                self.files = files
+                self.plainData = plainData
             }
         }
 
@@ -2535,7 +2523,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x20) {
                     _plainData = try Api.SecurePlainData.parse(&reader)
                 }
-                return .inputSecureValue(Cons_inputSecureValue(type: _type, data: _data, frontSide: _frontSide, reverseSide: _reverseSide, selfie: _selfie, translation: _translation, files: _files, plainData: _plainData))
+                return .inputSecureValue(Cons_inputSecureValue(_flags & 0x7f, type: _type, data: _data, frontSide: _frontSide, reverseSide: _reverseSide, selfie: _selfie, translation: _translation, files: _files, plainData: _plainData))
             }
             catch {
                 throw error.inside(constructor: "inputSecureValue", fields: "flags,type,data,front_side,reverse_side,selfie,translation,files,plain_data", index: field)
@@ -2677,21 +2665,24 @@ extension Api.messages {
 
         /// `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
         public final class Cons_searchCounter: Sendable {
-            public let inexact: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let filter: Api.MessagesFilter
             public let count: Int32
+            public var inexact: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(inexact: Bool = false, filter: Api.MessagesFilter, count: Int32) {
-                self.inexact = inexact
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: inexact)
+                self.flags = _flags
                 self.filter = filter
                 self.count = count
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: inexact)
-                return flags
+            init(_ _flags: Int32, filter: Api.MessagesFilter, count: Int32) {
+                self.flags = _flags
+                self.filter = filter
+                self.count = count
             }
         }
 
@@ -2729,12 +2720,11 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inexact = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _filter = try Api.MessagesFilter.parse(&reader)
                 field = 3
                 let _count = try reader.readInt32()
-                return .searchCounter(Cons_searchCounter(inexact: _inexact, filter: _filter, count: _count))
+                return .searchCounter(Cons_searchCounter(_flags & 0x2, filter: _filter, count: _count))
             }
             catch {
                 throw error.inside(constructor: "messages.searchCounter", fields: "flags,inexact,filter,count", index: field)
@@ -2771,15 +2761,8 @@ extension Api {
 
         /// `dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;`
         public final class Cons_dialogFilter: Sendable {
-            public let contacts: Bool
-            public let nonContacts: Bool
-            public let groups: Bool
-            public let broadcasts: Bool
-            public let bots: Bool
-            public let excludeMuted: Bool
-            public let excludeRead: Bool
-            public let excludeArchived: Bool
-            public let titleNoanimate: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let title: Api.TextWithEntities
             public let emoticon: String?
@@ -2787,17 +2770,30 @@ extension Api {
             public let pinnedPeers: [Api.InputPeer]
             public let includePeers: [Api.InputPeer]
             public let excludePeers: [Api.InputPeer]
+            public var contacts: Bool { tlFlagIsSet(flags, 0x1) }
+            public var nonContacts: Bool { tlFlagIsSet(flags, 0x2) }
+            public var groups: Bool { tlFlagIsSet(flags, 0x4) }
+            public var broadcasts: Bool { tlFlagIsSet(flags, 0x8) }
+            public var bots: Bool { tlFlagIsSet(flags, 0x10) }
+            public var excludeMuted: Bool { tlFlagIsSet(flags, 0x800) }
+            public var excludeRead: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var excludeArchived: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var titleNoanimate: Bool { tlFlagIsSet(flags, 0x10000000) }
 
             public init(contacts: Bool = false, nonContacts: Bool = false, groups: Bool = false, broadcasts: Bool = false, bots: Bool = false, excludeMuted: Bool = false, excludeRead: Bool = false, excludeArchived: Bool = false, titleNoanimate: Bool = false, id: Int32, title: Api.TextWithEntities, emoticon: String? = nil, color: Int32? = nil, pinnedPeers: [Api.InputPeer], includePeers: [Api.InputPeer], excludePeers: [Api.InputPeer]) {
-                self.contacts = contacts
-                self.nonContacts = nonContacts
-                self.groups = groups
-                self.broadcasts = broadcasts
-                self.bots = bots
-                self.excludeMuted = excludeMuted
-                self.excludeRead = excludeRead
-                self.excludeArchived = excludeArchived
-                self.titleNoanimate = titleNoanimate
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: contacts)
+                tlSetFlag(&_flags, 0x2, when: nonContacts)
+                tlSetFlag(&_flags, 0x4, when: groups)
+                tlSetFlag(&_flags, 0x8, when: broadcasts)
+                tlSetFlag(&_flags, 0x10, when: bots)
+                tlSetFlag(&_flags, 0x800, when: excludeMuted)
+                tlSetFlag(&_flags, 0x1000, when: excludeRead)
+                tlSetFlag(&_flags, 0x2000, when: excludeArchived)
+                tlSetFlag(&_flags, 0x10000000, when: titleNoanimate)
+                tlSetFlag(&_flags, 0x2000000, when: emoticon != nil)
+                tlSetFlag(&_flags, 0x8000000, when: color != nil)
+                self.flags = _flags
                 self.id = id
                 self.title = title
                 self.emoticon = emoticon
@@ -2807,38 +2803,38 @@ extension Api {
                 self.excludePeers = excludePeers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: contacts)
-                tlSetFlag(&flags, 0x2, when: nonContacts)
-                tlSetFlag(&flags, 0x4, when: groups)
-                tlSetFlag(&flags, 0x8, when: broadcasts)
-                tlSetFlag(&flags, 0x10, when: bots)
-                tlSetFlag(&flags, 0x800, when: excludeMuted)
-                tlSetFlag(&flags, 0x1000, when: excludeRead)
-                tlSetFlag(&flags, 0x2000, when: excludeArchived)
-                tlSetFlag(&flags, 0x10000000, when: titleNoanimate)
-                tlSetFlag(&flags, 0x2000000, when: emoticon != nil)
-                tlSetFlag(&flags, 0x8000000, when: color != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, title: Api.TextWithEntities, emoticon: String?, color: Int32?, pinnedPeers: [Api.InputPeer], includePeers: [Api.InputPeer], excludePeers: [Api.InputPeer]) {
+                self.flags = _flags
+                self.id = id
+                self.title = title
+                self.emoticon = emoticon
+                self.color = color
+                self.pinnedPeers = pinnedPeers
+                self.includePeers = includePeers
+                self.excludePeers = excludePeers
             }
         }
 
         /// `dialogFilterChatlist#96537bd7 flags:# has_my_invites:flags.26?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> = DialogFilter;`
         public final class Cons_dialogFilterChatlist: Sendable {
-            public let hasMyInvites: Bool
-            public let titleNoanimate: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let title: Api.TextWithEntities
             public let emoticon: String?
             public let color: Int32?
             public let pinnedPeers: [Api.InputPeer]
             public let includePeers: [Api.InputPeer]
+            public var hasMyInvites: Bool { tlFlagIsSet(flags, 0x4000000) }
+            public var titleNoanimate: Bool { tlFlagIsSet(flags, 0x10000000) }
 
             public init(hasMyInvites: Bool = false, titleNoanimate: Bool = false, id: Int32, title: Api.TextWithEntities, emoticon: String? = nil, color: Int32? = nil, pinnedPeers: [Api.InputPeer], includePeers: [Api.InputPeer]) {
-                self.hasMyInvites = hasMyInvites
-                self.titleNoanimate = titleNoanimate
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4000000, when: hasMyInvites)
+                tlSetFlag(&_flags, 0x10000000, when: titleNoanimate)
+                tlSetFlag(&_flags, 0x2000000, when: emoticon != nil)
+                tlSetFlag(&_flags, 0x8000000, when: color != nil)
+                self.flags = _flags
                 self.id = id
                 self.title = title
                 self.emoticon = emoticon
@@ -2847,14 +2843,14 @@ extension Api {
                 self.includePeers = includePeers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4000000, when: hasMyInvites)
-                tlSetFlag(&flags, 0x10000000, when: titleNoanimate)
-                tlSetFlag(&flags, 0x2000000, when: emoticon != nil)
-                tlSetFlag(&flags, 0x8000000, when: color != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, title: Api.TextWithEntities, emoticon: String?, color: Int32?, pinnedPeers: [Api.InputPeer], includePeers: [Api.InputPeer]) {
+                self.flags = _flags
+                self.id = id
+                self.title = title
+                self.emoticon = emoticon
+                self.color = color
+                self.pinnedPeers = pinnedPeers
+                self.includePeers = includePeers
             }
         }
 
@@ -2921,23 +2917,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _contacts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _nonContacts = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _groups = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _broadcasts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _bots = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _excludeMuted = tlFlagIsSet(_flags, 0x800)
                 field = 7
-                let _excludeRead = tlFlagIsSet(_flags, 0x1000)
                 field = 8
-                let _excludeArchived = tlFlagIsSet(_flags, 0x2000)
                 field = 9
-                let _titleNoanimate = tlFlagIsSet(_flags, 0x10000000)
                 field = 10
                 let _id = try reader.readInt32()
                 field = 11
@@ -2958,7 +2945,7 @@ extension Api {
                 let _includePeers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
                 field = 16
                 let _excludePeers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return .dialogFilter(Cons_dialogFilter(contacts: _contacts, nonContacts: _nonContacts, groups: _groups, broadcasts: _broadcasts, bots: _bots, excludeMuted: _excludeMuted, excludeRead: _excludeRead, excludeArchived: _excludeArchived, titleNoanimate: _titleNoanimate, id: _id, title: _title, emoticon: _emoticon, color: _color, pinnedPeers: _pinnedPeers, includePeers: _includePeers, excludePeers: _excludePeers))
+                return .dialogFilter(Cons_dialogFilter(_flags & 0x1a00381f, id: _id, title: _title, emoticon: _emoticon, color: _color, pinnedPeers: _pinnedPeers, includePeers: _includePeers, excludePeers: _excludePeers))
             }
             catch {
                 throw error.inside(constructor: "dialogFilter", fields: "flags,contacts,non_contacts,groups,broadcasts,bots,exclude_muted,exclude_read,exclude_archived,title_noanimate,id,title,emoticon,color,pinned_peers,include_peers,exclude_peers", index: field)
@@ -2974,9 +2961,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasMyInvites = tlFlagIsSet(_flags, 0x4000000)
                 field = 2
-                let _titleNoanimate = tlFlagIsSet(_flags, 0x10000000)
                 field = 3
                 let _id = try reader.readInt32()
                 field = 4
@@ -2995,7 +2980,7 @@ extension Api {
                 let _pinnedPeers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
                 field = 8
                 let _includePeers = try reader.readVector(boxed: true, of: Api.InputPeer.self)
-                return .dialogFilterChatlist(Cons_dialogFilterChatlist(hasMyInvites: _hasMyInvites, titleNoanimate: _titleNoanimate, id: _id, title: _title, emoticon: _emoticon, color: _color, pinnedPeers: _pinnedPeers, includePeers: _includePeers))
+                return .dialogFilterChatlist(Cons_dialogFilterChatlist(_flags & 0x1e000000, id: _id, title: _title, emoticon: _emoticon, color: _color, pinnedPeers: _pinnedPeers, includePeers: _includePeers))
             }
             catch {
                 throw error.inside(constructor: "dialogFilterChatlist", fields: "flags,has_my_invites,title_noanimate,id,title,emoticon,color,pinned_peers,include_peers", index: field)
@@ -3130,29 +3115,31 @@ extension Api {
 
         /// `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
         public final class Cons_messagePeerReaction: Sendable {
-            public let big: Bool
-            public let unread: Bool
-            public let my: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peerId: Api.Peer
             public let date: Int32
             public let reaction: Api.Reaction
+            public var big: Bool { tlFlagIsSet(flags, 0x1) }
+            public var unread: Bool { tlFlagIsSet(flags, 0x2) }
+            public var my: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(big: Bool = false, unread: Bool = false, my: Bool = false, peerId: Api.Peer, date: Int32, reaction: Api.Reaction) {
-                self.big = big
-                self.unread = unread
-                self.my = my
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: big)
+                tlSetFlag(&_flags, 0x2, when: unread)
+                tlSetFlag(&_flags, 0x4, when: my)
+                self.flags = _flags
                 self.peerId = peerId
                 self.date = date
                 self.reaction = reaction
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: big)
-                tlSetFlag(&flags, 0x2, when: unread)
-                tlSetFlag(&flags, 0x4, when: my)
-                return flags
+            init(_ _flags: Int32, peerId: Api.Peer, date: Int32, reaction: Api.Reaction) {
+                self.flags = _flags
+                self.peerId = peerId
+                self.date = date
+                self.reaction = reaction
             }
         }
 
@@ -3191,18 +3178,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _big = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _unread = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _my = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _peerId = try Api.Peer.parse(&reader)
                 field = 5
                 let _date = try reader.readInt32()
                 field = 6
                 let _reaction = try Api.Reaction.parse(&reader)
-                return .messagePeerReaction(Cons_messagePeerReaction(big: _big, unread: _unread, my: _my, peerId: _peerId, date: _date, reaction: _reaction))
+                return .messagePeerReaction(Cons_messagePeerReaction(_flags & 0x7, peerId: _peerId, date: _date, reaction: _reaction))
             }
             catch {
                 throw error.inside(constructor: "messagePeerReaction", fields: "flags,big,unread,my,peer_id,date,reaction", index: field)
@@ -3239,25 +3223,31 @@ extension Api {
 
         /// `messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;`
         public final class Cons_messageExtendedMediaPreview: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let w: Int32?
             public let h: Int32?
             public let thumb: Api.PhotoSize?
             public let videoDuration: Int32?
 
             public init(w: Int32? = nil, h: Int32? = nil, thumb: Api.PhotoSize? = nil, videoDuration: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: w != nil && h != nil)
+                tlSetFlag(&_flags, 0x2, when: thumb != nil)
+                tlSetFlag(&_flags, 0x4, when: videoDuration != nil)
+                self.flags = _flags
                 self.w = w
                 self.h = h
                 self.thumb = thumb
                 self.videoDuration = videoDuration
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: w != nil && h != nil)
-                tlSetFlag(&flags, 0x2, when: thumb != nil)
-                tlSetFlag(&flags, 0x4, when: videoDuration != nil)
-                return flags
+            init(_ _flags: Int32, w: Int32?, h: Int32?, thumb: Api.PhotoSize?, videoDuration: Int32?) {
+                self.flags = _flags
+                self.w = w
+                self.h = h
+                self.thumb = thumb
+                self.videoDuration = videoDuration
             }
         }
 
@@ -3337,7 +3327,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _videoDuration = try reader.readInt32()
                 }
-                return .messageExtendedMediaPreview(Cons_messageExtendedMediaPreview(w: _w, h: _h, thumb: _thumb, videoDuration: _videoDuration))
+                return .messageExtendedMediaPreview(Cons_messageExtendedMediaPreview(_flags & 0x7, w: _w, h: _h, thumb: _thumb, videoDuration: _videoDuration))
             }
             catch {
                 throw error.inside(constructor: "messageExtendedMediaPreview", fields: "flags,w,h,thumb,video_duration", index: field)
@@ -3556,6 +3546,8 @@ extension Api.account {
 
         /// `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
         public final class Cons_resolvedBusinessChatLinks: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let message: String
             public let entities: [Api.MessageEntity]?
@@ -3563,6 +3555,9 @@ extension Api.account {
             public let users: [Api.User]
 
             public init(peer: Api.Peer, message: String, entities: [Api.MessageEntity]? = nil, chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: entities != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.message = message
                 self.entities = entities
@@ -3570,11 +3565,13 @@ extension Api.account {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: entities != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, message: String, entities: [Api.MessageEntity]?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.peer = peer
+                self.message = message
+                self.entities = entities
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -3629,7 +3626,7 @@ extension Api.account {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 5
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .resolvedBusinessChatLinks(Cons_resolvedBusinessChatLinks(peer: _peer, message: _message, entities: _entities, chats: _chats, users: _users))
+                return .resolvedBusinessChatLinks(Cons_resolvedBusinessChatLinks(_flags & 0x1, peer: _peer, message: _message, entities: _entities, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "account.resolvedBusinessChatLinks", fields: "flags,peer,message,entities,chats,users", index: field)
@@ -3664,6 +3661,8 @@ extension Api {
 
         /// `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
         public final class Cons_reactionsNotifySettings: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let messagesNotifyFrom: Api.ReactionNotificationsFrom?
             public let storiesNotifyFrom: Api.ReactionNotificationsFrom?
             public let pollVotesNotifyFrom: Api.ReactionNotificationsFrom?
@@ -3671,6 +3670,11 @@ extension Api {
             public let showPreviews: Bool
 
             public init(messagesNotifyFrom: Api.ReactionNotificationsFrom? = nil, storiesNotifyFrom: Api.ReactionNotificationsFrom? = nil, pollVotesNotifyFrom: Api.ReactionNotificationsFrom? = nil, sound: Api.NotificationSound, showPreviews: Bool) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: messagesNotifyFrom != nil)
+                tlSetFlag(&_flags, 0x2, when: storiesNotifyFrom != nil)
+                tlSetFlag(&_flags, 0x4, when: pollVotesNotifyFrom != nil)
+                self.flags = _flags
                 self.messagesNotifyFrom = messagesNotifyFrom
                 self.storiesNotifyFrom = storiesNotifyFrom
                 self.pollVotesNotifyFrom = pollVotesNotifyFrom
@@ -3678,13 +3682,13 @@ extension Api {
                 self.showPreviews = showPreviews
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: messagesNotifyFrom != nil)
-                tlSetFlag(&flags, 0x2, when: storiesNotifyFrom != nil)
-                tlSetFlag(&flags, 0x4, when: pollVotesNotifyFrom != nil)
-                return flags
+            init(_ _flags: Int32, messagesNotifyFrom: Api.ReactionNotificationsFrom?, storiesNotifyFrom: Api.ReactionNotificationsFrom?, pollVotesNotifyFrom: Api.ReactionNotificationsFrom?, sound: Api.NotificationSound, showPreviews: Bool) {
+                self.flags = _flags
+                self.messagesNotifyFrom = messagesNotifyFrom
+                self.storiesNotifyFrom = storiesNotifyFrom
+                self.pollVotesNotifyFrom = pollVotesNotifyFrom
+                self.sound = sound
+                self.showPreviews = showPreviews
             }
         }
 
@@ -3749,7 +3753,7 @@ extension Api {
                 let _sound = try Api.NotificationSound.parse(&reader)
                 field = 5
                 let _showPreviews = try reader.readBool()
-                return .reactionsNotifySettings(Cons_reactionsNotifySettings(messagesNotifyFrom: _messagesNotifyFrom, storiesNotifyFrom: _storiesNotifyFrom, pollVotesNotifyFrom: _pollVotesNotifyFrom, sound: _sound, showPreviews: _showPreviews))
+                return .reactionsNotifySettings(Cons_reactionsNotifySettings(_flags & 0x7, messagesNotifyFrom: _messagesNotifyFrom, storiesNotifyFrom: _storiesNotifyFrom, pollVotesNotifyFrom: _pollVotesNotifyFrom, sound: _sound, showPreviews: _showPreviews))
             }
             catch {
                 throw error.inside(constructor: "reactionsNotifySettings", fields: "flags,messages_notify_from,stories_notify_from,poll_votes_notify_from,sound,show_previews", index: field)

@@ -89,49 +89,52 @@ extension Api {
 
         /// `userStatusRecently#7b197dc8 flags:# by_me:flags.0?true = UserStatus;`
         public struct Cons_userStatusRecently: Sendable {
-            public let byMe: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(byMe: Bool = false) {
-                self.byMe = byMe
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: byMe)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: byMe)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
         /// `userStatusLastWeek#541a1d1a flags:# by_me:flags.0?true = UserStatus;`
         public struct Cons_userStatusLastWeek: Sendable {
-            public let byMe: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(byMe: Bool = false) {
-                self.byMe = byMe
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: byMe)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: byMe)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
         /// `userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;`
         public struct Cons_userStatusLastMonth: Sendable {
-            public let byMe: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(byMe: Bool = false) {
-                self.byMe = byMe
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: byMe)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: byMe)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -220,8 +223,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byMe = tlFlagIsSet(_flags, 0x1)
-                return .userStatusRecently(Cons_userStatusRecently(byMe: _byMe))
+                return .userStatusRecently(Cons_userStatusRecently(_flags & 0x1))
             }
             catch {
                 throw error.inside(constructor: "userStatusRecently", fields: "flags,by_me", index: field)
@@ -233,8 +235,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byMe = tlFlagIsSet(_flags, 0x1)
-                return .userStatusLastWeek(Cons_userStatusLastWeek(byMe: _byMe))
+                return .userStatusLastWeek(Cons_userStatusLastWeek(_flags & 0x1))
             }
             catch {
                 throw error.inside(constructor: "userStatusLastWeek", fields: "flags,by_me", index: field)
@@ -246,8 +247,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byMe = tlFlagIsSet(_flags, 0x1)
-                return .userStatusLastMonth(Cons_userStatusLastMonth(byMe: _byMe))
+                return .userStatusLastMonth(Cons_userStatusLastMonth(_flags & 0x1))
             }
             catch {
                 throw error.inside(constructor: "userStatusLastMonth", fields: "flags,by_me", index: field)
@@ -304,24 +304,30 @@ extension Api.auth {
 
         /// `auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;`
         public final class Cons_sentCode: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let type: Api.auth.SentCodeType
             public let phoneCodeHash: String
             public let nextType: Api.auth.CodeType?
             public let timeout: Int32?
 
             public init(type: Api.auth.SentCodeType, phoneCodeHash: String, nextType: Api.auth.CodeType? = nil, timeout: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: nextType != nil)
+                tlSetFlag(&_flags, 0x4, when: timeout != nil)
+                self.flags = _flags
                 self.type = type
                 self.phoneCodeHash = phoneCodeHash
                 self.nextType = nextType
                 self.timeout = timeout
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: nextType != nil)
-                tlSetFlag(&flags, 0x4, when: timeout != nil)
-                return flags
+            init(_ _flags: Int32, type: Api.auth.SentCodeType, phoneCodeHash: String, nextType: Api.auth.CodeType?, timeout: Int32?) {
+                self.flags = _flags
+                self.type = type
+                self.phoneCodeHash = phoneCodeHash
+                self.nextType = nextType
+                self.timeout = timeout
             }
         }
 
@@ -422,7 +428,7 @@ extension Api.auth {
                 if tlFlagIsSet(_flags, 0x4) {
                     _timeout = try reader.readInt32()
                 }
-                return .sentCode(Cons_sentCode(type: _type, phoneCodeHash: _phoneCodeHash, nextType: _nextType, timeout: _timeout))
+                return .sentCode(Cons_sentCode(_flags & 0x6, type: _type, phoneCodeHash: _phoneCodeHash, nextType: _nextType, timeout: _timeout))
             }
             catch {
                 throw error.inside(constructor: "auth.sentCode", fields: "flags,type,phone_code_hash,next_type,timeout", index: field)
@@ -666,6 +672,8 @@ extension Api {
 
         /// `inputBotInlineResult#88bf9319 flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?InputWebDocument content:flags.5?InputWebDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
         public final class Cons_inputBotInlineResult: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
             public let type: String
             public let title: String?
@@ -676,6 +684,13 @@ extension Api {
             public let sendMessage: Api.InputBotInlineMessage
 
             public init(id: String, type: String, title: String? = nil, description: String? = nil, url: String? = nil, thumb: Api.InputWebDocument? = nil, content: Api.InputWebDocument? = nil, sendMessage: Api.InputBotInlineMessage) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: title != nil)
+                tlSetFlag(&_flags, 0x4, when: description != nil)
+                tlSetFlag(&_flags, 0x8, when: url != nil)
+                tlSetFlag(&_flags, 0x10, when: thumb != nil)
+                tlSetFlag(&_flags, 0x20, when: content != nil)
+                self.flags = _flags
                 self.id = id
                 self.type = type
                 self.title = title
@@ -686,15 +701,16 @@ extension Api {
                 self.sendMessage = sendMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: title != nil)
-                tlSetFlag(&flags, 0x4, when: description != nil)
-                tlSetFlag(&flags, 0x8, when: url != nil)
-                tlSetFlag(&flags, 0x10, when: thumb != nil)
-                tlSetFlag(&flags, 0x20, when: content != nil)
-                return flags
+            init(_ _flags: Int32, id: String, type: String, title: String?, description: String?, url: String?, thumb: Api.InputWebDocument?, content: Api.InputWebDocument?, sendMessage: Api.InputBotInlineMessage) {
+                self.flags = _flags
+                self.id = id
+                self.type = type
+                self.title = title
+                self.description = description
+                self.url = url
+                self.thumb = thumb
+                self.content = content
+                self.sendMessage = sendMessage
             }
         }
 
@@ -715,6 +731,8 @@ extension Api {
 
         /// `inputBotInlineResultDocument#fff8fdc4 flags:# id:string type:string title:flags.1?string description:flags.2?string document:InputDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
         public final class Cons_inputBotInlineResultDocument: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
             public let type: String
             public let title: String?
@@ -723,6 +741,10 @@ extension Api {
             public let sendMessage: Api.InputBotInlineMessage
 
             public init(id: String, type: String, title: String? = nil, description: String? = nil, document: Api.InputDocument, sendMessage: Api.InputBotInlineMessage) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: title != nil)
+                tlSetFlag(&_flags, 0x4, when: description != nil)
+                self.flags = _flags
                 self.id = id
                 self.type = type
                 self.title = title
@@ -731,12 +753,14 @@ extension Api {
                 self.sendMessage = sendMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: title != nil)
-                tlSetFlag(&flags, 0x4, when: description != nil)
-                return flags
+            init(_ _flags: Int32, id: String, type: String, title: String?, description: String?, document: Api.InputDocument, sendMessage: Api.InputBotInlineMessage) {
+                self.flags = _flags
+                self.id = id
+                self.type = type
+                self.title = title
+                self.description = description
+                self.document = document
+                self.sendMessage = sendMessage
             }
         }
 
@@ -863,7 +887,7 @@ extension Api {
                 }
                 field = 8
                 let _sendMessage = try Api.InputBotInlineMessage.parse(&reader)
-                return .inputBotInlineResult(Cons_inputBotInlineResult(id: _id, type: _type, title: _title, description: _description, url: _url, thumb: _thumb, content: _content, sendMessage: _sendMessage))
+                return .inputBotInlineResult(Cons_inputBotInlineResult(_flags & 0x3e, id: _id, type: _type, title: _title, description: _description, url: _url, thumb: _thumb, content: _content, sendMessage: _sendMessage))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineResult", fields: "flags,id,type,title,description,url,thumb,content,send_message", index: field)
@@ -909,7 +933,7 @@ extension Api {
                 let _document = try Api.InputDocument.parse(&reader)
                 field = 6
                 let _sendMessage = try Api.InputBotInlineMessage.parse(&reader)
-                return .inputBotInlineResultDocument(Cons_inputBotInlineResultDocument(id: _id, type: _type, title: _title, description: _description, document: _document, sendMessage: _sendMessage))
+                return .inputBotInlineResultDocument(Cons_inputBotInlineResultDocument(_flags & 0x6, id: _id, type: _type, title: _title, description: _description, document: _document, sendMessage: _sendMessage))
             }
             catch {
                 throw error.inside(constructor: "inputBotInlineResultDocument", fields: "flags,id,type,title,description,document,send_message", index: field)
@@ -1148,6 +1172,8 @@ extension Api {
 
         /// `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
         public final class Cons_messageReplies: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let replies: Int32
             public let repliesPts: Int32
             public let recentRepliers: [Api.Peer]?
@@ -1158,6 +1184,12 @@ extension Api {
             public var comments: Bool { channelId != nil }
 
             public init(replies: Int32, repliesPts: Int32, recentRepliers: [Api.Peer]? = nil, channelId: Int64? = nil, maxId: Int32? = nil, readMaxId: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: recentRepliers != nil)
+                tlSetFlag(&_flags, 0x1, when: channelId != nil)
+                tlSetFlag(&_flags, 0x4, when: maxId != nil)
+                tlSetFlag(&_flags, 0x8, when: readMaxId != nil)
+                self.flags = _flags
                 self.replies = replies
                 self.repliesPts = repliesPts
                 self.recentRepliers = recentRepliers
@@ -1166,14 +1198,14 @@ extension Api {
                 self.readMaxId = readMaxId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: recentRepliers != nil)
-                tlSetFlag(&flags, 0x1, when: channelId != nil)
-                tlSetFlag(&flags, 0x4, when: maxId != nil)
-                tlSetFlag(&flags, 0x8, when: readMaxId != nil)
-                return flags
+            init(_ _flags: Int32, replies: Int32, repliesPts: Int32, recentRepliers: [Api.Peer]?, channelId: Int64?, maxId: Int32?, readMaxId: Int32?) {
+                self.flags = _flags
+                self.replies = replies
+                self.repliesPts = repliesPts
+                self.recentRepliers = recentRepliers
+                self.channelId = channelId
+                self.maxId = maxId
+                self.readMaxId = readMaxId
             }
         }
 
@@ -1249,7 +1281,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _readMaxId = try reader.readInt32()
                 }
-                return .messageReplies(Cons_messageReplies(replies: _replies, repliesPts: _repliesPts, recentRepliers: _recentRepliers, channelId: _channelId, maxId: _maxId, readMaxId: _readMaxId))
+                return .messageReplies(Cons_messageReplies(_flags & 0xf, replies: _replies, repliesPts: _repliesPts, recentRepliers: _recentRepliers, channelId: _channelId, maxId: _maxId, readMaxId: _readMaxId))
             }
             catch {
                 throw error.inside(constructor: "messageReplies", fields: "flags,comments,replies,replies_pts,recent_repliers,channel_id,max_id,read_max_id", index: field)
@@ -1308,19 +1340,8 @@ extension Api {
 
         /// `groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;`
         public final class Cons_groupCall: Sendable {
-            public let joinMuted: Bool
-            public let canChangeJoinMuted: Bool
-            public let joinDateAsc: Bool
-            public let scheduleStartSubscribed: Bool
-            public let canStartVideo: Bool
-            public let recordVideoActive: Bool
-            public let rtmpStream: Bool
-            public let listenersHidden: Bool
-            public let conference: Bool
-            public let creator: Bool
-            public let messagesEnabled: Bool
-            public let canChangeMessagesEnabled: Bool
-            public let min: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let participantsCount: Int32
@@ -1334,21 +1355,44 @@ extension Api {
             public let inviteLink: String?
             public let sendPaidMessagesStars: Int64?
             public let defaultSendAs: Api.Peer?
+            public var joinMuted: Bool { tlFlagIsSet(flags, 0x2) }
+            public var canChangeJoinMuted: Bool { tlFlagIsSet(flags, 0x4) }
+            public var joinDateAsc: Bool { tlFlagIsSet(flags, 0x40) }
+            public var scheduleStartSubscribed: Bool { tlFlagIsSet(flags, 0x100) }
+            public var canStartVideo: Bool { tlFlagIsSet(flags, 0x200) }
+            public var recordVideoActive: Bool { tlFlagIsSet(flags, 0x800) }
+            public var rtmpStream: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var listenersHidden: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var conference: Bool { tlFlagIsSet(flags, 0x4000) }
+            public var creator: Bool { tlFlagIsSet(flags, 0x8000) }
+            public var messagesEnabled: Bool { tlFlagIsSet(flags, 0x20000) }
+            public var canChangeMessagesEnabled: Bool { tlFlagIsSet(flags, 0x40000) }
+            public var min: Bool { tlFlagIsSet(flags, 0x80000) }
 
             public init(joinMuted: Bool = false, canChangeJoinMuted: Bool = false, joinDateAsc: Bool = false, scheduleStartSubscribed: Bool = false, canStartVideo: Bool = false, recordVideoActive: Bool = false, rtmpStream: Bool = false, listenersHidden: Bool = false, conference: Bool = false, creator: Bool = false, messagesEnabled: Bool = false, canChangeMessagesEnabled: Bool = false, min: Bool = false, id: Int64, accessHash: Int64, participantsCount: Int32, title: String? = nil, streamDcId: Int32? = nil, recordStartDate: Int32? = nil, scheduleDate: Int32? = nil, unmutedVideoCount: Int32? = nil, unmutedVideoLimit: Int32, version: Int32, inviteLink: String? = nil, sendPaidMessagesStars: Int64? = nil, defaultSendAs: Api.Peer? = nil) {
-                self.joinMuted = joinMuted
-                self.canChangeJoinMuted = canChangeJoinMuted
-                self.joinDateAsc = joinDateAsc
-                self.scheduleStartSubscribed = scheduleStartSubscribed
-                self.canStartVideo = canStartVideo
-                self.recordVideoActive = recordVideoActive
-                self.rtmpStream = rtmpStream
-                self.listenersHidden = listenersHidden
-                self.conference = conference
-                self.creator = creator
-                self.messagesEnabled = messagesEnabled
-                self.canChangeMessagesEnabled = canChangeMessagesEnabled
-                self.min = min
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: joinMuted)
+                tlSetFlag(&_flags, 0x4, when: canChangeJoinMuted)
+                tlSetFlag(&_flags, 0x40, when: joinDateAsc)
+                tlSetFlag(&_flags, 0x100, when: scheduleStartSubscribed)
+                tlSetFlag(&_flags, 0x200, when: canStartVideo)
+                tlSetFlag(&_flags, 0x800, when: recordVideoActive)
+                tlSetFlag(&_flags, 0x1000, when: rtmpStream)
+                tlSetFlag(&_flags, 0x2000, when: listenersHidden)
+                tlSetFlag(&_flags, 0x4000, when: conference)
+                tlSetFlag(&_flags, 0x8000, when: creator)
+                tlSetFlag(&_flags, 0x20000, when: messagesEnabled)
+                tlSetFlag(&_flags, 0x40000, when: canChangeMessagesEnabled)
+                tlSetFlag(&_flags, 0x80000, when: min)
+                tlSetFlag(&_flags, 0x8, when: title != nil)
+                tlSetFlag(&_flags, 0x10, when: streamDcId != nil)
+                tlSetFlag(&_flags, 0x20, when: recordStartDate != nil)
+                tlSetFlag(&_flags, 0x80, when: scheduleDate != nil)
+                tlSetFlag(&_flags, 0x400, when: unmutedVideoCount != nil)
+                tlSetFlag(&_flags, 0x10000, when: inviteLink != nil)
+                tlSetFlag(&_flags, 0x100000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&_flags, 0x200000, when: defaultSendAs != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.participantsCount = participantsCount
@@ -1364,31 +1408,21 @@ extension Api {
                 self.defaultSendAs = defaultSendAs
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: joinMuted)
-                tlSetFlag(&flags, 0x4, when: canChangeJoinMuted)
-                tlSetFlag(&flags, 0x40, when: joinDateAsc)
-                tlSetFlag(&flags, 0x100, when: scheduleStartSubscribed)
-                tlSetFlag(&flags, 0x200, when: canStartVideo)
-                tlSetFlag(&flags, 0x800, when: recordVideoActive)
-                tlSetFlag(&flags, 0x1000, when: rtmpStream)
-                tlSetFlag(&flags, 0x2000, when: listenersHidden)
-                tlSetFlag(&flags, 0x4000, when: conference)
-                tlSetFlag(&flags, 0x8000, when: creator)
-                tlSetFlag(&flags, 0x20000, when: messagesEnabled)
-                tlSetFlag(&flags, 0x40000, when: canChangeMessagesEnabled)
-                tlSetFlag(&flags, 0x80000, when: min)
-                tlSetFlag(&flags, 0x8, when: title != nil)
-                tlSetFlag(&flags, 0x10, when: streamDcId != nil)
-                tlSetFlag(&flags, 0x20, when: recordStartDate != nil)
-                tlSetFlag(&flags, 0x80, when: scheduleDate != nil)
-                tlSetFlag(&flags, 0x400, when: unmutedVideoCount != nil)
-                tlSetFlag(&flags, 0x10000, when: inviteLink != nil)
-                tlSetFlag(&flags, 0x100000, when: sendPaidMessagesStars != nil)
-                tlSetFlag(&flags, 0x200000, when: defaultSendAs != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, participantsCount: Int32, title: String?, streamDcId: Int32?, recordStartDate: Int32?, scheduleDate: Int32?, unmutedVideoCount: Int32?, unmutedVideoLimit: Int32, version: Int32, inviteLink: String?, sendPaidMessagesStars: Int64?, defaultSendAs: Api.Peer?) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.participantsCount = participantsCount
+                self.title = title
+                self.streamDcId = streamDcId
+                self.recordStartDate = recordStartDate
+                self.scheduleDate = scheduleDate
+                self.unmutedVideoCount = unmutedVideoCount
+                self.unmutedVideoLimit = unmutedVideoLimit
+                self.version = version
+                self.inviteLink = inviteLink
+                self.sendPaidMessagesStars = sendPaidMessagesStars
+                self.defaultSendAs = defaultSendAs
             }
         }
 
@@ -1478,31 +1512,18 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _joinMuted = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _canChangeJoinMuted = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _joinDateAsc = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _scheduleStartSubscribed = tlFlagIsSet(_flags, 0x100)
                 field = 5
-                let _canStartVideo = tlFlagIsSet(_flags, 0x200)
                 field = 6
-                let _recordVideoActive = tlFlagIsSet(_flags, 0x800)
                 field = 7
-                let _rtmpStream = tlFlagIsSet(_flags, 0x1000)
                 field = 8
-                let _listenersHidden = tlFlagIsSet(_flags, 0x2000)
                 field = 9
-                let _conference = tlFlagIsSet(_flags, 0x4000)
                 field = 10
-                let _creator = tlFlagIsSet(_flags, 0x8000)
                 field = 11
-                let _messagesEnabled = tlFlagIsSet(_flags, 0x20000)
                 field = 12
-                let _canChangeMessagesEnabled = tlFlagIsSet(_flags, 0x40000)
                 field = 13
-                let _min = tlFlagIsSet(_flags, 0x80000)
                 field = 14
                 let _id = try reader.readInt64()
                 field = 15
@@ -1553,7 +1574,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x200000) {
                     _defaultSendAs = try Api.Peer.parse(&reader)
                 }
-                return .groupCall(Cons_groupCall(joinMuted: _joinMuted, canChangeJoinMuted: _canChangeJoinMuted, joinDateAsc: _joinDateAsc, scheduleStartSubscribed: _scheduleStartSubscribed, canStartVideo: _canStartVideo, recordVideoActive: _recordVideoActive, rtmpStream: _rtmpStream, listenersHidden: _listenersHidden, conference: _conference, creator: _creator, messagesEnabled: _messagesEnabled, canChangeMessagesEnabled: _canChangeMessagesEnabled, min: _min, id: _id, accessHash: _accessHash, participantsCount: _participantsCount, title: _title, streamDcId: _streamDcId, recordStartDate: _recordStartDate, scheduleDate: _scheduleDate, unmutedVideoCount: _unmutedVideoCount, unmutedVideoLimit: _unmutedVideoLimit, version: _version, inviteLink: _inviteLink, sendPaidMessagesStars: _sendPaidMessagesStars, defaultSendAs: _defaultSendAs))
+                return .groupCall(Cons_groupCall(_flags & 0x3ffffe, id: _id, accessHash: _accessHash, participantsCount: _participantsCount, title: _title, streamDcId: _streamDcId, recordStartDate: _recordStartDate, scheduleDate: _scheduleDate, unmutedVideoCount: _unmutedVideoCount, unmutedVideoLimit: _unmutedVideoLimit, version: _version, inviteLink: _inviteLink, sendPaidMessagesStars: _sendPaidMessagesStars, defaultSendAs: _defaultSendAs))
             }
             catch {
                 throw error.inside(constructor: "groupCall", fields: "flags,join_muted,can_change_join_muted,join_date_asc,schedule_start_subscribed,can_start_video,record_video_active,rtmp_stream,listeners_hidden,conference,creator,messages_enabled,can_change_messages_enabled,min,id,access_hash,participants_count,title,stream_dc_id,record_start_date,schedule_date,unmuted_video_count,unmuted_video_limit,version,invite_link,send_paid_messages_stars,default_send_as", index: field)
@@ -2180,35 +2201,34 @@ extension Api {
 
         /// `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
         public final class Cons_businessBotRecipients: Sendable {
-            public let existingChats: Bool
-            public let newChats: Bool
-            public let contacts: Bool
-            public let nonContacts: Bool
-            public let excludeSelected: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let users: [Int64]?
             public let excludeUsers: [Int64]?
+            public var existingChats: Bool { tlFlagIsSet(flags, 0x1) }
+            public var newChats: Bool { tlFlagIsSet(flags, 0x2) }
+            public var contacts: Bool { tlFlagIsSet(flags, 0x4) }
+            public var nonContacts: Bool { tlFlagIsSet(flags, 0x8) }
+            public var excludeSelected: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(existingChats: Bool = false, newChats: Bool = false, contacts: Bool = false, nonContacts: Bool = false, excludeSelected: Bool = false, users: [Int64]? = nil, excludeUsers: [Int64]? = nil) {
-                self.existingChats = existingChats
-                self.newChats = newChats
-                self.contacts = contacts
-                self.nonContacts = nonContacts
-                self.excludeSelected = excludeSelected
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: existingChats)
+                tlSetFlag(&_flags, 0x2, when: newChats)
+                tlSetFlag(&_flags, 0x4, when: contacts)
+                tlSetFlag(&_flags, 0x8, when: nonContacts)
+                tlSetFlag(&_flags, 0x20, when: excludeSelected)
+                tlSetFlag(&_flags, 0x10, when: users != nil)
+                tlSetFlag(&_flags, 0x40, when: excludeUsers != nil)
+                self.flags = _flags
                 self.users = users
                 self.excludeUsers = excludeUsers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: existingChats)
-                tlSetFlag(&flags, 0x2, when: newChats)
-                tlSetFlag(&flags, 0x4, when: contacts)
-                tlSetFlag(&flags, 0x8, when: nonContacts)
-                tlSetFlag(&flags, 0x20, when: excludeSelected)
-                tlSetFlag(&flags, 0x10, when: users != nil)
-                tlSetFlag(&flags, 0x40, when: excludeUsers != nil)
-                return flags
+            init(_ _flags: Int32, users: [Int64]?, excludeUsers: [Int64]?) {
+                self.flags = _flags
+                self.users = users
+                self.excludeUsers = excludeUsers
             }
         }
 
@@ -2250,15 +2270,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _existingChats = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _newChats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _contacts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _nonContacts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _excludeSelected = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 var _users: [Int64]? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -2269,7 +2284,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40) {
                     _excludeUsers = try reader.readVector(boxed: true, of: Int64.self)
                 }
-                return .businessBotRecipients(Cons_businessBotRecipients(existingChats: _existingChats, newChats: _newChats, contacts: _contacts, nonContacts: _nonContacts, excludeSelected: _excludeSelected, users: _users, excludeUsers: _excludeUsers))
+                return .businessBotRecipients(Cons_businessBotRecipients(_flags & 0x7f, users: _users, excludeUsers: _excludeUsers))
             }
             catch {
                 throw error.inside(constructor: "businessBotRecipients", fields: "flags,existing_chats,new_chats,contacts,non_contacts,exclude_selected,users,exclude_users", index: field)
@@ -2400,19 +2415,21 @@ extension Api {
 
         /// `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
         public final class Cons_inputStarsTransaction: Sendable {
-            public let refund: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
+            public var refund: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(refund: Bool = false, id: String) {
-                self.refund = refund
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: refund)
+                self.flags = _flags
                 self.id = id
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: refund)
-                return flags
+            init(_ _flags: Int32, id: String) {
+                self.flags = _flags
+                self.id = id
             }
         }
 
@@ -2449,10 +2466,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _refund = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readTLString()
-                return .inputStarsTransaction(Cons_inputStarsTransaction(refund: _refund, id: _id))
+                return .inputStarsTransaction(Cons_inputStarsTransaction(_flags & 0x1, id: _id))
             }
             catch {
                 throw error.inside(constructor: "inputStarsTransaction", fields: "flags,refund,id", index: field)
@@ -2612,26 +2628,31 @@ extension Api {
 
         /// `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
         public final class Cons_searchPostsFlood: Sendable {
-            public let queryIsFree: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let totalDaily: Int32
             public let remains: Int32
             public let waitTill: Int32?
             public let starsAmount: Int64
+            public var queryIsFree: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(queryIsFree: Bool = false, totalDaily: Int32, remains: Int32, waitTill: Int32? = nil, starsAmount: Int64) {
-                self.queryIsFree = queryIsFree
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: queryIsFree)
+                tlSetFlag(&_flags, 0x2, when: waitTill != nil)
+                self.flags = _flags
                 self.totalDaily = totalDaily
                 self.remains = remains
                 self.waitTill = waitTill
                 self.starsAmount = starsAmount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: queryIsFree)
-                tlSetFlag(&flags, 0x2, when: waitTill != nil)
-                return flags
+            init(_ _flags: Int32, totalDaily: Int32, remains: Int32, waitTill: Int32?, starsAmount: Int64) {
+                self.flags = _flags
+                self.totalDaily = totalDaily
+                self.remains = remains
+                self.waitTill = waitTill
+                self.starsAmount = starsAmount
             }
         }
 
@@ -2673,7 +2694,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _queryIsFree = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _totalDaily = try reader.readInt32()
                 field = 3
@@ -2685,7 +2705,7 @@ extension Api {
                 }
                 field = 5
                 let _starsAmount = try reader.readInt64()
-                return .searchPostsFlood(Cons_searchPostsFlood(queryIsFree: _queryIsFree, totalDaily: _totalDaily, remains: _remains, waitTill: _waitTill, starsAmount: _starsAmount))
+                return .searchPostsFlood(Cons_searchPostsFlood(_flags & 0x3, totalDaily: _totalDaily, remains: _remains, waitTill: _waitTill, starsAmount: _starsAmount))
             }
             catch {
                 throw error.inside(constructor: "searchPostsFlood", fields: "flags,query_is_free,total_daily,remains,wait_till,stars_amount", index: field)

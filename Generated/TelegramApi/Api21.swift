@@ -59,24 +59,28 @@ extension Api {
 
         /// `chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;`
         public final class Cons_chatPhoto: Sendable {
-            public let hasVideo: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let photoId: Int64
             public let strippedThumb: [UInt8]?
             public let dcId: Int32
+            public var hasVideo: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(hasVideo: Bool = false, photoId: Int64, strippedThumb: [UInt8]? = nil, dcId: Int32) {
-                self.hasVideo = hasVideo
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hasVideo)
+                tlSetFlag(&_flags, 0x2, when: strippedThumb != nil)
+                self.flags = _flags
                 self.photoId = photoId
                 self.strippedThumb = strippedThumb
                 self.dcId = dcId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hasVideo)
-                tlSetFlag(&flags, 0x2, when: strippedThumb != nil)
-                return flags
+            init(_ _flags: Int32, photoId: Int64, strippedThumb: [UInt8]?, dcId: Int32) {
+                self.flags = _flags
+                self.photoId = photoId
+                self.strippedThumb = strippedThumb
+                self.dcId = dcId
             }
         }
 
@@ -124,7 +128,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasVideo = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _photoId = try reader.readInt64()
                 field = 3
@@ -134,7 +137,7 @@ extension Api {
                 }
                 field = 4
                 let _dcId = try reader.readInt32()
-                return .chatPhoto(Cons_chatPhoto(hasVideo: _hasVideo, photoId: _photoId, strippedThumb: _strippedThumb, dcId: _dcId))
+                return .chatPhoto(Cons_chatPhoto(_flags & 0x3, photoId: _photoId, strippedThumb: _strippedThumb, dcId: _dcId))
             }
             catch {
                 throw error.inside(constructor: "chatPhoto", fields: "flags,has_video,photo_id,stripped_thumb,dc_id", index: field)
@@ -507,6 +510,8 @@ extension Api {
 
         /// `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
         public final class Cons_pageRelatedArticle: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let url: String
             public let webpageId: Int64
             public let title: String?
@@ -516,6 +521,13 @@ extension Api {
             public let publishedDate: Int32?
 
             public init(url: String, webpageId: Int64, title: String? = nil, description: String? = nil, photoId: Int64? = nil, author: String? = nil, publishedDate: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                tlSetFlag(&_flags, 0x2, when: description != nil)
+                tlSetFlag(&_flags, 0x4, when: photoId != nil)
+                tlSetFlag(&_flags, 0x8, when: author != nil)
+                tlSetFlag(&_flags, 0x10, when: publishedDate != nil)
+                self.flags = _flags
                 self.url = url
                 self.webpageId = webpageId
                 self.title = title
@@ -525,15 +537,15 @@ extension Api {
                 self.publishedDate = publishedDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                tlSetFlag(&flags, 0x2, when: description != nil)
-                tlSetFlag(&flags, 0x4, when: photoId != nil)
-                tlSetFlag(&flags, 0x8, when: author != nil)
-                tlSetFlag(&flags, 0x10, when: publishedDate != nil)
-                return flags
+            init(_ _flags: Int32, url: String, webpageId: Int64, title: String?, description: String?, photoId: Int64?, author: String?, publishedDate: Int32?) {
+                self.flags = _flags
+                self.url = url
+                self.webpageId = webpageId
+                self.title = title
+                self.description = description
+                self.photoId = photoId
+                self.author = author
+                self.publishedDate = publishedDate
             }
         }
 
@@ -614,7 +626,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _publishedDate = try reader.readInt32()
                 }
-                return .pageRelatedArticle(Cons_pageRelatedArticle(url: _url, webpageId: _webpageId, title: _title, description: _description, photoId: _photoId, author: _author, publishedDate: _publishedDate))
+                return .pageRelatedArticle(Cons_pageRelatedArticle(_flags & 0x1f, url: _url, webpageId: _webpageId, title: _title, description: _description, photoId: _photoId, author: _author, publishedDate: _publishedDate))
             }
             catch {
                 throw error.inside(constructor: "pageRelatedArticle", fields: "flags,url,webpage_id,title,description,photo_id,author,published_date", index: field)
@@ -756,6 +768,8 @@ extension Api {
 
         /// `videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;`
         public final class Cons_videoSize: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let type: String
             public let w: Int32
             public let h: Int32
@@ -763,6 +777,9 @@ extension Api {
             public let videoStartTs: Double?
 
             public init(type: String, w: Int32, h: Int32, size: Int32, videoStartTs: Double? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: videoStartTs != nil)
+                self.flags = _flags
                 self.type = type
                 self.w = w
                 self.h = h
@@ -770,11 +787,13 @@ extension Api {
                 self.videoStartTs = videoStartTs
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: videoStartTs != nil)
-                return flags
+            init(_ _flags: Int32, type: String, w: Int32, h: Int32, size: Int32, videoStartTs: Double?) {
+                self.flags = _flags
+                self.type = type
+                self.w = w
+                self.h = h
+                self.size = size
+                self.videoStartTs = videoStartTs
             }
         }
 
@@ -868,7 +887,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _videoStartTs = try reader.readDouble()
                 }
-                return .videoSize(Cons_videoSize(type: _type, w: _w, h: _h, size: _size, videoStartTs: _videoStartTs))
+                return .videoSize(Cons_videoSize(_flags & 0x1, type: _type, w: _w, h: _h, size: _size, videoStartTs: _videoStartTs))
             }
             catch {
                 throw error.inside(constructor: "videoSize", fields: "flags,type,w,h,size,video_start_ts", index: field)
@@ -1130,15 +1149,20 @@ extension Api.chatlists {
 
         /// `chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
         public final class Cons_chatlistInvite: Sendable {
-            public let titleNoanimate: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: Api.TextWithEntities
             public let emoticon: String?
             public let peers: [Api.Peer]
             public let chats: [Api.Chat]
             public let users: [Api.User]
+            public var titleNoanimate: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(titleNoanimate: Bool = false, title: Api.TextWithEntities, emoticon: String? = nil, peers: [Api.Peer], chats: [Api.Chat], users: [Api.User]) {
-                self.titleNoanimate = titleNoanimate
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: titleNoanimate)
+                tlSetFlag(&_flags, 0x1, when: emoticon != nil)
+                self.flags = _flags
                 self.title = title
                 self.emoticon = emoticon
                 self.peers = peers
@@ -1146,12 +1170,13 @@ extension Api.chatlists {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: titleNoanimate)
-                tlSetFlag(&flags, 0x1, when: emoticon != nil)
-                return flags
+            init(_ _flags: Int32, title: Api.TextWithEntities, emoticon: String?, peers: [Api.Peer], chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.title = title
+                self.emoticon = emoticon
+                self.peers = peers
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -1223,7 +1248,6 @@ extension Api.chatlists {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _titleNoanimate = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _title = try Api.TextWithEntities.parse(&reader)
                 field = 3
@@ -1237,7 +1261,7 @@ extension Api.chatlists {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 6
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .chatlistInvite(Cons_chatlistInvite(titleNoanimate: _titleNoanimate, title: _title, emoticon: _emoticon, peers: _peers, chats: _chats, users: _users))
+                return .chatlistInvite(Cons_chatlistInvite(_flags & 0x3, title: _title, emoticon: _emoticon, peers: _peers, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "chatlists.chatlistInvite", fields: "flags,title_noanimate,title,emoticon,peers,chats,users", index: field)
@@ -1352,26 +1376,29 @@ extension Api.account {
 
         /// `account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;`
         public final class Cons_webBrowserSettings: Sendable {
-            public let openExternalBrowser: Bool
-            public let displayCloseButton: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let externalExceptions: [Api.WebDomainException]
             public let inappExceptions: [Api.WebDomainException]
             public let hash: Int64
+            public var openExternalBrowser: Bool { tlFlagIsSet(flags, 0x1) }
+            public var displayCloseButton: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(openExternalBrowser: Bool = false, displayCloseButton: Bool = false, externalExceptions: [Api.WebDomainException], inappExceptions: [Api.WebDomainException], hash: Int64) {
-                self.openExternalBrowser = openExternalBrowser
-                self.displayCloseButton = displayCloseButton
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: openExternalBrowser)
+                tlSetFlag(&_flags, 0x2, when: displayCloseButton)
+                self.flags = _flags
                 self.externalExceptions = externalExceptions
                 self.inappExceptions = inappExceptions
                 self.hash = hash
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: openExternalBrowser)
-                tlSetFlag(&flags, 0x2, when: displayCloseButton)
-                return flags
+            init(_ _flags: Int32, externalExceptions: [Api.WebDomainException], inappExceptions: [Api.WebDomainException], hash: Int64) {
+                self.flags = _flags
+                self.externalExceptions = externalExceptions
+                self.inappExceptions = inappExceptions
+                self.hash = hash
             }
         }
 
@@ -1417,16 +1444,14 @@ extension Api.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _openExternalBrowser = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _displayCloseButton = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _externalExceptions = try reader.readVector(boxed: true, of: Api.WebDomainException.self)
                 field = 4
                 let _inappExceptions = try reader.readVector(boxed: true, of: Api.WebDomainException.self)
                 field = 5
                 let _hash = try reader.readInt64()
-                return .webBrowserSettings(Cons_webBrowserSettings(openExternalBrowser: _openExternalBrowser, displayCloseButton: _displayCloseButton, externalExceptions: _externalExceptions, inappExceptions: _inappExceptions, hash: _hash))
+                return .webBrowserSettings(Cons_webBrowserSettings(_flags & 0x3, externalExceptions: _externalExceptions, inappExceptions: _inappExceptions, hash: _hash))
             }
             catch {
                 throw error.inside(constructor: "account.webBrowserSettings", fields: "flags,open_external_browser,display_close_button,external_exceptions,inapp_exceptions,hash", index: field)

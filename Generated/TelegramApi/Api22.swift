@@ -555,6 +555,8 @@ extension Api.payments {
 
         /// `payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;`
         public final class Cons_paymentReceipt: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let date: Int32
             public let botId: Int64
             public let providerId: Int64
@@ -571,6 +573,12 @@ extension Api.payments {
             public let users: [Api.User]
 
             public init(date: Int32, botId: Int64, providerId: Int64, title: String, description: String, photo: Api.WebDocument? = nil, invoice: Api.Invoice, info: Api.PaymentRequestedInfo? = nil, shipping: Api.ShippingOption? = nil, tipAmount: Int64? = nil, currency: String, totalAmount: Int64, credentialsTitle: String, users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: photo != nil)
+                tlSetFlag(&_flags, 0x1, when: info != nil)
+                tlSetFlag(&_flags, 0x2, when: shipping != nil)
+                tlSetFlag(&_flags, 0x8, when: tipAmount != nil)
+                self.flags = _flags
                 self.date = date
                 self.botId = botId
                 self.providerId = providerId
@@ -587,19 +595,29 @@ extension Api.payments {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: photo != nil)
-                tlSetFlag(&flags, 0x1, when: info != nil)
-                tlSetFlag(&flags, 0x2, when: shipping != nil)
-                tlSetFlag(&flags, 0x8, when: tipAmount != nil)
-                return flags
+            init(_ _flags: Int32, date: Int32, botId: Int64, providerId: Int64, title: String, description: String, photo: Api.WebDocument?, invoice: Api.Invoice, info: Api.PaymentRequestedInfo?, shipping: Api.ShippingOption?, tipAmount: Int64?, currency: String, totalAmount: Int64, credentialsTitle: String, users: [Api.User]) {
+                self.flags = _flags
+                self.date = date
+                self.botId = botId
+                self.providerId = providerId
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.invoice = invoice
+                self.info = info
+                self.shipping = shipping
+                self.tipAmount = tipAmount
+                self.currency = currency
+                self.totalAmount = totalAmount
+                self.credentialsTitle = credentialsTitle
+                self.users = users
             }
         }
 
         /// `payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;`
         public final class Cons_paymentReceiptStars: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let date: Int32
             public let botId: Int64
             public let title: String
@@ -612,6 +630,9 @@ extension Api.payments {
             public let users: [Api.User]
 
             public init(date: Int32, botId: Int64, title: String, description: String, photo: Api.WebDocument? = nil, invoice: Api.Invoice, currency: String, totalAmount: Int64, transactionId: String, users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: photo != nil)
+                self.flags = _flags
                 self.date = date
                 self.botId = botId
                 self.title = title
@@ -624,11 +645,18 @@ extension Api.payments {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: photo != nil)
-                return flags
+            init(_ _flags: Int32, date: Int32, botId: Int64, title: String, description: String, photo: Api.WebDocument?, invoice: Api.Invoice, currency: String, totalAmount: Int64, transactionId: String, users: [Api.User]) {
+                self.flags = _flags
+                self.date = date
+                self.botId = botId
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.invoice = invoice
+                self.currency = currency
+                self.totalAmount = totalAmount
+                self.transactionId = transactionId
+                self.users = users
             }
         }
 
@@ -744,7 +772,7 @@ extension Api.payments {
                 let _credentialsTitle = try reader.readTLString()
                 field = 14
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .paymentReceipt(Cons_paymentReceipt(date: _date, botId: _botId, providerId: _providerId, title: _title, description: _description, photo: _photo, invoice: _invoice, info: _info, shipping: _shipping, tipAmount: _tipAmount, currency: _currency, totalAmount: _totalAmount, credentialsTitle: _credentialsTitle, users: _users))
+                return .paymentReceipt(Cons_paymentReceipt(_flags & 0xf, date: _date, botId: _botId, providerId: _providerId, title: _title, description: _description, photo: _photo, invoice: _invoice, info: _info, shipping: _shipping, tipAmount: _tipAmount, currency: _currency, totalAmount: _totalAmount, credentialsTitle: _credentialsTitle, users: _users))
             }
             catch {
                 throw error.inside(constructor: "payments.paymentReceipt", fields: "flags,date,bot_id,provider_id,title,description,photo,invoice,info,shipping,tip_amount,currency,total_amount,credentials_title,users", index: field)
@@ -778,7 +806,7 @@ extension Api.payments {
                 let _transactionId = try reader.readTLString()
                 field = 10
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .paymentReceiptStars(Cons_paymentReceiptStars(date: _date, botId: _botId, title: _title, description: _description, photo: _photo, invoice: _invoice, currency: _currency, totalAmount: _totalAmount, transactionId: _transactionId, users: _users))
+                return .paymentReceiptStars(Cons_paymentReceiptStars(_flags & 0x4, date: _date, botId: _botId, title: _title, description: _description, photo: _photo, invoice: _invoice, currency: _currency, totalAmount: _totalAmount, transactionId: _transactionId, users: _users))
             }
             catch {
                 throw error.inside(constructor: "payments.paymentReceiptStars", fields: "flags,date,bot_id,title,description,photo,invoice,currency,total_amount,transaction_id,users", index: field)
@@ -1412,20 +1440,24 @@ extension Api {
 
         /// `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
         public final class Cons_storiesStealthMode: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let activeUntilDate: Int32?
             public let cooldownUntilDate: Int32?
 
             public init(activeUntilDate: Int32? = nil, cooldownUntilDate: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: activeUntilDate != nil)
+                tlSetFlag(&_flags, 0x2, when: cooldownUntilDate != nil)
+                self.flags = _flags
                 self.activeUntilDate = activeUntilDate
                 self.cooldownUntilDate = cooldownUntilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: activeUntilDate != nil)
-                tlSetFlag(&flags, 0x2, when: cooldownUntilDate != nil)
-                return flags
+            init(_ _flags: Int32, activeUntilDate: Int32?, cooldownUntilDate: Int32?) {
+                self.flags = _flags
+                self.activeUntilDate = activeUntilDate
+                self.cooldownUntilDate = cooldownUntilDate
             }
         }
 
@@ -1476,7 +1508,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _cooldownUntilDate = try reader.readInt32()
                 }
-                return .storiesStealthMode(Cons_storiesStealthMode(activeUntilDate: _activeUntilDate, cooldownUntilDate: _cooldownUntilDate))
+                return .storiesStealthMode(Cons_storiesStealthMode(_flags & 0x3, activeUntilDate: _activeUntilDate, cooldownUntilDate: _cooldownUntilDate))
             }
             catch {
                 throw error.inside(constructor: "storiesStealthMode", fields: "flags,active_until_date,cooldown_until_date", index: field)
@@ -1584,21 +1616,24 @@ extension Api {
 
         /// `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
         public final class Cons_starsGiveawayWinnersOption: Sendable {
-            public let `default`: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let users: Int32
             public let perUserStars: Int64
+            public var `default`: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(`default`: Bool = false, users: Int32, perUserStars: Int64) {
-                self.`default` = `default`
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: `default`)
+                self.flags = _flags
                 self.users = users
                 self.perUserStars = perUserStars
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: `default`)
-                return flags
+            init(_ _flags: Int32, users: Int32, perUserStars: Int64) {
+                self.flags = _flags
+                self.users = users
+                self.perUserStars = perUserStars
             }
         }
 
@@ -1636,12 +1671,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _default = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _users = try reader.readInt32()
                 field = 3
                 let _perUserStars = try reader.readInt64()
-                return .starsGiveawayWinnersOption(Cons_starsGiveawayWinnersOption(default: _default, users: _users, perUserStars: _perUserStars))
+                return .starsGiveawayWinnersOption(Cons_starsGiveawayWinnersOption(_flags & 0x1, users: _users, perUserStars: _perUserStars))
             }
             catch {
                 throw error.inside(constructor: "starsGiveawayWinnersOption", fields: "flags,default,users,per_user_stars", index: field)
@@ -1672,26 +1706,28 @@ extension Api {
 
         /// `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
         public final class Cons_suggestedPost: Sendable {
-            public let accepted: Bool
-            public let rejected: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let price: Api.StarsAmount?
             public let scheduleDate: Int32?
+            public var accepted: Bool { tlFlagIsSet(flags, 0x2) }
+            public var rejected: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(accepted: Bool = false, rejected: Bool = false, price: Api.StarsAmount? = nil, scheduleDate: Int32? = nil) {
-                self.accepted = accepted
-                self.rejected = rejected
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: accepted)
+                tlSetFlag(&_flags, 0x4, when: rejected)
+                tlSetFlag(&_flags, 0x8, when: price != nil)
+                tlSetFlag(&_flags, 0x1, when: scheduleDate != nil)
+                self.flags = _flags
                 self.price = price
                 self.scheduleDate = scheduleDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: accepted)
-                tlSetFlag(&flags, 0x4, when: rejected)
-                tlSetFlag(&flags, 0x8, when: price != nil)
-                tlSetFlag(&flags, 0x1, when: scheduleDate != nil)
-                return flags
+            init(_ _flags: Int32, price: Api.StarsAmount?, scheduleDate: Int32?) {
+                self.flags = _flags
+                self.price = price
+                self.scheduleDate = scheduleDate
             }
         }
 
@@ -1733,9 +1769,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _accepted = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _rejected = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _price: Api.StarsAmount? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -1746,7 +1780,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _scheduleDate = try reader.readInt32()
                 }
-                return .suggestedPost(Cons_suggestedPost(accepted: _accepted, rejected: _rejected, price: _price, scheduleDate: _scheduleDate))
+                return .suggestedPost(Cons_suggestedPost(_flags & 0xf, price: _price, scheduleDate: _scheduleDate))
             }
             catch {
                 throw error.inside(constructor: "suggestedPost", fields: "flags,accepted,rejected,price,schedule_date", index: field)
@@ -1899,23 +1933,29 @@ extension Api {
 
         /// `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
         public final class Cons_webDomainException: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let domain: String
             public let url: String
             public let title: String
             public let favicon: Int64?
 
             public init(domain: String, url: String, title: String, favicon: Int64? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: favicon != nil)
+                self.flags = _flags
                 self.domain = domain
                 self.url = url
                 self.title = title
                 self.favicon = favicon
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: favicon != nil)
-                return flags
+            init(_ _flags: Int32, domain: String, url: String, title: String, favicon: Int64?) {
+                self.flags = _flags
+                self.domain = domain
+                self.url = url
+                self.title = title
+                self.favicon = favicon
             }
         }
 
@@ -1967,7 +2007,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _favicon = try reader.readInt64()
                 }
-                return .webDomainException(Cons_webDomainException(domain: _domain, url: _url, title: _title, favicon: _favicon))
+                return .webDomainException(Cons_webDomainException(_flags & 0x1, domain: _domain, url: _url, title: _title, favicon: _favicon))
             }
             catch {
                 throw error.inside(constructor: "webDomainException", fields: "flags,domain,url,title,favicon", index: field)
@@ -2001,21 +2041,26 @@ extension Api {
 
         /// `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
         public final class Cons_pageButton: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let text: Api.RichText
             public let type: Api.InlineButtonType
             public let style: Api.RichButtonStyle?
 
             public init(text: Api.RichText, type: Api.InlineButtonType, style: Api.RichButtonStyle? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: style != nil)
+                self.flags = _flags
                 self.text = text
                 self.type = type
                 self.style = style
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: style != nil)
-                return flags
+            init(_ _flags: Int32, text: Api.RichText, type: Api.InlineButtonType, style: Api.RichButtonStyle?) {
+                self.flags = _flags
+                self.text = text
+                self.type = type
+                self.style = style
             }
         }
 
@@ -2064,7 +2109,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _style = try Api.RichButtonStyle.parse(&reader)
                 }
-                return .pageButton(Cons_pageButton(text: _text, type: _type, style: _style))
+                return .pageButton(Cons_pageButton(_flags & 0x1, text: _text, type: _type, style: _style))
             }
             catch {
                 throw error.inside(constructor: "pageButton", fields: "flags,text,type,style", index: field)

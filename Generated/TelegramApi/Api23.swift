@@ -366,19 +366,21 @@ extension Api {
 
         /// `inputPaymentCredentials#3417d728 flags:# save:flags.0?true data:DataJSON = InputPaymentCredentials;`
         public final class Cons_inputPaymentCredentials: Sendable {
-            public let save: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let data: Api.DataJSON
+            public var save: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(save: Bool = false, data: Api.DataJSON) {
-                self.save = save
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: save)
+                self.flags = _flags
                 self.data = data
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: save)
-                return flags
+            init(_ _flags: Int32, data: Api.DataJSON) {
+                self.flags = _flags
+                self.data = data
             }
         }
 
@@ -459,10 +461,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _save = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _data = try Api.DataJSON.parse(&reader)
-                return .inputPaymentCredentials(Cons_inputPaymentCredentials(save: _save, data: _data))
+                return .inputPaymentCredentials(Cons_inputPaymentCredentials(_flags & 0x1, data: _data))
             }
             catch {
                 throw error.inside(constructor: "inputPaymentCredentials", fields: "flags,save,data", index: field)
@@ -602,24 +603,30 @@ extension Api {
 
         /// `emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;`
         public final class Cons_emojiStatus: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let documentId: Int64
             public let until: Int32?
 
             public init(documentId: Int64, until: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: until != nil)
+                self.flags = _flags
                 self.documentId = documentId
                 self.until = until
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: until != nil)
-                return flags
+            init(_ _flags: Int32, documentId: Int64, until: Int32?) {
+                self.flags = _flags
+                self.documentId = documentId
+                self.until = until
             }
         }
 
         /// `emojiStatusCollectible#7184603b flags:# collectible_id:long document_id:long title:string slug:string pattern_document_id:long center_color:int edge_color:int pattern_color:int text_color:int until:flags.0?int = EmojiStatus;`
         public final class Cons_emojiStatusCollectible: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let collectibleId: Int64
             public let documentId: Int64
             public let title: String
@@ -632,6 +639,9 @@ extension Api {
             public let until: Int32?
 
             public init(collectibleId: Int64, documentId: Int64, title: String, slug: String, patternDocumentId: Int64, centerColor: Int32, edgeColor: Int32, patternColor: Int32, textColor: Int32, until: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: until != nil)
+                self.flags = _flags
                 self.collectibleId = collectibleId
                 self.documentId = documentId
                 self.title = title
@@ -644,29 +654,40 @@ extension Api {
                 self.until = until
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: until != nil)
-                return flags
+            init(_ _flags: Int32, collectibleId: Int64, documentId: Int64, title: String, slug: String, patternDocumentId: Int64, centerColor: Int32, edgeColor: Int32, patternColor: Int32, textColor: Int32, until: Int32?) {
+                self.flags = _flags
+                self.collectibleId = collectibleId
+                self.documentId = documentId
+                self.title = title
+                self.slug = slug
+                self.patternDocumentId = patternDocumentId
+                self.centerColor = centerColor
+                self.edgeColor = edgeColor
+                self.patternColor = patternColor
+                self.textColor = textColor
+                self.until = until
             }
         }
 
         /// `inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;`
         public final class Cons_inputEmojiStatusCollectible: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let collectibleId: Int64
             public let until: Int32?
 
             public init(collectibleId: Int64, until: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: until != nil)
+                self.flags = _flags
                 self.collectibleId = collectibleId
                 self.until = until
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: until != nil)
-                return flags
+            init(_ _flags: Int32, collectibleId: Int64, until: Int32?) {
+                self.flags = _flags
+                self.collectibleId = collectibleId
+                self.until = until
             }
         }
 
@@ -751,7 +772,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _until = try reader.readInt32()
                 }
-                return .emojiStatus(Cons_emojiStatus(documentId: _documentId, until: _until))
+                return .emojiStatus(Cons_emojiStatus(_flags & 0x1, documentId: _documentId, until: _until))
             }
             catch {
                 throw error.inside(constructor: "emojiStatus", fields: "flags,document_id,until", index: field)
@@ -785,7 +806,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _until = try reader.readInt32()
                 }
-                return .emojiStatusCollectible(Cons_emojiStatusCollectible(collectibleId: _collectibleId, documentId: _documentId, title: _title, slug: _slug, patternDocumentId: _patternDocumentId, centerColor: _centerColor, edgeColor: _edgeColor, patternColor: _patternColor, textColor: _textColor, until: _until))
+                return .emojiStatusCollectible(Cons_emojiStatusCollectible(_flags & 0x1, collectibleId: _collectibleId, documentId: _documentId, title: _title, slug: _slug, patternDocumentId: _patternDocumentId, centerColor: _centerColor, edgeColor: _edgeColor, patternColor: _patternColor, textColor: _textColor, until: _until))
             }
             catch {
                 throw error.inside(constructor: "emojiStatusCollectible", fields: "flags,collectible_id,document_id,title,slug,pattern_document_id,center_color,edge_color,pattern_color,text_color,until", index: field)
@@ -803,7 +824,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _until = try reader.readInt32()
                 }
-                return .inputEmojiStatusCollectible(Cons_inputEmojiStatusCollectible(collectibleId: _collectibleId, until: _until))
+                return .inputEmojiStatusCollectible(Cons_inputEmojiStatusCollectible(_flags & 0x1, collectibleId: _collectibleId, until: _until))
             }
             catch {
                 throw error.inside(constructor: "inputEmojiStatusCollectible", fields: "flags,collectible_id,until", index: field)

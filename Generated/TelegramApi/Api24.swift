@@ -13,21 +13,26 @@ extension Api {
 
         /// `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
         public final class Cons_keyboardButton: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let style: Api.KeyboardButtonStyle?
             public let text: String
             public let type: Api.ButtonType
 
             public init(style: Api.KeyboardButtonStyle? = nil, text: String, type: Api.ButtonType) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x400, when: style != nil)
+                self.flags = _flags
                 self.style = style
                 self.text = text
                 self.type = type
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x400, when: style != nil)
-                return flags
+            init(_ _flags: Int32, style: Api.KeyboardButtonStyle?, text: String, type: Api.ButtonType) {
+                self.flags = _flags
+                self.style = style
+                self.text = text
+                self.type = type
             }
         }
 
@@ -76,7 +81,7 @@ extension Api {
                 let _text = try reader.readTLString()
                 field = 3
                 let _type = try Api.ButtonType.parse(&reader)
-                return .keyboardButton(Cons_keyboardButton(style: _style, text: _text, type: _type))
+                return .keyboardButton(Cons_keyboardButton(_flags & 0x400, style: _style, text: _text, type: _type))
             }
             catch {
                 throw error.inside(constructor: "keyboardButton", fields: "flags,style,text,type", index: field)
@@ -166,20 +171,24 @@ extension Api {
 
         /// `channelParticipantsMentions#e04b5ceb flags:# q:flags.0?string top_msg_id:flags.1?int = ChannelParticipantsFilter;`
         public final class Cons_channelParticipantsMentions: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let q: String?
             public let topMsgId: Int32?
 
             public init(q: String? = nil, topMsgId: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: q != nil)
+                tlSetFlag(&_flags, 0x2, when: topMsgId != nil)
+                self.flags = _flags
                 self.q = q
                 self.topMsgId = topMsgId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: q != nil)
-                tlSetFlag(&flags, 0x2, when: topMsgId != nil)
-                return flags
+            init(_ _flags: Int32, q: String?, topMsgId: Int32?) {
+                self.flags = _flags
+                self.q = q
+                self.topMsgId = topMsgId
             }
         }
 
@@ -307,7 +316,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _topMsgId = try reader.readInt32()
                 }
-                return .channelParticipantsMentions(Cons_channelParticipantsMentions(q: _q, topMsgId: _topMsgId))
+                return .channelParticipantsMentions(Cons_channelParticipantsMentions(_flags & 0x3, q: _q, topMsgId: _topMsgId))
             }
             catch {
                 throw error.inside(constructor: "channelParticipantsMentions", fields: "flags,q,top_msg_id", index: field)
@@ -445,24 +454,28 @@ extension Api {
 
         /// `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
         public final class Cons_groupCallParticipantVideo: Sendable {
-            public let paused: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let endpoint: String
             public let sourceGroups: [Api.GroupCallParticipantVideoSourceGroup]
             public let audioSource: Int32?
+            public var paused: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(paused: Bool = false, endpoint: String, sourceGroups: [Api.GroupCallParticipantVideoSourceGroup], audioSource: Int32? = nil) {
-                self.paused = paused
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: paused)
+                tlSetFlag(&_flags, 0x2, when: audioSource != nil)
+                self.flags = _flags
                 self.endpoint = endpoint
                 self.sourceGroups = sourceGroups
                 self.audioSource = audioSource
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: paused)
-                tlSetFlag(&flags, 0x2, when: audioSource != nil)
-                return flags
+            init(_ _flags: Int32, endpoint: String, sourceGroups: [Api.GroupCallParticipantVideoSourceGroup], audioSource: Int32?) {
+                self.flags = _flags
+                self.endpoint = endpoint
+                self.sourceGroups = sourceGroups
+                self.audioSource = audioSource
             }
         }
 
@@ -503,7 +516,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _paused = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _endpoint = try reader.readTLString()
                 field = 3
@@ -513,7 +525,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _audioSource = try reader.readInt32()
                 }
-                return .groupCallParticipantVideo(Cons_groupCallParticipantVideo(paused: _paused, endpoint: _endpoint, sourceGroups: _sourceGroups, audioSource: _audioSource))
+                return .groupCallParticipantVideo(Cons_groupCallParticipantVideo(_flags & 0x3, endpoint: _endpoint, sourceGroups: _sourceGroups, audioSource: _audioSource))
             }
             catch {
                 throw error.inside(constructor: "groupCallParticipantVideo", fields: "flags,paused,endpoint,source_groups,audio_source", index: field)
@@ -550,6 +562,8 @@ extension Api.messages {
 
         /// `messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;`
         public final class Cons_sponsoredMessages: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let postsBetween: Int32?
             public let startDelay: Int32?
             public let betweenDelay: Int32?
@@ -558,6 +572,11 @@ extension Api.messages {
             public let users: [Api.User]
 
             public init(postsBetween: Int32? = nil, startDelay: Int32? = nil, betweenDelay: Int32? = nil, messages: [Api.SponsoredMessage], chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: postsBetween != nil)
+                tlSetFlag(&_flags, 0x2, when: startDelay != nil)
+                tlSetFlag(&_flags, 0x4, when: betweenDelay != nil)
+                self.flags = _flags
                 self.postsBetween = postsBetween
                 self.startDelay = startDelay
                 self.betweenDelay = betweenDelay
@@ -566,13 +585,14 @@ extension Api.messages {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: postsBetween != nil)
-                tlSetFlag(&flags, 0x2, when: startDelay != nil)
-                tlSetFlag(&flags, 0x4, when: betweenDelay != nil)
-                return flags
+            init(_ _flags: Int32, postsBetween: Int32?, startDelay: Int32?, betweenDelay: Int32?, messages: [Api.SponsoredMessage], chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.postsBetween = postsBetween
+                self.startDelay = startDelay
+                self.betweenDelay = betweenDelay
+                self.messages = messages
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -643,7 +663,7 @@ extension Api.messages {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 6
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .sponsoredMessages(Cons_sponsoredMessages(postsBetween: _postsBetween, startDelay: _startDelay, betweenDelay: _betweenDelay, messages: _messages, chats: _chats, users: _users))
+                return .sponsoredMessages(Cons_sponsoredMessages(_flags & 0x7, postsBetween: _postsBetween, startDelay: _startDelay, betweenDelay: _betweenDelay, messages: _messages, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "messages.sponsoredMessages", fields: "flags,posts_between,start_delay,between_delay,messages,chats,users", index: field)
@@ -689,6 +709,8 @@ extension Api {
 
         /// `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
         public final class Cons_premiumGiftCodeOption: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let users: Int32
             public let months: Int32
             public let storeProduct: String?
@@ -697,6 +719,10 @@ extension Api {
             public let amount: Int64
 
             public init(users: Int32, months: Int32, storeProduct: String? = nil, storeQuantity: Int32? = nil, currency: String, amount: Int64) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: storeProduct != nil)
+                tlSetFlag(&_flags, 0x2, when: storeQuantity != nil)
+                self.flags = _flags
                 self.users = users
                 self.months = months
                 self.storeProduct = storeProduct
@@ -705,12 +731,14 @@ extension Api {
                 self.amount = amount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: storeProduct != nil)
-                tlSetFlag(&flags, 0x2, when: storeQuantity != nil)
-                return flags
+            init(_ _flags: Int32, users: Int32, months: Int32, storeProduct: String?, storeQuantity: Int32?, currency: String, amount: Int64) {
+                self.flags = _flags
+                self.users = users
+                self.months = months
+                self.storeProduct = storeProduct
+                self.storeQuantity = storeQuantity
+                self.currency = currency
+                self.amount = amount
             }
         }
 
@@ -773,7 +801,7 @@ extension Api {
                 let _currency = try reader.readTLString()
                 field = 6
                 let _amount = try reader.readInt64()
-                return .premiumGiftCodeOption(Cons_premiumGiftCodeOption(users: _users, months: _months, storeProduct: _storeProduct, storeQuantity: _storeQuantity, currency: _currency, amount: _amount))
+                return .premiumGiftCodeOption(Cons_premiumGiftCodeOption(_flags & 0x3, users: _users, months: _months, storeProduct: _storeProduct, storeQuantity: _storeQuantity, currency: _currency, amount: _amount))
             }
             catch {
                 throw error.inside(constructor: "premiumGiftCodeOption", fields: "flags,users,months,store_product,store_quantity,currency,amount", index: field)
@@ -811,23 +839,29 @@ extension Api.premium {
 
         /// `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
         public final class Cons_boostsList: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let boosts: [Api.Boost]
             public let nextOffset: String?
             public let users: [Api.User]
 
             public init(count: Int32, boosts: [Api.Boost], nextOffset: String? = nil, users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.boosts = boosts
                 self.nextOffset = nextOffset
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, boosts: [Api.Boost], nextOffset: String?, users: [Api.User]) {
+                self.flags = _flags
+                self.count = count
+                self.boosts = boosts
+                self.nextOffset = nextOffset
+                self.users = users
             }
         }
 
@@ -879,7 +913,7 @@ extension Api.premium {
                 }
                 field = 4
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .boostsList(Cons_boostsList(count: _count, boosts: _boosts, nextOffset: _nextOffset, users: _users))
+                return .boostsList(Cons_boostsList(_flags & 0x1, count: _count, boosts: _boosts, nextOffset: _nextOffset, users: _users))
             }
             catch {
                 throw error.inside(constructor: "premium.boostsList", fields: "flags,count,boosts,next_offset,users", index: field)

@@ -143,27 +143,30 @@ extension Api {
 
         /// `userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;`
         public final class Cons_userProfilePhoto: Sendable {
-            public let hasVideo: Bool
-            public let personal: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let photoId: Int64
             public let strippedThumb: [UInt8]?
             public let dcId: Int32
+            public var hasVideo: Bool { tlFlagIsSet(flags, 0x1) }
+            public var personal: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(hasVideo: Bool = false, personal: Bool = false, photoId: Int64, strippedThumb: [UInt8]? = nil, dcId: Int32) {
-                self.hasVideo = hasVideo
-                self.personal = personal
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hasVideo)
+                tlSetFlag(&_flags, 0x4, when: personal)
+                tlSetFlag(&_flags, 0x2, when: strippedThumb != nil)
+                self.flags = _flags
                 self.photoId = photoId
                 self.strippedThumb = strippedThumb
                 self.dcId = dcId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hasVideo)
-                tlSetFlag(&flags, 0x4, when: personal)
-                tlSetFlag(&flags, 0x2, when: strippedThumb != nil)
-                return flags
+            init(_ _flags: Int32, photoId: Int64, strippedThumb: [UInt8]?, dcId: Int32) {
+                self.flags = _flags
+                self.photoId = photoId
+                self.strippedThumb = strippedThumb
+                self.dcId = dcId
             }
         }
 
@@ -211,9 +214,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasVideo = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _personal = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _photoId = try reader.readInt64()
                 field = 4
@@ -223,7 +224,7 @@ extension Api {
                 }
                 field = 5
                 let _dcId = try reader.readInt32()
-                return .userProfilePhoto(Cons_userProfilePhoto(hasVideo: _hasVideo, personal: _personal, photoId: _photoId, strippedThumb: _strippedThumb, dcId: _dcId))
+                return .userProfilePhoto(Cons_userProfilePhoto(_flags & 0x7, photoId: _photoId, strippedThumb: _strippedThumb, dcId: _dcId))
             }
             catch {
                 throw error.inside(constructor: "userProfilePhoto", fields: "flags,has_video,personal,photo_id,stripped_thumb,dc_id", index: field)
@@ -328,6 +329,8 @@ extension Api {
 
         /// `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
         public final class Cons_secureValue: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let type: Api.SecureValueType
             public let data: Api.SecureData?
             public let frontSide: Api.SecureFile?
@@ -339,6 +342,15 @@ extension Api {
             public let hash: [UInt8]
 
             public init(type: Api.SecureValueType, data: Api.SecureData? = nil, frontSide: Api.SecureFile? = nil, reverseSide: Api.SecureFile? = nil, selfie: Api.SecureFile? = nil, translation: [Api.SecureFile]? = nil, files: [Api.SecureFile]? = nil, plainData: Api.SecurePlainData? = nil, hash: [UInt8]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: data != nil)
+                tlSetFlag(&_flags, 0x2, when: frontSide != nil)
+                tlSetFlag(&_flags, 0x4, when: reverseSide != nil)
+                tlSetFlag(&_flags, 0x8, when: selfie != nil)
+                tlSetFlag(&_flags, 0x40, when: translation != nil)
+                tlSetFlag(&_flags, 0x10, when: files != nil)
+                tlSetFlag(&_flags, 0x20, when: plainData != nil)
+                self.flags = _flags
                 self.type = type
                 self.data = data
                 self.frontSide = frontSide
@@ -350,17 +362,17 @@ extension Api {
                 self.hash = hash
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: data != nil)
-                tlSetFlag(&flags, 0x2, when: frontSide != nil)
-                tlSetFlag(&flags, 0x4, when: reverseSide != nil)
-                tlSetFlag(&flags, 0x8, when: selfie != nil)
-                tlSetFlag(&flags, 0x40, when: translation != nil)
-                tlSetFlag(&flags, 0x10, when: files != nil)
-                tlSetFlag(&flags, 0x20, when: plainData != nil)
-                return flags
+            init(_ _flags: Int32, type: Api.SecureValueType, data: Api.SecureData?, frontSide: Api.SecureFile?, reverseSide: Api.SecureFile?, selfie: Api.SecureFile?, translation: [Api.SecureFile]?, files: [Api.SecureFile]?, plainData: Api.SecurePlainData?, hash: [UInt8]) {
+                self.flags = _flags
+                self.type = type
+                self.data = data
+                self.frontSide = frontSide
+                self.reverseSide = reverseSide
+                self.selfie = selfie
+                self.translation = translation
+                self.files = files
+                self.plainData = plainData
+                self.hash = hash
             }
         }
 
@@ -457,7 +469,7 @@ extension Api {
                 }
                 field = 9
                 let _hash = try reader.readTLBytes()
-                return .secureValue(Cons_secureValue(type: _type, data: _data, frontSide: _frontSide, reverseSide: _reverseSide, selfie: _selfie, translation: _translation, files: _files, plainData: _plainData, hash: _hash))
+                return .secureValue(Cons_secureValue(_flags & 0x7f, type: _type, data: _data, frontSide: _frontSide, reverseSide: _reverseSide, selfie: _selfie, translation: _translation, files: _files, plainData: _plainData, hash: _hash))
             }
             catch {
                 throw error.inside(constructor: "secureValue", fields: "flags,type,data,front_side,reverse_side,selfie,translation,files,plain_data,hash", index: field)
@@ -511,43 +523,45 @@ extension Api {
 
         /// `pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;`
         public final class Cons_pageListItemText: Sendable {
-            public let checkbox: Bool
-            public let checked: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let text: Api.RichText
+            public var checkbox: Bool { tlFlagIsSet(flags, 0x1) }
+            public var checked: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(checkbox: Bool = false, checked: Bool = false, text: Api.RichText) {
-                self.checkbox = checkbox
-                self.checked = checked
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: checkbox)
+                tlSetFlag(&_flags, 0x2, when: checked)
+                self.flags = _flags
                 self.text = text
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: checkbox)
-                tlSetFlag(&flags, 0x2, when: checked)
-                return flags
+            init(_ _flags: Int32, text: Api.RichText) {
+                self.flags = _flags
+                self.text = text
             }
         }
 
         /// `pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;`
         public final class Cons_pageListItemBlocks: Sendable {
-            public let checkbox: Bool
-            public let checked: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let blocks: [Api.PageBlock]
+            public var checkbox: Bool { tlFlagIsSet(flags, 0x1) }
+            public var checked: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(checkbox: Bool = false, checked: Bool = false, blocks: [Api.PageBlock]) {
-                self.checkbox = checkbox
-                self.checked = checked
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: checkbox)
+                tlSetFlag(&_flags, 0x2, when: checked)
+                self.flags = _flags
                 self.blocks = blocks
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: checkbox)
-                tlSetFlag(&flags, 0x2, when: checked)
-                return flags
+            init(_ _flags: Int32, blocks: [Api.PageBlock]) {
+                self.flags = _flags
+                self.blocks = blocks
             }
         }
 
@@ -592,12 +606,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _checkbox = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checked = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _text = try Api.RichText.parse(&reader)
-                return .pageListItemText(Cons_pageListItemText(checkbox: _checkbox, checked: _checked, text: _text))
+                return .pageListItemText(Cons_pageListItemText(_flags & 0x3, text: _text))
             }
             catch {
                 throw error.inside(constructor: "pageListItemText", fields: "flags,checkbox,checked,text", index: field)
@@ -609,12 +621,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _checkbox = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _checked = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
-                return .pageListItemBlocks(Cons_pageListItemBlocks(checkbox: _checkbox, checked: _checked, blocks: _blocks))
+                return .pageListItemBlocks(Cons_pageListItemBlocks(_flags & 0x3, blocks: _blocks))
             }
             catch {
                 throw error.inside(constructor: "pageListItemBlocks", fields: "flags,checkbox,checked,blocks", index: field)
@@ -652,72 +662,55 @@ extension Api {
         case chatAdminRights(Cons_chatAdminRights)
 
         /// `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
-        public final class Cons_chatAdminRights: Sendable {
-            public let changeInfo: Bool
-            public let postMessages: Bool
-            public let editMessages: Bool
-            public let deleteMessages: Bool
-            public let banUsers: Bool
-            public let inviteUsers: Bool
-            public let pinMessages: Bool
-            public let addAdmins: Bool
-            public let anonymous: Bool
-            public let manageCall: Bool
-            public let other: Bool
-            public let manageTopics: Bool
-            public let postStories: Bool
-            public let editStories: Bool
-            public let deleteStories: Bool
-            public let manageDirectMessages: Bool
-            public let manageRanks: Bool
-            public let manageLinkedPeers: Bool
-            public let manageWelcomeMessages: Bool
+        public struct Cons_chatAdminRights: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var changeInfo: Bool { tlFlagIsSet(flags, 0x1) }
+            public var postMessages: Bool { tlFlagIsSet(flags, 0x2) }
+            public var editMessages: Bool { tlFlagIsSet(flags, 0x4) }
+            public var deleteMessages: Bool { tlFlagIsSet(flags, 0x8) }
+            public var banUsers: Bool { tlFlagIsSet(flags, 0x10) }
+            public var inviteUsers: Bool { tlFlagIsSet(flags, 0x20) }
+            public var pinMessages: Bool { tlFlagIsSet(flags, 0x80) }
+            public var addAdmins: Bool { tlFlagIsSet(flags, 0x200) }
+            public var anonymous: Bool { tlFlagIsSet(flags, 0x400) }
+            public var manageCall: Bool { tlFlagIsSet(flags, 0x800) }
+            public var other: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var manageTopics: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var postStories: Bool { tlFlagIsSet(flags, 0x4000) }
+            public var editStories: Bool { tlFlagIsSet(flags, 0x8000) }
+            public var deleteStories: Bool { tlFlagIsSet(flags, 0x10000) }
+            public var manageDirectMessages: Bool { tlFlagIsSet(flags, 0x20000) }
+            public var manageRanks: Bool { tlFlagIsSet(flags, 0x40000) }
+            public var manageLinkedPeers: Bool { tlFlagIsSet(flags, 0x80000) }
+            public var manageWelcomeMessages: Bool { tlFlagIsSet(flags, 0x100000) }
 
             public init(changeInfo: Bool = false, postMessages: Bool = false, editMessages: Bool = false, deleteMessages: Bool = false, banUsers: Bool = false, inviteUsers: Bool = false, pinMessages: Bool = false, addAdmins: Bool = false, anonymous: Bool = false, manageCall: Bool = false, other: Bool = false, manageTopics: Bool = false, postStories: Bool = false, editStories: Bool = false, deleteStories: Bool = false, manageDirectMessages: Bool = false, manageRanks: Bool = false, manageLinkedPeers: Bool = false, manageWelcomeMessages: Bool = false) {
-                self.changeInfo = changeInfo
-                self.postMessages = postMessages
-                self.editMessages = editMessages
-                self.deleteMessages = deleteMessages
-                self.banUsers = banUsers
-                self.inviteUsers = inviteUsers
-                self.pinMessages = pinMessages
-                self.addAdmins = addAdmins
-                self.anonymous = anonymous
-                self.manageCall = manageCall
-                self.other = other
-                self.manageTopics = manageTopics
-                self.postStories = postStories
-                self.editStories = editStories
-                self.deleteStories = deleteStories
-                self.manageDirectMessages = manageDirectMessages
-                self.manageRanks = manageRanks
-                self.manageLinkedPeers = manageLinkedPeers
-                self.manageWelcomeMessages = manageWelcomeMessages
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: changeInfo)
+                tlSetFlag(&_flags, 0x2, when: postMessages)
+                tlSetFlag(&_flags, 0x4, when: editMessages)
+                tlSetFlag(&_flags, 0x8, when: deleteMessages)
+                tlSetFlag(&_flags, 0x10, when: banUsers)
+                tlSetFlag(&_flags, 0x20, when: inviteUsers)
+                tlSetFlag(&_flags, 0x80, when: pinMessages)
+                tlSetFlag(&_flags, 0x200, when: addAdmins)
+                tlSetFlag(&_flags, 0x400, when: anonymous)
+                tlSetFlag(&_flags, 0x800, when: manageCall)
+                tlSetFlag(&_flags, 0x1000, when: other)
+                tlSetFlag(&_flags, 0x2000, when: manageTopics)
+                tlSetFlag(&_flags, 0x4000, when: postStories)
+                tlSetFlag(&_flags, 0x8000, when: editStories)
+                tlSetFlag(&_flags, 0x10000, when: deleteStories)
+                tlSetFlag(&_flags, 0x20000, when: manageDirectMessages)
+                tlSetFlag(&_flags, 0x40000, when: manageRanks)
+                tlSetFlag(&_flags, 0x80000, when: manageLinkedPeers)
+                tlSetFlag(&_flags, 0x100000, when: manageWelcomeMessages)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: changeInfo)
-                tlSetFlag(&flags, 0x2, when: postMessages)
-                tlSetFlag(&flags, 0x4, when: editMessages)
-                tlSetFlag(&flags, 0x8, when: deleteMessages)
-                tlSetFlag(&flags, 0x10, when: banUsers)
-                tlSetFlag(&flags, 0x20, when: inviteUsers)
-                tlSetFlag(&flags, 0x80, when: pinMessages)
-                tlSetFlag(&flags, 0x200, when: addAdmins)
-                tlSetFlag(&flags, 0x400, when: anonymous)
-                tlSetFlag(&flags, 0x800, when: manageCall)
-                tlSetFlag(&flags, 0x1000, when: other)
-                tlSetFlag(&flags, 0x2000, when: manageTopics)
-                tlSetFlag(&flags, 0x4000, when: postStories)
-                tlSetFlag(&flags, 0x8000, when: editStories)
-                tlSetFlag(&flags, 0x10000, when: deleteStories)
-                tlSetFlag(&flags, 0x20000, when: manageDirectMessages)
-                tlSetFlag(&flags, 0x40000, when: manageRanks)
-                tlSetFlag(&flags, 0x80000, when: manageLinkedPeers)
-                tlSetFlag(&flags, 0x100000, when: manageWelcomeMessages)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -753,44 +746,25 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _changeInfo = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _postMessages = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _editMessages = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _deleteMessages = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _banUsers = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _inviteUsers = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _pinMessages = tlFlagIsSet(_flags, 0x80)
                 field = 8
-                let _addAdmins = tlFlagIsSet(_flags, 0x200)
                 field = 9
-                let _anonymous = tlFlagIsSet(_flags, 0x400)
                 field = 10
-                let _manageCall = tlFlagIsSet(_flags, 0x800)
                 field = 11
-                let _other = tlFlagIsSet(_flags, 0x1000)
                 field = 12
-                let _manageTopics = tlFlagIsSet(_flags, 0x2000)
                 field = 13
-                let _postStories = tlFlagIsSet(_flags, 0x4000)
                 field = 14
-                let _editStories = tlFlagIsSet(_flags, 0x8000)
                 field = 15
-                let _deleteStories = tlFlagIsSet(_flags, 0x10000)
                 field = 16
-                let _manageDirectMessages = tlFlagIsSet(_flags, 0x20000)
                 field = 17
-                let _manageRanks = tlFlagIsSet(_flags, 0x40000)
                 field = 18
-                let _manageLinkedPeers = tlFlagIsSet(_flags, 0x80000)
                 field = 19
-                let _manageWelcomeMessages = tlFlagIsSet(_flags, 0x100000)
-                return .chatAdminRights(Cons_chatAdminRights(changeInfo: _changeInfo, postMessages: _postMessages, editMessages: _editMessages, deleteMessages: _deleteMessages, banUsers: _banUsers, inviteUsers: _inviteUsers, pinMessages: _pinMessages, addAdmins: _addAdmins, anonymous: _anonymous, manageCall: _manageCall, other: _other, manageTopics: _manageTopics, postStories: _postStories, editStories: _editStories, deleteStories: _deleteStories, manageDirectMessages: _manageDirectMessages, manageRanks: _manageRanks, manageLinkedPeers: _manageLinkedPeers, manageWelcomeMessages: _manageWelcomeMessages))
+                return .chatAdminRights(Cons_chatAdminRights(_flags & 0x1ffebf))
             }
             catch {
                 throw error.inside(constructor: "chatAdminRights", fields: "flags,change_info,post_messages,edit_messages,delete_messages,ban_users,invite_users,pin_messages,add_admins,anonymous,manage_call,other,manage_topics,post_stories,edit_stories,delete_stories,manage_direct_messages,manage_ranks,manage_linked_peers,manage_welcome_messages", index: field)
@@ -904,17 +878,18 @@ extension Api {
 
         /// `chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;`
         public struct Cons_chatReactionsAll: Sendable {
-            public let allowCustom: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var allowCustom: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(allowCustom: Bool = false) {
-                self.allowCustom = allowCustom
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: allowCustom)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: allowCustom)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -970,8 +945,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _allowCustom = tlFlagIsSet(_flags, 0x1)
-                return .chatReactionsAll(Cons_chatReactionsAll(allowCustom: _allowCustom))
+                return .chatReactionsAll(Cons_chatReactionsAll(_flags & 0x1))
             }
             catch {
                 throw error.inside(constructor: "chatReactionsAll", fields: "flags,allow_custom", index: field)
@@ -1016,22 +990,23 @@ extension Api {
 
         /// `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
         public final class Cons_username: Sendable {
-            public let editable: Bool
-            public let active: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let username: String
+            public var editable: Bool { tlFlagIsSet(flags, 0x1) }
+            public var active: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(editable: Bool = false, active: Bool = false, username: String) {
-                self.editable = editable
-                self.active = active
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: editable)
+                tlSetFlag(&_flags, 0x2, when: active)
+                self.flags = _flags
                 self.username = username
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: editable)
-                tlSetFlag(&flags, 0x2, when: active)
-                return flags
+            init(_ _flags: Int32, username: String) {
+                self.flags = _flags
+                self.username = username
             }
         }
 
@@ -1068,12 +1043,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _editable = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _active = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _username = try reader.readTLString()
-                return .username(Cons_username(editable: _editable, active: _active, username: _username))
+                return .username(Cons_username(_flags & 0x3, username: _username))
             }
             catch {
                 throw error.inside(constructor: "username", fields: "flags,editable,active,username", index: field)
@@ -1201,40 +1174,36 @@ extension Api {
 
         /// `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
         public final class Cons_storyItemSkipped: Sendable {
-            public let closeFriends: Bool
-            public let live: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let date: Int32
             public let expireDate: Int32
+            public var closeFriends: Bool { tlFlagIsSet(flags, 0x100) }
+            public var live: Bool { tlFlagIsSet(flags, 0x200) }
 
             public init(closeFriends: Bool = false, live: Bool = false, id: Int32, date: Int32, expireDate: Int32) {
-                self.closeFriends = closeFriends
-                self.live = live
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x100, when: closeFriends)
+                tlSetFlag(&_flags, 0x200, when: live)
+                self.flags = _flags
                 self.id = id
                 self.date = date
                 self.expireDate = expireDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x100, when: closeFriends)
-                tlSetFlag(&flags, 0x200, when: live)
-                return flags
+            init(_ _flags: Int32, id: Int32, date: Int32, expireDate: Int32) {
+                self.flags = _flags
+                self.id = id
+                self.date = date
+                self.expireDate = expireDate
             }
         }
 
         /// `storyItem#16a4b93c flags:# pinned:flags.5?true public:flags.7?true close_friends:flags.8?true min:flags.9?true noforwards:flags.10?true edited:flags.11?true contacts:flags.12?true selected_contacts:flags.13?true out:flags.16?true id:int date:int from_id:flags.18?Peer fwd_from:flags.17?StoryFwdHeader expire_date:int caption:flags.0?string entities:flags.1?Vector<MessageEntity> media:MessageMedia media_areas:flags.14?Vector<MediaArea> privacy:flags.2?Vector<PrivacyRule> views:flags.3?StoryViews sent_reaction:flags.15?Reaction albums:flags.19?Vector<int> music:flags.20?Document = StoryItem;`
         public final class Cons_storyItem: Sendable {
-            public let pinned: Bool
-            public let `public`: Bool
-            public let closeFriends: Bool
-            public let min: Bool
-            public let noforwards: Bool
-            public let edited: Bool
-            public let contacts: Bool
-            public let selectedContacts: Bool
-            public let out: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let date: Int32
             public let fromId: Api.Peer?
@@ -1249,17 +1218,38 @@ extension Api {
             public let sentReaction: Api.Reaction?
             public let albums: [Int32]?
             public let music: Api.Document?
+            public var pinned: Bool { tlFlagIsSet(flags, 0x20) }
+            public var `public`: Bool { tlFlagIsSet(flags, 0x80) }
+            public var closeFriends: Bool { tlFlagIsSet(flags, 0x100) }
+            public var min: Bool { tlFlagIsSet(flags, 0x200) }
+            public var noforwards: Bool { tlFlagIsSet(flags, 0x400) }
+            public var edited: Bool { tlFlagIsSet(flags, 0x800) }
+            public var contacts: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var selectedContacts: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var out: Bool { tlFlagIsSet(flags, 0x10000) }
 
             public init(pinned: Bool = false, `public`: Bool = false, closeFriends: Bool = false, min: Bool = false, noforwards: Bool = false, edited: Bool = false, contacts: Bool = false, selectedContacts: Bool = false, out: Bool = false, id: Int32, date: Int32, fromId: Api.Peer? = nil, fwdFrom: Api.StoryFwdHeader? = nil, expireDate: Int32, caption: String? = nil, entities: [Api.MessageEntity]? = nil, media: Api.MessageMedia, mediaAreas: [Api.MediaArea]? = nil, privacy: [Api.PrivacyRule]? = nil, views: Api.StoryViews? = nil, sentReaction: Api.Reaction? = nil, albums: [Int32]? = nil, music: Api.Document? = nil) {
-                self.pinned = pinned
-                self.`public` = `public`
-                self.closeFriends = closeFriends
-                self.min = min
-                self.noforwards = noforwards
-                self.edited = edited
-                self.contacts = contacts
-                self.selectedContacts = selectedContacts
-                self.out = out
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x20, when: pinned)
+                tlSetFlag(&_flags, 0x80, when: `public`)
+                tlSetFlag(&_flags, 0x100, when: closeFriends)
+                tlSetFlag(&_flags, 0x200, when: min)
+                tlSetFlag(&_flags, 0x400, when: noforwards)
+                tlSetFlag(&_flags, 0x800, when: edited)
+                tlSetFlag(&_flags, 0x1000, when: contacts)
+                tlSetFlag(&_flags, 0x2000, when: selectedContacts)
+                tlSetFlag(&_flags, 0x10000, when: out)
+                tlSetFlag(&_flags, 0x40000, when: fromId != nil)
+                tlSetFlag(&_flags, 0x20000, when: fwdFrom != nil)
+                tlSetFlag(&_flags, 0x1, when: caption != nil)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                tlSetFlag(&_flags, 0x4000, when: mediaAreas != nil)
+                tlSetFlag(&_flags, 0x4, when: privacy != nil)
+                tlSetFlag(&_flags, 0x8, when: views != nil)
+                tlSetFlag(&_flags, 0x8000, when: sentReaction != nil)
+                tlSetFlag(&_flags, 0x80000, when: albums != nil)
+                tlSetFlag(&_flags, 0x100000, when: music != nil)
+                self.flags = _flags
                 self.id = id
                 self.date = date
                 self.fromId = fromId
@@ -1276,29 +1266,22 @@ extension Api {
                 self.music = music
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x20, when: pinned)
-                tlSetFlag(&flags, 0x80, when: `public`)
-                tlSetFlag(&flags, 0x100, when: closeFriends)
-                tlSetFlag(&flags, 0x200, when: min)
-                tlSetFlag(&flags, 0x400, when: noforwards)
-                tlSetFlag(&flags, 0x800, when: edited)
-                tlSetFlag(&flags, 0x1000, when: contacts)
-                tlSetFlag(&flags, 0x2000, when: selectedContacts)
-                tlSetFlag(&flags, 0x10000, when: out)
-                tlSetFlag(&flags, 0x40000, when: fromId != nil)
-                tlSetFlag(&flags, 0x20000, when: fwdFrom != nil)
-                tlSetFlag(&flags, 0x1, when: caption != nil)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                tlSetFlag(&flags, 0x4000, when: mediaAreas != nil)
-                tlSetFlag(&flags, 0x4, when: privacy != nil)
-                tlSetFlag(&flags, 0x8, when: views != nil)
-                tlSetFlag(&flags, 0x8000, when: sentReaction != nil)
-                tlSetFlag(&flags, 0x80000, when: albums != nil)
-                tlSetFlag(&flags, 0x100000, when: music != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, date: Int32, fromId: Api.Peer?, fwdFrom: Api.StoryFwdHeader?, expireDate: Int32, caption: String?, entities: [Api.MessageEntity]?, media: Api.MessageMedia, mediaAreas: [Api.MediaArea]?, privacy: [Api.PrivacyRule]?, views: Api.StoryViews?, sentReaction: Api.Reaction?, albums: [Int32]?, music: Api.Document?) {
+                self.flags = _flags
+                self.id = id
+                self.date = date
+                self.fromId = fromId
+                self.fwdFrom = fwdFrom
+                self.expireDate = expireDate
+                self.caption = caption
+                self.entities = entities
+                self.media = media
+                self.mediaAreas = mediaAreas
+                self.privacy = privacy
+                self.views = views
+                self.sentReaction = sentReaction
+                self.albums = albums
+                self.music = music
             }
         }
 
@@ -1394,16 +1377,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _closeFriends = tlFlagIsSet(_flags, 0x100)
                 field = 2
-                let _live = tlFlagIsSet(_flags, 0x200)
                 field = 3
                 let _id = try reader.readInt32()
                 field = 4
                 let _date = try reader.readInt32()
                 field = 5
                 let _expireDate = try reader.readInt32()
-                return .storyItemSkipped(Cons_storyItemSkipped(closeFriends: _closeFriends, live: _live, id: _id, date: _date, expireDate: _expireDate))
+                return .storyItemSkipped(Cons_storyItemSkipped(_flags & 0x300, id: _id, date: _date, expireDate: _expireDate))
             }
             catch {
                 throw error.inside(constructor: "storyItemSkipped", fields: "flags,close_friends,live,id,date,expire_date", index: field)
@@ -1415,23 +1396,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _public = tlFlagIsSet(_flags, 0x80)
                 field = 3
-                let _closeFriends = tlFlagIsSet(_flags, 0x100)
                 field = 4
-                let _min = tlFlagIsSet(_flags, 0x200)
                 field = 5
-                let _noforwards = tlFlagIsSet(_flags, 0x400)
                 field = 6
-                let _edited = tlFlagIsSet(_flags, 0x800)
                 field = 7
-                let _contacts = tlFlagIsSet(_flags, 0x1000)
                 field = 8
-                let _selectedContacts = tlFlagIsSet(_flags, 0x2000)
                 field = 9
-                let _out = tlFlagIsSet(_flags, 0x10000)
                 field = 10
                 let _id = try reader.readInt32()
                 field = 11
@@ -1490,7 +1462,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x100000) {
                     _music = try Api.Document.parse(&reader)
                 }
-                return .storyItem(Cons_storyItem(pinned: _pinned, public: _public, closeFriends: _closeFriends, min: _min, noforwards: _noforwards, edited: _edited, contacts: _contacts, selectedContacts: _selectedContacts, out: _out, id: _id, date: _date, fromId: _fromId, fwdFrom: _fwdFrom, expireDate: _expireDate, caption: _caption, entities: _entities, media: _media, mediaAreas: _mediaAreas, privacy: _privacy, views: _views, sentReaction: _sentReaction, albums: _albums, music: _music))
+                return .storyItem(Cons_storyItem(_flags & 0x1fffaf, id: _id, date: _date, fromId: _fromId, fwdFrom: _fwdFrom, expireDate: _expireDate, caption: _caption, entities: _entities, media: _media, mediaAreas: _mediaAreas, privacy: _privacy, views: _views, sentReaction: _sentReaction, albums: _albums, music: _music))
             }
             catch {
                 throw error.inside(constructor: "storyItem", fields: "flags,pinned,public,close_friends,min,noforwards,edited,contacts,selected_contacts,out,id,date,from_id,fwd_from,expire_date,caption,entities,media,media_areas,privacy,views,sent_reaction,albums,music", index: field)
@@ -1575,24 +1547,30 @@ extension Api {
 
         /// `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
         public final class Cons_storyAlbum: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let albumId: Int32
             public let title: String
             public let iconPhoto: Api.Photo?
             public let iconVideo: Api.Document?
 
             public init(albumId: Int32, title: String, iconPhoto: Api.Photo? = nil, iconVideo: Api.Document? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: iconPhoto != nil)
+                tlSetFlag(&_flags, 0x2, when: iconVideo != nil)
+                self.flags = _flags
                 self.albumId = albumId
                 self.title = title
                 self.iconPhoto = iconPhoto
                 self.iconVideo = iconVideo
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: iconPhoto != nil)
-                tlSetFlag(&flags, 0x2, when: iconVideo != nil)
-                return flags
+            init(_ _flags: Int32, albumId: Int32, title: String, iconPhoto: Api.Photo?, iconVideo: Api.Document?) {
+                self.flags = _flags
+                self.albumId = albumId
+                self.title = title
+                self.iconPhoto = iconPhoto
+                self.iconVideo = iconVideo
             }
         }
 
@@ -1649,7 +1627,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _iconVideo = try Api.Document.parse(&reader)
                 }
-                return .storyAlbum(Cons_storyAlbum(albumId: _albumId, title: _title, iconPhoto: _iconPhoto, iconVideo: _iconVideo))
+                return .storyAlbum(Cons_storyAlbum(_flags & 0x3, albumId: _albumId, title: _title, iconPhoto: _iconPhoto, iconVideo: _iconVideo))
             }
             catch {
                 throw error.inside(constructor: "storyAlbum", fields: "flags,album_id,title,icon_photo,icon_video", index: field)

@@ -16,21 +16,26 @@ extension Api {
 
         /// `inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;`
         public final class Cons_inputGeoPoint: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let lat: Double
             public let long: Double
             public let accuracyRadius: Int32?
 
             public init(lat: Double, long: Double, accuracyRadius: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: accuracyRadius != nil)
+                self.flags = _flags
                 self.lat = lat
                 self.long = long
                 self.accuracyRadius = accuracyRadius
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: accuracyRadius != nil)
-                return flags
+            init(_ _flags: Int32, lat: Double, long: Double, accuracyRadius: Int32?) {
+                self.flags = _flags
+                self.lat = lat
+                self.long = long
+                self.accuracyRadius = accuracyRadius
             }
         }
 
@@ -86,7 +91,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _accuracyRadius = try reader.readInt32()
                 }
-                return .inputGeoPoint(Cons_inputGeoPoint(lat: _lat, long: _long, accuracyRadius: _accuracyRadius))
+                return .inputGeoPoint(Cons_inputGeoPoint(_flags & 0x1, lat: _lat, long: _long, accuracyRadius: _accuracyRadius))
             }
             catch {
                 throw error.inside(constructor: "inputGeoPoint", fields: "flags,lat,long,accuracy_radius", index: field)
@@ -645,46 +650,55 @@ extension Api {
 
         /// `webPageEmpty#211a1788 flags:# id:long url:flags.0?string = WebPage;`
         public final class Cons_webPageEmpty: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let url: String?
 
             public init(id: Int64, url: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: url != nil)
+                self.flags = _flags
                 self.id = id
                 self.url = url
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: url != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, url: String?) {
+                self.flags = _flags
+                self.id = id
+                self.url = url
             }
         }
 
         /// `webPagePending#b0d13e47 flags:# id:long url:flags.0?string date:int = WebPage;`
         public final class Cons_webPagePending: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let url: String?
             public let date: Int32
 
             public init(id: Int64, url: String? = nil, date: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: url != nil)
+                self.flags = _flags
                 self.id = id
                 self.url = url
                 self.date = date
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: url != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, url: String?, date: Int32) {
+                self.flags = _flags
+                self.id = id
+                self.url = url
+                self.date = date
             }
         }
 
         /// `webPage#e89c45b2 flags:# has_large_media:flags.13?true video_cover_photo:flags.14?true id:long url:string display_url:string hash:int type:flags.0?string site_name:flags.1?string title:flags.2?string description:flags.3?string photo:flags.4?Photo embed_url:flags.5?string embed_type:flags.5?string embed_width:flags.6?int embed_height:flags.6?int duration:flags.7?int author:flags.8?string document:flags.9?Document cached_page:flags.10?Page attributes:flags.12?Vector<WebPageAttribute> = WebPage;`
         public final class Cons_webPage: Sendable {
-            public let hasLargeMedia: Bool
-            public let videoCoverPhoto: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let url: String
             public let displayUrl: String
@@ -703,10 +717,26 @@ extension Api {
             public let document: Api.Document?
             public let cachedPage: Api.Page?
             public let attributes: [Api.WebPageAttribute]?
+            public var hasLargeMedia: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var videoCoverPhoto: Bool { tlFlagIsSet(flags, 0x4000) }
 
             public init(hasLargeMedia: Bool = false, videoCoverPhoto: Bool = false, id: Int64, url: String, displayUrl: String, hash: Int32, type: String? = nil, siteName: String? = nil, title: String? = nil, description: String? = nil, photo: Api.Photo? = nil, embedUrl: String? = nil, embedType: String? = nil, embedWidth: Int32? = nil, embedHeight: Int32? = nil, duration: Int32? = nil, author: String? = nil, document: Api.Document? = nil, cachedPage: Api.Page? = nil, attributes: [Api.WebPageAttribute]? = nil) {
-                self.hasLargeMedia = hasLargeMedia
-                self.videoCoverPhoto = videoCoverPhoto
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2000, when: hasLargeMedia)
+                tlSetFlag(&_flags, 0x4000, when: videoCoverPhoto)
+                tlSetFlag(&_flags, 0x1, when: type != nil)
+                tlSetFlag(&_flags, 0x2, when: siteName != nil)
+                tlSetFlag(&_flags, 0x4, when: title != nil)
+                tlSetFlag(&_flags, 0x8, when: description != nil)
+                tlSetFlag(&_flags, 0x10, when: photo != nil)
+                tlSetFlag(&_flags, 0x20, when: embedUrl != nil && embedType != nil)
+                tlSetFlag(&_flags, 0x40, when: embedWidth != nil && embedHeight != nil)
+                tlSetFlag(&_flags, 0x80, when: duration != nil)
+                tlSetFlag(&_flags, 0x100, when: author != nil)
+                tlSetFlag(&_flags, 0x200, when: document != nil)
+                tlSetFlag(&_flags, 0x400, when: cachedPage != nil)
+                tlSetFlag(&_flags, 0x1000, when: attributes != nil)
+                self.flags = _flags
                 self.id = id
                 self.url = url
                 self.displayUrl = displayUrl
@@ -727,40 +757,45 @@ extension Api {
                 self.attributes = attributes
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2000, when: hasLargeMedia)
-                tlSetFlag(&flags, 0x4000, when: videoCoverPhoto)
-                tlSetFlag(&flags, 0x1, when: type != nil)
-                tlSetFlag(&flags, 0x2, when: siteName != nil)
-                tlSetFlag(&flags, 0x4, when: title != nil)
-                tlSetFlag(&flags, 0x8, when: description != nil)
-                tlSetFlag(&flags, 0x10, when: photo != nil)
-                tlSetFlag(&flags, 0x20, when: embedUrl != nil && embedType != nil)
-                tlSetFlag(&flags, 0x40, when: embedWidth != nil && embedHeight != nil)
-                tlSetFlag(&flags, 0x80, when: duration != nil)
-                tlSetFlag(&flags, 0x100, when: author != nil)
-                tlSetFlag(&flags, 0x200, when: document != nil)
-                tlSetFlag(&flags, 0x400, when: cachedPage != nil)
-                tlSetFlag(&flags, 0x1000, when: attributes != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, url: String, displayUrl: String, hash: Int32, type: String?, siteName: String?, title: String?, description: String?, photo: Api.Photo?, embedUrl: String?, embedType: String?, embedWidth: Int32?, embedHeight: Int32?, duration: Int32?, author: String?, document: Api.Document?, cachedPage: Api.Page?, attributes: [Api.WebPageAttribute]?) {
+                self.flags = _flags
+                self.id = id
+                self.url = url
+                self.displayUrl = displayUrl
+                self.hash = hash
+                self.type = type
+                self.siteName = siteName
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.embedUrl = embedUrl
+                self.embedType = embedType
+                self.embedWidth = embedWidth
+                self.embedHeight = embedHeight
+                self.duration = duration
+                self.author = author
+                self.document = document
+                self.cachedPage = cachedPage
+                self.attributes = attributes
             }
         }
 
         /// `webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;`
-        public struct Cons_webPageNotModified: Sendable {
+        public final class Cons_webPageNotModified: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let cachedPageViews: Int32?
 
             public init(cachedPageViews: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: cachedPageViews != nil)
+                self.flags = _flags
                 self.cachedPageViews = cachedPageViews
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: cachedPageViews != nil)
-                return flags
+            init(_ _flags: Int32, cachedPageViews: Int32?) {
+                self.flags = _flags
+                self.cachedPageViews = cachedPageViews
             }
         }
 
@@ -883,7 +918,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _url = try reader.readTLString()
                 }
-                return .webPageEmpty(Cons_webPageEmpty(id: _id, url: _url))
+                return .webPageEmpty(Cons_webPageEmpty(_flags & 0x1, id: _id, url: _url))
             }
             catch {
                 throw error.inside(constructor: "webPageEmpty", fields: "flags,id,url", index: field)
@@ -903,7 +938,7 @@ extension Api {
                 }
                 field = 3
                 let _date = try reader.readInt32()
-                return .webPagePending(Cons_webPagePending(id: _id, url: _url, date: _date))
+                return .webPagePending(Cons_webPagePending(_flags & 0x1, id: _id, url: _url, date: _date))
             }
             catch {
                 throw error.inside(constructor: "webPagePending", fields: "flags,id,url,date", index: field)
@@ -915,9 +950,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasLargeMedia = tlFlagIsSet(_flags, 0x2000)
                 field = 2
-                let _videoCoverPhoto = tlFlagIsSet(_flags, 0x4000)
                 field = 3
                 let _id = try reader.readInt64()
                 field = 4
@@ -996,7 +1029,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1000) {
                     _attributes = try reader.readVector(boxed: true, of: Api.WebPageAttribute.self)
                 }
-                return .webPage(Cons_webPage(hasLargeMedia: _hasLargeMedia, videoCoverPhoto: _videoCoverPhoto, id: _id, url: _url, displayUrl: _displayUrl, hash: _hash, type: _type, siteName: _siteName, title: _title, description: _description, photo: _photo, embedUrl: _embedUrl, embedType: _embedType, embedWidth: _embedWidth, embedHeight: _embedHeight, duration: _duration, author: _author, document: _document, cachedPage: _cachedPage, attributes: _attributes))
+                return .webPage(Cons_webPage(_flags & 0x77ff, id: _id, url: _url, displayUrl: _displayUrl, hash: _hash, type: _type, siteName: _siteName, title: _title, description: _description, photo: _photo, embedUrl: _embedUrl, embedType: _embedType, embedWidth: _embedWidth, embedHeight: _embedHeight, duration: _duration, author: _author, document: _document, cachedPage: _cachedPage, attributes: _attributes))
             }
             catch {
                 throw error.inside(constructor: "webPage", fields: "flags,has_large_media,video_cover_photo,id,url,display_url,hash,type,site_name,title,description,photo,embed_url,embed_type,embed_width,embed_height,duration,author,document,cached_page,attributes", index: field)
@@ -1012,7 +1045,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _cachedPageViews = try reader.readInt32()
                 }
-                return .webPageNotModified(Cons_webPageNotModified(cachedPageViews: _cachedPageViews))
+                return .webPageNotModified(Cons_webPageNotModified(_flags & 0x1, cachedPageViews: _cachedPageViews))
             }
             catch {
                 throw error.inside(constructor: "webPageNotModified", fields: "flags,cached_page_views", index: field)
@@ -1209,6 +1242,8 @@ extension Api.messages {
 
         /// `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
         public final class Cons_votesList: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let votes: [Api.MessagePeerVote]
             public let chats: [Api.Chat]
@@ -1216,6 +1251,9 @@ extension Api.messages {
             public let nextOffset: String?
 
             public init(count: Int32, votes: [Api.MessagePeerVote], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.votes = votes
                 self.chats = chats
@@ -1223,11 +1261,13 @@ extension Api.messages {
                 self.nextOffset = nextOffset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, votes: [Api.MessagePeerVote], chats: [Api.Chat], users: [Api.User], nextOffset: String?) {
+                self.flags = _flags
+                self.count = count
+                self.votes = votes
+                self.chats = chats
+                self.users = users
+                self.nextOffset = nextOffset
             }
         }
 
@@ -1282,7 +1322,7 @@ extension Api.messages {
                 if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
-                return .votesList(Cons_votesList(count: _count, votes: _votes, chats: _chats, users: _users, nextOffset: _nextOffset))
+                return .votesList(Cons_votesList(_flags & 0x1, count: _count, votes: _votes, chats: _chats, users: _users, nextOffset: _nextOffset))
             }
             catch {
                 throw error.inside(constructor: "messages.votesList", fields: "flags,count,votes,chats,users,next_offset", index: field)
@@ -1841,23 +1881,29 @@ extension Api.payments {
 
         /// `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
         public final class Cons_starsRevenueStats: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let topHoursGraph: Api.StatsGraph?
             public let revenueGraph: Api.StatsGraph
             public let status: Api.StarsRevenueStatus
             public let usdRate: Double
 
             public init(topHoursGraph: Api.StatsGraph? = nil, revenueGraph: Api.StatsGraph, status: Api.StarsRevenueStatus, usdRate: Double) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: topHoursGraph != nil)
+                self.flags = _flags
                 self.topHoursGraph = topHoursGraph
                 self.revenueGraph = revenueGraph
                 self.status = status
                 self.usdRate = usdRate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: topHoursGraph != nil)
-                return flags
+            init(_ _flags: Int32, topHoursGraph: Api.StatsGraph?, revenueGraph: Api.StatsGraph, status: Api.StarsRevenueStatus, usdRate: Double) {
+                self.flags = _flags
+                self.topHoursGraph = topHoursGraph
+                self.revenueGraph = revenueGraph
+                self.status = status
+                self.usdRate = usdRate
             }
         }
 
@@ -1909,7 +1955,7 @@ extension Api.payments {
                 let _status = try Api.StarsRevenueStatus.parse(&reader)
                 field = 4
                 let _usdRate = try reader.readDouble()
-                return .starsRevenueStats(Cons_starsRevenueStats(topHoursGraph: _topHoursGraph, revenueGraph: _revenueGraph, status: _status, usdRate: _usdRate))
+                return .starsRevenueStats(Cons_starsRevenueStats(_flags & 0x1, topHoursGraph: _topHoursGraph, revenueGraph: _revenueGraph, status: _status, usdRate: _usdRate))
             }
             catch {
                 throw error.inside(constructor: "payments.starsRevenueStats", fields: "flags,top_hours_graph,revenue_graph,status,usd_rate", index: field)

@@ -15,25 +15,28 @@ extension Api {
         case draftMessage(Cons_draftMessage)
 
         /// `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
-        public struct Cons_draftMessageEmpty: Sendable {
+        public final class Cons_draftMessageEmpty: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let date: Int32?
 
             public init(date: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: date != nil)
+                self.flags = _flags
                 self.date = date
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: date != nil)
-                return flags
+            init(_ _flags: Int32, date: Int32?) {
+                self.flags = _flags
+                self.date = date
             }
         }
 
         /// `draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;`
         public final class Cons_draftMessage: Sendable {
-            public let noWebpage: Bool
-            public let invertMedia: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let replyTo: Api.InputReplyTo?
             public let message: String
             public let entities: [Api.MessageEntity]?
@@ -42,10 +45,20 @@ extension Api {
             public let effect: Int64?
             public let suggestedPost: Api.SuggestedPost?
             public let richMessage: Api.RichMessage?
+            public var noWebpage: Bool { tlFlagIsSet(flags, 0x2) }
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, date: Int32, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.RichMessage? = nil) {
-                self.noWebpage = noWebpage
-                self.invertMedia = invertMedia
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: noWebpage)
+                tlSetFlag(&_flags, 0x40, when: invertMedia)
+                tlSetFlag(&_flags, 0x10, when: replyTo != nil)
+                tlSetFlag(&_flags, 0x8, when: entities != nil)
+                tlSetFlag(&_flags, 0x20, when: media != nil)
+                tlSetFlag(&_flags, 0x80, when: effect != nil)
+                tlSetFlag(&_flags, 0x100, when: suggestedPost != nil)
+                tlSetFlag(&_flags, 0x200, when: richMessage != nil)
+                self.flags = _flags
                 self.replyTo = replyTo
                 self.message = message
                 self.entities = entities
@@ -56,18 +69,16 @@ extension Api {
                 self.richMessage = richMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: noWebpage)
-                tlSetFlag(&flags, 0x40, when: invertMedia)
-                tlSetFlag(&flags, 0x10, when: replyTo != nil)
-                tlSetFlag(&flags, 0x8, when: entities != nil)
-                tlSetFlag(&flags, 0x20, when: media != nil)
-                tlSetFlag(&flags, 0x80, when: effect != nil)
-                tlSetFlag(&flags, 0x100, when: suggestedPost != nil)
-                tlSetFlag(&flags, 0x200, when: richMessage != nil)
-                return flags
+            init(_ _flags: Int32, replyTo: Api.InputReplyTo?, message: String, entities: [Api.MessageEntity]?, media: Api.InputMedia?, date: Int32, effect: Int64?, suggestedPost: Api.SuggestedPost?, richMessage: Api.RichMessage?) {
+                self.flags = _flags
+                self.replyTo = replyTo
+                self.message = message
+                self.entities = entities
+                self.media = media
+                self.date = date
+                self.effect = effect
+                self.suggestedPost = suggestedPost
+                self.richMessage = richMessage
             }
         }
 
@@ -139,7 +150,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _date = try reader.readInt32()
                 }
-                return .draftMessageEmpty(Cons_draftMessageEmpty(date: _date))
+                return .draftMessageEmpty(Cons_draftMessageEmpty(_flags & 0x1, date: _date))
             }
             catch {
                 throw error.inside(constructor: "draftMessageEmpty", fields: "flags,date", index: field)
@@ -151,9 +162,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _invertMedia = tlFlagIsSet(_flags, 0x40)
                 field = 3
                 var _replyTo: Api.InputReplyTo? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -188,7 +197,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x200) {
                     _richMessage = try Api.RichMessage.parse(&reader)
                 }
-                return .draftMessage(Cons_draftMessage(noWebpage: _noWebpage, invertMedia: _invertMedia, replyTo: _replyTo, message: _message, entities: _entities, media: _media, date: _date, effect: _effect, suggestedPost: _suggestedPost, richMessage: _richMessage))
+                return .draftMessage(Cons_draftMessage(_flags & 0x3fa, replyTo: _replyTo, message: _message, entities: _entities, media: _media, date: _date, effect: _effect, suggestedPost: _suggestedPost, richMessage: _richMessage))
             }
             catch {
                 throw error.inside(constructor: "draftMessage", fields: "flags,no_webpage,invert_media,reply_to,message,entities,media,date,effect,suggested_post,rich_message", index: field)
@@ -246,26 +255,32 @@ extension Api {
 
         /// `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
         public final class Cons_paymentRequestedInfo: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let name: String?
             public let phone: String?
             public let email: String?
             public let shippingAddress: Api.PostAddress?
 
             public init(name: String? = nil, phone: String? = nil, email: String? = nil, shippingAddress: Api.PostAddress? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: name != nil)
+                tlSetFlag(&_flags, 0x2, when: phone != nil)
+                tlSetFlag(&_flags, 0x4, when: email != nil)
+                tlSetFlag(&_flags, 0x8, when: shippingAddress != nil)
+                self.flags = _flags
                 self.name = name
                 self.phone = phone
                 self.email = email
                 self.shippingAddress = shippingAddress
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: name != nil)
-                tlSetFlag(&flags, 0x2, when: phone != nil)
-                tlSetFlag(&flags, 0x4, when: email != nil)
-                tlSetFlag(&flags, 0x8, when: shippingAddress != nil)
-                return flags
+            init(_ _flags: Int32, name: String?, phone: String?, email: String?, shippingAddress: Api.PostAddress?) {
+                self.flags = _flags
+                self.name = name
+                self.phone = phone
+                self.email = email
+                self.shippingAddress = shippingAddress
             }
         }
 
@@ -332,7 +347,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _shippingAddress = try Api.PostAddress.parse(&reader)
                 }
-                return .paymentRequestedInfo(Cons_paymentRequestedInfo(name: _name, phone: _phone, email: _email, shippingAddress: _shippingAddress))
+                return .paymentRequestedInfo(Cons_paymentRequestedInfo(_flags & 0xf, name: _name, phone: _phone, email: _email, shippingAddress: _shippingAddress))
             }
             catch {
                 throw error.inside(constructor: "paymentRequestedInfo", fields: "flags,name,phone,email,shipping_address", index: field)
@@ -856,19 +871,21 @@ extension Api {
 
         /// `channelAdminLogEventActionParticipantJoinByInvite#fe9fc158 flags:# via_chatlist:flags.0?true invite:ExportedChatInvite = ChannelAdminLogEventAction;`
         public final class Cons_channelAdminLogEventActionParticipantJoinByInvite: Sendable {
-            public let viaChatlist: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let invite: Api.ExportedChatInvite
+            public var viaChatlist: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(viaChatlist: Bool = false, invite: Api.ExportedChatInvite) {
-                self.viaChatlist = viaChatlist
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: viaChatlist)
+                self.flags = _flags
                 self.invite = invite
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: viaChatlist)
-                return flags
+            init(_ _flags: Int32, invite: Api.ExportedChatInvite) {
+                self.flags = _flags
+                self.invite = invite
             }
         }
 
@@ -1012,20 +1029,24 @@ extension Api {
 
         /// `channelAdminLogEventActionPinTopic#5d8d353b flags:# prev_topic:flags.0?ForumTopic new_topic:flags.1?ForumTopic = ChannelAdminLogEventAction;`
         public final class Cons_channelAdminLogEventActionPinTopic: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let prevTopic: Api.ForumTopic?
             public let newTopic: Api.ForumTopic?
 
             public init(prevTopic: Api.ForumTopic? = nil, newTopic: Api.ForumTopic? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: prevTopic != nil)
+                tlSetFlag(&_flags, 0x2, when: newTopic != nil)
+                self.flags = _flags
                 self.prevTopic = prevTopic
                 self.newTopic = newTopic
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: prevTopic != nil)
-                tlSetFlag(&flags, 0x2, when: newTopic != nil)
-                return flags
+            init(_ _flags: Int32, prevTopic: Api.ForumTopic?, newTopic: Api.ForumTopic?) {
+                self.flags = _flags
+                self.prevTopic = prevTopic
+                self.newTopic = newTopic
             }
         }
 
@@ -1715,10 +1736,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaChatlist = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _invite = try Api.ExportedChatInvite.parse(&reader)
-                return .channelAdminLogEventActionParticipantJoinByInvite(Cons_channelAdminLogEventActionParticipantJoinByInvite(viaChatlist: _viaChatlist, invite: _invite))
+                return .channelAdminLogEventActionParticipantJoinByInvite(Cons_channelAdminLogEventActionParticipantJoinByInvite(_flags & 0x1, invite: _invite))
             }
             catch {
                 throw error.inside(constructor: "channelAdminLogEventActionParticipantJoinByInvite", fields: "flags,via_chatlist,invite", index: field)
@@ -1897,7 +1917,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _newTopic = try Api.ForumTopic.parse(&reader)
                 }
-                return .channelAdminLogEventActionPinTopic(Cons_channelAdminLogEventActionPinTopic(prevTopic: _prevTopic, newTopic: _newTopic))
+                return .channelAdminLogEventActionPinTopic(Cons_channelAdminLogEventActionPinTopic(_flags & 0x3, prevTopic: _prevTopic, newTopic: _newTopic))
             }
             catch {
                 throw error.inside(constructor: "channelAdminLogEventActionPinTopic", fields: "flags,prev_topic,new_topic", index: field)
@@ -2503,8 +2523,8 @@ extension Api {
 
         /// `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
         public final class Cons_availableReaction: Sendable {
-            public let inactive: Bool
-            public let premium: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let reaction: String
             public let title: String
             public let staticIcon: Api.Document
@@ -2514,10 +2534,15 @@ extension Api {
             public let effectAnimation: Api.Document
             public let aroundAnimation: Api.Document?
             public let centerIcon: Api.Document?
+            public var inactive: Bool { tlFlagIsSet(flags, 0x1) }
+            public var premium: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(inactive: Bool = false, premium: Bool = false, reaction: String, title: String, staticIcon: Api.Document, appearAnimation: Api.Document, selectAnimation: Api.Document, activateAnimation: Api.Document, effectAnimation: Api.Document, aroundAnimation: Api.Document? = nil, centerIcon: Api.Document? = nil) {
-                self.inactive = inactive
-                self.premium = premium
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: inactive)
+                tlSetFlag(&_flags, 0x4, when: premium)
+                tlSetFlag(&_flags, 0x2, when: aroundAnimation != nil && centerIcon != nil)
+                self.flags = _flags
                 self.reaction = reaction
                 self.title = title
                 self.staticIcon = staticIcon
@@ -2529,13 +2554,17 @@ extension Api {
                 self.centerIcon = centerIcon
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: inactive)
-                tlSetFlag(&flags, 0x4, when: premium)
-                tlSetFlag(&flags, 0x2, when: aroundAnimation != nil && centerIcon != nil)
-                return flags
+            init(_ _flags: Int32, reaction: String, title: String, staticIcon: Api.Document, appearAnimation: Api.Document, selectAnimation: Api.Document, activateAnimation: Api.Document, effectAnimation: Api.Document, aroundAnimation: Api.Document?, centerIcon: Api.Document?) {
+                self.flags = _flags
+                self.reaction = reaction
+                self.title = title
+                self.staticIcon = staticIcon
+                self.appearAnimation = appearAnimation
+                self.selectAnimation = selectAnimation
+                self.activateAnimation = activateAnimation
+                self.effectAnimation = effectAnimation
+                self.aroundAnimation = aroundAnimation
+                self.centerIcon = centerIcon
             }
         }
 
@@ -2584,9 +2613,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inactive = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _premium = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 let _reaction = try reader.readTLString()
                 field = 4
@@ -2611,7 +2638,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _centerIcon = try Api.Document.parse(&reader)
                 }
-                return .availableReaction(Cons_availableReaction(inactive: _inactive, premium: _premium, reaction: _reaction, title: _title, staticIcon: _staticIcon, appearAnimation: _appearAnimation, selectAnimation: _selectAnimation, activateAnimation: _activateAnimation, effectAnimation: _effectAnimation, aroundAnimation: _aroundAnimation, centerIcon: _centerIcon))
+                return .availableReaction(Cons_availableReaction(_flags & 0x7, reaction: _reaction, title: _title, staticIcon: _staticIcon, appearAnimation: _appearAnimation, selectAnimation: _selectAnimation, activateAnimation: _activateAnimation, effectAnimation: _effectAnimation, aroundAnimation: _aroundAnimation, centerIcon: _centerIcon))
             }
             catch {
                 throw error.inside(constructor: "availableReaction", fields: "flags,inactive,premium,reaction,title,static_icon,appear_animation,select_animation,activate_animation,effect_animation,around_animation,center_icon", index: field)
@@ -2936,6 +2963,8 @@ extension Api {
 
         /// `requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
         public final class Cons_requestedPeerUser: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
             public let firstName: String?
             public let lastName: String?
@@ -2943,6 +2972,11 @@ extension Api {
             public let photo: Api.Photo?
 
             public init(userId: Int64, firstName: String? = nil, lastName: String? = nil, username: String? = nil, photo: Api.Photo? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: firstName != nil && lastName != nil)
+                tlSetFlag(&_flags, 0x2, when: username != nil)
+                tlSetFlag(&_flags, 0x4, when: photo != nil)
+                self.flags = _flags
                 self.userId = userId
                 self.firstName = firstName
                 self.lastName = lastName
@@ -2950,58 +2984,69 @@ extension Api {
                 self.photo = photo
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: firstName != nil && lastName != nil)
-                tlSetFlag(&flags, 0x2, when: username != nil)
-                tlSetFlag(&flags, 0x4, when: photo != nil)
-                return flags
+            init(_ _flags: Int32, userId: Int64, firstName: String?, lastName: String?, username: String?, photo: Api.Photo?) {
+                self.flags = _flags
+                self.userId = userId
+                self.firstName = firstName
+                self.lastName = lastName
+                self.username = username
+                self.photo = photo
             }
         }
 
         /// `requestedPeerChat#7307544f flags:# chat_id:long title:flags.0?string photo:flags.2?Photo = RequestedPeer;`
         public final class Cons_requestedPeerChat: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let chatId: Int64
             public let title: String?
             public let photo: Api.Photo?
 
             public init(chatId: Int64, title: String? = nil, photo: Api.Photo? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                tlSetFlag(&_flags, 0x4, when: photo != nil)
+                self.flags = _flags
                 self.chatId = chatId
                 self.title = title
                 self.photo = photo
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                tlSetFlag(&flags, 0x4, when: photo != nil)
-                return flags
+            init(_ _flags: Int32, chatId: Int64, title: String?, photo: Api.Photo?) {
+                self.flags = _flags
+                self.chatId = chatId
+                self.title = title
+                self.photo = photo
             }
         }
 
         /// `requestedPeerChannel#8ba403e4 flags:# channel_id:long title:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
         public final class Cons_requestedPeerChannel: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let channelId: Int64
             public let title: String?
             public let username: String?
             public let photo: Api.Photo?
 
             public init(channelId: Int64, title: String? = nil, username: String? = nil, photo: Api.Photo? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                tlSetFlag(&_flags, 0x2, when: username != nil)
+                tlSetFlag(&_flags, 0x4, when: photo != nil)
+                self.flags = _flags
                 self.channelId = channelId
                 self.title = title
                 self.username = username
                 self.photo = photo
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                tlSetFlag(&flags, 0x2, when: username != nil)
-                tlSetFlag(&flags, 0x4, when: photo != nil)
-                return flags
+            init(_ _flags: Int32, channelId: Int64, title: String?, username: String?, photo: Api.Photo?) {
+                self.flags = _flags
+                self.channelId = channelId
+                self.title = title
+                self.username = username
+                self.photo = photo
             }
         }
 
@@ -3102,7 +3147,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.Photo.parse(&reader)
                 }
-                return .requestedPeerUser(Cons_requestedPeerUser(userId: _userId, firstName: _firstName, lastName: _lastName, username: _username, photo: _photo))
+                return .requestedPeerUser(Cons_requestedPeerUser(_flags & 0x7, userId: _userId, firstName: _firstName, lastName: _lastName, username: _username, photo: _photo))
             }
             catch {
                 throw error.inside(constructor: "requestedPeerUser", fields: "flags,user_id,first_name,last_name,username,photo", index: field)
@@ -3125,7 +3170,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.Photo.parse(&reader)
                 }
-                return .requestedPeerChat(Cons_requestedPeerChat(chatId: _chatId, title: _title, photo: _photo))
+                return .requestedPeerChat(Cons_requestedPeerChat(_flags & 0x5, chatId: _chatId, title: _title, photo: _photo))
             }
             catch {
                 throw error.inside(constructor: "requestedPeerChat", fields: "flags,chat_id,title,photo", index: field)
@@ -3153,7 +3198,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _photo = try Api.Photo.parse(&reader)
                 }
-                return .requestedPeerChannel(Cons_requestedPeerChannel(channelId: _channelId, title: _title, username: _username, photo: _photo))
+                return .requestedPeerChannel(Cons_requestedPeerChannel(_flags & 0x7, channelId: _channelId, title: _title, username: _username, photo: _photo))
             }
             catch {
                 throw error.inside(constructor: "requestedPeerChannel", fields: "flags,channel_id,title,username,photo", index: field)
@@ -3221,6 +3266,8 @@ extension Api.payments {
 
         /// `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
         public final class Cons_starsStatus: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let balance: Api.StarsAmount
             public let subscriptions: [Api.StarsSubscription]?
             public let subscriptionsNextOffset: String?
@@ -3231,6 +3278,13 @@ extension Api.payments {
             public let users: [Api.User]
 
             public init(balance: Api.StarsAmount, subscriptions: [Api.StarsSubscription]? = nil, subscriptionsNextOffset: String? = nil, subscriptionsMissingBalance: Int64? = nil, history: [Api.StarsTransaction]? = nil, nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: subscriptions != nil)
+                tlSetFlag(&_flags, 0x4, when: subscriptionsNextOffset != nil)
+                tlSetFlag(&_flags, 0x10, when: subscriptionsMissingBalance != nil)
+                tlSetFlag(&_flags, 0x8, when: history != nil)
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.balance = balance
                 self.subscriptions = subscriptions
                 self.subscriptionsNextOffset = subscriptionsNextOffset
@@ -3241,15 +3295,16 @@ extension Api.payments {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: subscriptions != nil)
-                tlSetFlag(&flags, 0x4, when: subscriptionsNextOffset != nil)
-                tlSetFlag(&flags, 0x10, when: subscriptionsMissingBalance != nil)
-                tlSetFlag(&flags, 0x8, when: history != nil)
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, balance: Api.StarsAmount, subscriptions: [Api.StarsSubscription]?, subscriptionsNextOffset: String?, subscriptionsMissingBalance: Int64?, history: [Api.StarsTransaction]?, nextOffset: String?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.balance = balance
+                self.subscriptions = subscriptions
+                self.subscriptionsNextOffset = subscriptionsNextOffset
+                self.subscriptionsMissingBalance = subscriptionsMissingBalance
+                self.history = history
+                self.nextOffset = nextOffset
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -3333,7 +3388,7 @@ extension Api.payments {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 8
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .starsStatus(Cons_starsStatus(balance: _balance, subscriptions: _subscriptions, subscriptionsNextOffset: _subscriptionsNextOffset, subscriptionsMissingBalance: _subscriptionsMissingBalance, history: _history, nextOffset: _nextOffset, chats: _chats, users: _users))
+                return .starsStatus(Cons_starsStatus(_flags & 0x1f, balance: _balance, subscriptions: _subscriptions, subscriptionsNextOffset: _subscriptionsNextOffset, subscriptionsMissingBalance: _subscriptionsMissingBalance, history: _history, nextOffset: _nextOffset, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "payments.starsStatus", fields: "flags,balance,subscriptions,subscriptions_next_offset,subscriptions_missing_balance,history,next_offset,chats,users", index: field)
@@ -3378,57 +3433,45 @@ extension Api {
         case businessBotRights(Cons_businessBotRights)
 
         /// `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
-        public final class Cons_businessBotRights: Sendable {
-            public let reply: Bool
-            public let readMessages: Bool
-            public let deleteSentMessages: Bool
-            public let deleteReceivedMessages: Bool
-            public let editName: Bool
-            public let editBio: Bool
-            public let editProfilePhoto: Bool
-            public let editUsername: Bool
-            public let viewGifts: Bool
-            public let sellGifts: Bool
-            public let changeGiftSettings: Bool
-            public let transferAndUpgradeGifts: Bool
-            public let transferStars: Bool
-            public let manageStories: Bool
+        public struct Cons_businessBotRights: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var reply: Bool { tlFlagIsSet(flags, 0x1) }
+            public var readMessages: Bool { tlFlagIsSet(flags, 0x2) }
+            public var deleteSentMessages: Bool { tlFlagIsSet(flags, 0x4) }
+            public var deleteReceivedMessages: Bool { tlFlagIsSet(flags, 0x8) }
+            public var editName: Bool { tlFlagIsSet(flags, 0x10) }
+            public var editBio: Bool { tlFlagIsSet(flags, 0x20) }
+            public var editProfilePhoto: Bool { tlFlagIsSet(flags, 0x40) }
+            public var editUsername: Bool { tlFlagIsSet(flags, 0x80) }
+            public var viewGifts: Bool { tlFlagIsSet(flags, 0x100) }
+            public var sellGifts: Bool { tlFlagIsSet(flags, 0x200) }
+            public var changeGiftSettings: Bool { tlFlagIsSet(flags, 0x400) }
+            public var transferAndUpgradeGifts: Bool { tlFlagIsSet(flags, 0x800) }
+            public var transferStars: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var manageStories: Bool { tlFlagIsSet(flags, 0x2000) }
 
             public init(reply: Bool = false, readMessages: Bool = false, deleteSentMessages: Bool = false, deleteReceivedMessages: Bool = false, editName: Bool = false, editBio: Bool = false, editProfilePhoto: Bool = false, editUsername: Bool = false, viewGifts: Bool = false, sellGifts: Bool = false, changeGiftSettings: Bool = false, transferAndUpgradeGifts: Bool = false, transferStars: Bool = false, manageStories: Bool = false) {
-                self.reply = reply
-                self.readMessages = readMessages
-                self.deleteSentMessages = deleteSentMessages
-                self.deleteReceivedMessages = deleteReceivedMessages
-                self.editName = editName
-                self.editBio = editBio
-                self.editProfilePhoto = editProfilePhoto
-                self.editUsername = editUsername
-                self.viewGifts = viewGifts
-                self.sellGifts = sellGifts
-                self.changeGiftSettings = changeGiftSettings
-                self.transferAndUpgradeGifts = transferAndUpgradeGifts
-                self.transferStars = transferStars
-                self.manageStories = manageStories
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: reply)
+                tlSetFlag(&_flags, 0x2, when: readMessages)
+                tlSetFlag(&_flags, 0x4, when: deleteSentMessages)
+                tlSetFlag(&_flags, 0x8, when: deleteReceivedMessages)
+                tlSetFlag(&_flags, 0x10, when: editName)
+                tlSetFlag(&_flags, 0x20, when: editBio)
+                tlSetFlag(&_flags, 0x40, when: editProfilePhoto)
+                tlSetFlag(&_flags, 0x80, when: editUsername)
+                tlSetFlag(&_flags, 0x100, when: viewGifts)
+                tlSetFlag(&_flags, 0x200, when: sellGifts)
+                tlSetFlag(&_flags, 0x400, when: changeGiftSettings)
+                tlSetFlag(&_flags, 0x800, when: transferAndUpgradeGifts)
+                tlSetFlag(&_flags, 0x1000, when: transferStars)
+                tlSetFlag(&_flags, 0x2000, when: manageStories)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: reply)
-                tlSetFlag(&flags, 0x2, when: readMessages)
-                tlSetFlag(&flags, 0x4, when: deleteSentMessages)
-                tlSetFlag(&flags, 0x8, when: deleteReceivedMessages)
-                tlSetFlag(&flags, 0x10, when: editName)
-                tlSetFlag(&flags, 0x20, when: editBio)
-                tlSetFlag(&flags, 0x40, when: editProfilePhoto)
-                tlSetFlag(&flags, 0x80, when: editUsername)
-                tlSetFlag(&flags, 0x100, when: viewGifts)
-                tlSetFlag(&flags, 0x200, when: sellGifts)
-                tlSetFlag(&flags, 0x400, when: changeGiftSettings)
-                tlSetFlag(&flags, 0x800, when: transferAndUpgradeGifts)
-                tlSetFlag(&flags, 0x1000, when: transferStars)
-                tlSetFlag(&flags, 0x2000, when: manageStories)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -3464,34 +3507,20 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reply = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _readMessages = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _deleteSentMessages = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _deleteReceivedMessages = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _editName = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _editBio = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _editProfilePhoto = tlFlagIsSet(_flags, 0x40)
                 field = 8
-                let _editUsername = tlFlagIsSet(_flags, 0x80)
                 field = 9
-                let _viewGifts = tlFlagIsSet(_flags, 0x100)
                 field = 10
-                let _sellGifts = tlFlagIsSet(_flags, 0x200)
                 field = 11
-                let _changeGiftSettings = tlFlagIsSet(_flags, 0x400)
                 field = 12
-                let _transferAndUpgradeGifts = tlFlagIsSet(_flags, 0x800)
                 field = 13
-                let _transferStars = tlFlagIsSet(_flags, 0x1000)
                 field = 14
-                let _manageStories = tlFlagIsSet(_flags, 0x2000)
-                return .businessBotRights(Cons_businessBotRights(reply: _reply, readMessages: _readMessages, deleteSentMessages: _deleteSentMessages, deleteReceivedMessages: _deleteReceivedMessages, editName: _editName, editBio: _editBio, editProfilePhoto: _editProfilePhoto, editUsername: _editUsername, viewGifts: _viewGifts, sellGifts: _sellGifts, changeGiftSettings: _changeGiftSettings, transferAndUpgradeGifts: _transferAndUpgradeGifts, transferStars: _transferStars, manageStories: _manageStories))
+                return .businessBotRights(Cons_businessBotRights(_flags & 0x3fff))
             }
             catch {
                 throw error.inside(constructor: "businessBotRights", fields: "flags,reply,read_messages,delete_sent_messages,delete_received_messages,edit_name,edit_bio,edit_profile_photo,edit_username,view_gifts,sell_gifts,change_gift_settings,transfer_and_upgrade_gifts,transfer_stars,manage_stories", index: field)
@@ -3533,23 +3562,27 @@ extension Api {
 
         /// `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
         public final class Cons_communityPeerRequest: Sendable {
-            public let visible: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let requestedBy: Int64
             public let date: Int32
+            public var visible: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(visible: Bool = false, peer: Api.Peer, requestedBy: Int64, date: Int32) {
-                self.visible = visible
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: visible)
+                self.flags = _flags
                 self.peer = peer
                 self.requestedBy = requestedBy
                 self.date = date
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: visible)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, requestedBy: Int64, date: Int32) {
+                self.flags = _flags
+                self.peer = peer
+                self.requestedBy = requestedBy
+                self.date = date
             }
         }
 
@@ -3590,14 +3623,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _visible = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
                 let _requestedBy = try reader.readInt64()
                 field = 4
                 let _date = try reader.readInt32()
-                return .communityPeerRequest(Cons_communityPeerRequest(visible: _visible, peer: _peer, requestedBy: _requestedBy, date: _date))
+                return .communityPeerRequest(Cons_communityPeerRequest(_flags & 0x1, peer: _peer, requestedBy: _requestedBy, date: _date))
             }
             catch {
                 throw error.inside(constructor: "communityPeerRequest", fields: "flags,visible,peer,requested_by,date", index: field)
@@ -3629,10 +3661,8 @@ extension Api {
 
         /// `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
         public final class Cons_ephemeralMessage: Sendable {
-            public let out: Bool
-            public let welcomeTemplate: Bool
-            public let invertMedia: Bool
-            public let noforwards: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let fromId: Api.Peer
             public let peerId: Api.Peer?
@@ -3647,12 +3677,27 @@ extension Api {
             public let richMessage: Api.RichMessage?
             public let chatInstance: Int64?
             public let anchorMsgId: Int32?
+            public var out: Bool { tlFlagIsSet(flags, 0x1) }
+            public var welcomeTemplate: Bool { tlFlagIsSet(flags, 0x20) }
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x80) }
+            public var noforwards: Bool { tlFlagIsSet(flags, 0x1000) }
 
             public init(out: Bool = false, welcomeTemplate: Bool = false, invertMedia: Bool = false, noforwards: Bool = false, id: Int32, fromId: Api.Peer, peerId: Api.Peer? = nil, receiverId: Int64, topMsgId: Int32? = nil, date: Int32, message: String, entities: [Api.MessageEntity]? = nil, media: Api.MessageMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, replyTo: Api.MessageReplyHeader? = nil, richMessage: Api.RichMessage? = nil, chatInstance: Int64? = nil, anchorMsgId: Int32? = nil) {
-                self.out = out
-                self.welcomeTemplate = welcomeTemplate
-                self.invertMedia = invertMedia
-                self.noforwards = noforwards
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: out)
+                tlSetFlag(&_flags, 0x20, when: welcomeTemplate)
+                tlSetFlag(&_flags, 0x80, when: invertMedia)
+                tlSetFlag(&_flags, 0x1000, when: noforwards)
+                tlSetFlag(&_flags, 0x200, when: peerId != nil)
+                tlSetFlag(&_flags, 0x2, when: topMsgId != nil)
+                tlSetFlag(&_flags, 0x4, when: entities != nil)
+                tlSetFlag(&_flags, 0x8, when: media != nil)
+                tlSetFlag(&_flags, 0x10, when: replyMarkup != nil)
+                tlSetFlag(&_flags, 0x40, when: replyTo != nil)
+                tlSetFlag(&_flags, 0x100, when: richMessage != nil)
+                tlSetFlag(&_flags, 0x400, when: chatInstance != nil)
+                tlSetFlag(&_flags, 0x800, when: anchorMsgId != nil)
+                self.flags = _flags
                 self.id = id
                 self.fromId = fromId
                 self.peerId = peerId
@@ -3669,23 +3714,22 @@ extension Api {
                 self.anchorMsgId = anchorMsgId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: out)
-                tlSetFlag(&flags, 0x20, when: welcomeTemplate)
-                tlSetFlag(&flags, 0x80, when: invertMedia)
-                tlSetFlag(&flags, 0x1000, when: noforwards)
-                tlSetFlag(&flags, 0x200, when: peerId != nil)
-                tlSetFlag(&flags, 0x2, when: topMsgId != nil)
-                tlSetFlag(&flags, 0x4, when: entities != nil)
-                tlSetFlag(&flags, 0x8, when: media != nil)
-                tlSetFlag(&flags, 0x10, when: replyMarkup != nil)
-                tlSetFlag(&flags, 0x40, when: replyTo != nil)
-                tlSetFlag(&flags, 0x100, when: richMessage != nil)
-                tlSetFlag(&flags, 0x400, when: chatInstance != nil)
-                tlSetFlag(&flags, 0x800, when: anchorMsgId != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, fromId: Api.Peer, peerId: Api.Peer?, receiverId: Int64, topMsgId: Int32?, date: Int32, message: String, entities: [Api.MessageEntity]?, media: Api.MessageMedia?, replyMarkup: Api.ReplyMarkup?, replyTo: Api.MessageReplyHeader?, richMessage: Api.RichMessage?, chatInstance: Int64?, anchorMsgId: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.fromId = fromId
+                self.peerId = peerId
+                self.receiverId = receiverId
+                self.topMsgId = topMsgId
+                self.date = date
+                self.message = message
+                self.entities = entities
+                self.media = media
+                self.replyMarkup = replyMarkup
+                self.replyTo = replyTo
+                self.richMessage = richMessage
+                self.chatInstance = chatInstance
+                self.anchorMsgId = anchorMsgId
             }
         }
 
@@ -3757,13 +3801,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _welcomeTemplate = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _invertMedia = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _noforwards = tlFlagIsSet(_flags, 0x1000)
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6
@@ -3819,7 +3859,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x800) {
                     _anchorMsgId = try reader.readInt32()
                 }
-                return .ephemeralMessage(Cons_ephemeralMessage(out: _out, welcomeTemplate: _welcomeTemplate, invertMedia: _invertMedia, noforwards: _noforwards, id: _id, fromId: _fromId, peerId: _peerId, receiverId: _receiverId, topMsgId: _topMsgId, date: _date, message: _message, entities: _entities, media: _media, replyMarkup: _replyMarkup, replyTo: _replyTo, richMessage: _richMessage, chatInstance: _chatInstance, anchorMsgId: _anchorMsgId))
+                return .ephemeralMessage(Cons_ephemeralMessage(_flags & 0x1fff, id: _id, fromId: _fromId, peerId: _peerId, receiverId: _receiverId, topMsgId: _topMsgId, date: _date, message: _message, entities: _entities, media: _media, replyMarkup: _replyMarkup, replyTo: _replyTo, richMessage: _richMessage, chatInstance: _chatInstance, anchorMsgId: _anchorMsgId))
             }
             catch {
                 throw error.inside(constructor: "ephemeralMessage", fields: "flags,out,welcome_template,invert_media,noforwards,id,from_id,peer_id,receiver_id,top_msg_id,date,message,entities,media,reply_markup,reply_to,rich_message,chat_instance,anchor_msg_id", index: field)

@@ -16,23 +16,29 @@ extension Api {
 
         /// `geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;`
         public final class Cons_geoPoint: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let long: Double
             public let lat: Double
             public let accessHash: Int64
             public let accuracyRadius: Int32?
 
             public init(long: Double, lat: Double, accessHash: Int64, accuracyRadius: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: accuracyRadius != nil)
+                self.flags = _flags
                 self.long = long
                 self.lat = lat
                 self.accessHash = accessHash
                 self.accuracyRadius = accuracyRadius
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: accuracyRadius != nil)
-                return flags
+            init(_ _flags: Int32, long: Double, lat: Double, accessHash: Int64, accuracyRadius: Int32?) {
+                self.flags = _flags
+                self.long = long
+                self.lat = lat
+                self.accessHash = accessHash
+                self.accuracyRadius = accuracyRadius
             }
         }
 
@@ -91,7 +97,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _accuracyRadius = try reader.readInt32()
                 }
-                return .geoPoint(Cons_geoPoint(long: _long, lat: _lat, accessHash: _accessHash, accuracyRadius: _accuracyRadius))
+                return .geoPoint(Cons_geoPoint(_flags & 0x1, long: _long, lat: _lat, accessHash: _accessHash, accuracyRadius: _accuracyRadius))
             }
             catch {
                 throw error.inside(constructor: "geoPoint", fields: "flags,long,lat,access_hash,accuracy_radius", index: field)
@@ -127,17 +133,8 @@ extension Api {
 
         /// `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
         public final class Cons_peerSettings: Sendable {
-            public let reportSpam: Bool
-            public let addContact: Bool
-            public let blockContact: Bool
-            public let shareContact: Bool
-            public let needContactsException: Bool
-            public let reportGeo: Bool
-            public let autoarchived: Bool
-            public let inviteMembers: Bool
-            public let requestChatBroadcast: Bool
-            public let businessBotPaused: Bool
-            public let businessBotCanReply: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let geoDistance: Int32?
             public let requestChatTitle: String?
             public let requestChatDate: Int32?
@@ -148,19 +145,40 @@ extension Api {
             public let phoneCountry: String?
             public let nameChangeDate: Int32?
             public let photoChangeDate: Int32?
+            public var reportSpam: Bool { tlFlagIsSet(flags, 0x1) }
+            public var addContact: Bool { tlFlagIsSet(flags, 0x2) }
+            public var blockContact: Bool { tlFlagIsSet(flags, 0x4) }
+            public var shareContact: Bool { tlFlagIsSet(flags, 0x8) }
+            public var needContactsException: Bool { tlFlagIsSet(flags, 0x10) }
+            public var reportGeo: Bool { tlFlagIsSet(flags, 0x20) }
+            public var autoarchived: Bool { tlFlagIsSet(flags, 0x80) }
+            public var inviteMembers: Bool { tlFlagIsSet(flags, 0x100) }
+            public var requestChatBroadcast: Bool { tlFlagIsSet(flags, 0x400) }
+            public var businessBotPaused: Bool { tlFlagIsSet(flags, 0x800) }
+            public var businessBotCanReply: Bool { tlFlagIsSet(flags, 0x1000) }
 
             public init(reportSpam: Bool = false, addContact: Bool = false, blockContact: Bool = false, shareContact: Bool = false, needContactsException: Bool = false, reportGeo: Bool = false, autoarchived: Bool = false, inviteMembers: Bool = false, requestChatBroadcast: Bool = false, businessBotPaused: Bool = false, businessBotCanReply: Bool = false, geoDistance: Int32? = nil, requestChatTitle: String? = nil, requestChatDate: Int32? = nil, businessBotId: Int64? = nil, businessBotManageUrl: String? = nil, chargePaidMessageStars: Int64? = nil, registrationMonth: String? = nil, phoneCountry: String? = nil, nameChangeDate: Int32? = nil, photoChangeDate: Int32? = nil) {
-                self.reportSpam = reportSpam
-                self.addContact = addContact
-                self.blockContact = blockContact
-                self.shareContact = shareContact
-                self.needContactsException = needContactsException
-                self.reportGeo = reportGeo
-                self.autoarchived = autoarchived
-                self.inviteMembers = inviteMembers
-                self.requestChatBroadcast = requestChatBroadcast
-                self.businessBotPaused = businessBotPaused
-                self.businessBotCanReply = businessBotCanReply
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: reportSpam)
+                tlSetFlag(&_flags, 0x2, when: addContact)
+                tlSetFlag(&_flags, 0x4, when: blockContact)
+                tlSetFlag(&_flags, 0x8, when: shareContact)
+                tlSetFlag(&_flags, 0x10, when: needContactsException)
+                tlSetFlag(&_flags, 0x20, when: reportGeo)
+                tlSetFlag(&_flags, 0x80, when: autoarchived)
+                tlSetFlag(&_flags, 0x100, when: inviteMembers)
+                tlSetFlag(&_flags, 0x400, when: requestChatBroadcast)
+                tlSetFlag(&_flags, 0x800, when: businessBotPaused)
+                tlSetFlag(&_flags, 0x1000, when: businessBotCanReply)
+                tlSetFlag(&_flags, 0x40, when: geoDistance != nil)
+                tlSetFlag(&_flags, 0x200, when: requestChatTitle != nil && requestChatDate != nil)
+                tlSetFlag(&_flags, 0x2000, when: businessBotId != nil && businessBotManageUrl != nil)
+                tlSetFlag(&_flags, 0x4000, when: chargePaidMessageStars != nil)
+                tlSetFlag(&_flags, 0x8000, when: registrationMonth != nil)
+                tlSetFlag(&_flags, 0x10000, when: phoneCountry != nil)
+                tlSetFlag(&_flags, 0x20000, when: nameChangeDate != nil)
+                tlSetFlag(&_flags, 0x40000, when: photoChangeDate != nil)
+                self.flags = _flags
                 self.geoDistance = geoDistance
                 self.requestChatTitle = requestChatTitle
                 self.requestChatDate = requestChatDate
@@ -173,29 +191,18 @@ extension Api {
                 self.photoChangeDate = photoChangeDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: reportSpam)
-                tlSetFlag(&flags, 0x2, when: addContact)
-                tlSetFlag(&flags, 0x4, when: blockContact)
-                tlSetFlag(&flags, 0x8, when: shareContact)
-                tlSetFlag(&flags, 0x10, when: needContactsException)
-                tlSetFlag(&flags, 0x20, when: reportGeo)
-                tlSetFlag(&flags, 0x80, when: autoarchived)
-                tlSetFlag(&flags, 0x100, when: inviteMembers)
-                tlSetFlag(&flags, 0x400, when: requestChatBroadcast)
-                tlSetFlag(&flags, 0x800, when: businessBotPaused)
-                tlSetFlag(&flags, 0x1000, when: businessBotCanReply)
-                tlSetFlag(&flags, 0x40, when: geoDistance != nil)
-                tlSetFlag(&flags, 0x200, when: requestChatTitle != nil && requestChatDate != nil)
-                tlSetFlag(&flags, 0x2000, when: businessBotId != nil && businessBotManageUrl != nil)
-                tlSetFlag(&flags, 0x4000, when: chargePaidMessageStars != nil)
-                tlSetFlag(&flags, 0x8000, when: registrationMonth != nil)
-                tlSetFlag(&flags, 0x10000, when: phoneCountry != nil)
-                tlSetFlag(&flags, 0x20000, when: nameChangeDate != nil)
-                tlSetFlag(&flags, 0x40000, when: photoChangeDate != nil)
-                return flags
+            init(_ _flags: Int32, geoDistance: Int32?, requestChatTitle: String?, requestChatDate: Int32?, businessBotId: Int64?, businessBotManageUrl: String?, chargePaidMessageStars: Int64?, registrationMonth: String?, phoneCountry: String?, nameChangeDate: Int32?, photoChangeDate: Int32?) {
+                self.flags = _flags
+                self.geoDistance = geoDistance
+                self.requestChatTitle = requestChatTitle
+                self.requestChatDate = requestChatDate
+                self.businessBotId = businessBotId
+                self.businessBotManageUrl = businessBotManageUrl
+                self.chargePaidMessageStars = chargePaidMessageStars
+                self.registrationMonth = registrationMonth
+                self.phoneCountry = phoneCountry
+                self.nameChangeDate = nameChangeDate
+                self.photoChangeDate = photoChangeDate
             }
         }
 
@@ -265,27 +272,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _reportSpam = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _addContact = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _blockContact = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _shareContact = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _needContactsException = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _reportGeo = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _autoarchived = tlFlagIsSet(_flags, 0x80)
                 field = 8
-                let _inviteMembers = tlFlagIsSet(_flags, 0x100)
                 field = 9
-                let _requestChatBroadcast = tlFlagIsSet(_flags, 0x400)
                 field = 10
-                let _businessBotPaused = tlFlagIsSet(_flags, 0x800)
                 field = 11
-                let _businessBotCanReply = tlFlagIsSet(_flags, 0x1000)
                 field = 12
                 var _geoDistance: Int32? = nil
                 if tlFlagIsSet(_flags, 0x40) {
@@ -336,7 +332,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40000) {
                     _photoChangeDate = try reader.readInt32()
                 }
-                return .peerSettings(Cons_peerSettings(reportSpam: _reportSpam, addContact: _addContact, blockContact: _blockContact, shareContact: _shareContact, needContactsException: _needContactsException, reportGeo: _reportGeo, autoarchived: _autoarchived, inviteMembers: _inviteMembers, requestChatBroadcast: _requestChatBroadcast, businessBotPaused: _businessBotPaused, businessBotCanReply: _businessBotCanReply, geoDistance: _geoDistance, requestChatTitle: _requestChatTitle, requestChatDate: _requestChatDate, businessBotId: _businessBotId, businessBotManageUrl: _businessBotManageUrl, chargePaidMessageStars: _chargePaidMessageStars, registrationMonth: _registrationMonth, phoneCountry: _phoneCountry, nameChangeDate: _nameChangeDate, photoChangeDate: _photoChangeDate))
+                return .peerSettings(Cons_peerSettings(_flags & 0x7ffff, geoDistance: _geoDistance, requestChatTitle: _requestChatTitle, requestChatDate: _requestChatDate, businessBotId: _businessBotId, businessBotManageUrl: _businessBotManageUrl, chargePaidMessageStars: _chargePaidMessageStars, registrationMonth: _registrationMonth, phoneCountry: _phoneCountry, nameChangeDate: _nameChangeDate, photoChangeDate: _photoChangeDate))
             }
             catch {
                 throw error.inside(constructor: "peerSettings", fields: "flags,report_spam,add_contact,block_contact,share_contact,need_contacts_exception,report_geo,autoarchived,invite_members,request_chat_broadcast,business_bot_paused,business_bot_can_reply,geo_distance,request_chat_title,request_chat_date,business_bot_id,business_bot_manage_url,charge_paid_message_stars,registration_month,phone_country,name_change_date,photo_change_date", index: field)
@@ -717,6 +713,8 @@ extension Api {
 
         /// `inputReplyToMessage#3bd4b7c2 flags:# reply_to_msg_id:int top_msg_id:flags.0?int reply_to_peer_id:flags.1?InputPeer quote_text:flags.2?string quote_entities:flags.3?Vector<MessageEntity> quote_offset:flags.4?int monoforum_peer_id:flags.5?InputPeer todo_item_id:flags.6?int poll_option:flags.7?bytes = InputReplyTo;`
         public final class Cons_inputReplyToMessage: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let replyToMsgId: Int32
             public let topMsgId: Int32?
             public let replyToPeerId: Api.InputPeer?
@@ -728,6 +726,16 @@ extension Api {
             public let pollOption: [UInt8]?
 
             public init(replyToMsgId: Int32, topMsgId: Int32? = nil, replyToPeerId: Api.InputPeer? = nil, quoteText: String? = nil, quoteEntities: [Api.MessageEntity]? = nil, quoteOffset: Int32? = nil, monoforumPeerId: Api.InputPeer? = nil, todoItemId: Int32? = nil, pollOption: [UInt8]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: topMsgId != nil)
+                tlSetFlag(&_flags, 0x2, when: replyToPeerId != nil)
+                tlSetFlag(&_flags, 0x4, when: quoteText != nil)
+                tlSetFlag(&_flags, 0x8, when: quoteEntities != nil)
+                tlSetFlag(&_flags, 0x10, when: quoteOffset != nil)
+                tlSetFlag(&_flags, 0x20, when: monoforumPeerId != nil)
+                tlSetFlag(&_flags, 0x40, when: todoItemId != nil)
+                tlSetFlag(&_flags, 0x80, when: pollOption != nil)
+                self.flags = _flags
                 self.replyToMsgId = replyToMsgId
                 self.topMsgId = topMsgId
                 self.replyToPeerId = replyToPeerId
@@ -739,18 +747,17 @@ extension Api {
                 self.pollOption = pollOption
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: topMsgId != nil)
-                tlSetFlag(&flags, 0x2, when: replyToPeerId != nil)
-                tlSetFlag(&flags, 0x4, when: quoteText != nil)
-                tlSetFlag(&flags, 0x8, when: quoteEntities != nil)
-                tlSetFlag(&flags, 0x10, when: quoteOffset != nil)
-                tlSetFlag(&flags, 0x20, when: monoforumPeerId != nil)
-                tlSetFlag(&flags, 0x40, when: todoItemId != nil)
-                tlSetFlag(&flags, 0x80, when: pollOption != nil)
-                return flags
+            init(_ _flags: Int32, replyToMsgId: Int32, topMsgId: Int32?, replyToPeerId: Api.InputPeer?, quoteText: String?, quoteEntities: [Api.MessageEntity]?, quoteOffset: Int32?, monoforumPeerId: Api.InputPeer?, todoItemId: Int32?, pollOption: [UInt8]?) {
+                self.flags = _flags
+                self.replyToMsgId = replyToMsgId
+                self.topMsgId = topMsgId
+                self.replyToPeerId = replyToPeerId
+                self.quoteText = quoteText
+                self.quoteEntities = quoteEntities
+                self.quoteOffset = quoteOffset
+                self.monoforumPeerId = monoforumPeerId
+                self.todoItemId = todoItemId
+                self.pollOption = pollOption
             }
         }
 
@@ -896,7 +903,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x80) {
                     _pollOption = try reader.readTLBytes()
                 }
-                return .inputReplyToMessage(Cons_inputReplyToMessage(replyToMsgId: _replyToMsgId, topMsgId: _topMsgId, replyToPeerId: _replyToPeerId, quoteText: _quoteText, quoteEntities: _quoteEntities, quoteOffset: _quoteOffset, monoforumPeerId: _monoforumPeerId, todoItemId: _todoItemId, pollOption: _pollOption))
+                return .inputReplyToMessage(Cons_inputReplyToMessage(_flags & 0xff, replyToMsgId: _replyToMsgId, topMsgId: _topMsgId, replyToPeerId: _replyToPeerId, quoteText: _quoteText, quoteEntities: _quoteEntities, quoteOffset: _quoteOffset, monoforumPeerId: _monoforumPeerId, todoItemId: _todoItemId, pollOption: _pollOption))
             }
             catch {
                 throw error.inside(constructor: "inputReplyToMessage", fields: "flags,reply_to_msg_id,top_msg_id,reply_to_peer_id,quote_text,quote_entities,quote_offset,monoforum_peer_id,todo_item_id,poll_option", index: field)
@@ -998,28 +1005,31 @@ extension Api {
 
         /// `savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;`
         public final class Cons_savedDialog: Sendable {
-            public let pinned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let topMessage: Int32
+            public var pinned: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(pinned: Bool = false, peer: Api.Peer, topMessage: Int32) {
-                self.pinned = pinned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: pinned)
+                self.flags = _flags
                 self.peer = peer
                 self.topMessage = topMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: pinned)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, topMessage: Int32) {
+                self.flags = _flags
+                self.peer = peer
+                self.topMessage = topMessage
             }
         }
 
         /// `monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;`
         public final class Cons_monoForumDialog: Sendable {
-            public let unreadMark: Bool
-            public let nopaidMessagesException: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let topMessage: Int32
             public let readInboxMaxId: Int32
@@ -1027,10 +1037,15 @@ extension Api {
             public let unreadCount: Int32
             public let unreadReactionsCount: Int32
             public let draft: Api.DraftMessage?
+            public var unreadMark: Bool { tlFlagIsSet(flags, 0x8) }
+            public var nopaidMessagesException: Bool { tlFlagIsSet(flags, 0x10) }
 
             public init(unreadMark: Bool = false, nopaidMessagesException: Bool = false, peer: Api.Peer, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadReactionsCount: Int32, draft: Api.DraftMessage? = nil) {
-                self.unreadMark = unreadMark
-                self.nopaidMessagesException = nopaidMessagesException
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: unreadMark)
+                tlSetFlag(&_flags, 0x10, when: nopaidMessagesException)
+                tlSetFlag(&_flags, 0x2, when: draft != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.topMessage = topMessage
                 self.readInboxMaxId = readInboxMaxId
@@ -1040,13 +1055,15 @@ extension Api {
                 self.draft = draft
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: unreadMark)
-                tlSetFlag(&flags, 0x10, when: nopaidMessagesException)
-                tlSetFlag(&flags, 0x2, when: draft != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadReactionsCount: Int32, draft: Api.DraftMessage?) {
+                self.flags = _flags
+                self.peer = peer
+                self.topMessage = topMessage
+                self.readInboxMaxId = readInboxMaxId
+                self.readOutboxMaxId = readOutboxMaxId
+                self.unreadCount = unreadCount
+                self.unreadReactionsCount = unreadReactionsCount
+                self.draft = draft
             }
         }
 
@@ -1102,12 +1119,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
                 let _topMessage = try reader.readInt32()
-                return .savedDialog(Cons_savedDialog(pinned: _pinned, peer: _peer, topMessage: _topMessage))
+                return .savedDialog(Cons_savedDialog(_flags & 0x4, peer: _peer, topMessage: _topMessage))
             }
             catch {
                 throw error.inside(constructor: "savedDialog", fields: "flags,pinned,peer,top_message", index: field)
@@ -1119,9 +1135,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unreadMark = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _nopaidMessagesException = tlFlagIsSet(_flags, 0x10)
                 field = 3
                 let _peer = try Api.Peer.parse(&reader)
                 field = 4
@@ -1139,7 +1153,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _draft = try Api.DraftMessage.parse(&reader)
                 }
-                return .monoForumDialog(Cons_monoForumDialog(unreadMark: _unreadMark, nopaidMessagesException: _nopaidMessagesException, peer: _peer, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadReactionsCount: _unreadReactionsCount, draft: _draft))
+                return .monoForumDialog(Cons_monoForumDialog(_flags & 0x1a, peer: _peer, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadReactionsCount: _unreadReactionsCount, draft: _draft))
             }
             catch {
                 throw error.inside(constructor: "monoForumDialog", fields: "flags,unread_mark,nopaid_messages_exception,peer,top_message,read_inbox_max_id,read_outbox_max_id,unread_count,unread_reactions_count,draft", index: field)

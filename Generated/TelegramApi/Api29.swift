@@ -16,19 +16,23 @@ extension Api {
 
         /// `chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;`
         public final class Cons_chatParticipantsForbidden: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let chatId: Int64
             public let selfParticipant: Api.ChatParticipant?
 
             public init(chatId: Int64, selfParticipant: Api.ChatParticipant? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: selfParticipant != nil)
+                self.flags = _flags
                 self.chatId = chatId
                 self.selfParticipant = selfParticipant
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: selfParticipant != nil)
-                return flags
+            init(_ _flags: Int32, chatId: Int64, selfParticipant: Api.ChatParticipant?) {
+                self.flags = _flags
+                self.chatId = chatId
+                self.selfParticipant = selfParticipant
             }
         }
 
@@ -95,7 +99,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _selfParticipant = try Api.ChatParticipant.parse(&reader)
                 }
-                return .chatParticipantsForbidden(Cons_chatParticipantsForbidden(chatId: _chatId, selfParticipant: _selfParticipant))
+                return .chatParticipantsForbidden(Cons_chatParticipantsForbidden(_flags & 0x1, chatId: _chatId, selfParticipant: _selfParticipant))
             }
             catch {
                 throw error.inside(constructor: "chatParticipantsForbidden", fields: "flags,chat_id,self_participant", index: field)
@@ -186,6 +190,8 @@ extension Api {
 
         /// `encryptedChatRequested#48f1d94c flags:# folder_id:flags.0?int id:int access_hash:long date:int admin_id:long participant_id:long g_a:bytes = EncryptedChat;`
         public final class Cons_encryptedChatRequested: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let folderId: Int32?
             public let id: Int32
             public let accessHash: Int64
@@ -195,6 +201,9 @@ extension Api {
             public let gA: [UInt8]
 
             public init(folderId: Int32? = nil, id: Int32, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gA: [UInt8]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: folderId != nil)
+                self.flags = _flags
                 self.folderId = folderId
                 self.id = id
                 self.accessHash = accessHash
@@ -204,11 +213,15 @@ extension Api {
                 self.gA = gA
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: folderId != nil)
-                return flags
+            init(_ _flags: Int32, folderId: Int32?, id: Int32, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gA: [UInt8]) {
+                self.flags = _flags
+                self.folderId = folderId
+                self.id = id
+                self.accessHash = accessHash
+                self.date = date
+                self.adminId = adminId
+                self.participantId = participantId
+                self.gA = gA
             }
         }
 
@@ -235,19 +248,21 @@ extension Api {
 
         /// `encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;`
         public struct Cons_encryptedChatDiscarded: Sendable {
-            public let historyDeleted: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
+            public var historyDeleted: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(historyDeleted: Bool = false, id: Int32) {
-                self.historyDeleted = historyDeleted
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: historyDeleted)
+                self.flags = _flags
                 self.id = id
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: historyDeleted)
-                return flags
+            init(_ _flags: Int32, id: Int32) {
+                self.flags = _flags
+                self.id = id
             }
         }
 
@@ -373,7 +388,7 @@ extension Api {
                 let _participantId = try reader.readInt64()
                 field = 7
                 let _gA = try reader.readTLBytes()
-                return .encryptedChatRequested(Cons_encryptedChatRequested(folderId: _folderId, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gA: _gA))
+                return .encryptedChatRequested(Cons_encryptedChatRequested(_flags & 0x1, folderId: _folderId, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gA: _gA))
             }
             catch {
                 throw error.inside(constructor: "encryptedChatRequested", fields: "flags,folder_id,id,access_hash,date,admin_id,participant_id,g_a", index: field)
@@ -408,10 +423,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _historyDeleted = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt32()
-                return .encryptedChatDiscarded(Cons_encryptedChatDiscarded(historyDeleted: _historyDeleted, id: _id))
+                return .encryptedChatDiscarded(Cons_encryptedChatDiscarded(_flags & 0x1, id: _id))
             }
             catch {
                 throw error.inside(constructor: "encryptedChatDiscarded", fields: "flags,history_deleted,id", index: field)
@@ -613,23 +627,29 @@ extension Api {
 
         /// `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
         public final class Cons_inputSingleMedia: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let media: Api.InputMedia
             public let randomId: Int64
             public let message: String
             public let entities: [Api.MessageEntity]?
 
             public init(media: Api.InputMedia, randomId: Int64, message: String, entities: [Api.MessageEntity]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: entities != nil)
+                self.flags = _flags
                 self.media = media
                 self.randomId = randomId
                 self.message = message
                 self.entities = entities
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: entities != nil)
-                return flags
+            init(_ _flags: Int32, media: Api.InputMedia, randomId: Int64, message: String, entities: [Api.MessageEntity]?) {
+                self.flags = _flags
+                self.media = media
+                self.randomId = randomId
+                self.message = message
+                self.entities = entities
             }
         }
 
@@ -681,7 +701,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _entities = try reader.readVector(boxed: true, of: Api.MessageEntity.self)
                 }
-                return .inputSingleMedia(Cons_inputSingleMedia(media: _media, randomId: _randomId, message: _message, entities: _entities))
+                return .inputSingleMedia(Cons_inputSingleMedia(_flags & 0x1, media: _media, randomId: _randomId, message: _message, entities: _entities))
             }
             catch {
                 throw error.inside(constructor: "inputSingleMedia", fields: "flags,media,random_id,message,entities", index: field)
@@ -783,30 +803,32 @@ extension Api {
 
         /// `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
         public final class Cons_folder: Sendable {
-            public let autofillNewBroadcasts: Bool
-            public let autofillPublicGroups: Bool
-            public let autofillNewCorrespondents: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let title: String
             public let photo: Api.ChatPhoto?
+            public var autofillNewBroadcasts: Bool { tlFlagIsSet(flags, 0x1) }
+            public var autofillPublicGroups: Bool { tlFlagIsSet(flags, 0x2) }
+            public var autofillNewCorrespondents: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(autofillNewBroadcasts: Bool = false, autofillPublicGroups: Bool = false, autofillNewCorrespondents: Bool = false, id: Int32, title: String, photo: Api.ChatPhoto? = nil) {
-                self.autofillNewBroadcasts = autofillNewBroadcasts
-                self.autofillPublicGroups = autofillPublicGroups
-                self.autofillNewCorrespondents = autofillNewCorrespondents
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: autofillNewBroadcasts)
+                tlSetFlag(&_flags, 0x2, when: autofillPublicGroups)
+                tlSetFlag(&_flags, 0x4, when: autofillNewCorrespondents)
+                tlSetFlag(&_flags, 0x8, when: photo != nil)
+                self.flags = _flags
                 self.id = id
                 self.title = title
                 self.photo = photo
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: autofillNewBroadcasts)
-                tlSetFlag(&flags, 0x2, when: autofillPublicGroups)
-                tlSetFlag(&flags, 0x4, when: autofillNewCorrespondents)
-                tlSetFlag(&flags, 0x8, when: photo != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, title: String, photo: Api.ChatPhoto?) {
+                self.flags = _flags
+                self.id = id
+                self.title = title
+                self.photo = photo
             }
         }
 
@@ -847,11 +869,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _autofillNewBroadcasts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _autofillPublicGroups = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _autofillNewCorrespondents = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _id = try reader.readInt32()
                 field = 5
@@ -861,7 +880,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _photo = try Api.ChatPhoto.parse(&reader)
                 }
-                return .folder(Cons_folder(autofillNewBroadcasts: _autofillNewBroadcasts, autofillPublicGroups: _autofillPublicGroups, autofillNewCorrespondents: _autofillNewCorrespondents, id: _id, title: _title, photo: _photo))
+                return .folder(Cons_folder(_flags & 0xf, id: _id, title: _title, photo: _photo))
             }
             catch {
                 throw error.inside(constructor: "folder", fields: "flags,autofill_new_broadcasts,autofill_public_groups,autofill_new_correspondents,id,title,photo", index: field)
@@ -897,17 +916,20 @@ extension Api {
 
         /// `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
         public final class Cons_webViewMessageSent: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let msgId: Api.InputBotInlineMessageID?
 
             public init(msgId: Api.InputBotInlineMessageID? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: msgId != nil)
+                self.flags = _flags
                 self.msgId = msgId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: msgId != nil)
-                return flags
+            init(_ _flags: Int32, msgId: Api.InputBotInlineMessageID?) {
+                self.flags = _flags
+                self.msgId = msgId
             }
         }
 
@@ -950,7 +972,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _msgId = try Api.InputBotInlineMessageID.parse(&reader)
                 }
-                return .webViewMessageSent(Cons_webViewMessageSent(msgId: _msgId))
+                return .webViewMessageSent(Cons_webViewMessageSent(_flags & 0x1, msgId: _msgId))
             }
             catch {
                 throw error.inside(constructor: "webViewMessageSent", fields: "flags,msg_id", index: field)
@@ -984,6 +1006,8 @@ extension Api {
 
         /// `botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;`
         public final class Cons_botApp: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let shortName: String
@@ -994,6 +1018,9 @@ extension Api {
             public let hash: Int64
 
             public init(id: Int64, accessHash: Int64, shortName: String, title: String, description: String, photo: Api.Photo, document: Api.Document? = nil, hash: Int64) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: document != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.shortName = shortName
@@ -1004,11 +1031,16 @@ extension Api {
                 self.hash = hash
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: document != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, shortName: String, title: String, description: String, photo: Api.Photo, document: Api.Document?, hash: Int64) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.shortName = shortName
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.document = document
+                self.hash = hash
             }
         }
 
@@ -1079,7 +1111,7 @@ extension Api {
                 }
                 field = 8
                 let _hash = try reader.readInt64()
-                return .botApp(Cons_botApp(id: _id, accessHash: _accessHash, shortName: _shortName, title: _title, description: _description, photo: _photo, document: _document, hash: _hash))
+                return .botApp(Cons_botApp(_flags & 0x1, id: _id, accessHash: _accessHash, shortName: _shortName, title: _title, description: _description, photo: _photo, document: _document, hash: _hash))
             }
             catch {
                 throw error.inside(constructor: "botApp", fields: "flags,id,access_hash,short_name,title,description,photo,document,hash", index: field)
@@ -1119,6 +1151,8 @@ extension Api.stories {
 
         /// `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
         public final class Cons_stories: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let stories: [Api.StoryItem]
             public let pinnedToTop: [Int32]?
@@ -1126,6 +1160,9 @@ extension Api.stories {
             public let users: [Api.User]
 
             public init(count: Int32, stories: [Api.StoryItem], pinnedToTop: [Int32]? = nil, chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: pinnedToTop != nil)
+                self.flags = _flags
                 self.count = count
                 self.stories = stories
                 self.pinnedToTop = pinnedToTop
@@ -1133,11 +1170,13 @@ extension Api.stories {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: pinnedToTop != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, stories: [Api.StoryItem], pinnedToTop: [Int32]?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.count = count
+                self.stories = stories
+                self.pinnedToTop = pinnedToTop
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -1192,7 +1231,7 @@ extension Api.stories {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 5
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .stories(Cons_stories(count: _count, stories: _stories, pinnedToTop: _pinnedToTop, chats: _chats, users: _users))
+                return .stories(Cons_stories(_flags & 0x1, count: _count, stories: _stories, pinnedToTop: _pinnedToTop, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "stories.stories", fields: "flags,count,stories,pinned_to_top,chats,users", index: field)
@@ -1295,22 +1334,23 @@ extension Api {
 
         /// `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
         public final class Cons_missingInvitee: Sendable {
-            public let premiumWouldAllowInvite: Bool
-            public let premiumRequiredForPm: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let userId: Int64
+            public var premiumWouldAllowInvite: Bool { tlFlagIsSet(flags, 0x1) }
+            public var premiumRequiredForPm: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(premiumWouldAllowInvite: Bool = false, premiumRequiredForPm: Bool = false, userId: Int64) {
-                self.premiumWouldAllowInvite = premiumWouldAllowInvite
-                self.premiumRequiredForPm = premiumRequiredForPm
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: premiumWouldAllowInvite)
+                tlSetFlag(&_flags, 0x2, when: premiumRequiredForPm)
+                self.flags = _flags
                 self.userId = userId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: premiumWouldAllowInvite)
-                tlSetFlag(&flags, 0x2, when: premiumRequiredForPm)
-                return flags
+            init(_ _flags: Int32, userId: Int64) {
+                self.flags = _flags
+                self.userId = userId
             }
         }
 
@@ -1347,12 +1387,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _premiumWouldAllowInvite = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _premiumRequiredForPm = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _userId = try reader.readInt64()
-                return .missingInvitee(Cons_missingInvitee(premiumWouldAllowInvite: _premiumWouldAllowInvite, premiumRequiredForPm: _premiumRequiredForPm, userId: _userId))
+                return .missingInvitee(Cons_missingInvitee(_flags & 0x3, userId: _userId))
             }
             catch {
                 throw error.inside(constructor: "missingInvitee", fields: "flags,premium_would_allow_invite,premium_required_for_pm,user_id", index: field)
@@ -1383,26 +1421,26 @@ extension Api {
 
         /// `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
         public final class Cons_keyboardButtonStyle: Sendable {
-            public let bgPrimary: Bool
-            public let bgDanger: Bool
-            public let bgSuccess: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let icon: Int64?
+            public var bgPrimary: Bool { tlFlagIsSet(flags, 0x1) }
+            public var bgDanger: Bool { tlFlagIsSet(flags, 0x2) }
+            public var bgSuccess: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(bgPrimary: Bool = false, bgDanger: Bool = false, bgSuccess: Bool = false, icon: Int64? = nil) {
-                self.bgPrimary = bgPrimary
-                self.bgDanger = bgDanger
-                self.bgSuccess = bgSuccess
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: bgPrimary)
+                tlSetFlag(&_flags, 0x2, when: bgDanger)
+                tlSetFlag(&_flags, 0x4, when: bgSuccess)
+                tlSetFlag(&_flags, 0x8, when: icon != nil)
+                self.flags = _flags
                 self.icon = icon
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: bgPrimary)
-                tlSetFlag(&flags, 0x2, when: bgDanger)
-                tlSetFlag(&flags, 0x4, when: bgSuccess)
-                tlSetFlag(&flags, 0x8, when: icon != nil)
-                return flags
+            init(_ _flags: Int32, icon: Int64?) {
+                self.flags = _flags
+                self.icon = icon
             }
         }
 
@@ -1441,17 +1479,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _bgPrimary = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _bgDanger = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _bgSuccess = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 var _icon: Int64? = nil
                 if tlFlagIsSet(_flags, 0x8) {
                     _icon = try reader.readInt64()
                 }
-                return .keyboardButtonStyle(Cons_keyboardButtonStyle(bgPrimary: _bgPrimary, bgDanger: _bgDanger, bgSuccess: _bgSuccess, icon: _icon))
+                return .keyboardButtonStyle(Cons_keyboardButtonStyle(_flags & 0xf, icon: _icon))
             }
             catch {
                 throw error.inside(constructor: "keyboardButtonStyle", fields: "flags,bg_primary,bg_danger,bg_success,icon", index: field)

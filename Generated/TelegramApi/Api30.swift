@@ -126,21 +126,24 @@ extension Api {
 
         /// `inputPeerPhotoFileLocation#37257e99 flags:# big:flags.0?true peer:InputPeer photo_id:long = InputFileLocation;`
         public final class Cons_inputPeerPhotoFileLocation: Sendable {
-            public let big: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.InputPeer
             public let photoId: Int64
+            public var big: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(big: Bool = false, peer: Api.InputPeer, photoId: Int64) {
-                self.big = big
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: big)
+                self.flags = _flags
                 self.peer = peer
                 self.photoId = photoId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: big)
-                return flags
+            init(_ _flags: Int32, peer: Api.InputPeer, photoId: Int64) {
+                self.flags = _flags
+                self.peer = peer
+                self.photoId = photoId
             }
         }
 
@@ -157,6 +160,8 @@ extension Api {
 
         /// `inputGroupCallStream#0598a92a flags:# call:InputGroupCall time_ms:long scale:int video_channel:flags.0?int video_quality:flags.0?int = InputFileLocation;`
         public final class Cons_inputGroupCallStream: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let call: Api.InputGroupCall
             public let timeMs: Int64
             public let scale: Int32
@@ -164,6 +169,9 @@ extension Api {
             public let videoQuality: Int32?
 
             public init(call: Api.InputGroupCall, timeMs: Int64, scale: Int32, videoChannel: Int32? = nil, videoQuality: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: videoChannel != nil && videoQuality != nil)
+                self.flags = _flags
                 self.call = call
                 self.timeMs = timeMs
                 self.scale = scale
@@ -171,11 +179,13 @@ extension Api {
                 self.videoQuality = videoQuality
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: videoChannel != nil && videoQuality != nil)
-                return flags
+            init(_ _flags: Int32, call: Api.InputGroupCall, timeMs: Int64, scale: Int32, videoChannel: Int32?, videoQuality: Int32?) {
+                self.flags = _flags
+                self.call = call
+                self.timeMs = timeMs
+                self.scale = scale
+                self.videoChannel = videoChannel
+                self.videoQuality = videoQuality
             }
         }
 
@@ -395,12 +405,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _big = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
                 let _photoId = try reader.readInt64()
-                return .inputPeerPhotoFileLocation(Cons_inputPeerPhotoFileLocation(big: _big, peer: _peer, photoId: _photoId))
+                return .inputPeerPhotoFileLocation(Cons_inputPeerPhotoFileLocation(_flags & 0x1, peer: _peer, photoId: _photoId))
             }
             catch {
                 throw error.inside(constructor: "inputPeerPhotoFileLocation", fields: "flags,big,peer,photo_id", index: field)
@@ -440,7 +449,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _videoQuality = try reader.readInt32()
                 }
-                return .inputGroupCallStream(Cons_inputGroupCallStream(call: _call, timeMs: _timeMs, scale: _scale, videoChannel: _videoChannel, videoQuality: _videoQuality))
+                return .inputGroupCallStream(Cons_inputGroupCallStream(_flags & 0x1, call: _call, timeMs: _timeMs, scale: _scale, videoChannel: _videoChannel, videoQuality: _videoQuality))
             }
             catch {
                 throw error.inside(constructor: "inputGroupCallStream", fields: "flags,call,time_ms,scale,video_channel,video_quality", index: field)
@@ -538,10 +547,8 @@ extension Api {
 
         /// `chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;`
         public final class Cons_chatFull: Sendable {
-            public let canSetUsername: Bool
-            public let hasScheduled: Bool
-            public let translationsDisabled: Bool
-            public let hasWelcomeMessages: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let about: String
             public let participants: Api.ChatParticipants
@@ -559,12 +566,30 @@ extension Api {
             public let recentRequesters: [Int64]?
             public let availableReactions: Api.ChatReactions?
             public let reactionsLimit: Int32?
+            public var canSetUsername: Bool { tlFlagIsSet(flags, 0x80) }
+            public var hasScheduled: Bool { tlFlagIsSet(flags, 0x100) }
+            public var translationsDisabled: Bool { tlFlagIsSet(flags, 0x80000) }
+            public var hasWelcomeMessages: Bool { tlFlagIsSet(flags, 0x200000) }
 
             public init(canSetUsername: Bool = false, hasScheduled: Bool = false, translationsDisabled: Bool = false, hasWelcomeMessages: Bool = false, id: Int64, about: String, participants: Api.ChatParticipants, chatPhoto: Api.Photo? = nil, notifySettings: Api.PeerNotifySettings, exportedInvite: Api.ExportedChatInvite? = nil, botInfo: [Api.BotInfo]? = nil, pinnedMsgId: Int32? = nil, folderId: Int32? = nil, call: Api.InputGroupCall? = nil, ttlPeriod: Int32? = nil, groupcallDefaultJoinAs: Api.Peer? = nil, themeEmoticon: String? = nil, requestsPending: Int32? = nil, recentRequesters: [Int64]? = nil, availableReactions: Api.ChatReactions? = nil, reactionsLimit: Int32? = nil) {
-                self.canSetUsername = canSetUsername
-                self.hasScheduled = hasScheduled
-                self.translationsDisabled = translationsDisabled
-                self.hasWelcomeMessages = hasWelcomeMessages
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x80, when: canSetUsername)
+                tlSetFlag(&_flags, 0x100, when: hasScheduled)
+                tlSetFlag(&_flags, 0x80000, when: translationsDisabled)
+                tlSetFlag(&_flags, 0x200000, when: hasWelcomeMessages)
+                tlSetFlag(&_flags, 0x4, when: chatPhoto != nil)
+                tlSetFlag(&_flags, 0x2000, when: exportedInvite != nil)
+                tlSetFlag(&_flags, 0x8, when: botInfo != nil)
+                tlSetFlag(&_flags, 0x40, when: pinnedMsgId != nil)
+                tlSetFlag(&_flags, 0x800, when: folderId != nil)
+                tlSetFlag(&_flags, 0x1000, when: call != nil)
+                tlSetFlag(&_flags, 0x4000, when: ttlPeriod != nil)
+                tlSetFlag(&_flags, 0x8000, when: groupcallDefaultJoinAs != nil)
+                tlSetFlag(&_flags, 0x10000, when: themeEmoticon != nil)
+                tlSetFlag(&_flags, 0x20000, when: requestsPending != nil && recentRequesters != nil)
+                tlSetFlag(&_flags, 0x40000, when: availableReactions != nil)
+                tlSetFlag(&_flags, 0x100000, when: reactionsLimit != nil)
+                self.flags = _flags
                 self.id = id
                 self.about = about
                 self.participants = participants
@@ -584,53 +609,34 @@ extension Api {
                 self.reactionsLimit = reactionsLimit
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x80, when: canSetUsername)
-                tlSetFlag(&flags, 0x100, when: hasScheduled)
-                tlSetFlag(&flags, 0x80000, when: translationsDisabled)
-                tlSetFlag(&flags, 0x200000, when: hasWelcomeMessages)
-                tlSetFlag(&flags, 0x4, when: chatPhoto != nil)
-                tlSetFlag(&flags, 0x2000, when: exportedInvite != nil)
-                tlSetFlag(&flags, 0x8, when: botInfo != nil)
-                tlSetFlag(&flags, 0x40, when: pinnedMsgId != nil)
-                tlSetFlag(&flags, 0x800, when: folderId != nil)
-                tlSetFlag(&flags, 0x1000, when: call != nil)
-                tlSetFlag(&flags, 0x4000, when: ttlPeriod != nil)
-                tlSetFlag(&flags, 0x8000, when: groupcallDefaultJoinAs != nil)
-                tlSetFlag(&flags, 0x10000, when: themeEmoticon != nil)
-                tlSetFlag(&flags, 0x20000, when: requestsPending != nil && recentRequesters != nil)
-                tlSetFlag(&flags, 0x40000, when: availableReactions != nil)
-                tlSetFlag(&flags, 0x100000, when: reactionsLimit != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, about: String, participants: Api.ChatParticipants, chatPhoto: Api.Photo?, notifySettings: Api.PeerNotifySettings, exportedInvite: Api.ExportedChatInvite?, botInfo: [Api.BotInfo]?, pinnedMsgId: Int32?, folderId: Int32?, call: Api.InputGroupCall?, ttlPeriod: Int32?, groupcallDefaultJoinAs: Api.Peer?, themeEmoticon: String?, requestsPending: Int32?, recentRequesters: [Int64]?, availableReactions: Api.ChatReactions?, reactionsLimit: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.about = about
+                self.participants = participants
+                self.chatPhoto = chatPhoto
+                self.notifySettings = notifySettings
+                self.exportedInvite = exportedInvite
+                self.botInfo = botInfo
+                self.pinnedMsgId = pinnedMsgId
+                self.folderId = folderId
+                self.call = call
+                self.ttlPeriod = ttlPeriod
+                self.groupcallDefaultJoinAs = groupcallDefaultJoinAs
+                self.themeEmoticon = themeEmoticon
+                self.requestsPending = requestsPending
+                self.recentRequesters = recentRequesters
+                self.availableReactions = availableReactions
+                self.reactionsLimit = reactionsLimit
             }
         }
 
         /// `channelFull#a04e8d3a flags:# can_view_participants:flags.3?true can_set_username:flags.6?true can_set_stickers:flags.7?true hidden_prehistory:flags.10?true can_set_location:flags.16?true has_scheduled:flags.19?true can_view_stats:flags.20?true blocked:flags.22?true flags2:# can_delete_channel:flags2.0?true antispam:flags2.1?true participants_hidden:flags2.2?true translations_disabled:flags2.3?true stories_pinned_available:flags2.5?true view_forum_as_messages:flags2.6?true restricted_sponsored:flags2.11?true can_view_revenue:flags2.12?true paid_media_allowed:flags2.14?true can_view_stars_revenue:flags2.15?true paid_reactions_available:flags2.16?true stargifts_available:flags2.19?true paid_messages_available:flags2.20?true has_welcome_messages:flags2.24?true id:long about:string participants_count:flags.0?int admins_count:flags.1?int kicked_count:flags.2?int banned_count:flags.2?int online_count:flags.13?int read_inbox_max_id:int read_outbox_max_id:int unread_count:int chat_photo:Photo notify_settings:PeerNotifySettings exported_invite:flags.23?ExportedChatInvite bot_info:Vector<BotInfo> migrated_from_chat_id:flags.4?long migrated_from_max_id:flags.4?int pinned_msg_id:flags.5?int stickerset:flags.8?StickerSet available_min_id:flags.9?int folder_id:flags.11?int linked_chat_id:flags.14?long location:flags.15?ChannelLocation slowmode_seconds:flags.17?int slowmode_next_send_date:flags.18?int stats_dc:flags.12?int pts:int call:flags.21?InputGroupCall ttl_period:flags.24?int pending_suggestions:flags.25?Vector<string> groupcall_default_join_as:flags.26?Peer theme_emoticon:flags.27?string requests_pending:flags.28?int recent_requesters:flags.28?Vector<long> default_send_as:flags.29?Peer available_reactions:flags.30?ChatReactions reactions_limit:flags2.13?int stories:flags2.4?PeerStories wallpaper:flags2.7?WallPaper boosts_applied:flags2.8?int boosts_unrestrict:flags2.9?int emojiset:flags2.10?StickerSet bot_verification:flags2.17?BotVerification stargifts_count:flags2.18?int send_paid_messages_stars:flags2.21?long main_tab:flags2.22?ProfileTab guard_bot_id:flags2.23?long = ChatFull;`
         public final class Cons_channelFull: Sendable {
-            public let canViewParticipants: Bool
-            public let canSetUsername: Bool
-            public let canSetStickers: Bool
-            public let hiddenPrehistory: Bool
-            public let canSetLocation: Bool
-            public let hasScheduled: Bool
-            public let canViewStats: Bool
-            public let blocked: Bool
-            public let canDeleteChannel: Bool
-            public let antispam: Bool
-            public let participantsHidden: Bool
-            public let translationsDisabled: Bool
-            public let storiesPinnedAvailable: Bool
-            public let viewForumAsMessages: Bool
-            public let restrictedSponsored: Bool
-            public let canViewRevenue: Bool
-            public let paidMediaAllowed: Bool
-            public let canViewStarsRevenue: Bool
-            public let paidReactionsAvailable: Bool
-            public let stargiftsAvailable: Bool
-            public let paidMessagesAvailable: Bool
-            public let hasWelcomeMessages: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            /// The `flags2` word: which optional fields and flags are set.
+            public let flags2: Int32
             public let id: Int64
             public let about: String
             public let participantsCount: Int32?
@@ -677,30 +683,90 @@ extension Api {
             public let sendPaidMessagesStars: Int64?
             public let mainTab: Api.ProfileTab?
             public let guardBotId: Int64?
+            public var canViewParticipants: Bool { tlFlagIsSet(flags, 0x8) }
+            public var canSetUsername: Bool { tlFlagIsSet(flags, 0x40) }
+            public var canSetStickers: Bool { tlFlagIsSet(flags, 0x80) }
+            public var hiddenPrehistory: Bool { tlFlagIsSet(flags, 0x400) }
+            public var canSetLocation: Bool { tlFlagIsSet(flags, 0x10000) }
+            public var hasScheduled: Bool { tlFlagIsSet(flags, 0x80000) }
+            public var canViewStats: Bool { tlFlagIsSet(flags, 0x100000) }
+            public var blocked: Bool { tlFlagIsSet(flags, 0x400000) }
+            public var canDeleteChannel: Bool { tlFlagIsSet(flags2, 0x1) }
+            public var antispam: Bool { tlFlagIsSet(flags2, 0x2) }
+            public var participantsHidden: Bool { tlFlagIsSet(flags2, 0x4) }
+            public var translationsDisabled: Bool { tlFlagIsSet(flags2, 0x8) }
+            public var storiesPinnedAvailable: Bool { tlFlagIsSet(flags2, 0x20) }
+            public var viewForumAsMessages: Bool { tlFlagIsSet(flags2, 0x40) }
+            public var restrictedSponsored: Bool { tlFlagIsSet(flags2, 0x800) }
+            public var canViewRevenue: Bool { tlFlagIsSet(flags2, 0x1000) }
+            public var paidMediaAllowed: Bool { tlFlagIsSet(flags2, 0x4000) }
+            public var canViewStarsRevenue: Bool { tlFlagIsSet(flags2, 0x8000) }
+            public var paidReactionsAvailable: Bool { tlFlagIsSet(flags2, 0x10000) }
+            public var stargiftsAvailable: Bool { tlFlagIsSet(flags2, 0x80000) }
+            public var paidMessagesAvailable: Bool { tlFlagIsSet(flags2, 0x100000) }
+            public var hasWelcomeMessages: Bool { tlFlagIsSet(flags2, 0x1000000) }
 
             public init(canViewParticipants: Bool = false, canSetUsername: Bool = false, canSetStickers: Bool = false, hiddenPrehistory: Bool = false, canSetLocation: Bool = false, hasScheduled: Bool = false, canViewStats: Bool = false, blocked: Bool = false, canDeleteChannel: Bool = false, antispam: Bool = false, participantsHidden: Bool = false, translationsDisabled: Bool = false, storiesPinnedAvailable: Bool = false, viewForumAsMessages: Bool = false, restrictedSponsored: Bool = false, canViewRevenue: Bool = false, paidMediaAllowed: Bool = false, canViewStarsRevenue: Bool = false, paidReactionsAvailable: Bool = false, stargiftsAvailable: Bool = false, paidMessagesAvailable: Bool = false, hasWelcomeMessages: Bool = false, id: Int64, about: String, participantsCount: Int32? = nil, adminsCount: Int32? = nil, kickedCount: Int32? = nil, bannedCount: Int32? = nil, onlineCount: Int32? = nil, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, chatPhoto: Api.Photo, notifySettings: Api.PeerNotifySettings, exportedInvite: Api.ExportedChatInvite? = nil, botInfo: [Api.BotInfo], migratedFromChatId: Int64? = nil, migratedFromMaxId: Int32? = nil, pinnedMsgId: Int32? = nil, stickerset: Api.StickerSet? = nil, availableMinId: Int32? = nil, folderId: Int32? = nil, linkedChatId: Int64? = nil, location: Api.ChannelLocation? = nil, slowmodeSeconds: Int32? = nil, slowmodeNextSendDate: Int32? = nil, statsDc: Int32? = nil, pts: Int32, call: Api.InputGroupCall? = nil, ttlPeriod: Int32? = nil, pendingSuggestions: [String]? = nil, groupcallDefaultJoinAs: Api.Peer? = nil, themeEmoticon: String? = nil, requestsPending: Int32? = nil, recentRequesters: [Int64]? = nil, defaultSendAs: Api.Peer? = nil, availableReactions: Api.ChatReactions? = nil, reactionsLimit: Int32? = nil, stories: Api.PeerStories? = nil, wallpaper: Api.WallPaper? = nil, boostsApplied: Int32? = nil, boostsUnrestrict: Int32? = nil, emojiset: Api.StickerSet? = nil, botVerification: Api.BotVerification? = nil, stargiftsCount: Int32? = nil, sendPaidMessagesStars: Int64? = nil, mainTab: Api.ProfileTab? = nil, guardBotId: Int64? = nil) {
-                self.canViewParticipants = canViewParticipants
-                self.canSetUsername = canSetUsername
-                self.canSetStickers = canSetStickers
-                self.hiddenPrehistory = hiddenPrehistory
-                self.canSetLocation = canSetLocation
-                self.hasScheduled = hasScheduled
-                self.canViewStats = canViewStats
-                self.blocked = blocked
-                self.canDeleteChannel = canDeleteChannel
-                self.antispam = antispam
-                self.participantsHidden = participantsHidden
-                self.translationsDisabled = translationsDisabled
-                self.storiesPinnedAvailable = storiesPinnedAvailable
-                self.viewForumAsMessages = viewForumAsMessages
-                self.restrictedSponsored = restrictedSponsored
-                self.canViewRevenue = canViewRevenue
-                self.paidMediaAllowed = paidMediaAllowed
-                self.canViewStarsRevenue = canViewStarsRevenue
-                self.paidReactionsAvailable = paidReactionsAvailable
-                self.stargiftsAvailable = stargiftsAvailable
-                self.paidMessagesAvailable = paidMessagesAvailable
-                self.hasWelcomeMessages = hasWelcomeMessages
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: canViewParticipants)
+                tlSetFlag(&_flags, 0x40, when: canSetUsername)
+                tlSetFlag(&_flags, 0x80, when: canSetStickers)
+                tlSetFlag(&_flags, 0x400, when: hiddenPrehistory)
+                tlSetFlag(&_flags, 0x10000, when: canSetLocation)
+                tlSetFlag(&_flags, 0x80000, when: hasScheduled)
+                tlSetFlag(&_flags, 0x100000, when: canViewStats)
+                tlSetFlag(&_flags, 0x400000, when: blocked)
+                tlSetFlag(&_flags, 0x1, when: participantsCount != nil)
+                tlSetFlag(&_flags, 0x2, when: adminsCount != nil)
+                tlSetFlag(&_flags, 0x4, when: kickedCount != nil && bannedCount != nil)
+                tlSetFlag(&_flags, 0x2000, when: onlineCount != nil)
+                tlSetFlag(&_flags, 0x800000, when: exportedInvite != nil)
+                tlSetFlag(&_flags, 0x10, when: migratedFromChatId != nil && migratedFromMaxId != nil)
+                tlSetFlag(&_flags, 0x20, when: pinnedMsgId != nil)
+                tlSetFlag(&_flags, 0x100, when: stickerset != nil)
+                tlSetFlag(&_flags, 0x200, when: availableMinId != nil)
+                tlSetFlag(&_flags, 0x800, when: folderId != nil)
+                tlSetFlag(&_flags, 0x4000, when: linkedChatId != nil)
+                tlSetFlag(&_flags, 0x8000, when: location != nil)
+                tlSetFlag(&_flags, 0x20000, when: slowmodeSeconds != nil)
+                tlSetFlag(&_flags, 0x40000, when: slowmodeNextSendDate != nil)
+                tlSetFlag(&_flags, 0x1000, when: statsDc != nil)
+                tlSetFlag(&_flags, 0x200000, when: call != nil)
+                tlSetFlag(&_flags, 0x1000000, when: ttlPeriod != nil)
+                tlSetFlag(&_flags, 0x2000000, when: pendingSuggestions != nil)
+                tlSetFlag(&_flags, 0x4000000, when: groupcallDefaultJoinAs != nil)
+                tlSetFlag(&_flags, 0x8000000, when: themeEmoticon != nil)
+                tlSetFlag(&_flags, 0x10000000, when: requestsPending != nil && recentRequesters != nil)
+                tlSetFlag(&_flags, 0x20000000, when: defaultSendAs != nil)
+                tlSetFlag(&_flags, 0x40000000, when: availableReactions != nil)
+                self.flags = _flags
+                var _flags2: Int32 = 0
+                tlSetFlag(&_flags2, 0x1, when: canDeleteChannel)
+                tlSetFlag(&_flags2, 0x2, when: antispam)
+                tlSetFlag(&_flags2, 0x4, when: participantsHidden)
+                tlSetFlag(&_flags2, 0x8, when: translationsDisabled)
+                tlSetFlag(&_flags2, 0x20, when: storiesPinnedAvailable)
+                tlSetFlag(&_flags2, 0x40, when: viewForumAsMessages)
+                tlSetFlag(&_flags2, 0x800, when: restrictedSponsored)
+                tlSetFlag(&_flags2, 0x1000, when: canViewRevenue)
+                tlSetFlag(&_flags2, 0x4000, when: paidMediaAllowed)
+                tlSetFlag(&_flags2, 0x8000, when: canViewStarsRevenue)
+                tlSetFlag(&_flags2, 0x10000, when: paidReactionsAvailable)
+                tlSetFlag(&_flags2, 0x80000, when: stargiftsAvailable)
+                tlSetFlag(&_flags2, 0x100000, when: paidMessagesAvailable)
+                tlSetFlag(&_flags2, 0x1000000, when: hasWelcomeMessages)
+                tlSetFlag(&_flags2, 0x2000, when: reactionsLimit != nil)
+                tlSetFlag(&_flags2, 0x10, when: stories != nil)
+                tlSetFlag(&_flags2, 0x80, when: wallpaper != nil)
+                tlSetFlag(&_flags2, 0x100, when: boostsApplied != nil)
+                tlSetFlag(&_flags2, 0x200, when: boostsUnrestrict != nil)
+                tlSetFlag(&_flags2, 0x400, when: emojiset != nil)
+                tlSetFlag(&_flags2, 0x20000, when: botVerification != nil)
+                tlSetFlag(&_flags2, 0x40000, when: stargiftsCount != nil)
+                tlSetFlag(&_flags2, 0x200000, when: sendPaidMessagesStars != nil)
+                tlSetFlag(&_flags2, 0x400000, when: mainTab != nil)
+                tlSetFlag(&_flags2, 0x800000, when: guardBotId != nil)
+                self.flags2 = _flags2
                 self.id = id
                 self.about = about
                 self.participantsCount = participantsCount
@@ -749,77 +815,62 @@ extension Api {
                 self.guardBotId = guardBotId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: canViewParticipants)
-                tlSetFlag(&flags, 0x40, when: canSetUsername)
-                tlSetFlag(&flags, 0x80, when: canSetStickers)
-                tlSetFlag(&flags, 0x400, when: hiddenPrehistory)
-                tlSetFlag(&flags, 0x10000, when: canSetLocation)
-                tlSetFlag(&flags, 0x80000, when: hasScheduled)
-                tlSetFlag(&flags, 0x100000, when: canViewStats)
-                tlSetFlag(&flags, 0x400000, when: blocked)
-                tlSetFlag(&flags, 0x1, when: participantsCount != nil)
-                tlSetFlag(&flags, 0x2, when: adminsCount != nil)
-                tlSetFlag(&flags, 0x4, when: kickedCount != nil && bannedCount != nil)
-                tlSetFlag(&flags, 0x2000, when: onlineCount != nil)
-                tlSetFlag(&flags, 0x800000, when: exportedInvite != nil)
-                tlSetFlag(&flags, 0x10, when: migratedFromChatId != nil && migratedFromMaxId != nil)
-                tlSetFlag(&flags, 0x20, when: pinnedMsgId != nil)
-                tlSetFlag(&flags, 0x100, when: stickerset != nil)
-                tlSetFlag(&flags, 0x200, when: availableMinId != nil)
-                tlSetFlag(&flags, 0x800, when: folderId != nil)
-                tlSetFlag(&flags, 0x4000, when: linkedChatId != nil)
-                tlSetFlag(&flags, 0x8000, when: location != nil)
-                tlSetFlag(&flags, 0x20000, when: slowmodeSeconds != nil)
-                tlSetFlag(&flags, 0x40000, when: slowmodeNextSendDate != nil)
-                tlSetFlag(&flags, 0x1000, when: statsDc != nil)
-                tlSetFlag(&flags, 0x200000, when: call != nil)
-                tlSetFlag(&flags, 0x1000000, when: ttlPeriod != nil)
-                tlSetFlag(&flags, 0x2000000, when: pendingSuggestions != nil)
-                tlSetFlag(&flags, 0x4000000, when: groupcallDefaultJoinAs != nil)
-                tlSetFlag(&flags, 0x8000000, when: themeEmoticon != nil)
-                tlSetFlag(&flags, 0x10000000, when: requestsPending != nil && recentRequesters != nil)
-                tlSetFlag(&flags, 0x20000000, when: defaultSendAs != nil)
-                tlSetFlag(&flags, 0x40000000, when: availableReactions != nil)
-                return flags
-            }
-
-            /// The `flags2` word, derived from which optional fields are set.
-            public var flags2: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: canDeleteChannel)
-                tlSetFlag(&flags, 0x2, when: antispam)
-                tlSetFlag(&flags, 0x4, when: participantsHidden)
-                tlSetFlag(&flags, 0x8, when: translationsDisabled)
-                tlSetFlag(&flags, 0x20, when: storiesPinnedAvailable)
-                tlSetFlag(&flags, 0x40, when: viewForumAsMessages)
-                tlSetFlag(&flags, 0x800, when: restrictedSponsored)
-                tlSetFlag(&flags, 0x1000, when: canViewRevenue)
-                tlSetFlag(&flags, 0x4000, when: paidMediaAllowed)
-                tlSetFlag(&flags, 0x8000, when: canViewStarsRevenue)
-                tlSetFlag(&flags, 0x10000, when: paidReactionsAvailable)
-                tlSetFlag(&flags, 0x80000, when: stargiftsAvailable)
-                tlSetFlag(&flags, 0x100000, when: paidMessagesAvailable)
-                tlSetFlag(&flags, 0x1000000, when: hasWelcomeMessages)
-                tlSetFlag(&flags, 0x2000, when: reactionsLimit != nil)
-                tlSetFlag(&flags, 0x10, when: stories != nil)
-                tlSetFlag(&flags, 0x80, when: wallpaper != nil)
-                tlSetFlag(&flags, 0x100, when: boostsApplied != nil)
-                tlSetFlag(&flags, 0x200, when: boostsUnrestrict != nil)
-                tlSetFlag(&flags, 0x400, when: emojiset != nil)
-                tlSetFlag(&flags, 0x20000, when: botVerification != nil)
-                tlSetFlag(&flags, 0x40000, when: stargiftsCount != nil)
-                tlSetFlag(&flags, 0x200000, when: sendPaidMessagesStars != nil)
-                tlSetFlag(&flags, 0x400000, when: mainTab != nil)
-                tlSetFlag(&flags, 0x800000, when: guardBotId != nil)
-                return flags
+            init(_ _flags: Int32, _ _flags2: Int32, id: Int64, about: String, participantsCount: Int32?, adminsCount: Int32?, kickedCount: Int32?, bannedCount: Int32?, onlineCount: Int32?, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, chatPhoto: Api.Photo, notifySettings: Api.PeerNotifySettings, exportedInvite: Api.ExportedChatInvite?, botInfo: [Api.BotInfo], migratedFromChatId: Int64?, migratedFromMaxId: Int32?, pinnedMsgId: Int32?, stickerset: Api.StickerSet?, availableMinId: Int32?, folderId: Int32?, linkedChatId: Int64?, location: Api.ChannelLocation?, slowmodeSeconds: Int32?, slowmodeNextSendDate: Int32?, statsDc: Int32?, pts: Int32, call: Api.InputGroupCall?, ttlPeriod: Int32?, pendingSuggestions: [String]?, groupcallDefaultJoinAs: Api.Peer?, themeEmoticon: String?, requestsPending: Int32?, recentRequesters: [Int64]?, defaultSendAs: Api.Peer?, availableReactions: Api.ChatReactions?, reactionsLimit: Int32?, stories: Api.PeerStories?, wallpaper: Api.WallPaper?, boostsApplied: Int32?, boostsUnrestrict: Int32?, emojiset: Api.StickerSet?, botVerification: Api.BotVerification?, stargiftsCount: Int32?, sendPaidMessagesStars: Int64?, mainTab: Api.ProfileTab?, guardBotId: Int64?) {
+                self.flags = _flags
+                self.flags2 = _flags2
+                self.id = id
+                self.about = about
+                self.participantsCount = participantsCount
+                self.adminsCount = adminsCount
+                self.kickedCount = kickedCount
+                self.bannedCount = bannedCount
+                self.onlineCount = onlineCount
+                self.readInboxMaxId = readInboxMaxId
+                self.readOutboxMaxId = readOutboxMaxId
+                self.unreadCount = unreadCount
+                self.chatPhoto = chatPhoto
+                self.notifySettings = notifySettings
+                self.exportedInvite = exportedInvite
+                self.botInfo = botInfo
+                self.migratedFromChatId = migratedFromChatId
+                self.migratedFromMaxId = migratedFromMaxId
+                self.pinnedMsgId = pinnedMsgId
+                self.stickerset = stickerset
+                self.availableMinId = availableMinId
+                self.folderId = folderId
+                self.linkedChatId = linkedChatId
+                self.location = location
+                self.slowmodeSeconds = slowmodeSeconds
+                self.slowmodeNextSendDate = slowmodeNextSendDate
+                self.statsDc = statsDc
+                self.pts = pts
+                self.call = call
+                self.ttlPeriod = ttlPeriod
+                self.pendingSuggestions = pendingSuggestions
+                self.groupcallDefaultJoinAs = groupcallDefaultJoinAs
+                self.themeEmoticon = themeEmoticon
+                self.requestsPending = requestsPending
+                self.recentRequesters = recentRequesters
+                self.defaultSendAs = defaultSendAs
+                self.availableReactions = availableReactions
+                self.reactionsLimit = reactionsLimit
+                self.stories = stories
+                self.wallpaper = wallpaper
+                self.boostsApplied = boostsApplied
+                self.boostsUnrestrict = boostsUnrestrict
+                self.emojiset = emojiset
+                self.botVerification = botVerification
+                self.stargiftsCount = stargiftsCount
+                self.sendPaidMessagesStars = sendPaidMessagesStars
+                self.mainTab = mainTab
+                self.guardBotId = guardBotId
             }
         }
 
         /// `communityFull#cbb7a507 flags:# id:long about:string chat_photo:Photo linked_peers:Vector<CommunityPeer> admins_count:flags.1?int kicked_count:flags.2?int peer_link_requests_pending:flags.0?int = ChatFull;`
         public final class Cons_communityFull: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let about: String
             public let chatPhoto: Api.Photo
@@ -829,6 +880,11 @@ extension Api {
             public let peerLinkRequestsPending: Int32?
 
             public init(id: Int64, about: String, chatPhoto: Api.Photo, linkedPeers: [Api.CommunityPeer], adminsCount: Int32? = nil, kickedCount: Int32? = nil, peerLinkRequestsPending: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: adminsCount != nil)
+                tlSetFlag(&_flags, 0x4, when: kickedCount != nil)
+                tlSetFlag(&_flags, 0x1, when: peerLinkRequestsPending != nil)
+                self.flags = _flags
                 self.id = id
                 self.about = about
                 self.chatPhoto = chatPhoto
@@ -838,13 +894,15 @@ extension Api {
                 self.peerLinkRequestsPending = peerLinkRequestsPending
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: adminsCount != nil)
-                tlSetFlag(&flags, 0x4, when: kickedCount != nil)
-                tlSetFlag(&flags, 0x1, when: peerLinkRequestsPending != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, about: String, chatPhoto: Api.Photo, linkedPeers: [Api.CommunityPeer], adminsCount: Int32?, kickedCount: Int32?, peerLinkRequestsPending: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.about = about
+                self.chatPhoto = chatPhoto
+                self.linkedPeers = linkedPeers
+                self.adminsCount = adminsCount
+                self.kickedCount = kickedCount
+                self.peerLinkRequestsPending = peerLinkRequestsPending
             }
         }
 
@@ -1088,13 +1146,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canSetUsername = tlFlagIsSet(_flags, 0x80)
                 field = 2
-                let _hasScheduled = tlFlagIsSet(_flags, 0x100)
                 field = 3
-                let _translationsDisabled = tlFlagIsSet(_flags, 0x80000)
                 field = 4
-                let _hasWelcomeMessages = tlFlagIsSet(_flags, 0x200000)
                 field = 5
                 let _id = try reader.readInt64()
                 field = 6
@@ -1168,7 +1222,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x100000) {
                     _reactionsLimit = try reader.readInt32()
                 }
-                return .chatFull(Cons_chatFull(canSetUsername: _canSetUsername, hasScheduled: _hasScheduled, translationsDisabled: _translationsDisabled, hasWelcomeMessages: _hasWelcomeMessages, id: _id, about: _about, participants: _participants, chatPhoto: _chatPhoto, notifySettings: _notifySettings, exportedInvite: _exportedInvite, botInfo: _botInfo, pinnedMsgId: _pinnedMsgId, folderId: _folderId, call: _call, ttlPeriod: _ttlPeriod, groupcallDefaultJoinAs: _groupcallDefaultJoinAs, themeEmoticon: _themeEmoticon, requestsPending: _requestsPending, recentRequesters: _recentRequesters, availableReactions: _availableReactions, reactionsLimit: _reactionsLimit))
+                return .chatFull(Cons_chatFull(_flags & 0x3ff9cc, id: _id, about: _about, participants: _participants, chatPhoto: _chatPhoto, notifySettings: _notifySettings, exportedInvite: _exportedInvite, botInfo: _botInfo, pinnedMsgId: _pinnedMsgId, folderId: _folderId, call: _call, ttlPeriod: _ttlPeriod, groupcallDefaultJoinAs: _groupcallDefaultJoinAs, themeEmoticon: _themeEmoticon, requestsPending: _requestsPending, recentRequesters: _recentRequesters, availableReactions: _availableReactions, reactionsLimit: _reactionsLimit))
             }
             catch {
                 throw error.inside(constructor: "chatFull", fields: "flags,can_set_username,has_scheduled,translations_disabled,has_welcome_messages,id,about,participants,chat_photo,notify_settings,exported_invite,bot_info,pinned_msg_id,folder_id,call,ttl_period,groupcall_default_join_as,theme_emoticon,requests_pending,recent_requesters,available_reactions,reactions_limit", index: field)
@@ -1180,51 +1234,29 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canViewParticipants = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _canSetUsername = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _canSetStickers = tlFlagIsSet(_flags, 0x80)
                 field = 4
-                let _hiddenPrehistory = tlFlagIsSet(_flags, 0x400)
                 field = 5
-                let _canSetLocation = tlFlagIsSet(_flags, 0x10000)
                 field = 6
-                let _hasScheduled = tlFlagIsSet(_flags, 0x80000)
                 field = 7
-                let _canViewStats = tlFlagIsSet(_flags, 0x100000)
                 field = 8
-                let _blocked = tlFlagIsSet(_flags, 0x400000)
                 field = 9
                 let _flags2 = try reader.readInt32()
                 field = 10
-                let _canDeleteChannel = tlFlagIsSet(_flags2, 0x1)
                 field = 11
-                let _antispam = tlFlagIsSet(_flags2, 0x2)
                 field = 12
-                let _participantsHidden = tlFlagIsSet(_flags2, 0x4)
                 field = 13
-                let _translationsDisabled = tlFlagIsSet(_flags2, 0x8)
                 field = 14
-                let _storiesPinnedAvailable = tlFlagIsSet(_flags2, 0x20)
                 field = 15
-                let _viewForumAsMessages = tlFlagIsSet(_flags2, 0x40)
                 field = 16
-                let _restrictedSponsored = tlFlagIsSet(_flags2, 0x800)
                 field = 17
-                let _canViewRevenue = tlFlagIsSet(_flags2, 0x1000)
                 field = 18
-                let _paidMediaAllowed = tlFlagIsSet(_flags2, 0x4000)
                 field = 19
-                let _canViewStarsRevenue = tlFlagIsSet(_flags2, 0x8000)
                 field = 20
-                let _paidReactionsAvailable = tlFlagIsSet(_flags2, 0x10000)
                 field = 21
-                let _stargiftsAvailable = tlFlagIsSet(_flags2, 0x80000)
                 field = 22
-                let _paidMessagesAvailable = tlFlagIsSet(_flags2, 0x100000)
                 field = 23
-                let _hasWelcomeMessages = tlFlagIsSet(_flags2, 0x1000000)
                 field = 24
                 let _id = try reader.readInt64()
                 field = 25
@@ -1428,7 +1460,7 @@ extension Api {
                 if tlFlagIsSet(_flags2, 0x800000) {
                     _guardBotId = try reader.readInt64()
                 }
-                return .channelFull(Cons_channelFull(canViewParticipants: _canViewParticipants, canSetUsername: _canSetUsername, canSetStickers: _canSetStickers, hiddenPrehistory: _hiddenPrehistory, canSetLocation: _canSetLocation, hasScheduled: _hasScheduled, canViewStats: _canViewStats, blocked: _blocked, canDeleteChannel: _canDeleteChannel, antispam: _antispam, participantsHidden: _participantsHidden, translationsDisabled: _translationsDisabled, storiesPinnedAvailable: _storiesPinnedAvailable, viewForumAsMessages: _viewForumAsMessages, restrictedSponsored: _restrictedSponsored, canViewRevenue: _canViewRevenue, paidMediaAllowed: _paidMediaAllowed, canViewStarsRevenue: _canViewStarsRevenue, paidReactionsAvailable: _paidReactionsAvailable, stargiftsAvailable: _stargiftsAvailable, paidMessagesAvailable: _paidMessagesAvailable, hasWelcomeMessages: _hasWelcomeMessages, id: _id, about: _about, participantsCount: _participantsCount, adminsCount: _adminsCount, kickedCount: _kickedCount, bannedCount: _bannedCount, onlineCount: _onlineCount, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, chatPhoto: _chatPhoto, notifySettings: _notifySettings, exportedInvite: _exportedInvite, botInfo: _botInfo, migratedFromChatId: _migratedFromChatId, migratedFromMaxId: _migratedFromMaxId, pinnedMsgId: _pinnedMsgId, stickerset: _stickerset, availableMinId: _availableMinId, folderId: _folderId, linkedChatId: _linkedChatId, location: _location, slowmodeSeconds: _slowmodeSeconds, slowmodeNextSendDate: _slowmodeNextSendDate, statsDc: _statsDc, pts: _pts, call: _call, ttlPeriod: _ttlPeriod, pendingSuggestions: _pendingSuggestions, groupcallDefaultJoinAs: _groupcallDefaultJoinAs, themeEmoticon: _themeEmoticon, requestsPending: _requestsPending, recentRequesters: _recentRequesters, defaultSendAs: _defaultSendAs, availableReactions: _availableReactions, reactionsLimit: _reactionsLimit, stories: _stories, wallpaper: _wallpaper, boostsApplied: _boostsApplied, boostsUnrestrict: _boostsUnrestrict, emojiset: _emojiset, botVerification: _botVerification, stargiftsCount: _stargiftsCount, sendPaidMessagesStars: _sendPaidMessagesStars, mainTab: _mainTab, guardBotId: _guardBotId))
+                return .channelFull(Cons_channelFull(_flags & 0x7fffffff, _flags2 & 0x1ffffff, id: _id, about: _about, participantsCount: _participantsCount, adminsCount: _adminsCount, kickedCount: _kickedCount, bannedCount: _bannedCount, onlineCount: _onlineCount, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, chatPhoto: _chatPhoto, notifySettings: _notifySettings, exportedInvite: _exportedInvite, botInfo: _botInfo, migratedFromChatId: _migratedFromChatId, migratedFromMaxId: _migratedFromMaxId, pinnedMsgId: _pinnedMsgId, stickerset: _stickerset, availableMinId: _availableMinId, folderId: _folderId, linkedChatId: _linkedChatId, location: _location, slowmodeSeconds: _slowmodeSeconds, slowmodeNextSendDate: _slowmodeNextSendDate, statsDc: _statsDc, pts: _pts, call: _call, ttlPeriod: _ttlPeriod, pendingSuggestions: _pendingSuggestions, groupcallDefaultJoinAs: _groupcallDefaultJoinAs, themeEmoticon: _themeEmoticon, requestsPending: _requestsPending, recentRequesters: _recentRequesters, defaultSendAs: _defaultSendAs, availableReactions: _availableReactions, reactionsLimit: _reactionsLimit, stories: _stories, wallpaper: _wallpaper, boostsApplied: _boostsApplied, boostsUnrestrict: _boostsUnrestrict, emojiset: _emojiset, botVerification: _botVerification, stargiftsCount: _stargiftsCount, sendPaidMessagesStars: _sendPaidMessagesStars, mainTab: _mainTab, guardBotId: _guardBotId))
             }
             catch {
                 throw error.inside(constructor: "channelFull", fields: "flags,can_view_participants,can_set_username,can_set_stickers,hidden_prehistory,can_set_location,has_scheduled,can_view_stats,blocked,flags2,can_delete_channel,antispam,participants_hidden,translations_disabled,stories_pinned_available,view_forum_as_messages,restricted_sponsored,can_view_revenue,paid_media_allowed,can_view_stars_revenue,paid_reactions_available,stargifts_available,paid_messages_available,has_welcome_messages,id,about,participants_count,admins_count,kicked_count,banned_count,online_count,read_inbox_max_id,read_outbox_max_id,unread_count,chat_photo,notify_settings,exported_invite,bot_info,migrated_from_chat_id,migrated_from_max_id,pinned_msg_id,stickerset,available_min_id,folder_id,linked_chat_id,location,slowmode_seconds,slowmode_next_send_date,stats_dc,pts,call,ttl_period,pending_suggestions,groupcall_default_join_as,theme_emoticon,requests_pending,recent_requesters,default_send_as,available_reactions,reactions_limit,stories,wallpaper,boosts_applied,boosts_unrestrict,emojiset,bot_verification,stargifts_count,send_paid_messages_stars,main_tab,guard_bot_id", index: field)
@@ -1462,7 +1494,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _peerLinkRequestsPending = try reader.readInt32()
                 }
-                return .communityFull(Cons_communityFull(id: _id, about: _about, chatPhoto: _chatPhoto, linkedPeers: _linkedPeers, adminsCount: _adminsCount, kickedCount: _kickedCount, peerLinkRequestsPending: _peerLinkRequestsPending))
+                return .communityFull(Cons_communityFull(_flags & 0x7, id: _id, about: _about, chatPhoto: _chatPhoto, linkedPeers: _linkedPeers, adminsCount: _adminsCount, kickedCount: _kickedCount, peerLinkRequestsPending: _peerLinkRequestsPending))
             }
             catch {
                 throw error.inside(constructor: "communityFull", fields: "flags,id,about,chat_photo,linked_peers,admins_count,kicked_count,peer_link_requests_pending", index: field)
@@ -2004,8 +2036,8 @@ extension Api {
 
         /// `messageActionPaymentSentMe#ffa00ccc flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string charge:PaymentCharge subscription_until_date:flags.4?int = MessageAction;`
         public final class Cons_messageActionPaymentSentMe: Sendable {
-            public let recurringInit: Bool
-            public let recurringUsed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currency: String
             public let totalAmount: Int64
             public let payload: [UInt8]
@@ -2013,10 +2045,17 @@ extension Api {
             public let shippingOptionId: String?
             public let charge: Api.PaymentCharge
             public let subscriptionUntilDate: Int32?
+            public var recurringInit: Bool { tlFlagIsSet(flags, 0x4) }
+            public var recurringUsed: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(recurringInit: Bool = false, recurringUsed: Bool = false, currency: String, totalAmount: Int64, payload: [UInt8], info: Api.PaymentRequestedInfo? = nil, shippingOptionId: String? = nil, charge: Api.PaymentCharge, subscriptionUntilDate: Int32? = nil) {
-                self.recurringInit = recurringInit
-                self.recurringUsed = recurringUsed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: recurringInit)
+                tlSetFlag(&_flags, 0x8, when: recurringUsed)
+                tlSetFlag(&_flags, 0x1, when: info != nil)
+                tlSetFlag(&_flags, 0x2, when: shippingOptionId != nil)
+                tlSetFlag(&_flags, 0x10, when: subscriptionUntilDate != nil)
+                self.flags = _flags
                 self.currency = currency
                 self.totalAmount = totalAmount
                 self.payload = payload
@@ -2026,68 +2065,76 @@ extension Api {
                 self.subscriptionUntilDate = subscriptionUntilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: recurringInit)
-                tlSetFlag(&flags, 0x8, when: recurringUsed)
-                tlSetFlag(&flags, 0x1, when: info != nil)
-                tlSetFlag(&flags, 0x2, when: shippingOptionId != nil)
-                tlSetFlag(&flags, 0x10, when: subscriptionUntilDate != nil)
-                return flags
+            init(_ _flags: Int32, currency: String, totalAmount: Int64, payload: [UInt8], info: Api.PaymentRequestedInfo?, shippingOptionId: String?, charge: Api.PaymentCharge, subscriptionUntilDate: Int32?) {
+                self.flags = _flags
+                self.currency = currency
+                self.totalAmount = totalAmount
+                self.payload = payload
+                self.info = info
+                self.shippingOptionId = shippingOptionId
+                self.charge = charge
+                self.subscriptionUntilDate = subscriptionUntilDate
             }
         }
 
         /// `messageActionPaymentSent#c624b16e flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long invoice_slug:flags.0?string subscription_until_date:flags.4?int = MessageAction;`
         public final class Cons_messageActionPaymentSent: Sendable {
-            public let recurringInit: Bool
-            public let recurringUsed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currency: String
             public let totalAmount: Int64
             public let invoiceSlug: String?
             public let subscriptionUntilDate: Int32?
+            public var recurringInit: Bool { tlFlagIsSet(flags, 0x4) }
+            public var recurringUsed: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(recurringInit: Bool = false, recurringUsed: Bool = false, currency: String, totalAmount: Int64, invoiceSlug: String? = nil, subscriptionUntilDate: Int32? = nil) {
-                self.recurringInit = recurringInit
-                self.recurringUsed = recurringUsed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: recurringInit)
+                tlSetFlag(&_flags, 0x8, when: recurringUsed)
+                tlSetFlag(&_flags, 0x1, when: invoiceSlug != nil)
+                tlSetFlag(&_flags, 0x10, when: subscriptionUntilDate != nil)
+                self.flags = _flags
                 self.currency = currency
                 self.totalAmount = totalAmount
                 self.invoiceSlug = invoiceSlug
                 self.subscriptionUntilDate = subscriptionUntilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: recurringInit)
-                tlSetFlag(&flags, 0x8, when: recurringUsed)
-                tlSetFlag(&flags, 0x1, when: invoiceSlug != nil)
-                tlSetFlag(&flags, 0x10, when: subscriptionUntilDate != nil)
-                return flags
+            init(_ _flags: Int32, currency: String, totalAmount: Int64, invoiceSlug: String?, subscriptionUntilDate: Int32?) {
+                self.flags = _flags
+                self.currency = currency
+                self.totalAmount = totalAmount
+                self.invoiceSlug = invoiceSlug
+                self.subscriptionUntilDate = subscriptionUntilDate
             }
         }
 
         /// `messageActionPhoneCall#80e11a7f flags:# video:flags.2?true call_id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = MessageAction;`
         public final class Cons_messageActionPhoneCall: Sendable {
-            public let video: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let callId: Int64
             public let reason: Api.PhoneCallDiscardReason?
             public let duration: Int32?
+            public var video: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(video: Bool = false, callId: Int64, reason: Api.PhoneCallDiscardReason? = nil, duration: Int32? = nil) {
-                self.video = video
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: video)
+                tlSetFlag(&_flags, 0x1, when: reason != nil)
+                tlSetFlag(&_flags, 0x2, when: duration != nil)
+                self.flags = _flags
                 self.callId = callId
                 self.reason = reason
                 self.duration = duration
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: video)
-                tlSetFlag(&flags, 0x1, when: reason != nil)
-                tlSetFlag(&flags, 0x2, when: duration != nil)
-                return flags
+            init(_ _flags: Int32, callId: Int64, reason: Api.PhoneCallDiscardReason?, duration: Int32?) {
+                self.flags = _flags
+                self.callId = callId
+                self.reason = reason
+                self.duration = duration
             }
         }
 
@@ -2102,26 +2149,28 @@ extension Api {
 
         /// `messageActionBotAllowed#c516d679 flags:# attach_menu:flags.1?true from_request:flags.3?true domain:flags.0?string app:flags.2?BotApp = MessageAction;`
         public final class Cons_messageActionBotAllowed: Sendable {
-            public let attachMenu: Bool
-            public let fromRequest: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let domain: String?
             public let app: Api.BotApp?
+            public var attachMenu: Bool { tlFlagIsSet(flags, 0x2) }
+            public var fromRequest: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(attachMenu: Bool = false, fromRequest: Bool = false, domain: String? = nil, app: Api.BotApp? = nil) {
-                self.attachMenu = attachMenu
-                self.fromRequest = fromRequest
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: attachMenu)
+                tlSetFlag(&_flags, 0x8, when: fromRequest)
+                tlSetFlag(&_flags, 0x1, when: domain != nil)
+                tlSetFlag(&_flags, 0x4, when: app != nil)
+                self.flags = _flags
                 self.domain = domain
                 self.app = app
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: attachMenu)
-                tlSetFlag(&flags, 0x8, when: fromRequest)
-                tlSetFlag(&flags, 0x1, when: domain != nil)
-                tlSetFlag(&flags, 0x4, when: app != nil)
-                return flags
+            init(_ _flags: Int32, domain: String?, app: Api.BotApp?) {
+                self.flags = _flags
+                self.domain = domain
+                self.app = app
             }
         }
 
@@ -2160,19 +2209,23 @@ extension Api {
 
         /// `messageActionGroupCall#7a0d7f42 flags:# call:InputGroupCall duration:flags.0?int = MessageAction;`
         public final class Cons_messageActionGroupCall: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let call: Api.InputGroupCall
             public let duration: Int32?
 
             public init(call: Api.InputGroupCall, duration: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: duration != nil)
+                self.flags = _flags
                 self.call = call
                 self.duration = duration
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: duration != nil)
-                return flags
+            init(_ _flags: Int32, call: Api.InputGroupCall, duration: Int32?) {
+                self.flags = _flags
+                self.call = call
+                self.duration = duration
             }
         }
 
@@ -2189,19 +2242,23 @@ extension Api {
 
         /// `messageActionSetMessagesTTL#3c134d7b flags:# period:int auto_setting_from:flags.0?long = MessageAction;`
         public final class Cons_messageActionSetMessagesTTL: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let period: Int32
             public let autoSettingFrom: Int64?
 
             public init(period: Int32, autoSettingFrom: Int64? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: autoSettingFrom != nil)
+                self.flags = _flags
                 self.period = period
                 self.autoSettingFrom = autoSettingFrom
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: autoSettingFrom != nil)
-                return flags
+            init(_ _flags: Int32, period: Int32, autoSettingFrom: Int64?) {
+                self.flags = _flags
+                self.period = period
+                self.autoSettingFrom = autoSettingFrom
             }
         }
 
@@ -2247,6 +2304,8 @@ extension Api {
 
         /// `messageActionGiftPremium#48e91302 flags:# currency:string amount:long days:int crypto_currency:flags.0?string crypto_amount:flags.0?long message:flags.1?TextWithEntities = MessageAction;`
         public final class Cons_messageActionGiftPremium: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currency: String
             public let amount: Int64
             public let days: Int32
@@ -2255,6 +2314,10 @@ extension Api {
             public let message: Api.TextWithEntities?
 
             public init(currency: String, amount: Int64, days: Int32, cryptoCurrency: String? = nil, cryptoAmount: Int64? = nil, message: Api.TextWithEntities? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: cryptoCurrency != nil && cryptoAmount != nil)
+                tlSetFlag(&_flags, 0x2, when: message != nil)
+                self.flags = _flags
                 self.currency = currency
                 self.amount = amount
                 self.days = days
@@ -2263,60 +2326,72 @@ extension Api {
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: cryptoCurrency != nil && cryptoAmount != nil)
-                tlSetFlag(&flags, 0x2, when: message != nil)
-                return flags
+            init(_ _flags: Int32, currency: String, amount: Int64, days: Int32, cryptoCurrency: String?, cryptoAmount: Int64?, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.currency = currency
+                self.amount = amount
+                self.days = days
+                self.cryptoCurrency = cryptoCurrency
+                self.cryptoAmount = cryptoAmount
+                self.message = message
             }
         }
 
         /// `messageActionTopicCreate#0d999256 flags:# title_missing:flags.1?true title:string icon_color:int icon_emoji_id:flags.0?long = MessageAction;`
         public final class Cons_messageActionTopicCreate: Sendable {
-            public let titleMissing: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String
             public let iconColor: Int32
             public let iconEmojiId: Int64?
+            public var titleMissing: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(titleMissing: Bool = false, title: String, iconColor: Int32, iconEmojiId: Int64? = nil) {
-                self.titleMissing = titleMissing
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: titleMissing)
+                tlSetFlag(&_flags, 0x1, when: iconEmojiId != nil)
+                self.flags = _flags
                 self.title = title
                 self.iconColor = iconColor
                 self.iconEmojiId = iconEmojiId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: titleMissing)
-                tlSetFlag(&flags, 0x1, when: iconEmojiId != nil)
-                return flags
+            init(_ _flags: Int32, title: String, iconColor: Int32, iconEmojiId: Int64?) {
+                self.flags = _flags
+                self.title = title
+                self.iconColor = iconColor
+                self.iconEmojiId = iconEmojiId
             }
         }
 
         /// `messageActionTopicEdit#c0944820 flags:# title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = MessageAction;`
         public final class Cons_messageActionTopicEdit: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String?
             public let iconEmojiId: Int64?
             public let closed: Bool?
             public let hidden: Bool?
 
             public init(title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: title != nil)
+                tlSetFlag(&_flags, 0x2, when: iconEmojiId != nil)
+                tlSetFlag(&_flags, 0x4, when: closed != nil)
+                tlSetFlag(&_flags, 0x8, when: hidden != nil)
+                self.flags = _flags
                 self.title = title
                 self.iconEmojiId = iconEmojiId
                 self.closed = closed
                 self.hidden = hidden
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: title != nil)
-                tlSetFlag(&flags, 0x2, when: iconEmojiId != nil)
-                tlSetFlag(&flags, 0x4, when: closed != nil)
-                tlSetFlag(&flags, 0x8, when: hidden != nil)
-                return flags
+            init(_ _flags: Int32, title: String?, iconEmojiId: Int64?, closed: Bool?, hidden: Bool?) {
+                self.flags = _flags
+                self.title = title
+                self.iconEmojiId = iconEmojiId
+                self.closed = closed
+                self.hidden = hidden
             }
         }
 
@@ -2342,29 +2417,30 @@ extension Api {
 
         /// `messageActionSetChatWallPaper#5060a3f4 flags:# same:flags.0?true for_both:flags.1?true wallpaper:WallPaper = MessageAction;`
         public final class Cons_messageActionSetChatWallPaper: Sendable {
-            public let same: Bool
-            public let forBoth: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let wallpaper: Api.WallPaper
+            public var same: Bool { tlFlagIsSet(flags, 0x1) }
+            public var forBoth: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(same: Bool = false, forBoth: Bool = false, wallpaper: Api.WallPaper) {
-                self.same = same
-                self.forBoth = forBoth
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: same)
+                tlSetFlag(&_flags, 0x2, when: forBoth)
+                self.flags = _flags
                 self.wallpaper = wallpaper
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: same)
-                tlSetFlag(&flags, 0x2, when: forBoth)
-                return flags
+            init(_ _flags: Int32, wallpaper: Api.WallPaper) {
+                self.flags = _flags
+                self.wallpaper = wallpaper
             }
         }
 
         /// `messageActionGiftCode#31c48347 flags:# via_giveaway:flags.0?true unclaimed:flags.5?true boost_peer:flags.1?Peer days:int slug:string currency:flags.2?string amount:flags.2?long crypto_currency:flags.3?string crypto_amount:flags.3?long message:flags.4?TextWithEntities = MessageAction;`
         public final class Cons_messageActionGiftCode: Sendable {
-            public let viaGiveaway: Bool
-            public let unclaimed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let boostPeer: Api.Peer?
             public let days: Int32
             public let slug: String
@@ -2373,10 +2449,18 @@ extension Api {
             public let cryptoCurrency: String?
             public let cryptoAmount: Int64?
             public let message: Api.TextWithEntities?
+            public var viaGiveaway: Bool { tlFlagIsSet(flags, 0x1) }
+            public var unclaimed: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(viaGiveaway: Bool = false, unclaimed: Bool = false, boostPeer: Api.Peer? = nil, days: Int32, slug: String, currency: String? = nil, amount: Int64? = nil, cryptoCurrency: String? = nil, cryptoAmount: Int64? = nil, message: Api.TextWithEntities? = nil) {
-                self.viaGiveaway = viaGiveaway
-                self.unclaimed = unclaimed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: viaGiveaway)
+                tlSetFlag(&_flags, 0x20, when: unclaimed)
+                tlSetFlag(&_flags, 0x2, when: boostPeer != nil)
+                tlSetFlag(&_flags, 0x4, when: currency != nil && amount != nil)
+                tlSetFlag(&_flags, 0x8, when: cryptoCurrency != nil && cryptoAmount != nil)
+                tlSetFlag(&_flags, 0x10, when: message != nil)
+                self.flags = _flags
                 self.boostPeer = boostPeer
                 self.days = days
                 self.slug = slug
@@ -2387,52 +2471,58 @@ extension Api {
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: viaGiveaway)
-                tlSetFlag(&flags, 0x20, when: unclaimed)
-                tlSetFlag(&flags, 0x2, when: boostPeer != nil)
-                tlSetFlag(&flags, 0x4, when: currency != nil && amount != nil)
-                tlSetFlag(&flags, 0x8, when: cryptoCurrency != nil && cryptoAmount != nil)
-                tlSetFlag(&flags, 0x10, when: message != nil)
-                return flags
+            init(_ _flags: Int32, boostPeer: Api.Peer?, days: Int32, slug: String, currency: String?, amount: Int64?, cryptoCurrency: String?, cryptoAmount: Int64?, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.boostPeer = boostPeer
+                self.days = days
+                self.slug = slug
+                self.currency = currency
+                self.amount = amount
+                self.cryptoCurrency = cryptoCurrency
+                self.cryptoAmount = cryptoAmount
+                self.message = message
             }
         }
 
         /// `messageActionGiveawayLaunch#a80f51e4 flags:# stars:flags.0?long = MessageAction;`
         public final class Cons_messageActionGiveawayLaunch: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stars: Int64?
 
             public init(stars: Int64? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: stars != nil)
+                self.flags = _flags
                 self.stars = stars
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: stars != nil)
-                return flags
+            init(_ _flags: Int32, stars: Int64?) {
+                self.flags = _flags
+                self.stars = stars
             }
         }
 
         /// `messageActionGiveawayResults#87e2f155 flags:# stars:flags.0?true winners_count:int unclaimed_count:int = MessageAction;`
         public final class Cons_messageActionGiveawayResults: Sendable {
-            public let stars: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let winnersCount: Int32
             public let unclaimedCount: Int32
+            public var stars: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(stars: Bool = false, winnersCount: Int32, unclaimedCount: Int32) {
-                self.stars = stars
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: stars)
+                self.flags = _flags
                 self.winnersCount = winnersCount
                 self.unclaimedCount = unclaimedCount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: stars)
-                return flags
+            init(_ _flags: Int32, winnersCount: Int32, unclaimedCount: Int32) {
+                self.flags = _flags
+                self.winnersCount = winnersCount
+                self.unclaimedCount = unclaimedCount
             }
         }
 
@@ -2458,6 +2548,8 @@ extension Api {
 
         /// `messageActionPaymentRefunded#41b3e202 flags:# peer:Peer currency:string total_amount:long payload:flags.0?bytes charge:PaymentCharge = MessageAction;`
         public final class Cons_messageActionPaymentRefunded: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let currency: String
             public let totalAmount: Int64
@@ -2465,6 +2557,9 @@ extension Api {
             public let charge: Api.PaymentCharge
 
             public init(peer: Api.Peer, currency: String, totalAmount: Int64, payload: [UInt8]? = nil, charge: Api.PaymentCharge) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: payload != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.currency = currency
                 self.totalAmount = totalAmount
@@ -2472,16 +2567,20 @@ extension Api {
                 self.charge = charge
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: payload != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, currency: String, totalAmount: Int64, payload: [UInt8]?, charge: Api.PaymentCharge) {
+                self.flags = _flags
+                self.peer = peer
+                self.currency = currency
+                self.totalAmount = totalAmount
+                self.payload = payload
+                self.charge = charge
             }
         }
 
         /// `messageActionGiftStars#45d5b021 flags:# currency:string amount:long stars:long crypto_currency:flags.0?string crypto_amount:flags.0?long transaction_id:flags.1?string = MessageAction;`
         public final class Cons_messageActionGiftStars: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currency: String
             public let amount: Int64
             public let stars: Int64
@@ -2490,6 +2589,10 @@ extension Api {
             public let transactionId: String?
 
             public init(currency: String, amount: Int64, stars: Int64, cryptoCurrency: String? = nil, cryptoAmount: Int64? = nil, transactionId: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: cryptoCurrency != nil && cryptoAmount != nil)
+                tlSetFlag(&_flags, 0x2, when: transactionId != nil)
+                self.flags = _flags
                 self.currency = currency
                 self.amount = amount
                 self.stars = stars
@@ -2498,49 +2601,50 @@ extension Api {
                 self.transactionId = transactionId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: cryptoCurrency != nil && cryptoAmount != nil)
-                tlSetFlag(&flags, 0x2, when: transactionId != nil)
-                return flags
+            init(_ _flags: Int32, currency: String, amount: Int64, stars: Int64, cryptoCurrency: String?, cryptoAmount: Int64?, transactionId: String?) {
+                self.flags = _flags
+                self.currency = currency
+                self.amount = amount
+                self.stars = stars
+                self.cryptoCurrency = cryptoCurrency
+                self.cryptoAmount = cryptoAmount
+                self.transactionId = transactionId
             }
         }
 
         /// `messageActionPrizeStars#b00c47a2 flags:# unclaimed:flags.0?true stars:long transaction_id:string boost_peer:Peer giveaway_msg_id:int = MessageAction;`
         public final class Cons_messageActionPrizeStars: Sendable {
-            public let unclaimed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stars: Int64
             public let transactionId: String
             public let boostPeer: Api.Peer
             public let giveawayMsgId: Int32
+            public var unclaimed: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(unclaimed: Bool = false, stars: Int64, transactionId: String, boostPeer: Api.Peer, giveawayMsgId: Int32) {
-                self.unclaimed = unclaimed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: unclaimed)
+                self.flags = _flags
                 self.stars = stars
                 self.transactionId = transactionId
                 self.boostPeer = boostPeer
                 self.giveawayMsgId = giveawayMsgId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: unclaimed)
-                return flags
+            init(_ _flags: Int32, stars: Int64, transactionId: String, boostPeer: Api.Peer, giveawayMsgId: Int32) {
+                self.flags = _flags
+                self.stars = stars
+                self.transactionId = transactionId
+                self.boostPeer = boostPeer
+                self.giveawayMsgId = giveawayMsgId
             }
         }
 
         /// `messageActionStarGift#ea2c31d3 flags:# name_hidden:flags.0?true saved:flags.2?true converted:flags.3?true upgraded:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true prepaid_upgrade:flags.13?true upgrade_separate:flags.16?true auction_acquired:flags.17?true gift:StarGift message:flags.1?TextWithEntities convert_stars:flags.4?long upgrade_msg_id:flags.5?int upgrade_stars:flags.8?long from_id:flags.11?Peer peer:flags.12?Peer saved_id:flags.12?long prepaid_upgrade_hash:flags.14?string gift_msg_id:flags.15?int to_id:flags.18?Peer gift_num:flags.19?int = MessageAction;`
         public final class Cons_messageActionStarGift: Sendable {
-            public let nameHidden: Bool
-            public let saved: Bool
-            public let converted: Bool
-            public let refunded: Bool
-            public let canUpgrade: Bool
-            public let prepaidUpgrade: Bool
-            public let upgradeSeparate: Bool
-            public let auctionAcquired: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let gift: Api.StarGift
             public let message: Api.TextWithEntities?
             public let convertStars: Int64?
@@ -2553,18 +2657,38 @@ extension Api {
             public let giftMsgId: Int32?
             public let toId: Api.Peer?
             public let giftNum: Int32?
+            public var nameHidden: Bool { tlFlagIsSet(flags, 0x1) }
+            public var saved: Bool { tlFlagIsSet(flags, 0x4) }
+            public var converted: Bool { tlFlagIsSet(flags, 0x8) }
+            public var refunded: Bool { tlFlagIsSet(flags, 0x200) }
+            public var canUpgrade: Bool { tlFlagIsSet(flags, 0x400) }
+            public var prepaidUpgrade: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var upgradeSeparate: Bool { tlFlagIsSet(flags, 0x10000) }
+            public var auctionAcquired: Bool { tlFlagIsSet(flags, 0x20000) }
             /// `upgraded` shares its bit with value fields: set exactly when they are.
             public var upgraded: Bool { upgradeMsgId != nil }
 
             public init(nameHidden: Bool = false, saved: Bool = false, converted: Bool = false, refunded: Bool = false, canUpgrade: Bool = false, prepaidUpgrade: Bool = false, upgradeSeparate: Bool = false, auctionAcquired: Bool = false, gift: Api.StarGift, message: Api.TextWithEntities? = nil, convertStars: Int64? = nil, upgradeMsgId: Int32? = nil, upgradeStars: Int64? = nil, fromId: Api.Peer? = nil, peer: Api.Peer? = nil, savedId: Int64? = nil, prepaidUpgradeHash: String? = nil, giftMsgId: Int32? = nil, toId: Api.Peer? = nil, giftNum: Int32? = nil) {
-                self.nameHidden = nameHidden
-                self.saved = saved
-                self.converted = converted
-                self.refunded = refunded
-                self.canUpgrade = canUpgrade
-                self.prepaidUpgrade = prepaidUpgrade
-                self.upgradeSeparate = upgradeSeparate
-                self.auctionAcquired = auctionAcquired
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nameHidden)
+                tlSetFlag(&_flags, 0x4, when: saved)
+                tlSetFlag(&_flags, 0x8, when: converted)
+                tlSetFlag(&_flags, 0x200, when: refunded)
+                tlSetFlag(&_flags, 0x400, when: canUpgrade)
+                tlSetFlag(&_flags, 0x2000, when: prepaidUpgrade)
+                tlSetFlag(&_flags, 0x10000, when: upgradeSeparate)
+                tlSetFlag(&_flags, 0x20000, when: auctionAcquired)
+                tlSetFlag(&_flags, 0x2, when: message != nil)
+                tlSetFlag(&_flags, 0x10, when: convertStars != nil)
+                tlSetFlag(&_flags, 0x20, when: upgradeMsgId != nil)
+                tlSetFlag(&_flags, 0x100, when: upgradeStars != nil)
+                tlSetFlag(&_flags, 0x800, when: fromId != nil)
+                tlSetFlag(&_flags, 0x1000, when: peer != nil && savedId != nil)
+                tlSetFlag(&_flags, 0x4000, when: prepaidUpgradeHash != nil)
+                tlSetFlag(&_flags, 0x8000, when: giftMsgId != nil)
+                tlSetFlag(&_flags, 0x40000, when: toId != nil)
+                tlSetFlag(&_flags, 0x80000, when: giftNum != nil)
+                self.flags = _flags
                 self.gift = gift
                 self.message = message
                 self.convertStars = convertStars
@@ -2579,42 +2703,27 @@ extension Api {
                 self.giftNum = giftNum
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nameHidden)
-                tlSetFlag(&flags, 0x4, when: saved)
-                tlSetFlag(&flags, 0x8, when: converted)
-                tlSetFlag(&flags, 0x200, when: refunded)
-                tlSetFlag(&flags, 0x400, when: canUpgrade)
-                tlSetFlag(&flags, 0x2000, when: prepaidUpgrade)
-                tlSetFlag(&flags, 0x10000, when: upgradeSeparate)
-                tlSetFlag(&flags, 0x20000, when: auctionAcquired)
-                tlSetFlag(&flags, 0x2, when: message != nil)
-                tlSetFlag(&flags, 0x10, when: convertStars != nil)
-                tlSetFlag(&flags, 0x20, when: upgradeMsgId != nil)
-                tlSetFlag(&flags, 0x100, when: upgradeStars != nil)
-                tlSetFlag(&flags, 0x800, when: fromId != nil)
-                tlSetFlag(&flags, 0x1000, when: peer != nil && savedId != nil)
-                tlSetFlag(&flags, 0x4000, when: prepaidUpgradeHash != nil)
-                tlSetFlag(&flags, 0x8000, when: giftMsgId != nil)
-                tlSetFlag(&flags, 0x40000, when: toId != nil)
-                tlSetFlag(&flags, 0x80000, when: giftNum != nil)
-                return flags
+            init(_ _flags: Int32, gift: Api.StarGift, message: Api.TextWithEntities?, convertStars: Int64?, upgradeMsgId: Int32?, upgradeStars: Int64?, fromId: Api.Peer?, peer: Api.Peer?, savedId: Int64?, prepaidUpgradeHash: String?, giftMsgId: Int32?, toId: Api.Peer?, giftNum: Int32?) {
+                self.flags = _flags
+                self.gift = gift
+                self.message = message
+                self.convertStars = convertStars
+                self.upgradeMsgId = upgradeMsgId
+                self.upgradeStars = upgradeStars
+                self.fromId = fromId
+                self.peer = peer
+                self.savedId = savedId
+                self.prepaidUpgradeHash = prepaidUpgradeHash
+                self.giftMsgId = giftMsgId
+                self.toId = toId
+                self.giftNum = giftNum
             }
         }
 
         /// `messageActionStarGiftUnique#7e1c1187 flags:# upgrade:flags.0?true transferred:flags.1?true saved:flags.2?true refunded:flags.5?true prepaid_upgrade:flags.11?true assigned:flags.13?true from_offer:flags.14?true craft:flags.16?true name_hidden:flags.17?true gift:StarGift can_export_at:flags.3?int transfer_stars:flags.4?long from_id:flags.6?Peer peer:flags.7?Peer saved_id:flags.7?long resale_amount:flags.8?StarsAmount can_transfer_at:flags.9?int can_resell_at:flags.10?int drop_original_details_stars:flags.12?long can_craft_at:flags.15?int message:flags.18?TextWithEntities = MessageAction;`
         public final class Cons_messageActionStarGiftUnique: Sendable {
-            public let upgrade: Bool
-            public let transferred: Bool
-            public let saved: Bool
-            public let refunded: Bool
-            public let prepaidUpgrade: Bool
-            public let assigned: Bool
-            public let fromOffer: Bool
-            public let craft: Bool
-            public let nameHidden: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let gift: Api.StarGift
             public let canExportAt: Int32?
             public let transferStars: Int64?
@@ -2627,17 +2736,38 @@ extension Api {
             public let dropOriginalDetailsStars: Int64?
             public let canCraftAt: Int32?
             public let message: Api.TextWithEntities?
+            public var upgrade: Bool { tlFlagIsSet(flags, 0x1) }
+            public var transferred: Bool { tlFlagIsSet(flags, 0x2) }
+            public var saved: Bool { tlFlagIsSet(flags, 0x4) }
+            public var refunded: Bool { tlFlagIsSet(flags, 0x20) }
+            public var prepaidUpgrade: Bool { tlFlagIsSet(flags, 0x800) }
+            public var assigned: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var fromOffer: Bool { tlFlagIsSet(flags, 0x4000) }
+            public var craft: Bool { tlFlagIsSet(flags, 0x10000) }
+            public var nameHidden: Bool { tlFlagIsSet(flags, 0x20000) }
 
             public init(upgrade: Bool = false, transferred: Bool = false, saved: Bool = false, refunded: Bool = false, prepaidUpgrade: Bool = false, assigned: Bool = false, fromOffer: Bool = false, craft: Bool = false, nameHidden: Bool = false, gift: Api.StarGift, canExportAt: Int32? = nil, transferStars: Int64? = nil, fromId: Api.Peer? = nil, peer: Api.Peer? = nil, savedId: Int64? = nil, resaleAmount: Api.StarsAmount? = nil, canTransferAt: Int32? = nil, canResellAt: Int32? = nil, dropOriginalDetailsStars: Int64? = nil, canCraftAt: Int32? = nil, message: Api.TextWithEntities? = nil) {
-                self.upgrade = upgrade
-                self.transferred = transferred
-                self.saved = saved
-                self.refunded = refunded
-                self.prepaidUpgrade = prepaidUpgrade
-                self.assigned = assigned
-                self.fromOffer = fromOffer
-                self.craft = craft
-                self.nameHidden = nameHidden
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: upgrade)
+                tlSetFlag(&_flags, 0x2, when: transferred)
+                tlSetFlag(&_flags, 0x4, when: saved)
+                tlSetFlag(&_flags, 0x20, when: refunded)
+                tlSetFlag(&_flags, 0x800, when: prepaidUpgrade)
+                tlSetFlag(&_flags, 0x2000, when: assigned)
+                tlSetFlag(&_flags, 0x4000, when: fromOffer)
+                tlSetFlag(&_flags, 0x10000, when: craft)
+                tlSetFlag(&_flags, 0x20000, when: nameHidden)
+                tlSetFlag(&_flags, 0x8, when: canExportAt != nil)
+                tlSetFlag(&_flags, 0x10, when: transferStars != nil)
+                tlSetFlag(&_flags, 0x40, when: fromId != nil)
+                tlSetFlag(&_flags, 0x80, when: peer != nil && savedId != nil)
+                tlSetFlag(&_flags, 0x100, when: resaleAmount != nil)
+                tlSetFlag(&_flags, 0x200, when: canTransferAt != nil)
+                tlSetFlag(&_flags, 0x400, when: canResellAt != nil)
+                tlSetFlag(&_flags, 0x1000, when: dropOriginalDetailsStars != nil)
+                tlSetFlag(&_flags, 0x8000, when: canCraftAt != nil)
+                tlSetFlag(&_flags, 0x40000, when: message != nil)
+                self.flags = _flags
                 self.gift = gift
                 self.canExportAt = canExportAt
                 self.transferStars = transferStars
@@ -2652,29 +2782,20 @@ extension Api {
                 self.message = message
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: upgrade)
-                tlSetFlag(&flags, 0x2, when: transferred)
-                tlSetFlag(&flags, 0x4, when: saved)
-                tlSetFlag(&flags, 0x20, when: refunded)
-                tlSetFlag(&flags, 0x800, when: prepaidUpgrade)
-                tlSetFlag(&flags, 0x2000, when: assigned)
-                tlSetFlag(&flags, 0x4000, when: fromOffer)
-                tlSetFlag(&flags, 0x10000, when: craft)
-                tlSetFlag(&flags, 0x20000, when: nameHidden)
-                tlSetFlag(&flags, 0x8, when: canExportAt != nil)
-                tlSetFlag(&flags, 0x10, when: transferStars != nil)
-                tlSetFlag(&flags, 0x40, when: fromId != nil)
-                tlSetFlag(&flags, 0x80, when: peer != nil && savedId != nil)
-                tlSetFlag(&flags, 0x100, when: resaleAmount != nil)
-                tlSetFlag(&flags, 0x200, when: canTransferAt != nil)
-                tlSetFlag(&flags, 0x400, when: canResellAt != nil)
-                tlSetFlag(&flags, 0x1000, when: dropOriginalDetailsStars != nil)
-                tlSetFlag(&flags, 0x8000, when: canCraftAt != nil)
-                tlSetFlag(&flags, 0x40000, when: message != nil)
-                return flags
+            init(_ _flags: Int32, gift: Api.StarGift, canExportAt: Int32?, transferStars: Int64?, fromId: Api.Peer?, peer: Api.Peer?, savedId: Int64?, resaleAmount: Api.StarsAmount?, canTransferAt: Int32?, canResellAt: Int32?, dropOriginalDetailsStars: Int64?, canCraftAt: Int32?, message: Api.TextWithEntities?) {
+                self.flags = _flags
+                self.gift = gift
+                self.canExportAt = canExportAt
+                self.transferStars = transferStars
+                self.fromId = fromId
+                self.peer = peer
+                self.savedId = savedId
+                self.resaleAmount = resaleAmount
+                self.canTransferAt = canTransferAt
+                self.canResellAt = canResellAt
+                self.dropOriginalDetailsStars = dropOriginalDetailsStars
+                self.canCraftAt = canCraftAt
+                self.message = message
             }
         }
 
@@ -2691,49 +2812,53 @@ extension Api {
 
         /// `messageActionPaidMessagesPrice#84b88578 flags:# broadcast_messages_allowed:flags.0?true stars:long = MessageAction;`
         public final class Cons_messageActionPaidMessagesPrice: Sendable {
-            public let broadcastMessagesAllowed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stars: Int64
+            public var broadcastMessagesAllowed: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(broadcastMessagesAllowed: Bool = false, stars: Int64) {
-                self.broadcastMessagesAllowed = broadcastMessagesAllowed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: broadcastMessagesAllowed)
+                self.flags = _flags
                 self.stars = stars
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: broadcastMessagesAllowed)
-                return flags
+            init(_ _flags: Int32, stars: Int64) {
+                self.flags = _flags
+                self.stars = stars
             }
         }
 
         /// `messageActionConferenceCall#2ffe2f7a flags:# missed:flags.0?true active:flags.1?true video:flags.4?true call_id:long duration:flags.2?int other_participants:flags.3?Vector<Peer> = MessageAction;`
         public final class Cons_messageActionConferenceCall: Sendable {
-            public let missed: Bool
-            public let active: Bool
-            public let video: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let callId: Int64
             public let duration: Int32?
             public let otherParticipants: [Api.Peer]?
+            public var missed: Bool { tlFlagIsSet(flags, 0x1) }
+            public var active: Bool { tlFlagIsSet(flags, 0x2) }
+            public var video: Bool { tlFlagIsSet(flags, 0x10) }
 
             public init(missed: Bool = false, active: Bool = false, video: Bool = false, callId: Int64, duration: Int32? = nil, otherParticipants: [Api.Peer]? = nil) {
-                self.missed = missed
-                self.active = active
-                self.video = video
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: missed)
+                tlSetFlag(&_flags, 0x2, when: active)
+                tlSetFlag(&_flags, 0x10, when: video)
+                tlSetFlag(&_flags, 0x4, when: duration != nil)
+                tlSetFlag(&_flags, 0x8, when: otherParticipants != nil)
+                self.flags = _flags
                 self.callId = callId
                 self.duration = duration
                 self.otherParticipants = otherParticipants
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: missed)
-                tlSetFlag(&flags, 0x2, when: active)
-                tlSetFlag(&flags, 0x10, when: video)
-                tlSetFlag(&flags, 0x4, when: duration != nil)
-                tlSetFlag(&flags, 0x8, when: otherParticipants != nil)
-                return flags
+            init(_ _flags: Int32, callId: Int64, duration: Int32?, otherParticipants: [Api.Peer]?) {
+                self.flags = _flags
+                self.callId = callId
+                self.duration = duration
+                self.otherParticipants = otherParticipants
             }
         }
 
@@ -2759,29 +2884,32 @@ extension Api {
 
         /// `messageActionSuggestedPostApproval#ee7a1596 flags:# rejected:flags.0?true balance_too_low:flags.1?true reject_comment:flags.2?string schedule_date:flags.3?int price:flags.4?StarsAmount = MessageAction;`
         public final class Cons_messageActionSuggestedPostApproval: Sendable {
-            public let rejected: Bool
-            public let balanceTooLow: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let rejectComment: String?
             public let scheduleDate: Int32?
             public let price: Api.StarsAmount?
+            public var rejected: Bool { tlFlagIsSet(flags, 0x1) }
+            public var balanceTooLow: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(rejected: Bool = false, balanceTooLow: Bool = false, rejectComment: String? = nil, scheduleDate: Int32? = nil, price: Api.StarsAmount? = nil) {
-                self.rejected = rejected
-                self.balanceTooLow = balanceTooLow
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: rejected)
+                tlSetFlag(&_flags, 0x2, when: balanceTooLow)
+                tlSetFlag(&_flags, 0x4, when: rejectComment != nil)
+                tlSetFlag(&_flags, 0x8, when: scheduleDate != nil)
+                tlSetFlag(&_flags, 0x10, when: price != nil)
+                self.flags = _flags
                 self.rejectComment = rejectComment
                 self.scheduleDate = scheduleDate
                 self.price = price
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: rejected)
-                tlSetFlag(&flags, 0x2, when: balanceTooLow)
-                tlSetFlag(&flags, 0x4, when: rejectComment != nil)
-                tlSetFlag(&flags, 0x8, when: scheduleDate != nil)
-                tlSetFlag(&flags, 0x10, when: price != nil)
-                return flags
+            init(_ _flags: Int32, rejectComment: String?, scheduleDate: Int32?, price: Api.StarsAmount?) {
+                self.flags = _flags
+                self.rejectComment = rejectComment
+                self.scheduleDate = scheduleDate
+                self.price = price
             }
         }
 
@@ -2796,22 +2924,25 @@ extension Api {
 
         /// `messageActionSuggestedPostRefund#69f916f8 flags:# payer_initiated:flags.0?true = MessageAction;`
         public struct Cons_messageActionSuggestedPostRefund: Sendable {
-            public let payerInitiated: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var payerInitiated: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(payerInitiated: Bool = false) {
-                self.payerInitiated = payerInitiated
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: payerInitiated)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: payerInitiated)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
         /// `messageActionGiftTon#a8a3c699 flags:# currency:string amount:long crypto_currency:string crypto_amount:long transaction_id:flags.0?string = MessageAction;`
         public final class Cons_messageActionGiftTon: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currency: String
             public let amount: Int64
             public let cryptoCurrency: String
@@ -2819,6 +2950,9 @@ extension Api {
             public let transactionId: String?
 
             public init(currency: String, amount: Int64, cryptoCurrency: String, cryptoAmount: Int64, transactionId: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: transactionId != nil)
+                self.flags = _flags
                 self.currency = currency
                 self.amount = amount
                 self.cryptoCurrency = cryptoCurrency
@@ -2826,11 +2960,13 @@ extension Api {
                 self.transactionId = transactionId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: transactionId != nil)
-                return flags
+            init(_ _flags: Int32, currency: String, amount: Int64, cryptoCurrency: String, cryptoAmount: Int64, transactionId: String?) {
+                self.flags = _flags
+                self.currency = currency
+                self.amount = amount
+                self.cryptoCurrency = cryptoCurrency
+                self.cryptoAmount = cryptoAmount
+                self.transactionId = transactionId
             }
         }
 
@@ -2845,46 +2981,52 @@ extension Api {
 
         /// `messageActionStarGiftPurchaseOffer#774278d4 flags:# accepted:flags.0?true declined:flags.1?true gift:StarGift price:StarsAmount expires_at:int = MessageAction;`
         public final class Cons_messageActionStarGiftPurchaseOffer: Sendable {
-            public let accepted: Bool
-            public let declined: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let gift: Api.StarGift
             public let price: Api.StarsAmount
             public let expiresAt: Int32
+            public var accepted: Bool { tlFlagIsSet(flags, 0x1) }
+            public var declined: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(accepted: Bool = false, declined: Bool = false, gift: Api.StarGift, price: Api.StarsAmount, expiresAt: Int32) {
-                self.accepted = accepted
-                self.declined = declined
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: accepted)
+                tlSetFlag(&_flags, 0x2, when: declined)
+                self.flags = _flags
                 self.gift = gift
                 self.price = price
                 self.expiresAt = expiresAt
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: accepted)
-                tlSetFlag(&flags, 0x2, when: declined)
-                return flags
+            init(_ _flags: Int32, gift: Api.StarGift, price: Api.StarsAmount, expiresAt: Int32) {
+                self.flags = _flags
+                self.gift = gift
+                self.price = price
+                self.expiresAt = expiresAt
             }
         }
 
         /// `messageActionStarGiftPurchaseOfferDeclined#73ada76b flags:# expired:flags.0?true gift:StarGift price:StarsAmount = MessageAction;`
         public final class Cons_messageActionStarGiftPurchaseOfferDeclined: Sendable {
-            public let expired: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let gift: Api.StarGift
             public let price: Api.StarsAmount
+            public var expired: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(expired: Bool = false, gift: Api.StarGift, price: Api.StarsAmount) {
-                self.expired = expired
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: expired)
+                self.flags = _flags
                 self.gift = gift
                 self.price = price
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: expired)
-                return flags
+            init(_ _flags: Int32, gift: Api.StarGift, price: Api.StarsAmount) {
+                self.flags = _flags
+                self.gift = gift
+                self.price = price
             }
         }
 
@@ -2919,21 +3061,24 @@ extension Api {
 
         /// `messageActionNoForwardsRequest#3e2793ba flags:# expired:flags.0?true prev_value:Bool new_value:Bool = MessageAction;`
         public struct Cons_messageActionNoForwardsRequest: Sendable {
-            public let expired: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let prevValue: Bool
             public let newValue: Bool
+            public var expired: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(expired: Bool = false, prevValue: Bool, newValue: Bool) {
-                self.expired = expired
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: expired)
+                self.flags = _flags
                 self.prevValue = prevValue
                 self.newValue = newValue
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: expired)
-                return flags
+            init(_ _flags: Int32, prevValue: Bool, newValue: Bool) {
+                self.flags = _flags
+                self.prevValue = prevValue
+                self.newValue = newValue
             }
         }
 
@@ -2966,17 +3111,20 @@ extension Api {
 
         /// `messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;`
         public final class Cons_messageActionChangeCommunity: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let communityId: Int64?
 
             public init(communityId: Int64? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: communityId != nil)
+                self.flags = _flags
                 self.communityId = communityId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: communityId != nil)
-                return flags
+            init(_ _flags: Int32, communityId: Int64?) {
+                self.flags = _flags
+                self.communityId = communityId
             }
         }
 
@@ -3765,9 +3913,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _recurringInit = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _recurringUsed = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4
@@ -3791,7 +3937,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _subscriptionUntilDate = try reader.readInt32()
                 }
-                return .messageActionPaymentSentMe(Cons_messageActionPaymentSentMe(recurringInit: _recurringInit, recurringUsed: _recurringUsed, currency: _currency, totalAmount: _totalAmount, payload: _payload, info: _info, shippingOptionId: _shippingOptionId, charge: _charge, subscriptionUntilDate: _subscriptionUntilDate))
+                return .messageActionPaymentSentMe(Cons_messageActionPaymentSentMe(_flags & 0x1f, currency: _currency, totalAmount: _totalAmount, payload: _payload, info: _info, shippingOptionId: _shippingOptionId, charge: _charge, subscriptionUntilDate: _subscriptionUntilDate))
             }
             catch {
                 throw error.inside(constructor: "messageActionPaymentSentMe", fields: "flags,recurring_init,recurring_used,currency,total_amount,payload,info,shipping_option_id,charge,subscription_until_date", index: field)
@@ -3803,9 +3949,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _recurringInit = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _recurringUsed = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4
@@ -3820,7 +3964,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _subscriptionUntilDate = try reader.readInt32()
                 }
-                return .messageActionPaymentSent(Cons_messageActionPaymentSent(recurringInit: _recurringInit, recurringUsed: _recurringUsed, currency: _currency, totalAmount: _totalAmount, invoiceSlug: _invoiceSlug, subscriptionUntilDate: _subscriptionUntilDate))
+                return .messageActionPaymentSent(Cons_messageActionPaymentSent(_flags & 0x1d, currency: _currency, totalAmount: _totalAmount, invoiceSlug: _invoiceSlug, subscriptionUntilDate: _subscriptionUntilDate))
             }
             catch {
                 throw error.inside(constructor: "messageActionPaymentSent", fields: "flags,recurring_init,recurring_used,currency,total_amount,invoice_slug,subscription_until_date", index: field)
@@ -3832,7 +3976,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _callId = try reader.readInt64()
                 field = 3
@@ -3845,7 +3988,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _duration = try reader.readInt32()
                 }
-                return .messageActionPhoneCall(Cons_messageActionPhoneCall(video: _video, callId: _callId, reason: _reason, duration: _duration))
+                return .messageActionPhoneCall(Cons_messageActionPhoneCall(_flags & 0x7, callId: _callId, reason: _reason, duration: _duration))
             }
             catch {
                 throw error.inside(constructor: "messageActionPhoneCall", fields: "flags,video,call_id,reason,duration", index: field)
@@ -3871,9 +4014,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _attachMenu = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _fromRequest = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 var _domain: String? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -3884,7 +4025,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _app = try Api.BotApp.parse(&reader)
                 }
-                return .messageActionBotAllowed(Cons_messageActionBotAllowed(attachMenu: _attachMenu, fromRequest: _fromRequest, domain: _domain, app: _app))
+                return .messageActionBotAllowed(Cons_messageActionBotAllowed(_flags & 0xf, domain: _domain, app: _app))
             }
             catch {
                 throw error.inside(constructor: "messageActionBotAllowed", fields: "flags,attach_menu,from_request,domain,app", index: field)
@@ -3944,7 +4085,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _duration = try reader.readInt32()
                 }
-                return .messageActionGroupCall(Cons_messageActionGroupCall(call: _call, duration: _duration))
+                return .messageActionGroupCall(Cons_messageActionGroupCall(_flags & 0x1, call: _call, duration: _duration))
             }
             catch {
                 throw error.inside(constructor: "messageActionGroupCall", fields: "flags,call,duration", index: field)
@@ -3975,7 +4116,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _autoSettingFrom = try reader.readInt64()
                 }
-                return .messageActionSetMessagesTTL(Cons_messageActionSetMessagesTTL(period: _period, autoSettingFrom: _autoSettingFrom))
+                return .messageActionSetMessagesTTL(Cons_messageActionSetMessagesTTL(_flags & 0x1, period: _period, autoSettingFrom: _autoSettingFrom))
             }
             catch {
                 throw error.inside(constructor: "messageActionSetMessagesTTL", fields: "flags,period,auto_setting_from", index: field)
@@ -4057,7 +4198,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .messageActionGiftPremium(Cons_messageActionGiftPremium(currency: _currency, amount: _amount, days: _days, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, message: _message))
+                return .messageActionGiftPremium(Cons_messageActionGiftPremium(_flags & 0x3, currency: _currency, amount: _amount, days: _days, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, message: _message))
             }
             catch {
                 throw error.inside(constructor: "messageActionGiftPremium", fields: "flags,currency,amount,days,crypto_currency,crypto_amount,message", index: field)
@@ -4069,7 +4210,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _titleMissing = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _title = try reader.readTLString()
                 field = 3
@@ -4079,7 +4219,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _iconEmojiId = try reader.readInt64()
                 }
-                return .messageActionTopicCreate(Cons_messageActionTopicCreate(titleMissing: _titleMissing, title: _title, iconColor: _iconColor, iconEmojiId: _iconEmojiId))
+                return .messageActionTopicCreate(Cons_messageActionTopicCreate(_flags & 0x3, title: _title, iconColor: _iconColor, iconEmojiId: _iconEmojiId))
             }
             catch {
                 throw error.inside(constructor: "messageActionTopicCreate", fields: "flags,title_missing,title,icon_color,icon_emoji_id", index: field)
@@ -4110,7 +4250,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _hidden = try reader.readBool()
                 }
-                return .messageActionTopicEdit(Cons_messageActionTopicEdit(title: _title, iconEmojiId: _iconEmojiId, closed: _closed, hidden: _hidden))
+                return .messageActionTopicEdit(Cons_messageActionTopicEdit(_flags & 0xf, title: _title, iconEmojiId: _iconEmojiId, closed: _closed, hidden: _hidden))
             }
             catch {
                 throw error.inside(constructor: "messageActionTopicEdit", fields: "flags,title,icon_emoji_id,closed,hidden", index: field)
@@ -4145,12 +4285,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _same = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _forBoth = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _wallpaper = try Api.WallPaper.parse(&reader)
-                return .messageActionSetChatWallPaper(Cons_messageActionSetChatWallPaper(same: _same, forBoth: _forBoth, wallpaper: _wallpaper))
+                return .messageActionSetChatWallPaper(Cons_messageActionSetChatWallPaper(_flags & 0x3, wallpaper: _wallpaper))
             }
             catch {
                 throw error.inside(constructor: "messageActionSetChatWallPaper", fields: "flags,same,for_both,wallpaper", index: field)
@@ -4162,9 +4300,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _viaGiveaway = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _unclaimed = tlFlagIsSet(_flags, 0x20)
                 field = 3
                 var _boostPeer: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -4199,7 +4335,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .messageActionGiftCode(Cons_messageActionGiftCode(viaGiveaway: _viaGiveaway, unclaimed: _unclaimed, boostPeer: _boostPeer, days: _days, slug: _slug, currency: _currency, amount: _amount, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, message: _message))
+                return .messageActionGiftCode(Cons_messageActionGiftCode(_flags & 0x3f, boostPeer: _boostPeer, days: _days, slug: _slug, currency: _currency, amount: _amount, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, message: _message))
             }
             catch {
                 throw error.inside(constructor: "messageActionGiftCode", fields: "flags,via_giveaway,unclaimed,boost_peer,days,slug,currency,amount,crypto_currency,crypto_amount,message", index: field)
@@ -4215,7 +4351,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _stars = try reader.readInt64()
                 }
-                return .messageActionGiveawayLaunch(Cons_messageActionGiveawayLaunch(stars: _stars))
+                return .messageActionGiveawayLaunch(Cons_messageActionGiveawayLaunch(_flags & 0x1, stars: _stars))
             }
             catch {
                 throw error.inside(constructor: "messageActionGiveawayLaunch", fields: "flags,stars", index: field)
@@ -4227,12 +4363,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _stars = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _winnersCount = try reader.readInt32()
                 field = 3
                 let _unclaimedCount = try reader.readInt32()
-                return .messageActionGiveawayResults(Cons_messageActionGiveawayResults(stars: _stars, winnersCount: _winnersCount, unclaimedCount: _unclaimedCount))
+                return .messageActionGiveawayResults(Cons_messageActionGiveawayResults(_flags & 0x1, winnersCount: _winnersCount, unclaimedCount: _unclaimedCount))
             }
             catch {
                 throw error.inside(constructor: "messageActionGiveawayResults", fields: "flags,stars,winners_count,unclaimed_count", index: field)
@@ -4279,7 +4414,7 @@ extension Api {
                 }
                 field = 5
                 let _charge = try Api.PaymentCharge.parse(&reader)
-                return .messageActionPaymentRefunded(Cons_messageActionPaymentRefunded(peer: _peer, currency: _currency, totalAmount: _totalAmount, payload: _payload, charge: _charge))
+                return .messageActionPaymentRefunded(Cons_messageActionPaymentRefunded(_flags & 0x1, peer: _peer, currency: _currency, totalAmount: _totalAmount, payload: _payload, charge: _charge))
             }
             catch {
                 throw error.inside(constructor: "messageActionPaymentRefunded", fields: "flags,peer,currency,total_amount,payload,charge", index: field)
@@ -4311,7 +4446,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _transactionId = try reader.readTLString()
                 }
-                return .messageActionGiftStars(Cons_messageActionGiftStars(currency: _currency, amount: _amount, stars: _stars, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, transactionId: _transactionId))
+                return .messageActionGiftStars(Cons_messageActionGiftStars(_flags & 0x3, currency: _currency, amount: _amount, stars: _stars, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, transactionId: _transactionId))
             }
             catch {
                 throw error.inside(constructor: "messageActionGiftStars", fields: "flags,currency,amount,stars,crypto_currency,crypto_amount,transaction_id", index: field)
@@ -4323,7 +4458,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _unclaimed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
@@ -4332,7 +4466,7 @@ extension Api {
                 let _boostPeer = try Api.Peer.parse(&reader)
                 field = 5
                 let _giveawayMsgId = try reader.readInt32()
-                return .messageActionPrizeStars(Cons_messageActionPrizeStars(unclaimed: _unclaimed, stars: _stars, transactionId: _transactionId, boostPeer: _boostPeer, giveawayMsgId: _giveawayMsgId))
+                return .messageActionPrizeStars(Cons_messageActionPrizeStars(_flags & 0x1, stars: _stars, transactionId: _transactionId, boostPeer: _boostPeer, giveawayMsgId: _giveawayMsgId))
             }
             catch {
                 throw error.inside(constructor: "messageActionPrizeStars", fields: "flags,unclaimed,stars,transaction_id,boost_peer,giveaway_msg_id", index: field)
@@ -4344,22 +4478,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nameHidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _saved = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _converted = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 field = 5
-                let _refunded = tlFlagIsSet(_flags, 0x200)
                 field = 6
-                let _canUpgrade = tlFlagIsSet(_flags, 0x400)
                 field = 7
-                let _prepaidUpgrade = tlFlagIsSet(_flags, 0x2000)
                 field = 8
-                let _upgradeSeparate = tlFlagIsSet(_flags, 0x10000)
                 field = 9
-                let _auctionAcquired = tlFlagIsSet(_flags, 0x20000)
                 field = 10
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 11
@@ -4417,7 +4543,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x80000) {
                     _giftNum = try reader.readInt32()
                 }
-                return .messageActionStarGift(Cons_messageActionStarGift(nameHidden: _nameHidden, saved: _saved, converted: _converted, refunded: _refunded, canUpgrade: _canUpgrade, prepaidUpgrade: _prepaidUpgrade, upgradeSeparate: _upgradeSeparate, auctionAcquired: _auctionAcquired, gift: _gift, message: _message, convertStars: _convertStars, upgradeMsgId: _upgradeMsgId, upgradeStars: _upgradeStars, fromId: _fromId, peer: _peer, savedId: _savedId, prepaidUpgradeHash: _prepaidUpgradeHash, giftMsgId: _giftMsgId, toId: _toId, giftNum: _giftNum))
+                return .messageActionStarGift(Cons_messageActionStarGift(_flags & 0xfff3f, gift: _gift, message: _message, convertStars: _convertStars, upgradeMsgId: _upgradeMsgId, upgradeStars: _upgradeStars, fromId: _fromId, peer: _peer, savedId: _savedId, prepaidUpgradeHash: _prepaidUpgradeHash, giftMsgId: _giftMsgId, toId: _toId, giftNum: _giftNum))
             }
             catch {
                 throw error.inside(constructor: "messageActionStarGift", fields: "flags,name_hidden,saved,converted,upgraded,refunded,can_upgrade,prepaid_upgrade,upgrade_separate,auction_acquired,gift,message,convert_stars,upgrade_msg_id,upgrade_stars,from_id,peer,saved_id,prepaid_upgrade_hash,gift_msg_id,to_id,gift_num", index: field)
@@ -4429,23 +4555,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _upgrade = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _transferred = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _saved = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _refunded = tlFlagIsSet(_flags, 0x20)
                 field = 5
-                let _prepaidUpgrade = tlFlagIsSet(_flags, 0x800)
                 field = 6
-                let _assigned = tlFlagIsSet(_flags, 0x2000)
                 field = 7
-                let _fromOffer = tlFlagIsSet(_flags, 0x4000)
                 field = 8
-                let _craft = tlFlagIsSet(_flags, 0x10000)
                 field = 9
-                let _nameHidden = tlFlagIsSet(_flags, 0x20000)
                 field = 10
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 11
@@ -4503,7 +4620,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40000) {
                     _message = try Api.TextWithEntities.parse(&reader)
                 }
-                return .messageActionStarGiftUnique(Cons_messageActionStarGiftUnique(upgrade: _upgrade, transferred: _transferred, saved: _saved, refunded: _refunded, prepaidUpgrade: _prepaidUpgrade, assigned: _assigned, fromOffer: _fromOffer, craft: _craft, nameHidden: _nameHidden, gift: _gift, canExportAt: _canExportAt, transferStars: _transferStars, fromId: _fromId, peer: _peer, savedId: _savedId, resaleAmount: _resaleAmount, canTransferAt: _canTransferAt, canResellAt: _canResellAt, dropOriginalDetailsStars: _dropOriginalDetailsStars, canCraftAt: _canCraftAt, message: _message))
+                return .messageActionStarGiftUnique(Cons_messageActionStarGiftUnique(_flags & 0x7ffff, gift: _gift, canExportAt: _canExportAt, transferStars: _transferStars, fromId: _fromId, peer: _peer, savedId: _savedId, resaleAmount: _resaleAmount, canTransferAt: _canTransferAt, canResellAt: _canResellAt, dropOriginalDetailsStars: _dropOriginalDetailsStars, canCraftAt: _canCraftAt, message: _message))
             }
             catch {
                 throw error.inside(constructor: "messageActionStarGiftUnique", fields: "flags,upgrade,transferred,saved,refunded,prepaid_upgrade,assigned,from_offer,craft,name_hidden,gift,can_export_at,transfer_stars,from_id,peer,saved_id,resale_amount,can_transfer_at,can_resell_at,drop_original_details_stars,can_craft_at,message", index: field)
@@ -4528,10 +4645,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _broadcastMessagesAllowed = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _stars = try reader.readInt64()
-                return .messageActionPaidMessagesPrice(Cons_messageActionPaidMessagesPrice(broadcastMessagesAllowed: _broadcastMessagesAllowed, stars: _stars))
+                return .messageActionPaidMessagesPrice(Cons_messageActionPaidMessagesPrice(_flags & 0x1, stars: _stars))
             }
             catch {
                 throw error.inside(constructor: "messageActionPaidMessagesPrice", fields: "flags,broadcast_messages_allowed,stars", index: field)
@@ -4543,11 +4659,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _missed = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _active = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _video = tlFlagIsSet(_flags, 0x10)
                 field = 4
                 let _callId = try reader.readInt64()
                 field = 5
@@ -4560,7 +4673,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _otherParticipants = try reader.readVector(boxed: true, of: Api.Peer.self)
                 }
-                return .messageActionConferenceCall(Cons_messageActionConferenceCall(missed: _missed, active: _active, video: _video, callId: _callId, duration: _duration, otherParticipants: _otherParticipants))
+                return .messageActionConferenceCall(Cons_messageActionConferenceCall(_flags & 0x1f, callId: _callId, duration: _duration, otherParticipants: _otherParticipants))
             }
             catch {
                 throw error.inside(constructor: "messageActionConferenceCall", fields: "flags,missed,active,video,call_id,duration,other_participants", index: field)
@@ -4595,9 +4708,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _rejected = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _balanceTooLow = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _rejectComment: String? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -4613,7 +4724,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _price = try Api.StarsAmount.parse(&reader)
                 }
-                return .messageActionSuggestedPostApproval(Cons_messageActionSuggestedPostApproval(rejected: _rejected, balanceTooLow: _balanceTooLow, rejectComment: _rejectComment, scheduleDate: _scheduleDate, price: _price))
+                return .messageActionSuggestedPostApproval(Cons_messageActionSuggestedPostApproval(_flags & 0x1f, rejectComment: _rejectComment, scheduleDate: _scheduleDate, price: _price))
             }
             catch {
                 throw error.inside(constructor: "messageActionSuggestedPostApproval", fields: "flags,rejected,balance_too_low,reject_comment,schedule_date,price", index: field)
@@ -4635,8 +4746,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _payerInitiated = tlFlagIsSet(_flags, 0x1)
-                return .messageActionSuggestedPostRefund(Cons_messageActionSuggestedPostRefund(payerInitiated: _payerInitiated))
+                return .messageActionSuggestedPostRefund(Cons_messageActionSuggestedPostRefund(_flags & 0x1))
             }
             catch {
                 throw error.inside(constructor: "messageActionSuggestedPostRefund", fields: "flags,payer_initiated", index: field)
@@ -4660,7 +4770,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _transactionId = try reader.readTLString()
                 }
-                return .messageActionGiftTon(Cons_messageActionGiftTon(currency: _currency, amount: _amount, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, transactionId: _transactionId))
+                return .messageActionGiftTon(Cons_messageActionGiftTon(_flags & 0x1, currency: _currency, amount: _amount, cryptoCurrency: _cryptoCurrency, cryptoAmount: _cryptoAmount, transactionId: _transactionId))
             }
             catch {
                 throw error.inside(constructor: "messageActionGiftTon", fields: "flags,currency,amount,crypto_currency,crypto_amount,transaction_id", index: field)
@@ -4682,16 +4792,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _accepted = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _declined = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 4
                 let _price = try Api.StarsAmount.parse(&reader)
                 field = 5
                 let _expiresAt = try reader.readInt32()
-                return .messageActionStarGiftPurchaseOffer(Cons_messageActionStarGiftPurchaseOffer(accepted: _accepted, declined: _declined, gift: _gift, price: _price, expiresAt: _expiresAt))
+                return .messageActionStarGiftPurchaseOffer(Cons_messageActionStarGiftPurchaseOffer(_flags & 0x3, gift: _gift, price: _price, expiresAt: _expiresAt))
             }
             catch {
                 throw error.inside(constructor: "messageActionStarGiftPurchaseOffer", fields: "flags,accepted,declined,gift,price,expires_at", index: field)
@@ -4703,12 +4811,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _expired = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 3
                 let _price = try Api.StarsAmount.parse(&reader)
-                return .messageActionStarGiftPurchaseOfferDeclined(Cons_messageActionStarGiftPurchaseOfferDeclined(expired: _expired, gift: _gift, price: _price))
+                return .messageActionStarGiftPurchaseOfferDeclined(Cons_messageActionStarGiftPurchaseOfferDeclined(_flags & 0x1, gift: _gift, price: _price))
             }
             catch {
                 throw error.inside(constructor: "messageActionStarGiftPurchaseOfferDeclined", fields: "flags,expired,gift,price", index: field)
@@ -4753,12 +4860,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _expired = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _prevValue = try reader.readBool()
                 field = 3
                 let _newValue = try reader.readBool()
-                return .messageActionNoForwardsRequest(Cons_messageActionNoForwardsRequest(expired: _expired, prevValue: _prevValue, newValue: _newValue))
+                return .messageActionNoForwardsRequest(Cons_messageActionNoForwardsRequest(_flags & 0x1, prevValue: _prevValue, newValue: _newValue))
             }
             catch {
                 throw error.inside(constructor: "messageActionNoForwardsRequest", fields: "flags,expired,prev_value,new_value", index: field)
@@ -4804,7 +4910,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _communityId = try reader.readInt64()
                 }
-                return .messageActionChangeCommunity(Cons_messageActionChangeCommunity(communityId: _communityId))
+                return .messageActionChangeCommunity(Cons_messageActionChangeCommunity(_flags & 0x1, communityId: _communityId))
             }
             catch {
                 throw error.inside(constructor: "messageActionChangeCommunity", fields: "flags,community_id", index: field)
@@ -5408,7 +5514,8 @@ extension Api.help {
 
         /// `help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;`
         public final class Cons_appUpdate: Sendable {
-            public let canNotSkip: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let version: String
             public let text: String
@@ -5416,9 +5523,15 @@ extension Api.help {
             public let document: Api.Document?
             public let url: String?
             public let sticker: Api.Document?
+            public var canNotSkip: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(canNotSkip: Bool = false, id: Int32, version: String, text: String, entities: [Api.MessageEntity], document: Api.Document? = nil, url: String? = nil, sticker: Api.Document? = nil) {
-                self.canNotSkip = canNotSkip
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: canNotSkip)
+                tlSetFlag(&_flags, 0x2, when: document != nil)
+                tlSetFlag(&_flags, 0x4, when: url != nil)
+                tlSetFlag(&_flags, 0x8, when: sticker != nil)
+                self.flags = _flags
                 self.id = id
                 self.version = version
                 self.text = text
@@ -5428,14 +5541,15 @@ extension Api.help {
                 self.sticker = sticker
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: canNotSkip)
-                tlSetFlag(&flags, 0x2, when: document != nil)
-                tlSetFlag(&flags, 0x4, when: url != nil)
-                tlSetFlag(&flags, 0x8, when: sticker != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, version: String, text: String, entities: [Api.MessageEntity], document: Api.Document?, url: String?, sticker: Api.Document?) {
+                self.flags = _flags
+                self.id = id
+                self.version = version
+                self.text = text
+                self.entities = entities
+                self.document = document
+                self.url = url
+                self.sticker = sticker
             }
         }
 
@@ -5487,7 +5601,6 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canNotSkip = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -5511,7 +5624,7 @@ extension Api.help {
                 if tlFlagIsSet(_flags, 0x8) {
                     _sticker = try Api.Document.parse(&reader)
                 }
-                return .appUpdate(Cons_appUpdate(canNotSkip: _canNotSkip, id: _id, version: _version, text: _text, entities: _entities, document: _document, url: _url, sticker: _sticker))
+                return .appUpdate(Cons_appUpdate(_flags & 0xf, id: _id, version: _version, text: _text, entities: _entities, document: _document, url: _url, sticker: _sticker))
             }
             catch {
                 throw error.inside(constructor: "help.appUpdate", fields: "flags,can_not_skip,id,version,text,entities,document,url,sticker", index: field)
@@ -5899,12 +6012,8 @@ extension Api {
 
         /// `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
         public final class Cons_authorization: Sendable {
-            public let current: Bool
-            public let officialApp: Bool
-            public let passwordPending: Bool
-            public let encryptedRequestsDisabled: Bool
-            public let callRequestsDisabled: Bool
-            public let unconfirmed: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let hash: Int64
             public let deviceModel: String
             public let platform: String
@@ -5917,14 +6026,22 @@ extension Api {
             public let ip: String
             public let country: String
             public let region: String
+            public var current: Bool { tlFlagIsSet(flags, 0x1) }
+            public var officialApp: Bool { tlFlagIsSet(flags, 0x2) }
+            public var passwordPending: Bool { tlFlagIsSet(flags, 0x4) }
+            public var encryptedRequestsDisabled: Bool { tlFlagIsSet(flags, 0x8) }
+            public var callRequestsDisabled: Bool { tlFlagIsSet(flags, 0x10) }
+            public var unconfirmed: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(current: Bool = false, officialApp: Bool = false, passwordPending: Bool = false, encryptedRequestsDisabled: Bool = false, callRequestsDisabled: Bool = false, unconfirmed: Bool = false, hash: Int64, deviceModel: String, platform: String, systemVersion: String, apiId: Int32, appName: String, appVersion: String, dateCreated: Int32, dateActive: Int32, ip: String, country: String, region: String) {
-                self.current = current
-                self.officialApp = officialApp
-                self.passwordPending = passwordPending
-                self.encryptedRequestsDisabled = encryptedRequestsDisabled
-                self.callRequestsDisabled = callRequestsDisabled
-                self.unconfirmed = unconfirmed
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: current)
+                tlSetFlag(&_flags, 0x2, when: officialApp)
+                tlSetFlag(&_flags, 0x4, when: passwordPending)
+                tlSetFlag(&_flags, 0x8, when: encryptedRequestsDisabled)
+                tlSetFlag(&_flags, 0x10, when: callRequestsDisabled)
+                tlSetFlag(&_flags, 0x20, when: unconfirmed)
+                self.flags = _flags
                 self.hash = hash
                 self.deviceModel = deviceModel
                 self.platform = platform
@@ -5939,16 +6056,20 @@ extension Api {
                 self.region = region
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: current)
-                tlSetFlag(&flags, 0x2, when: officialApp)
-                tlSetFlag(&flags, 0x4, when: passwordPending)
-                tlSetFlag(&flags, 0x8, when: encryptedRequestsDisabled)
-                tlSetFlag(&flags, 0x10, when: callRequestsDisabled)
-                tlSetFlag(&flags, 0x20, when: unconfirmed)
-                return flags
+            init(_ _flags: Int32, hash: Int64, deviceModel: String, platform: String, systemVersion: String, apiId: Int32, appName: String, appVersion: String, dateCreated: Int32, dateActive: Int32, ip: String, country: String, region: String) {
+                self.flags = _flags
+                self.hash = hash
+                self.deviceModel = deviceModel
+                self.platform = platform
+                self.systemVersion = systemVersion
+                self.apiId = apiId
+                self.appName = appName
+                self.appVersion = appVersion
+                self.dateCreated = dateCreated
+                self.dateActive = dateActive
+                self.ip = ip
+                self.country = country
+                self.region = region
             }
         }
 
@@ -5998,17 +6119,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _current = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _officialApp = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _passwordPending = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _encryptedRequestsDisabled = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _callRequestsDisabled = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _unconfirmed = tlFlagIsSet(_flags, 0x20)
                 field = 7
                 let _hash = try reader.readInt64()
                 field = 8
@@ -6033,7 +6148,7 @@ extension Api {
                 let _country = try reader.readTLString()
                 field = 18
                 let _region = try reader.readTLString()
-                return .authorization(Cons_authorization(current: _current, officialApp: _officialApp, passwordPending: _passwordPending, encryptedRequestsDisabled: _encryptedRequestsDisabled, callRequestsDisabled: _callRequestsDisabled, unconfirmed: _unconfirmed, hash: _hash, deviceModel: _deviceModel, platform: _platform, systemVersion: _systemVersion, apiId: _apiId, appName: _appName, appVersion: _appVersion, dateCreated: _dateCreated, dateActive: _dateActive, ip: _ip, country: _country, region: _region))
+                return .authorization(Cons_authorization(_flags & 0x3f, hash: _hash, deviceModel: _deviceModel, platform: _platform, systemVersion: _systemVersion, apiId: _apiId, appName: _appName, appVersion: _appVersion, dateCreated: _dateCreated, dateActive: _dateActive, ip: _ip, country: _country, region: _region))
             }
             catch {
                 throw error.inside(constructor: "authorization", fields: "flags,current,official_app,password_pending,encrypted_requests_disabled,call_requests_disabled,unconfirmed,hash,device_model,platform,system_version,api_id,app_name,app_version,date_created,date_active,ip,country,region", index: field)
@@ -6079,20 +6194,24 @@ extension Api.account {
 
         /// `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
         public final class Cons_passwordSettings: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let email: String?
             public let secureSettings: Api.SecureSecretSettings?
 
             public init(email: String? = nil, secureSettings: Api.SecureSecretSettings? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: email != nil)
+                tlSetFlag(&_flags, 0x2, when: secureSettings != nil)
+                self.flags = _flags
                 self.email = email
                 self.secureSettings = secureSettings
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: email != nil)
-                tlSetFlag(&flags, 0x2, when: secureSettings != nil)
-                return flags
+            init(_ _flags: Int32, email: String?, secureSettings: Api.SecureSecretSettings?) {
+                self.flags = _flags
+                self.email = email
+                self.secureSettings = secureSettings
             }
         }
 
@@ -6143,7 +6262,7 @@ extension Api.account {
                 if tlFlagIsSet(_flags, 0x2) {
                     _secureSettings = try Api.SecureSecretSettings.parse(&reader)
                 }
-                return .passwordSettings(Cons_passwordSettings(email: _email, secureSettings: _secureSettings))
+                return .passwordSettings(Cons_passwordSettings(_flags & 0x3, email: _email, secureSettings: _secureSettings))
             }
             catch {
                 throw error.inside(constructor: "account.passwordSettings", fields: "flags,email,secure_settings", index: field)
@@ -6746,26 +6865,31 @@ extension Api.help {
 
         /// `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
         public final class Cons_country: Sendable {
-            public let hidden: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let iso2: String
             public let defaultName: String
             public let name: String?
             public let countryCodes: [Api.help.CountryCode]
+            public var hidden: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(hidden: Bool = false, iso2: String, defaultName: String, name: String? = nil, countryCodes: [Api.help.CountryCode]) {
-                self.hidden = hidden
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hidden)
+                tlSetFlag(&_flags, 0x2, when: name != nil)
+                self.flags = _flags
                 self.iso2 = iso2
                 self.defaultName = defaultName
                 self.name = name
                 self.countryCodes = countryCodes
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hidden)
-                tlSetFlag(&flags, 0x2, when: name != nil)
-                return flags
+            init(_ _flags: Int32, iso2: String, defaultName: String, name: String?, countryCodes: [Api.help.CountryCode]) {
+                self.flags = _flags
+                self.iso2 = iso2
+                self.defaultName = defaultName
+                self.name = name
+                self.countryCodes = countryCodes
             }
         }
 
@@ -6807,7 +6931,6 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _iso2 = try reader.readTLString()
                 field = 3
@@ -6819,7 +6942,7 @@ extension Api.help {
                 }
                 field = 5
                 let _countryCodes = try reader.readVector(boxed: true, of: Api.help.CountryCode.self)
-                return .country(Cons_country(hidden: _hidden, iso2: _iso2, defaultName: _defaultName, name: _name, countryCodes: _countryCodes))
+                return .country(Cons_country(_flags & 0x3, iso2: _iso2, defaultName: _defaultName, name: _name, countryCodes: _countryCodes))
             }
             catch {
                 throw error.inside(constructor: "help.country", fields: "flags,hidden,iso2,default_name,name,country_codes", index: field)
@@ -6854,6 +6977,8 @@ extension Api {
 
         /// `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
         public final class Cons_myBoost: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let slot: Int32
             public let peer: Api.Peer?
             public let date: Int32
@@ -6861,6 +6986,10 @@ extension Api {
             public let cooldownUntilDate: Int32?
 
             public init(slot: Int32, peer: Api.Peer? = nil, date: Int32, expires: Int32, cooldownUntilDate: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: peer != nil)
+                tlSetFlag(&_flags, 0x2, when: cooldownUntilDate != nil)
+                self.flags = _flags
                 self.slot = slot
                 self.peer = peer
                 self.date = date
@@ -6868,12 +6997,13 @@ extension Api {
                 self.cooldownUntilDate = cooldownUntilDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: peer != nil)
-                tlSetFlag(&flags, 0x2, when: cooldownUntilDate != nil)
-                return flags
+            init(_ _flags: Int32, slot: Int32, peer: Api.Peer?, date: Int32, expires: Int32, cooldownUntilDate: Int32?) {
+                self.flags = _flags
+                self.slot = slot
+                self.peer = peer
+                self.date = date
+                self.expires = expires
+                self.cooldownUntilDate = cooldownUntilDate
             }
         }
 
@@ -6935,7 +7065,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _cooldownUntilDate = try reader.readInt32()
                 }
-                return .myBoost(Cons_myBoost(slot: _slot, peer: _peer, date: _date, expires: _expires, cooldownUntilDate: _cooldownUntilDate))
+                return .myBoost(Cons_myBoost(_flags & 0x3, slot: _slot, peer: _peer, date: _date, expires: _expires, cooldownUntilDate: _cooldownUntilDate))
             }
             catch {
                 throw error.inside(constructor: "myBoost", fields: "flags,slot,peer,date,expires,cooldown_until_date", index: field)
@@ -7262,22 +7392,25 @@ extension Api {
 
         /// `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
         public final class Cons_communityPeer: Sendable {
-            public let canViewHistory: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let visible: Bool?
             public let peer: Api.Peer
+            public var canViewHistory: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(canViewHistory: Bool = false, visible: Bool? = nil, peer: Api.Peer) {
-                self.canViewHistory = canViewHistory
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: canViewHistory)
+                tlSetFlag(&_flags, 0x1, when: visible != nil)
+                self.flags = _flags
                 self.visible = visible
                 self.peer = peer
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: canViewHistory)
-                tlSetFlag(&flags, 0x1, when: visible != nil)
-                return flags
+            init(_ _flags: Int32, visible: Bool?, peer: Api.Peer) {
+                self.flags = _flags
+                self.visible = visible
+                self.peer = peer
             }
         }
 
@@ -7317,7 +7450,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canViewHistory = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 var _visible: Bool? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -7325,7 +7457,7 @@ extension Api {
                 }
                 field = 3
                 let _peer = try Api.Peer.parse(&reader)
-                return .communityPeer(Cons_communityPeer(canViewHistory: _canViewHistory, visible: _visible, peer: _peer))
+                return .communityPeer(Cons_communityPeer(_flags & 0x5, visible: _visible, peer: _peer))
             }
             catch {
                 throw error.inside(constructor: "communityPeer", fields: "flags,can_view_history,visible,peer", index: field)

@@ -178,90 +178,93 @@ extension Api {
 
         /// `replyKeyboardHide#a03e5b85 flags:# selective:flags.2?true = ReplyMarkup;`
         public struct Cons_replyKeyboardHide: Sendable {
-            public let selective: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var selective: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(selective: Bool = false) {
-                self.selective = selective
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: selective)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: selective)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
         /// `replyKeyboardForceReply#86b40b08 flags:# single_use:flags.1?true selective:flags.2?true placeholder:flags.3?string = ReplyMarkup;`
         public final class Cons_replyKeyboardForceReply: Sendable {
-            public let singleUse: Bool
-            public let selective: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let placeholder: String?
+            public var singleUse: Bool { tlFlagIsSet(flags, 0x2) }
+            public var selective: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(singleUse: Bool = false, selective: Bool = false, placeholder: String? = nil) {
-                self.singleUse = singleUse
-                self.selective = selective
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: singleUse)
+                tlSetFlag(&_flags, 0x4, when: selective)
+                tlSetFlag(&_flags, 0x8, when: placeholder != nil)
+                self.flags = _flags
                 self.placeholder = placeholder
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: singleUse)
-                tlSetFlag(&flags, 0x4, when: selective)
-                tlSetFlag(&flags, 0x8, when: placeholder != nil)
-                return flags
+            init(_ _flags: Int32, placeholder: String?) {
+                self.flags = _flags
+                self.placeholder = placeholder
             }
         }
 
         /// `replyKeyboardMarkup#85dd99d1 flags:# resize:flags.0?true single_use:flags.1?true selective:flags.2?true persistent:flags.4?true force_reply:flags.5?true rows:Vector<KeyboardButtonRow> placeholder:flags.3?string = ReplyMarkup;`
         public final class Cons_replyKeyboardMarkup: Sendable {
-            public let resize: Bool
-            public let singleUse: Bool
-            public let selective: Bool
-            public let persistent: Bool
-            public let forceReply: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let rows: [Api.KeyboardButtonRow]
             public let placeholder: String?
+            public var resize: Bool { tlFlagIsSet(flags, 0x1) }
+            public var singleUse: Bool { tlFlagIsSet(flags, 0x2) }
+            public var selective: Bool { tlFlagIsSet(flags, 0x4) }
+            public var persistent: Bool { tlFlagIsSet(flags, 0x10) }
+            public var forceReply: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(resize: Bool = false, singleUse: Bool = false, selective: Bool = false, persistent: Bool = false, forceReply: Bool = false, rows: [Api.KeyboardButtonRow], placeholder: String? = nil) {
-                self.resize = resize
-                self.singleUse = singleUse
-                self.selective = selective
-                self.persistent = persistent
-                self.forceReply = forceReply
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: resize)
+                tlSetFlag(&_flags, 0x2, when: singleUse)
+                tlSetFlag(&_flags, 0x4, when: selective)
+                tlSetFlag(&_flags, 0x10, when: persistent)
+                tlSetFlag(&_flags, 0x20, when: forceReply)
+                tlSetFlag(&_flags, 0x8, when: placeholder != nil)
+                self.flags = _flags
                 self.rows = rows
                 self.placeholder = placeholder
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: resize)
-                tlSetFlag(&flags, 0x2, when: singleUse)
-                tlSetFlag(&flags, 0x4, when: selective)
-                tlSetFlag(&flags, 0x10, when: persistent)
-                tlSetFlag(&flags, 0x20, when: forceReply)
-                tlSetFlag(&flags, 0x8, when: placeholder != nil)
-                return flags
+            init(_ _flags: Int32, rows: [Api.KeyboardButtonRow], placeholder: String?) {
+                self.flags = _flags
+                self.rows = rows
+                self.placeholder = placeholder
             }
         }
 
         /// `replyInlineMarkup#b2b15770 flags:# force_reply:flags.5?true rows:Vector<KeyboardInlineButtonRow> = ReplyMarkup;`
         public final class Cons_replyInlineMarkup: Sendable {
-            public let forceReply: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let rows: [Api.KeyboardInlineButtonRow]
+            public var forceReply: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(forceReply: Bool = false, rows: [Api.KeyboardInlineButtonRow]) {
-                self.forceReply = forceReply
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x20, when: forceReply)
+                self.flags = _flags
                 self.rows = rows
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x20, when: forceReply)
-                return flags
+            init(_ _flags: Int32, rows: [Api.KeyboardInlineButtonRow]) {
+                self.flags = _flags
+                self.rows = rows
             }
         }
 
@@ -326,8 +329,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _selective = tlFlagIsSet(_flags, 0x4)
-                return .replyKeyboardHide(Cons_replyKeyboardHide(selective: _selective))
+                return .replyKeyboardHide(Cons_replyKeyboardHide(_flags & 0x4))
             }
             catch {
                 throw error.inside(constructor: "replyKeyboardHide", fields: "flags,selective", index: field)
@@ -339,15 +341,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _singleUse = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _selective = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _placeholder: String? = nil
                 if tlFlagIsSet(_flags, 0x8) {
                     _placeholder = try reader.readTLString()
                 }
-                return .replyKeyboardForceReply(Cons_replyKeyboardForceReply(singleUse: _singleUse, selective: _selective, placeholder: _placeholder))
+                return .replyKeyboardForceReply(Cons_replyKeyboardForceReply(_flags & 0xe, placeholder: _placeholder))
             }
             catch {
                 throw error.inside(constructor: "replyKeyboardForceReply", fields: "flags,single_use,selective,placeholder", index: field)
@@ -359,15 +359,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _resize = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _singleUse = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _selective = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _persistent = tlFlagIsSet(_flags, 0x10)
                 field = 5
-                let _forceReply = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 let _rows = try reader.readVector(boxed: true, of: Api.KeyboardButtonRow.self)
                 field = 7
@@ -375,7 +370,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _placeholder = try reader.readTLString()
                 }
-                return .replyKeyboardMarkup(Cons_replyKeyboardMarkup(resize: _resize, singleUse: _singleUse, selective: _selective, persistent: _persistent, forceReply: _forceReply, rows: _rows, placeholder: _placeholder))
+                return .replyKeyboardMarkup(Cons_replyKeyboardMarkup(_flags & 0x3f, rows: _rows, placeholder: _placeholder))
             }
             catch {
                 throw error.inside(constructor: "replyKeyboardMarkup", fields: "flags,resize,single_use,selective,persistent,force_reply,rows,placeholder", index: field)
@@ -387,10 +382,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _forceReply = tlFlagIsSet(_flags, 0x20)
                 field = 2
                 let _rows = try reader.readVector(boxed: true, of: Api.KeyboardInlineButtonRow.self)
-                return .replyInlineMarkup(Cons_replyInlineMarkup(forceReply: _forceReply, rows: _rows))
+                return .replyInlineMarkup(Cons_replyInlineMarkup(_flags & 0x20, rows: _rows))
             }
             catch {
                 throw error.inside(constructor: "replyInlineMarkup", fields: "flags,force_reply,rows", index: field)
@@ -450,6 +444,8 @@ extension Api {
 
         /// `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
         public final class Cons_game: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let shortName: String
@@ -459,6 +455,9 @@ extension Api {
             public let document: Api.Document?
 
             public init(id: Int64, accessHash: Int64, shortName: String, title: String, description: String, photo: Api.Photo, document: Api.Document? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: document != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.shortName = shortName
@@ -468,11 +467,15 @@ extension Api {
                 self.document = document
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: document != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, shortName: String, title: String, description: String, photo: Api.Photo, document: Api.Document?) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.shortName = shortName
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.document = document
             }
         }
 
@@ -533,7 +536,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _document = try Api.Document.parse(&reader)
                 }
-                return .game(Cons_game(id: _id, accessHash: _accessHash, shortName: _shortName, title: _title, description: _description, photo: _photo, document: _document))
+                return .game(Cons_game(_flags & 0x1, id: _id, accessHash: _accessHash, shortName: _shortName, title: _title, description: _description, photo: _photo, document: _document))
             }
             catch {
                 throw error.inside(constructor: "game", fields: "flags,id,access_hash,short_name,title,description,photo,document", index: field)
@@ -570,20 +573,22 @@ extension Api.payments {
 
         /// `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
         public final class Cons_savedInfo: Sendable {
-            public let hasSavedCredentials: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let savedInfo: Api.PaymentRequestedInfo?
+            public var hasSavedCredentials: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(hasSavedCredentials: Bool = false, savedInfo: Api.PaymentRequestedInfo? = nil) {
-                self.hasSavedCredentials = hasSavedCredentials
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: hasSavedCredentials)
+                tlSetFlag(&_flags, 0x1, when: savedInfo != nil)
+                self.flags = _flags
                 self.savedInfo = savedInfo
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: hasSavedCredentials)
-                tlSetFlag(&flags, 0x1, when: savedInfo != nil)
-                return flags
+            init(_ _flags: Int32, savedInfo: Api.PaymentRequestedInfo?) {
+                self.flags = _flags
+                self.savedInfo = savedInfo
             }
         }
 
@@ -622,13 +627,12 @@ extension Api.payments {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasSavedCredentials = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 var _savedInfo: Api.PaymentRequestedInfo? = nil
                 if tlFlagIsSet(_flags, 0x1) {
                     _savedInfo = try Api.PaymentRequestedInfo.parse(&reader)
                 }
-                return .savedInfo(Cons_savedInfo(hasSavedCredentials: _hasSavedCredentials, savedInfo: _savedInfo))
+                return .savedInfo(Cons_savedInfo(_flags & 0x3, savedInfo: _savedInfo))
             }
             catch {
                 throw error.inside(constructor: "payments.savedInfo", fields: "flags,has_saved_credentials,saved_info", index: field)
@@ -663,15 +667,19 @@ extension Api {
 
         /// `phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;`
         public final class Cons_phoneConnection: Sendable {
-            public let tcp: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let ip: String
             public let ipv6: String
             public let port: Int32
             public let peerTag: [UInt8]
+            public var tcp: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(tcp: Bool = false, id: Int64, ip: String, ipv6: String, port: Int32, peerTag: [UInt8]) {
-                self.tcp = tcp
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: tcp)
+                self.flags = _flags
                 self.id = id
                 self.ip = ip
                 self.ipv6 = ipv6
@@ -679,28 +687,34 @@ extension Api {
                 self.peerTag = peerTag
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: tcp)
-                return flags
+            init(_ _flags: Int32, id: Int64, ip: String, ipv6: String, port: Int32, peerTag: [UInt8]) {
+                self.flags = _flags
+                self.id = id
+                self.ip = ip
+                self.ipv6 = ipv6
+                self.port = port
+                self.peerTag = peerTag
             }
         }
 
         /// `phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;`
         public final class Cons_phoneConnectionWebrtc: Sendable {
-            public let turn: Bool
-            public let stun: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let ip: String
             public let ipv6: String
             public let port: Int32
             public let username: String
             public let password: String
+            public var turn: Bool { tlFlagIsSet(flags, 0x1) }
+            public var stun: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(turn: Bool = false, stun: Bool = false, id: Int64, ip: String, ipv6: String, port: Int32, username: String, password: String) {
-                self.turn = turn
-                self.stun = stun
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: turn)
+                tlSetFlag(&_flags, 0x2, when: stun)
+                self.flags = _flags
                 self.id = id
                 self.ip = ip
                 self.ipv6 = ipv6
@@ -709,12 +723,14 @@ extension Api {
                 self.password = password
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: turn)
-                tlSetFlag(&flags, 0x2, when: stun)
-                return flags
+            init(_ _flags: Int32, id: Int64, ip: String, ipv6: String, port: Int32, username: String, password: String) {
+                self.flags = _flags
+                self.id = id
+                self.ip = ip
+                self.ipv6 = ipv6
+                self.port = port
+                self.username = username
+                self.password = password
             }
         }
 
@@ -768,7 +784,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _tcp = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -779,7 +794,7 @@ extension Api {
                 let _port = try reader.readInt32()
                 field = 6
                 let _peerTag = try reader.readTLBytes()
-                return .phoneConnection(Cons_phoneConnection(tcp: _tcp, id: _id, ip: _ip, ipv6: _ipv6, port: _port, peerTag: _peerTag))
+                return .phoneConnection(Cons_phoneConnection(_flags & 0x1, id: _id, ip: _ip, ipv6: _ipv6, port: _port, peerTag: _peerTag))
             }
             catch {
                 throw error.inside(constructor: "phoneConnection", fields: "flags,tcp,id,ip,ipv6,port,peer_tag", index: field)
@@ -791,9 +806,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _turn = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _stun = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _id = try reader.readInt64()
                 field = 4
@@ -806,7 +819,7 @@ extension Api {
                 let _username = try reader.readTLString()
                 field = 8
                 let _password = try reader.readTLString()
-                return .phoneConnectionWebrtc(Cons_phoneConnectionWebrtc(turn: _turn, stun: _stun, id: _id, ip: _ip, ipv6: _ipv6, port: _port, username: _username, password: _password))
+                return .phoneConnectionWebrtc(Cons_phoneConnectionWebrtc(_flags & 0x3, id: _id, ip: _ip, ipv6: _ipv6, port: _port, username: _username, password: _password))
             }
             catch {
                 throw error.inside(constructor: "phoneConnectionWebrtc", fields: "flags,turn,stun,id,ip,ipv6,port,username,password", index: field)
@@ -1039,8 +1052,8 @@ extension Api {
 
         /// `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
         public final class Cons_sponsoredMessage: Sendable {
-            public let recommended: Bool
-            public let canReport: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let randomId: [UInt8]
             public let url: String
             public let title: String
@@ -1054,10 +1067,21 @@ extension Api {
             public let additionalInfo: String?
             public let minDisplayDuration: Int32?
             public let maxDisplayDuration: Int32?
+            public var recommended: Bool { tlFlagIsSet(flags, 0x20) }
+            public var canReport: Bool { tlFlagIsSet(flags, 0x1000) }
 
             public init(recommended: Bool = false, canReport: Bool = false, randomId: [UInt8], url: String, title: String, message: String, entities: [Api.MessageEntity]? = nil, photo: Api.Photo? = nil, media: Api.MessageMedia? = nil, color: Api.PeerColor? = nil, buttonText: String, sponsorInfo: String? = nil, additionalInfo: String? = nil, minDisplayDuration: Int32? = nil, maxDisplayDuration: Int32? = nil) {
-                self.recommended = recommended
-                self.canReport = canReport
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x20, when: recommended)
+                tlSetFlag(&_flags, 0x1000, when: canReport)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                tlSetFlag(&_flags, 0x40, when: photo != nil)
+                tlSetFlag(&_flags, 0x4000, when: media != nil)
+                tlSetFlag(&_flags, 0x2000, when: color != nil)
+                tlSetFlag(&_flags, 0x80, when: sponsorInfo != nil)
+                tlSetFlag(&_flags, 0x100, when: additionalInfo != nil)
+                tlSetFlag(&_flags, 0x8000, when: minDisplayDuration != nil && maxDisplayDuration != nil)
+                self.flags = _flags
                 self.randomId = randomId
                 self.url = url
                 self.title = title
@@ -1073,19 +1097,21 @@ extension Api {
                 self.maxDisplayDuration = maxDisplayDuration
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x20, when: recommended)
-                tlSetFlag(&flags, 0x1000, when: canReport)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                tlSetFlag(&flags, 0x40, when: photo != nil)
-                tlSetFlag(&flags, 0x4000, when: media != nil)
-                tlSetFlag(&flags, 0x2000, when: color != nil)
-                tlSetFlag(&flags, 0x80, when: sponsorInfo != nil)
-                tlSetFlag(&flags, 0x100, when: additionalInfo != nil)
-                tlSetFlag(&flags, 0x8000, when: minDisplayDuration != nil && maxDisplayDuration != nil)
-                return flags
+            init(_ _flags: Int32, randomId: [UInt8], url: String, title: String, message: String, entities: [Api.MessageEntity]?, photo: Api.Photo?, media: Api.MessageMedia?, color: Api.PeerColor?, buttonText: String, sponsorInfo: String?, additionalInfo: String?, minDisplayDuration: Int32?, maxDisplayDuration: Int32?) {
+                self.flags = _flags
+                self.randomId = randomId
+                self.url = url
+                self.title = title
+                self.message = message
+                self.entities = entities
+                self.photo = photo
+                self.media = media
+                self.color = color
+                self.buttonText = buttonText
+                self.sponsorInfo = sponsorInfo
+                self.additionalInfo = additionalInfo
+                self.minDisplayDuration = minDisplayDuration
+                self.maxDisplayDuration = maxDisplayDuration
             }
         }
 
@@ -1152,9 +1178,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _recommended = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _canReport = tlFlagIsSet(_flags, 0x1000)
                 field = 3
                 let _randomId = try reader.readTLBytes()
                 field = 4
@@ -1205,7 +1229,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8000) {
                     _maxDisplayDuration = try reader.readInt32()
                 }
-                return .sponsoredMessage(Cons_sponsoredMessage(recommended: _recommended, canReport: _canReport, randomId: _randomId, url: _url, title: _title, message: _message, entities: _entities, photo: _photo, media: _media, color: _color, buttonText: _buttonText, sponsorInfo: _sponsorInfo, additionalInfo: _additionalInfo, minDisplayDuration: _minDisplayDuration, maxDisplayDuration: _maxDisplayDuration))
+                return .sponsoredMessage(Cons_sponsoredMessage(_flags & 0xf1e2, randomId: _randomId, url: _url, title: _title, message: _message, entities: _entities, photo: _photo, media: _media, color: _color, buttonText: _buttonText, sponsorInfo: _sponsorInfo, additionalInfo: _additionalInfo, minDisplayDuration: _minDisplayDuration, maxDisplayDuration: _maxDisplayDuration))
             }
             catch {
                 throw error.inside(constructor: "sponsoredMessage", fields: "flags,recommended,can_report,random_id,url,title,message,entities,photo,media,color,button_text,sponsor_info,additional_info,min_display_duration,max_display_duration", index: field)
@@ -1264,7 +1288,8 @@ extension Api.messages {
 
         /// `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
         public final class Cons_searchResultsCalendar: Sendable {
-            public let inexact: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let minDate: Int32
             public let minMsgId: Int32
@@ -1273,9 +1298,13 @@ extension Api.messages {
             public let messages: [Api.Message]
             public let chats: [Api.Chat]
             public let users: [Api.User]
+            public var inexact: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(inexact: Bool = false, count: Int32, minDate: Int32, minMsgId: Int32, offsetIdOffset: Int32? = nil, periods: [Api.SearchResultsCalendarPeriod], messages: [Api.Message], chats: [Api.Chat], users: [Api.User]) {
-                self.inexact = inexact
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: inexact)
+                tlSetFlag(&_flags, 0x2, when: offsetIdOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.minDate = minDate
                 self.minMsgId = minMsgId
@@ -1286,12 +1315,16 @@ extension Api.messages {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: inexact)
-                tlSetFlag(&flags, 0x2, when: offsetIdOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, minDate: Int32, minMsgId: Int32, offsetIdOffset: Int32?, periods: [Api.SearchResultsCalendarPeriod], messages: [Api.Message], chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.count = count
+                self.minDate = minDate
+                self.minMsgId = minMsgId
+                self.offsetIdOffset = offsetIdOffset
+                self.periods = periods
+                self.messages = messages
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -1337,7 +1370,6 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _inexact = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -1357,7 +1389,7 @@ extension Api.messages {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 9
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .searchResultsCalendar(Cons_searchResultsCalendar(inexact: _inexact, count: _count, minDate: _minDate, minMsgId: _minMsgId, offsetIdOffset: _offsetIdOffset, periods: _periods, messages: _messages, chats: _chats, users: _users))
+                return .searchResultsCalendar(Cons_searchResultsCalendar(_flags & 0x3, count: _count, minDate: _minDate, minMsgId: _minMsgId, offsetIdOffset: _offsetIdOffset, periods: _periods, messages: _messages, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "messages.searchResultsCalendar", fields: "flags,inexact,count,min_date,min_msg_id,offset_id_offset,periods,messages,chats,users", index: field)
@@ -1396,17 +1428,20 @@ extension Api.auth {
 
         /// `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
         public final class Cons_loggedOut: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let futureAuthToken: [UInt8]?
 
             public init(futureAuthToken: [UInt8]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: futureAuthToken != nil)
+                self.flags = _flags
                 self.futureAuthToken = futureAuthToken
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: futureAuthToken != nil)
-                return flags
+            init(_ _flags: Int32, futureAuthToken: [UInt8]?) {
+                self.flags = _flags
+                self.futureAuthToken = futureAuthToken
             }
         }
 
@@ -1449,7 +1484,7 @@ extension Api.auth {
                 if tlFlagIsSet(_flags, 0x1) {
                     _futureAuthToken = try reader.readTLBytes()
                 }
-                return .loggedOut(Cons_loggedOut(futureAuthToken: _futureAuthToken))
+                return .loggedOut(Cons_loggedOut(_flags & 0x1, futureAuthToken: _futureAuthToken))
             }
             catch {
                 throw error.inside(constructor: "auth.loggedOut", fields: "flags,future_auth_token", index: field)
@@ -1781,22 +1816,27 @@ extension Api {
 
         /// `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
         public final class Cons_inputBusinessChatLink: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String
             public let entities: [Api.MessageEntity]?
             public let title: String?
 
             public init(message: String, entities: [Api.MessageEntity]? = nil, title: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: entities != nil)
+                tlSetFlag(&_flags, 0x2, when: title != nil)
+                self.flags = _flags
                 self.message = message
                 self.entities = entities
                 self.title = title
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: entities != nil)
-                tlSetFlag(&flags, 0x2, when: title != nil)
-                return flags
+            init(_ _flags: Int32, message: String, entities: [Api.MessageEntity]?, title: String?) {
+                self.flags = _flags
+                self.message = message
+                self.entities = entities
+                self.title = title
             }
         }
 
@@ -1850,7 +1890,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _title = try reader.readTLString()
                 }
-                return .inputBusinessChatLink(Cons_inputBusinessChatLink(message: _message, entities: _entities, title: _title))
+                return .inputBusinessChatLink(Cons_inputBusinessChatLink(_flags & 0x3, message: _message, entities: _entities, title: _title))
             }
             catch {
                 throw error.inside(constructor: "inputBusinessChatLink", fields: "flags,message,entities,title", index: field)
@@ -1981,38 +2021,46 @@ extension Api.messages {
         case foundStickers(Cons_foundStickers)
 
         /// `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
-        public struct Cons_foundStickersNotModified: Sendable {
+        public final class Cons_foundStickersNotModified: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let nextOffset: Int32?
 
             public init(nextOffset: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.nextOffset = nextOffset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, nextOffset: Int32?) {
+                self.flags = _flags
+                self.nextOffset = nextOffset
             }
         }
 
         /// `messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;`
         public final class Cons_foundStickers: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let nextOffset: Int32?
             public let hash: Int64
             public let stickers: [Api.Document]
 
             public init(nextOffset: Int32? = nil, hash: Int64, stickers: [Api.Document]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.nextOffset = nextOffset
                 self.hash = hash
                 self.stickers = stickers
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, nextOffset: Int32?, hash: Int64, stickers: [Api.Document]) {
+                self.flags = _flags
+                self.nextOffset = nextOffset
+                self.hash = hash
+                self.stickers = stickers
             }
         }
 
@@ -2067,7 +2115,7 @@ extension Api.messages {
                 if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readInt32()
                 }
-                return .foundStickersNotModified(Cons_foundStickersNotModified(nextOffset: _nextOffset))
+                return .foundStickersNotModified(Cons_foundStickersNotModified(_flags & 0x1, nextOffset: _nextOffset))
             }
             catch {
                 throw error.inside(constructor: "messages.foundStickersNotModified", fields: "flags,next_offset", index: field)
@@ -2087,7 +2135,7 @@ extension Api.messages {
                 let _hash = try reader.readInt64()
                 field = 3
                 let _stickers = try reader.readVector(boxed: true, of: Api.Document.self)
-                return .foundStickers(Cons_foundStickers(nextOffset: _nextOffset, hash: _hash, stickers: _stickers))
+                return .foundStickers(Cons_foundStickers(_flags & 0x1, nextOffset: _nextOffset, hash: _hash, stickers: _stickers))
             }
             catch {
                 throw error.inside(constructor: "messages.foundStickers", fields: "flags,next_offset,hash,stickers", index: field)
@@ -2128,23 +2176,29 @@ extension Api {
 
         /// `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
         public final class Cons_starsRating: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let level: Int32
             public let currentLevelStars: Int64
             public let stars: Int64
             public let nextLevelStars: Int64?
 
             public init(level: Int32, currentLevelStars: Int64, stars: Int64, nextLevelStars: Int64? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextLevelStars != nil)
+                self.flags = _flags
                 self.level = level
                 self.currentLevelStars = currentLevelStars
                 self.stars = stars
                 self.nextLevelStars = nextLevelStars
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextLevelStars != nil)
-                return flags
+            init(_ _flags: Int32, level: Int32, currentLevelStars: Int64, stars: Int64, nextLevelStars: Int64?) {
+                self.flags = _flags
+                self.level = level
+                self.currentLevelStars = currentLevelStars
+                self.stars = stars
+                self.nextLevelStars = nextLevelStars
             }
         }
 
@@ -2196,7 +2250,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _nextLevelStars = try reader.readInt64()
                 }
-                return .starsRating(Cons_starsRating(level: _level, currentLevelStars: _currentLevelStars, stars: _stars, nextLevelStars: _nextLevelStars))
+                return .starsRating(Cons_starsRating(_flags & 0x1, level: _level, currentLevelStars: _currentLevelStars, stars: _stars, nextLevelStars: _nextLevelStars))
             }
             catch {
                 throw error.inside(constructor: "starsRating", fields: "flags,level,current_level_stars,stars,next_level_stars", index: field)
@@ -2230,6 +2284,8 @@ extension Api {
 
         /// `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
         public final class Cons_passkey: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
             public let name: String
             public let date: Int32
@@ -2237,6 +2293,10 @@ extension Api {
             public let lastUsageDate: Int32?
 
             public init(id: String, name: String, date: Int32, softwareEmojiId: Int64? = nil, lastUsageDate: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: softwareEmojiId != nil)
+                tlSetFlag(&_flags, 0x2, when: lastUsageDate != nil)
+                self.flags = _flags
                 self.id = id
                 self.name = name
                 self.date = date
@@ -2244,12 +2304,13 @@ extension Api {
                 self.lastUsageDate = lastUsageDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: softwareEmojiId != nil)
-                tlSetFlag(&flags, 0x2, when: lastUsageDate != nil)
-                return flags
+            init(_ _flags: Int32, id: String, name: String, date: Int32, softwareEmojiId: Int64?, lastUsageDate: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.name = name
+                self.date = date
+                self.softwareEmojiId = softwareEmojiId
+                self.lastUsageDate = lastUsageDate
             }
         }
 
@@ -2311,7 +2372,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _lastUsageDate = try reader.readInt32()
                 }
-                return .passkey(Cons_passkey(id: _id, name: _name, date: _date, softwareEmojiId: _softwareEmojiId, lastUsageDate: _lastUsageDate))
+                return .passkey(Cons_passkey(_flags & 0x3, id: _id, name: _name, date: _date, softwareEmojiId: _softwareEmojiId, lastUsageDate: _lastUsageDate))
             }
             catch {
                 throw error.inside(constructor: "passkey", fields: "flags,id,name,date,software_emoji_id,last_usage_date", index: field)

@@ -375,7 +375,8 @@ extension Api.messages {
 
         /// `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
         public final class Cons_botResults: Sendable {
-            public let gallery: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let queryId: Int64
             public let nextOffset: String?
             public let switchPm: Api.InlineBotSwitchPM?
@@ -383,9 +384,15 @@ extension Api.messages {
             public let results: [Api.BotInlineResult]
             public let cacheTime: Int32
             public let users: [Api.User]
+            public var gallery: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(gallery: Bool = false, queryId: Int64, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil, results: [Api.BotInlineResult], cacheTime: Int32, users: [Api.User]) {
-                self.gallery = gallery
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: gallery)
+                tlSetFlag(&_flags, 0x2, when: nextOffset != nil)
+                tlSetFlag(&_flags, 0x4, when: switchPm != nil)
+                tlSetFlag(&_flags, 0x8, when: switchWebview != nil)
+                self.flags = _flags
                 self.queryId = queryId
                 self.nextOffset = nextOffset
                 self.switchPm = switchPm
@@ -395,14 +402,15 @@ extension Api.messages {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: gallery)
-                tlSetFlag(&flags, 0x2, when: nextOffset != nil)
-                tlSetFlag(&flags, 0x4, when: switchPm != nil)
-                tlSetFlag(&flags, 0x8, when: switchWebview != nil)
-                return flags
+            init(_ _flags: Int32, queryId: Int64, nextOffset: String?, switchPm: Api.InlineBotSwitchPM?, switchWebview: Api.InlineBotWebView?, results: [Api.BotInlineResult], cacheTime: Int32, users: [Api.User]) {
+                self.flags = _flags
+                self.queryId = queryId
+                self.nextOffset = nextOffset
+                self.switchPm = switchPm
+                self.switchWebview = switchWebview
+                self.results = results
+                self.cacheTime = cacheTime
+                self.users = users
             }
         }
 
@@ -451,7 +459,6 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _gallery = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _queryId = try reader.readInt64()
                 field = 3
@@ -475,7 +482,7 @@ extension Api.messages {
                 let _cacheTime = try reader.readInt32()
                 field = 8
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .botResults(Cons_botResults(gallery: _gallery, queryId: _queryId, nextOffset: _nextOffset, switchPm: _switchPm, switchWebview: _switchWebview, results: _results, cacheTime: _cacheTime, users: _users))
+                return .botResults(Cons_botResults(_flags & 0xf, queryId: _queryId, nextOffset: _nextOffset, switchPm: _switchPm, switchWebview: _switchWebview, results: _results, cacheTime: _cacheTime, users: _users))
             }
             catch {
                 throw error.inside(constructor: "messages.botResults", fields: "flags,gallery,query_id,next_offset,switch_pm,switch_webview,results,cache_time,users", index: field)
@@ -516,75 +523,57 @@ extension Api {
         case channelAdminLogEventsFilter(Cons_channelAdminLogEventsFilter)
 
         /// `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
-        public final class Cons_channelAdminLogEventsFilter: Sendable {
-            public let join: Bool
-            public let leave: Bool
-            public let invite: Bool
-            public let ban: Bool
-            public let unban: Bool
-            public let kick: Bool
-            public let unkick: Bool
-            public let promote: Bool
-            public let demote: Bool
-            public let info: Bool
-            public let settings: Bool
-            public let pinned: Bool
-            public let edit: Bool
-            public let delete: Bool
-            public let groupCall: Bool
-            public let invites: Bool
-            public let send: Bool
-            public let forums: Bool
-            public let subExtend: Bool
-            public let editRank: Bool
+        public struct Cons_channelAdminLogEventsFilter: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var join: Bool { tlFlagIsSet(flags, 0x1) }
+            public var leave: Bool { tlFlagIsSet(flags, 0x2) }
+            public var invite: Bool { tlFlagIsSet(flags, 0x4) }
+            public var ban: Bool { tlFlagIsSet(flags, 0x8) }
+            public var unban: Bool { tlFlagIsSet(flags, 0x10) }
+            public var kick: Bool { tlFlagIsSet(flags, 0x20) }
+            public var unkick: Bool { tlFlagIsSet(flags, 0x40) }
+            public var promote: Bool { tlFlagIsSet(flags, 0x80) }
+            public var demote: Bool { tlFlagIsSet(flags, 0x100) }
+            public var info: Bool { tlFlagIsSet(flags, 0x200) }
+            public var settings: Bool { tlFlagIsSet(flags, 0x400) }
+            public var pinned: Bool { tlFlagIsSet(flags, 0x800) }
+            public var edit: Bool { tlFlagIsSet(flags, 0x1000) }
+            public var delete: Bool { tlFlagIsSet(flags, 0x2000) }
+            public var groupCall: Bool { tlFlagIsSet(flags, 0x4000) }
+            public var invites: Bool { tlFlagIsSet(flags, 0x8000) }
+            public var send: Bool { tlFlagIsSet(flags, 0x10000) }
+            public var forums: Bool { tlFlagIsSet(flags, 0x20000) }
+            public var subExtend: Bool { tlFlagIsSet(flags, 0x40000) }
+            public var editRank: Bool { tlFlagIsSet(flags, 0x80000) }
 
             public init(join: Bool = false, leave: Bool = false, invite: Bool = false, ban: Bool = false, unban: Bool = false, kick: Bool = false, unkick: Bool = false, promote: Bool = false, demote: Bool = false, info: Bool = false, settings: Bool = false, pinned: Bool = false, edit: Bool = false, delete: Bool = false, groupCall: Bool = false, invites: Bool = false, send: Bool = false, forums: Bool = false, subExtend: Bool = false, editRank: Bool = false) {
-                self.join = join
-                self.leave = leave
-                self.invite = invite
-                self.ban = ban
-                self.unban = unban
-                self.kick = kick
-                self.unkick = unkick
-                self.promote = promote
-                self.demote = demote
-                self.info = info
-                self.settings = settings
-                self.pinned = pinned
-                self.edit = edit
-                self.delete = delete
-                self.groupCall = groupCall
-                self.invites = invites
-                self.send = send
-                self.forums = forums
-                self.subExtend = subExtend
-                self.editRank = editRank
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: join)
+                tlSetFlag(&_flags, 0x2, when: leave)
+                tlSetFlag(&_flags, 0x4, when: invite)
+                tlSetFlag(&_flags, 0x8, when: ban)
+                tlSetFlag(&_flags, 0x10, when: unban)
+                tlSetFlag(&_flags, 0x20, when: kick)
+                tlSetFlag(&_flags, 0x40, when: unkick)
+                tlSetFlag(&_flags, 0x80, when: promote)
+                tlSetFlag(&_flags, 0x100, when: demote)
+                tlSetFlag(&_flags, 0x200, when: info)
+                tlSetFlag(&_flags, 0x400, when: settings)
+                tlSetFlag(&_flags, 0x800, when: pinned)
+                tlSetFlag(&_flags, 0x1000, when: edit)
+                tlSetFlag(&_flags, 0x2000, when: delete)
+                tlSetFlag(&_flags, 0x4000, when: groupCall)
+                tlSetFlag(&_flags, 0x8000, when: invites)
+                tlSetFlag(&_flags, 0x10000, when: send)
+                tlSetFlag(&_flags, 0x20000, when: forums)
+                tlSetFlag(&_flags, 0x40000, when: subExtend)
+                tlSetFlag(&_flags, 0x80000, when: editRank)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: join)
-                tlSetFlag(&flags, 0x2, when: leave)
-                tlSetFlag(&flags, 0x4, when: invite)
-                tlSetFlag(&flags, 0x8, when: ban)
-                tlSetFlag(&flags, 0x10, when: unban)
-                tlSetFlag(&flags, 0x20, when: kick)
-                tlSetFlag(&flags, 0x40, when: unkick)
-                tlSetFlag(&flags, 0x80, when: promote)
-                tlSetFlag(&flags, 0x100, when: demote)
-                tlSetFlag(&flags, 0x200, when: info)
-                tlSetFlag(&flags, 0x400, when: settings)
-                tlSetFlag(&flags, 0x800, when: pinned)
-                tlSetFlag(&flags, 0x1000, when: edit)
-                tlSetFlag(&flags, 0x2000, when: delete)
-                tlSetFlag(&flags, 0x4000, when: groupCall)
-                tlSetFlag(&flags, 0x8000, when: invites)
-                tlSetFlag(&flags, 0x10000, when: send)
-                tlSetFlag(&flags, 0x20000, when: forums)
-                tlSetFlag(&flags, 0x40000, when: subExtend)
-                tlSetFlag(&flags, 0x80000, when: editRank)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -620,46 +609,26 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _join = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _leave = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _invite = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _ban = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _unban = tlFlagIsSet(_flags, 0x10)
                 field = 6
-                let _kick = tlFlagIsSet(_flags, 0x20)
                 field = 7
-                let _unkick = tlFlagIsSet(_flags, 0x40)
                 field = 8
-                let _promote = tlFlagIsSet(_flags, 0x80)
                 field = 9
-                let _demote = tlFlagIsSet(_flags, 0x100)
                 field = 10
-                let _info = tlFlagIsSet(_flags, 0x200)
                 field = 11
-                let _settings = tlFlagIsSet(_flags, 0x400)
                 field = 12
-                let _pinned = tlFlagIsSet(_flags, 0x800)
                 field = 13
-                let _edit = tlFlagIsSet(_flags, 0x1000)
                 field = 14
-                let _delete = tlFlagIsSet(_flags, 0x2000)
                 field = 15
-                let _groupCall = tlFlagIsSet(_flags, 0x4000)
                 field = 16
-                let _invites = tlFlagIsSet(_flags, 0x8000)
                 field = 17
-                let _send = tlFlagIsSet(_flags, 0x10000)
                 field = 18
-                let _forums = tlFlagIsSet(_flags, 0x20000)
                 field = 19
-                let _subExtend = tlFlagIsSet(_flags, 0x40000)
                 field = 20
-                let _editRank = tlFlagIsSet(_flags, 0x80000)
-                return .channelAdminLogEventsFilter(Cons_channelAdminLogEventsFilter(join: _join, leave: _leave, invite: _invite, ban: _ban, unban: _unban, kick: _kick, unkick: _unkick, promote: _promote, demote: _demote, info: _info, settings: _settings, pinned: _pinned, edit: _edit, delete: _delete, groupCall: _groupCall, invites: _invites, send: _send, forums: _forums, subExtend: _subExtend, editRank: _editRank))
+                return .channelAdminLogEventsFilter(Cons_channelAdminLogEventsFilter(_flags & 0xfffff))
             }
             catch {
                 throw error.inside(constructor: "channelAdminLogEventsFilter", fields: "flags,join,leave,invite,ban,unban,kick,unkick,promote,demote,info,settings,pinned,edit,delete,group_call,invites,send,forums,sub_extend,edit_rank", index: field)
@@ -1146,45 +1115,54 @@ extension Api {
 
         /// `inlineButtonTypeUrlAuth#bfd02da2 flags:# fwd_text:flags.0?string url:string button_id:int = InlineButtonType;`
         public final class Cons_inlineButtonTypeUrlAuth: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let fwdText: String?
             public let url: String
             public let buttonId: Int32
 
             public init(fwdText: String? = nil, url: String, buttonId: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: fwdText != nil)
+                self.flags = _flags
                 self.fwdText = fwdText
                 self.url = url
                 self.buttonId = buttonId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: fwdText != nil)
-                return flags
+            init(_ _flags: Int32, fwdText: String?, url: String, buttonId: Int32) {
+                self.flags = _flags
+                self.fwdText = fwdText
+                self.url = url
+                self.buttonId = buttonId
             }
         }
 
         /// `inputInlineButtonTypeUrlAuth#9961bcb4 flags:# request_write_access:flags.0?true fwd_text:flags.1?string url:string bot:flags.2?InputUser = InlineButtonType;`
         public final class Cons_inputInlineButtonTypeUrlAuth: Sendable {
-            public let requestWriteAccess: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let fwdText: String?
             public let url: String
             public let bot: Api.InputUser?
+            public var requestWriteAccess: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(requestWriteAccess: Bool = false, fwdText: String? = nil, url: String, bot: Api.InputUser? = nil) {
-                self.requestWriteAccess = requestWriteAccess
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: requestWriteAccess)
+                tlSetFlag(&_flags, 0x2, when: fwdText != nil)
+                tlSetFlag(&_flags, 0x4, when: bot != nil)
+                self.flags = _flags
                 self.fwdText = fwdText
                 self.url = url
                 self.bot = bot
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: requestWriteAccess)
-                tlSetFlag(&flags, 0x2, when: fwdText != nil)
-                tlSetFlag(&flags, 0x4, when: bot != nil)
-                return flags
+            init(_ _flags: Int32, fwdText: String?, url: String, bot: Api.InputUser?) {
+                self.flags = _flags
+                self.fwdText = fwdText
+                self.url = url
+                self.bot = bot
             }
         }
 
@@ -1199,40 +1177,45 @@ extension Api {
 
         /// `inlineButtonTypeCallback#2955bc38 flags:# requires_password:flags.0?true data:bytes = InlineButtonType;`
         public final class Cons_inlineButtonTypeCallback: Sendable {
-            public let requiresPassword: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let data: [UInt8]
+            public var requiresPassword: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(requiresPassword: Bool = false, data: [UInt8]) {
-                self.requiresPassword = requiresPassword
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: requiresPassword)
+                self.flags = _flags
                 self.data = data
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: requiresPassword)
-                return flags
+            init(_ _flags: Int32, data: [UInt8]) {
+                self.flags = _flags
+                self.data = data
             }
         }
 
         /// `inlineButtonTypeSwitchInline#93773ff5 flags:# same_peer:flags.0?true query:string peer_types:flags.1?Vector<InlineQueryPeerType> = InlineButtonType;`
         public final class Cons_inlineButtonTypeSwitchInline: Sendable {
-            public let samePeer: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let query: String
             public let peerTypes: [Api.InlineQueryPeerType]?
+            public var samePeer: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(samePeer: Bool = false, query: String, peerTypes: [Api.InlineQueryPeerType]? = nil) {
-                self.samePeer = samePeer
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: samePeer)
+                tlSetFlag(&_flags, 0x2, when: peerTypes != nil)
+                self.flags = _flags
                 self.query = query
                 self.peerTypes = peerTypes
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: samePeer)
-                tlSetFlag(&flags, 0x2, when: peerTypes != nil)
-                return flags
+            init(_ _flags: Int32, query: String, peerTypes: [Api.InlineQueryPeerType]?) {
+                self.flags = _flags
+                self.query = query
+                self.peerTypes = peerTypes
             }
         }
 
@@ -1382,7 +1365,7 @@ extension Api {
                 let _url = try reader.readTLString()
                 field = 3
                 let _buttonId = try reader.readInt32()
-                return .inlineButtonTypeUrlAuth(Cons_inlineButtonTypeUrlAuth(fwdText: _fwdText, url: _url, buttonId: _buttonId))
+                return .inlineButtonTypeUrlAuth(Cons_inlineButtonTypeUrlAuth(_flags & 0x1, fwdText: _fwdText, url: _url, buttonId: _buttonId))
             }
             catch {
                 throw error.inside(constructor: "inlineButtonTypeUrlAuth", fields: "flags,fwd_text,url,button_id", index: field)
@@ -1394,7 +1377,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requestWriteAccess = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _fwdText: String? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -1407,7 +1389,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _bot = try Api.InputUser.parse(&reader)
                 }
-                return .inputInlineButtonTypeUrlAuth(Cons_inputInlineButtonTypeUrlAuth(requestWriteAccess: _requestWriteAccess, fwdText: _fwdText, url: _url, bot: _bot))
+                return .inputInlineButtonTypeUrlAuth(Cons_inputInlineButtonTypeUrlAuth(_flags & 0x7, fwdText: _fwdText, url: _url, bot: _bot))
             }
             catch {
                 throw error.inside(constructor: "inputInlineButtonTypeUrlAuth", fields: "flags,request_write_access,fwd_text,url,bot", index: field)
@@ -1429,10 +1411,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requiresPassword = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _data = try reader.readTLBytes()
-                return .inlineButtonTypeCallback(Cons_inlineButtonTypeCallback(requiresPassword: _requiresPassword, data: _data))
+                return .inlineButtonTypeCallback(Cons_inlineButtonTypeCallback(_flags & 0x1, data: _data))
             }
             catch {
                 throw error.inside(constructor: "inlineButtonTypeCallback", fields: "flags,requires_password,data", index: field)
@@ -1452,7 +1433,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _samePeer = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _query = try reader.readTLString()
                 field = 3
@@ -1460,7 +1440,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _peerTypes = try reader.readVector(boxed: true, of: Api.InlineQueryPeerType.self)
                 }
-                return .inlineButtonTypeSwitchInline(Cons_inlineButtonTypeSwitchInline(samePeer: _samePeer, query: _query, peerTypes: _peerTypes))
+                return .inlineButtonTypeSwitchInline(Cons_inlineButtonTypeSwitchInline(_flags & 0x3, query: _query, peerTypes: _peerTypes))
             }
             catch {
                 throw error.inside(constructor: "inlineButtonTypeSwitchInline", fields: "flags,same_peer,query,peer_types", index: field)

@@ -19,9 +19,8 @@ extension Api {
 
         /// `dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;`
         public final class Cons_dialog: Sendable {
-            public let pinned: Bool
-            public let unreadMark: Bool
-            public let viewForumAsMessages: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let topMessage: Int32
             public let readInboxMaxId: Int32
@@ -35,11 +34,20 @@ extension Api {
             public let draft: Api.DraftMessage?
             public let folderId: Int32?
             public let ttlPeriod: Int32?
+            public var pinned: Bool { tlFlagIsSet(flags, 0x4) }
+            public var unreadMark: Bool { tlFlagIsSet(flags, 0x8) }
+            public var viewForumAsMessages: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(pinned: Bool = false, unreadMark: Bool = false, viewForumAsMessages: Bool = false, peer: Api.Peer, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadMentionsCount: Int32, unreadReactionsCount: Int32, unreadPollVotesCount: Int32, notifySettings: Api.PeerNotifySettings, pts: Int32? = nil, draft: Api.DraftMessage? = nil, folderId: Int32? = nil, ttlPeriod: Int32? = nil) {
-                self.pinned = pinned
-                self.unreadMark = unreadMark
-                self.viewForumAsMessages = viewForumAsMessages
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: pinned)
+                tlSetFlag(&_flags, 0x8, when: unreadMark)
+                tlSetFlag(&_flags, 0x40, when: viewForumAsMessages)
+                tlSetFlag(&_flags, 0x1, when: pts != nil)
+                tlSetFlag(&_flags, 0x2, when: draft != nil)
+                tlSetFlag(&_flags, 0x10, when: folderId != nil)
+                tlSetFlag(&_flags, 0x20, when: ttlPeriod != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.topMessage = topMessage
                 self.readInboxMaxId = readInboxMaxId
@@ -55,23 +63,28 @@ extension Api {
                 self.ttlPeriod = ttlPeriod
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: pinned)
-                tlSetFlag(&flags, 0x8, when: unreadMark)
-                tlSetFlag(&flags, 0x40, when: viewForumAsMessages)
-                tlSetFlag(&flags, 0x1, when: pts != nil)
-                tlSetFlag(&flags, 0x2, when: draft != nil)
-                tlSetFlag(&flags, 0x10, when: folderId != nil)
-                tlSetFlag(&flags, 0x20, when: ttlPeriod != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadMentionsCount: Int32, unreadReactionsCount: Int32, unreadPollVotesCount: Int32, notifySettings: Api.PeerNotifySettings, pts: Int32?, draft: Api.DraftMessage?, folderId: Int32?, ttlPeriod: Int32?) {
+                self.flags = _flags
+                self.peer = peer
+                self.topMessage = topMessage
+                self.readInboxMaxId = readInboxMaxId
+                self.readOutboxMaxId = readOutboxMaxId
+                self.unreadCount = unreadCount
+                self.unreadMentionsCount = unreadMentionsCount
+                self.unreadReactionsCount = unreadReactionsCount
+                self.unreadPollVotesCount = unreadPollVotesCount
+                self.notifySettings = notifySettings
+                self.pts = pts
+                self.draft = draft
+                self.folderId = folderId
+                self.ttlPeriod = ttlPeriod
             }
         }
 
         /// `dialogFolder#71bd134c flags:# pinned:flags.2?true folder:Folder peer:Peer top_message:int unread_muted_peers_count:int unread_unmuted_peers_count:int unread_muted_messages_count:int unread_unmuted_messages_count:int = Dialog;`
         public final class Cons_dialogFolder: Sendable {
-            public let pinned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let folder: Api.Folder
             public let peer: Api.Peer
             public let topMessage: Int32
@@ -79,9 +92,12 @@ extension Api {
             public let unreadUnmutedPeersCount: Int32
             public let unreadMutedMessagesCount: Int32
             public let unreadUnmutedMessagesCount: Int32
+            public var pinned: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(pinned: Bool = false, folder: Api.Folder, peer: Api.Peer, topMessage: Int32, unreadMutedPeersCount: Int32, unreadUnmutedPeersCount: Int32, unreadMutedMessagesCount: Int32, unreadUnmutedMessagesCount: Int32) {
-                self.pinned = pinned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: pinned)
+                self.flags = _flags
                 self.folder = folder
                 self.peer = peer
                 self.topMessage = topMessage
@@ -91,31 +107,38 @@ extension Api {
                 self.unreadUnmutedMessagesCount = unreadUnmutedMessagesCount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: pinned)
-                return flags
+            init(_ _flags: Int32, folder: Api.Folder, peer: Api.Peer, topMessage: Int32, unreadMutedPeersCount: Int32, unreadUnmutedPeersCount: Int32, unreadMutedMessagesCount: Int32, unreadUnmutedMessagesCount: Int32) {
+                self.flags = _flags
+                self.folder = folder
+                self.peer = peer
+                self.topMessage = topMessage
+                self.unreadMutedPeersCount = unreadMutedPeersCount
+                self.unreadUnmutedPeersCount = unreadUnmutedPeersCount
+                self.unreadMutedMessagesCount = unreadMutedMessagesCount
+                self.unreadUnmutedMessagesCount = unreadUnmutedMessagesCount
             }
         }
 
         /// `dialogCommunity#f78a0973 flags:# pinned:flags.2?true community_id:long notify_settings:PeerNotifySettings = Dialog;`
         public final class Cons_dialogCommunity: Sendable {
-            public let pinned: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let communityId: Int64
             public let notifySettings: Api.PeerNotifySettings
+            public var pinned: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(pinned: Bool = false, communityId: Int64, notifySettings: Api.PeerNotifySettings) {
-                self.pinned = pinned
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: pinned)
+                self.flags = _flags
                 self.communityId = communityId
                 self.notifySettings = notifySettings
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: pinned)
-                return flags
+            init(_ _flags: Int32, communityId: Int64, notifySettings: Api.PeerNotifySettings) {
+                self.flags = _flags
+                self.communityId = communityId
+                self.notifySettings = notifySettings
             }
         }
 
@@ -201,11 +224,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _unreadMark = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _viewForumAsMessages = tlFlagIsSet(_flags, 0x40)
                 field = 4
                 let _peer = try Api.Peer.parse(&reader)
                 field = 5
@@ -244,7 +264,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x20) {
                     _ttlPeriod = try reader.readInt32()
                 }
-                return .dialog(Cons_dialog(pinned: _pinned, unreadMark: _unreadMark, viewForumAsMessages: _viewForumAsMessages, peer: _peer, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadMentionsCount: _unreadMentionsCount, unreadReactionsCount: _unreadReactionsCount, unreadPollVotesCount: _unreadPollVotesCount, notifySettings: _notifySettings, pts: _pts, draft: _draft, folderId: _folderId, ttlPeriod: _ttlPeriod))
+                return .dialog(Cons_dialog(_flags & 0x7f, peer: _peer, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadMentionsCount: _unreadMentionsCount, unreadReactionsCount: _unreadReactionsCount, unreadPollVotesCount: _unreadPollVotesCount, notifySettings: _notifySettings, pts: _pts, draft: _draft, folderId: _folderId, ttlPeriod: _ttlPeriod))
             }
             catch {
                 throw error.inside(constructor: "dialog", fields: "flags,pinned,unread_mark,view_forum_as_messages,peer,top_message,read_inbox_max_id,read_outbox_max_id,unread_count,unread_mentions_count,unread_reactions_count,unread_poll_votes_count,notify_settings,pts,draft,folder_id,ttl_period", index: field)
@@ -256,7 +276,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _folder = try Api.Folder.parse(&reader)
                 field = 3
@@ -271,7 +290,7 @@ extension Api {
                 let _unreadMutedMessagesCount = try reader.readInt32()
                 field = 8
                 let _unreadUnmutedMessagesCount = try reader.readInt32()
-                return .dialogFolder(Cons_dialogFolder(pinned: _pinned, folder: _folder, peer: _peer, topMessage: _topMessage, unreadMutedPeersCount: _unreadMutedPeersCount, unreadUnmutedPeersCount: _unreadUnmutedPeersCount, unreadMutedMessagesCount: _unreadMutedMessagesCount, unreadUnmutedMessagesCount: _unreadUnmutedMessagesCount))
+                return .dialogFolder(Cons_dialogFolder(_flags & 0x4, folder: _folder, peer: _peer, topMessage: _topMessage, unreadMutedPeersCount: _unreadMutedPeersCount, unreadUnmutedPeersCount: _unreadUnmutedPeersCount, unreadMutedMessagesCount: _unreadMutedMessagesCount, unreadUnmutedMessagesCount: _unreadUnmutedMessagesCount))
             }
             catch {
                 throw error.inside(constructor: "dialogFolder", fields: "flags,pinned,folder,peer,top_message,unread_muted_peers_count,unread_unmuted_peers_count,unread_muted_messages_count,unread_unmuted_messages_count", index: field)
@@ -283,12 +302,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _pinned = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _communityId = try reader.readInt64()
                 field = 3
                 let _notifySettings = try Api.PeerNotifySettings.parse(&reader)
-                return .dialogCommunity(Cons_dialogCommunity(pinned: _pinned, communityId: _communityId, notifySettings: _notifySettings))
+                return .dialogCommunity(Cons_dialogCommunity(_flags & 0x4, communityId: _communityId, notifySettings: _notifySettings))
             }
             catch {
                 throw error.inside(constructor: "dialogCommunity", fields: "flags,pinned,community_id,notify_settings", index: field)
@@ -364,61 +382,66 @@ extension Api {
 
         /// `wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;`
         public final class Cons_wallPaper: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
-            public let creator: Bool
-            public let `default`: Bool
-            public let pattern: Bool
-            public let dark: Bool
             public let accessHash: Int64
             public let slug: String
             public let document: Api.Document
             public let settings: Api.WallPaperSettings?
+            public var creator: Bool { tlFlagIsSet(flags, 0x1) }
+            public var `default`: Bool { tlFlagIsSet(flags, 0x2) }
+            public var pattern: Bool { tlFlagIsSet(flags, 0x8) }
+            public var dark: Bool { tlFlagIsSet(flags, 0x10) }
 
             public init(id: Int64, creator: Bool = false, `default`: Bool = false, pattern: Bool = false, dark: Bool = false, accessHash: Int64, slug: String, document: Api.Document, settings: Api.WallPaperSettings? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: creator)
+                tlSetFlag(&_flags, 0x2, when: `default`)
+                tlSetFlag(&_flags, 0x8, when: pattern)
+                tlSetFlag(&_flags, 0x10, when: dark)
+                tlSetFlag(&_flags, 0x4, when: settings != nil)
+                self.flags = _flags
                 self.id = id
-                self.creator = creator
-                self.`default` = `default`
-                self.pattern = pattern
-                self.dark = dark
                 self.accessHash = accessHash
                 self.slug = slug
                 self.document = document
                 self.settings = settings
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: creator)
-                tlSetFlag(&flags, 0x2, when: `default`)
-                tlSetFlag(&flags, 0x8, when: pattern)
-                tlSetFlag(&flags, 0x10, when: dark)
-                tlSetFlag(&flags, 0x4, when: settings != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, slug: String, document: Api.Document, settings: Api.WallPaperSettings?) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.slug = slug
+                self.document = document
+                self.settings = settings
             }
         }
 
         /// `wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;`
         public final class Cons_wallPaperNoFile: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
-            public let `default`: Bool
-            public let dark: Bool
             public let settings: Api.WallPaperSettings?
+            public var `default`: Bool { tlFlagIsSet(flags, 0x2) }
+            public var dark: Bool { tlFlagIsSet(flags, 0x10) }
 
             public init(id: Int64, `default`: Bool = false, dark: Bool = false, settings: Api.WallPaperSettings? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: `default`)
+                tlSetFlag(&_flags, 0x10, when: dark)
+                tlSetFlag(&_flags, 0x4, when: settings != nil)
+                self.flags = _flags
                 self.id = id
-                self.`default` = `default`
-                self.dark = dark
                 self.settings = settings
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: `default`)
-                tlSetFlag(&flags, 0x10, when: dark)
-                tlSetFlag(&flags, 0x4, when: settings != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, settings: Api.WallPaperSettings?) {
+                self.flags = _flags
+                self.id = id
+                self.settings = settings
             }
         }
 
@@ -474,13 +497,9 @@ extension Api {
                 field = 1
                 let _flags = try reader.readInt32()
                 field = 2
-                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 3
-                let _default = tlFlagIsSet(_flags, 0x2)
                 field = 4
-                let _pattern = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _dark = tlFlagIsSet(_flags, 0x10)
                 field = 6
                 let _accessHash = try reader.readInt64()
                 field = 7
@@ -492,7 +511,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _settings = try Api.WallPaperSettings.parse(&reader)
                 }
-                return .wallPaper(Cons_wallPaper(id: _id, creator: _creator, default: _default, pattern: _pattern, dark: _dark, accessHash: _accessHash, slug: _slug, document: _document, settings: _settings))
+                return .wallPaper(Cons_wallPaper(_flags & 0x1f, id: _id, accessHash: _accessHash, slug: _slug, document: _document, settings: _settings))
             }
             catch {
                 throw error.inside(constructor: "wallPaper", fields: "id,flags,creator,default,pattern,dark,access_hash,slug,document,settings", index: field)
@@ -506,15 +525,13 @@ extension Api {
                 field = 1
                 let _flags = try reader.readInt32()
                 field = 2
-                let _default = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _dark = tlFlagIsSet(_flags, 0x10)
                 field = 4
                 var _settings: Api.WallPaperSettings? = nil
                 if tlFlagIsSet(_flags, 0x4) {
                     _settings = try Api.WallPaperSettings.parse(&reader)
                 }
-                return .wallPaperNoFile(Cons_wallPaperNoFile(id: _id, default: _default, dark: _dark, settings: _settings))
+                return .wallPaperNoFile(Cons_wallPaperNoFile(_flags & 0x16, id: _id, settings: _settings))
             }
             catch {
                 throw error.inside(constructor: "wallPaperNoFile", fields: "id,flags,default,dark,settings", index: field)
@@ -564,26 +581,31 @@ extension Api.help {
 
         /// `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
         public final class Cons_termsOfService: Sendable {
-            public let popup: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Api.DataJSON
             public let text: String
             public let entities: [Api.MessageEntity]
             public let minAgeConfirm: Int32?
+            public var popup: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(popup: Bool = false, id: Api.DataJSON, text: String, entities: [Api.MessageEntity], minAgeConfirm: Int32? = nil) {
-                self.popup = popup
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: popup)
+                tlSetFlag(&_flags, 0x2, when: minAgeConfirm != nil)
+                self.flags = _flags
                 self.id = id
                 self.text = text
                 self.entities = entities
                 self.minAgeConfirm = minAgeConfirm
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: popup)
-                tlSetFlag(&flags, 0x2, when: minAgeConfirm != nil)
-                return flags
+            init(_ _flags: Int32, id: Api.DataJSON, text: String, entities: [Api.MessageEntity], minAgeConfirm: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.text = text
+                self.entities = entities
+                self.minAgeConfirm = minAgeConfirm
             }
         }
 
@@ -625,7 +647,6 @@ extension Api.help {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _popup = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try Api.DataJSON.parse(&reader)
                 field = 3
@@ -637,7 +658,7 @@ extension Api.help {
                 if tlFlagIsSet(_flags, 0x2) {
                     _minAgeConfirm = try reader.readInt32()
                 }
-                return .termsOfService(Cons_termsOfService(popup: _popup, id: _id, text: _text, entities: _entities, minAgeConfirm: _minAgeConfirm))
+                return .termsOfService(Cons_termsOfService(_flags & 0x3, id: _id, text: _text, entities: _entities, minAgeConfirm: _minAgeConfirm))
             }
             catch {
                 throw error.inside(constructor: "help.termsOfService", fields: "flags,popup,id,text,entities,min_age_confirm", index: field)
@@ -782,25 +803,25 @@ extension Api {
 
         /// `secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;`
         public final class Cons_secureRequiredType: Sendable {
-            public let nativeNames: Bool
-            public let selfieRequired: Bool
-            public let translationRequired: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let type: Api.SecureValueType
+            public var nativeNames: Bool { tlFlagIsSet(flags, 0x1) }
+            public var selfieRequired: Bool { tlFlagIsSet(flags, 0x2) }
+            public var translationRequired: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(nativeNames: Bool = false, selfieRequired: Bool = false, translationRequired: Bool = false, type: Api.SecureValueType) {
-                self.nativeNames = nativeNames
-                self.selfieRequired = selfieRequired
-                self.translationRequired = translationRequired
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nativeNames)
+                tlSetFlag(&_flags, 0x2, when: selfieRequired)
+                tlSetFlag(&_flags, 0x4, when: translationRequired)
+                self.flags = _flags
                 self.type = type
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nativeNames)
-                tlSetFlag(&flags, 0x2, when: selfieRequired)
-                tlSetFlag(&flags, 0x4, when: translationRequired)
-                return flags
+            init(_ _flags: Int32, type: Api.SecureValueType) {
+                self.flags = _flags
+                self.type = type
             }
         }
 
@@ -850,14 +871,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nativeNames = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _selfieRequired = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _translationRequired = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _type = try Api.SecureValueType.parse(&reader)
-                return .secureRequiredType(Cons_secureRequiredType(nativeNames: _nativeNames, selfieRequired: _selfieRequired, translationRequired: _translationRequired, type: _type))
+                return .secureRequiredType(Cons_secureRequiredType(_flags & 0x7, type: _type))
             }
             catch {
                 throw error.inside(constructor: "secureRequiredType", fields: "flags,native_names,selfie_required,translation_required,type", index: field)
@@ -977,21 +995,26 @@ extension Api {
 
         /// `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
         public final class Cons_attachMenuBotIcon: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let name: String
             public let icon: Api.Document
             public let colors: [Api.AttachMenuBotIconColor]?
 
             public init(name: String, icon: Api.Document, colors: [Api.AttachMenuBotIconColor]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: colors != nil)
+                self.flags = _flags
                 self.name = name
                 self.icon = icon
                 self.colors = colors
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: colors != nil)
-                return flags
+            init(_ _flags: Int32, name: String, icon: Api.Document, colors: [Api.AttachMenuBotIconColor]?) {
+                self.flags = _flags
+                self.name = name
+                self.icon = icon
+                self.colors = colors
             }
         }
 
@@ -1040,7 +1063,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _colors = try reader.readVector(boxed: true, of: Api.AttachMenuBotIconColor.self)
                 }
-                return .attachMenuBotIcon(Cons_attachMenuBotIcon(name: _name, icon: _icon, colors: _colors))
+                return .attachMenuBotIcon(Cons_attachMenuBotIcon(_flags & 0x1, name: _name, icon: _icon, colors: _colors))
             }
             catch {
                 throw error.inside(constructor: "attachMenuBotIcon", fields: "flags,name,icon,colors", index: field)
@@ -1173,12 +1196,8 @@ extension Api {
 
         /// `forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;`
         public final class Cons_forumTopic: Sendable {
-            public let my: Bool
-            public let closed: Bool
-            public let pinned: Bool
-            public let short: Bool
-            public let hidden: Bool
-            public let titleMissing: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let date: Int32
             public let peer: Api.Peer
@@ -1195,14 +1214,24 @@ extension Api {
             public let fromId: Api.Peer
             public let notifySettings: Api.PeerNotifySettings
             public let draft: Api.DraftMessage?
+            public var my: Bool { tlFlagIsSet(flags, 0x2) }
+            public var closed: Bool { tlFlagIsSet(flags, 0x4) }
+            public var pinned: Bool { tlFlagIsSet(flags, 0x8) }
+            public var short: Bool { tlFlagIsSet(flags, 0x20) }
+            public var hidden: Bool { tlFlagIsSet(flags, 0x40) }
+            public var titleMissing: Bool { tlFlagIsSet(flags, 0x80) }
 
             public init(my: Bool = false, closed: Bool = false, pinned: Bool = false, short: Bool = false, hidden: Bool = false, titleMissing: Bool = false, id: Int32, date: Int32, peer: Api.Peer, title: String, iconColor: Int32, iconEmojiId: Int64? = nil, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadMentionsCount: Int32, unreadReactionsCount: Int32, unreadPollVotesCount: Int32, fromId: Api.Peer, notifySettings: Api.PeerNotifySettings, draft: Api.DraftMessage? = nil) {
-                self.my = my
-                self.closed = closed
-                self.pinned = pinned
-                self.short = short
-                self.hidden = hidden
-                self.titleMissing = titleMissing
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: my)
+                tlSetFlag(&_flags, 0x4, when: closed)
+                tlSetFlag(&_flags, 0x8, when: pinned)
+                tlSetFlag(&_flags, 0x20, when: short)
+                tlSetFlag(&_flags, 0x40, when: hidden)
+                tlSetFlag(&_flags, 0x80, when: titleMissing)
+                tlSetFlag(&_flags, 0x1, when: iconEmojiId != nil)
+                tlSetFlag(&_flags, 0x10, when: draft != nil)
+                self.flags = _flags
                 self.id = id
                 self.date = date
                 self.peer = peer
@@ -1221,18 +1250,24 @@ extension Api {
                 self.draft = draft
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: my)
-                tlSetFlag(&flags, 0x4, when: closed)
-                tlSetFlag(&flags, 0x8, when: pinned)
-                tlSetFlag(&flags, 0x20, when: short)
-                tlSetFlag(&flags, 0x40, when: hidden)
-                tlSetFlag(&flags, 0x80, when: titleMissing)
-                tlSetFlag(&flags, 0x1, when: iconEmojiId != nil)
-                tlSetFlag(&flags, 0x10, when: draft != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, date: Int32, peer: Api.Peer, title: String, iconColor: Int32, iconEmojiId: Int64?, topMessage: Int32, readInboxMaxId: Int32, readOutboxMaxId: Int32, unreadCount: Int32, unreadMentionsCount: Int32, unreadReactionsCount: Int32, unreadPollVotesCount: Int32, fromId: Api.Peer, notifySettings: Api.PeerNotifySettings, draft: Api.DraftMessage?) {
+                self.flags = _flags
+                self.id = id
+                self.date = date
+                self.peer = peer
+                self.title = title
+                self.iconColor = iconColor
+                self.iconEmojiId = iconEmojiId
+                self.topMessage = topMessage
+                self.readInboxMaxId = readInboxMaxId
+                self.readOutboxMaxId = readOutboxMaxId
+                self.unreadCount = unreadCount
+                self.unreadMentionsCount = unreadMentionsCount
+                self.unreadReactionsCount = unreadReactionsCount
+                self.unreadPollVotesCount = unreadPollVotesCount
+                self.fromId = fromId
+                self.notifySettings = notifySettings
+                self.draft = draft
             }
         }
 
@@ -1306,17 +1341,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _my = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _closed = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _pinned = tlFlagIsSet(_flags, 0x8)
                 field = 4
-                let _short = tlFlagIsSet(_flags, 0x20)
                 field = 5
-                let _hidden = tlFlagIsSet(_flags, 0x40)
                 field = 6
-                let _titleMissing = tlFlagIsSet(_flags, 0x80)
                 field = 7
                 let _id = try reader.readInt32()
                 field = 8
@@ -1355,7 +1384,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10) {
                     _draft = try Api.DraftMessage.parse(&reader)
                 }
-                return .forumTopic(Cons_forumTopic(my: _my, closed: _closed, pinned: _pinned, short: _short, hidden: _hidden, titleMissing: _titleMissing, id: _id, date: _date, peer: _peer, title: _title, iconColor: _iconColor, iconEmojiId: _iconEmojiId, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadMentionsCount: _unreadMentionsCount, unreadReactionsCount: _unreadReactionsCount, unreadPollVotesCount: _unreadPollVotesCount, fromId: _fromId, notifySettings: _notifySettings, draft: _draft))
+                return .forumTopic(Cons_forumTopic(_flags & 0xff, id: _id, date: _date, peer: _peer, title: _title, iconColor: _iconColor, iconEmojiId: _iconEmojiId, topMessage: _topMessage, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, unreadMentionsCount: _unreadMentionsCount, unreadReactionsCount: _unreadReactionsCount, unreadPollVotesCount: _unreadPollVotesCount, fromId: _fromId, notifySettings: _notifySettings, draft: _draft))
             }
             catch {
                 throw error.inside(constructor: "forumTopic", fields: "flags,my,closed,pinned,short,hidden,title_missing,id,date,peer,title,icon_color,icon_emoji_id,top_message,read_inbox_max_id,read_outbox_max_id,unread_count,unread_mentions_count,unread_reactions_count,unread_poll_votes_count,from_id,notify_settings,draft", index: field)
@@ -1476,6 +1505,8 @@ extension Api.stories {
 
         /// `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
         public final class Cons_storyViewsList: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let viewsCount: Int32
             public let forwardsCount: Int32
@@ -1486,6 +1517,9 @@ extension Api.stories {
             public let nextOffset: String?
 
             public init(count: Int32, viewsCount: Int32, forwardsCount: Int32, reactionsCount: Int32, views: [Api.StoryView], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.viewsCount = viewsCount
                 self.forwardsCount = forwardsCount
@@ -1496,11 +1530,16 @@ extension Api.stories {
                 self.nextOffset = nextOffset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, viewsCount: Int32, forwardsCount: Int32, reactionsCount: Int32, views: [Api.StoryView], chats: [Api.Chat], users: [Api.User], nextOffset: String?) {
+                self.flags = _flags
+                self.count = count
+                self.viewsCount = viewsCount
+                self.forwardsCount = forwardsCount
+                self.reactionsCount = reactionsCount
+                self.views = views
+                self.chats = chats
+                self.users = users
+                self.nextOffset = nextOffset
             }
         }
 
@@ -1564,7 +1603,7 @@ extension Api.stories {
                 if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
-                return .storyViewsList(Cons_storyViewsList(count: _count, viewsCount: _viewsCount, forwardsCount: _forwardsCount, reactionsCount: _reactionsCount, views: _views, chats: _chats, users: _users, nextOffset: _nextOffset))
+                return .storyViewsList(Cons_storyViewsList(_flags & 0x1, count: _count, viewsCount: _viewsCount, forwardsCount: _forwardsCount, reactionsCount: _reactionsCount, views: _views, chats: _chats, users: _users, nextOffset: _nextOffset))
             }
             catch {
                 throw error.inside(constructor: "stories.storyViewsList", fields: "flags,count,views_count,forwards_count,reactions_count,views,chats,users,next_offset", index: field)
@@ -1602,32 +1641,30 @@ extension Api {
 
         /// `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
         public final class Cons_inputBusinessRecipients: Sendable {
-            public let existingChats: Bool
-            public let newChats: Bool
-            public let contacts: Bool
-            public let nonContacts: Bool
-            public let excludeSelected: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let users: [Api.InputUser]?
+            public var existingChats: Bool { tlFlagIsSet(flags, 0x1) }
+            public var newChats: Bool { tlFlagIsSet(flags, 0x2) }
+            public var contacts: Bool { tlFlagIsSet(flags, 0x4) }
+            public var nonContacts: Bool { tlFlagIsSet(flags, 0x8) }
+            public var excludeSelected: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(existingChats: Bool = false, newChats: Bool = false, contacts: Bool = false, nonContacts: Bool = false, excludeSelected: Bool = false, users: [Api.InputUser]? = nil) {
-                self.existingChats = existingChats
-                self.newChats = newChats
-                self.contacts = contacts
-                self.nonContacts = nonContacts
-                self.excludeSelected = excludeSelected
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: existingChats)
+                tlSetFlag(&_flags, 0x2, when: newChats)
+                tlSetFlag(&_flags, 0x4, when: contacts)
+                tlSetFlag(&_flags, 0x8, when: nonContacts)
+                tlSetFlag(&_flags, 0x20, when: excludeSelected)
+                tlSetFlag(&_flags, 0x10, when: users != nil)
+                self.flags = _flags
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: existingChats)
-                tlSetFlag(&flags, 0x2, when: newChats)
-                tlSetFlag(&flags, 0x4, when: contacts)
-                tlSetFlag(&flags, 0x8, when: nonContacts)
-                tlSetFlag(&flags, 0x20, when: excludeSelected)
-                tlSetFlag(&flags, 0x10, when: users != nil)
-                return flags
+            init(_ _flags: Int32, users: [Api.InputUser]?) {
+                self.flags = _flags
+                self.users = users
             }
         }
 
@@ -1666,21 +1703,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _existingChats = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _newChats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _contacts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _nonContacts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _excludeSelected = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 var _users: [Api.InputUser]? = nil
                 if tlFlagIsSet(_flags, 0x10) {
                     _users = try reader.readVector(boxed: true, of: Api.InputUser.self)
                 }
-                return .inputBusinessRecipients(Cons_inputBusinessRecipients(existingChats: _existingChats, newChats: _newChats, contacts: _contacts, nonContacts: _nonContacts, excludeSelected: _excludeSelected, users: _users))
+                return .inputBusinessRecipients(Cons_inputBusinessRecipients(_flags & 0x3f, users: _users))
             }
             catch {
                 throw error.inside(constructor: "inputBusinessRecipients", fields: "flags,existing_chats,new_chats,contacts,non_contacts,exclude_selected,users", index: field)
@@ -1716,6 +1748,8 @@ extension Api {
 
         /// `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
         public final class Cons_businessChatLink: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let link: String
             public let message: String
             public let entities: [Api.MessageEntity]?
@@ -1723,6 +1757,10 @@ extension Api {
             public let views: Int32
 
             public init(link: String, message: String, entities: [Api.MessageEntity]? = nil, title: String? = nil, views: Int32) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: entities != nil)
+                tlSetFlag(&_flags, 0x2, when: title != nil)
+                self.flags = _flags
                 self.link = link
                 self.message = message
                 self.entities = entities
@@ -1730,12 +1768,13 @@ extension Api {
                 self.views = views
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: entities != nil)
-                tlSetFlag(&flags, 0x2, when: title != nil)
-                return flags
+            init(_ _flags: Int32, link: String, message: String, entities: [Api.MessageEntity]?, title: String?, views: Int32) {
+                self.flags = _flags
+                self.link = link
+                self.message = message
+                self.entities = entities
+                self.title = title
+                self.views = views
             }
         }
 
@@ -1795,7 +1834,7 @@ extension Api {
                 }
                 field = 5
                 let _views = try reader.readInt32()
-                return .businessChatLink(Cons_businessChatLink(link: _link, message: _message, entities: _entities, title: _title, views: _views))
+                return .businessChatLink(Cons_businessChatLink(_flags & 0x3, link: _link, message: _message, entities: _entities, title: _title, views: _views))
             }
             catch {
                 throw error.inside(constructor: "businessChatLink", fields: "flags,link,message,entities,title,views", index: field)
@@ -2074,17 +2113,20 @@ extension Api {
 
         /// `buttonTypeRequestPoll#aacfff84 flags:# quiz:flags.0?Bool = ButtonType;`
         public struct Cons_buttonTypeRequestPoll: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let quiz: Bool?
 
             public init(quiz: Bool? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: quiz != nil)
+                self.flags = _flags
                 self.quiz = quiz
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: quiz != nil)
-                return flags
+            init(_ _flags: Int32, quiz: Bool?) {
+                self.flags = _flags
+                self.quiz = quiz
             }
         }
 
@@ -2100,37 +2142,37 @@ extension Api {
                 self.maxQuantity = maxQuantity
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                0
-            }
+            /// The `flags` word: no field of this constructor depends on it.
+            public var flags: Int32 { 0 }
         }
 
         /// `inputButtonTypeRequestPeer#3fe268fe flags:# name_requested:flags.0?true username_requested:flags.1?true photo_requested:flags.2?true button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
         public final class Cons_inputButtonTypeRequestPeer: Sendable {
-            public let nameRequested: Bool
-            public let usernameRequested: Bool
-            public let photoRequested: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let buttonId: Int32
             public let peerType: Api.RequestPeerType
             public let maxQuantity: Int32
+            public var nameRequested: Bool { tlFlagIsSet(flags, 0x1) }
+            public var usernameRequested: Bool { tlFlagIsSet(flags, 0x2) }
+            public var photoRequested: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(nameRequested: Bool = false, usernameRequested: Bool = false, photoRequested: Bool = false, buttonId: Int32, peerType: Api.RequestPeerType, maxQuantity: Int32) {
-                self.nameRequested = nameRequested
-                self.usernameRequested = usernameRequested
-                self.photoRequested = photoRequested
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nameRequested)
+                tlSetFlag(&_flags, 0x2, when: usernameRequested)
+                tlSetFlag(&_flags, 0x4, when: photoRequested)
+                self.flags = _flags
                 self.buttonId = buttonId
                 self.peerType = peerType
                 self.maxQuantity = maxQuantity
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nameRequested)
-                tlSetFlag(&flags, 0x2, when: usernameRequested)
-                tlSetFlag(&flags, 0x4, when: photoRequested)
-                return flags
+            init(_ _flags: Int32, buttonId: Int32, peerType: Api.RequestPeerType, maxQuantity: Int32) {
+                self.flags = _flags
+                self.buttonId = buttonId
+                self.peerType = peerType
+                self.maxQuantity = maxQuantity
             }
         }
 
@@ -2227,7 +2269,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _quiz = try reader.readBool()
                 }
-                return .buttonTypeRequestPoll(Cons_buttonTypeRequestPoll(quiz: _quiz))
+                return .buttonTypeRequestPoll(Cons_buttonTypeRequestPoll(_flags & 0x1, quiz: _quiz))
             }
             catch {
                 throw error.inside(constructor: "buttonTypeRequestPoll", fields: "flags,quiz", index: field)
@@ -2256,18 +2298,15 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nameRequested = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _usernameRequested = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _photoRequested = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _buttonId = try reader.readInt32()
                 field = 5
                 let _peerType = try Api.RequestPeerType.parse(&reader)
                 field = 6
                 let _maxQuantity = try reader.readInt32()
-                return .inputButtonTypeRequestPeer(Cons_inputButtonTypeRequestPeer(nameRequested: _nameRequested, usernameRequested: _usernameRequested, photoRequested: _photoRequested, buttonId: _buttonId, peerType: _peerType, maxQuantity: _maxQuantity))
+                return .inputButtonTypeRequestPeer(Cons_inputButtonTypeRequestPeer(_flags & 0x7, buttonId: _buttonId, peerType: _peerType, maxQuantity: _maxQuantity))
             }
             catch {
                 throw error.inside(constructor: "inputButtonTypeRequestPeer", fields: "flags,name_requested,username_requested,photo_requested,button_id,peer_type,max_quantity", index: field)

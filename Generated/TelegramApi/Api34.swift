@@ -271,57 +271,66 @@ extension Api {
 
         /// `botInlineMessageMediaAuto#764cf810 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         public final class Cons_botInlineMessageMediaAuto: Sendable {
-            public let invertMedia: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String
             public let entities: [Api.MessageEntity]?
             public let replyMarkup: Api.ReplyMarkup?
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(invertMedia: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
-                self.invertMedia = invertMedia
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: invertMedia)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.message = message
                 self.entities = entities
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: invertMedia)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, message: String, entities: [Api.MessageEntity]?, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.message = message
+                self.entities = entities
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `botInlineMessageText#8c7f65e2 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         public final class Cons_botInlineMessageText: Sendable {
-            public let noWebpage: Bool
-            public let invertMedia: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String
             public let entities: [Api.MessageEntity]?
             public let replyMarkup: Api.ReplyMarkup?
+            public var noWebpage: Bool { tlFlagIsSet(flags, 0x1) }
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(noWebpage: Bool = false, invertMedia: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
-                self.noWebpage = noWebpage
-                self.invertMedia = invertMedia
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: noWebpage)
+                tlSetFlag(&_flags, 0x8, when: invertMedia)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.message = message
                 self.entities = entities
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: noWebpage)
-                tlSetFlag(&flags, 0x8, when: invertMedia)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, message: String, entities: [Api.MessageEntity]?, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.message = message
+                self.entities = entities
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `botInlineMessageMediaGeo#051846fd flags:# geo:GeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         public final class Cons_botInlineMessageMediaGeo: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let geo: Api.GeoPoint
             public let heading: Int32?
             public let period: Int32?
@@ -329,6 +338,12 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
 
             public init(geo: Api.GeoPoint, heading: Int32? = nil, period: Int32? = nil, proximityNotificationRadius: Int32? = nil, replyMarkup: Api.ReplyMarkup? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: heading != nil)
+                tlSetFlag(&_flags, 0x2, when: period != nil)
+                tlSetFlag(&_flags, 0x8, when: proximityNotificationRadius != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.geo = geo
                 self.heading = heading
                 self.period = period
@@ -336,19 +351,20 @@ extension Api {
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: heading != nil)
-                tlSetFlag(&flags, 0x2, when: period != nil)
-                tlSetFlag(&flags, 0x8, when: proximityNotificationRadius != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, geo: Api.GeoPoint, heading: Int32?, period: Int32?, proximityNotificationRadius: Int32?, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.geo = geo
+                self.heading = heading
+                self.period = period
+                self.proximityNotificationRadius = proximityNotificationRadius
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `botInlineMessageMediaVenue#8a86659c flags:# geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         public final class Cons_botInlineMessageMediaVenue: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let geo: Api.GeoPoint
             public let title: String
             public let address: String
@@ -358,6 +374,9 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
 
             public init(geo: Api.GeoPoint, title: String, address: String, provider: String, venueId: String, venueType: String, replyMarkup: Api.ReplyMarkup? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.geo = geo
                 self.title = title
                 self.address = address
@@ -367,16 +386,22 @@ extension Api {
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, geo: Api.GeoPoint, title: String, address: String, provider: String, venueId: String, venueType: String, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.geo = geo
+                self.title = title
+                self.address = address
+                self.provider = provider
+                self.venueId = venueId
+                self.venueType = venueType
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `botInlineMessageMediaContact#18d1cdc2 flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         public final class Cons_botInlineMessageMediaContact: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let phoneNumber: String
             public let firstName: String
             public let lastName: String
@@ -384,6 +409,9 @@ extension Api {
             public let replyMarkup: Api.ReplyMarkup?
 
             public init(phoneNumber: String, firstName: String, lastName: String, vcard: String, replyMarkup: Api.ReplyMarkup? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.phoneNumber = phoneNumber
                 self.firstName = firstName
                 self.lastName = lastName
@@ -391,28 +419,36 @@ extension Api {
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, phoneNumber: String, firstName: String, lastName: String, vcard: String, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.phoneNumber = phoneNumber
+                self.firstName = firstName
+                self.lastName = lastName
+                self.vcard = vcard
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `botInlineMessageMediaInvoice#354a9b09 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument currency:string total_amount:long reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         public final class Cons_botInlineMessageMediaInvoice: Sendable {
-            public let shippingAddressRequested: Bool
-            public let test: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String
             public let description: String
             public let photo: Api.WebDocument?
             public let currency: String
             public let totalAmount: Int64
             public let replyMarkup: Api.ReplyMarkup?
+            public var shippingAddressRequested: Bool { tlFlagIsSet(flags, 0x2) }
+            public var test: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(shippingAddressRequested: Bool = false, test: Bool = false, title: String, description: String, photo: Api.WebDocument? = nil, currency: String, totalAmount: Int64, replyMarkup: Api.ReplyMarkup? = nil) {
-                self.shippingAddressRequested = shippingAddressRequested
-                self.test = test
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: shippingAddressRequested)
+                tlSetFlag(&_flags, 0x8, when: test)
+                tlSetFlag(&_flags, 0x1, when: photo != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.title = title
                 self.description = description
                 self.photo = photo
@@ -421,70 +457,75 @@ extension Api {
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: shippingAddressRequested)
-                tlSetFlag(&flags, 0x8, when: test)
-                tlSetFlag(&flags, 0x1, when: photo != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, title: String, description: String, photo: Api.WebDocument?, currency: String, totalAmount: Int64, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.title = title
+                self.description = description
+                self.photo = photo
+                self.currency = currency
+                self.totalAmount = totalAmount
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `botInlineMessageMediaWebPage#809ad9a6 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true manual:flags.7?true safe:flags.8?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         public final class Cons_botInlineMessageMediaWebPage: Sendable {
-            public let invertMedia: Bool
-            public let forceLargeMedia: Bool
-            public let forceSmallMedia: Bool
-            public let manual: Bool
-            public let safe: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String
             public let entities: [Api.MessageEntity]?
             public let url: String
             public let replyMarkup: Api.ReplyMarkup?
+            public var invertMedia: Bool { tlFlagIsSet(flags, 0x8) }
+            public var forceLargeMedia: Bool { tlFlagIsSet(flags, 0x10) }
+            public var forceSmallMedia: Bool { tlFlagIsSet(flags, 0x20) }
+            public var manual: Bool { tlFlagIsSet(flags, 0x80) }
+            public var safe: Bool { tlFlagIsSet(flags, 0x100) }
 
             public init(invertMedia: Bool = false, forceLargeMedia: Bool = false, forceSmallMedia: Bool = false, manual: Bool = false, safe: Bool = false, message: String, entities: [Api.MessageEntity]? = nil, url: String, replyMarkup: Api.ReplyMarkup? = nil) {
-                self.invertMedia = invertMedia
-                self.forceLargeMedia = forceLargeMedia
-                self.forceSmallMedia = forceSmallMedia
-                self.manual = manual
-                self.safe = safe
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: invertMedia)
+                tlSetFlag(&_flags, 0x10, when: forceLargeMedia)
+                tlSetFlag(&_flags, 0x20, when: forceSmallMedia)
+                tlSetFlag(&_flags, 0x80, when: manual)
+                tlSetFlag(&_flags, 0x100, when: safe)
+                tlSetFlag(&_flags, 0x2, when: entities != nil)
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.message = message
                 self.entities = entities
                 self.url = url
                 self.replyMarkup = replyMarkup
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: invertMedia)
-                tlSetFlag(&flags, 0x10, when: forceLargeMedia)
-                tlSetFlag(&flags, 0x20, when: forceSmallMedia)
-                tlSetFlag(&flags, 0x80, when: manual)
-                tlSetFlag(&flags, 0x100, when: safe)
-                tlSetFlag(&flags, 0x2, when: entities != nil)
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, message: String, entities: [Api.MessageEntity]?, url: String, replyMarkup: Api.ReplyMarkup?) {
+                self.flags = _flags
+                self.message = message
+                self.entities = entities
+                self.url = url
+                self.replyMarkup = replyMarkup
             }
         }
 
         /// `botInlineMessageRichMessage#0a617e7b flags:# reply_markup:flags.2?ReplyMarkup rich_message:RichMessage = BotInlineMessage;`
         public final class Cons_botInlineMessageRichMessage: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let replyMarkup: Api.ReplyMarkup?
             public let richMessage: Api.RichMessage
 
             public init(replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.RichMessage) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: replyMarkup != nil)
+                self.flags = _flags
                 self.replyMarkup = replyMarkup
                 self.richMessage = richMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: replyMarkup != nil)
-                return flags
+            init(_ _flags: Int32, replyMarkup: Api.ReplyMarkup?, richMessage: Api.RichMessage) {
+                self.flags = _flags
+                self.replyMarkup = replyMarkup
+                self.richMessage = richMessage
             }
         }
 
@@ -636,7 +677,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
@@ -649,7 +689,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .botInlineMessageMediaAuto(Cons_botInlineMessageMediaAuto(invertMedia: _invertMedia, message: _message, entities: _entities, replyMarkup: _replyMarkup))
+                return .botInlineMessageMediaAuto(Cons_botInlineMessageMediaAuto(_flags & 0xe, message: _message, entities: _entities, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "botInlineMessageMediaAuto", fields: "flags,invert_media,message,entities,reply_markup", index: field)
@@ -661,9 +701,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _noWebpage = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _message = try reader.readTLString()
                 field = 4
@@ -676,7 +714,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .botInlineMessageText(Cons_botInlineMessageText(noWebpage: _noWebpage, invertMedia: _invertMedia, message: _message, entities: _entities, replyMarkup: _replyMarkup))
+                return .botInlineMessageText(Cons_botInlineMessageText(_flags & 0xf, message: _message, entities: _entities, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "botInlineMessageText", fields: "flags,no_webpage,invert_media,message,entities,reply_markup", index: field)
@@ -709,7 +747,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .botInlineMessageMediaGeo(Cons_botInlineMessageMediaGeo(geo: _geo, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius, replyMarkup: _replyMarkup))
+                return .botInlineMessageMediaGeo(Cons_botInlineMessageMediaGeo(_flags & 0xf, geo: _geo, heading: _heading, period: _period, proximityNotificationRadius: _proximityNotificationRadius, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "botInlineMessageMediaGeo", fields: "flags,geo,heading,period,proximity_notification_radius,reply_markup", index: field)
@@ -737,7 +775,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .botInlineMessageMediaVenue(Cons_botInlineMessageMediaVenue(geo: _geo, title: _title, address: _address, provider: _provider, venueId: _venueId, venueType: _venueType, replyMarkup: _replyMarkup))
+                return .botInlineMessageMediaVenue(Cons_botInlineMessageMediaVenue(_flags & 0x4, geo: _geo, title: _title, address: _address, provider: _provider, venueId: _venueId, venueType: _venueType, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "botInlineMessageMediaVenue", fields: "flags,geo,title,address,provider,venue_id,venue_type,reply_markup", index: field)
@@ -761,7 +799,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .botInlineMessageMediaContact(Cons_botInlineMessageMediaContact(phoneNumber: _phoneNumber, firstName: _firstName, lastName: _lastName, vcard: _vcard, replyMarkup: _replyMarkup))
+                return .botInlineMessageMediaContact(Cons_botInlineMessageMediaContact(_flags & 0x4, phoneNumber: _phoneNumber, firstName: _firstName, lastName: _lastName, vcard: _vcard, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "botInlineMessageMediaContact", fields: "flags,phone_number,first_name,last_name,vcard,reply_markup", index: field)
@@ -773,9 +811,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _shippingAddressRequested = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _test = tlFlagIsSet(_flags, 0x8)
                 field = 3
                 let _title = try reader.readTLString()
                 field = 4
@@ -794,7 +830,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .botInlineMessageMediaInvoice(Cons_botInlineMessageMediaInvoice(shippingAddressRequested: _shippingAddressRequested, test: _test, title: _title, description: _description, photo: _photo, currency: _currency, totalAmount: _totalAmount, replyMarkup: _replyMarkup))
+                return .botInlineMessageMediaInvoice(Cons_botInlineMessageMediaInvoice(_flags & 0xf, title: _title, description: _description, photo: _photo, currency: _currency, totalAmount: _totalAmount, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "botInlineMessageMediaInvoice", fields: "flags,shipping_address_requested,test,title,description,photo,currency,total_amount,reply_markup", index: field)
@@ -806,15 +842,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _invertMedia = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _forceLargeMedia = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _forceSmallMedia = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _manual = tlFlagIsSet(_flags, 0x80)
                 field = 5
-                let _safe = tlFlagIsSet(_flags, 0x100)
                 field = 6
                 let _message = try reader.readTLString()
                 field = 7
@@ -829,7 +860,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replyMarkup = try Api.ReplyMarkup.parse(&reader)
                 }
-                return .botInlineMessageMediaWebPage(Cons_botInlineMessageMediaWebPage(invertMedia: _invertMedia, forceLargeMedia: _forceLargeMedia, forceSmallMedia: _forceSmallMedia, manual: _manual, safe: _safe, message: _message, entities: _entities, url: _url, replyMarkup: _replyMarkup))
+                return .botInlineMessageMediaWebPage(Cons_botInlineMessageMediaWebPage(_flags & 0x1be, message: _message, entities: _entities, url: _url, replyMarkup: _replyMarkup))
             }
             catch {
                 throw error.inside(constructor: "botInlineMessageMediaWebPage", fields: "flags,invert_media,force_large_media,force_small_media,manual,safe,message,entities,url,reply_markup", index: field)
@@ -847,7 +878,7 @@ extension Api {
                 }
                 field = 2
                 let _richMessage = try Api.RichMessage.parse(&reader)
-                return .botInlineMessageRichMessage(Cons_botInlineMessageRichMessage(replyMarkup: _replyMarkup, richMessage: _richMessage))
+                return .botInlineMessageRichMessage(Cons_botInlineMessageRichMessage(_flags & 0x4, replyMarkup: _replyMarkup, richMessage: _richMessage))
             }
             catch {
                 throw error.inside(constructor: "botInlineMessageRichMessage", fields: "flags,reply_markup,rich_message", index: field)
@@ -1149,9 +1180,8 @@ extension Api {
 
         /// `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
         public final class Cons_langPackLanguage: Sendable {
-            public let official: Bool
-            public let rtl: Bool
-            public let beta: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let name: String
             public let nativeName: String
             public let langCode: String
@@ -1160,11 +1190,17 @@ extension Api {
             public let stringsCount: Int32
             public let translatedCount: Int32
             public let translationsUrl: String
+            public var official: Bool { tlFlagIsSet(flags, 0x1) }
+            public var rtl: Bool { tlFlagIsSet(flags, 0x4) }
+            public var beta: Bool { tlFlagIsSet(flags, 0x8) }
 
             public init(official: Bool = false, rtl: Bool = false, beta: Bool = false, name: String, nativeName: String, langCode: String, baseLangCode: String? = nil, pluralCode: String, stringsCount: Int32, translatedCount: Int32, translationsUrl: String) {
-                self.official = official
-                self.rtl = rtl
-                self.beta = beta
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: official)
+                tlSetFlag(&_flags, 0x4, when: rtl)
+                tlSetFlag(&_flags, 0x8, when: beta)
+                tlSetFlag(&_flags, 0x2, when: baseLangCode != nil)
+                self.flags = _flags
                 self.name = name
                 self.nativeName = nativeName
                 self.langCode = langCode
@@ -1175,14 +1211,16 @@ extension Api {
                 self.translationsUrl = translationsUrl
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: official)
-                tlSetFlag(&flags, 0x4, when: rtl)
-                tlSetFlag(&flags, 0x8, when: beta)
-                tlSetFlag(&flags, 0x2, when: baseLangCode != nil)
-                return flags
+            init(_ _flags: Int32, name: String, nativeName: String, langCode: String, baseLangCode: String?, pluralCode: String, stringsCount: Int32, translatedCount: Int32, translationsUrl: String) {
+                self.flags = _flags
+                self.name = name
+                self.nativeName = nativeName
+                self.langCode = langCode
+                self.baseLangCode = baseLangCode
+                self.pluralCode = pluralCode
+                self.stringsCount = stringsCount
+                self.translatedCount = translatedCount
+                self.translationsUrl = translationsUrl
             }
         }
 
@@ -1230,11 +1268,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _official = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _rtl = tlFlagIsSet(_flags, 0x4)
                 field = 3
-                let _beta = tlFlagIsSet(_flags, 0x8)
                 field = 4
                 let _name = try reader.readTLString()
                 field = 5
@@ -1254,7 +1289,7 @@ extension Api {
                 let _translatedCount = try reader.readInt32()
                 field = 11
                 let _translationsUrl = try reader.readTLString()
-                return .langPackLanguage(Cons_langPackLanguage(official: _official, rtl: _rtl, beta: _beta, name: _name, nativeName: _nativeName, langCode: _langCode, baseLangCode: _baseLangCode, pluralCode: _pluralCode, stringsCount: _stringsCount, translatedCount: _translatedCount, translationsUrl: _translationsUrl))
+                return .langPackLanguage(Cons_langPackLanguage(_flags & 0xf, name: _name, nativeName: _nativeName, langCode: _langCode, baseLangCode: _baseLangCode, pluralCode: _pluralCode, stringsCount: _stringsCount, translatedCount: _translatedCount, translationsUrl: _translationsUrl))
             }
             catch {
                 throw error.inside(constructor: "langPackLanguage", fields: "flags,official,rtl,beta,name,native_name,lang_code,base_lang_code,plural_code,strings_count,translated_count,translations_url", index: field)
@@ -1479,23 +1514,28 @@ extension Api {
 
         /// `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
         public final class Cons_messageViews: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let views: Int32?
             public let forwards: Int32?
             public let replies: Api.MessageReplies?
 
             public init(views: Int32? = nil, forwards: Int32? = nil, replies: Api.MessageReplies? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: views != nil)
+                tlSetFlag(&_flags, 0x2, when: forwards != nil)
+                tlSetFlag(&_flags, 0x4, when: replies != nil)
+                self.flags = _flags
                 self.views = views
                 self.forwards = forwards
                 self.replies = replies
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: views != nil)
-                tlSetFlag(&flags, 0x2, when: forwards != nil)
-                tlSetFlag(&flags, 0x4, when: replies != nil)
-                return flags
+            init(_ _flags: Int32, views: Int32?, forwards: Int32?, replies: Api.MessageReplies?) {
+                self.flags = _flags
+                self.views = views
+                self.forwards = forwards
+                self.replies = replies
             }
         }
 
@@ -1554,7 +1594,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _replies = try Api.MessageReplies.parse(&reader)
                 }
-                return .messageViews(Cons_messageViews(views: _views, forwards: _forwards, replies: _replies))
+                return .messageViews(Cons_messageViews(_flags & 0x7, views: _views, forwards: _forwards, replies: _replies))
             }
             catch {
                 throw error.inside(constructor: "messageViews", fields: "flags,views,forwards,replies", index: field)
@@ -1799,98 +1839,113 @@ extension Api {
 
         /// `requestPeerTypeUser#5f3b8a00 flags:# bot:flags.0?Bool premium:flags.1?Bool = RequestPeerType;`
         public struct Cons_requestPeerTypeUser: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let bot: Bool?
             public let premium: Bool?
 
             public init(bot: Bool? = nil, premium: Bool? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: bot != nil)
+                tlSetFlag(&_flags, 0x2, when: premium != nil)
+                self.flags = _flags
                 self.bot = bot
                 self.premium = premium
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: bot != nil)
-                tlSetFlag(&flags, 0x2, when: premium != nil)
-                return flags
+            init(_ _flags: Int32, bot: Bool?, premium: Bool?) {
+                self.flags = _flags
+                self.bot = bot
+                self.premium = premium
             }
         }
 
         /// `requestPeerTypeChat#c9f06e1b flags:# creator:flags.0?true bot_participant:flags.5?true has_username:flags.3?Bool forum:flags.4?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
         public final class Cons_requestPeerTypeChat: Sendable {
-            public let creator: Bool
-            public let botParticipant: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let hasUsername: Bool?
             public let forum: Bool?
             public let userAdminRights: Api.ChatAdminRights?
             public let botAdminRights: Api.ChatAdminRights?
+            public var creator: Bool { tlFlagIsSet(flags, 0x1) }
+            public var botParticipant: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(creator: Bool = false, botParticipant: Bool = false, hasUsername: Bool? = nil, forum: Bool? = nil, userAdminRights: Api.ChatAdminRights? = nil, botAdminRights: Api.ChatAdminRights? = nil) {
-                self.creator = creator
-                self.botParticipant = botParticipant
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: creator)
+                tlSetFlag(&_flags, 0x20, when: botParticipant)
+                tlSetFlag(&_flags, 0x8, when: hasUsername != nil)
+                tlSetFlag(&_flags, 0x10, when: forum != nil)
+                tlSetFlag(&_flags, 0x2, when: userAdminRights != nil)
+                tlSetFlag(&_flags, 0x4, when: botAdminRights != nil)
+                self.flags = _flags
                 self.hasUsername = hasUsername
                 self.forum = forum
                 self.userAdminRights = userAdminRights
                 self.botAdminRights = botAdminRights
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: creator)
-                tlSetFlag(&flags, 0x20, when: botParticipant)
-                tlSetFlag(&flags, 0x8, when: hasUsername != nil)
-                tlSetFlag(&flags, 0x10, when: forum != nil)
-                tlSetFlag(&flags, 0x2, when: userAdminRights != nil)
-                tlSetFlag(&flags, 0x4, when: botAdminRights != nil)
-                return flags
+            init(_ _flags: Int32, hasUsername: Bool?, forum: Bool?, userAdminRights: Api.ChatAdminRights?, botAdminRights: Api.ChatAdminRights?) {
+                self.flags = _flags
+                self.hasUsername = hasUsername
+                self.forum = forum
+                self.userAdminRights = userAdminRights
+                self.botAdminRights = botAdminRights
             }
         }
 
         /// `requestPeerTypeBroadcast#339bef6c flags:# creator:flags.0?true has_username:flags.3?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
         public final class Cons_requestPeerTypeBroadcast: Sendable {
-            public let creator: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let hasUsername: Bool?
             public let userAdminRights: Api.ChatAdminRights?
             public let botAdminRights: Api.ChatAdminRights?
+            public var creator: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(creator: Bool = false, hasUsername: Bool? = nil, userAdminRights: Api.ChatAdminRights? = nil, botAdminRights: Api.ChatAdminRights? = nil) {
-                self.creator = creator
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: creator)
+                tlSetFlag(&_flags, 0x8, when: hasUsername != nil)
+                tlSetFlag(&_flags, 0x2, when: userAdminRights != nil)
+                tlSetFlag(&_flags, 0x4, when: botAdminRights != nil)
+                self.flags = _flags
                 self.hasUsername = hasUsername
                 self.userAdminRights = userAdminRights
                 self.botAdminRights = botAdminRights
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: creator)
-                tlSetFlag(&flags, 0x8, when: hasUsername != nil)
-                tlSetFlag(&flags, 0x2, when: userAdminRights != nil)
-                tlSetFlag(&flags, 0x4, when: botAdminRights != nil)
-                return flags
+            init(_ _flags: Int32, hasUsername: Bool?, userAdminRights: Api.ChatAdminRights?, botAdminRights: Api.ChatAdminRights?) {
+                self.flags = _flags
+                self.hasUsername = hasUsername
+                self.userAdminRights = userAdminRights
+                self.botAdminRights = botAdminRights
             }
         }
 
         /// `requestPeerTypeCreateBot#3e81e078 flags:# bot_managed:flags.0?true suggested_name:flags.1?string suggested_username:flags.2?string = RequestPeerType;`
         public final class Cons_requestPeerTypeCreateBot: Sendable {
-            public let botManaged: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let suggestedName: String?
             public let suggestedUsername: String?
+            public var botManaged: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(botManaged: Bool = false, suggestedName: String? = nil, suggestedUsername: String? = nil) {
-                self.botManaged = botManaged
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: botManaged)
+                tlSetFlag(&_flags, 0x2, when: suggestedName != nil)
+                tlSetFlag(&_flags, 0x4, when: suggestedUsername != nil)
+                self.flags = _flags
                 self.suggestedName = suggestedName
                 self.suggestedUsername = suggestedUsername
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: botManaged)
-                tlSetFlag(&flags, 0x2, when: suggestedName != nil)
-                tlSetFlag(&flags, 0x4, when: suggestedUsername != nil)
-                return flags
+            init(_ _flags: Int32, suggestedName: String?, suggestedUsername: String?) {
+                self.flags = _flags
+                self.suggestedName = suggestedName
+                self.suggestedUsername = suggestedUsername
             }
         }
 
@@ -1989,7 +2044,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _premium = try reader.readBool()
                 }
-                return .requestPeerTypeUser(Cons_requestPeerTypeUser(bot: _bot, premium: _premium))
+                return .requestPeerTypeUser(Cons_requestPeerTypeUser(_flags & 0x3, bot: _bot, premium: _premium))
             }
             catch {
                 throw error.inside(constructor: "requestPeerTypeUser", fields: "flags,bot,premium", index: field)
@@ -2001,9 +2056,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _botParticipant = tlFlagIsSet(_flags, 0x20)
                 field = 3
                 var _hasUsername: Bool? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -2024,7 +2077,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _botAdminRights = try Api.ChatAdminRights.parse(&reader)
                 }
-                return .requestPeerTypeChat(Cons_requestPeerTypeChat(creator: _creator, botParticipant: _botParticipant, hasUsername: _hasUsername, forum: _forum, userAdminRights: _userAdminRights, botAdminRights: _botAdminRights))
+                return .requestPeerTypeChat(Cons_requestPeerTypeChat(_flags & 0x3f, hasUsername: _hasUsername, forum: _forum, userAdminRights: _userAdminRights, botAdminRights: _botAdminRights))
             }
             catch {
                 throw error.inside(constructor: "requestPeerTypeChat", fields: "flags,creator,bot_participant,has_username,forum,user_admin_rights,bot_admin_rights", index: field)
@@ -2036,7 +2089,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _creator = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _hasUsername: Bool? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -2052,7 +2104,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _botAdminRights = try Api.ChatAdminRights.parse(&reader)
                 }
-                return .requestPeerTypeBroadcast(Cons_requestPeerTypeBroadcast(creator: _creator, hasUsername: _hasUsername, userAdminRights: _userAdminRights, botAdminRights: _botAdminRights))
+                return .requestPeerTypeBroadcast(Cons_requestPeerTypeBroadcast(_flags & 0xf, hasUsername: _hasUsername, userAdminRights: _userAdminRights, botAdminRights: _botAdminRights))
             }
             catch {
                 throw error.inside(constructor: "requestPeerTypeBroadcast", fields: "flags,creator,has_username,user_admin_rights,bot_admin_rights", index: field)
@@ -2064,7 +2116,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _botManaged = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 var _suggestedName: String? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -2075,7 +2126,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _suggestedUsername = try reader.readTLString()
                 }
-                return .requestPeerTypeCreateBot(Cons_requestPeerTypeCreateBot(botManaged: _botManaged, suggestedName: _suggestedName, suggestedUsername: _suggestedUsername))
+                return .requestPeerTypeCreateBot(Cons_requestPeerTypeCreateBot(_flags & 0x7, suggestedName: _suggestedName, suggestedUsername: _suggestedUsername))
             }
             catch {
                 throw error.inside(constructor: "requestPeerTypeCreateBot", fields: "flags,bot_managed,suggested_name,suggested_username", index: field)
@@ -2155,6 +2206,8 @@ extension Api.premium {
 
         /// `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
         public final class Cons_boostsStatus: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let level: Int32
             public let currentLevelBoosts: Int32
             public let boosts: Int32
@@ -2168,6 +2221,13 @@ extension Api.premium {
             public var myBoost: Bool { myBoostSlots != nil }
 
             public init(level: Int32, currentLevelBoosts: Int32, boosts: Int32, giftBoosts: Int32? = nil, nextLevelBoosts: Int32? = nil, premiumAudience: Api.StatsPercentValue? = nil, boostUrl: String, prepaidGiveaways: [Api.PrepaidGiveaway]? = nil, myBoostSlots: [Int32]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x10, when: giftBoosts != nil)
+                tlSetFlag(&_flags, 0x1, when: nextLevelBoosts != nil)
+                tlSetFlag(&_flags, 0x2, when: premiumAudience != nil)
+                tlSetFlag(&_flags, 0x8, when: prepaidGiveaways != nil)
+                tlSetFlag(&_flags, 0x4, when: myBoostSlots != nil)
+                self.flags = _flags
                 self.level = level
                 self.currentLevelBoosts = currentLevelBoosts
                 self.boosts = boosts
@@ -2179,15 +2239,17 @@ extension Api.premium {
                 self.myBoostSlots = myBoostSlots
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x10, when: giftBoosts != nil)
-                tlSetFlag(&flags, 0x1, when: nextLevelBoosts != nil)
-                tlSetFlag(&flags, 0x2, when: premiumAudience != nil)
-                tlSetFlag(&flags, 0x8, when: prepaidGiveaways != nil)
-                tlSetFlag(&flags, 0x4, when: myBoostSlots != nil)
-                return flags
+            init(_ _flags: Int32, level: Int32, currentLevelBoosts: Int32, boosts: Int32, giftBoosts: Int32?, nextLevelBoosts: Int32?, premiumAudience: Api.StatsPercentValue?, boostUrl: String, prepaidGiveaways: [Api.PrepaidGiveaway]?, myBoostSlots: [Int32]?) {
+                self.flags = _flags
+                self.level = level
+                self.currentLevelBoosts = currentLevelBoosts
+                self.boosts = boosts
+                self.giftBoosts = giftBoosts
+                self.nextLevelBoosts = nextLevelBoosts
+                self.premiumAudience = premiumAudience
+                self.boostUrl = boostUrl
+                self.prepaidGiveaways = prepaidGiveaways
+                self.myBoostSlots = myBoostSlots
             }
         }
 
@@ -2275,7 +2337,7 @@ extension Api.premium {
                 if tlFlagIsSet(_flags, 0x4) {
                     _myBoostSlots = try reader.readVector(boxed: true, of: Int32.self)
                 }
-                return .boostsStatus(Cons_boostsStatus(level: _level, currentLevelBoosts: _currentLevelBoosts, boosts: _boosts, giftBoosts: _giftBoosts, nextLevelBoosts: _nextLevelBoosts, premiumAudience: _premiumAudience, boostUrl: _boostUrl, prepaidGiveaways: _prepaidGiveaways, myBoostSlots: _myBoostSlots))
+                return .boostsStatus(Cons_boostsStatus(_flags & 0x1f, level: _level, currentLevelBoosts: _currentLevelBoosts, boosts: _boosts, giftBoosts: _giftBoosts, nextLevelBoosts: _nextLevelBoosts, premiumAudience: _premiumAudience, boostUrl: _boostUrl, prepaidGiveaways: _prepaidGiveaways, myBoostSlots: _myBoostSlots))
             }
             catch {
                 throw error.inside(constructor: "premium.boostsStatus", fields: "flags,my_boost,level,current_level_boosts,boosts,gift_boosts,next_level_boosts,premium_audience,boost_url,prepaid_giveaways,my_boost_slots", index: field)
@@ -2340,19 +2402,21 @@ extension Api {
 
         /// `reportResultAddComment#6f09ac31 flags:# optional:flags.0?true option:bytes = ReportResult;`
         public final class Cons_reportResultAddComment: Sendable {
-            public let optional: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let option: [UInt8]
+            public var optional: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(optional: Bool = false, option: [UInt8]) {
-                self.optional = optional
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: optional)
+                self.flags = _flags
                 self.option = option
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: optional)
-                return flags
+            init(_ _flags: Int32, option: [UInt8]) {
+                self.flags = _flags
+                self.option = option
             }
         }
 
@@ -2410,10 +2474,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _optional = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _option = try reader.readTLBytes()
-                return .reportResultAddComment(Cons_reportResultAddComment(optional: _optional, option: _option))
+                return .reportResultAddComment(Cons_reportResultAddComment(_flags & 0x1, option: _option))
             }
             catch {
                 throw error.inside(constructor: "reportResultAddComment", fields: "flags,optional,option", index: field)
@@ -2454,6 +2517,8 @@ extension Api.communities {
 
         /// `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
         public final class Cons_peerLinkRequests: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let totalCount: Int32
             public let requests: [Api.CommunityPeerRequest]
             public let nextOffset: String?
@@ -2461,6 +2526,9 @@ extension Api.communities {
             public let users: [Api.User]
 
             public init(totalCount: Int32, requests: [Api.CommunityPeerRequest], nextOffset: String? = nil, chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.totalCount = totalCount
                 self.requests = requests
                 self.nextOffset = nextOffset
@@ -2468,11 +2536,13 @@ extension Api.communities {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, totalCount: Int32, requests: [Api.CommunityPeerRequest], nextOffset: String?, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.totalCount = totalCount
+                self.requests = requests
+                self.nextOffset = nextOffset
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -2527,7 +2597,7 @@ extension Api.communities {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 5
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .peerLinkRequests(Cons_peerLinkRequests(totalCount: _totalCount, requests: _requests, nextOffset: _nextOffset, chats: _chats, users: _users))
+                return .peerLinkRequests(Cons_peerLinkRequests(_flags & 0x1, totalCount: _totalCount, requests: _requests, nextOffset: _nextOffset, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "communities.peerLinkRequests", fields: "flags,total_count,requests,next_offset,chats,users", index: field)

@@ -25,7 +25,8 @@ extension Api {
 
         /// `photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;`
         public final class Cons_photo: Sendable {
-            public let hasStickers: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let fileReference: [UInt8]
@@ -33,9 +34,13 @@ extension Api {
             public let sizes: [Api.PhotoSize]
             public let videoSizes: [Api.VideoSize]?
             public let dcId: Int32
+            public var hasStickers: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(hasStickers: Bool = false, id: Int64, accessHash: Int64, fileReference: [UInt8], date: Int32, sizes: [Api.PhotoSize], videoSizes: [Api.VideoSize]? = nil, dcId: Int32) {
-                self.hasStickers = hasStickers
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hasStickers)
+                tlSetFlag(&_flags, 0x2, when: videoSizes != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.fileReference = fileReference
@@ -45,12 +50,15 @@ extension Api {
                 self.dcId = dcId
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hasStickers)
-                tlSetFlag(&flags, 0x2, when: videoSizes != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, fileReference: [UInt8], date: Int32, sizes: [Api.PhotoSize], videoSizes: [Api.VideoSize]?, dcId: Int32) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.fileReference = fileReference
+                self.date = date
+                self.sizes = sizes
+                self.videoSizes = videoSizes
+                self.dcId = dcId
             }
         }
 
@@ -111,7 +119,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasStickers = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -129,7 +136,7 @@ extension Api {
                 }
                 field = 8
                 let _dcId = try reader.readInt32()
-                return .photo(Cons_photo(hasStickers: _hasStickers, id: _id, accessHash: _accessHash, fileReference: _fileReference, date: _date, sizes: _sizes, videoSizes: _videoSizes, dcId: _dcId))
+                return .photo(Cons_photo(_flags & 0x3, id: _id, accessHash: _accessHash, fileReference: _fileReference, date: _date, sizes: _sizes, videoSizes: _videoSizes, dcId: _dcId))
             }
             catch {
                 throw error.inside(constructor: "photo", fields: "flags,has_stickers,id,access_hash,file_reference,date,sizes,video_sizes,dc_id", index: field)
@@ -241,8 +248,8 @@ extension Api.account {
 
         /// `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
         public final class Cons_password: Sendable {
-            public let hasRecovery: Bool
-            public let hasSecureValues: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let currentAlgo: Api.PasswordKdfAlgo?
             public let srpB: [UInt8]?
             public let srpId: Int64?
@@ -253,12 +260,21 @@ extension Api.account {
             public let secureRandom: [UInt8]
             public let pendingResetDate: Int32?
             public let loginEmailPattern: String?
+            public var hasRecovery: Bool { tlFlagIsSet(flags, 0x1) }
+            public var hasSecureValues: Bool { tlFlagIsSet(flags, 0x2) }
             /// `has_password` shares its bit with value fields: set exactly when they are.
             public var hasPassword: Bool { currentAlgo != nil && srpB != nil && srpId != nil }
 
             public init(hasRecovery: Bool = false, hasSecureValues: Bool = false, currentAlgo: Api.PasswordKdfAlgo? = nil, srpB: [UInt8]? = nil, srpId: Int64? = nil, hint: String? = nil, emailUnconfirmedPattern: String? = nil, newAlgo: Api.PasswordKdfAlgo, newSecureAlgo: Api.SecurePasswordKdfAlgo, secureRandom: [UInt8], pendingResetDate: Int32? = nil, loginEmailPattern: String? = nil) {
-                self.hasRecovery = hasRecovery
-                self.hasSecureValues = hasSecureValues
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: hasRecovery)
+                tlSetFlag(&_flags, 0x2, when: hasSecureValues)
+                tlSetFlag(&_flags, 0x4, when: currentAlgo != nil && srpB != nil && srpId != nil)
+                tlSetFlag(&_flags, 0x8, when: hint != nil)
+                tlSetFlag(&_flags, 0x10, when: emailUnconfirmedPattern != nil)
+                tlSetFlag(&_flags, 0x20, when: pendingResetDate != nil)
+                tlSetFlag(&_flags, 0x40, when: loginEmailPattern != nil)
+                self.flags = _flags
                 self.currentAlgo = currentAlgo
                 self.srpB = srpB
                 self.srpId = srpId
@@ -271,17 +287,18 @@ extension Api.account {
                 self.loginEmailPattern = loginEmailPattern
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: hasRecovery)
-                tlSetFlag(&flags, 0x2, when: hasSecureValues)
-                tlSetFlag(&flags, 0x4, when: currentAlgo != nil && srpB != nil && srpId != nil)
-                tlSetFlag(&flags, 0x8, when: hint != nil)
-                tlSetFlag(&flags, 0x10, when: emailUnconfirmedPattern != nil)
-                tlSetFlag(&flags, 0x20, when: pendingResetDate != nil)
-                tlSetFlag(&flags, 0x40, when: loginEmailPattern != nil)
-                return flags
+            init(_ _flags: Int32, currentAlgo: Api.PasswordKdfAlgo?, srpB: [UInt8]?, srpId: Int64?, hint: String?, emailUnconfirmedPattern: String?, newAlgo: Api.PasswordKdfAlgo, newSecureAlgo: Api.SecurePasswordKdfAlgo, secureRandom: [UInt8], pendingResetDate: Int32?, loginEmailPattern: String?) {
+                self.flags = _flags
+                self.currentAlgo = currentAlgo
+                self.srpB = srpB
+                self.srpId = srpId
+                self.hint = hint
+                self.emailUnconfirmedPattern = emailUnconfirmedPattern
+                self.newAlgo = newAlgo
+                self.newSecureAlgo = newSecureAlgo
+                self.secureRandom = secureRandom
+                self.pendingResetDate = pendingResetDate
+                self.loginEmailPattern = loginEmailPattern
             }
         }
 
@@ -341,9 +358,7 @@ extension Api.account {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _hasRecovery = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _hasSecureValues = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 field = 4
                 var _currentAlgo: Api.PasswordKdfAlgo? = nil
@@ -386,7 +401,7 @@ extension Api.account {
                 if tlFlagIsSet(_flags, 0x40) {
                     _loginEmailPattern = try reader.readTLString()
                 }
-                return .password(Cons_password(hasRecovery: _hasRecovery, hasSecureValues: _hasSecureValues, currentAlgo: _currentAlgo, srpB: _srpB, srpId: _srpId, hint: _hint, emailUnconfirmedPattern: _emailUnconfirmedPattern, newAlgo: _newAlgo, newSecureAlgo: _newSecureAlgo, secureRandom: _secureRandom, pendingResetDate: _pendingResetDate, loginEmailPattern: _loginEmailPattern))
+                return .password(Cons_password(_flags & 0x7f, currentAlgo: _currentAlgo, srpB: _srpB, srpId: _srpId, hint: _hint, emailUnconfirmedPattern: _emailUnconfirmedPattern, newAlgo: _newAlgo, newSecureAlgo: _newSecureAlgo, secureRandom: _secureRandom, pendingResetDate: _pendingResetDate, loginEmailPattern: _loginEmailPattern))
             }
             catch {
                 throw error.inside(constructor: "account.password", fields: "flags,has_recovery,has_secure_values,has_password,current_algo,srp_B,srp_id,hint,email_unconfirmed_pattern,new_algo,new_secure_algo,secure_random,pending_reset_date,login_email_pattern", index: field)
@@ -728,22 +743,27 @@ extension Api.help {
 
         /// `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
         public final class Cons_countryCode: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let countryCode: String
             public let prefixes: [String]?
             public let patterns: [String]?
 
             public init(countryCode: String, prefixes: [String]? = nil, patterns: [String]? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: prefixes != nil)
+                tlSetFlag(&_flags, 0x2, when: patterns != nil)
+                self.flags = _flags
                 self.countryCode = countryCode
                 self.prefixes = prefixes
                 self.patterns = patterns
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: prefixes != nil)
-                tlSetFlag(&flags, 0x2, when: patterns != nil)
-                return flags
+            init(_ _flags: Int32, countryCode: String, prefixes: [String]?, patterns: [String]?) {
+                self.flags = _flags
+                self.countryCode = countryCode
+                self.prefixes = prefixes
+                self.patterns = patterns
             }
         }
 
@@ -797,7 +817,7 @@ extension Api.help {
                 if tlFlagIsSet(_flags, 0x2) {
                     _patterns = try reader.readVector(boxed: true, of: String.self)
                 }
-                return .countryCode(Cons_countryCode(countryCode: _countryCode, prefixes: _prefixes, patterns: _patterns))
+                return .countryCode(Cons_countryCode(_flags & 0x3, countryCode: _countryCode, prefixes: _prefixes, patterns: _patterns))
             }
             catch {
                 throw error.inside(constructor: "help.countryCode", fields: "flags,country_code,prefixes,patterns", index: field)
@@ -993,10 +1013,8 @@ extension Api {
 
         /// `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
         public final class Cons_starsSubscription: Sendable {
-            public let canceled: Bool
-            public let canRefulfill: Bool
-            public let missingBalance: Bool
-            public let botCanceled: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: String
             public let peer: Api.Peer
             public let untilDate: Int32
@@ -1005,12 +1023,22 @@ extension Api {
             public let title: String?
             public let photo: Api.WebDocument?
             public let invoiceSlug: String?
+            public var canceled: Bool { tlFlagIsSet(flags, 0x1) }
+            public var canRefulfill: Bool { tlFlagIsSet(flags, 0x2) }
+            public var missingBalance: Bool { tlFlagIsSet(flags, 0x4) }
+            public var botCanceled: Bool { tlFlagIsSet(flags, 0x80) }
 
             public init(canceled: Bool = false, canRefulfill: Bool = false, missingBalance: Bool = false, botCanceled: Bool = false, id: String, peer: Api.Peer, untilDate: Int32, pricing: Api.StarsSubscriptionPricing, chatInviteHash: String? = nil, title: String? = nil, photo: Api.WebDocument? = nil, invoiceSlug: String? = nil) {
-                self.canceled = canceled
-                self.canRefulfill = canRefulfill
-                self.missingBalance = missingBalance
-                self.botCanceled = botCanceled
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: canceled)
+                tlSetFlag(&_flags, 0x2, when: canRefulfill)
+                tlSetFlag(&_flags, 0x4, when: missingBalance)
+                tlSetFlag(&_flags, 0x80, when: botCanceled)
+                tlSetFlag(&_flags, 0x8, when: chatInviteHash != nil)
+                tlSetFlag(&_flags, 0x10, when: title != nil)
+                tlSetFlag(&_flags, 0x20, when: photo != nil)
+                tlSetFlag(&_flags, 0x40, when: invoiceSlug != nil)
+                self.flags = _flags
                 self.id = id
                 self.peer = peer
                 self.untilDate = untilDate
@@ -1021,18 +1049,16 @@ extension Api {
                 self.invoiceSlug = invoiceSlug
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: canceled)
-                tlSetFlag(&flags, 0x2, when: canRefulfill)
-                tlSetFlag(&flags, 0x4, when: missingBalance)
-                tlSetFlag(&flags, 0x80, when: botCanceled)
-                tlSetFlag(&flags, 0x8, when: chatInviteHash != nil)
-                tlSetFlag(&flags, 0x10, when: title != nil)
-                tlSetFlag(&flags, 0x20, when: photo != nil)
-                tlSetFlag(&flags, 0x40, when: invoiceSlug != nil)
-                return flags
+            init(_ _flags: Int32, id: String, peer: Api.Peer, untilDate: Int32, pricing: Api.StarsSubscriptionPricing, chatInviteHash: String?, title: String?, photo: Api.WebDocument?, invoiceSlug: String?) {
+                self.flags = _flags
+                self.id = id
+                self.peer = peer
+                self.untilDate = untilDate
+                self.pricing = pricing
+                self.chatInviteHash = chatInviteHash
+                self.title = title
+                self.photo = photo
+                self.invoiceSlug = invoiceSlug
             }
         }
 
@@ -1084,13 +1110,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canceled = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _canRefulfill = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _missingBalance = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _botCanceled = tlFlagIsSet(_flags, 0x80)
                 field = 5
                 let _id = try reader.readTLString()
                 field = 6
@@ -1119,7 +1141,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x40) {
                     _invoiceSlug = try reader.readTLString()
                 }
-                return .starsSubscription(Cons_starsSubscription(canceled: _canceled, canRefulfill: _canRefulfill, missingBalance: _missingBalance, botCanceled: _botCanceled, id: _id, peer: _peer, untilDate: _untilDate, pricing: _pricing, chatInviteHash: _chatInviteHash, title: _title, photo: _photo, invoiceSlug: _invoiceSlug))
+                return .starsSubscription(Cons_starsSubscription(_flags & 0xff, id: _id, peer: _peer, untilDate: _untilDate, pricing: _pricing, chatInviteHash: _chatInviteHash, title: _title, photo: _photo, invoiceSlug: _invoiceSlug))
             }
             catch {
                 throw error.inside(constructor: "starsSubscription", fields: "flags,canceled,can_refulfill,missing_balance,bot_canceled,id,peer,until_date,pricing,chat_invite_hash,title,photo,invoice_slug", index: field)

@@ -152,70 +152,76 @@ extension Api {
 
         /// `sendMessageTextDraftAction#3630b85a flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long text:TextWithEntities = SendMessageAction;`
         public final class Cons_sendMessageTextDraftAction: Sendable {
-            public let canStop: Bool
-            public let keepOnStop: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let randomId: Int64
             public let text: Api.TextWithEntities
+            public var canStop: Bool { tlFlagIsSet(flags, 0x1) }
+            public var keepOnStop: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(canStop: Bool = false, keepOnStop: Bool = false, randomId: Int64, text: Api.TextWithEntities) {
-                self.canStop = canStop
-                self.keepOnStop = keepOnStop
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: canStop)
+                tlSetFlag(&_flags, 0x2, when: keepOnStop)
+                self.flags = _flags
                 self.randomId = randomId
                 self.text = text
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: canStop)
-                tlSetFlag(&flags, 0x2, when: keepOnStop)
-                return flags
+            init(_ _flags: Int32, randomId: Int64, text: Api.TextWithEntities) {
+                self.flags = _flags
+                self.randomId = randomId
+                self.text = text
             }
         }
 
         /// `inputSendMessageRichMessageDraftAction#a937c7be flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:InputRichMessage = SendMessageAction;`
         public final class Cons_inputSendMessageRichMessageDraftAction: Sendable {
-            public let canStop: Bool
-            public let keepOnStop: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let randomId: Int64
             public let richMessage: Api.InputRichMessage
+            public var canStop: Bool { tlFlagIsSet(flags, 0x1) }
+            public var keepOnStop: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(canStop: Bool = false, keepOnStop: Bool = false, randomId: Int64, richMessage: Api.InputRichMessage) {
-                self.canStop = canStop
-                self.keepOnStop = keepOnStop
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: canStop)
+                tlSetFlag(&_flags, 0x2, when: keepOnStop)
+                self.flags = _flags
                 self.randomId = randomId
                 self.richMessage = richMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: canStop)
-                tlSetFlag(&flags, 0x2, when: keepOnStop)
-                return flags
+            init(_ _flags: Int32, randomId: Int64, richMessage: Api.InputRichMessage) {
+                self.flags = _flags
+                self.randomId = randomId
+                self.richMessage = richMessage
             }
         }
 
         /// `sendMessageRichMessageDraftAction#52564893 flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:RichMessage = SendMessageAction;`
         public final class Cons_sendMessageRichMessageDraftAction: Sendable {
-            public let canStop: Bool
-            public let keepOnStop: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let randomId: Int64
             public let richMessage: Api.RichMessage
+            public var canStop: Bool { tlFlagIsSet(flags, 0x1) }
+            public var keepOnStop: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(canStop: Bool = false, keepOnStop: Bool = false, randomId: Int64, richMessage: Api.RichMessage) {
-                self.canStop = canStop
-                self.keepOnStop = keepOnStop
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: canStop)
+                tlSetFlag(&_flags, 0x2, when: keepOnStop)
+                self.flags = _flags
                 self.randomId = randomId
                 self.richMessage = richMessage
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: canStop)
-                tlSetFlag(&flags, 0x2, when: keepOnStop)
-                return flags
+            init(_ _flags: Int32, randomId: Int64, richMessage: Api.RichMessage) {
+                self.flags = _flags
+                self.randomId = randomId
+                self.richMessage = richMessage
             }
         }
 
@@ -487,14 +493,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canStop = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _keepOnStop = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
                 let _text = try Api.TextWithEntities.parse(&reader)
-                return .sendMessageTextDraftAction(Cons_sendMessageTextDraftAction(canStop: _canStop, keepOnStop: _keepOnStop, randomId: _randomId, text: _text))
+                return .sendMessageTextDraftAction(Cons_sendMessageTextDraftAction(_flags & 0x3, randomId: _randomId, text: _text))
             }
             catch {
                 throw error.inside(constructor: "sendMessageTextDraftAction", fields: "flags,can_stop,keep_on_stop,random_id,text", index: field)
@@ -506,14 +510,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canStop = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _keepOnStop = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
                 let _richMessage = try Api.InputRichMessage.parse(&reader)
-                return .inputSendMessageRichMessageDraftAction(Cons_inputSendMessageRichMessageDraftAction(canStop: _canStop, keepOnStop: _keepOnStop, randomId: _randomId, richMessage: _richMessage))
+                return .inputSendMessageRichMessageDraftAction(Cons_inputSendMessageRichMessageDraftAction(_flags & 0x3, randomId: _randomId, richMessage: _richMessage))
             }
             catch {
                 throw error.inside(constructor: "inputSendMessageRichMessageDraftAction", fields: "flags,can_stop,keep_on_stop,random_id,rich_message", index: field)
@@ -525,14 +527,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _canStop = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _keepOnStop = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
                 let _richMessage = try Api.RichMessage.parse(&reader)
-                return .sendMessageRichMessageDraftAction(Cons_sendMessageRichMessageDraftAction(canStop: _canStop, keepOnStop: _keepOnStop, randomId: _randomId, richMessage: _richMessage))
+                return .sendMessageRichMessageDraftAction(Cons_sendMessageRichMessageDraftAction(_flags & 0x3, randomId: _randomId, richMessage: _richMessage))
             }
             catch {
                 throw error.inside(constructor: "sendMessageRichMessageDraftAction", fields: "flags,can_stop,keep_on_stop,random_id,rich_message", index: field)
@@ -650,17 +650,18 @@ extension Api.messages {
 
         /// `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
         public struct Cons_messageEditData: Sendable {
-            public let caption: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var caption: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(caption: Bool = false) {
-                self.caption = caption
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: caption)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: caption)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -696,8 +697,7 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _caption = tlFlagIsSet(_flags, 0x1)
-                return .messageEditData(Cons_messageEditData(caption: _caption))
+                return .messageEditData(Cons_messageEditData(_flags & 0x1))
             }
             catch {
                 throw error.inside(constructor: "messages.messageEditData", fields: "flags,caption", index: field)
@@ -853,8 +853,8 @@ extension Api {
 
         /// `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
         public final class Cons_wallPaperSettings: Sendable {
-            public let blur: Bool
-            public let motion: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let backgroundColor: Int32?
             public let secondBackgroundColor: Int32?
             public let thirdBackgroundColor: Int32?
@@ -862,10 +862,20 @@ extension Api {
             public let intensity: Int32?
             public let rotation: Int32?
             public let emoticon: String?
+            public var blur: Bool { tlFlagIsSet(flags, 0x2) }
+            public var motion: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(blur: Bool = false, motion: Bool = false, backgroundColor: Int32? = nil, secondBackgroundColor: Int32? = nil, thirdBackgroundColor: Int32? = nil, fourthBackgroundColor: Int32? = nil, intensity: Int32? = nil, rotation: Int32? = nil, emoticon: String? = nil) {
-                self.blur = blur
-                self.motion = motion
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: blur)
+                tlSetFlag(&_flags, 0x4, when: motion)
+                tlSetFlag(&_flags, 0x1, when: backgroundColor != nil)
+                tlSetFlag(&_flags, 0x10, when: secondBackgroundColor != nil && rotation != nil)
+                tlSetFlag(&_flags, 0x20, when: thirdBackgroundColor != nil)
+                tlSetFlag(&_flags, 0x40, when: fourthBackgroundColor != nil)
+                tlSetFlag(&_flags, 0x8, when: intensity != nil)
+                tlSetFlag(&_flags, 0x80, when: emoticon != nil)
+                self.flags = _flags
                 self.backgroundColor = backgroundColor
                 self.secondBackgroundColor = secondBackgroundColor
                 self.thirdBackgroundColor = thirdBackgroundColor
@@ -875,18 +885,15 @@ extension Api {
                 self.emoticon = emoticon
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: blur)
-                tlSetFlag(&flags, 0x4, when: motion)
-                tlSetFlag(&flags, 0x1, when: backgroundColor != nil)
-                tlSetFlag(&flags, 0x10, when: secondBackgroundColor != nil && rotation != nil)
-                tlSetFlag(&flags, 0x20, when: thirdBackgroundColor != nil)
-                tlSetFlag(&flags, 0x40, when: fourthBackgroundColor != nil)
-                tlSetFlag(&flags, 0x8, when: intensity != nil)
-                tlSetFlag(&flags, 0x80, when: emoticon != nil)
-                return flags
+            init(_ _flags: Int32, backgroundColor: Int32?, secondBackgroundColor: Int32?, thirdBackgroundColor: Int32?, fourthBackgroundColor: Int32?, intensity: Int32?, rotation: Int32?, emoticon: String?) {
+                self.flags = _flags
+                self.backgroundColor = backgroundColor
+                self.secondBackgroundColor = secondBackgroundColor
+                self.thirdBackgroundColor = thirdBackgroundColor
+                self.fourthBackgroundColor = fourthBackgroundColor
+                self.intensity = intensity
+                self.rotation = rotation
+                self.emoticon = emoticon
             }
         }
 
@@ -943,9 +950,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _blur = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _motion = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _backgroundColor: Int32? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -981,7 +986,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x80) {
                     _emoticon = try reader.readTLString()
                 }
-                return .wallPaperSettings(Cons_wallPaperSettings(blur: _blur, motion: _motion, backgroundColor: _backgroundColor, secondBackgroundColor: _secondBackgroundColor, thirdBackgroundColor: _thirdBackgroundColor, fourthBackgroundColor: _fourthBackgroundColor, intensity: _intensity, rotation: _rotation, emoticon: _emoticon))
+                return .wallPaperSettings(Cons_wallPaperSettings(_flags & 0xff, backgroundColor: _backgroundColor, secondBackgroundColor: _secondBackgroundColor, thirdBackgroundColor: _thirdBackgroundColor, fourthBackgroundColor: _fourthBackgroundColor, intensity: _intensity, rotation: _rotation, emoticon: _emoticon))
             }
             catch {
                 throw error.inside(constructor: "wallPaperSettings", fields: "flags,blur,motion,background_color,second_background_color,third_background_color,fourth_background_color,intensity,rotation,emoticon", index: field)
@@ -1032,6 +1037,8 @@ extension Api.messages {
 
         /// `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
         public final class Cons_discussionMessage: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let messages: [Api.Message]
             public let maxId: Int32?
             public let readInboxMaxId: Int32?
@@ -1041,6 +1048,11 @@ extension Api.messages {
             public let users: [Api.User]
 
             public init(messages: [Api.Message], maxId: Int32? = nil, readInboxMaxId: Int32? = nil, readOutboxMaxId: Int32? = nil, unreadCount: Int32, chats: [Api.Chat], users: [Api.User]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: maxId != nil)
+                tlSetFlag(&_flags, 0x2, when: readInboxMaxId != nil)
+                tlSetFlag(&_flags, 0x4, when: readOutboxMaxId != nil)
+                self.flags = _flags
                 self.messages = messages
                 self.maxId = maxId
                 self.readInboxMaxId = readInboxMaxId
@@ -1050,13 +1062,15 @@ extension Api.messages {
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: maxId != nil)
-                tlSetFlag(&flags, 0x2, when: readInboxMaxId != nil)
-                tlSetFlag(&flags, 0x4, when: readOutboxMaxId != nil)
-                return flags
+            init(_ _flags: Int32, messages: [Api.Message], maxId: Int32?, readInboxMaxId: Int32?, readOutboxMaxId: Int32?, unreadCount: Int32, chats: [Api.Chat], users: [Api.User]) {
+                self.flags = _flags
+                self.messages = messages
+                self.maxId = maxId
+                self.readInboxMaxId = readInboxMaxId
+                self.readOutboxMaxId = readOutboxMaxId
+                self.unreadCount = unreadCount
+                self.chats = chats
+                self.users = users
             }
         }
 
@@ -1129,7 +1143,7 @@ extension Api.messages {
                 let _chats = try reader.readVector(boxed: true, of: Api.Chat.self)
                 field = 7
                 let _users = try reader.readVector(boxed: true, of: Api.User.self)
-                return .discussionMessage(Cons_discussionMessage(messages: _messages, maxId: _maxId, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, chats: _chats, users: _users))
+                return .discussionMessage(Cons_discussionMessage(_flags & 0x7, messages: _messages, maxId: _maxId, readInboxMaxId: _readInboxMaxId, readOutboxMaxId: _readOutboxMaxId, unreadCount: _unreadCount, chats: _chats, users: _users))
             }
             catch {
                 throw error.inside(constructor: "messages.discussionMessage", fields: "flags,messages,max_id,read_inbox_max_id,read_outbox_max_id,unread_count,chats,users", index: field)
@@ -1382,19 +1396,23 @@ extension Api {
 
         /// `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
         public final class Cons_businessLocation: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let geoPoint: Api.GeoPoint?
             public let address: String
 
             public init(geoPoint: Api.GeoPoint? = nil, address: String) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: geoPoint != nil)
+                self.flags = _flags
                 self.geoPoint = geoPoint
                 self.address = address
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: geoPoint != nil)
-                return flags
+            init(_ _flags: Int32, geoPoint: Api.GeoPoint?, address: String) {
+                self.flags = _flags
+                self.geoPoint = geoPoint
+                self.address = address
             }
         }
 
@@ -1440,7 +1458,7 @@ extension Api {
                 }
                 field = 2
                 let _address = try reader.readTLString()
-                return .businessLocation(Cons_businessLocation(geoPoint: _geoPoint, address: _address))
+                return .businessLocation(Cons_businessLocation(_flags & 0x1, geoPoint: _geoPoint, address: _address))
             }
             catch {
                 throw error.inside(constructor: "businessLocation", fields: "flags,geo_point,address", index: field)
@@ -1472,15 +1490,20 @@ extension Api {
 
         /// `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
         public final class Cons_botBusinessConnection: Sendable {
-            public let disabled: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let connectionId: String
             public let userId: Int64
             public let dcId: Int32
             public let date: Int32
             public let rights: Api.BusinessBotRights?
+            public var disabled: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(disabled: Bool = false, connectionId: String, userId: Int64, dcId: Int32, date: Int32, rights: Api.BusinessBotRights? = nil) {
-                self.disabled = disabled
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: disabled)
+                tlSetFlag(&_flags, 0x4, when: rights != nil)
+                self.flags = _flags
                 self.connectionId = connectionId
                 self.userId = userId
                 self.dcId = dcId
@@ -1488,12 +1511,13 @@ extension Api {
                 self.rights = rights
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: disabled)
-                tlSetFlag(&flags, 0x4, when: rights != nil)
-                return flags
+            init(_ _flags: Int32, connectionId: String, userId: Int64, dcId: Int32, date: Int32, rights: Api.BusinessBotRights?) {
+                self.flags = _flags
+                self.connectionId = connectionId
+                self.userId = userId
+                self.dcId = dcId
+                self.date = date
+                self.rights = rights
             }
         }
 
@@ -1538,7 +1562,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _disabled = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _connectionId = try reader.readTLString()
                 field = 3
@@ -1552,7 +1575,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _rights = try Api.BusinessBotRights.parse(&reader)
                 }
-                return .botBusinessConnection(Cons_botBusinessConnection(disabled: _disabled, connectionId: _connectionId, userId: _userId, dcId: _dcId, date: _date, rights: _rights))
+                return .botBusinessConnection(Cons_botBusinessConnection(_flags & 0x6, connectionId: _connectionId, userId: _userId, dcId: _dcId, date: _date, rights: _rights))
             }
             catch {
                 throw error.inside(constructor: "botBusinessConnection", fields: "flags,disabled,connection_id,user_id,dc_id,date,rights", index: field)

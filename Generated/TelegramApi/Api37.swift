@@ -101,10 +101,8 @@ extension Api {
 
         /// `updateShortMessage#313bc7f8 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int user_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
         public final class Cons_updateShortMessage: Sendable {
-            public let out: Bool
-            public let mentioned: Bool
-            public let mediaUnread: Bool
-            public let silent: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let userId: Int64
             public let message: String
@@ -116,12 +114,23 @@ extension Api {
             public let replyTo: Api.MessageReplyHeader?
             public let entities: [Api.MessageEntity]?
             public let ttlPeriod: Int32?
+            public var out: Bool { tlFlagIsSet(flags, 0x2) }
+            public var mentioned: Bool { tlFlagIsSet(flags, 0x10) }
+            public var mediaUnread: Bool { tlFlagIsSet(flags, 0x20) }
+            public var silent: Bool { tlFlagIsSet(flags, 0x2000) }
 
             public init(out: Bool = false, mentioned: Bool = false, mediaUnread: Bool = false, silent: Bool = false, id: Int32, userId: Int64, message: String, pts: Int32, ptsCount: Int32, date: Int32, fwdFrom: Api.MessageFwdHeader? = nil, viaBotId: Int64? = nil, replyTo: Api.MessageReplyHeader? = nil, entities: [Api.MessageEntity]? = nil, ttlPeriod: Int32? = nil) {
-                self.out = out
-                self.mentioned = mentioned
-                self.mediaUnread = mediaUnread
-                self.silent = silent
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: out)
+                tlSetFlag(&_flags, 0x10, when: mentioned)
+                tlSetFlag(&_flags, 0x20, when: mediaUnread)
+                tlSetFlag(&_flags, 0x2000, when: silent)
+                tlSetFlag(&_flags, 0x4, when: fwdFrom != nil)
+                tlSetFlag(&_flags, 0x800, when: viaBotId != nil)
+                tlSetFlag(&_flags, 0x8, when: replyTo != nil)
+                tlSetFlag(&_flags, 0x80, when: entities != nil)
+                tlSetFlag(&_flags, 0x2000000, when: ttlPeriod != nil)
+                self.flags = _flags
                 self.id = id
                 self.userId = userId
                 self.message = message
@@ -135,28 +144,26 @@ extension Api {
                 self.ttlPeriod = ttlPeriod
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: out)
-                tlSetFlag(&flags, 0x10, when: mentioned)
-                tlSetFlag(&flags, 0x20, when: mediaUnread)
-                tlSetFlag(&flags, 0x2000, when: silent)
-                tlSetFlag(&flags, 0x4, when: fwdFrom != nil)
-                tlSetFlag(&flags, 0x800, when: viaBotId != nil)
-                tlSetFlag(&flags, 0x8, when: replyTo != nil)
-                tlSetFlag(&flags, 0x80, when: entities != nil)
-                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, userId: Int64, message: String, pts: Int32, ptsCount: Int32, date: Int32, fwdFrom: Api.MessageFwdHeader?, viaBotId: Int64?, replyTo: Api.MessageReplyHeader?, entities: [Api.MessageEntity]?, ttlPeriod: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.userId = userId
+                self.message = message
+                self.pts = pts
+                self.ptsCount = ptsCount
+                self.date = date
+                self.fwdFrom = fwdFrom
+                self.viaBotId = viaBotId
+                self.replyTo = replyTo
+                self.entities = entities
+                self.ttlPeriod = ttlPeriod
             }
         }
 
         /// `updateShortChatMessage#4d6deea5 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int from_id:long chat_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
         public final class Cons_updateShortChatMessage: Sendable {
-            public let out: Bool
-            public let mentioned: Bool
-            public let mediaUnread: Bool
-            public let silent: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let fromId: Int64
             public let chatId: Int64
@@ -169,12 +176,23 @@ extension Api {
             public let replyTo: Api.MessageReplyHeader?
             public let entities: [Api.MessageEntity]?
             public let ttlPeriod: Int32?
+            public var out: Bool { tlFlagIsSet(flags, 0x2) }
+            public var mentioned: Bool { tlFlagIsSet(flags, 0x10) }
+            public var mediaUnread: Bool { tlFlagIsSet(flags, 0x20) }
+            public var silent: Bool { tlFlagIsSet(flags, 0x2000) }
 
             public init(out: Bool = false, mentioned: Bool = false, mediaUnread: Bool = false, silent: Bool = false, id: Int32, fromId: Int64, chatId: Int64, message: String, pts: Int32, ptsCount: Int32, date: Int32, fwdFrom: Api.MessageFwdHeader? = nil, viaBotId: Int64? = nil, replyTo: Api.MessageReplyHeader? = nil, entities: [Api.MessageEntity]? = nil, ttlPeriod: Int32? = nil) {
-                self.out = out
-                self.mentioned = mentioned
-                self.mediaUnread = mediaUnread
-                self.silent = silent
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: out)
+                tlSetFlag(&_flags, 0x10, when: mentioned)
+                tlSetFlag(&_flags, 0x20, when: mediaUnread)
+                tlSetFlag(&_flags, 0x2000, when: silent)
+                tlSetFlag(&_flags, 0x4, when: fwdFrom != nil)
+                tlSetFlag(&_flags, 0x800, when: viaBotId != nil)
+                tlSetFlag(&_flags, 0x8, when: replyTo != nil)
+                tlSetFlag(&_flags, 0x80, when: entities != nil)
+                tlSetFlag(&_flags, 0x2000000, when: ttlPeriod != nil)
+                self.flags = _flags
                 self.id = id
                 self.fromId = fromId
                 self.chatId = chatId
@@ -189,19 +207,20 @@ extension Api {
                 self.ttlPeriod = ttlPeriod
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: out)
-                tlSetFlag(&flags, 0x10, when: mentioned)
-                tlSetFlag(&flags, 0x20, when: mediaUnread)
-                tlSetFlag(&flags, 0x2000, when: silent)
-                tlSetFlag(&flags, 0x4, when: fwdFrom != nil)
-                tlSetFlag(&flags, 0x800, when: viaBotId != nil)
-                tlSetFlag(&flags, 0x8, when: replyTo != nil)
-                tlSetFlag(&flags, 0x80, when: entities != nil)
-                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, fromId: Int64, chatId: Int64, message: String, pts: Int32, ptsCount: Int32, date: Int32, fwdFrom: Api.MessageFwdHeader?, viaBotId: Int64?, replyTo: Api.MessageReplyHeader?, entities: [Api.MessageEntity]?, ttlPeriod: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.fromId = fromId
+                self.chatId = chatId
+                self.message = message
+                self.pts = pts
+                self.ptsCount = ptsCount
+                self.date = date
+                self.fwdFrom = fwdFrom
+                self.viaBotId = viaBotId
+                self.replyTo = replyTo
+                self.entities = entities
+                self.ttlPeriod = ttlPeriod
             }
         }
 
@@ -254,7 +273,8 @@ extension Api {
 
         /// `updateShortSentMessage#9015e101 flags:# out:flags.1?true id:int pts:int pts_count:int date:int media:flags.9?MessageMedia entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
         public final class Cons_updateShortSentMessage: Sendable {
-            public let out: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int32
             public let pts: Int32
             public let ptsCount: Int32
@@ -262,9 +282,15 @@ extension Api {
             public let media: Api.MessageMedia?
             public let entities: [Api.MessageEntity]?
             public let ttlPeriod: Int32?
+            public var out: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(out: Bool = false, id: Int32, pts: Int32, ptsCount: Int32, date: Int32, media: Api.MessageMedia? = nil, entities: [Api.MessageEntity]? = nil, ttlPeriod: Int32? = nil) {
-                self.out = out
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: out)
+                tlSetFlag(&_flags, 0x200, when: media != nil)
+                tlSetFlag(&_flags, 0x80, when: entities != nil)
+                tlSetFlag(&_flags, 0x2000000, when: ttlPeriod != nil)
+                self.flags = _flags
                 self.id = id
                 self.pts = pts
                 self.ptsCount = ptsCount
@@ -274,14 +300,15 @@ extension Api {
                 self.ttlPeriod = ttlPeriod
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: out)
-                tlSetFlag(&flags, 0x200, when: media != nil)
-                tlSetFlag(&flags, 0x80, when: entities != nil)
-                tlSetFlag(&flags, 0x2000000, when: ttlPeriod != nil)
-                return flags
+            init(_ _flags: Int32, id: Int32, pts: Int32, ptsCount: Int32, date: Int32, media: Api.MessageMedia?, entities: [Api.MessageEntity]?, ttlPeriod: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.pts = pts
+                self.ptsCount = ptsCount
+                self.date = date
+                self.media = media
+                self.entities = entities
+                self.ttlPeriod = ttlPeriod
             }
         }
 
@@ -424,13 +451,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _mentioned = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _mediaUnread = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _silent = tlFlagIsSet(_flags, 0x2000)
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6
@@ -468,7 +491,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
-                return .updateShortMessage(Cons_updateShortMessage(out: _out, mentioned: _mentioned, mediaUnread: _mediaUnread, silent: _silent, id: _id, userId: _userId, message: _message, pts: _pts, ptsCount: _ptsCount, date: _date, fwdFrom: _fwdFrom, viaBotId: _viaBotId, replyTo: _replyTo, entities: _entities, ttlPeriod: _ttlPeriod))
+                return .updateShortMessage(Cons_updateShortMessage(_flags & 0x20028be, id: _id, userId: _userId, message: _message, pts: _pts, ptsCount: _ptsCount, date: _date, fwdFrom: _fwdFrom, viaBotId: _viaBotId, replyTo: _replyTo, entities: _entities, ttlPeriod: _ttlPeriod))
             }
             catch {
                 throw error.inside(constructor: "updateShortMessage", fields: "flags,out,mentioned,media_unread,silent,id,user_id,message,pts,pts_count,date,fwd_from,via_bot_id,reply_to,entities,ttl_period", index: field)
@@ -480,13 +503,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _mentioned = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _mediaUnread = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _silent = tlFlagIsSet(_flags, 0x2000)
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6
@@ -526,7 +545,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
-                return .updateShortChatMessage(Cons_updateShortChatMessage(out: _out, mentioned: _mentioned, mediaUnread: _mediaUnread, silent: _silent, id: _id, fromId: _fromId, chatId: _chatId, message: _message, pts: _pts, ptsCount: _ptsCount, date: _date, fwdFrom: _fwdFrom, viaBotId: _viaBotId, replyTo: _replyTo, entities: _entities, ttlPeriod: _ttlPeriod))
+                return .updateShortChatMessage(Cons_updateShortChatMessage(_flags & 0x20028be, id: _id, fromId: _fromId, chatId: _chatId, message: _message, pts: _pts, ptsCount: _ptsCount, date: _date, fwdFrom: _fwdFrom, viaBotId: _viaBotId, replyTo: _replyTo, entities: _entities, ttlPeriod: _ttlPeriod))
             }
             catch {
                 throw error.inside(constructor: "updateShortChatMessage", fields: "flags,out,mentioned,media_unread,silent,id,from_id,chat_id,message,pts,pts_count,date,fwd_from,via_bot_id,reply_to,entities,ttl_period", index: field)
@@ -591,7 +610,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _out = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -615,7 +633,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2000000) {
                     _ttlPeriod = try reader.readInt32()
                 }
-                return .updateShortSentMessage(Cons_updateShortSentMessage(out: _out, id: _id, pts: _pts, ptsCount: _ptsCount, date: _date, media: _media, entities: _entities, ttlPeriod: _ttlPeriod))
+                return .updateShortSentMessage(Cons_updateShortSentMessage(_flags & 0x2000282, id: _id, pts: _pts, ptsCount: _ptsCount, date: _date, media: _media, entities: _entities, ttlPeriod: _ttlPeriod))
             }
             catch {
                 throw error.inside(constructor: "updateShortSentMessage", fields: "flags,out,id,pts,pts_count,date,media,entities,ttl_period", index: field)
@@ -806,9 +824,8 @@ extension Api {
 
         /// `chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;`
         public final class Cons_chatInviteExported: Sendable {
-            public let revoked: Bool
-            public let permanent: Bool
-            public let requestNeeded: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let link: String
             public let adminId: Int64
             public let date: Int32
@@ -820,11 +837,24 @@ extension Api {
             public let subscriptionExpired: Int32?
             public let title: String?
             public let subscriptionPricing: Api.StarsSubscriptionPricing?
+            public var revoked: Bool { tlFlagIsSet(flags, 0x1) }
+            public var permanent: Bool { tlFlagIsSet(flags, 0x20) }
+            public var requestNeeded: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(revoked: Bool = false, permanent: Bool = false, requestNeeded: Bool = false, link: String, adminId: Int64, date: Int32, startDate: Int32? = nil, expireDate: Int32? = nil, usageLimit: Int32? = nil, usage: Int32? = nil, requested: Int32? = nil, subscriptionExpired: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) {
-                self.revoked = revoked
-                self.permanent = permanent
-                self.requestNeeded = requestNeeded
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: revoked)
+                tlSetFlag(&_flags, 0x20, when: permanent)
+                tlSetFlag(&_flags, 0x40, when: requestNeeded)
+                tlSetFlag(&_flags, 0x10, when: startDate != nil)
+                tlSetFlag(&_flags, 0x2, when: expireDate != nil)
+                tlSetFlag(&_flags, 0x4, when: usageLimit != nil)
+                tlSetFlag(&_flags, 0x8, when: usage != nil)
+                tlSetFlag(&_flags, 0x80, when: requested != nil)
+                tlSetFlag(&_flags, 0x400, when: subscriptionExpired != nil)
+                tlSetFlag(&_flags, 0x100, when: title != nil)
+                tlSetFlag(&_flags, 0x200, when: subscriptionPricing != nil)
+                self.flags = _flags
                 self.link = link
                 self.adminId = adminId
                 self.date = date
@@ -838,21 +868,19 @@ extension Api {
                 self.subscriptionPricing = subscriptionPricing
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: revoked)
-                tlSetFlag(&flags, 0x20, when: permanent)
-                tlSetFlag(&flags, 0x40, when: requestNeeded)
-                tlSetFlag(&flags, 0x10, when: startDate != nil)
-                tlSetFlag(&flags, 0x2, when: expireDate != nil)
-                tlSetFlag(&flags, 0x4, when: usageLimit != nil)
-                tlSetFlag(&flags, 0x8, when: usage != nil)
-                tlSetFlag(&flags, 0x80, when: requested != nil)
-                tlSetFlag(&flags, 0x400, when: subscriptionExpired != nil)
-                tlSetFlag(&flags, 0x100, when: title != nil)
-                tlSetFlag(&flags, 0x200, when: subscriptionPricing != nil)
-                return flags
+            init(_ _flags: Int32, link: String, adminId: Int64, date: Int32, startDate: Int32?, expireDate: Int32?, usageLimit: Int32?, usage: Int32?, requested: Int32?, subscriptionExpired: Int32?, title: String?, subscriptionPricing: Api.StarsSubscriptionPricing?) {
+                self.flags = _flags
+                self.link = link
+                self.adminId = adminId
+                self.date = date
+                self.startDate = startDate
+                self.expireDate = expireDate
+                self.usageLimit = usageLimit
+                self.usage = usage
+                self.requested = requested
+                self.subscriptionExpired = subscriptionExpired
+                self.title = title
+                self.subscriptionPricing = subscriptionPricing
             }
         }
 
@@ -920,11 +948,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _revoked = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _permanent = tlFlagIsSet(_flags, 0x20)
                 field = 3
-                let _requestNeeded = tlFlagIsSet(_flags, 0x40)
                 field = 4
                 let _link = try reader.readTLString()
                 field = 5
@@ -971,7 +996,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x200) {
                     _subscriptionPricing = try Api.StarsSubscriptionPricing.parse(&reader)
                 }
-                return .chatInviteExported(Cons_chatInviteExported(revoked: _revoked, permanent: _permanent, requestNeeded: _requestNeeded, link: _link, adminId: _adminId, date: _date, startDate: _startDate, expireDate: _expireDate, usageLimit: _usageLimit, usage: _usage, requested: _requested, subscriptionExpired: _subscriptionExpired, title: _title, subscriptionPricing: _subscriptionPricing))
+                return .chatInviteExported(Cons_chatInviteExported(_flags & 0x7ff, link: _link, adminId: _adminId, date: _date, startDate: _startDate, expireDate: _expireDate, usageLimit: _usageLimit, usage: _usage, requested: _requested, subscriptionExpired: _subscriptionExpired, title: _title, subscriptionPricing: _subscriptionPricing))
             }
             catch {
                 throw error.inside(constructor: "chatInviteExported", fields: "flags,revoked,permanent,request_needed,link,admin_id,date,start_date,expire_date,usage_limit,usage,requested,subscription_expired,title,subscription_pricing", index: field)
@@ -1264,10 +1289,8 @@ extension Api {
 
         /// `urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;`
         public final class Cons_urlAuthResultRequest: Sendable {
-            public let requestWriteAccess: Bool
-            public let requestPhoneNumber: Bool
-            public let matchCodesFirst: Bool
-            public let isApp: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let bot: Api.User
             public let domain: String
             public let browser: String?
@@ -1277,12 +1300,22 @@ extension Api {
             public let matchCodes: [String]?
             public let userIdHint: Int64?
             public let verifiedAppName: String?
+            public var requestWriteAccess: Bool { tlFlagIsSet(flags, 0x1) }
+            public var requestPhoneNumber: Bool { tlFlagIsSet(flags, 0x2) }
+            public var matchCodesFirst: Bool { tlFlagIsSet(flags, 0x20) }
+            public var isApp: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(requestWriteAccess: Bool = false, requestPhoneNumber: Bool = false, matchCodesFirst: Bool = false, isApp: Bool = false, bot: Api.User, domain: String, browser: String? = nil, platform: String? = nil, ip: String? = nil, region: String? = nil, matchCodes: [String]? = nil, userIdHint: Int64? = nil, verifiedAppName: String? = nil) {
-                self.requestWriteAccess = requestWriteAccess
-                self.requestPhoneNumber = requestPhoneNumber
-                self.matchCodesFirst = matchCodesFirst
-                self.isApp = isApp
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: requestWriteAccess)
+                tlSetFlag(&_flags, 0x2, when: requestPhoneNumber)
+                tlSetFlag(&_flags, 0x20, when: matchCodesFirst)
+                tlSetFlag(&_flags, 0x40, when: isApp)
+                tlSetFlag(&_flags, 0x4, when: browser != nil && platform != nil && ip != nil && region != nil)
+                tlSetFlag(&_flags, 0x8, when: matchCodes != nil)
+                tlSetFlag(&_flags, 0x10, when: userIdHint != nil)
+                tlSetFlag(&_flags, 0x80, when: verifiedAppName != nil)
+                self.flags = _flags
                 self.bot = bot
                 self.domain = domain
                 self.browser = browser
@@ -1294,34 +1327,36 @@ extension Api {
                 self.verifiedAppName = verifiedAppName
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: requestWriteAccess)
-                tlSetFlag(&flags, 0x2, when: requestPhoneNumber)
-                tlSetFlag(&flags, 0x20, when: matchCodesFirst)
-                tlSetFlag(&flags, 0x40, when: isApp)
-                tlSetFlag(&flags, 0x4, when: browser != nil && platform != nil && ip != nil && region != nil)
-                tlSetFlag(&flags, 0x8, when: matchCodes != nil)
-                tlSetFlag(&flags, 0x10, when: userIdHint != nil)
-                tlSetFlag(&flags, 0x80, when: verifiedAppName != nil)
-                return flags
+            init(_ _flags: Int32, bot: Api.User, domain: String, browser: String?, platform: String?, ip: String?, region: String?, matchCodes: [String]?, userIdHint: Int64?, verifiedAppName: String?) {
+                self.flags = _flags
+                self.bot = bot
+                self.domain = domain
+                self.browser = browser
+                self.platform = platform
+                self.ip = ip
+                self.region = region
+                self.matchCodes = matchCodes
+                self.userIdHint = userIdHint
+                self.verifiedAppName = verifiedAppName
             }
         }
 
         /// `urlAuthResultAccepted#623a8fa0 flags:# url:flags.0?string = UrlAuthResult;`
         public final class Cons_urlAuthResultAccepted: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let url: String?
 
             public init(url: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: url != nil)
+                self.flags = _flags
                 self.url = url
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: url != nil)
-                return flags
+            init(_ _flags: Int32, url: String?) {
+                self.flags = _flags
+                self.url = url
             }
         }
 
@@ -1393,13 +1428,9 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _requestWriteAccess = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _requestPhoneNumber = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _matchCodesFirst = tlFlagIsSet(_flags, 0x20)
                 field = 4
-                let _isApp = tlFlagIsSet(_flags, 0x40)
                 field = 5
                 let _bot = try Api.User.parse(&reader)
                 field = 6
@@ -1439,7 +1470,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x80) {
                     _verifiedAppName = try reader.readTLString()
                 }
-                return .urlAuthResultRequest(Cons_urlAuthResultRequest(requestWriteAccess: _requestWriteAccess, requestPhoneNumber: _requestPhoneNumber, matchCodesFirst: _matchCodesFirst, isApp: _isApp, bot: _bot, domain: _domain, browser: _browser, platform: _platform, ip: _ip, region: _region, matchCodes: _matchCodes, userIdHint: _userIdHint, verifiedAppName: _verifiedAppName))
+                return .urlAuthResultRequest(Cons_urlAuthResultRequest(_flags & 0xff, bot: _bot, domain: _domain, browser: _browser, platform: _platform, ip: _ip, region: _region, matchCodes: _matchCodes, userIdHint: _userIdHint, verifiedAppName: _verifiedAppName))
             }
             catch {
                 throw error.inside(constructor: "urlAuthResultRequest", fields: "flags,request_write_access,request_phone_number,match_codes_first,is_app,bot,domain,browser,platform,ip,region,match_codes,user_id_hint,verified_app_name", index: field)
@@ -1455,7 +1486,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _url = try reader.readTLString()
                 }
-                return .urlAuthResultAccepted(Cons_urlAuthResultAccepted(url: _url))
+                return .urlAuthResultAccepted(Cons_urlAuthResultAccepted(_flags & 0x1, url: _url))
             }
             catch {
                 throw error.inside(constructor: "urlAuthResultAccepted", fields: "flags,url", index: field)
@@ -1984,26 +2015,31 @@ extension Api {
 
         /// `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
         public final class Cons_starsGiftOption: Sendable {
-            public let extended: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let stars: Int64
             public let storeProduct: String?
             public let currency: String
             public let amount: Int64
+            public var extended: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(extended: Bool = false, stars: Int64, storeProduct: String? = nil, currency: String, amount: Int64) {
-                self.extended = extended
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: extended)
+                tlSetFlag(&_flags, 0x1, when: storeProduct != nil)
+                self.flags = _flags
                 self.stars = stars
                 self.storeProduct = storeProduct
                 self.currency = currency
                 self.amount = amount
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: extended)
-                tlSetFlag(&flags, 0x1, when: storeProduct != nil)
-                return flags
+            init(_ _flags: Int32, stars: Int64, storeProduct: String?, currency: String, amount: Int64) {
+                self.flags = _flags
+                self.stars = stars
+                self.storeProduct = storeProduct
+                self.currency = currency
+                self.amount = amount
             }
         }
 
@@ -2045,7 +2081,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _extended = tlFlagIsSet(_flags, 0x2)
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
@@ -2057,7 +2092,7 @@ extension Api {
                 let _currency = try reader.readTLString()
                 field = 5
                 let _amount = try reader.readInt64()
-                return .starsGiftOption(Cons_starsGiftOption(extended: _extended, stars: _stars, storeProduct: _storeProduct, currency: _currency, amount: _amount))
+                return .starsGiftOption(Cons_starsGiftOption(_flags & 0x3, stars: _stars, storeProduct: _storeProduct, currency: _currency, amount: _amount))
             }
             catch {
                 throw error.inside(constructor: "starsGiftOption", fields: "flags,extended,stars,store_product,currency,amount", index: field)
@@ -2260,29 +2295,26 @@ extension Api {
 
         /// `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
         public struct Cons_disallowedGiftsSettings: Sendable {
-            public let disallowUnlimitedStargifts: Bool
-            public let disallowLimitedStargifts: Bool
-            public let disallowUniqueStargifts: Bool
-            public let disallowPremiumGifts: Bool
-            public let disallowStargiftsFromChannels: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var disallowUnlimitedStargifts: Bool { tlFlagIsSet(flags, 0x1) }
+            public var disallowLimitedStargifts: Bool { tlFlagIsSet(flags, 0x2) }
+            public var disallowUniqueStargifts: Bool { tlFlagIsSet(flags, 0x4) }
+            public var disallowPremiumGifts: Bool { tlFlagIsSet(flags, 0x8) }
+            public var disallowStargiftsFromChannels: Bool { tlFlagIsSet(flags, 0x10) }
 
             public init(disallowUnlimitedStargifts: Bool = false, disallowLimitedStargifts: Bool = false, disallowUniqueStargifts: Bool = false, disallowPremiumGifts: Bool = false, disallowStargiftsFromChannels: Bool = false) {
-                self.disallowUnlimitedStargifts = disallowUnlimitedStargifts
-                self.disallowLimitedStargifts = disallowLimitedStargifts
-                self.disallowUniqueStargifts = disallowUniqueStargifts
-                self.disallowPremiumGifts = disallowPremiumGifts
-                self.disallowStargiftsFromChannels = disallowStargiftsFromChannels
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: disallowUnlimitedStargifts)
+                tlSetFlag(&_flags, 0x2, when: disallowLimitedStargifts)
+                tlSetFlag(&_flags, 0x4, when: disallowUniqueStargifts)
+                tlSetFlag(&_flags, 0x8, when: disallowPremiumGifts)
+                tlSetFlag(&_flags, 0x10, when: disallowStargiftsFromChannels)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: disallowUnlimitedStargifts)
-                tlSetFlag(&flags, 0x2, when: disallowLimitedStargifts)
-                tlSetFlag(&flags, 0x4, when: disallowUniqueStargifts)
-                tlSetFlag(&flags, 0x8, when: disallowPremiumGifts)
-                tlSetFlag(&flags, 0x10, when: disallowStargiftsFromChannels)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -2318,16 +2350,11 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _disallowUnlimitedStargifts = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _disallowLimitedStargifts = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _disallowUniqueStargifts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _disallowPremiumGifts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _disallowStargiftsFromChannels = tlFlagIsSet(_flags, 0x10)
-                return .disallowedGiftsSettings(Cons_disallowedGiftsSettings(disallowUnlimitedStargifts: _disallowUnlimitedStargifts, disallowLimitedStargifts: _disallowLimitedStargifts, disallowUniqueStargifts: _disallowUniqueStargifts, disallowPremiumGifts: _disallowPremiumGifts, disallowStargiftsFromChannels: _disallowStargiftsFromChannels))
+                return .disallowedGiftsSettings(Cons_disallowedGiftsSettings(_flags & 0x1f))
             }
             catch {
                 throw error.inside(constructor: "disallowedGiftsSettings", fields: "flags,disallow_unlimited_stargifts,disallow_limited_stargifts,disallow_unique_stargifts,disallow_premium_gifts,disallow_stargifts_from_channels", index: field)
@@ -2524,6 +2551,8 @@ extension Api {
 
         /// `starGiftAuctionStateFinished#972dabbf flags:# start_date:int end_date:int average_price:long listed_count:flags.0?int fragment_listed_count:flags.1?int fragment_listed_url:flags.1?string = StarGiftAuctionState;`
         public final class Cons_starGiftAuctionStateFinished: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let startDate: Int32
             public let endDate: Int32
             public let averagePrice: Int64
@@ -2532,6 +2561,10 @@ extension Api {
             public let fragmentListedUrl: String?
 
             public init(startDate: Int32, endDate: Int32, averagePrice: Int64, listedCount: Int32? = nil, fragmentListedCount: Int32? = nil, fragmentListedUrl: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: listedCount != nil)
+                tlSetFlag(&_flags, 0x2, when: fragmentListedCount != nil && fragmentListedUrl != nil)
+                self.flags = _flags
                 self.startDate = startDate
                 self.endDate = endDate
                 self.averagePrice = averagePrice
@@ -2540,12 +2573,14 @@ extension Api {
                 self.fragmentListedUrl = fragmentListedUrl
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: listedCount != nil)
-                tlSetFlag(&flags, 0x2, when: fragmentListedCount != nil && fragmentListedUrl != nil)
-                return flags
+            init(_ _flags: Int32, startDate: Int32, endDate: Int32, averagePrice: Int64, listedCount: Int32?, fragmentListedCount: Int32?, fragmentListedUrl: String?) {
+                self.flags = _flags
+                self.startDate = startDate
+                self.endDate = endDate
+                self.averagePrice = averagePrice
+                self.listedCount = listedCount
+                self.fragmentListedCount = fragmentListedCount
+                self.fragmentListedUrl = fragmentListedUrl
             }
         }
 
@@ -2672,7 +2707,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _fragmentListedUrl = try reader.readTLString()
                 }
-                return .starGiftAuctionStateFinished(Cons_starGiftAuctionStateFinished(startDate: _startDate, endDate: _endDate, averagePrice: _averagePrice, listedCount: _listedCount, fragmentListedCount: _fragmentListedCount, fragmentListedUrl: _fragmentListedUrl))
+                return .starGiftAuctionStateFinished(Cons_starGiftAuctionStateFinished(_flags & 0x3, startDate: _startDate, endDate: _endDate, averagePrice: _averagePrice, listedCount: _listedCount, fragmentListedCount: _fragmentListedCount, fragmentListedUrl: _fragmentListedUrl))
             }
             catch {
                 throw error.inside(constructor: "starGiftAuctionStateFinished", fields: "flags,start_date,end_date,average_price,listed_count,fragment_listed_count,fragment_listed_url", index: field)

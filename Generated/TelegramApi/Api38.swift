@@ -28,15 +28,8 @@ extension Api {
 
         /// `chatInvite#5c9d3702 flags:# channel:flags.0?true broadcast:flags.1?true public:flags.2?true megagroup:flags.3?true request_needed:flags.6?true verified:flags.7?true scam:flags.8?true fake:flags.9?true can_refulfill_subscription:flags.11?true title:string about:flags.5?string photo:Photo participants_count:int participants:flags.4?Vector<User> color:int subscription_pricing:flags.10?StarsSubscriptionPricing subscription_form_id:flags.12?long bot_verification:flags.13?BotVerification = ChatInvite;`
         public final class Cons_chatInvite: Sendable {
-            public let channel: Bool
-            public let broadcast: Bool
-            public let `public`: Bool
-            public let megagroup: Bool
-            public let requestNeeded: Bool
-            public let verified: Bool
-            public let scam: Bool
-            public let fake: Bool
-            public let canRefulfillSubscription: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let title: String
             public let about: String?
             public let photo: Api.Photo
@@ -46,17 +39,33 @@ extension Api {
             public let subscriptionPricing: Api.StarsSubscriptionPricing?
             public let subscriptionFormId: Int64?
             public let botVerification: Api.BotVerification?
+            public var channel: Bool { tlFlagIsSet(flags, 0x1) }
+            public var broadcast: Bool { tlFlagIsSet(flags, 0x2) }
+            public var `public`: Bool { tlFlagIsSet(flags, 0x4) }
+            public var megagroup: Bool { tlFlagIsSet(flags, 0x8) }
+            public var requestNeeded: Bool { tlFlagIsSet(flags, 0x40) }
+            public var verified: Bool { tlFlagIsSet(flags, 0x80) }
+            public var scam: Bool { tlFlagIsSet(flags, 0x100) }
+            public var fake: Bool { tlFlagIsSet(flags, 0x200) }
+            public var canRefulfillSubscription: Bool { tlFlagIsSet(flags, 0x800) }
 
             public init(channel: Bool = false, broadcast: Bool = false, `public`: Bool = false, megagroup: Bool = false, requestNeeded: Bool = false, verified: Bool = false, scam: Bool = false, fake: Bool = false, canRefulfillSubscription: Bool = false, title: String, about: String? = nil, photo: Api.Photo, participantsCount: Int32, participants: [Api.User]? = nil, color: Int32, subscriptionPricing: Api.StarsSubscriptionPricing? = nil, subscriptionFormId: Int64? = nil, botVerification: Api.BotVerification? = nil) {
-                self.channel = channel
-                self.broadcast = broadcast
-                self.`public` = `public`
-                self.megagroup = megagroup
-                self.requestNeeded = requestNeeded
-                self.verified = verified
-                self.scam = scam
-                self.fake = fake
-                self.canRefulfillSubscription = canRefulfillSubscription
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: channel)
+                tlSetFlag(&_flags, 0x2, when: broadcast)
+                tlSetFlag(&_flags, 0x4, when: `public`)
+                tlSetFlag(&_flags, 0x8, when: megagroup)
+                tlSetFlag(&_flags, 0x40, when: requestNeeded)
+                tlSetFlag(&_flags, 0x80, when: verified)
+                tlSetFlag(&_flags, 0x100, when: scam)
+                tlSetFlag(&_flags, 0x200, when: fake)
+                tlSetFlag(&_flags, 0x800, when: canRefulfillSubscription)
+                tlSetFlag(&_flags, 0x20, when: about != nil)
+                tlSetFlag(&_flags, 0x10, when: participants != nil)
+                tlSetFlag(&_flags, 0x400, when: subscriptionPricing != nil)
+                tlSetFlag(&_flags, 0x1000, when: subscriptionFormId != nil)
+                tlSetFlag(&_flags, 0x2000, when: botVerification != nil)
+                self.flags = _flags
                 self.title = title
                 self.about = about
                 self.photo = photo
@@ -68,24 +77,17 @@ extension Api {
                 self.botVerification = botVerification
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: channel)
-                tlSetFlag(&flags, 0x2, when: broadcast)
-                tlSetFlag(&flags, 0x4, when: `public`)
-                tlSetFlag(&flags, 0x8, when: megagroup)
-                tlSetFlag(&flags, 0x40, when: requestNeeded)
-                tlSetFlag(&flags, 0x80, when: verified)
-                tlSetFlag(&flags, 0x100, when: scam)
-                tlSetFlag(&flags, 0x200, when: fake)
-                tlSetFlag(&flags, 0x800, when: canRefulfillSubscription)
-                tlSetFlag(&flags, 0x20, when: about != nil)
-                tlSetFlag(&flags, 0x10, when: participants != nil)
-                tlSetFlag(&flags, 0x400, when: subscriptionPricing != nil)
-                tlSetFlag(&flags, 0x1000, when: subscriptionFormId != nil)
-                tlSetFlag(&flags, 0x2000, when: botVerification != nil)
-                return flags
+            init(_ _flags: Int32, title: String, about: String?, photo: Api.Photo, participantsCount: Int32, participants: [Api.User]?, color: Int32, subscriptionPricing: Api.StarsSubscriptionPricing?, subscriptionFormId: Int64?, botVerification: Api.BotVerification?) {
+                self.flags = _flags
+                self.title = title
+                self.about = about
+                self.photo = photo
+                self.participantsCount = participantsCount
+                self.participants = participants
+                self.color = color
+                self.subscriptionPricing = subscriptionPricing
+                self.subscriptionFormId = subscriptionFormId
+                self.botVerification = botVerification
             }
         }
 
@@ -170,23 +172,14 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _channel = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _broadcast = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _public = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _megagroup = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _requestNeeded = tlFlagIsSet(_flags, 0x40)
                 field = 6
-                let _verified = tlFlagIsSet(_flags, 0x80)
                 field = 7
-                let _scam = tlFlagIsSet(_flags, 0x100)
                 field = 8
-                let _fake = tlFlagIsSet(_flags, 0x200)
                 field = 9
-                let _canRefulfillSubscription = tlFlagIsSet(_flags, 0x800)
                 field = 10
                 let _title = try reader.readTLString()
                 field = 11
@@ -220,7 +213,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2000) {
                     _botVerification = try Api.BotVerification.parse(&reader)
                 }
-                return .chatInvite(Cons_chatInvite(channel: _channel, broadcast: _broadcast, public: _public, megagroup: _megagroup, requestNeeded: _requestNeeded, verified: _verified, scam: _scam, fake: _fake, canRefulfillSubscription: _canRefulfillSubscription, title: _title, about: _about, photo: _photo, participantsCount: _participantsCount, participants: _participants, color: _color, subscriptionPricing: _subscriptionPricing, subscriptionFormId: _subscriptionFormId, botVerification: _botVerification))
+                return .chatInvite(Cons_chatInvite(_flags & 0x3fff, title: _title, about: _about, photo: _photo, participantsCount: _participantsCount, participants: _participants, color: _color, subscriptionPricing: _subscriptionPricing, subscriptionFormId: _subscriptionFormId, botVerification: _botVerification))
             }
             catch {
                 throw error.inside(constructor: "chatInvite", fields: "flags,channel,broadcast,public,megagroup,request_needed,verified,scam,fake,can_refulfill_subscription,title,about,photo,participants_count,participants,color,subscription_pricing,subscription_form_id,bot_verification", index: field)
@@ -734,25 +727,29 @@ extension Api {
 
         /// `inputWebFileAudioAlbumThumbLocation#f46fe924 flags:# small:flags.2?true document:flags.0?InputDocument title:flags.1?string performer:flags.1?string = InputWebFileLocation;`
         public final class Cons_inputWebFileAudioAlbumThumbLocation: Sendable {
-            public let small: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let document: Api.InputDocument?
             public let title: String?
             public let performer: String?
+            public var small: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(small: Bool = false, document: Api.InputDocument? = nil, title: String? = nil, performer: String? = nil) {
-                self.small = small
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: small)
+                tlSetFlag(&_flags, 0x1, when: document != nil)
+                tlSetFlag(&_flags, 0x2, when: title != nil && performer != nil)
+                self.flags = _flags
                 self.document = document
                 self.title = title
                 self.performer = performer
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: small)
-                tlSetFlag(&flags, 0x1, when: document != nil)
-                tlSetFlag(&flags, 0x2, when: title != nil && performer != nil)
-                return flags
+            init(_ _flags: Int32, document: Api.InputDocument?, title: String?, performer: String?) {
+                self.flags = _flags
+                self.document = document
+                self.title = title
+                self.performer = performer
             }
         }
 
@@ -847,7 +844,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _small = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 var _document: Api.InputDocument? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -863,7 +859,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _performer = try reader.readTLString()
                 }
-                return .inputWebFileAudioAlbumThumbLocation(Cons_inputWebFileAudioAlbumThumbLocation(small: _small, document: _document, title: _title, performer: _performer))
+                return .inputWebFileAudioAlbumThumbLocation(Cons_inputWebFileAudioAlbumThumbLocation(_flags & 0x7, document: _document, title: _title, performer: _performer))
             }
             catch {
                 throw error.inside(constructor: "inputWebFileAudioAlbumThumbLocation", fields: "flags,small,document,title,performer", index: field)
@@ -989,19 +985,24 @@ extension Api {
 
         /// `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
         public final class Cons_page: Sendable {
-            public let part: Bool
-            public let rtl: Bool
-            public let v2: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let url: String
             public let blocks: [Api.PageBlock]
             public let photos: [Api.Photo]
             public let documents: [Api.Document]
             public let views: Int32?
+            public var part: Bool { tlFlagIsSet(flags, 0x1) }
+            public var rtl: Bool { tlFlagIsSet(flags, 0x2) }
+            public var v2: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(part: Bool = false, rtl: Bool = false, v2: Bool = false, url: String, blocks: [Api.PageBlock], photos: [Api.Photo], documents: [Api.Document], views: Int32? = nil) {
-                self.part = part
-                self.rtl = rtl
-                self.v2 = v2
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: part)
+                tlSetFlag(&_flags, 0x2, when: rtl)
+                tlSetFlag(&_flags, 0x4, when: v2)
+                tlSetFlag(&_flags, 0x8, when: views != nil)
+                self.flags = _flags
                 self.url = url
                 self.blocks = blocks
                 self.photos = photos
@@ -1009,14 +1010,13 @@ extension Api {
                 self.views = views
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: part)
-                tlSetFlag(&flags, 0x2, when: rtl)
-                tlSetFlag(&flags, 0x4, when: v2)
-                tlSetFlag(&flags, 0x8, when: views != nil)
-                return flags
+            init(_ _flags: Int32, url: String, blocks: [Api.PageBlock], photos: [Api.Photo], documents: [Api.Document], views: Int32?) {
+                self.flags = _flags
+                self.url = url
+                self.blocks = blocks
+                self.photos = photos
+                self.documents = documents
+                self.views = views
             }
         }
 
@@ -1059,11 +1059,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _part = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _rtl = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _v2 = tlFlagIsSet(_flags, 0x4)
                 field = 4
                 let _url = try reader.readTLString()
                 field = 5
@@ -1077,7 +1074,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x8) {
                     _views = try reader.readInt32()
                 }
-                return .page(Cons_page(part: _part, rtl: _rtl, v2: _v2, url: _url, blocks: _blocks, photos: _photos, documents: _documents, views: _views))
+                return .page(Cons_page(_flags & 0xf, url: _url, blocks: _blocks, photos: _photos, documents: _documents, views: _views))
             }
             catch {
                 throw error.inside(constructor: "page", fields: "flags,part,rtl,v2,url,blocks,photos,documents,views", index: field)
@@ -1434,18 +1431,24 @@ extension Api {
 
         /// `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
         public final class Cons_premiumSubscriptionOption: Sendable {
-            public let current: Bool
-            public let canPurchaseUpgrade: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let transaction: String?
             public let months: Int32
             public let currency: String
             public let amount: Int64
             public let botUrl: String
             public let storeProduct: String?
+            public var current: Bool { tlFlagIsSet(flags, 0x2) }
+            public var canPurchaseUpgrade: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(current: Bool = false, canPurchaseUpgrade: Bool = false, transaction: String? = nil, months: Int32, currency: String, amount: Int64, botUrl: String, storeProduct: String? = nil) {
-                self.current = current
-                self.canPurchaseUpgrade = canPurchaseUpgrade
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: current)
+                tlSetFlag(&_flags, 0x4, when: canPurchaseUpgrade)
+                tlSetFlag(&_flags, 0x8, when: transaction != nil)
+                tlSetFlag(&_flags, 0x1, when: storeProduct != nil)
+                self.flags = _flags
                 self.transaction = transaction
                 self.months = months
                 self.currency = currency
@@ -1454,14 +1457,14 @@ extension Api {
                 self.storeProduct = storeProduct
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: current)
-                tlSetFlag(&flags, 0x4, when: canPurchaseUpgrade)
-                tlSetFlag(&flags, 0x8, when: transaction != nil)
-                tlSetFlag(&flags, 0x1, when: storeProduct != nil)
-                return flags
+            init(_ _flags: Int32, transaction: String?, months: Int32, currency: String, amount: Int64, botUrl: String, storeProduct: String?) {
+                self.flags = _flags
+                self.transaction = transaction
+                self.months = months
+                self.currency = currency
+                self.amount = amount
+                self.botUrl = botUrl
+                self.storeProduct = storeProduct
             }
         }
 
@@ -1507,9 +1510,7 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _current = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _canPurchaseUpgrade = tlFlagIsSet(_flags, 0x4)
                 field = 3
                 var _transaction: String? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -1528,7 +1529,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _storeProduct = try reader.readTLString()
                 }
-                return .premiumSubscriptionOption(Cons_premiumSubscriptionOption(current: _current, canPurchaseUpgrade: _canPurchaseUpgrade, transaction: _transaction, months: _months, currency: _currency, amount: _amount, botUrl: _botUrl, storeProduct: _storeProduct))
+                return .premiumSubscriptionOption(Cons_premiumSubscriptionOption(_flags & 0xf, transaction: _transaction, months: _months, currency: _currency, amount: _amount, botUrl: _botUrl, storeProduct: _storeProduct))
             }
             catch {
                 throw error.inside(constructor: "premiumSubscriptionOption", fields: "flags,current,can_purchase_upgrade,transaction,months,currency,amount,bot_url,store_product", index: field)
@@ -1568,23 +1569,24 @@ extension Api {
 
         /// `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
         public final class Cons_autoSaveSettings: Sendable {
-            public let photos: Bool
-            public let videos: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let videoMaxSize: Int64?
+            public var photos: Bool { tlFlagIsSet(flags, 0x1) }
+            public var videos: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(photos: Bool = false, videos: Bool = false, videoMaxSize: Int64? = nil) {
-                self.photos = photos
-                self.videos = videos
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: photos)
+                tlSetFlag(&_flags, 0x2, when: videos)
+                tlSetFlag(&_flags, 0x4, when: videoMaxSize != nil)
+                self.flags = _flags
                 self.videoMaxSize = videoMaxSize
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: photos)
-                tlSetFlag(&flags, 0x2, when: videos)
-                tlSetFlag(&flags, 0x4, when: videoMaxSize != nil)
-                return flags
+            init(_ _flags: Int32, videoMaxSize: Int64?) {
+                self.flags = _flags
+                self.videoMaxSize = videoMaxSize
             }
         }
 
@@ -1623,15 +1625,13 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _photos = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _videos = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 var _videoMaxSize: Int64? = nil
                 if tlFlagIsSet(_flags, 0x4) {
                     _videoMaxSize = try reader.readInt64()
                 }
-                return .autoSaveSettings(Cons_autoSaveSettings(photos: _photos, videos: _videos, videoMaxSize: _videoMaxSize))
+                return .autoSaveSettings(Cons_autoSaveSettings(_flags & 0x7, videoMaxSize: _videoMaxSize))
             }
             catch {
                 throw error.inside(constructor: "autoSaveSettings", fields: "flags,photos,videos,video_max_size", index: field)
@@ -1722,44 +1722,51 @@ extension Api {
 
         /// `mediaAreaGeoPoint#cad5452d flags:# coordinates:MediaAreaCoordinates geo:GeoPoint address:flags.0?GeoPointAddress = MediaArea;`
         public final class Cons_mediaAreaGeoPoint: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let coordinates: Api.MediaAreaCoordinates
             public let geo: Api.GeoPoint
             public let address: Api.GeoPointAddress?
 
             public init(coordinates: Api.MediaAreaCoordinates, geo: Api.GeoPoint, address: Api.GeoPointAddress? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: address != nil)
+                self.flags = _flags
                 self.coordinates = coordinates
                 self.geo = geo
                 self.address = address
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: address != nil)
-                return flags
+            init(_ _flags: Int32, coordinates: Api.MediaAreaCoordinates, geo: Api.GeoPoint, address: Api.GeoPointAddress?) {
+                self.flags = _flags
+                self.coordinates = coordinates
+                self.geo = geo
+                self.address = address
             }
         }
 
         /// `mediaAreaSuggestedReaction#14455871 flags:# dark:flags.0?true flipped:flags.1?true coordinates:MediaAreaCoordinates reaction:Reaction = MediaArea;`
         public final class Cons_mediaAreaSuggestedReaction: Sendable {
-            public let dark: Bool
-            public let flipped: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let coordinates: Api.MediaAreaCoordinates
             public let reaction: Api.Reaction
+            public var dark: Bool { tlFlagIsSet(flags, 0x1) }
+            public var flipped: Bool { tlFlagIsSet(flags, 0x2) }
 
             public init(dark: Bool = false, flipped: Bool = false, coordinates: Api.MediaAreaCoordinates, reaction: Api.Reaction) {
-                self.dark = dark
-                self.flipped = flipped
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: dark)
+                tlSetFlag(&_flags, 0x2, when: flipped)
+                self.flags = _flags
                 self.coordinates = coordinates
                 self.reaction = reaction
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: dark)
-                tlSetFlag(&flags, 0x2, when: flipped)
-                return flags
+            init(_ _flags: Int32, coordinates: Api.MediaAreaCoordinates, reaction: Api.Reaction) {
+                self.flags = _flags
+                self.coordinates = coordinates
+                self.reaction = reaction
             }
         }
 
@@ -1967,7 +1974,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _address = try Api.GeoPointAddress.parse(&reader)
                 }
-                return .mediaAreaGeoPoint(Cons_mediaAreaGeoPoint(coordinates: _coordinates, geo: _geo, address: _address))
+                return .mediaAreaGeoPoint(Cons_mediaAreaGeoPoint(_flags & 0x1, coordinates: _coordinates, geo: _geo, address: _address))
             }
             catch {
                 throw error.inside(constructor: "mediaAreaGeoPoint", fields: "flags,coordinates,geo,address", index: field)
@@ -1979,14 +1986,12 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _dark = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _flipped = tlFlagIsSet(_flags, 0x2)
                 field = 3
                 let _coordinates = try Api.MediaAreaCoordinates.parse(&reader)
                 field = 4
                 let _reaction = try Api.Reaction.parse(&reader)
-                return .mediaAreaSuggestedReaction(Cons_mediaAreaSuggestedReaction(dark: _dark, flipped: _flipped, coordinates: _coordinates, reaction: _reaction))
+                return .mediaAreaSuggestedReaction(Cons_mediaAreaSuggestedReaction(_flags & 0x3, coordinates: _coordinates, reaction: _reaction))
             }
             catch {
                 throw error.inside(constructor: "mediaAreaSuggestedReaction", fields: "flags,dark,flipped,coordinates,reaction", index: field)
@@ -2146,21 +2151,26 @@ extension Api {
 
         /// `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
         public final class Cons_peerStories: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let maxReadId: Int32?
             public let stories: [Api.StoryItem]
 
             public init(peer: Api.Peer, maxReadId: Int32? = nil, stories: [Api.StoryItem]) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: maxReadId != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.maxReadId = maxReadId
                 self.stories = stories
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: maxReadId != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, maxReadId: Int32?, stories: [Api.StoryItem]) {
+                self.flags = _flags
+                self.peer = peer
+                self.maxReadId = maxReadId
+                self.stories = stories
             }
         }
 
@@ -2209,7 +2219,7 @@ extension Api {
                 }
                 field = 3
                 let _stories = try reader.readVector(boxed: true, of: Api.StoryItem.self)
-                return .peerStories(Cons_peerStories(peer: _peer, maxReadId: _maxReadId, stories: _stories))
+                return .peerStories(Cons_peerStories(_flags & 0x1, peer: _peer, maxReadId: _maxReadId, stories: _stories))
             }
             catch {
                 throw error.inside(constructor: "peerStories", fields: "flags,peer,max_read_id,stories", index: field)
@@ -2322,7 +2332,8 @@ extension Api.smsjobs {
 
         /// `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
         public final class Cons_status: Sendable {
-            public let allowInternational: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let recentSent: Int32
             public let recentSince: Int32
             public let recentRemains: Int32
@@ -2330,9 +2341,13 @@ extension Api.smsjobs {
             public let totalSince: Int32
             public let lastGiftSlug: String?
             public let termsUrl: String
+            public var allowInternational: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(allowInternational: Bool = false, recentSent: Int32, recentSince: Int32, recentRemains: Int32, totalSent: Int32, totalSince: Int32, lastGiftSlug: String? = nil, termsUrl: String) {
-                self.allowInternational = allowInternational
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: allowInternational)
+                tlSetFlag(&_flags, 0x2, when: lastGiftSlug != nil)
+                self.flags = _flags
                 self.recentSent = recentSent
                 self.recentSince = recentSince
                 self.recentRemains = recentRemains
@@ -2342,12 +2357,15 @@ extension Api.smsjobs {
                 self.termsUrl = termsUrl
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: allowInternational)
-                tlSetFlag(&flags, 0x2, when: lastGiftSlug != nil)
-                return flags
+            init(_ _flags: Int32, recentSent: Int32, recentSince: Int32, recentRemains: Int32, totalSent: Int32, totalSince: Int32, lastGiftSlug: String?, termsUrl: String) {
+                self.flags = _flags
+                self.recentSent = recentSent
+                self.recentSince = recentSince
+                self.recentRemains = recentRemains
+                self.totalSent = totalSent
+                self.totalSince = totalSince
+                self.lastGiftSlug = lastGiftSlug
+                self.termsUrl = termsUrl
             }
         }
 
@@ -2392,7 +2410,6 @@ extension Api.smsjobs {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _allowInternational = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _recentSent = try reader.readInt32()
                 field = 3
@@ -2410,7 +2427,7 @@ extension Api.smsjobs {
                 }
                 field = 8
                 let _termsUrl = try reader.readTLString()
-                return .status(Cons_status(allowInternational: _allowInternational, recentSent: _recentSent, recentSince: _recentSince, recentRemains: _recentRemains, totalSent: _totalSent, totalSince: _totalSince, lastGiftSlug: _lastGiftSlug, termsUrl: _termsUrl))
+                return .status(Cons_status(_flags & 0x3, recentSent: _recentSent, recentSince: _recentSince, recentRemains: _recentRemains, totalSent: _totalSent, totalSince: _totalSince, lastGiftSlug: _lastGiftSlug, termsUrl: _termsUrl))
             }
             catch {
                 throw error.inside(constructor: "smsjobs.status", fields: "flags,allow_international,recent_sent,recent_since,recent_remains,total_sent,total_since,last_gift_slug,terms_url", index: field)
@@ -2667,7 +2684,8 @@ extension Api {
 
         /// `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
         public final class Cons_starGiftAuctionAcquiredGift: Sendable {
-            public let nameHidden: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let peer: Api.Peer
             public let date: Int32
             public let bidAmount: Int64
@@ -2675,9 +2693,14 @@ extension Api {
             public let pos: Int32
             public let message: Api.TextWithEntities?
             public let giftNum: Int32?
+            public var nameHidden: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(nameHidden: Bool = false, peer: Api.Peer, date: Int32, bidAmount: Int64, round: Int32, pos: Int32, message: Api.TextWithEntities? = nil, giftNum: Int32? = nil) {
-                self.nameHidden = nameHidden
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nameHidden)
+                tlSetFlag(&_flags, 0x2, when: message != nil)
+                tlSetFlag(&_flags, 0x4, when: giftNum != nil)
+                self.flags = _flags
                 self.peer = peer
                 self.date = date
                 self.bidAmount = bidAmount
@@ -2687,13 +2710,15 @@ extension Api {
                 self.giftNum = giftNum
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nameHidden)
-                tlSetFlag(&flags, 0x2, when: message != nil)
-                tlSetFlag(&flags, 0x4, when: giftNum != nil)
-                return flags
+            init(_ _flags: Int32, peer: Api.Peer, date: Int32, bidAmount: Int64, round: Int32, pos: Int32, message: Api.TextWithEntities?, giftNum: Int32?) {
+                self.flags = _flags
+                self.peer = peer
+                self.date = date
+                self.bidAmount = bidAmount
+                self.round = round
+                self.pos = pos
+                self.message = message
+                self.giftNum = giftNum
             }
         }
 
@@ -2742,7 +2767,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _nameHidden = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -2763,7 +2787,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x4) {
                     _giftNum = try reader.readInt32()
                 }
-                return .starGiftAuctionAcquiredGift(Cons_starGiftAuctionAcquiredGift(nameHidden: _nameHidden, peer: _peer, date: _date, bidAmount: _bidAmount, round: _round, pos: _pos, message: _message, giftNum: _giftNum))
+                return .starGiftAuctionAcquiredGift(Cons_starGiftAuctionAcquiredGift(_flags & 0x7, peer: _peer, date: _date, bidAmount: _bidAmount, round: _round, pos: _pos, message: _message, giftNum: _giftNum))
             }
             catch {
                 throw error.inside(constructor: "starGiftAuctionAcquiredGift", fields: "flags,name_hidden,peer,date,bid_amount,round,pos,message,gift_num", index: field)

@@ -13,11 +13,8 @@ extension Api {
 
         /// `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
         public final class Cons_config: Sendable {
-            public let defaultP2pContacts: Bool
-            public let preloadFeaturedStickers: Bool
-            public let revokePmInbox: Bool
-            public let blockedMode: Bool
-            public let forceTryIpv6: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let date: Int32
             public let expires: Int32
             public let testMode: Bool
@@ -60,13 +57,29 @@ extension Api {
             public let baseLangPackVersion: Int32?
             public let reactionsDefault: Api.Reaction?
             public let autologinToken: String?
+            public var defaultP2pContacts: Bool { tlFlagIsSet(flags, 0x8) }
+            public var preloadFeaturedStickers: Bool { tlFlagIsSet(flags, 0x10) }
+            public var revokePmInbox: Bool { tlFlagIsSet(flags, 0x40) }
+            public var blockedMode: Bool { tlFlagIsSet(flags, 0x100) }
+            public var forceTryIpv6: Bool { tlFlagIsSet(flags, 0x4000) }
 
             public init(defaultP2pContacts: Bool = false, preloadFeaturedStickers: Bool = false, revokePmInbox: Bool = false, blockedMode: Bool = false, forceTryIpv6: Bool = false, date: Int32, expires: Int32, testMode: Bool, thisDc: Int32, dcOptions: [Api.DcOption], dcTxtDomainName: String, chatSizeMax: Int32, megagroupSizeMax: Int32, forwardedCountMax: Int32, onlineUpdatePeriodMs: Int32, offlineBlurTimeoutMs: Int32, offlineIdleTimeoutMs: Int32, onlineCloudTimeoutMs: Int32, notifyCloudDelayMs: Int32, notifyDefaultDelayMs: Int32, pushChatPeriodMs: Int32, pushChatLimit: Int32, editTimeLimit: Int32, revokeTimeLimit: Int32, revokePmTimeLimit: Int32, ratingEDecay: Int32, stickersRecentLimit: Int32, channelsReadMediaPeriod: Int32, tmpSessions: Int32? = nil, callReceiveTimeoutMs: Int32, callRingTimeoutMs: Int32, callConnectTimeoutMs: Int32, callPacketTimeoutMs: Int32, meUrlPrefix: String, autoupdateUrlPrefix: String? = nil, gifSearchUsername: String? = nil, venueSearchUsername: String? = nil, imgSearchUsername: String? = nil, staticMapsProvider: String? = nil, captionLengthMax: Int32, messageLengthMax: Int32, webfileDcId: Int32, suggestedLangCode: String? = nil, langPackVersion: Int32? = nil, baseLangPackVersion: Int32? = nil, reactionsDefault: Api.Reaction? = nil, autologinToken: String? = nil) {
-                self.defaultP2pContacts = defaultP2pContacts
-                self.preloadFeaturedStickers = preloadFeaturedStickers
-                self.revokePmInbox = revokePmInbox
-                self.blockedMode = blockedMode
-                self.forceTryIpv6 = forceTryIpv6
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x8, when: defaultP2pContacts)
+                tlSetFlag(&_flags, 0x10, when: preloadFeaturedStickers)
+                tlSetFlag(&_flags, 0x40, when: revokePmInbox)
+                tlSetFlag(&_flags, 0x100, when: blockedMode)
+                tlSetFlag(&_flags, 0x4000, when: forceTryIpv6)
+                tlSetFlag(&_flags, 0x1, when: tmpSessions != nil)
+                tlSetFlag(&_flags, 0x80, when: autoupdateUrlPrefix != nil)
+                tlSetFlag(&_flags, 0x200, when: gifSearchUsername != nil)
+                tlSetFlag(&_flags, 0x400, when: venueSearchUsername != nil)
+                tlSetFlag(&_flags, 0x800, when: imgSearchUsername != nil)
+                tlSetFlag(&_flags, 0x1000, when: staticMapsProvider != nil)
+                tlSetFlag(&_flags, 0x4, when: suggestedLangCode != nil && langPackVersion != nil && baseLangPackVersion != nil)
+                tlSetFlag(&_flags, 0x8000, when: reactionsDefault != nil)
+                tlSetFlag(&_flags, 0x10000, when: autologinToken != nil)
+                self.flags = _flags
                 self.date = date
                 self.expires = expires
                 self.testMode = testMode
@@ -111,24 +124,50 @@ extension Api {
                 self.autologinToken = autologinToken
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: defaultP2pContacts)
-                tlSetFlag(&flags, 0x10, when: preloadFeaturedStickers)
-                tlSetFlag(&flags, 0x40, when: revokePmInbox)
-                tlSetFlag(&flags, 0x100, when: blockedMode)
-                tlSetFlag(&flags, 0x4000, when: forceTryIpv6)
-                tlSetFlag(&flags, 0x1, when: tmpSessions != nil)
-                tlSetFlag(&flags, 0x80, when: autoupdateUrlPrefix != nil)
-                tlSetFlag(&flags, 0x200, when: gifSearchUsername != nil)
-                tlSetFlag(&flags, 0x400, when: venueSearchUsername != nil)
-                tlSetFlag(&flags, 0x800, when: imgSearchUsername != nil)
-                tlSetFlag(&flags, 0x1000, when: staticMapsProvider != nil)
-                tlSetFlag(&flags, 0x4, when: suggestedLangCode != nil && langPackVersion != nil && baseLangPackVersion != nil)
-                tlSetFlag(&flags, 0x8000, when: reactionsDefault != nil)
-                tlSetFlag(&flags, 0x10000, when: autologinToken != nil)
-                return flags
+            init(_ _flags: Int32, date: Int32, expires: Int32, testMode: Bool, thisDc: Int32, dcOptions: [Api.DcOption], dcTxtDomainName: String, chatSizeMax: Int32, megagroupSizeMax: Int32, forwardedCountMax: Int32, onlineUpdatePeriodMs: Int32, offlineBlurTimeoutMs: Int32, offlineIdleTimeoutMs: Int32, onlineCloudTimeoutMs: Int32, notifyCloudDelayMs: Int32, notifyDefaultDelayMs: Int32, pushChatPeriodMs: Int32, pushChatLimit: Int32, editTimeLimit: Int32, revokeTimeLimit: Int32, revokePmTimeLimit: Int32, ratingEDecay: Int32, stickersRecentLimit: Int32, channelsReadMediaPeriod: Int32, tmpSessions: Int32?, callReceiveTimeoutMs: Int32, callRingTimeoutMs: Int32, callConnectTimeoutMs: Int32, callPacketTimeoutMs: Int32, meUrlPrefix: String, autoupdateUrlPrefix: String?, gifSearchUsername: String?, venueSearchUsername: String?, imgSearchUsername: String?, staticMapsProvider: String?, captionLengthMax: Int32, messageLengthMax: Int32, webfileDcId: Int32, suggestedLangCode: String?, langPackVersion: Int32?, baseLangPackVersion: Int32?, reactionsDefault: Api.Reaction?, autologinToken: String?) {
+                self.flags = _flags
+                self.date = date
+                self.expires = expires
+                self.testMode = testMode
+                self.thisDc = thisDc
+                self.dcOptions = dcOptions
+                self.dcTxtDomainName = dcTxtDomainName
+                self.chatSizeMax = chatSizeMax
+                self.megagroupSizeMax = megagroupSizeMax
+                self.forwardedCountMax = forwardedCountMax
+                self.onlineUpdatePeriodMs = onlineUpdatePeriodMs
+                self.offlineBlurTimeoutMs = offlineBlurTimeoutMs
+                self.offlineIdleTimeoutMs = offlineIdleTimeoutMs
+                self.onlineCloudTimeoutMs = onlineCloudTimeoutMs
+                self.notifyCloudDelayMs = notifyCloudDelayMs
+                self.notifyDefaultDelayMs = notifyDefaultDelayMs
+                self.pushChatPeriodMs = pushChatPeriodMs
+                self.pushChatLimit = pushChatLimit
+                self.editTimeLimit = editTimeLimit
+                self.revokeTimeLimit = revokeTimeLimit
+                self.revokePmTimeLimit = revokePmTimeLimit
+                self.ratingEDecay = ratingEDecay
+                self.stickersRecentLimit = stickersRecentLimit
+                self.channelsReadMediaPeriod = channelsReadMediaPeriod
+                self.tmpSessions = tmpSessions
+                self.callReceiveTimeoutMs = callReceiveTimeoutMs
+                self.callRingTimeoutMs = callRingTimeoutMs
+                self.callConnectTimeoutMs = callConnectTimeoutMs
+                self.callPacketTimeoutMs = callPacketTimeoutMs
+                self.meUrlPrefix = meUrlPrefix
+                self.autoupdateUrlPrefix = autoupdateUrlPrefix
+                self.gifSearchUsername = gifSearchUsername
+                self.venueSearchUsername = venueSearchUsername
+                self.imgSearchUsername = imgSearchUsername
+                self.staticMapsProvider = staticMapsProvider
+                self.captionLengthMax = captionLengthMax
+                self.messageLengthMax = messageLengthMax
+                self.webfileDcId = webfileDcId
+                self.suggestedLangCode = suggestedLangCode
+                self.langPackVersion = langPackVersion
+                self.baseLangPackVersion = baseLangPackVersion
+                self.reactionsDefault = reactionsDefault
+                self.autologinToken = autologinToken
             }
         }
 
@@ -234,15 +273,10 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _defaultP2pContacts = tlFlagIsSet(_flags, 0x8)
                 field = 2
-                let _preloadFeaturedStickers = tlFlagIsSet(_flags, 0x10)
                 field = 3
-                let _revokePmInbox = tlFlagIsSet(_flags, 0x40)
                 field = 4
-                let _blockedMode = tlFlagIsSet(_flags, 0x100)
                 field = 5
-                let _forceTryIpv6 = tlFlagIsSet(_flags, 0x4000)
                 field = 6
                 let _date = try reader.readInt32()
                 field = 7
@@ -360,7 +394,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x10000) {
                     _autologinToken = try reader.readTLString()
                 }
-                return .config(Cons_config(defaultP2pContacts: _defaultP2pContacts, preloadFeaturedStickers: _preloadFeaturedStickers, revokePmInbox: _revokePmInbox, blockedMode: _blockedMode, forceTryIpv6: _forceTryIpv6, date: _date, expires: _expires, testMode: _testMode, thisDc: _thisDc, dcOptions: _dcOptions, dcTxtDomainName: _dcTxtDomainName, chatSizeMax: _chatSizeMax, megagroupSizeMax: _megagroupSizeMax, forwardedCountMax: _forwardedCountMax, onlineUpdatePeriodMs: _onlineUpdatePeriodMs, offlineBlurTimeoutMs: _offlineBlurTimeoutMs, offlineIdleTimeoutMs: _offlineIdleTimeoutMs, onlineCloudTimeoutMs: _onlineCloudTimeoutMs, notifyCloudDelayMs: _notifyCloudDelayMs, notifyDefaultDelayMs: _notifyDefaultDelayMs, pushChatPeriodMs: _pushChatPeriodMs, pushChatLimit: _pushChatLimit, editTimeLimit: _editTimeLimit, revokeTimeLimit: _revokeTimeLimit, revokePmTimeLimit: _revokePmTimeLimit, ratingEDecay: _ratingEDecay, stickersRecentLimit: _stickersRecentLimit, channelsReadMediaPeriod: _channelsReadMediaPeriod, tmpSessions: _tmpSessions, callReceiveTimeoutMs: _callReceiveTimeoutMs, callRingTimeoutMs: _callRingTimeoutMs, callConnectTimeoutMs: _callConnectTimeoutMs, callPacketTimeoutMs: _callPacketTimeoutMs, meUrlPrefix: _meUrlPrefix, autoupdateUrlPrefix: _autoupdateUrlPrefix, gifSearchUsername: _gifSearchUsername, venueSearchUsername: _venueSearchUsername, imgSearchUsername: _imgSearchUsername, staticMapsProvider: _staticMapsProvider, captionLengthMax: _captionLengthMax, messageLengthMax: _messageLengthMax, webfileDcId: _webfileDcId, suggestedLangCode: _suggestedLangCode, langPackVersion: _langPackVersion, baseLangPackVersion: _baseLangPackVersion, reactionsDefault: _reactionsDefault, autologinToken: _autologinToken))
+                return .config(Cons_config(_flags & 0x1dfdd, date: _date, expires: _expires, testMode: _testMode, thisDc: _thisDc, dcOptions: _dcOptions, dcTxtDomainName: _dcTxtDomainName, chatSizeMax: _chatSizeMax, megagroupSizeMax: _megagroupSizeMax, forwardedCountMax: _forwardedCountMax, onlineUpdatePeriodMs: _onlineUpdatePeriodMs, offlineBlurTimeoutMs: _offlineBlurTimeoutMs, offlineIdleTimeoutMs: _offlineIdleTimeoutMs, onlineCloudTimeoutMs: _onlineCloudTimeoutMs, notifyCloudDelayMs: _notifyCloudDelayMs, notifyDefaultDelayMs: _notifyDefaultDelayMs, pushChatPeriodMs: _pushChatPeriodMs, pushChatLimit: _pushChatLimit, editTimeLimit: _editTimeLimit, revokeTimeLimit: _revokeTimeLimit, revokePmTimeLimit: _revokePmTimeLimit, ratingEDecay: _ratingEDecay, stickersRecentLimit: _stickersRecentLimit, channelsReadMediaPeriod: _channelsReadMediaPeriod, tmpSessions: _tmpSessions, callReceiveTimeoutMs: _callReceiveTimeoutMs, callRingTimeoutMs: _callRingTimeoutMs, callConnectTimeoutMs: _callConnectTimeoutMs, callPacketTimeoutMs: _callPacketTimeoutMs, meUrlPrefix: _meUrlPrefix, autoupdateUrlPrefix: _autoupdateUrlPrefix, gifSearchUsername: _gifSearchUsername, venueSearchUsername: _venueSearchUsername, imgSearchUsername: _imgSearchUsername, staticMapsProvider: _staticMapsProvider, captionLengthMax: _captionLengthMax, messageLengthMax: _messageLengthMax, webfileDcId: _webfileDcId, suggestedLangCode: _suggestedLangCode, langPackVersion: _langPackVersion, baseLangPackVersion: _baseLangPackVersion, reactionsDefault: _reactionsDefault, autologinToken: _autologinToken))
             }
             catch {
                 throw error.inside(constructor: "config", fields: "flags,default_p2p_contacts,preload_featured_stickers,revoke_pm_inbox,blocked_mode,force_try_ipv6,date,expires,test_mode,this_dc,dc_options,dc_txt_domain_name,chat_size_max,megagroup_size_max,forwarded_count_max,online_update_period_ms,offline_blur_timeout_ms,offline_idle_timeout_ms,online_cloud_timeout_ms,notify_cloud_delay_ms,notify_default_delay_ms,push_chat_period_ms,push_chat_limit,edit_time_limit,revoke_time_limit,revoke_pm_time_limit,rating_e_decay,stickers_recent_limit,channels_read_media_period,tmp_sessions,call_receive_timeout_ms,call_ring_timeout_ms,call_connect_timeout_ms,call_packet_timeout_ms,me_url_prefix,autoupdate_url_prefix,gif_search_username,venue_search_username,img_search_username,static_maps_provider,caption_length_max,message_length_max,webfile_dc_id,suggested_lang_code,lang_pack_version,base_lang_pack_version,reactions_default,autologin_token", index: field)
@@ -457,31 +491,33 @@ extension Api.messages {
 
         /// `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
         public final class Cons_botCallbackAnswer: Sendable {
-            public let alert: Bool
-            public let hasUrl: Bool
-            public let nativeUi: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let message: String?
             public let url: String?
             public let cacheTime: Int32
+            public var alert: Bool { tlFlagIsSet(flags, 0x2) }
+            public var hasUrl: Bool { tlFlagIsSet(flags, 0x8) }
+            public var nativeUi: Bool { tlFlagIsSet(flags, 0x10) }
 
             public init(alert: Bool = false, hasUrl: Bool = false, nativeUi: Bool = false, message: String? = nil, url: String? = nil, cacheTime: Int32) {
-                self.alert = alert
-                self.hasUrl = hasUrl
-                self.nativeUi = nativeUi
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x2, when: alert)
+                tlSetFlag(&_flags, 0x8, when: hasUrl)
+                tlSetFlag(&_flags, 0x10, when: nativeUi)
+                tlSetFlag(&_flags, 0x1, when: message != nil)
+                tlSetFlag(&_flags, 0x4, when: url != nil)
+                self.flags = _flags
                 self.message = message
                 self.url = url
                 self.cacheTime = cacheTime
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x2, when: alert)
-                tlSetFlag(&flags, 0x8, when: hasUrl)
-                tlSetFlag(&flags, 0x10, when: nativeUi)
-                tlSetFlag(&flags, 0x1, when: message != nil)
-                tlSetFlag(&flags, 0x4, when: url != nil)
-                return flags
+            init(_ _flags: Int32, message: String?, url: String?, cacheTime: Int32) {
+                self.flags = _flags
+                self.message = message
+                self.url = url
+                self.cacheTime = cacheTime
             }
         }
 
@@ -524,11 +560,8 @@ extension Api.messages {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _alert = tlFlagIsSet(_flags, 0x2)
                 field = 2
-                let _hasUrl = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _nativeUi = tlFlagIsSet(_flags, 0x10)
                 field = 4
                 var _message: String? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -541,7 +574,7 @@ extension Api.messages {
                 }
                 field = 6
                 let _cacheTime = try reader.readInt32()
-                return .botCallbackAnswer(Cons_botCallbackAnswer(alert: _alert, hasUrl: _hasUrl, nativeUi: _nativeUi, message: _message, url: _url, cacheTime: _cacheTime))
+                return .botCallbackAnswer(Cons_botCallbackAnswer(_flags & 0x1f, message: _message, url: _url, cacheTime: _cacheTime))
             }
             catch {
                 throw error.inside(constructor: "messages.botCallbackAnswer", fields: "flags,alert,has_url,native_ui,message,url,cache_time", index: field)
@@ -803,7 +836,8 @@ extension Api {
 
         /// `phoneCallWaiting#c5226f17 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long protocol:PhoneCallProtocol receive_date:flags.0?int = PhoneCall;`
         public final class Cons_phoneCallWaiting: Sendable {
-            public let video: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let date: Int32
@@ -811,9 +845,13 @@ extension Api {
             public let participantId: Int64
             public let `protocol`: Api.PhoneCallProtocol
             public let receiveDate: Int32?
+            public var video: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(video: Bool = false, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, `protocol`: Api.PhoneCallProtocol, receiveDate: Int32? = nil) {
-                self.video = video
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x40, when: video)
+                tlSetFlag(&_flags, 0x1, when: receiveDate != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.date = date
@@ -823,18 +861,22 @@ extension Api {
                 self.receiveDate = receiveDate
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x40, when: video)
-                tlSetFlag(&flags, 0x1, when: receiveDate != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, `protocol`: Api.PhoneCallProtocol, receiveDate: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.date = date
+                self.adminId = adminId
+                self.participantId = participantId
+                self.`protocol` = `protocol`
+                self.receiveDate = receiveDate
             }
         }
 
         /// `phoneCallRequested#14b0ed0c flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_hash:bytes protocol:PhoneCallProtocol = PhoneCall;`
         public final class Cons_phoneCallRequested: Sendable {
-            public let video: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let date: Int32
@@ -842,9 +884,12 @@ extension Api {
             public let participantId: Int64
             public let gAHash: [UInt8]
             public let `protocol`: Api.PhoneCallProtocol
+            public var video: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(video: Bool = false, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
-                self.video = video
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x40, when: video)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.date = date
@@ -854,17 +899,22 @@ extension Api {
                 self.`protocol` = `protocol`
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x40, when: video)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.date = date
+                self.adminId = adminId
+                self.participantId = participantId
+                self.gAHash = gAHash
+                self.`protocol` = `protocol`
             }
         }
 
         /// `phoneCallAccepted#3660c311 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_b:bytes protocol:PhoneCallProtocol = PhoneCall;`
         public final class Cons_phoneCallAccepted: Sendable {
-            public let video: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let date: Int32
@@ -872,9 +922,12 @@ extension Api {
             public let participantId: Int64
             public let gB: [UInt8]
             public let `protocol`: Api.PhoneCallProtocol
+            public var video: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(video: Bool = false, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) {
-                self.video = video
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x40, when: video)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.date = date
@@ -884,19 +937,22 @@ extension Api {
                 self.`protocol` = `protocol`
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x40, when: video)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.date = date
+                self.adminId = adminId
+                self.participantId = participantId
+                self.gB = gB
+                self.`protocol` = `protocol`
             }
         }
 
         /// `phoneCall#30535af5 flags:# p2p_allowed:flags.5?true video:flags.6?true conference_supported:flags.8?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long protocol:PhoneCallProtocol connections:Vector<PhoneConnection> start_date:int custom_parameters:flags.7?DataJSON = PhoneCall;`
         public final class Cons_phoneCall: Sendable {
-            public let p2pAllowed: Bool
-            public let video: Bool
-            public let conferenceSupported: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let accessHash: Int64
             public let date: Int32
@@ -908,11 +964,17 @@ extension Api {
             public let connections: [Api.PhoneConnection]
             public let startDate: Int32
             public let customParameters: Api.DataJSON?
+            public var p2pAllowed: Bool { tlFlagIsSet(flags, 0x20) }
+            public var video: Bool { tlFlagIsSet(flags, 0x40) }
+            public var conferenceSupported: Bool { tlFlagIsSet(flags, 0x100) }
 
             public init(p2pAllowed: Bool = false, video: Bool = false, conferenceSupported: Bool = false, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gAOrB: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol, connections: [Api.PhoneConnection], startDate: Int32, customParameters: Api.DataJSON? = nil) {
-                self.p2pAllowed = p2pAllowed
-                self.video = video
-                self.conferenceSupported = conferenceSupported
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x20, when: p2pAllowed)
+                tlSetFlag(&_flags, 0x40, when: video)
+                tlSetFlag(&_flags, 0x100, when: conferenceSupported)
+                tlSetFlag(&_flags, 0x80, when: customParameters != nil)
+                self.flags = _flags
                 self.id = id
                 self.accessHash = accessHash
                 self.date = date
@@ -926,44 +988,51 @@ extension Api {
                 self.customParameters = customParameters
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x20, when: p2pAllowed)
-                tlSetFlag(&flags, 0x40, when: video)
-                tlSetFlag(&flags, 0x100, when: conferenceSupported)
-                tlSetFlag(&flags, 0x80, when: customParameters != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, accessHash: Int64, date: Int32, adminId: Int64, participantId: Int64, gAOrB: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol, connections: [Api.PhoneConnection], startDate: Int32, customParameters: Api.DataJSON?) {
+                self.flags = _flags
+                self.id = id
+                self.accessHash = accessHash
+                self.date = date
+                self.adminId = adminId
+                self.participantId = participantId
+                self.gAOrB = gAOrB
+                self.keyFingerprint = keyFingerprint
+                self.`protocol` = `protocol`
+                self.connections = connections
+                self.startDate = startDate
+                self.customParameters = customParameters
             }
         }
 
         /// `phoneCallDiscarded#50ca4de1 flags:# need_rating:flags.2?true need_debug:flags.3?true video:flags.6?true id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = PhoneCall;`
         public final class Cons_phoneCallDiscarded: Sendable {
-            public let needRating: Bool
-            public let needDebug: Bool
-            public let video: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let reason: Api.PhoneCallDiscardReason?
             public let duration: Int32?
+            public var needRating: Bool { tlFlagIsSet(flags, 0x4) }
+            public var needDebug: Bool { tlFlagIsSet(flags, 0x8) }
+            public var video: Bool { tlFlagIsSet(flags, 0x40) }
 
             public init(needRating: Bool = false, needDebug: Bool = false, video: Bool = false, id: Int64, reason: Api.PhoneCallDiscardReason? = nil, duration: Int32? = nil) {
-                self.needRating = needRating
-                self.needDebug = needDebug
-                self.video = video
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: needRating)
+                tlSetFlag(&_flags, 0x8, when: needDebug)
+                tlSetFlag(&_flags, 0x40, when: video)
+                tlSetFlag(&_flags, 0x1, when: reason != nil)
+                tlSetFlag(&_flags, 0x2, when: duration != nil)
+                self.flags = _flags
                 self.id = id
                 self.reason = reason
                 self.duration = duration
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: needRating)
-                tlSetFlag(&flags, 0x8, when: needDebug)
-                tlSetFlag(&flags, 0x40, when: video)
-                tlSetFlag(&flags, 0x1, when: reason != nil)
-                tlSetFlag(&flags, 0x2, when: duration != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, reason: Api.PhoneCallDiscardReason?, duration: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.reason = reason
+                self.duration = duration
             }
         }
 
@@ -1086,7 +1155,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1104,7 +1172,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x1) {
                     _receiveDate = try reader.readInt32()
                 }
-                return .phoneCallWaiting(Cons_phoneCallWaiting(video: _video, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, protocol: _protocol, receiveDate: _receiveDate))
+                return .phoneCallWaiting(Cons_phoneCallWaiting(_flags & 0x41, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, protocol: _protocol, receiveDate: _receiveDate))
             }
             catch {
                 throw error.inside(constructor: "phoneCallWaiting", fields: "flags,video,id,access_hash,date,admin_id,participant_id,protocol,receive_date", index: field)
@@ -1116,7 +1184,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1131,7 +1198,7 @@ extension Api {
                 let _gAHash = try reader.readTLBytes()
                 field = 8
                 let _protocol = try Api.PhoneCallProtocol.parse(&reader)
-                return .phoneCallRequested(Cons_phoneCallRequested(video: _video, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gAHash: _gAHash, protocol: _protocol))
+                return .phoneCallRequested(Cons_phoneCallRequested(_flags & 0x40, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gAHash: _gAHash, protocol: _protocol))
             }
             catch {
                 throw error.inside(constructor: "phoneCallRequested", fields: "flags,video,id,access_hash,date,admin_id,participant_id,g_a_hash,protocol", index: field)
@@ -1143,7 +1210,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1158,7 +1224,7 @@ extension Api {
                 let _gB = try reader.readTLBytes()
                 field = 8
                 let _protocol = try Api.PhoneCallProtocol.parse(&reader)
-                return .phoneCallAccepted(Cons_phoneCallAccepted(video: _video, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gB: _gB, protocol: _protocol))
+                return .phoneCallAccepted(Cons_phoneCallAccepted(_flags & 0x40, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gB: _gB, protocol: _protocol))
             }
             catch {
                 throw error.inside(constructor: "phoneCallAccepted", fields: "flags,video,id,access_hash,date,admin_id,participant_id,g_b,protocol", index: field)
@@ -1170,11 +1236,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _p2pAllowed = tlFlagIsSet(_flags, 0x20)
                 field = 2
-                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 3
-                let _conferenceSupported = tlFlagIsSet(_flags, 0x100)
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -1200,7 +1263,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x80) {
                     _customParameters = try Api.DataJSON.parse(&reader)
                 }
-                return .phoneCall(Cons_phoneCall(p2pAllowed: _p2pAllowed, video: _video, conferenceSupported: _conferenceSupported, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gAOrB: _gAOrB, keyFingerprint: _keyFingerprint, protocol: _protocol, connections: _connections, startDate: _startDate, customParameters: _customParameters))
+                return .phoneCall(Cons_phoneCall(_flags & 0x1e0, id: _id, accessHash: _accessHash, date: _date, adminId: _adminId, participantId: _participantId, gAOrB: _gAOrB, keyFingerprint: _keyFingerprint, protocol: _protocol, connections: _connections, startDate: _startDate, customParameters: _customParameters))
             }
             catch {
                 throw error.inside(constructor: "phoneCall", fields: "flags,p2p_allowed,video,conference_supported,id,access_hash,date,admin_id,participant_id,g_a_or_b,key_fingerprint,protocol,connections,start_date,custom_parameters", index: field)
@@ -1212,11 +1275,8 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _needRating = tlFlagIsSet(_flags, 0x4)
                 field = 2
-                let _needDebug = tlFlagIsSet(_flags, 0x8)
                 field = 3
-                let _video = tlFlagIsSet(_flags, 0x40)
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -1229,7 +1289,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _duration = try reader.readInt32()
                 }
-                return .phoneCallDiscarded(Cons_phoneCallDiscarded(needRating: _needRating, needDebug: _needDebug, video: _video, id: _id, reason: _reason, duration: _duration))
+                return .phoneCallDiscarded(Cons_phoneCallDiscarded(_flags & 0x4f, id: _id, reason: _reason, duration: _duration))
             }
             catch {
                 throw error.inside(constructor: "phoneCallDiscarded", fields: "flags,need_rating,need_debug,video,id,reason,duration", index: field)
@@ -1333,15 +1393,22 @@ extension Api {
 
         /// `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
         public final class Cons_themeSettings: Sendable {
-            public let messageColorsAnimated: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let baseTheme: Api.BaseTheme
             public let accentColor: Int32
             public let outboxAccentColor: Int32?
             public let messageColors: [Int32]?
             public let wallpaper: Api.WallPaper?
+            public var messageColorsAnimated: Bool { tlFlagIsSet(flags, 0x4) }
 
             public init(messageColorsAnimated: Bool = false, baseTheme: Api.BaseTheme, accentColor: Int32, outboxAccentColor: Int32? = nil, messageColors: [Int32]? = nil, wallpaper: Api.WallPaper? = nil) {
-                self.messageColorsAnimated = messageColorsAnimated
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x4, when: messageColorsAnimated)
+                tlSetFlag(&_flags, 0x8, when: outboxAccentColor != nil)
+                tlSetFlag(&_flags, 0x1, when: messageColors != nil)
+                tlSetFlag(&_flags, 0x2, when: wallpaper != nil)
+                self.flags = _flags
                 self.baseTheme = baseTheme
                 self.accentColor = accentColor
                 self.outboxAccentColor = outboxAccentColor
@@ -1349,14 +1416,13 @@ extension Api {
                 self.wallpaper = wallpaper
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x4, when: messageColorsAnimated)
-                tlSetFlag(&flags, 0x8, when: outboxAccentColor != nil)
-                tlSetFlag(&flags, 0x1, when: messageColors != nil)
-                tlSetFlag(&flags, 0x2, when: wallpaper != nil)
-                return flags
+            init(_ _flags: Int32, baseTheme: Api.BaseTheme, accentColor: Int32, outboxAccentColor: Int32?, messageColors: [Int32]?, wallpaper: Api.WallPaper?) {
+                self.flags = _flags
+                self.baseTheme = baseTheme
+                self.accentColor = accentColor
+                self.outboxAccentColor = outboxAccentColor
+                self.messageColors = messageColors
+                self.wallpaper = wallpaper
             }
         }
 
@@ -1405,7 +1471,6 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _messageColorsAnimated = tlFlagIsSet(_flags, 0x4)
                 field = 2
                 let _baseTheme = try Api.BaseTheme.parse(&reader)
                 field = 3
@@ -1425,7 +1490,7 @@ extension Api {
                 if tlFlagIsSet(_flags, 0x2) {
                     _wallpaper = try Api.WallPaper.parse(&reader)
                 }
-                return .themeSettings(Cons_themeSettings(messageColorsAnimated: _messageColorsAnimated, baseTheme: _baseTheme, accentColor: _accentColor, outboxAccentColor: _outboxAccentColor, messageColors: _messageColors, wallpaper: _wallpaper))
+                return .themeSettings(Cons_themeSettings(_flags & 0xf, baseTheme: _baseTheme, accentColor: _accentColor, outboxAccentColor: _outboxAccentColor, messageColors: _messageColors, wallpaper: _wallpaper))
             }
             catch {
                 throw error.inside(constructor: "themeSettings", fields: "flags,message_colors_animated,base_theme,accent_color,outbox_accent_color,message_colors,wallpaper", index: field)
@@ -1608,6 +1673,8 @@ extension Api.stories {
 
         /// `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
         public final class Cons_storyReactionsList: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let count: Int32
             public let reactions: [Api.StoryReaction]
             public let chats: [Api.Chat]
@@ -1615,6 +1682,9 @@ extension Api.stories {
             public let nextOffset: String?
 
             public init(count: Int32, reactions: [Api.StoryReaction], chats: [Api.Chat], users: [Api.User], nextOffset: String? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: nextOffset != nil)
+                self.flags = _flags
                 self.count = count
                 self.reactions = reactions
                 self.chats = chats
@@ -1622,11 +1692,13 @@ extension Api.stories {
                 self.nextOffset = nextOffset
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: nextOffset != nil)
-                return flags
+            init(_ _flags: Int32, count: Int32, reactions: [Api.StoryReaction], chats: [Api.Chat], users: [Api.User], nextOffset: String?) {
+                self.flags = _flags
+                self.count = count
+                self.reactions = reactions
+                self.chats = chats
+                self.users = users
+                self.nextOffset = nextOffset
             }
         }
 
@@ -1681,7 +1753,7 @@ extension Api.stories {
                 if tlFlagIsSet(_flags, 0x1) {
                     _nextOffset = try reader.readTLString()
                 }
-                return .storyReactionsList(Cons_storyReactionsList(count: _count, reactions: _reactions, chats: _chats, users: _users, nextOffset: _nextOffset))
+                return .storyReactionsList(Cons_storyReactionsList(_flags & 0x1, count: _count, reactions: _reactions, chats: _chats, users: _users, nextOffset: _nextOffset))
             }
             catch {
                 throw error.inside(constructor: "stories.storyReactionsList", fields: "flags,count,reactions,chats,users,next_offset", index: field)
@@ -1716,32 +1788,30 @@ extension Api {
 
         /// `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
         public final class Cons_businessRecipients: Sendable {
-            public let existingChats: Bool
-            public let newChats: Bool
-            public let contacts: Bool
-            public let nonContacts: Bool
-            public let excludeSelected: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let users: [Int64]?
+            public var existingChats: Bool { tlFlagIsSet(flags, 0x1) }
+            public var newChats: Bool { tlFlagIsSet(flags, 0x2) }
+            public var contacts: Bool { tlFlagIsSet(flags, 0x4) }
+            public var nonContacts: Bool { tlFlagIsSet(flags, 0x8) }
+            public var excludeSelected: Bool { tlFlagIsSet(flags, 0x20) }
 
             public init(existingChats: Bool = false, newChats: Bool = false, contacts: Bool = false, nonContacts: Bool = false, excludeSelected: Bool = false, users: [Int64]? = nil) {
-                self.existingChats = existingChats
-                self.newChats = newChats
-                self.contacts = contacts
-                self.nonContacts = nonContacts
-                self.excludeSelected = excludeSelected
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: existingChats)
+                tlSetFlag(&_flags, 0x2, when: newChats)
+                tlSetFlag(&_flags, 0x4, when: contacts)
+                tlSetFlag(&_flags, 0x8, when: nonContacts)
+                tlSetFlag(&_flags, 0x20, when: excludeSelected)
+                tlSetFlag(&_flags, 0x10, when: users != nil)
+                self.flags = _flags
                 self.users = users
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: existingChats)
-                tlSetFlag(&flags, 0x2, when: newChats)
-                tlSetFlag(&flags, 0x4, when: contacts)
-                tlSetFlag(&flags, 0x8, when: nonContacts)
-                tlSetFlag(&flags, 0x20, when: excludeSelected)
-                tlSetFlag(&flags, 0x10, when: users != nil)
-                return flags
+            init(_ _flags: Int32, users: [Int64]?) {
+                self.flags = _flags
+                self.users = users
             }
         }
 
@@ -1780,21 +1850,16 @@ extension Api {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _existingChats = tlFlagIsSet(_flags, 0x1)
                 field = 2
-                let _newChats = tlFlagIsSet(_flags, 0x2)
                 field = 3
-                let _contacts = tlFlagIsSet(_flags, 0x4)
                 field = 4
-                let _nonContacts = tlFlagIsSet(_flags, 0x8)
                 field = 5
-                let _excludeSelected = tlFlagIsSet(_flags, 0x20)
                 field = 6
                 var _users: [Int64]? = nil
                 if tlFlagIsSet(_flags, 0x10) {
                     _users = try reader.readVector(boxed: true, of: Int64.self)
                 }
-                return .businessRecipients(Cons_businessRecipients(existingChats: _existingChats, newChats: _newChats, contacts: _contacts, nonContacts: _nonContacts, excludeSelected: _excludeSelected, users: _users))
+                return .businessRecipients(Cons_businessRecipients(_flags & 0x3f, users: _users))
             }
             catch {
                 throw error.inside(constructor: "businessRecipients", fields: "flags,existing_chats,new_chats,contacts,non_contacts,exclude_selected,users", index: field)

@@ -284,6 +284,13 @@ public struct SwiftEmitter {
         bit == 31 ? "Int32(bitPattern: 0x8000_0000)" : "0x" + String(1 << bit, radix: 16)
     }
 
+    /// The bits of `#` field `nat` that some field of `c` is guarded by, as a literal.
+    func knownBits(of nat: Field, in c: Combinator) -> String {
+        let mask = flagGroups(c).filter { $0.flags == nat.name }.reduce(UInt32(0)) { $0 | 1 << UInt32($1.bit) }
+        let hex = "0x" + String(mask, radix: 16)
+        return mask & 0x8000_0000 != 0 ? "Int32(bitPattern: \(hex))" : hex
+    }
+
     /// The condition under which a conditional field is written and its bit set: every field sharing the bit is
     /// present (TL requires fields on one bit to travel together).
     func flagGroups(_ c: Combinator) -> [(flags: String, bit: Int, condition: String)] {
@@ -322,8 +329,8 @@ public struct SwiftEmitter {
     /// vectors or objects), each at its natural alignment in declaration order, an optional one with a tag byte; nil
     /// when a field is not.
     func fixedPayloadSize(_ c: Combinator) -> Int? {
-        var size = 0
-        for f in emittedFields(c) where f.isStored {
+        var size = 4 * storedFlagWords(c).count  // first, as `emitPayload` declares them
+        for f in emittedFields(c) where f.isStored && !isPacked(f) {
             let layout: (size: Int, align: Int)
             switch f.field.type {
             case .trueFlag, .bool: layout = (1, 1)  // Bool? has a spare bit pattern: one byte too
@@ -346,32 +353,69 @@ public struct SwiftEmitter {
         fixedPayloadSize(c).map { $0 <= Self.inlinePayloadLimit } ?? false
     }
 
+    /// A conditional `true` flag is not a stored `Bool` but its bit of the stored `#` word (`isSelf`:
+    /// `flags.10?true`).
+    func isPacked(_ f: EmittedField) -> Bool { f.isTrueFlag && f.isStored && f.field.condition != nil }
+
+    /// The `#` fields some field of `c` depends on: stored in the payload as they go on the wire.
+    func storedFlagWords(_ c: Combinator) -> [Field] {
+        let used = Set(flagGroups(c).map(\.flags))
+        return natFields(c).filter { used.contains($0.name) }
+    }
+
     /// `final class Cons_x: Sendable` (or `struct`, `payloadIsInline`): immutable fields, a memberwise init with
-    /// defaults for optional fields and flags, and the `#` words derived from them.
+    /// defaults for optional fields and flags, and the `#` words, computed once by the init from which fields are
+    /// set and stored, so that writing a value loads each word instead of testing every field (`true` flags read
+    /// their bit of it).
     func emitPayload(name: String, combinator c: Combinator, into w: SwiftWriter) {
         let fields = emittedFields(c).filter(\.isStored)
+        let words = storedFlagWords(c)
         w.block("public \(payloadIsInline(c) ? "struct" : "final class") \(name): Sendable") {
-            for f in fields { w.line("public let \(Naming.escaped(f.swiftName)): \(f.declaredType)") }
+            for nat in words {
+                w.line("/// The `\(nat.name)` word: which optional fields and flags are set.")
+                w.line("public let \(Naming.escaped(Naming.fieldName(nat.name))): Int32")
+            }
+            for f in fields where !isPacked(f) {
+                w.line("public let \(Naming.escaped(f.swiftName)): \(f.declaredType)")
+            }
+            for f in fields where isPacked(f) {
+                guard let cond = f.field.condition else { continue }
+                let word = Naming.escaped(Naming.fieldName(cond.flagsField))
+                w.line("public var \(Naming.escaped(f.swiftName)): Bool { tlFlagIsSet(\(word), \(maskLiteral(cond.bit))) }")
+            }
             for f in emittedFields(c) {
                 guard let condition = f.derivedFrom else { continue }
                 w.line("/// `\(f.field.name)` shares its bit with value fields: set exactly when they are.")
                 w.line("public var \(Naming.escaped(f.swiftName)): Bool { \(condition) }")
             }
             if !fields.isEmpty { w.line("") }
-            w.block("public init(\(fields.map(parameterDeclaration).joined(separator: ", ")))") {
-                for f in fields { w.line("self.\(Naming.escaped(f.swiftName)) = \(Naming.escaped(f.swiftName))") }
-            }
             let groups = flagGroups(c)
-            for nat in natFields(c) {
+            w.block("public init(\(fields.map(parameterDeclaration).joined(separator: ", ")))") {
+                for nat in words {
+                    _ = emitFlagWord(nat, groups: groups, into: natLocal(nat.name), w)
+                    w.line("self.\(Naming.escaped(Naming.fieldName(nat.name))) = \(natLocal(nat.name))")
+                }
+                for f in fields where !isPacked(f) {
+                    w.line("self.\(Naming.escaped(f.swiftName)) = \(Naming.escaped(f.swiftName))")
+                }
+            }
+            if !words.isEmpty {
+                // Decoding passes the words as read, cut to this layer's bits: each bit is then set exactly when the
+                // fields it guards were read, which is what the public init computes.
+                let parameters = words.map { "_ \(natLocal($0.name)): Int32" }
+                    + fields.filter { !isPacked($0) }.map { "\(Naming.escaped($0.swiftName)): \($0.declaredType)" }
                 w.line("")
-                w.line("/// The `\(nat.name)` word, derived from which optional fields are set.")
-                w.block("public var \(Naming.escaped(Naming.fieldName(nat.name))): Int32") {
-                    if emitFlagWord(nat, groups: groups, into: "flags", w) {
-                        w.line("return flags")
-                    } else {
-                        w.line("0")
+                w.block("init(\(parameters.joined(separator: ", ")))") {
+                    for nat in words { w.line("self.\(Naming.escaped(Naming.fieldName(nat.name))) = \(natLocal(nat.name))") }
+                    for f in fields where !isPacked(f) {
+                        w.line("self.\(Naming.escaped(f.swiftName)) = \(Naming.escaped(f.swiftName))")
                     }
                 }
+            }
+            for nat in natFields(c) where !words.contains(where: { $0.name == nat.name }) {
+                w.line("")
+                w.line("/// The `\(nat.name)` word: no field of this constructor depends on it.")
+                w.line("public var \(Naming.escaped(Naming.fieldName(nat.name))): Int32 { 0 }")
             }
         }
     }
@@ -534,6 +578,9 @@ public struct SwiftEmitter {
                     continue
                 }
                 let local = field.type == .nat ? natLocal(field.name) : "_" + Naming.fieldName(field.name)
+                if field.type == .trueFlag && field.condition != nil && !storedFlagWords(c).isEmpty {
+                    continue  // a bit of its word, which the payload keeps
+                }
                 if field.type == .trueFlag {
                     if let cond = field.condition {
                         w.line("let \(local) = tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))")
@@ -736,8 +783,13 @@ public struct SwiftEmitter {
                     w.line("")
                     w.block("static func parse_\(c.shortName)(_ reader: inout BufferReader) throws(TLDecodingError) -> \(swiftName)") {
                         let fields = emittedFields(c).filter(\.isStored)
+                        let words = storedFlagWords(c)
+                        let arguments = words.isEmpty
+                            ? fields.map { "\($0.swiftName): \($0.local)" }
+                            : words.map { "\(natLocal($0.name)) & \(knownBits(of: $0, in: c))" }
+                                + fields.filter { !isPacked($0) }.map { "\($0.swiftName): \($0.local)" }
                         let ret = fields.isEmpty ? "return .\(caseName(c))"
-                            : "return .\(caseName(c))(\(consName(c))(\(fields.map { "\($0.swiftName): \($0.local)" }.joined(separator: ", "))))"
+                            : "return .\(caseName(c))(\(consName(c))(\(arguments.joined(separator: ", "))))"
                         emitParseBody(c, returnStatement: ret, into: w)
                     }
                 }

@@ -52,16 +52,38 @@ import TelegramApi
         #expect(!Api.User.Cons_user(id: 1).bot)
     }
 
+    /// `true` flags are bits of the stored `flags` word, which the init computes once: they read back, travel on
+    /// the wire in it, and a bit this layer does not define is not kept (the word is rebuilt from the fields).
+    @Test func trueFlagsAreBitsOfTheStoredWord() throws {
+        let rights = Api.ChatBannedRights.Cons_chatBannedRights(
+            viewMessages: true, sendPolls: true, manageLinkedPeers: true, untilDate: 7)
+        #expect(rights.flags == 0x1 | 0x100 | 0x1000_0000)
+        #expect(rights.viewMessages && rights.sendPolls && rights.manageLinkedPeers)
+        #expect(!rights.sendMessages && !rights.changeInfo && !rights.sendReactions)
+        let wire = bytes(Api.ChatBannedRights.chatBannedRights(rights))
+        #expect(wire == hex("1804129f") + hex("01010010") + hex("07000000"))
+        var withUnknownBit = wire
+        withUnknownBit[5] |= 0x02  // flags.9: no field of this layer
+        var reader = BufferReader(bytes: withUnknownBit)
+        guard case .chatBannedRights(let parsed) = try Api.ChatBannedRights.parse(&reader) else {
+            Issue.record("not chatBannedRights"); return
+        }
+        #expect(parsed.flags == rights.flags && parsed.untilDate == 7 && parsed.sendPolls)
+        #expect(bytes(Api.ChatBannedRights.chatBannedRights(parsed)) == wire)
+    }
+
     /// Fixed-size payloads within one word are structs held in the enum, at the sizes the emitter's layout model
     /// gives (TLSwiftGenTests' `PayloadLayoutTests` holds the same numbers); all others are classes.
     @Test func smallFixedSizePayloadsAreInlineStructs() {
         #expect(MemoryLayout<Api.Peer.Cons_peerUser>.size == 8)
-        #expect(MemoryLayout<Api.EncryptedChat.Cons_encryptedChatDiscarded>.size == 8)  // a Bool padded to the Int32
+        #expect(MemoryLayout<Api.EncryptedChat.Cons_encryptedChatDiscarded>.size == 8)  // the flags word and an Int32
         #expect(MemoryLayout<Api.UserStatus.Cons_userStatusOffline>.size == 4)
-        #expect(MemoryLayout<Api.ReplyMarkup.Cons_replyKeyboardHide>.size == 1)
+        #expect(MemoryLayout<Api.ReplyMarkup.Cons_replyKeyboardHide>.size == 4)
+        #expect(MemoryLayout<Api.ChatBannedRights.Cons_chatBannedRights>.size == 8)  // 23 `true` flags in one word
         func isClass<T>(_: T.Type) -> Bool { T.self is AnyClass }  // generic: decided at run time, not by the compiler
         #expect(!isClass(Api.Peer.Cons_peerUser.self))
         #expect(!isClass(Api.EncryptedChat.Cons_encryptedChatDiscarded.self))
+        #expect(!isClass(Api.ChatBannedRights.Cons_chatBannedRights.self))
         #expect(isClass(Api.RecentStory.Cons_recentStory.self))
         #expect(isClass(Api.StarsAmount.Cons_starsAmount.self))
         #expect(isClass(Api.InputPeer.Cons_inputPeerUser.self))

@@ -11,6 +11,7 @@ import Testing
         oneLong a:long = T;
         boolThenInt flags:# f:flags.0?true a:int = T;
         sharedBit flags:# f:flags.0?true a:flags.0?int = T;
+        manyFlags flags:# a:flags.0?true b:flags.1?true c:flags.2?true d:flags.3?true e:flags.4?true x:int = T;
         intThenOptionalInt flags:# a:int b:flags.0?int = T;
         optionalLong flags:# a:flags.0?long = T;
         twoLongs a:long b:long = T;
@@ -28,10 +29,11 @@ import Testing
 
     @Test func fixedSizePayloadsWithinOneWordAreStructs() throws {
         let text = try Self.emitted(Self.boundary)
-        for name in ["oneLong", "boolThenInt", "sharedBit"] {
+        // `true` flags are bits of the stored `#` word; an optional number keeps its own tag beside it.
+        for name in ["oneLong", "boolThenInt", "manyFlags"] {
             #expect(text.contains("public struct Cons_\(name): Sendable {"), "\(name)")
         }
-        for name in ["intThenOptionalInt", "optionalLong", "twoLongs", "withString", "withObject"] {
+        for name in ["sharedBit", "intThenOptionalInt", "optionalLong", "twoLongs", "withString", "withObject"] {
             #expect(text.contains("public final class Cons_\(name): Sendable {"), "\(name)")
         }
         #expect(!text.contains("Cons_empty"))
@@ -39,8 +41,9 @@ import Testing
 
     /// The layer's constructors whose sizes GeneratedApiTests reads back from the compiler.
     static let apiSizes: [(constructor: String, size: Int?)] = [
-        ("peerUser", 8), ("encryptedChatDiscarded", 8), ("userStatusOffline", 4), ("replyKeyboardHide", 1),
-        ("recentStory", 9), ("starsAmount", 12), ("inputPeerUser", 16), ("peerColor", 17), ("user", nil),
+        ("peerUser", 8), ("encryptedChatDiscarded", 8), ("userStatusOffline", 4), ("replyKeyboardHide", 4),
+        ("chatBannedRights", 8), ("recentStory", 9), ("starsAmount", 12), ("inputPeerUser", 16), ("peerColor", 25),
+        ("user", nil),
     ]
 
     @Test func theLayoutModelOnTheLayer() throws {

@@ -88,48 +88,54 @@ extension FlagsApi {
 
         /// `user#f3a846e9 flags:# self:flags.10?true bot:flags.14?true id:long first_name:flags.1?string bot_info_version:flags.14?int flags2:# premium:flags2.3?true usernames:flags2.0?Vector<string> photos:flags2.1?Vector<Photo> ids:flags.31?Vector<long> blobs:flags2.2?Vector<bytes> = User;`
         public final class Cons_user: Sendable {
-            public let isSelf: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            /// The `flags2` word: which optional fields and flags are set.
+            public let flags2: Int32
             public let id: Int64
             public let firstName: String?
             public let botInfoVersion: Int32?
-            public let premium: Bool
             public let usernames: [String]?
             public let photos: [FlagsApi.Photo]?
             public let ids: [Int64]?
             public let blobs: [[UInt8]]?
+            public var isSelf: Bool { tlFlagIsSet(flags, 0x400) }
+            public var premium: Bool { tlFlagIsSet(flags2, 0x8) }
             /// `bot` shares its bit with value fields: set exactly when they are.
             public var bot: Bool { botInfoVersion != nil }
 
             public init(isSelf: Bool = false, id: Int64, firstName: String? = nil, botInfoVersion: Int32? = nil, premium: Bool = false, usernames: [String]? = nil, photos: [FlagsApi.Photo]? = nil, ids: [Int64]? = nil, blobs: [[UInt8]]? = nil) {
-                self.isSelf = isSelf
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x400, when: isSelf)
+                tlSetFlag(&_flags, 0x2, when: firstName != nil)
+                tlSetFlag(&_flags, 0x4000, when: botInfoVersion != nil)
+                tlSetFlag(&_flags, Int32(bitPattern: 0x8000_0000), when: ids != nil)
+                self.flags = _flags
+                var _flags2: Int32 = 0
+                tlSetFlag(&_flags2, 0x8, when: premium)
+                tlSetFlag(&_flags2, 0x1, when: usernames != nil)
+                tlSetFlag(&_flags2, 0x2, when: photos != nil)
+                tlSetFlag(&_flags2, 0x4, when: blobs != nil)
+                self.flags2 = _flags2
                 self.id = id
                 self.firstName = firstName
                 self.botInfoVersion = botInfoVersion
-                self.premium = premium
                 self.usernames = usernames
                 self.photos = photos
                 self.ids = ids
                 self.blobs = blobs
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x400, when: isSelf)
-                tlSetFlag(&flags, 0x2, when: firstName != nil)
-                tlSetFlag(&flags, 0x4000, when: botInfoVersion != nil)
-                tlSetFlag(&flags, Int32(bitPattern: 0x8000_0000), when: ids != nil)
-                return flags
-            }
-
-            /// The `flags2` word, derived from which optional fields are set.
-            public var flags2: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x8, when: premium)
-                tlSetFlag(&flags, 0x1, when: usernames != nil)
-                tlSetFlag(&flags, 0x2, when: photos != nil)
-                tlSetFlag(&flags, 0x4, when: blobs != nil)
-                return flags
+            init(_ _flags: Int32, _ _flags2: Int32, id: Int64, firstName: String?, botInfoVersion: Int32?, usernames: [String]?, photos: [FlagsApi.Photo]?, ids: [Int64]?, blobs: [[UInt8]]?) {
+                self.flags = _flags
+                self.flags2 = _flags2
+                self.id = id
+                self.firstName = firstName
+                self.botInfoVersion = botInfoVersion
+                self.usernames = usernames
+                self.photos = photos
+                self.ids = ids
+                self.blobs = blobs
             }
         }
 
@@ -188,7 +194,6 @@ extension FlagsApi {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _isSelf = tlFlagIsSet(_flags, 0x400)
                 field = 2
                 field = 3
                 let _id = try reader.readInt64()
@@ -205,7 +210,6 @@ extension FlagsApi {
                 field = 6
                 let _flags2 = try reader.readInt32()
                 field = 7
-                let _premium = tlFlagIsSet(_flags2, 0x8)
                 field = 8
                 var _usernames: [String]? = nil
                 if tlFlagIsSet(_flags2, 0x1) {
@@ -226,7 +230,7 @@ extension FlagsApi {
                 if tlFlagIsSet(_flags2, 0x4) {
                     _blobs = try reader.readBytesVector(boxed: true)
                 }
-                return .user(Cons_user(isSelf: _isSelf, id: _id, firstName: _firstName, botInfoVersion: _botInfoVersion, premium: _premium, usernames: _usernames, photos: _photos, ids: _ids, blobs: _blobs))
+                return .user(Cons_user(_flags & Int32(bitPattern: 0x80004402), _flags2 & 0xf, id: _id, firstName: _firstName, botInfoVersion: _botInfoVersion, usernames: _usernames, photos: _photos, ids: _ids, blobs: _blobs))
             }
             catch {
                 throw error.inside(constructor: "user", fields: "flags,self,bot,id,first_name,bot_info_version,flags2,premium,usernames,photos,ids,blobs", index: field)
@@ -278,17 +282,18 @@ extension FlagsApi {
 
         /// `userStatus#0ce86825 flags:# by_me:flags.0?true = UserStatus;`
         public struct Cons_userStatus: Sendable {
-            public let byMe: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
+            public var byMe: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(byMe: Bool = false) {
-                self.byMe = byMe
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: byMe)
+                self.flags = _flags
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: byMe)
-                return flags
+            init(_ _flags: Int32) {
+                self.flags = _flags
             }
         }
 
@@ -324,8 +329,7 @@ extension FlagsApi {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _byMe = tlFlagIsSet(_flags, 0x1)
-                return .userStatus(Cons_userStatus(byMe: _byMe))
+                return .userStatus(Cons_userStatus(_flags & 0x1))
             }
             catch {
                 throw error.inside(constructor: "userStatus", fields: "flags,by_me", index: field)

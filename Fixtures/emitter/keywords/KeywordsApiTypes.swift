@@ -16,7 +16,8 @@ extension KeywordsApi {
 
         /// `keys#1413010c flags:# self:flags.0?true default:string static:long type:int Type:int protocol:flags.1?int init:int class:Bool = Keys;`
         public final class Cons_keys: Sendable {
-            public let isSelf: Bool
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let `default`: String
             public let `static`: Int64
             public let type: Int32
@@ -24,9 +25,13 @@ extension KeywordsApi {
             public let `protocol`: Int32?
             public let init_: Int32
             public let `class`: Bool
+            public var isSelf: Bool { tlFlagIsSet(flags, 0x1) }
 
             public init(isSelf: Bool = false, `default`: String, `static`: Int64, type: Int32, type_: Int32, `protocol`: Int32? = nil, init_: Int32, `class`: Bool) {
-                self.isSelf = isSelf
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: isSelf)
+                tlSetFlag(&_flags, 0x2, when: `protocol` != nil)
+                self.flags = _flags
                 self.`default` = `default`
                 self.`static` = `static`
                 self.type = type
@@ -36,12 +41,15 @@ extension KeywordsApi {
                 self.`class` = `class`
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: isSelf)
-                tlSetFlag(&flags, 0x2, when: `protocol` != nil)
-                return flags
+            init(_ _flags: Int32, `default`: String, `static`: Int64, type: Int32, type_: Int32, `protocol`: Int32?, init_: Int32, `class`: Bool) {
+                self.flags = _flags
+                self.`default` = `default`
+                self.`static` = `static`
+                self.type = type
+                self.type_ = type_
+                self.`protocol` = `protocol`
+                self.init_ = init_
+                self.`class` = `class`
             }
         }
 
@@ -91,7 +99,6 @@ extension KeywordsApi {
             do {
                 let _flags = try reader.readInt32()
                 field = 1
-                let _isSelf = tlFlagIsSet(_flags, 0x1)
                 field = 2
                 let _default = try reader.readTLString()
                 field = 3
@@ -109,7 +116,7 @@ extension KeywordsApi {
                 let _init_ = try reader.readInt32()
                 field = 8
                 let _class = try reader.readBool()
-                return .keys(Cons_keys(isSelf: _isSelf, default: _default, static: _static, type: _type, type_: _type_, protocol: _protocol, init_: _init_, class: _class))
+                return .keys(Cons_keys(_flags & 0x3, default: _default, static: _static, type: _type, type_: _type_, protocol: _protocol, init_: _init_, class: _class))
             }
             catch {
                 throw error.inside(constructor: "keys", fields: "flags,self,default,static,type,Type,protocol,init,class", index: field)

@@ -16,21 +16,26 @@ extension Shop {
 
         /// `item#f391eb97 flags:# id:long title:string price:flags.0?int = Item;`
         public final class Cons_item: Sendable {
+            /// The `flags` word: which optional fields and flags are set.
+            public let flags: Int32
             public let id: Int64
             public let title: String
             public let price: Int32?
 
             public init(id: Int64, title: String, price: Int32? = nil) {
+                var _flags: Int32 = 0
+                tlSetFlag(&_flags, 0x1, when: price != nil)
+                self.flags = _flags
                 self.id = id
                 self.title = title
                 self.price = price
             }
 
-            /// The `flags` word, derived from which optional fields are set.
-            public var flags: Int32 {
-                var flags: Int32 = 0
-                tlSetFlag(&flags, 0x1, when: price != nil)
-                return flags
+            init(_ _flags: Int32, id: Int64, title: String, price: Int32?) {
+                self.flags = _flags
+                self.id = id
+                self.title = title
+                self.price = price
             }
         }
 
@@ -94,7 +99,7 @@ extension Shop {
                 if tlFlagIsSet(_flags, 0x1) {
                     _price = try reader.readInt32()
                 }
-                return .item(Cons_item(id: _id, title: _title, price: _price))
+                return .item(Cons_item(_flags & 0x1, id: _id, title: _title, price: _price))
             }
             catch {
                 throw error.inside(constructor: "item", fields: "flags,id,title,price", index: field)
