@@ -282,15 +282,24 @@ public final class Buffer {
         if raw.1 >> 60 & 0b11 == 0b10 {
             let n = Int(truncatingIfNeeded: raw.1 >> 56 & 0xf)
             let total = (n &+ 4) & ~3
-            _reserveAdditional(total)
-            let p = _base + _count
-            p.storeBytes(of: UInt8(truncatingIfNeeded: n), as: UInt8.self)
-            (p + 1).storeBytes(of: raw.0, as: UInt64.self)
-            (p + 9).storeBytes(of: raw.1, as: UInt64.self)
-            _count &+= total
-            return
+            // Without room the string takes the general path, which grows the buffer: with no call here, this path
+            // needs no stack frame (a third fewer instructions).
+            if _capacity &- _count >= total {
+                let p = _base + _count
+                p.storeBytes(of: UInt8(truncatingIfNeeded: n), as: UInt8.self)
+                (p + 1).storeBytes(of: raw.0, as: UInt64.self)
+                (p + 9).storeBytes(of: raw.1, as: UInt64.self)
+                _count &+= total
+                return
+            }
         }
         #endif
+        _appendTLStringGeneral(v)
+    }
+
+    /// Any string; apart from `appendTLString`, whose small path it would otherwise burden with saving registers.
+    @inline(never)
+    func _appendTLStringGeneral(_ v: String) {
         // The length first (O(1) for native strings), so that nothing inside the closure can call out: with the
         // capacity check inside it, the optimizer retained and released the string around it.
         let n = v.utf8.count

@@ -135,7 +135,8 @@ private func expectedEncodedCount(_ n: Int) -> Int {
     }
 
     /// A small string's word stores reach past its value; they land in the allocation's slack, so a buffer filled
-    /// to its capacity by short strings neither grows nor writes outside its region (run under ASan to see the latter).
+    /// to its capacity by short strings neither grows nor writes outside its region (run under ASan to see the latter);
+    /// the next one grows it.
     @Test func shortStringsFillABufferToItsCapacity() {
         let buffer = Buffer(capacity: 64)
         #expect(buffer.capacity == 64)
@@ -143,6 +144,9 @@ private func expectedEncodedCount(_ n: Int) -> Int {
         #expect(buffer.count == 64)
         #expect(buffer.capacity == 64)
         #expect(buffer.bytes == Array(repeating: [3, 0x61, 0x62, 0x63] as [UInt8], count: 16).flatMap { $0 })
+        buffer.appendTLString("xyz")  // no room: the general path grows the buffer
+        #expect(buffer.capacity > 64)
+        #expect(buffer.bytes.suffix(8) == [3, 0x61, 0x62, 0x63, 3, 0x78, 0x79, 0x7a])
     }
 
     @Test func nonNativeStringsEncodeToo() throws {
