@@ -322,7 +322,7 @@ public struct SwiftEmitter {
     /// The largest payload, in bytes of Swift layout, stored inline in its enum as a `struct` rather than allocated
     /// as a `final class`: one word, as large as the class reference it replaces, so an enum grows by a tag byte at
     /// most (`Api.Peer`: 9 bytes). Two words (`inputPeerUser`) decoded 1.5 % faster still but made writing the
-    /// corpus's requests 8 % slower, with the `Input*` enums grown to 17 bytes (README, Performance).
+    /// corpus's requests 8 % slower, with the `Input*` enums grown to 17 bytes (Benchmarks/HISTORY.md).
     static let inlinePayloadLimit = 8
 
     /// The Swift layout size of `c`'s stored fields when every one is a fixed-size number or flag (no strings, bytes,

@@ -160,7 +160,7 @@ public final class Buffer {
     }
 
     // The integer appends are forced inline: left to the optimizer, the release build of the generated API kept them
-    // as calls (a fifth of encoding); inlined, its build time did not change measurably (README, Performance).
+    // as calls (a fifth of encoding); inlined, its build time did not change measurably (Benchmarks/HISTORY.md).
 
     /// TL `int`.
     @inlinable @inline(__always) public func appendInt32(_ v: Int32) { _store(v) }

@@ -18,7 +18,7 @@ public func tlSetFlag(_ flags: inout Int32, _ mask: Int32) {
 /// Sets the bits of `mask` in a flags word when `condition` holds. A select rather than a branch: a word derived
 /// from many fields compiles to straight-line code, where an `if` around each set compiled to a chain of branches
 /// on the data. A `user`'s two words take more instructions so (196 against 172), yet encoding the corpus's
-/// objects took 18 % less CPU time (README, Performance).
+/// objects took 18 % less CPU time (Benchmarks/HISTORY.md).
 @inlinable
 public func tlSetFlag(_ flags: inout Int32, _ mask: Int32, when condition: Bool) {
     flags |= condition ? mask : 0
