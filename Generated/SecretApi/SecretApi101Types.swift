@@ -1106,20 +1106,18 @@ extension SecretApi101 {
                     w1.int32(c.ttl)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.media?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                    c.media?.serialize(buffer, true)
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotName {
+                    if let value = c.viaBotName {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyToRandomId {
+                    if let value = c.replyToRandomId {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
+                    if let value = c.groupedId {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
@@ -1460,13 +1458,13 @@ extension SecretApi101 {
                     w1.int32(_flags)
                     w1.int32(c.duration)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
+                    if let value = c.performer {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
+                    if let value = c.waveform {
                         buffer.appendTLBytes(value)
                     }
                 case .documentAttributeVideo(let c):

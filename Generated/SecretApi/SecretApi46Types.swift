@@ -1098,16 +1098,14 @@ extension SecretApi46 {
                     w1.int32(c.ttl)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.media?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                    c.media?.serialize(buffer, true)
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotName {
+                    if let value = c.viaBotName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyToRandomId {
+                    if let value = c.replyToRandomId {
                         buffer.appendInt64(value)
                     }
             }
@@ -1429,13 +1427,13 @@ extension SecretApi46 {
                     w1.int32(_flags)
                     w1.int32(c.duration)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
+                    if let value = c.performer {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
+                    if let value = c.waveform {
                         buffer.appendTLBytes(value)
                     }
             }

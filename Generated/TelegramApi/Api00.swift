@@ -80,19 +80,17 @@ extension Api {
                     if boxed { w1.uint32(0x4e4df4bb) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.fromId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.fromName {
+                    c.fromId?.serialize(buffer, true)
+                    if let value = c.fromName {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 8)
                     w2.int32(c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.channelPost {
+                    if let value = c.channelPost {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.postAuthor {
+                    if let value = c.postAuthor {
                         buffer.appendTLString(value)
                     }
                     if tlFlagIsSet(_flags, 0x10) {
@@ -101,16 +99,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.savedFromMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.savedFromId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.savedFromName {
+                    c.savedFromId?.serialize(buffer, true)
+                    if let value = c.savedFromName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.savedDate {
+                    if let value = c.savedDate {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.psaType {
+                    if let value = c.psaType {
                         buffer.appendTLString(value)
                     }
             }
@@ -319,10 +315,10 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100), let value = c.suggestedTipAmounts {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.termsUrl {
+                    if let value = c.termsUrl {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.subscriptionPeriod {
+                    if let value = c.subscriptionPeriod {
                         buffer.appendInt32(value)
                     }
             }
@@ -649,14 +645,14 @@ extension Api {
                     c.question.serialize(buffer, true)
                     buffer.appendVector(c.answers, boxed: true)
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.closePeriod {
+                    if let value = c.closePeriod {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.closeDate {
+                    if let value = c.closeDate {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.countriesIso2 {
+                    if let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt64(c.hash)
@@ -808,10 +804,10 @@ extension Api {
                     w1.int64(c.userId)
                     w1.int32(c.date)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.about {
+                    if let value = c.about {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.approvedBy {
+                    if let value = c.approvedBy {
                         buffer.appendInt64(value)
                     }
             }
@@ -939,7 +935,7 @@ extension Api {
                     w1.int64(c.botId)
                     buffer.commit(w1)
                     buffer.appendTLString(c.shortName)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peerTypes {
+                    if let value = c.peerTypes {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.icons, boxed: true)
@@ -1230,20 +1226,20 @@ extension Api {
                     if boxed { w1.uint32(0xc99b1950) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.placeholderPath {
+                    if let value = c.placeholderPath {
                         buffer.appendTLBytes(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.backgroundColor {
+                    if let value = c.backgroundColor {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.backgroundDarkColor {
+                    if let value = c.backgroundDarkColor {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.headerColor {
+                    if let value = c.headerColor {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.headerDarkColor {
+                    if let value = c.headerDarkColor {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -1370,9 +1366,7 @@ extension Api {
                     if boxed { w1.uint32(0xee430c85) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.peerId?.serialize(buffer, true)
-                    }
+                    c.peerId?.serialize(buffer, true)
                     buffer.appendInt64(c.stars)
             }
         }
@@ -1633,9 +1627,7 @@ extension Api.functions.messages {
         w1.uint32(0x8c5006f8)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x2) {
-            parentPeer?.serialize(buffer, true)
-        }
+        parentPeer?.serialize(buffer, true)
         peer.serialize(buffer, true)
     }
 }
@@ -1675,10 +1667,10 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(id)
-        if tlFlagIsSet(_flags, 0x1), let value = option {
+        if let value = option {
             buffer.appendTLBytes(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = offset {
+        if let value = offset {
             buffer.appendTLString(value)
         }
         buffer.appendInt32(limit)
@@ -1703,16 +1695,14 @@ extension Api.functions.messages {
         w1.uint32(0x4dc5085f)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            parentPeer?.serialize(buffer, true)
-        }
+        parentPeer?.serialize(buffer, true)
         peer.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 12)
         w2.int32(maxId)
-        if tlFlagIsSet(_flags, 0x4), let value = minDate {
+        if let value = minDate {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = maxDate {
+        if let value = maxDate {
             w2.int32(value)
         }
         buffer.commit(w2)
@@ -1789,11 +1779,9 @@ extension Api.functions.bots {
         w1.uint32(0x8b89dfbd)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            bot?.serialize(buffer, true)
-        }
+        bot?.serialize(buffer, true)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x4), let value = customDescription {
+        if let value = customDescription {
             buffer.appendTLString(value)
         }
     }

@@ -132,7 +132,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.ipAddress)
                     buffer.appendInt32(c.port)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.secret {
+                    if let value = c.secret {
                         buffer.appendTLBytes(value)
                     }
             }
@@ -562,11 +562,11 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.userId)
                     w1.int32(c.date)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.subscriptionUntilDate {
+                    if let value = c.subscriptionUntilDate {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
+                    if let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantSelf(let c):
@@ -577,11 +577,11 @@ extension Api {
                     w1.int64(c.userId)
                     w1.int64(c.inviterId)
                     w1.int32(c.date)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.subscriptionUntilDate {
+                    if let value = c.subscriptionUntilDate {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
+                    if let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantCreator(let c):
@@ -592,7 +592,7 @@ extension Api {
                     w1.int64(c.userId)
                     buffer.commit(w1)
                     c.adminRights.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
+                    if let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantAdmin(let c):
@@ -601,14 +601,14 @@ extension Api {
                     if boxed { w1.uint32(0x34c3bb53) }
                     w1.int32(_flags)
                     w1.int64(c.userId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.inviterId {
+                    if let value = c.inviterId {
                         w1.int64(value)
                     }
                     w1.int64(c.promotedBy)
                     w1.int32(c.date)
                     buffer.commit(w1)
                     c.adminRights.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
+                    if let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantBanned(let c):
@@ -623,7 +623,7 @@ extension Api {
                     w2.int32(c.date)
                     buffer.commit(w2)
                     c.bannedRights.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
+                    if let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .channelParticipantLeft(let c):
@@ -1080,7 +1080,7 @@ extension Api {
                     if boxed { w1.uint32(0xad253d78) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.logoutTokens {
+                    if let value = c.logoutTokens {
                         buffer.appendBytesVector(value, boxed: true)
                     }
                     if tlFlagIsSet(_flags, 0x100), let value = c.token {
@@ -1302,7 +1302,7 @@ extension Api {
                     w1.double(c.w)
                     w1.double(c.h)
                     w1.double(c.rotation)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.radius {
+                    if let value = c.radius {
                         w1.double(value)
                     }
                     buffer.commit(w1)
@@ -1430,7 +1430,7 @@ extension Api.payments {
                     w1.int32(c.count)
                     buffer.commit(w1)
                     buffer.appendVector(c.gifts, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.attributes {
@@ -1440,7 +1440,7 @@ extension Api.payments {
                         buffer.appendInt64(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.counters {
+                    if let value = c.counters {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.users, boxed: true)
@@ -1731,7 +1731,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
     }
@@ -1771,7 +1771,7 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 24)
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        if let value = topMsgId {
             w2.int32(value)
         }
         w2.int32(offsetId)
@@ -1837,17 +1837,15 @@ extension Api.functions.bots {
         w1.uint32(0x10cf3123)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x4) {
-            bot?.serialize(buffer, true)
-        }
+        bot?.serialize(buffer, true)
         buffer.appendTLString(langCode)
-        if tlFlagIsSet(_flags, 0x8), let value = name {
+        if let value = name {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x1), let value = about {
+        if let value = about {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = description {
+        if let value = description {
             buffer.appendTLString(value)
         }
     }
@@ -1871,7 +1869,7 @@ extension Api.functions.payments {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendTLString(subscriptionId)
-        if tlFlagIsSet(_flags, 0x1), let value = canceled {
+        if let value = canceled {
             buffer.appendBool(value)
         }
     }
@@ -1945,10 +1943,10 @@ extension Api.functions.chatlists {
         buffer.commit(w1)
         chatlist.serialize(buffer, true)
         buffer.appendTLString(slug)
-        if tlFlagIsSet(_flags, 0x2), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = peers {
+        if let value = peers {
             buffer.appendVector(value, boxed: true)
         }
     }

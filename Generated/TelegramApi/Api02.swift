@@ -284,14 +284,12 @@ extension Api {
                     if boxed { w1.uint32(0x34566b6a) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x80) {
-                        c.text?.serialize(buffer, true)
-                    }
+                    c.text?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.colspan {
+                    if let value = c.colspan {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rowspan {
+                    if let value = c.rowspan {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -445,9 +443,7 @@ extension Api {
                     buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     buffer.appendTLBytes(c.option)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.media?.serialize(buffer, true)
-                    }
+                    c.media?.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2) {
                         c.addedBy?.serialize(buffer, true)
                     }
@@ -461,9 +457,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.text.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.media?.serialize(buffer, true)
-                    }
+                    c.media?.serialize(buffer, true)
             }
         }
 
@@ -1333,7 +1327,7 @@ extension Api.functions.auth {
         buffer.commit(w1)
         buffer.appendTLString(phoneNumber)
         buffer.appendTLString(phoneCodeHash)
-        if tlFlagIsSet(_flags, 0x1), let value = reason {
+        if let value = reason {
             buffer.appendTLString(value)
         }
     }
@@ -1499,7 +1493,7 @@ extension Api.functions.payments {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = amount {
+        if let value = amount {
             buffer.appendInt64(value)
         }
         password.serialize(buffer, true)

@@ -418,7 +418,7 @@ extension Api.messages {
                     if boxed { w1.uint32(0x5e0fb7b9) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
             }
@@ -681,9 +681,7 @@ extension Api {
                     w1.int64(c.userId)
                     w1.int32(c.date)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.reaction?.serialize(buffer, true)
-                    }
+                    c.reaction?.serialize(buffer, true)
                 case .storyViewPublicForward(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -902,14 +900,14 @@ extension Api.payments {
                     if boxed { w1.uint32(0x4367daa0) }
                     w1.int32(_flags)
                     w1.int32(c.startDate)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.joinedTooEarlyDate {
+                    if let value = c.joinedTooEarlyDate {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.adminDisallowedChatId {
+                    if let value = c.adminDisallowedChatId {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.disallowedCountry {
+                    if let value = c.disallowedCountry {
                         buffer.appendTLString(value)
                     }
                 case .giveawayInfoResults(let c):
@@ -919,16 +917,16 @@ extension Api.payments {
                     w1.int32(_flags)
                     w1.int32(c.startDate)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.giftCodeSlug {
+                    if let value = c.giftCodeSlug {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 20)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.starsPrize {
+                    if let value = c.starsPrize {
                         w2.int64(value)
                     }
                     w2.int32(c.finishDate)
                     w2.int32(c.winnersCount)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.activatedCount {
+                    if let value = c.activatedCount {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -1107,9 +1105,7 @@ extension Api {
                     w1.int32(c.collectionId)
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.icon?.serialize(buffer, true)
-                    }
+                    c.icon?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 12)
                     w2.int32(c.giftsCount)
                     w2.int64(c.hash)
@@ -1228,7 +1224,7 @@ extension Api {
                     c.fromId.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     c.message.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.paidMessageStars {
+                    if let value = c.paidMessageStars {
                         buffer.appendInt64(value)
                     }
             }
@@ -1330,7 +1326,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x711d692d) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.maxId {
+                    if let value = c.maxId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -1656,7 +1652,7 @@ extension Api.functions.contacts {
         w1.int32(_flags)
         buffer.commit(w1)
         geoPoint.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = selfExpires {
+        if let value = selfExpires {
             buffer.appendInt32(value)
         }
     }
@@ -1712,10 +1708,8 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x4) {
-            savedPeerId?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        savedPeerId?.serialize(buffer, true)
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
         buffer.appendVector(filters, boxed: true)
@@ -1741,7 +1735,7 @@ extension Api.functions.messages {
         peer.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
         w2.bool(enabled)
-        if tlFlagIsSet(_flags, 0x1), let value = requestMsgId {
+        if let value = requestMsgId {
             w2.int32(value)
         }
         buffer.commit(w2)
@@ -1772,11 +1766,11 @@ extension Api.functions.messages {
         if tlFlagIsSet(_flags, 0x1), let value = id {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = text {
+        if let value = text {
             buffer.appendVector(value, boxed: true)
         }
         buffer.appendTLString(toLang)
-        if tlFlagIsSet(_flags, 0x4), let value = tone {
+        if let value = tone {
             buffer.appendTLString(value)
         }
     }
@@ -1903,9 +1897,7 @@ extension Api.functions.channels {
         buffer.commit(w1)
         channel.serialize(buffer, true)
         buffer.appendBool(enabled)
-        if tlFlagIsSet(_flags, 0x1) {
-            guardBot?.serialize(buffer, true)
-        }
+        guardBot?.serialize(buffer, true)
     }
 }
 
@@ -1925,9 +1917,7 @@ extension Api.functions.channels {
         w1.uint32(0x25a71742)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            channel?.serialize(buffer, true)
-        }
+        channel?.serialize(buffer, true)
     }
 }
 
@@ -1951,14 +1941,14 @@ extension Api.functions.payments {
         w1.int64(formId)
         buffer.commit(w1)
         invoice.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = requestedInfoId {
+        if let value = requestedInfoId {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = shippingOptionId {
+        if let value = shippingOptionId {
             buffer.appendTLString(value)
         }
         credentials.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x4), let value = tipAmount {
+        if let value = tipAmount {
             buffer.appendInt64(value)
         }
     }
@@ -1984,7 +1974,7 @@ extension Api.functions.payments {
         w1.uint32(0x69da4557)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x8), let value = subscriptionId {
+        if let value = subscriptionId {
             buffer.appendTLString(value)
         }
         peer.serialize(buffer, true)

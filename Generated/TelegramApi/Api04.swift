@@ -106,7 +106,7 @@ extension Api {
                     w1.int64(c.inviterId)
                     w1.int32(c.date)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
+                    if let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .chatParticipantCreator(let c):
@@ -116,7 +116,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.userId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
+                    if let value = c.rank {
                         buffer.appendTLString(value)
                     }
                 case .chatParticipantAdmin(let c):
@@ -128,7 +128,7 @@ extension Api {
                     w1.int64(c.inviterId)
                     w1.int32(c.date)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
+                    if let value = c.rank {
                         buffer.appendTLString(value)
                     }
             }
@@ -320,14 +320,14 @@ extension Api.auth {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0x2ea2c0d4) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.otherwiseReloginDays {
+                    if let value = c.otherwiseReloginDays {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
+                    if let value = c.tmpSessions {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.futureAuthToken {
+                    if let value = c.futureAuthToken {
                         buffer.appendTLBytes(value)
                     }
                     c.user.serialize(buffer, true)
@@ -337,9 +337,7 @@ extension Api.auth {
                     if boxed { w1.uint32(0x44747e9a) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.termsOfService?.serialize(buffer, true)
-                    }
+                    c.termsOfService?.serialize(buffer, true)
             }
         }
 
@@ -621,10 +619,10 @@ extension Api {
                     buffer.appendInt32(c.date)
                     buffer.appendTLString(c.mimeType)
                     buffer.appendInt64(c.size)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.thumbs {
+                    if let value = c.thumbs {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.videoThumbs {
+                    if let value = c.videoThumbs {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.dcId)
@@ -783,12 +781,10 @@ extension Api.account {
                     if tlFlagIsSet(_flags, 0x1), let value = c.hint {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.email {
+                    if let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.newSecureSettings?.serialize(buffer, true)
-                    }
+                    c.newSecureSettings?.serialize(buffer, true)
             }
         }
 
@@ -950,7 +946,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 28)
                     if boxed { w1.uint32(0x2dd14edc) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.installedDate {
+                    if let value = c.installedDate {
                         w1.int32(value)
                     }
                     w1.int64(c.id)
@@ -968,7 +964,7 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.thumbVersion {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.thumbDocumentId {
+                    if let value = c.thumbDocumentId {
                         w2.int64(value)
                     }
                     w2.int32(c.count)
@@ -1407,12 +1403,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .inputBotInlineMessageText(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -1420,12 +1414,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .inputBotInlineMessageMediaGeo(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -1434,19 +1426,17 @@ extension Api {
                     buffer.commit(w1)
                     c.geoPoint.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
+                    if let value = c.heading {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
+                    if let value = c.period {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
+                    if let value = c.proximityNotificationRadius {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .inputBotInlineMessageMediaVenue(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -1459,9 +1449,7 @@ extension Api {
                     buffer.appendTLString(c.provider)
                     buffer.appendTLString(c.venueId)
                     buffer.appendTLString(c.venueType)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .inputBotInlineMessageMediaContact(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -1472,18 +1460,14 @@ extension Api {
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
                     buffer.appendTLString(c.vcard)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .inputBotInlineMessageGame(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
                     if boxed { w1.uint32(0x4b425864) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .inputBotInlineMessageMediaInvoice(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -1492,16 +1476,12 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     c.invoice.serialize(buffer, true)
                     buffer.appendTLBytes(c.payload)
                     buffer.appendTLString(c.provider)
                     c.providerData.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .inputBotInlineMessageMediaWebPage(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -1509,22 +1489,18 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendTLString(c.url)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .inputBotInlineMessageRichMessage(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
                     if boxed { w1.uint32(0xb43df56c) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                     c.richMessage.serialize(buffer, true)
             }
         }
@@ -2166,10 +2142,10 @@ extension Api.auth {
                     buffer.appendTLString(c.emailPattern)
                     var w2 = buffer.fieldWriter(reserving: 12)
                     w2.int32(c.length)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.resetAvailablePeriod {
+                    if let value = c.resetAvailablePeriod {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.resetPendingDate {
+                    if let value = c.resetPendingDate {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -2189,7 +2165,7 @@ extension Api.auth {
                     if boxed { w1.uint32(0x009fd736) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nonce {
+                    if let value = c.nonce {
                         buffer.appendTLBytes(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.playIntegrityProjectId {
@@ -2213,7 +2189,7 @@ extension Api.auth {
                     if boxed { w1.uint32(0xa416ac81) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
+                    if let value = c.beginning {
                         buffer.appendTLString(value)
                     }
                 case .sentCodeTypeSmsPhrase(let c):
@@ -2222,7 +2198,7 @@ extension Api.auth {
                     if boxed { w1.uint32(0xb37794af) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
+                    if let value = c.beginning {
                         buffer.appendTLString(value)
                     }
             }
@@ -2699,14 +2675,14 @@ extension Api {
                     if boxed { w1.uint32(0x15031189) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.num {
+                    if let value = c.num {
                         buffer.appendTLString(value)
                     }
                     c.text.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.value {
+                    if let value = c.value {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.type {
+                    if let value = c.type {
                         buffer.appendTLString(value)
                     }
                 case .pageListOrderedItemBlocks(let c):
@@ -2715,14 +2691,14 @@ extension Api {
                     if boxed { w1.uint32(0x8ff2d5f0) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.num {
+                    if let value = c.num {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.blocks, boxed: true)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.value {
+                    if let value = c.value {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.type {
+                    if let value = c.type {
                         buffer.appendTLString(value)
                     }
             }
@@ -3449,23 +3425,23 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     var w2 = buffer.fieldWriter(reserving: 20)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.userId {
+                    if let value = c.userId {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.giveawayMsgId {
+                    if let value = c.giveawayMsgId {
                         w2.int32(value)
                     }
                     w2.int32(c.date)
                     w2.int32(c.expires)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.usedGiftSlug {
+                    if let value = c.usedGiftSlug {
                         buffer.appendTLString(value)
                     }
                     var w3 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.multiplier {
+                    if let value = c.multiplier {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.stars {
+                    if let value = c.stars {
                         w3.int64(value)
                     }
                     buffer.commit(w3)
@@ -3792,10 +3768,10 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLBytes(c.randomId)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.sponsorInfo {
+                    if let value = c.sponsorInfo {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalInfo {
+                    if let value = c.additionalInfo {
                         buffer.appendTLString(value)
                     }
             }
@@ -3970,13 +3946,13 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendVector(c.blocks, boxed: true)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photos {
+                    if let value = c.photos {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.documents {
+                    if let value = c.documents {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                    if let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputRichMessageHTML(let c):
@@ -3986,7 +3962,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.html)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.files {
+                    if let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputRichMessageMarkdown(let c):
@@ -3996,7 +3972,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.markdown)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.files {
+                    if let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -4194,10 +4170,8 @@ extension Api.functions.account {
         buffer.commit(w1)
         buffer.appendTLString(slug)
         buffer.appendTLString(title)
-        if tlFlagIsSet(_flags, 0x4) {
-            document?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8), let value = settings {
+        document?.serialize(buffer, true)
+        if let value = settings {
             buffer.appendVector(value, boxed: true)
         }
     }
@@ -4271,7 +4245,7 @@ extension Api.functions.messages {
         buffer.commit(w1)
         buffer.appendVector(users, boxed: true)
         buffer.appendTLString(title)
-        if tlFlagIsSet(_flags, 0x1), let value = ttlPeriod {
+        if let value = ttlPeriod {
             buffer.appendInt32(value)
         }
     }
@@ -4487,19 +4461,19 @@ extension Api.functions.stories {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         media.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x20), let value = mediaAreas {
+        if let value = mediaAreas {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x1), let value = caption {
+        if let value = caption {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = entities {
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
         buffer.appendVector(privacyRules, boxed: true)
         var w2 = buffer.fieldWriter(reserving: 12)
         w2.int64(randomId)
-        if tlFlagIsSet(_flags, 0x8), let value = period {
+        if let value = period {
             w2.int32(value)
         }
         buffer.commit(w2)
@@ -4509,12 +4483,10 @@ extension Api.functions.stories {
         if tlFlagIsSet(_flags, 0x40), let value = fwdFromStory {
             buffer.appendInt32(value)
         }
-        if tlFlagIsSet(_flags, 0x100), let value = albums {
+        if let value = albums {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x200) {
-            music?.serialize(buffer, true)
-        }
+        music?.serialize(buffer, true)
     }
 }
 

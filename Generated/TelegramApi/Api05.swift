@@ -543,15 +543,13 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.file.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
+                    if let value = c.stickers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
+                    if let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.video?.serialize(buffer, true)
-                    }
+                    c.video?.serialize(buffer, true)
                 case .inputMediaPhoto(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -559,12 +557,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.id.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
+                    if let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.video?.serialize(buffer, true)
-                    }
+                    c.video?.serialize(buffer, true)
                 case .inputMediaGeoPoint(let c):
                     if boxed { buffer.appendUInt32(0xf9c44144) }
                     c.geoPoint.serialize(buffer, true)
@@ -581,22 +577,18 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.file.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.thumb?.serialize(buffer, true)
-                    }
+                    c.thumb?.serialize(buffer, true)
                     buffer.appendTLString(c.mimeType)
                     buffer.appendVector(c.attributes, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
+                    if let value = c.stickers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.videoCover?.serialize(buffer, true)
-                    }
+                    c.videoCover?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.videoTimestamp {
+                    if let value = c.videoTimestamp {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
+                    if let value = c.ttlSeconds {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -607,18 +599,16 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.id.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.videoCover?.serialize(buffer, true)
-                    }
+                    c.videoCover?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.videoTimestamp {
+                    if let value = c.videoTimestamp {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
+                    if let value = c.ttlSeconds {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.query {
+                    if let value = c.query {
                         buffer.appendTLString(value)
                     }
                 case .inputMediaVenue(let c):
@@ -636,7 +626,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.url)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
+                    if let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
                 case .inputMediaDocumentExternal(let c):
@@ -646,13 +636,11 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.url)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
+                    if let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.videoCover?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.videoTimestamp {
+                    c.videoCover?.serialize(buffer, true)
+                    if let value = c.videoTimestamp {
                         buffer.appendInt32(value)
                     }
                 case .inputMediaGame(let c):
@@ -666,21 +654,17 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     c.invoice.serialize(buffer, true)
                     buffer.appendTLBytes(c.payload)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.provider {
+                    if let value = c.provider {
                         buffer.appendTLString(value)
                     }
                     c.providerData.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.startParam {
+                    if let value = c.startParam {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.extendedMedia?.serialize(buffer, true)
-                    }
+                    c.extendedMedia?.serialize(buffer, true)
                 case .inputMediaGeoLive(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -689,13 +673,13 @@ extension Api {
                     buffer.commit(w1)
                     c.geoPoint.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.heading {
+                    if let value = c.heading {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
+                    if let value = c.period {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
+                    if let value = c.proximityNotificationRadius {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -706,21 +690,17 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.poll.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.correctAnswers {
+                    if let value = c.correctAnswers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.attachedMedia?.serialize(buffer, true)
-                    }
+                    c.attachedMedia?.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2), let value = c.solution {
                         buffer.appendTLString(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.solutionEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.solutionMedia?.serialize(buffer, true)
-                    }
+                    c.solutionMedia?.serialize(buffer, true)
                 case .inputMediaDice(let c):
                     if boxed { buffer.appendUInt32(0xe66fbf7b) }
                     buffer.appendTLString(c.emoticon)
@@ -743,7 +723,7 @@ extension Api {
                     w1.int64(c.starsAmount)
                     buffer.commit(w1)
                     buffer.appendVector(c.extendedMedia, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.payload {
+                    if let value = c.payload {
                         buffer.appendTLString(value)
                     }
                 case .inputMediaTodo(let c):
@@ -1787,7 +1767,7 @@ extension Api.account {
                     buffer.appendVector(c.values, boxed: true)
                     buffer.appendVector(c.errors, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.privacyPolicyUrl {
+                    if let value = c.privacyPolicyUrl {
                         buffer.appendTLString(value)
                     }
             }
@@ -2096,7 +2076,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0x4d22ff98) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
+                    if let value = c.queryId {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -2482,13 +2462,13 @@ extension Api {
                     buffer.commit(w1)
                     c.recipients.serialize(buffer, true)
                     c.rights.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.device {
+                    if let value = c.device {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
+                    if let value = c.date {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.location {
+                    if let value = c.location {
                         buffer.appendTLString(value)
                     }
             }
@@ -2706,7 +2686,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.stars)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
+                    if let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -2932,23 +2912,21 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.slug)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.emojiId {
+                    if let value = c.emojiId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.prompt {
+                    if let value = c.prompt {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.installsCount {
+                    if let value = c.installsCount {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.authorId {
+                    if let value = c.authorId {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.exampleEnglish?.serialize(buffer, true)
-                    }
+                    c.exampleEnglish?.serialize(buffer, true)
                 case .aiComposeToneDefault(let c):
                     if boxed { buffer.appendUInt32(0x9bad6414) }
                     buffer.appendTLString(c.tone)
@@ -3112,9 +3090,7 @@ extension Api {
                     if boxed { w1.uint32(0x11c1a322) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x400) {
-                        c.style?.serialize(buffer, true)
-                    }
+                    c.style?.serialize(buffer, true)
                     buffer.appendTLString(c.text)
                     c.type.serialize(buffer, true)
             }
@@ -3190,9 +3166,7 @@ extension Api.functions.auth {
         w1.int32(_flags)
         buffer.commit(w1)
         buffer.appendTLString(code)
-        if tlFlagIsSet(_flags, 0x1) {
-            newSettings?.serialize(buffer, true)
-        }
+        newSettings?.serialize(buffer, true)
     }
 }
 
@@ -3372,7 +3346,7 @@ extension Api.functions.channels {
         channel.serialize(buffer, true)
         userId.serialize(buffer, true)
         adminRights.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = rank {
+        if let value = rank {
             buffer.appendTLString(value)
         }
     }
@@ -3412,10 +3386,10 @@ extension Api.functions.channels {
         w1.uint32(0xf2c4f24d)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = hashtag {
+        if let value = hashtag {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = query {
+        if let value = query {
             buffer.appendTLString(value)
         }
         buffer.appendInt32(offsetRate)
@@ -3423,7 +3397,7 @@ extension Api.functions.channels {
         var w2 = buffer.fieldWriter(reserving: 16)
         w2.int32(offsetId)
         w2.int32(limit)
-        if tlFlagIsSet(_flags, 0x4), let value = allowPaidStars {
+        if let value = allowPaidStars {
             w2.int64(value)
         }
         buffer.commit(w2)

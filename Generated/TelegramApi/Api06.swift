@@ -219,13 +219,13 @@ extension Api {
                     if boxed { w1.uint32(0xba7bb15e) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.results {
+                    if let value = c.results {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.totalVoters {
+                    if let value = c.totalVoters {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.recentVoters {
+                    if let value = c.recentVoters {
                         buffer.appendVector(value, boxed: true)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.solution {
@@ -234,9 +234,7 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.solutionEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.solutionMedia?.serialize(buffer, true)
-                    }
+                    c.solutionMedia?.serialize(buffer, true)
             }
         }
 
@@ -474,12 +472,10 @@ extension Api {
                     if boxed { w1.uint32(0x54b56617) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.documents {
+                    if let value = c.documents {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.settings?.serialize(buffer, true)
-                    }
+                    c.settings?.serialize(buffer, true)
                 case .webPageAttributeStory(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -488,9 +484,7 @@ extension Api {
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.story?.serialize(buffer, true)
-                    }
+                    c.story?.serialize(buffer, true)
                 case .webPageAttributeStickerSet(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -1011,9 +1005,7 @@ extension Api.messages {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.resultText.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.diffText?.serialize(buffer, true)
-                    }
+                    c.diffText?.serialize(buffer, true)
             }
         }
 
@@ -1199,9 +1191,7 @@ extension Api.functions.account {
         w1.uint32(0x66cdafc4)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            message?.serialize(buffer, true)
-        }
+        message?.serialize(buffer, true)
     }
 }
 
@@ -1332,12 +1322,10 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
-        if tlFlagIsSet(_flags, 0x2) {
-            savedPeerId?.serialize(buffer, true)
-        }
+        savedPeerId?.serialize(buffer, true)
     }
 }
 
@@ -1602,10 +1590,8 @@ extension Api.functions.stories {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(id)
-        if tlFlagIsSet(_flags, 0x1) {
-            media?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8), let value = mediaAreas {
+        media?.serialize(buffer, true)
+        if let value = mediaAreas {
             buffer.appendVector(value, boxed: true)
         }
         if tlFlagIsSet(_flags, 0x2), let value = caption {
@@ -1614,12 +1600,10 @@ extension Api.functions.stories {
         if tlFlagIsSet(_flags, 0x2), let value = entities {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = privacyRules {
+        if let value = privacyRules {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x10) {
-            music?.serialize(buffer, true)
-        }
+        music?.serialize(buffer, true)
     }
 }
 

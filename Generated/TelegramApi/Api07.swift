@@ -2189,7 +2189,7 @@ extension Api.messages {
                     w2.int32(c.currentStreak)
                     buffer.commit(w2)
                     buffer.appendVector(c.params, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.playsLeft {
+                    if let value = c.playsLeft {
                         buffer.appendInt32(value)
                     }
             }
@@ -2553,9 +2553,7 @@ extension Api.functions.account {
         w1.uint32(0xfe2eda76)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x2) {
-            parentPeer?.serialize(buffer, true)
-        }
+        parentPeer?.serialize(buffer, true)
         userId.serialize(buffer, true)
     }
 }
@@ -2641,24 +2639,18 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            replyTo?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
         buffer.appendVector(multiMedia, boxed: true)
-        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+        if let value = scheduleDate {
             buffer.appendInt32(value)
         }
-        if tlFlagIsSet(_flags, 0x2000) {
-            sendAs?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x20000) {
-            quickReplyShortcut?.serialize(buffer, true)
-        }
+        sendAs?.serialize(buffer, true)
+        quickReplyShortcut?.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 16)
-        if tlFlagIsSet(_flags, 0x40000), let value = effect {
+        if let value = effect {
             w2.int64(value)
         }
-        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+        if let value = allowPaidStars {
             w2.int64(value)
         }
         buffer.commit(w2)
@@ -2701,10 +2693,8 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(id)
-        if tlFlagIsSet(_flags, 0x1) {
-            reaction?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2), let value = offset {
+        reaction?.serialize(buffer, true)
+        if let value = offset {
             buffer.appendTLString(value)
         }
         buffer.appendInt32(limit)
@@ -2727,9 +2717,7 @@ extension Api.functions.messages {
         w1.uint32(0x3637e05b)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            peer?.serialize(buffer, true)
-        }
+        peer?.serialize(buffer, true)
         buffer.appendInt64(hash)
     }
 }
@@ -2768,7 +2756,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         w1.int32(shortcutId)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = id {
+        if let value = id {
             buffer.appendVector(value, boxed: true)
         }
         buffer.appendInt64(hash)
@@ -2842,15 +2830,15 @@ extension Api.functions.updates {
         w1.uint32(0x19c2f763)
         w1.int32(_flags)
         w1.int32(pts)
-        if tlFlagIsSet(_flags, 0x2), let value = ptsLimit {
+        if let value = ptsLimit {
             w1.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x1), let value = ptsTotalLimit {
+        if let value = ptsTotalLimit {
             w1.int32(value)
         }
         w1.int32(date)
         w1.int32(qts)
-        if tlFlagIsSet(_flags, 0x4), let value = qtsLimit {
+        if let value = qtsLimit {
             w1.int32(value)
         }
         buffer.commit(w1)
@@ -3026,7 +3014,7 @@ extension Api.functions.stories {
         w1.uint32(0xeeb0d625)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = state {
+        if let value = state {
             buffer.appendTLString(value)
         }
     }
@@ -3064,9 +3052,7 @@ extension Api.functions.ephemeral {
         w1.uint32(0x92f6e797)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            peer?.serialize(buffer, true)
-        }
+        peer?.serialize(buffer, true)
         receiverId.serialize(buffer, true)
         buffer.appendInt32(id)
     }

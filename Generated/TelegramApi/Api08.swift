@@ -783,9 +783,7 @@ extension Api {
                     buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     c.type.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.style?.serialize(buffer, true)
-                    }
+                    c.style?.serialize(buffer, true)
             }
         }
 
@@ -1994,7 +1992,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.json.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.zoomToken {
+                    if let value = c.zoomToken {
                         buffer.appendTLString(value)
                     }
             }
@@ -2130,7 +2128,7 @@ extension Api.messages {
                     buffer.appendVector(c.reactions, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -2459,17 +2457,17 @@ extension Api {
                     if boxed { w1.uint32(0x8d595cd6) }
                     w1.int32(_flags)
                     w1.int32(c.viewsCount)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.forwardsCount {
+                    if let value = c.forwardsCount {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.reactions {
+                    if let value = c.reactions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.reactionsCount {
+                    if let value = c.reactionsCount {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.recentViewers {
+                    if let value = c.recentViewers {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -2965,10 +2963,10 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = link {
+        if let value = link {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = q {
+        if let value = q {
             buffer.appendTLString(value)
         }
         buffer.appendInt32(offsetDate)
@@ -3013,10 +3011,10 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(id)
-        if tlFlagIsSet(_flags, 0x1), let value = toLang {
+        if let value = toLang {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = tone {
+        if let value = tone {
             buffer.appendTLString(value)
         }
     }
@@ -3201,15 +3199,11 @@ extension Api.functions.stories {
         w1.uint32(0xd1810907)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = hashtag {
+        if let value = hashtag {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2) {
-            area?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4) {
-            peer?.serialize(buffer, true)
-        }
+        area?.serialize(buffer, true)
+        peer?.serialize(buffer, true)
         buffer.appendTLString(offset)
         buffer.appendInt32(limit)
     }
@@ -3233,7 +3227,7 @@ extension Api.functions.ephemeral {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(id)
-        if tlFlagIsSet(_flags, 0x2), let value = data {
+        if let value = data {
             buffer.appendTLBytes(value)
         }
     }

@@ -141,16 +141,14 @@ extension Api.messages {
                     if boxed { w1.uint32(0x5f206716) }
                     w1.int32(_flags)
                     w1.int32(c.count)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextRate {
+                    if let value = c.nextRate {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
+                    if let value = c.offsetIdOffset {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.searchFlood?.serialize(buffer, true)
-                    }
+                    c.searchFlood?.serialize(buffer, true)
                     buffer.appendVector(c.messages, boxed: true)
                     buffer.appendVector(c.topics, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
@@ -162,7 +160,7 @@ extension Api.messages {
                     w1.int32(_flags)
                     w1.int32(c.pts)
                     w1.int32(c.count)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
+                    if let value = c.offsetIdOffset {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -937,19 +935,19 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.key)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.zeroValue {
+                    if let value = c.zeroValue {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.oneValue {
+                    if let value = c.oneValue {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.twoValue {
+                    if let value = c.twoValue {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.fewValue {
+                    if let value = c.fewValue {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.manyValue {
+                    if let value = c.manyValue {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.otherValue)
@@ -1310,27 +1308,23 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 16)
                     w2.int32(c.date)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.activeDate {
+                    if let value = c.activeDate {
                         w2.int32(value)
                     }
                     w2.int32(c.source)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.volume {
+                    if let value = c.volume {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x800), let value = c.about {
+                    if let value = c.about {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.raiseHandRating {
+                    if let value = c.raiseHandRating {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.video?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000) {
-                        c.presentation?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.paidStarsTotal {
+                    c.video?.serialize(buffer, true)
+                    c.presentation?.serialize(buffer, true)
+                    if let value = c.paidStarsTotal {
                         buffer.appendInt64(value)
                     }
             }
@@ -1687,9 +1681,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.sticker?.serialize(buffer, true)
-                    }
+                    c.sticker?.serialize(buffer, true)
             }
         }
 
@@ -1798,11 +1790,11 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.emoticon)
                     var w2 = buffer.fieldWriter(reserving: 24)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.staticIconId {
+                    if let value = c.staticIconId {
                         w2.int64(value)
                     }
                     w2.int64(c.effectStickerId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.effectAnimationId {
+                    if let value = c.effectAnimationId {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
@@ -1923,7 +1915,7 @@ extension Api.stories {
                     w1.int32(c.count)
                     buffer.commit(w1)
                     buffer.appendVector(c.stories, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -2027,7 +2019,7 @@ extension Api.bots {
                     if boxed { w1.uint32(0x1991b13b) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.users, boxed: true)
@@ -2128,7 +2120,7 @@ extension Api {
                     w1.int64(c.icon)
                     buffer.commit(w1)
                     buffer.appendTLString(c.company)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.customDescription {
+                    if let value = c.customDescription {
                         buffer.appendTLString(value)
                     }
             }
@@ -2347,9 +2339,7 @@ extension Api.functions.account {
         w1.uint32(0xd69b8361)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x8) {
-            peer?.serialize(buffer, true)
-        }
+        peer?.serialize(buffer, true)
         settings.serialize(buffer, true)
     }
 }
@@ -2387,9 +2377,7 @@ extension Api.functions.account {
         w1.uint32(0xa26a7fa5)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            message?.serialize(buffer, true)
-        }
+        message?.serialize(buffer, true)
     }
 }
 
@@ -2424,7 +2412,7 @@ extension Api.functions.account {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x60ed4229)
         w1.int32(_flags)
-        if tlFlagIsSet(_flags, 0x1), let value = openExternalBrowser {
+        if let value = openExternalBrowser {
             w1.bool(value)
         }
         buffer.commit(w1)
@@ -2535,10 +2523,10 @@ extension Api.functions.messages {
         peer.serialize(buffer, true)
         availableReactions.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
-        if tlFlagIsSet(_flags, 0x1), let value = reactionsLimit {
+        if let value = reactionsLimit {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = paidEnabled {
+        if let value = paidEnabled {
             w2.bool(value)
         }
         buffer.commit(w2)
@@ -2567,12 +2555,10 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         app.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = startParam {
+        if let value = startParam {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4) {
-            themeParams?.serialize(buffer, true)
-        }
+        themeParams?.serialize(buffer, true)
         buffer.appendTLString(platform)
     }
 }
@@ -2620,7 +2606,7 @@ extension Api.functions.channels {
         if tlFlagIsSet(_flags, 0x4), let value = address {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x10), let value = ttlPeriod {
+        if let value = ttlPeriod {
             buffer.appendInt32(value)
         }
     }
@@ -2682,10 +2668,8 @@ extension Api.functions.channels {
         buffer.commit(w1)
         channel.serialize(buffer, true)
         buffer.appendTLString(q)
-        if tlFlagIsSet(_flags, 0x1) {
-            eventsFilter?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2), let value = admins {
+        eventsFilter?.serialize(buffer, true)
+        if let value = admins {
             buffer.appendVector(value, boxed: true)
         }
         var w2 = buffer.fieldWriter(reserving: 20)
@@ -2716,10 +2700,10 @@ extension Api.functions.phone {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(randomId)
-        if tlFlagIsSet(_flags, 0x1), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = scheduleDate {
+        if let value = scheduleDate {
             buffer.appendInt32(value)
         }
     }
@@ -2746,7 +2730,7 @@ extension Api.functions.phone {
         buffer.commit(w1)
         call.serialize(buffer, true)
         joinAs.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = inviteHash {
+        if let value = inviteHash {
             buffer.appendTLString(value)
         }
         if tlFlagIsSet(_flags, 0x8), let value = publicKey {

@@ -201,66 +201,54 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(_flags2)
                     w1.int64(c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.accessHash {
+                    if let value = c.accessHash {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
+                    if let value = c.firstName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.lastName {
+                    if let value = c.lastName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.username {
+                    if let value = c.username {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.phone {
+                    if let value = c.phone {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.photo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.status?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
+                    c.photo?.serialize(buffer, true)
+                    c.status?.serialize(buffer, true)
+                    if let value = c.botInfoVersion {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.restrictionReason {
+                    if let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.botInlinePlaceholder {
+                    if let value = c.botInlinePlaceholder {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x400000), let value = c.langCode {
+                    if let value = c.langCode {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000000) {
-                        c.emojiStatus?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
+                    c.emojiStatus?.serialize(buffer, true)
+                    if let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags2, 0x20) {
-                        c.storiesMaxId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x100) {
-                        c.color?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200) {
-                        c.profileColor?.serialize(buffer, true)
-                    }
+                    c.storiesMaxId?.serialize(buffer, true)
+                    c.color?.serialize(buffer, true)
+                    c.profileColor?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 28)
-                    if tlFlagIsSet(_flags2, 0x1000), let value = c.botActiveUsers {
+                    if let value = c.botActiveUsers {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x4000), let value = c.botVerificationIcon {
+                    if let value = c.botVerificationIcon {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x8000), let value = c.sendPaidMessagesStars {
+                    if let value = c.sendPaidMessagesStars {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x200000), let value = c.linkedCommunityId {
+                    if let value = c.linkedCommunityId {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
@@ -873,21 +861,17 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
+                    if let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.url {
+                    if let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.thumb?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.content?.serialize(buffer, true)
-                    }
+                    c.thumb?.serialize(buffer, true)
+                    c.content?.serialize(buffer, true)
                     c.sendMessage.serialize(buffer, true)
                 case .botInlineMediaResult(let c):
                     let _flags = c.flags
@@ -897,16 +881,12 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.photo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.document?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
+                    c.photo?.serialize(buffer, true)
+                    c.document?.serialize(buffer, true)
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.description {
+                    if let value = c.description {
                         buffer.appendTLString(value)
                     }
                     c.sendMessage.serialize(buffer, true)
@@ -1396,17 +1376,13 @@ extension Api.help {
                     w1.int32(_flags)
                     w1.int32(c.colorId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.colors?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.darkColors?.serialize(buffer, true)
-                    }
+                    c.colors?.serialize(buffer, true)
+                    c.darkColors?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.channelMinLevel {
+                    if let value = c.channelMinLevel {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.groupMinLevel {
+                    if let value = c.groupMinLevel {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -1636,46 +1612,42 @@ extension Api {
                     c.amount.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
+                    if let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x20), let value = c.transactionDate {
                         buffer.appendInt32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.transactionUrl {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.botPayload {
+                    if let value = c.botPayload {
                         buffer.appendTLBytes(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.msgId {
+                    if let value = c.msgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.extendedMedia {
+                    if let value = c.extendedMedia {
                         buffer.appendVector(value, boxed: true)
                     }
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionPeriod {
+                    if let value = c.subscriptionPeriod {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.giveawayPostId {
+                    if let value = c.giveawayPostId {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x4000) {
-                        c.stargift?.serialize(buffer, true)
-                    }
+                    c.stargift?.serialize(buffer, true)
                     var w3 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.floodskipNumber {
+                    if let value = c.floodskipNumber {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.starrefCommissionPermille {
+                    if let value = c.starrefCommissionPermille {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
@@ -1686,10 +1658,10 @@ extension Api {
                         c.starrefAmount?.serialize(buffer, true)
                     }
                     var w4 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.paidMessages {
+                    if let value = c.paidMessages {
                         w4.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.premiumGiftMonths {
+                    if let value = c.premiumGiftMonths {
                         w4.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsFromDate {
@@ -2049,7 +2021,7 @@ extension Api.payments {
                     buffer.commit(w1)
                     buffer.appendVector(c.suggestedBots, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -2219,54 +2191,50 @@ extension Api {
                     if boxed { w1.uint32(0x41df43fc) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.fromId?.serialize(buffer, true)
-                    }
+                    c.fromId?.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     c.gift.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 48)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.msgId {
+                    if let value = c.msgId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.savedId {
+                    if let value = c.savedId {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
+                    if let value = c.convertStars {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.upgradeStars {
+                    if let value = c.upgradeStars {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.canExportAt {
+                    if let value = c.canExportAt {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.transferStars {
+                    if let value = c.transferStars {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.canTransferAt {
+                    if let value = c.canTransferAt {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.canResellAt {
+                    if let value = c.canResellAt {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.collectionId {
+                    if let value = c.collectionId {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.prepaidUpgradeHash {
+                    if let value = c.prepaidUpgradeHash {
                         buffer.appendTLString(value)
                     }
                     var w3 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.dropOriginalDetailsStars {
+                    if let value = c.dropOriginalDetailsStars {
                         w3.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
+                    if let value = c.giftNum {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.canCraftAt {
+                    if let value = c.canCraftAt {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
@@ -2537,13 +2505,13 @@ extension Api.payments {
                     if tlFlagIsSet(_flags, 0x1), let value = c.lastSalePrice {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.floorPrice {
+                    if let value = c.floorPrice {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.averagePrice {
+                    if let value = c.averagePrice {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.listedCount {
+                    if let value = c.listedCount {
                         w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedCount {
@@ -2877,9 +2845,7 @@ extension Api.functions.messages {
         buffer.commit(w1)
         bot.serialize(buffer, true)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            geoPoint?.serialize(buffer, true)
-        }
+        geoPoint?.serialize(buffer, true)
         buffer.appendTLString(query)
         buffer.appendTLString(offset)
     }
@@ -2948,10 +2914,10 @@ extension Api.functions.messages {
             w2.int32(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x4), let value = url {
+        if let value = url {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = inAppOrigin {
+        if let value = inAppOrigin {
             buffer.appendTLString(value)
         }
     }
@@ -2996,17 +2962,17 @@ extension Api.functions.messages {
         peer.serialize(buffer, true)
         buffer.appendTLString(link)
         var w2 = buffer.fieldWriter(reserving: 12)
-        if tlFlagIsSet(_flags, 0x1), let value = expireDate {
+        if let value = expireDate {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = usageLimit {
+        if let value = usageLimit {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = requestNeeded {
+        if let value = requestNeeded {
             w2.bool(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x10), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
     }
@@ -3075,9 +3041,7 @@ extension Api.functions.payments {
         w1.uint32(0xd3c96bc8)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            userId?.serialize(buffer, true)
-        }
+        userId?.serialize(buffer, true)
     }
 }
 

@@ -316,30 +316,26 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 20)
                     if boxed { w1.uint32(0xcacb6ae2) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
+                    if let value = c.showPreviews {
                         w1.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.silent {
+                    if let value = c.silent {
                         w1.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
+                    if let value = c.muteUntil {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.sound?.serialize(buffer, true)
-                    }
+                    c.sound?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
+                    if let value = c.storiesMuted {
                         w2.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
+                    if let value = c.storiesHideSender {
                         w2.bool(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.storiesSound?.serialize(buffer, true)
-                    }
+                    c.storiesSound?.serialize(buffer, true)
             }
         }
 
@@ -751,7 +747,7 @@ extension Api.updates {
                     if boxed { w1.uint32(0x3e11affb) }
                     w1.int32(_flags)
                     w1.int32(c.pts)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
+                    if let value = c.timeout {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -760,7 +756,7 @@ extension Api.updates {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0xa4bcc6fe) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
+                    if let value = c.timeout {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -774,7 +770,7 @@ extension Api.updates {
                     if boxed { w1.uint32(0x2064674e) }
                     w1.int32(_flags)
                     w1.int32(c.pts)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
+                    if let value = c.timeout {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -1810,14 +1806,14 @@ extension Api {
                     if boxed { w1.uint32(0xa8718dc5) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.url {
+                    if let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.html {
+                    if let value = c.html {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.posterPhotoId {
+                    if let value = c.posterPhotoId {
                         w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x20), let value = c.w {
@@ -1874,10 +1870,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendVector(c.items, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.start {
+                    if let value = c.start {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.type {
+                    if let value = c.type {
                         buffer.appendTLString(value)
                     }
                 case .pageBlockDetails(let c):
@@ -3293,20 +3289,16 @@ extension Api.help {
                     w1.int32(_flags)
                     w1.int32(c.expires)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.peer?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.psaType {
+                    c.peer?.serialize(buffer, true)
+                    if let value = c.psaType {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.psaMessage {
+                    if let value = c.psaMessage {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.pendingSuggestions, boxed: true)
                     buffer.appendVector(c.dismissedSuggestions, boxed: true)
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.customPendingSuggestion?.serialize(buffer, true)
-                    }
+                    c.customPendingSuggestion?.serialize(buffer, true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
             }
@@ -3464,13 +3456,11 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0xfe41b34f) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.noncontactPeersPaidStars {
+                    if let value = c.noncontactPeersPaidStars {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.disallowedGifts?.serialize(buffer, true)
-                    }
+                    c.disallowedGifts?.serialize(buffer, true)
             }
         }
 
@@ -3938,19 +3928,17 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.lastSaleDate {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.upgradeStars {
+                    if let value = c.upgradeStars {
                         w2.int64(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.resellMinStars {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.releasedBy?.serialize(buffer, true)
-                    }
+                    c.releasedBy?.serialize(buffer, true)
                     var w3 = buffer.fieldWriter(reserving: 12)
                     if tlFlagIsSet(_flags, 0x100), let value = c.perUserTotal {
                         w3.int32(value)
@@ -3958,7 +3946,7 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100), let value = c.perUserRemains {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.lockedUntilDate {
+                    if let value = c.lockedUntilDate {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
@@ -3972,13 +3960,11 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x800), let value = c.auctionStartDate {
                         w4.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.upgradeVariants {
+                    if let value = c.upgradeVariants {
                         w4.int32(value)
                     }
                     buffer.commit(w4)
-                    if tlFlagIsSet(_flags, 0x2000) {
-                        c.background?.serialize(buffer, true)
-                    }
+                    c.background?.serialize(buffer, true)
                 case .starGiftUnique(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 24)
@@ -3990,13 +3976,11 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.slug)
                     buffer.appendInt32(c.num)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.ownerId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.ownerName {
+                    c.ownerId?.serialize(buffer, true)
+                    if let value = c.ownerName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.ownerAddress {
+                    if let value = c.ownerAddress {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.attributes, boxed: true)
@@ -4004,15 +3988,13 @@ extension Api {
                     w2.int32(c.availabilityIssued)
                     w2.int32(c.availabilityTotal)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.giftAddress {
+                    if let value = c.giftAddress {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.resellAmount {
+                    if let value = c.resellAmount {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.releasedBy?.serialize(buffer, true)
-                    }
+                    c.releasedBy?.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x100), let value = c.valueAmount {
                         buffer.appendInt64(value)
                     }
@@ -4022,20 +4004,14 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x100), let value = c.valueUsdAmount {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x400) {
-                        c.themePeer?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x800) {
-                        c.peerColor?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000) {
-                        c.hostId?.serialize(buffer, true)
-                    }
+                    c.themePeer?.serialize(buffer, true)
+                    c.peerColor?.serialize(buffer, true)
+                    c.hostId?.serialize(buffer, true)
                     var w3 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.offerMinStars {
+                    if let value = c.offerMinStars {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.craftChancePermille {
+                    if let value = c.craftChancePermille {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
@@ -4489,15 +4465,11 @@ extension Api.functions.account {
         w1.uint32(0xc727bb3b)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x2) {
-            theme?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4), let value = format {
+        theme?.serialize(buffer, true)
+        if let value = format {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x8) {
-            baseTheme?.serialize(buffer, true)
-        }
+        baseTheme?.serialize(buffer, true)
     }
 }
 
@@ -4553,9 +4525,7 @@ extension Api.functions.account {
         w1.uint32(0xcc6e0c11)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            birthday?.serialize(buffer, true)
-        }
+        birthday?.serialize(buffer, true)
     }
 }
 
@@ -4613,19 +4583,17 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
-        if tlFlagIsSet(_flags, 0x1), let value = expireDate {
+        if let value = expireDate {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = usageLimit {
+        if let value = usageLimit {
             w2.int32(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x10), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x20) {
-            subscriptionPricing?.serialize(buffer, true)
-        }
+        subscriptionPricing?.serialize(buffer, true)
     }
 }
 
@@ -4668,21 +4636,15 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         id.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x800), let value = message {
+        if let value = message {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4000) {
-            media?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4) {
-            replyMarkup?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8), let value = entities {
+        media?.serialize(buffer, true)
+        replyMarkup?.serialize(buffer, true)
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x800000) {
-            richMessage?.serialize(buffer, true)
-        }
+        richMessage?.serialize(buffer, true)
     }
 }
 
@@ -4749,9 +4711,7 @@ extension Api.functions.messages {
         w1.uint32(0x998ab009)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            parentPeer?.serialize(buffer, true)
-        }
+        parentPeer?.serialize(buffer, true)
         peer.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 32)
         w2.int32(offsetId)
@@ -4785,12 +4745,10 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         text.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = translateToLang {
+        if let value = translateToLang {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4) {
-            tone?.serialize(buffer, true)
-        }
+        tone?.serialize(buffer, true)
     }
 }
 
@@ -4862,9 +4820,7 @@ extension Api.functions.payments {
         w1.int32(_flags)
         buffer.commit(w1)
         invoice.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            themeParams?.serialize(buffer, true)
-        }
+        themeParams?.serialize(buffer, true)
     }
 }
 
@@ -4911,7 +4867,7 @@ extension Api.functions.payments {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x40), let value = collectionId {
+        if let value = collectionId {
             buffer.appendInt32(value)
         }
         buffer.appendTLString(offset)
@@ -4942,11 +4898,9 @@ extension Api.functions.stickers {
         userId.serialize(buffer, true)
         buffer.appendTLString(title)
         buffer.appendTLString(shortName)
-        if tlFlagIsSet(_flags, 0x4) {
-            thumb?.serialize(buffer, true)
-        }
+        thumb?.serialize(buffer, true)
         buffer.appendVector(stickers, boxed: true)
-        if tlFlagIsSet(_flags, 0x8), let value = software {
+        if let value = software {
             buffer.appendTLString(value)
         }
     }

@@ -290,9 +290,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.peerId?.serialize(buffer, true)
-                    }
+                    c.peerId?.serialize(buffer, true)
                 case .message(let c):
                     let _flags = c.flags
                     let _flags2 = c.flags2
@@ -302,45 +300,31 @@ extension Api {
                     w1.int32(_flags2)
                     w1.int32(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.fromId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000000), let value = c.fromBoostsApplied {
+                    c.fromId?.serialize(buffer, true)
+                    if let value = c.fromBoostsApplied {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x1000), let value = c.fromRank {
+                    if let value = c.fromRank {
                         buffer.appendTLString(value)
                     }
                     c.peerId.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x10000000) {
-                        c.savedPeerId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.fwdFrom?.serialize(buffer, true)
-                    }
+                    c.savedPeerId?.serialize(buffer, true)
+                    c.fwdFrom?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
+                    if let value = c.viaBotId {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.viaBusinessBotId {
+                    if let value = c.viaBusinessBotId {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags2, 0x80000) {
-                        c.guestchatViaFrom?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.replyTo?.serialize(buffer, true)
-                    }
+                    c.guestchatViaFrom?.serialize(buffer, true)
+                    c.replyTo?.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.media?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                    c.media?.serialize(buffer, true)
+                    c.replyMarkup?.serialize(buffer, true)
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     var w3 = buffer.fieldWriter(reserving: 8)
@@ -351,58 +335,48 @@ extension Api {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
-                    if tlFlagIsSet(_flags, 0x800000) {
-                        c.replies?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.editDate {
+                    c.replies?.serialize(buffer, true)
+                    if let value = c.editDate {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.postAuthor {
+                    if let value = c.postAuthor {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
+                    if let value = c.groupedId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100000) {
-                        c.reactions?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x400000), let value = c.restrictionReason {
+                    c.reactions?.serialize(buffer, true)
+                    if let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
                     }
                     var w4 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                    if let value = c.ttlPeriod {
                         w4.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000000), let value = c.quickReplyShortcutId {
+                    if let value = c.quickReplyShortcutId {
                         w4.int32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x4), let value = c.effect {
+                    if let value = c.effect {
                         w4.int64(value)
                     }
                     buffer.commit(w4)
-                    if tlFlagIsSet(_flags2, 0x8) {
-                        c.factcheck?.serialize(buffer, true)
-                    }
+                    c.factcheck?.serialize(buffer, true)
                     var w5 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags2, 0x20), let value = c.reportDeliveryUntilDate {
+                    if let value = c.reportDeliveryUntilDate {
                         w5.int32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x40), let value = c.paidMessageStars {
+                    if let value = c.paidMessageStars {
                         w5.int64(value)
                     }
                     buffer.commit(w5)
-                    if tlFlagIsSet(_flags2, 0x80) {
-                        c.suggestedPost?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x400), let value = c.scheduleRepeatPeriod {
+                    c.suggestedPost?.serialize(buffer, true)
+                    if let value = c.scheduleRepeatPeriod {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x800), let value = c.summaryFromLanguage {
+                    if let value = c.summaryFromLanguage {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x2000) {
-                        c.richMessage?.serialize(buffer, true)
-                    }
+                    c.richMessage?.serialize(buffer, true)
                 case .messageService(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 12)
@@ -410,22 +384,14 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.fromId?.serialize(buffer, true)
-                    }
+                    c.fromId?.serialize(buffer, true)
                     c.peerId.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x10000000) {
-                        c.savedPeerId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.replyTo?.serialize(buffer, true)
-                    }
+                    c.savedPeerId?.serialize(buffer, true)
+                    c.replyTo?.serialize(buffer, true)
                     buffer.appendInt32(c.date)
                     c.action.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x100000) {
-                        c.reactions?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                    c.reactions?.serialize(buffer, true)
+                    if let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
             }
@@ -3963,7 +3929,7 @@ extension Api {
                     if boxed { w1.uint32(0x2a17bf5c) }
                     w1.int32(_flags)
                     w1.int64(c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -4056,7 +4022,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0xebe46819) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.inboxDate {
+                    if let value = c.inboxDate {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -4079,13 +4045,13 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x9e84bc99) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
+                    if let value = c.folderId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 20)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         w2.int32(value)
                     }
                     w2.int32(c.maxId)
@@ -4118,7 +4084,7 @@ extension Api {
                     var w2 = buffer.fieldWriter(reserving: 12)
                     w2.int32(c.pts)
                     w2.int32(c.ptsCount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
+                    if let value = c.date {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -4128,7 +4094,7 @@ extension Api {
                     if boxed { w1.uint32(0x108d941f) }
                     w1.int32(_flags)
                     w1.int64(c.channelId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.pts {
+                    if let value = c.pts {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -4149,7 +4115,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 32)
                     if boxed { w1.uint32(0x922e6e10) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
+                    if let value = c.folderId {
                         w1.int32(value)
                     }
                     w1.int64(c.channelId)
@@ -4209,12 +4175,8 @@ extension Api {
                     w1.int64(c.userId)
                     buffer.commit(w1)
                     buffer.appendTLString(c.query)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.geo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.peerType?.serialize(buffer, true)
-                    }
+                    c.geo?.serialize(buffer, true)
+                    c.peerType?.serialize(buffer, true)
                     buffer.appendTLString(c.offset)
                 case .updateBotInlineSend(let c):
                     let _flags = c.flags
@@ -4224,13 +4186,9 @@ extension Api {
                     w1.int64(c.userId)
                     buffer.commit(w1)
                     buffer.appendTLString(c.query)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.geo?.serialize(buffer, true)
-                    }
+                    c.geo?.serialize(buffer, true)
                     buffer.appendTLString(c.id)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.msgId?.serialize(buffer, true)
-                    }
+                    c.msgId?.serialize(buffer, true)
                 case .updateEditChannelMessage(let c):
                     if boxed { buffer.appendUInt32(0x1b3f4df7) }
                     c.message.serialize(buffer, true)
@@ -4251,10 +4209,10 @@ extension Api {
                     w2.int32(c.msgId)
                     w2.int64(c.chatInstance)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
+                    if let value = c.data {
                         buffer.appendTLBytes(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.gameShortName {
+                    if let value = c.gameShortName {
                         buffer.appendTLString(value)
                     }
                 case .updateEditMessage(let c):
@@ -4274,10 +4232,10 @@ extension Api {
                     buffer.commit(w1)
                     c.msgId.serialize(buffer, true)
                     buffer.appendInt64(c.chatInstance)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
+                    if let value = c.data {
                         buffer.appendTLBytes(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.gameShortName {
+                    if let value = c.gameShortName {
                         buffer.appendTLString(value)
                     }
                 case .updateReadChannelOutbox(let c):
@@ -4293,12 +4251,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.savedPeerId?.serialize(buffer, true)
-                    }
+                    c.savedPeerId?.serialize(buffer, true)
                     c.draft.serialize(buffer, true)
                 case .updateReadFeaturedStickers:
                     if boxed { buffer.appendUInt32(0x571d2742) }
@@ -4323,7 +4279,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x6e6fe51c) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
+                    if let value = c.folderId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -4333,11 +4289,11 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0xfa0f3ca2) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
+                    if let value = c.folderId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
+                    if let value = c.order {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .updateBotWebhookJSON(let c):
@@ -4367,10 +4323,8 @@ extension Api {
                     w1.int64(c.userId)
                     buffer.commit(w1)
                     buffer.appendTLBytes(c.payload)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.info?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
+                    c.info?.serialize(buffer, true)
+                    if let value = c.shippingOptionId {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -4392,13 +4346,11 @@ extension Api {
                     if boxed { w1.uint32(0x25f324f7) }
                     w1.int32(_flags)
                     w1.int64(c.channelId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.savedPeerId?.serialize(buffer, true)
-                    }
+                    c.savedPeerId?.serialize(buffer, true)
                     buffer.appendVector(c.messages, boxed: true)
                 case .updateContactsReset:
                     if boxed { buffer.appendUInt32(0x7084a7be) }
@@ -4415,9 +4367,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.savedPeerId?.serialize(buffer, true)
-                    }
+                    c.savedPeerId?.serialize(buffer, true)
                 case .updateMessagePoll(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -4431,14 +4381,12 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         w2.int32(value)
                     }
                     w2.int64(c.pollId)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.poll?.serialize(buffer, true)
-                    }
+                    c.poll?.serialize(buffer, true)
                     c.results.serialize(buffer, true)
                 case .updateChatDefaultBannedRights(let c):
                     if boxed { buffer.appendUInt32(0x54c01850) }
@@ -4470,7 +4418,7 @@ extension Api {
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendVector(c.messages, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.sentMessages {
+                    if let value = c.sentMessages {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .updateTheme(let c):
@@ -4498,9 +4446,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.filter?.serialize(buffer, true)
-                    }
+                    c.filter?.serialize(buffer, true)
                 case .updateDialogFilterOrder(let c):
                     if boxed { buffer.appendUInt32(0xa5d72105) }
                     buffer.appendVector(c.order, boxed: true)
@@ -4554,7 +4500,7 @@ extension Api {
                     if boxed { w1.uint32(0x8c88c923) }
                     w1.int32(_flags)
                     w1.int64(c.channelId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -4600,9 +4546,7 @@ extension Api {
                     if boxed { w1.uint32(0x9d2216e0) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.peer?.serialize(buffer, true)
-                    }
+                    c.peer?.serialize(buffer, true)
                     c.call.serialize(buffer, true)
                 case .updatePeerHistoryTTL(let c):
                     let _flags = c.flags
@@ -4611,7 +4555,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlPeriod {
+                    if let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
                 case .updateChatParticipant(let c):
@@ -4624,15 +4568,9 @@ extension Api {
                     w1.int64(c.actorId)
                     w1.int64(c.userId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.prevParticipant?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.newParticipant?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.invite?.serialize(buffer, true)
-                    }
+                    c.prevParticipant?.serialize(buffer, true)
+                    c.newParticipant?.serialize(buffer, true)
+                    c.invite?.serialize(buffer, true)
                     buffer.appendInt32(c.qts)
                 case .updateChannelParticipant(let c):
                     let _flags = c.flags
@@ -4644,15 +4582,9 @@ extension Api {
                     w1.int64(c.actorId)
                     w1.int64(c.userId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.prevParticipant?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.newParticipant?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.invite?.serialize(buffer, true)
-                    }
+                    c.prevParticipant?.serialize(buffer, true)
+                    c.newParticipant?.serialize(buffer, true)
+                    c.invite?.serialize(buffer, true)
                     buffer.appendInt32(c.qts)
                 case .updateBotStopped(let c):
                     var w1 = buffer.fieldWriter(reserving: 24)
@@ -4694,7 +4626,7 @@ extension Api {
                     c.invite.serialize(buffer, true)
                     var w3 = buffer.fieldWriter(reserving: 12)
                     w3.int32(c.qts)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
+                    if let value = c.queryId {
                         w3.int64(value)
                     }
                     buffer.commit(w3)
@@ -4707,13 +4639,11 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
                     w2.int32(c.msgId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.savedPeerId?.serialize(buffer, true)
-                    }
+                    c.savedPeerId?.serialize(buffer, true)
                     c.reactions.serialize(buffer, true)
                 case .updateAttachMenuBots:
                     if boxed { buffer.appendUInt32(0x17b7a20b) }
@@ -4813,9 +4743,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.wallpaper?.serialize(buffer, true)
-                    }
+                    c.wallpaper?.serialize(buffer, true)
                 case .updateBotMessageReaction(let c):
                     if boxed { buffer.appendUInt32(0xac21d3ce) }
                     c.peer.serialize(buffer, true)
@@ -4849,7 +4777,7 @@ extension Api {
                     if boxed { w1.uint32(0x686c85a6) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
+                    if let value = c.order {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .updateSavedReactionTags:
@@ -4889,9 +4817,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.replyToMessage?.serialize(buffer, true)
-                    }
+                    c.replyToMessage?.serialize(buffer, true)
                     buffer.appendInt32(c.qts)
                 case .updateBotEditBusinessMessage(let c):
                     let _flags = c.flags
@@ -4901,9 +4827,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.replyToMessage?.serialize(buffer, true)
-                    }
+                    c.replyToMessage?.serialize(buffer, true)
                     buffer.appendInt32(c.qts)
                 case .updateBotDeleteBusinessMessage(let c):
                     if boxed { buffer.appendUInt32(0xa02a982e) }
@@ -4931,11 +4855,9 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.connectionId)
                     c.message.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyToMessage?.serialize(buffer, true)
-                    }
+                    c.replyToMessage?.serialize(buffer, true)
                     buffer.appendInt64(c.chatInstance)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
+                    if let value = c.data {
                         buffer.appendTLBytes(value)
                     }
                 case .updateStarsRevenueStatus(let c):
@@ -5007,7 +4929,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
+                    if let value = c.order {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .updateDeleteGroupCallMessages(let c):
@@ -5054,7 +4976,7 @@ extension Api {
                     w1.int64(c.queryId)
                     buffer.commit(w1)
                     c.message.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.referenceMessages {
+                    if let value = c.referenceMessages {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.qts)
@@ -5092,7 +5014,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x140502d1) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.openExternalBrowser {
+                    if let value = c.openExternalBrowser {
                         w1.bool(value)
                     }
                     buffer.commit(w1)
@@ -5115,12 +5037,10 @@ extension Api {
                     w1.int64(c.queryId)
                     w1.int64(c.userId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.peer?.serialize(buffer, true)
-                    }
+                    c.peer?.serialize(buffer, true)
                     buffer.appendInt32(c.msgId)
                     buffer.appendTLBytes(c.data)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.chatInstance {
+                    if let value = c.chatInstance {
                         buffer.appendInt64(value)
                     }
                     c.message.serialize(buffer, true)
@@ -9450,9 +9370,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.alt)
                     c.stickerset.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.maskCoords?.serialize(buffer, true)
-                    }
+                    c.maskCoords?.serialize(buffer, true)
                 case .documentAttributeVideo(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 36)
@@ -9461,14 +9379,14 @@ extension Api {
                     w1.double(c.duration)
                     w1.int32(c.w)
                     w1.int32(c.h)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.preloadPrefixSize {
+                    if let value = c.preloadPrefixSize {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.videoStartTs {
+                    if let value = c.videoStartTs {
                         w1.double(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.videoCodec {
+                    if let value = c.videoCodec {
                         buffer.appendTLString(value)
                     }
                 case .documentAttributeAudio(let c):
@@ -9478,13 +9396,13 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(c.duration)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
+                    if let value = c.performer {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
+                    if let value = c.waveform {
                         buffer.appendTLBytes(value)
                     }
                 case .documentAttributeFilename(let c):
@@ -10395,10 +10313,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendVector(c.results, boxed: true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.recentReactions {
+                    if let value = c.recentReactions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.topReactors {
+                    if let value = c.topReactors {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -10712,10 +10630,10 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 20)
                     if boxed { w1.uint32(0xb54b5acf) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.color {
+                    if let value = c.color {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.backgroundEmojiId {
+                    if let value = c.backgroundEmojiId {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -10730,10 +10648,10 @@ extension Api {
                     w1.int32(c.accentColor)
                     buffer.commit(w1)
                     buffer.appendVector(c.colors, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.darkAccentColor {
+                    if let value = c.darkAccentColor {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.darkColors {
+                    if let value = c.darkColors {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inputPeerColorCollectible(let c):
@@ -10985,7 +10903,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(c.day)
                     w1.int32(c.month)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.year {
+                    if let value = c.year {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -11159,13 +11077,13 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.countryIso2)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.state {
+                    if let value = c.state {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.city {
+                    if let value = c.city {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.street {
+                    if let value = c.street {
                         buffer.appendTLString(value)
                     }
             }
@@ -11474,7 +11392,7 @@ extension Api.bots {
                     if boxed { w1.uint32(0xdd1fbf93) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.addUsers {
+                    if let value = c.addUsers {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -11637,9 +11555,7 @@ extension Api.functions.account {
         w1.uint32(0x4b00e066)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            businessWorkHours?.serialize(buffer, true)
-        }
+        businessWorkHours?.serialize(buffer, true)
     }
 }
 
@@ -11664,9 +11580,7 @@ extension Api.functions.contacts {
         buffer.appendTLString(firstName)
         buffer.appendTLString(lastName)
         buffer.appendTLString(phone)
-        if tlFlagIsSet(_flags, 0x2) {
-            note?.serialize(buffer, true)
-        }
+        note?.serialize(buffer, true)
     }
 }
 
@@ -11755,11 +11669,11 @@ extension Api.functions.messages {
         peer.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
         w2.int32(msgId)
-        if tlFlagIsSet(_flags, 0x1), let value = scheduleDate {
+        if let value = scheduleDate {
             w2.int32(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x4), let value = rejectComment {
+        if let value = rejectComment {
             buffer.appendTLString(value)
         }
     }
@@ -11799,7 +11713,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
     }
@@ -11872,16 +11786,16 @@ extension Api.functions.payments {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(collectionId)
-        if tlFlagIsSet(_flags, 0x1), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = deleteStargift {
+        if let value = deleteStargift {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = addStargift {
+        if let value = addStargift {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = order {
+        if let value = order {
             buffer.appendVector(value, boxed: true)
         }
     }
@@ -11974,10 +11888,8 @@ extension Api.functions.stories {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(id)
-        if tlFlagIsSet(_flags, 0x1) {
-            reaction?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2), let value = offset {
+        reaction?.serialize(buffer, true)
+        if let value = offset {
             buffer.appendTLString(value)
         }
         buffer.appendInt32(limit)

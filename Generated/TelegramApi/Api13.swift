@@ -54,9 +54,7 @@ extension Api {
                     buffer.appendTLString(c.phone)
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.note?.serialize(buffer, true)
-                    }
+                    c.note?.serialize(buffer, true)
             }
         }
 
@@ -437,42 +435,30 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 20)
                     if boxed { w1.uint32(0x99622c0c) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
+                    if let value = c.showPreviews {
                         w1.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.silent {
+                    if let value = c.silent {
                         w1.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
+                    if let value = c.muteUntil {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.iosSound?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.androidSound?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.otherSound?.serialize(buffer, true)
-                    }
+                    c.iosSound?.serialize(buffer, true)
+                    c.androidSound?.serialize(buffer, true)
+                    c.otherSound?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
+                    if let value = c.storiesMuted {
                         w2.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
+                    if let value = c.storiesHideSender {
                         w2.bool(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.storiesIosSound?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.storiesAndroidSound?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x400) {
-                        c.storiesOtherSound?.serialize(buffer, true)
-                    }
+                    c.storiesIosSound?.serialize(buffer, true)
+                    c.storiesAndroidSound?.serialize(buffer, true)
+                    c.storiesOtherSound?.serialize(buffer, true)
             }
         }
 
@@ -899,10 +885,8 @@ extension Api {
                     buffer.commit(w1)
                     c.document.serialize(buffer, true)
                     buffer.appendTLString(c.emoji)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.maskCoords?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.keywords {
+                    c.maskCoords?.serialize(buffer, true)
+                    if let value = c.keywords {
                         buffer.appendTLString(value)
                     }
             }
@@ -1682,37 +1666,31 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x1b97dd66) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.replyToMsgId {
+                    if let value = c.replyToMsgId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.replyToPeerId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.replyFrom?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.replyMedia?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.replyToTopId {
+                    c.replyToPeerId?.serialize(buffer, true)
+                    c.replyFrom?.serialize(buffer, true)
+                    c.replyMedia?.serialize(buffer, true)
+                    if let value = c.replyToTopId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.quoteText {
+                    if let value = c.quoteText {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.quoteEntities {
+                    if let value = c.quoteEntities {
                         buffer.appendVector(value, boxed: true)
                     }
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.quoteOffset {
+                    if let value = c.quoteOffset {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.todoItemId {
+                    if let value = c.todoItemId {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.pollOption {
+                    if let value = c.pollOption {
                         buffer.appendTLBytes(value)
                     }
                 case .messageReplyStoryHeader(let c):
@@ -2431,7 +2409,7 @@ extension Api.stats {
                     w1.int32(c.count)
                     buffer.commit(w1)
                     buffer.appendVector(c.forwards, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -2539,7 +2517,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.reaction.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.count)
@@ -2937,7 +2915,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = link {
+        if let value = link {
             buffer.appendTLString(value)
         }
     }
@@ -3037,13 +3015,11 @@ extension Api.functions.stickers {
         w1.int32(_flags)
         buffer.commit(w1)
         sticker.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = emoji {
+        if let value = emoji {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2) {
-            maskCoords?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4), let value = keywords {
+        maskCoords?.serialize(buffer, true)
+        if let value = keywords {
             buffer.appendTLString(value)
         }
     }
@@ -3126,19 +3102,19 @@ extension Api.functions.stories {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = caption {
+        if let value = caption {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = entities {
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
         buffer.appendVector(privacyRules, boxed: true)
         var w2 = buffer.fieldWriter(reserving: 20)
         w2.int64(randomId)
-        if tlFlagIsSet(_flags, 0x40), let value = messagesEnabled {
+        if let value = messagesEnabled {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x80), let value = sendPaidMessagesStars {
+        if let value = sendPaidMessagesStars {
             w2.int64(value)
         }
         buffer.commit(w2)
@@ -3178,7 +3154,7 @@ extension Api.functions.communities {
         w1.int32(_flags)
         buffer.commit(w1)
         buffer.appendTLString(title)
-        if tlFlagIsSet(_flags, 0x1), let value = about {
+        if let value = about {
             buffer.appendTLString(value)
         }
         peer.serialize(buffer, true)

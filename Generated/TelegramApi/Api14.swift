@@ -266,34 +266,24 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0x4d8a0299) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.userId {
+                    if let value = c.userId {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
+                    if let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.descriptionPhoto?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.descriptionDocument?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.commands {
+                    c.descriptionPhoto?.serialize(buffer, true)
+                    c.descriptionDocument?.serialize(buffer, true)
+                    if let value = c.commands {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.menuButton?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.privacyPolicyUrl {
+                    c.menuButton?.serialize(buffer, true)
+                    if let value = c.privacyPolicyUrl {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.appSettings?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.verifierSettings?.serialize(buffer, true)
-                    }
+                    c.appSettings?.serialize(buffer, true)
+                    c.verifierSettings?.serialize(buffer, true)
             }
         }
 
@@ -868,13 +858,11 @@ extension Api {
                     if boxed { w1.uint32(0xb826e150) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.from?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.fromName {
+                    c.from?.serialize(buffer, true)
+                    if let value = c.fromName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.storyId {
+                    if let value = c.storyId {
                         buffer.appendInt32(value)
                     }
             }
@@ -1062,16 +1050,14 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.botId)
                     w1.int32(c.commissionPermille)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
+                    if let value = c.durationMonths {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.endDate {
+                    if let value = c.endDate {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.dailyRevenuePerUser?.serialize(buffer, true)
-                    }
+                    c.dailyRevenuePerUser?.serialize(buffer, true)
             }
         }
 
@@ -1203,7 +1189,7 @@ extension Api {
                     w2.int32(c.date)
                     w2.int64(c.botId)
                     w2.int32(c.commissionPermille)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
+                    if let value = c.durationMonths {
                         w2.int32(value)
                     }
                     w2.int64(c.participants)
@@ -1329,12 +1315,12 @@ extension Api.payments {
                     if boxed { w1.uint32(0x95f389b1) }
                     w1.int32(_flags)
                     w1.int32(c.count)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.chatNotificationsEnabled {
+                    if let value = c.chatNotificationsEnabled {
                         w1.bool(value)
                     }
                     buffer.commit(w1)
                     buffer.appendVector(c.gifts, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -1784,12 +1770,10 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(msgId)
-        if tlFlagIsSet(_flags, 0x1), let value = data {
+        if let value = data {
             buffer.appendTLBytes(value)
         }
-        if tlFlagIsSet(_flags, 0x4) {
-            password?.serialize(buffer, true)
-        }
+        password?.serialize(buffer, true)
     }
 }
 
@@ -1885,13 +1869,9 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            wallpaper?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4) {
-            settings?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2), let value = id {
+        wallpaper?.serialize(buffer, true)
+        settings?.serialize(buffer, true)
+        if let value = id {
             buffer.appendInt32(value)
         }
     }
@@ -1913,9 +1893,7 @@ extension Api.functions.messages {
         w1.uint32(0x6f6f9c96)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x2) {
-            parentPeer?.serialize(buffer, true)
-        }
+        parentPeer?.serialize(buffer, true)
         buffer.appendVector(ids, boxed: true)
     }
 }
@@ -2031,7 +2009,7 @@ extension Api.functions.premium {
         w1.uint32(0x6b7da746)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = slots {
+        if let value = slots {
             buffer.appendVector(value, boxed: true)
         }
         peer.serialize(buffer, true)

@@ -272,9 +272,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.sticker?.serialize(buffer, true)
-                    }
+                    c.sticker?.serialize(buffer, true)
             }
         }
 
@@ -634,9 +632,7 @@ extension Api.functions.account {
         w1.int32(_flags)
         buffer.commit(w1)
         file.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            thumb?.serialize(buffer, true)
-        }
+        thumb?.serialize(buffer, true)
         buffer.appendTLString(fileName)
         buffer.appendTLString(mimeType)
     }
@@ -688,7 +684,7 @@ extension Api.functions.contacts {
         w1.int32(_flags)
         buffer.commit(w1)
         buffer.appendTLString(username)
-        if tlFlagIsSet(_flags, 0x1), let value = referer {
+        if let value = referer {
             buffer.appendTLString(value)
         }
     }
@@ -743,12 +739,10 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
-        if tlFlagIsSet(_flags, 0x2) {
-            savedPeerId?.serialize(buffer, true)
-        }
+        savedPeerId?.serialize(buffer, true)
     }
 }
 
@@ -772,7 +766,7 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(msgId)
-        if tlFlagIsSet(_flags, 0x1), let value = reaction {
+        if let value = reaction {
             buffer.appendVector(value, boxed: true)
         }
     }
@@ -836,18 +830,12 @@ extension Api.functions.photos {
         w1.int32(_flags)
         buffer.commit(w1)
         userId.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            file?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2) {
-            video?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4), let value = videoStartTs {
+        file?.serialize(buffer, true)
+        video?.serialize(buffer, true)
+        if let value = videoStartTs {
             buffer.appendDouble(value)
         }
-        if tlFlagIsSet(_flags, 0x20) {
-            videoEmojiMarkup?.serialize(buffer, true)
-        }
+        videoEmojiMarkup?.serialize(buffer, true)
     }
 }
 

@@ -533,15 +533,11 @@ extension Api {
                     if boxed { w1.uint32(0xe216eb63) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.photo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
+                    c.photo?.serialize(buffer, true)
+                    if let value = c.ttlSeconds {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.video?.serialize(buffer, true)
-                    }
+                    c.video?.serialize(buffer, true)
                 case .messageMediaGeo(let c):
                     if boxed { buffer.appendUInt32(0x56e0d474) }
                     c.geo.serialize(buffer, true)
@@ -560,20 +556,16 @@ extension Api {
                     if boxed { w1.uint32(0x52d8ccd9) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.document?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.altDocuments {
+                    c.document?.serialize(buffer, true)
+                    if let value = c.altDocuments {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.videoCover?.serialize(buffer, true)
-                    }
+                    c.videoCover?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.videoTimestamp {
+                    if let value = c.videoTimestamp {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
+                    if let value = c.ttlSeconds {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -603,18 +595,14 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.photo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.receiptMsgId {
+                    c.photo?.serialize(buffer, true)
+                    if let value = c.receiptMsgId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
                     buffer.appendTLString(c.startParam)
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.extendedMedia?.serialize(buffer, true)
-                    }
+                    c.extendedMedia?.serialize(buffer, true)
                 case .messageMediaGeoLive(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -623,11 +611,11 @@ extension Api {
                     buffer.commit(w1)
                     c.geo.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
+                    if let value = c.heading {
                         w2.int32(value)
                     }
                     w2.int32(c.period)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.proximityNotificationRadius {
+                    if let value = c.proximityNotificationRadius {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -639,9 +627,7 @@ extension Api {
                     buffer.commit(w1)
                     c.poll.serialize(buffer, true)
                     c.results.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.attachedMedia?.serialize(buffer, true)
-                    }
+                    c.attachedMedia?.serialize(buffer, true)
                 case .messageMediaDice(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 12)
@@ -650,9 +636,7 @@ extension Api {
                     w1.int32(c.value)
                     buffer.commit(w1)
                     buffer.appendTLString(c.emoticon)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.gameOutcome?.serialize(buffer, true)
-                    }
+                    c.gameOutcome?.serialize(buffer, true)
                 case .messageMediaStory(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -661,9 +645,7 @@ extension Api {
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.id)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.story?.serialize(buffer, true)
-                    }
+                    c.story?.serialize(buffer, true)
                 case .messageMediaGiveaway(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -671,18 +653,18 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendVector(c.channels, boxed: true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.countriesIso2 {
+                    if let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.prizeDescription {
+                    if let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 20)
                     w2.int32(c.quantity)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.months {
+                    if let value = c.months {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.stars {
+                    if let value = c.stars {
                         w2.int64(value)
                     }
                     w2.int32(c.untilDate)
@@ -693,7 +675,7 @@ extension Api {
                     if boxed { w1.uint32(0xceaa3ea1) }
                     w1.int32(_flags)
                     w1.int64(c.channelId)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.additionalPeersCount {
+                    if let value = c.additionalPeersCount {
                         w1.int32(value)
                     }
                     w1.int32(c.launchMsgId)
@@ -702,14 +684,14 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendVector(c.winners, boxed: true)
                     var w2 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.months {
+                    if let value = c.months {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.stars {
+                    if let value = c.stars {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.prizeDescription {
+                    if let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.untilDate)
@@ -726,7 +708,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.todo.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.completions {
+                    if let value = c.completions {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .messageMediaVideoStream(let c):
@@ -1792,9 +1774,7 @@ extension Api.payments {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     c.invoice.serialize(buffer, true)
                     buffer.appendInt64(c.providerId)
                     buffer.appendTLString(c.url)
@@ -1804,13 +1784,11 @@ extension Api.payments {
                     if tlFlagIsSet(_flags, 0x10) {
                         c.nativeParams?.serialize(buffer, true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.additionalMethods {
+                    if let value = c.additionalMethods {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.savedInfo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedCredentials {
+                    c.savedInfo?.serialize(buffer, true)
+                    if let value = c.savedCredentials {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.users, boxed: true)
@@ -1824,9 +1802,7 @@ extension Api.payments {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     c.invoice.serialize(buffer, true)
                     buffer.appendVector(c.users, boxed: true)
                 case .paymentFormStarGift(let c):
@@ -2623,14 +2599,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.boostPeer?.serialize(buffer, true)
-                    }
+                    c.boostPeer?.serialize(buffer, true)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                 case .inputStorePaymentPremiumGiveaway(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -2638,13 +2610,13 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.boostPeer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
+                    if let value = c.additionalPeers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.countriesIso2 {
+                    if let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
+                    if let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 12)
@@ -2662,9 +2634,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.spendPurposePeer?.serialize(buffer, true)
-                    }
+                    c.spendPurposePeer?.serialize(buffer, true)
                 case .inputStorePaymentStarsGift(let c):
                     if boxed { buffer.appendUInt32(0x1d741ef7) }
                     c.userId.serialize(buffer, true)
@@ -2679,13 +2649,13 @@ extension Api {
                     w1.int64(c.stars)
                     buffer.commit(w1)
                     c.boostPeer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
+                    if let value = c.additionalPeers {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.countriesIso2 {
+                    if let value = c.countriesIso2 {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
+                    if let value = c.prizeDescription {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 12)
@@ -3521,7 +3491,7 @@ extension Api {
                     c.currentBalance.serialize(buffer, true)
                     c.availableBalance.serialize(buffer, true)
                     c.overallRevenue.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.nextWithdrawalAt {
+                    if let value = c.nextWithdrawalAt {
                         buffer.appendInt32(value)
                     }
             }
@@ -3640,7 +3610,7 @@ extension Api {
                     w1.int64(c.stars)
                     w1.int32(c.yearlyBoosts)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.storeProduct {
+                    if let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -4132,9 +4102,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x4) {
-            savedPeerId?.serialize(buffer, true)
-        }
+        savedPeerId?.serialize(buffer, true)
         filter.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
         w2.int32(offsetId)

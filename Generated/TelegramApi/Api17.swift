@@ -626,11 +626,11 @@ extension Api {
                     c.baseTheme.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
                     w2.int32(c.accentColor)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
+                    if let value = c.outboxAccentColor {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
+                    if let value = c.messageColors {
                         buffer.appendVector(value, boxed: true)
                     }
                     if tlFlagIsSet(_flags, 0x2) {
@@ -760,7 +760,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0xa3d1cb80) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.chosenOrder {
+                    if let value = c.chosenOrder {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -1594,14 +1594,10 @@ extension Api {
                     if boxed { w1.uint32(0xe0bff26c) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.senderId?.serialize(buffer, true)
-                    }
+                    c.senderId?.serialize(buffer, true)
                     c.recipientId.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
             }
         }
 
@@ -1801,7 +1797,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
         action.serialize(buffer, true)
@@ -1878,7 +1874,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         buffer.appendTLString(message)
-        if tlFlagIsSet(_flags, 0x8), let value = entities {
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
     }

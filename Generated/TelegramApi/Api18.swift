@@ -285,10 +285,10 @@ extension Api.payments {
                     if boxed { w1.uint32(0xd1451883) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.id {
+                    if let value = c.id {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptions {
+                    if let value = c.shippingOptions {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -462,7 +462,7 @@ extension Api.help {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -595,16 +595,14 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.slug)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.document?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.settings {
+                    c.document?.serialize(buffer, true)
+                    if let value = c.settings {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.emoticon {
+                    if let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.installsCount {
+                    if let value = c.installsCount {
                         buffer.appendInt32(value)
                     }
             }
@@ -754,7 +752,7 @@ extension Api.account {
                     buffer.appendVector(c.themes, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -1138,9 +1136,7 @@ extension Api {
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendInt64(c.giftId)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                 case .inputInvoiceStarGiftUpgrade(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -1160,9 +1156,7 @@ extension Api {
                     buffer.commit(w1)
                     c.userId.serialize(buffer, true)
                     buffer.appendInt32(c.months)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                 case .inputInvoiceBusinessBotTransferStars(let c):
                     if boxed { buffer.appendUInt32(0xf4997e42) }
                     c.bot.serialize(buffer, true)
@@ -1175,9 +1169,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.slug)
                     c.toId.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                 case .inputInvoiceStarGiftPrepaidUpgrade(let c):
                     if boxed { buffer.appendUInt32(0x9a0b48b8) }
                     c.peer.serialize(buffer, true)
@@ -1194,16 +1186,12 @@ extension Api {
                     if boxed { w1.uint32(0x1ecafa10) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.peer?.serialize(buffer, true)
-                    }
+                    c.peer?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 16)
                     w2.int64(c.giftId)
                     w2.int64(c.bidAmount)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
             }
         }
 
@@ -1695,19 +1683,17 @@ extension Api.payments {
                     if boxed { w1.uint32(0xeb983f8f) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.fromId?.serialize(buffer, true)
-                    }
+                    c.fromId?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 24)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.giveawayMsgId {
+                    if let value = c.giveawayMsgId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.toId {
+                    if let value = c.toId {
                         w2.int64(value)
                     }
                     w2.int32(c.date)
                     w2.int32(c.days)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.usedDate {
+                    if let value = c.usedDate {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -1849,10 +1835,10 @@ extension Api {
                     if boxed { w1.uint32(0xc4e5921e) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                    if let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.excludeUsers {
+                    if let value = c.excludeUsers {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -2021,9 +2007,7 @@ extension Api {
                     if boxed { w1.uint32(0x4ba3a95a) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.peerId?.serialize(buffer, true)
-                    }
+                    c.peerId?.serialize(buffer, true)
                     buffer.appendInt32(c.count)
             }
         }
@@ -2367,9 +2351,7 @@ extension Api.functions.account {
         w1.uint32(0x66a08c7e)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            rights?.serialize(buffer, true)
-        }
+        rights?.serialize(buffer, true)
         bot.serialize(buffer, true)
         recipients.serialize(buffer, true)
     }
@@ -2408,10 +2390,10 @@ extension Api.functions.messages {
         w1.int32(_flags)
         w1.int64(queryId)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = message {
+        if let value = message {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = url {
+        if let value = url {
             buffer.appendTLString(value)
         }
         buffer.appendInt32(cacheTime)
@@ -2436,7 +2418,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         w1.int64(queryId)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = error {
+        if let value = error {
             buffer.appendTLString(value)
         }
     }
@@ -2477,7 +2459,7 @@ extension Api.functions.messages {
         buffer.commit(w1)
         result.serialize(buffer, true)
         userId.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = peerTypes {
+        if let value = peerTypes {
             buffer.appendVector(value, boxed: true)
         }
     }
@@ -2518,10 +2500,10 @@ extension Api.functions.channels {
         buffer.commit(w1)
         channel.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 12)
-        if tlFlagIsSet(_flags, 0x4), let value = color {
+        if let value = color {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x1), let value = backgroundEmojiId {
+        if let value = backgroundEmojiId {
             w2.int64(value)
         }
         buffer.commit(w2)

@@ -67,18 +67,12 @@ extension Api {
                     if boxed { w1.uint32(0xbdcdaec0) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.file?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.video?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.videoStartTs {
+                    c.file?.serialize(buffer, true)
+                    c.video?.serialize(buffer, true)
+                    if let value = c.videoStartTs {
                         buffer.appendDouble(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.videoEmojiMarkup?.serialize(buffer, true)
-                    }
+                    c.videoEmojiMarkup?.serialize(buffer, true)
                 case .inputChatPhoto(let c):
                     if boxed { buffer.appendUInt32(0x8953ad37) }
                     c.id.serialize(buffer, true)
@@ -572,15 +566,9 @@ extension Api {
                     w2.int32(c.date)
                     w2.int32(c.version)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.migratedTo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000) {
-                        c.adminRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000) {
-                        c.defaultBannedRights?.serialize(buffer, true)
-                    }
+                    c.migratedTo?.serialize(buffer, true)
+                    c.adminRights?.serialize(buffer, true)
+                    c.defaultBannedRights?.serialize(buffer, true)
                 case .chatForbidden(let c):
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x6592a1a7) }
@@ -595,63 +583,49 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(_flags2)
                     w1.int64(c.id)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
+                    if let value = c.accessHash {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.username {
+                    if let value = c.username {
                         buffer.appendTLString(value)
                     }
                     c.photo.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.restrictionReason {
+                    if let value = c.restrictionReason {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4000) {
-                        c.adminRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000) {
-                        c.bannedRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000) {
-                        c.defaultBannedRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.participantsCount {
+                    c.adminRights?.serialize(buffer, true)
+                    c.bannedRights?.serialize(buffer, true)
+                    c.defaultBannedRights?.serialize(buffer, true)
+                    if let value = c.participantsCount {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
+                    if let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags2, 0x10) {
-                        c.storiesMaxId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x80) {
-                        c.color?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x100) {
-                        c.profileColor?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200) {
-                        c.emojiStatus?.serialize(buffer, true)
-                    }
+                    c.storiesMaxId?.serialize(buffer, true)
+                    c.color?.serialize(buffer, true)
+                    c.profileColor?.serialize(buffer, true)
+                    c.emojiStatus?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 40)
-                    if tlFlagIsSet(_flags2, 0x400), let value = c.level {
+                    if let value = c.level {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x800), let value = c.subscriptionUntilDate {
+                    if let value = c.subscriptionUntilDate {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x2000), let value = c.botVerificationIcon {
+                    if let value = c.botVerificationIcon {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
+                    if let value = c.sendPaidMessagesStars {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x40000), let value = c.linkedMonoforumId {
+                    if let value = c.linkedMonoforumId {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x100000), let value = c.linkedCommunityId {
+                    if let value = c.linkedCommunityId {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
@@ -664,7 +638,7 @@ extension Api {
                     w1.int64(c.accessHash)
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.untilDate {
+                    if let value = c.untilDate {
                         buffer.appendInt32(value)
                     }
                 case .communityForbidden(let c):
@@ -673,7 +647,7 @@ extension Api {
                     if boxed { w1.uint32(0xfd3cdab8) }
                     w1.int32(_flags)
                     w1.int64(c.id)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
+                    if let value = c.accessHash {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -686,19 +660,15 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(_flags2)
                     w1.int64(c.id)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
+                    if let value = c.accessHash {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     c.photo.serialize(buffer, true)
                     buffer.appendInt32(c.date)
-                    if tlFlagIsSet(_flags, 0x4000) {
-                        c.adminRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000) {
-                        c.defaultBannedRights?.serialize(buffer, true)
-                    }
+                    c.adminRights?.serialize(buffer, true)
+                    c.defaultBannedRights?.serialize(buffer, true)
             }
         }
 
@@ -1422,71 +1392,41 @@ extension Api {
                     w1.int32(_flags2)
                     w1.int64(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.about {
+                    if let value = c.about {
                         buffer.appendTLString(value)
                     }
                     c.settings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x200000) {
-                        c.personalPhoto?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.profilePhoto?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x400000) {
-                        c.fallbackPhoto?.serialize(buffer, true)
-                    }
+                    c.personalPhoto?.serialize(buffer, true)
+                    c.profilePhoto?.serialize(buffer, true)
+                    c.fallbackPhoto?.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.botInfo?.serialize(buffer, true)
-                    }
+                    c.botInfo?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
+                    if let value = c.pinnedMsgId {
                         w2.int32(value)
                     }
                     w2.int32(c.commonChatsCount)
-                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
+                    if let value = c.folderId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
+                    if let value = c.ttlPeriod {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x8000) {
-                        c.theme?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.privateForwardName {
+                    c.theme?.serialize(buffer, true)
+                    if let value = c.privateForwardName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20000) {
-                        c.botGroupAdminRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000) {
-                        c.botBroadcastAdminRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000000) {
-                        c.wallpaper?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000) {
-                        c.stories?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1) {
-                        c.businessWorkHours?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2) {
-                        c.businessLocation?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x4) {
-                        c.businessGreetingMessage?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x8) {
-                        c.businessAwayMessage?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x10) {
-                        c.businessIntro?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x20) {
-                        c.birthday?.serialize(buffer, true)
-                    }
+                    c.botGroupAdminRights?.serialize(buffer, true)
+                    c.botBroadcastAdminRights?.serialize(buffer, true)
+                    c.wallpaper?.serialize(buffer, true)
+                    c.stories?.serialize(buffer, true)
+                    c.businessWorkHours?.serialize(buffer, true)
+                    c.businessLocation?.serialize(buffer, true)
+                    c.businessGreetingMessage?.serialize(buffer, true)
+                    c.businessAwayMessage?.serialize(buffer, true)
+                    c.businessIntro?.serialize(buffer, true)
+                    c.birthday?.serialize(buffer, true)
                     var w3 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelId {
                         w3.int64(value)
@@ -1494,41 +1434,27 @@ extension Api {
                     if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelMessage {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x100), let value = c.stargiftsCount {
+                    if let value = c.stargiftsCount {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
-                    if tlFlagIsSet(_flags2, 0x800) {
-                        c.starrefProgram?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1000) {
-                        c.botVerification?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
+                    c.starrefProgram?.serialize(buffer, true)
+                    c.botVerification?.serialize(buffer, true)
+                    if let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x8000) {
-                        c.disallowedGifts?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x20000) {
-                        c.starsRating?.serialize(buffer, true)
-                    }
+                    c.disallowedGifts?.serialize(buffer, true)
+                    c.starsRating?.serialize(buffer, true)
                     if tlFlagIsSet(_flags2, 0x40000) {
                         c.starsMyPendingRating?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRatingDate {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x100000) {
-                        c.mainTab?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200000) {
-                        c.savedMusic?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x400000) {
-                        c.note?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2000000), let value = c.botManagerId {
+                    c.mainTab?.serialize(buffer, true)
+                    c.savedMusic?.serialize(buffer, true)
+                    c.note?.serialize(buffer, true)
+                    if let value = c.botManagerId {
                         buffer.appendInt64(value)
                     }
             }
@@ -2442,27 +2368,17 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.type.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.data?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.frontSide?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.reverseSide?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.selfie?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.translation {
+                    c.data?.serialize(buffer, true)
+                    c.frontSide?.serialize(buffer, true)
+                    c.reverseSide?.serialize(buffer, true)
+                    c.selfie?.serialize(buffer, true)
+                    if let value = c.translation {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.files {
+                    if let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.plainData?.serialize(buffer, true)
-                    }
+                    c.plainData?.serialize(buffer, true)
             }
         }
 
@@ -2864,10 +2780,10 @@ extension Api {
                     w1.int32(c.id)
                     buffer.commit(w1)
                     c.title.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
+                    if let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000000), let value = c.color {
+                    if let value = c.color {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.pinnedPeers, boxed: true)
@@ -2883,10 +2799,10 @@ extension Api {
                     w1.int32(c.id)
                     buffer.commit(w1)
                     c.title.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
+                    if let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000000), let value = c.color {
+                    if let value = c.color {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.pinnedPeers, boxed: true)
@@ -3274,10 +3190,8 @@ extension Api {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.thumb?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.videoDuration {
+                    c.thumb?.serialize(buffer, true)
+                    if let value = c.videoDuration {
                         buffer.appendInt32(value)
                     }
                 case .messageExtendedMedia(let c):
@@ -3585,7 +3499,7 @@ extension Api.account {
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -3700,15 +3614,9 @@ extension Api {
                     if boxed { w1.uint32(0x71e4ea58) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.messagesNotifyFrom?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.storiesNotifyFrom?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.pollVotesNotifyFrom?.serialize(buffer, true)
-                    }
+                    c.messagesNotifyFrom?.serialize(buffer, true)
+                    c.storiesNotifyFrom?.serialize(buffer, true)
+                    c.pollVotesNotifyFrom?.serialize(buffer, true)
                     c.sound.serialize(buffer, true)
                     buffer.appendBool(c.showPreviews)
             }
@@ -3909,16 +3817,14 @@ extension Api.functions.account {
         buffer.commit(w1)
         buffer.appendTLString(format)
         theme.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = slug {
+        if let value = slug {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4) {
-            document?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8), let value = settings {
+        document?.serialize(buffer, true)
+        if let value = settings {
             buffer.appendVector(value, boxed: true)
         }
     }
@@ -3975,7 +3881,7 @@ extension Api.functions.messages {
         var w1 = buffer.fieldWriter(reserving: 20)
         w1.uint32(0xa0f4cb4f)
         w1.int32(_flags)
-        if tlFlagIsSet(_flags, 0x2), let value = folderId {
+        if let value = folderId {
             w1.int32(value)
         }
         w1.int32(offsetDate)
@@ -4011,10 +3917,10 @@ extension Api.functions.messages {
         peer.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 12)
         w2.int32(maxId)
-        if tlFlagIsSet(_flags, 0x4), let value = minDate {
+        if let value = minDate {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = maxDate {
+        if let value = maxDate {
             w2.int32(value)
         }
         buffer.commit(w2)
@@ -4058,40 +3964,32 @@ extension Api.functions.messages {
         buffer.appendVector(id, boxed: true)
         buffer.appendVector(randomId, boxed: true)
         toPeer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x200), let value = topMsgId {
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
-        if tlFlagIsSet(_flags, 0x400000) {
-            replyTo?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
-        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+        if let value = scheduleDate {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x1000000), let value = scheduleRepeatPeriod {
+        if let value = scheduleRepeatPeriod {
             w2.int32(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x2000) {
-            sendAs?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x20000) {
-            quickReplyShortcut?.serialize(buffer, true)
-        }
+        sendAs?.serialize(buffer, true)
+        quickReplyShortcut?.serialize(buffer, true)
         var w3 = buffer.fieldWriter(reserving: 20)
-        if tlFlagIsSet(_flags, 0x40000), let value = effect {
+        if let value = effect {
             w3.int64(value)
         }
-        if tlFlagIsSet(_flags, 0x100000), let value = videoTimestamp {
+        if let value = videoTimestamp {
             w3.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+        if let value = allowPaidStars {
             w3.int64(value)
         }
         buffer.commit(w3)
-        if tlFlagIsSet(_flags, 0x800000) {
-            suggestedPost?.serialize(buffer, true)
-        }
+        suggestedPost?.serialize(buffer, true)
     }
 }
 

@@ -371,10 +371,8 @@ extension Api.auth {
                     buffer.commit(w1)
                     c.type.serialize(buffer, true)
                     buffer.appendTLString(c.phoneCodeHash)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.nextType?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.timeout {
+                    c.nextType?.serialize(buffer, true)
+                    if let value = c.timeout {
                         buffer.appendInt32(value)
                     }
                 case .sentCodeSuccess(let c):
@@ -787,21 +785,17 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
+                    if let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.url {
+                    if let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.thumb?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.content?.serialize(buffer, true)
-                    }
+                    c.thumb?.serialize(buffer, true)
+                    c.content?.serialize(buffer, true)
                     c.sendMessage.serialize(buffer, true)
                 case .inputBotInlineResultPhoto(let c):
                     if boxed { buffer.appendUInt32(0xa8d864a7) }
@@ -817,10 +811,10 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.id)
                     buffer.appendTLString(c.type)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
+                    if let value = c.description {
                         buffer.appendTLString(value)
                     }
                     c.document.serialize(buffer, true)
@@ -1219,17 +1213,17 @@ extension Api {
                     w1.int32(c.replies)
                     w1.int32(c.repliesPts)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.recentRepliers {
+                    if let value = c.recentRepliers {
                         buffer.appendVector(value, boxed: true)
                     }
                     var w2 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.channelId {
+                    if let value = c.channelId {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.maxId {
+                    if let value = c.maxId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.readMaxId {
+                    if let value = c.readMaxId {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -1444,34 +1438,32 @@ extension Api {
                     w1.int64(c.accessHash)
                     w1.int32(c.participantsCount)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 24)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.streamDcId {
+                    if let value = c.streamDcId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.recordStartDate {
+                    if let value = c.recordStartDate {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.scheduleDate {
+                    if let value = c.scheduleDate {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.unmutedVideoCount {
+                    if let value = c.unmutedVideoCount {
                         w2.int32(value)
                     }
                     w2.int32(c.unmutedVideoLimit)
                     w2.int32(c.version)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.inviteLink {
+                    if let value = c.inviteLink {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.sendPaidMessagesStars {
+                    if let value = c.sendPaidMessagesStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200000) {
-                        c.defaultSendAs?.serialize(buffer, true)
-                    }
+                    c.defaultSendAs?.serialize(buffer, true)
             }
         }
 
@@ -2240,10 +2232,10 @@ extension Api {
                     if boxed { w1.uint32(0xb88cf373) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                    if let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.excludeUsers {
+                    if let value = c.excludeUsers {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -2665,7 +2657,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(c.totalDaily)
                     w1.int32(c.remains)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.waitTill {
+                    if let value = c.waitTill {
                         w1.int32(value)
                     }
                     w1.int64(c.starsAmount)

@@ -95,7 +95,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.photoId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
+                    if let value = c.strippedThumb {
                         buffer.appendTLBytes(value)
                     }
                     buffer.appendInt32(c.dcId)
@@ -559,19 +559,19 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.url)
                     buffer.appendInt64(c.webpageId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
+                    if let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photoId {
+                    if let value = c.photoId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.author {
+                    if let value = c.author {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.publishedDate {
+                    if let value = c.publishedDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -834,7 +834,7 @@ extension Api {
                     w2.int32(c.w)
                     w2.int32(c.h)
                     w2.int32(c.size)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.videoStartTs {
+                    if let value = c.videoStartTs {
                         w2.double(value)
                     }
                     buffer.commit(w2)
@@ -1198,7 +1198,7 @@ extension Api.chatlists {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.title.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.emoticon {
+                    if let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.peers, boxed: true)
@@ -1497,13 +1497,13 @@ extension Api.functions.auth {
         buffer.commit(w1)
         buffer.appendTLString(phoneNumber)
         buffer.appendTLString(phoneCodeHash)
-        if tlFlagIsSet(_flags, 0x1), let value = safetyNetToken {
+        if let value = safetyNetToken {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = playIntegrityToken {
+        if let value = playIntegrityToken {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = iosPushSecret {
+        if let value = iosPushSecret {
             buffer.appendTLString(value)
         }
     }
@@ -1571,10 +1571,10 @@ extension Api.functions.account {
         w1.uint32(0x40f48462)
         w1.int32(_flags)
         w1.int64(hash)
-        if tlFlagIsSet(_flags, 0x1), let value = encryptedRequestsDisabled {
+        if let value = encryptedRequestsDisabled {
             w1.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = callRequestsDisabled {
+        if let value = callRequestsDisabled {
             w1.bool(value)
         }
         buffer.commit(w1)
@@ -1598,9 +1598,7 @@ extension Api.functions.account {
         w1.uint32(0x684d214e)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x4) {
-            color?.serialize(buffer, true)
-        }
+        color?.serialize(buffer, true)
     }
 }
 
@@ -1685,9 +1683,7 @@ extension Api.functions.messages {
         w1.uint32(0x21202222)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            parentPeer?.serialize(buffer, true)
-        }
+        parentPeer?.serialize(buffer, true)
     }
 }
 
@@ -1767,12 +1763,10 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         bot.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = startParam {
+        if let value = startParam {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x1) {
-            themeParams?.serialize(buffer, true)
-        }
+        themeParams?.serialize(buffer, true)
         buffer.appendTLString(platform)
     }
 }
@@ -1960,10 +1954,8 @@ extension Api.functions.stickers {
         w1.int32(_flags)
         buffer.commit(w1)
         stickerset.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            thumb?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2), let value = thumbDocumentId {
+        thumb?.serialize(buffer, true)
+        if let value = thumbDocumentId {
             buffer.appendInt64(value)
         }
     }

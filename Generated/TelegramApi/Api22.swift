@@ -673,17 +673,11 @@ extension Api.payments {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     c.invoice.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.info?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.shipping?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.tipAmount {
+                    c.info?.serialize(buffer, true)
+                    c.shipping?.serialize(buffer, true)
+                    if let value = c.tipAmount {
                         buffer.appendInt64(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -700,9 +694,7 @@ extension Api.payments {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     c.invoice.serialize(buffer, true)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
@@ -1468,10 +1460,10 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0x712e27fd) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.activeUntilDate {
+                    if let value = c.activeUntilDate {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
+                    if let value = c.cooldownUntilDate {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -1739,10 +1731,8 @@ extension Api {
                     if boxed { w1.uint32(0x0e8e37e5) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.price?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.scheduleDate {
+                    c.price?.serialize(buffer, true)
+                    if let value = c.scheduleDate {
                         buffer.appendInt32(value)
                     }
             }
@@ -1970,7 +1960,7 @@ extension Api {
                     buffer.appendTLString(c.domain)
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.favicon {
+                    if let value = c.favicon {
                         buffer.appendInt64(value)
                     }
             }
@@ -2074,9 +2064,7 @@ extension Api {
                     buffer.commit(w1)
                     c.text.serialize(buffer, true)
                     c.type.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.style?.serialize(buffer, true)
-                    }
+                    c.style?.serialize(buffer, true)
             }
         }
 
@@ -2157,12 +2145,8 @@ extension Api.functions {
         buffer.appendTLString(systemLangCode)
         buffer.appendTLString(langPack)
         buffer.appendTLString(langCode)
-        if tlFlagIsSet(_flags, 0x1) {
-            proxy?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2) {
-            params?.serialize(buffer, true)
-        }
+        proxy?.serialize(buffer, true)
+        params?.serialize(buffer, true)
         buffer.append(query.1)
     }
 }
@@ -2382,15 +2366,11 @@ extension Api.functions.messages {
         buffer.commit(w1)
         buffer.appendVector(results, boxed: true)
         buffer.appendInt32(cacheTime)
-        if tlFlagIsSet(_flags, 0x4), let value = nextOffset {
+        if let value = nextOffset {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x8) {
-            switchPm?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x10) {
-            switchWebview?.serialize(buffer, true)
-        }
+        switchPm?.serialize(buffer, true)
+        switchWebview?.serialize(buffer, true)
     }
 }
 
@@ -2417,26 +2397,18 @@ extension Api.functions.messages {
         w1.uint32(0xad0fa15c)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x10) {
-            replyTo?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
         peer.serialize(buffer, true)
         buffer.appendTLString(message)
-        if tlFlagIsSet(_flags, 0x8), let value = entities {
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x20) {
-            media?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x80), let value = effect {
+        media?.serialize(buffer, true)
+        if let value = effect {
             buffer.appendInt64(value)
         }
-        if tlFlagIsSet(_flags, 0x100) {
-            suggestedPost?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x200) {
-            richMessage?.serialize(buffer, true)
-        }
+        suggestedPost?.serialize(buffer, true)
+        richMessage?.serialize(buffer, true)
     }
 }
 
@@ -2504,9 +2476,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x4) {
-            savedPeerId?.serialize(buffer, true)
-        }
+        savedPeerId?.serialize(buffer, true)
         filter.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
         w2.int32(offsetId)
@@ -2541,22 +2511,16 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         bot.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = url {
+        if let value = url {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = startParam {
+        if let value = startParam {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4) {
-            themeParams?.serialize(buffer, true)
-        }
+        themeParams?.serialize(buffer, true)
         buffer.appendTLString(platform)
-        if tlFlagIsSet(_flags, 0x1) {
-            replyTo?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2000) {
-            sendAs?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
+        sendAs?.serialize(buffer, true)
     }
 }
 
@@ -2597,17 +2561,17 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(topicId)
-        if tlFlagIsSet(_flags, 0x1), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
         var w2 = buffer.fieldWriter(reserving: 16)
-        if tlFlagIsSet(_flags, 0x2), let value = iconEmojiId {
+        if let value = iconEmojiId {
             w2.int64(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = closed {
+        if let value = closed {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = hidden {
+        if let value = hidden {
             w2.bool(value)
         }
         buffer.commit(w2)
@@ -2699,7 +2663,7 @@ extension Api.functions.bots {
         bot.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
         w2.int32(commissionPermille)
-        if tlFlagIsSet(_flags, 0x1), let value = durationMonths {
+        if let value = durationMonths {
             w2.int32(value)
         }
         buffer.commit(w2)
@@ -2742,12 +2706,10 @@ extension Api.functions.phone {
         call.serialize(buffer, true)
         buffer.appendInt64(randomId)
         message.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = allowPaidStars {
+        if let value = allowPaidStars {
             buffer.appendInt64(value)
         }
-        if tlFlagIsSet(_flags, 0x2) {
-            sendAs?.serialize(buffer, true)
-        }
+        sendAs?.serialize(buffer, true)
     }
 }
 

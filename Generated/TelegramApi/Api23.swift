@@ -701,7 +701,7 @@ extension Api {
                     if boxed { w1.uint32(0xe7ff068a) }
                     w1.int32(_flags)
                     w1.int64(c.documentId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
+                    if let value = c.until {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -721,7 +721,7 @@ extension Api {
                     w2.int32(c.edgeColor)
                     w2.int32(c.patternColor)
                     w2.int32(c.textColor)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
+                    if let value = c.until {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -731,7 +731,7 @@ extension Api {
                     if boxed { w1.uint32(0x07141dbf) }
                     w1.int32(_flags)
                     w1.int64(c.collectibleId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
+                    if let value = c.until {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -1105,13 +1105,13 @@ extension Api.functions.account {
         w1.uint32(0x78515775)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = firstName {
+        if let value = firstName {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = lastName {
+        if let value = lastName {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = about {
+        if let value = about {
             buffer.appendTLString(value)
         }
     }
@@ -1134,9 +1134,7 @@ extension Api.functions.account {
         w1.int32(_flags)
         buffer.commit(w1)
         buffer.appendTLString(reason)
-        if tlFlagIsSet(_flags, 0x1) {
-            password?.serialize(buffer, true)
-        }
+        password?.serialize(buffer, true)
     }
 }
 
@@ -1258,7 +1256,7 @@ extension Api.functions.payments {
         var w2 = buffer.fieldWriter(reserving: 20)
         w2.int32(duration)
         w2.int64(randomId)
-        if tlFlagIsSet(_flags, 0x1), let value = allowPaidStars {
+        if let value = allowPaidStars {
             w2.int64(value)
         }
         buffer.commit(w2)

@@ -44,9 +44,7 @@ extension Api {
                     if boxed { w1.uint32(0x2f67a72f) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x400) {
-                        c.style?.serialize(buffer, true)
-                    }
+                    c.style?.serialize(buffer, true)
                     buffer.appendTLString(c.text)
                     c.type.serialize(buffer, true)
             }
@@ -218,10 +216,10 @@ extension Api {
                     if boxed { w1.uint32(0xe04b5ceb) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.q {
+                    if let value = c.q {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         buffer.appendInt32(value)
                     }
             }
@@ -489,7 +487,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.endpoint)
                     buffer.appendVector(c.sourceGroups, boxed: true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.audioSource {
+                    if let value = c.audioSource {
                         buffer.appendInt32(value)
                     }
             }
@@ -603,13 +601,13 @@ extension Api.messages {
                     var w1 = buffer.fieldWriter(reserving: 20)
                     if boxed { w1.uint32(0xffda656d) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.postsBetween {
+                    if let value = c.postsBetween {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.startDelay {
+                    if let value = c.startDelay {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.betweenDelay {
+                    if let value = c.betweenDelay {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -752,10 +750,10 @@ extension Api {
                     w1.int32(c.users)
                     w1.int32(c.months)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
+                    if let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.storeQuantity {
+                    if let value = c.storeQuantity {
                         buffer.appendInt32(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -875,7 +873,7 @@ extension Api.premium {
                     w1.int32(c.count)
                     buffer.commit(w1)
                     buffer.appendVector(c.boosts, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.users, boxed: true)
@@ -1330,9 +1328,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         w1.int64(queryId)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            themeParams?.serialize(buffer, true)
-        }
+        themeParams?.serialize(buffer, true)
         buffer.appendTLString(platform)
     }
 }

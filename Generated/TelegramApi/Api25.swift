@@ -181,7 +181,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.photoId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
+                    if let value = c.strippedThumb {
                         buffer.appendTLBytes(value)
                     }
                     buffer.appendInt32(c.dcId)
@@ -385,27 +385,17 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.type.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.data?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.frontSide?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.reverseSide?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.selfie?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.translation {
+                    c.data?.serialize(buffer, true)
+                    c.frontSide?.serialize(buffer, true)
+                    c.reverseSide?.serialize(buffer, true)
+                    c.selfie?.serialize(buffer, true)
+                    if let value = c.translation {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.files {
+                    if let value = c.files {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.plainData?.serialize(buffer, true)
-                    }
+                    c.plainData?.serialize(buffer, true)
                     buffer.appendTLBytes(c.hash)
             }
         }
@@ -1309,38 +1299,28 @@ extension Api {
                     w1.int32(c.id)
                     w1.int32(c.date)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x40000) {
-                        c.fromId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000) {
-                        c.fwdFrom?.serialize(buffer, true)
-                    }
+                    c.fromId?.serialize(buffer, true)
+                    c.fwdFrom?.serialize(buffer, true)
                     buffer.appendInt32(c.expireDate)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.caption {
+                    if let value = c.caption {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     c.media.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.mediaAreas {
+                    if let value = c.mediaAreas {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.privacy {
+                    if let value = c.privacy {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.views?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000) {
-                        c.sentReaction?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.albums {
+                    c.views?.serialize(buffer, true)
+                    c.sentReaction?.serialize(buffer, true)
+                    if let value = c.albums {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x100000) {
-                        c.music?.serialize(buffer, true)
-                    }
+                    c.music?.serialize(buffer, true)
             }
         }
 
@@ -1584,12 +1564,8 @@ extension Api {
                     w1.int32(c.albumId)
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.iconPhoto?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.iconVideo?.serialize(buffer, true)
-                    }
+                    c.iconPhoto?.serialize(buffer, true)
+                    c.iconVideo?.serialize(buffer, true)
             }
         }
 
@@ -1879,10 +1855,10 @@ extension Api.functions.messages {
             w2.int32(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x4), let value = url {
+        if let value = url {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x10), let value = matchCode {
+        if let value = matchCode {
             buffer.appendTLString(value)
         }
     }
@@ -2076,9 +2052,7 @@ extension Api.functions.payments {
         w1.uint32(0x2757ba54)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            boostPeer?.serialize(buffer, true)
-        }
+        boostPeer?.serialize(buffer, true)
     }
 }
 
@@ -2184,7 +2158,7 @@ extension Api.functions.smsjobs {
         w1.int32(_flags)
         buffer.commit(w1)
         buffer.appendTLString(jobId)
-        if tlFlagIsSet(_flags, 0x1), let value = error {
+        if let value = error {
             buffer.appendTLString(value)
         }
     }

@@ -50,7 +50,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.double(c.lat)
                     w1.double(c.long)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
+                    if let value = c.accuracyRadius {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -808,7 +808,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
+                    if let value = c.url {
                         buffer.appendTLString(value)
                     }
                 case .webPagePending(let c):
@@ -818,7 +818,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
+                    if let value = c.url {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.date)
@@ -832,21 +832,19 @@ extension Api {
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.displayUrl)
                     buffer.appendInt32(c.hash)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.type {
+                    if let value = c.type {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.siteName {
+                    if let value = c.siteName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.description {
+                    if let value = c.description {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x20), let value = c.embedUrl {
                         buffer.appendTLString(value)
                     }
@@ -860,20 +858,16 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x40), let value = c.embedHeight {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.duration {
+                    if let value = c.duration {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x100), let value = c.author {
+                    if let value = c.author {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.document?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x400) {
-                        c.cachedPage?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.attributes {
+                    c.document?.serialize(buffer, true)
+                    c.cachedPage?.serialize(buffer, true)
+                    if let value = c.attributes {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .webPageNotModified(let c):
@@ -881,7 +875,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x7311ca11) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.cachedPageViews {
+                    if let value = c.cachedPageViews {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -1283,7 +1277,7 @@ extension Api.messages {
                     buffer.appendVector(c.votes, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -1915,9 +1909,7 @@ extension Api.payments {
                     if boxed { w1.uint32(0x6c207376) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.topHoursGraph?.serialize(buffer, true)
-                    }
+                    c.topHoursGraph?.serialize(buffer, true)
                     c.revenueGraph.serialize(buffer, true)
                     c.status.serialize(buffer, true)
                     buffer.appendDouble(c.usdRate)
@@ -2364,9 +2356,7 @@ extension Api.functions.account {
         w1.uint32(0x53577479)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            peer?.serialize(buffer, true)
-        }
+        peer?.serialize(buffer, true)
     }
 }
 
@@ -2469,9 +2459,7 @@ extension Api.functions.account {
         w1.uint32(0xa614d034)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            intro?.serialize(buffer, true)
-        }
+        intro?.serialize(buffer, true)
     }
 }
 
@@ -2550,9 +2538,7 @@ extension Api.functions.messages {
         w1.uint32(0x1e91fc99)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x2) {
-            parentPeer?.serialize(buffer, true)
-        }
+        parentPeer?.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 8)
         w2.int32(offsetDate)
         w2.int32(offsetId)

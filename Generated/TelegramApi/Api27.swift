@@ -89,7 +89,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x1b0c841a) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
+                    if let value = c.date {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -99,28 +99,20 @@ extension Api {
                     if boxed { w1.uint32(0x60fe3294) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.replyTo?.serialize(buffer, true)
-                    }
+                    c.replyTo?.serialize(buffer, true)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.media?.serialize(buffer, true)
-                    }
+                    c.media?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 12)
                     w2.int32(c.date)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.effect {
+                    if let value = c.effect {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.suggestedPost?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.richMessage?.serialize(buffer, true)
-                    }
+                    c.suggestedPost?.serialize(buffer, true)
+                    c.richMessage?.serialize(buffer, true)
             }
         }
 
@@ -292,18 +284,16 @@ extension Api {
                     if boxed { w1.uint32(0x909c3f94) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.name {
+                    if let value = c.name {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.phone {
+                    if let value = c.phone {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.email {
+                    if let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.shippingAddress?.serialize(buffer, true)
-                    }
+                    c.shippingAddress?.serialize(buffer, true)
             }
         }
 
@@ -1325,12 +1315,8 @@ extension Api {
                     if boxed { w1.uint32(0x5d8d353b) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.prevTopic?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.newTopic?.serialize(buffer, true)
-                    }
+                    c.prevTopic?.serialize(buffer, true)
+                    c.newTopic?.serialize(buffer, true)
                 case .channelAdminLogEventActionToggleAntiSpam(let c):
                     var w1 = buffer.fieldWriter(reserving: 8)
                     if boxed { w1.uint32(0x64f36dfc) }
@@ -3065,12 +3051,10 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.lastName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.username {
+                    if let value = c.username {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                 case .requestedPeerChat(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 16)
@@ -3078,12 +3062,10 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.chatId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                 case .requestedPeerChannel(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 16)
@@ -3091,15 +3073,13 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.channelId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.username {
+                    if let value = c.username {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
             }
         }
 
@@ -3317,19 +3297,19 @@ extension Api.payments {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.balance.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.subscriptions {
+                    if let value = c.subscriptions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.subscriptionsNextOffset {
+                    if let value = c.subscriptionsNextOffset {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionsMissingBalance {
+                    if let value = c.subscriptionsMissingBalance {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.history {
+                    if let value = c.history {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -3743,37 +3723,27 @@ extension Api {
                     w1.int32(c.id)
                     buffer.commit(w1)
                     c.fromId.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.peerId?.serialize(buffer, true)
-                    }
+                    c.peerId?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 16)
                     w2.int64(c.receiverId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         w2.int32(value)
                     }
                     w2.int32(c.date)
                     buffer.commit(w2)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.media?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.replyTo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.richMessage?.serialize(buffer, true)
-                    }
+                    c.media?.serialize(buffer, true)
+                    c.replyMarkup?.serialize(buffer, true)
+                    c.replyTo?.serialize(buffer, true)
+                    c.richMessage?.serialize(buffer, true)
                     var w3 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.chatInstance {
+                    if let value = c.chatInstance {
                         w3.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.anchorMsgId {
+                    if let value = c.anchorMsgId {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
@@ -4128,24 +4098,18 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            replyTo?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 16)
         w2.int64(randomId)
         w2.int64(queryId)
         buffer.commit(w2)
         buffer.appendTLString(id)
-        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+        if let value = scheduleDate {
             buffer.appendInt32(value)
         }
-        if tlFlagIsSet(_flags, 0x2000) {
-            sendAs?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x20000) {
-            quickReplyShortcut?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+        sendAs?.serialize(buffer, true)
+        quickReplyShortcut?.serialize(buffer, true)
+        if let value = allowPaidStars {
             buffer.appendInt64(value)
         }
     }
@@ -4253,21 +4217,13 @@ extension Api.functions.photos {
         w1.uint32(0x0388a3b5)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x20) {
-            bot?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x1) {
-            file?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2) {
-            video?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4), let value = videoStartTs {
+        bot?.serialize(buffer, true)
+        file?.serialize(buffer, true)
+        video?.serialize(buffer, true)
+        if let value = videoStartTs {
             buffer.appendDouble(value)
         }
-        if tlFlagIsSet(_flags, 0x10) {
-            videoEmojiMarkup?.serialize(buffer, true)
-        }
+        videoEmojiMarkup?.serialize(buffer, true)
     }
 }
 
@@ -4378,16 +4334,16 @@ extension Api.functions.stories {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(albumId)
-        if tlFlagIsSet(_flags, 0x1), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = deleteStories {
+        if let value = deleteStories {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = addStories {
+        if let value = addStories {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = order {
+        if let value = order {
             buffer.appendVector(value, boxed: true)
         }
     }

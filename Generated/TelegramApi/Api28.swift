@@ -54,7 +54,7 @@ extension Api {
                     w1.double(c.long)
                     w1.double(c.lat)
                     w1.int64(c.accessHash)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
+                    if let value = c.accuracyRadius {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -213,7 +213,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0xf47741f7) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.geoDistance {
+                    if let value = c.geoDistance {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -231,20 +231,20 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotManageUrl {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.chargePaidMessageStars {
+                    if let value = c.chargePaidMessageStars {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.registrationMonth {
+                    if let value = c.registrationMonth {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.phoneCountry {
+                    if let value = c.phoneCountry {
                         buffer.appendTLString(value)
                     }
                     var w3 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.nameChangeDate {
+                    if let value = c.nameChangeDate {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.photoChangeDate {
+                    if let value = c.photoChangeDate {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
@@ -798,29 +798,25 @@ extension Api {
                     if boxed { w1.uint32(0x3bd4b7c2) }
                     w1.int32(_flags)
                     w1.int32(c.replyToMsgId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
+                    if let value = c.topMsgId {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.replyToPeerId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.quoteText {
+                    c.replyToPeerId?.serialize(buffer, true)
+                    if let value = c.quoteText {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.quoteEntities {
+                    if let value = c.quoteEntities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.quoteOffset {
+                    if let value = c.quoteOffset {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.monoforumPeerId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.todoItemId {
+                    c.monoforumPeerId?.serialize(buffer, true)
+                    if let value = c.todoItemId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.pollOption {
+                    if let value = c.pollOption {
                         buffer.appendTLBytes(value)
                     }
                 case .inputReplyToStory(let c):
@@ -1091,9 +1087,7 @@ extension Api {
                     w2.int32(c.unreadCount)
                     w2.int32(c.unreadReactionsCount)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.draft?.serialize(buffer, true)
-                    }
+                    c.draft?.serialize(buffer, true)
             }
         }
 

@@ -58,9 +58,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.chatId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.selfParticipant?.serialize(buffer, true)
-                    }
+                    c.selfParticipant?.serialize(buffer, true)
                 case .chatParticipants(let c):
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x3cbc93f8) }
@@ -287,7 +285,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 44)
                     if boxed { w1.uint32(0x48f1d94c) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
+                    if let value = c.folderId {
                         w1.int32(value)
                     }
                     w1.int32(c.id)
@@ -664,7 +662,7 @@ extension Api {
                     c.media.serialize(buffer, true)
                     buffer.appendInt64(c.randomId)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -842,9 +840,7 @@ extension Api {
                     w1.int32(c.id)
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
             }
         }
 
@@ -941,9 +937,7 @@ extension Api {
                     if boxed { w1.uint32(0x0c94511c) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.msgId?.serialize(buffer, true)
-                    }
+                    c.msgId?.serialize(buffer, true)
             }
         }
 
@@ -1060,9 +1054,7 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     c.photo.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.document?.serialize(buffer, true)
-                    }
+                    c.document?.serialize(buffer, true)
                     buffer.appendInt64(c.hash)
             }
         }
@@ -1190,7 +1182,7 @@ extension Api.stories {
                     w1.int32(c.count)
                     buffer.commit(w1)
                     buffer.appendVector(c.stories, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.pinnedToTop {
+                    if let value = c.pinnedToTop {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -1451,7 +1443,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0x4fdd3430) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.icon {
+                    if let value = c.icon {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -1781,9 +1773,7 @@ extension Api.functions.messages {
         w2.int32(count)
         w2.int64(randomId)
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x1) {
-            `private`?.serialize(buffer, true)
-        }
+        `private`?.serialize(buffer, true)
     }
 }
 
@@ -1804,7 +1794,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = msgId {
+        if let value = msgId {
             buffer.appendInt32(value)
         }
     }

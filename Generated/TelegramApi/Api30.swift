@@ -917,34 +917,26 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.about)
                     c.participants.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.chatPhoto?.serialize(buffer, true)
-                    }
+                    c.chatPhoto?.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2000) {
-                        c.exportedInvite?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
+                    c.exportedInvite?.serialize(buffer, true)
+                    if let value = c.botInfo {
                         buffer.appendVector(value, boxed: true)
                     }
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
+                    if let value = c.pinnedMsgId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
+                    if let value = c.folderId {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x1000) {
-                        c.call?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
+                    c.call?.serialize(buffer, true)
+                    if let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000) {
-                        c.groupcallDefaultJoinAs?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.themeEmoticon {
+                    c.groupcallDefaultJoinAs?.serialize(buffer, true)
+                    if let value = c.themeEmoticon {
                         buffer.appendTLString(value)
                     }
                     if tlFlagIsSet(_flags, 0x20000), let value = c.requestsPending {
@@ -953,10 +945,8 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x20000), let value = c.recentRequesters {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40000) {
-                        c.availableReactions?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactionsLimit {
+                    c.availableReactions?.serialize(buffer, true)
+                    if let value = c.reactionsLimit {
                         buffer.appendInt32(value)
                     }
                 case .channelFull(let c):
@@ -970,10 +960,10 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.about)
                     var w2 = buffer.fieldWriter(reserving: 32)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.participantsCount {
+                    if let value = c.participantsCount {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
+                    if let value = c.adminsCount {
                         w2.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
@@ -982,7 +972,7 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4), let value = c.bannedCount {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.onlineCount {
+                    if let value = c.onlineCount {
                         w2.int32(value)
                     }
                     w2.int32(c.readInboxMaxId)
@@ -991,9 +981,7 @@ extension Api {
                     buffer.commit(w2)
                     c.chatPhoto.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x800000) {
-                        c.exportedInvite?.serialize(buffer, true)
-                    }
+                    c.exportedInvite?.serialize(buffer, true)
                     buffer.appendVector(c.botInfo, boxed: true)
                     var w3 = buffer.fieldWriter(reserving: 16)
                     if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromChatId {
@@ -1002,52 +990,44 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromMaxId {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.pinnedMsgId {
+                    if let value = c.pinnedMsgId {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.stickerset?.serialize(buffer, true)
-                    }
+                    c.stickerset?.serialize(buffer, true)
                     var w4 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.availableMinId {
+                    if let value = c.availableMinId {
                         w4.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
+                    if let value = c.folderId {
                         w4.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.linkedChatId {
+                    if let value = c.linkedChatId {
                         w4.int64(value)
                     }
                     buffer.commit(w4)
-                    if tlFlagIsSet(_flags, 0x8000) {
-                        c.location?.serialize(buffer, true)
-                    }
+                    c.location?.serialize(buffer, true)
                     var w5 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.slowmodeSeconds {
+                    if let value = c.slowmodeSeconds {
                         w5.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.slowmodeNextSendDate {
+                    if let value = c.slowmodeNextSendDate {
                         w5.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.statsDc {
+                    if let value = c.statsDc {
                         w5.int32(value)
                     }
                     w5.int32(c.pts)
                     buffer.commit(w5)
-                    if tlFlagIsSet(_flags, 0x200000) {
-                        c.call?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000000), let value = c.ttlPeriod {
+                    c.call?.serialize(buffer, true)
+                    if let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.pendingSuggestions {
+                    if let value = c.pendingSuggestions {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4000000) {
-                        c.groupcallDefaultJoinAs?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000000), let value = c.themeEmoticon {
+                    c.groupcallDefaultJoinAs?.serialize(buffer, true)
+                    if let value = c.themeEmoticon {
                         buffer.appendTLString(value)
                     }
                     if tlFlagIsSet(_flags, 0x10000000), let value = c.requestsPending {
@@ -1056,47 +1036,33 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x10000000), let value = c.recentRequesters {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x20000000) {
-                        c.defaultSendAs?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000000) {
-                        c.availableReactions?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2000), let value = c.reactionsLimit {
+                    c.defaultSendAs?.serialize(buffer, true)
+                    c.availableReactions?.serialize(buffer, true)
+                    if let value = c.reactionsLimit {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x10) {
-                        c.stories?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x80) {
-                        c.wallpaper?.serialize(buffer, true)
-                    }
+                    c.stories?.serialize(buffer, true)
+                    c.wallpaper?.serialize(buffer, true)
                     var w6 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags2, 0x100), let value = c.boostsApplied {
+                    if let value = c.boostsApplied {
                         w6.int32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x200), let value = c.boostsUnrestrict {
+                    if let value = c.boostsUnrestrict {
                         w6.int32(value)
                     }
                     buffer.commit(w6)
-                    if tlFlagIsSet(_flags2, 0x400) {
-                        c.emojiset?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x20000) {
-                        c.botVerification?.serialize(buffer, true)
-                    }
+                    c.emojiset?.serialize(buffer, true)
+                    c.botVerification?.serialize(buffer, true)
                     var w7 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags2, 0x40000), let value = c.stargiftsCount {
+                    if let value = c.stargiftsCount {
                         w7.int32(value)
                     }
-                    if tlFlagIsSet(_flags2, 0x200000), let value = c.sendPaidMessagesStars {
+                    if let value = c.sendPaidMessagesStars {
                         w7.int64(value)
                     }
                     buffer.commit(w7)
-                    if tlFlagIsSet(_flags2, 0x400000) {
-                        c.mainTab?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags2, 0x800000), let value = c.guardBotId {
+                    c.mainTab?.serialize(buffer, true)
+                    if let value = c.guardBotId {
                         buffer.appendInt64(value)
                     }
                 case .communityFull(let c):
@@ -1110,13 +1076,13 @@ extension Api {
                     c.chatPhoto.serialize(buffer, true)
                     buffer.appendVector(c.linkedPeers, boxed: true)
                     var w2 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
+                    if let value = c.adminsCount {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
+                    if let value = c.kickedCount {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.peerLinkRequestsPending {
+                    if let value = c.peerLinkRequestsPending {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -3197,14 +3163,12 @@ extension Api {
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
                     buffer.appendTLBytes(c.payload)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.info?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
+                    c.info?.serialize(buffer, true)
+                    if let value = c.shippingOptionId {
                         buffer.appendTLString(value)
                     }
                     c.charge.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionUntilDate {
+                    if let value = c.subscriptionUntilDate {
                         buffer.appendInt32(value)
                     }
                 case .messageActionPaymentSent(let c):
@@ -3215,10 +3179,10 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.invoiceSlug {
+                    if let value = c.invoiceSlug {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionUntilDate {
+                    if let value = c.subscriptionUntilDate {
                         buffer.appendInt32(value)
                     }
                 case .messageActionPhoneCall(let c):
@@ -3228,10 +3192,8 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.callId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.reason?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.duration {
+                    c.reason?.serialize(buffer, true)
+                    if let value = c.duration {
                         buffer.appendInt32(value)
                     }
                 case .messageActionScreenshotTaken:
@@ -3245,12 +3207,10 @@ extension Api {
                     if boxed { w1.uint32(0xc516d679) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.domain {
+                    if let value = c.domain {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.app?.serialize(buffer, true)
-                    }
+                    c.app?.serialize(buffer, true)
                 case .messageActionSecureValuesSentMe(let c):
                     if boxed { buffer.appendUInt32(0x1b287353) }
                     buffer.appendVector(c.values, boxed: true)
@@ -3272,7 +3232,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.call.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.duration {
+                    if let value = c.duration {
                         buffer.appendInt32(value)
                     }
                 case .messageActionInviteToGroupCall(let c):
@@ -3285,7 +3245,7 @@ extension Api {
                     if boxed { w1.uint32(0x3c134d7b) }
                     w1.int32(_flags)
                     w1.int32(c.period)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.autoSettingFrom {
+                    if let value = c.autoSettingFrom {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -3322,9 +3282,7 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                 case .messageActionTopicCreate(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -3334,7 +3292,7 @@ extension Api {
                     buffer.appendTLString(c.title)
                     var w2 = buffer.fieldWriter(reserving: 12)
                     w2.int32(c.iconColor)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
+                    if let value = c.iconEmojiId {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
@@ -3344,17 +3302,17 @@ extension Api {
                     if boxed { w1.uint32(0xc0944820) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.iconEmojiId {
+                    if let value = c.iconEmojiId {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.closed {
+                    if let value = c.closed {
                         w2.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.hidden {
+                    if let value = c.hidden {
                         w2.bool(value)
                     }
                     buffer.commit(w2)
@@ -3380,9 +3338,7 @@ extension Api {
                     if boxed { w1.uint32(0x31c48347) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.boostPeer?.serialize(buffer, true)
-                    }
+                    c.boostPeer?.serialize(buffer, true)
                     buffer.appendInt32(c.days)
                     buffer.appendTLString(c.slug)
                     if tlFlagIsSet(_flags, 0x4), let value = c.currency {
@@ -3397,15 +3353,13 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x8), let value = c.cryptoAmount {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                 case .messageActionGiveawayLaunch(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0xa80f51e4) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.stars {
+                    if let value = c.stars {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -3437,7 +3391,7 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.payload {
+                    if let value = c.payload {
                         buffer.appendTLBytes(value)
                     }
                     c.charge.serialize(buffer, true)
@@ -3458,7 +3412,7 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.transactionId {
+                    if let value = c.transactionId {
                         buffer.appendTLString(value)
                     }
                 case .messageActionPrizeStars(let c):
@@ -3478,39 +3432,33 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.gift.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 20)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
+                    if let value = c.convertStars {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.upgradeMsgId {
+                    if let value = c.upgradeMsgId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.upgradeStars {
+                    if let value = c.upgradeStars {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x800) {
-                        c.fromId?.serialize(buffer, true)
-                    }
+                    c.fromId?.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x1000) {
                         c.peer?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x1000), let value = c.savedId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.prepaidUpgradeHash {
+                    if let value = c.prepaidUpgradeHash {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.giftMsgId {
+                    if let value = c.giftMsgId {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40000) {
-                        c.toId?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
+                    c.toId?.serialize(buffer, true)
+                    if let value = c.giftNum {
                         buffer.appendInt32(value)
                     }
                 case .messageActionStarGiftUnique(let c):
@@ -3521,42 +3469,36 @@ extension Api {
                     buffer.commit(w1)
                     c.gift.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.canExportAt {
+                    if let value = c.canExportAt {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.transferStars {
+                    if let value = c.transferStars {
                         w2.int64(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.fromId?.serialize(buffer, true)
-                    }
+                    c.fromId?.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x80) {
                         c.peer?.serialize(buffer, true)
                     }
                     if tlFlagIsSet(_flags, 0x80), let value = c.savedId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100) {
-                        c.resaleAmount?.serialize(buffer, true)
-                    }
+                    c.resaleAmount?.serialize(buffer, true)
                     var w3 = buffer.fieldWriter(reserving: 20)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.canTransferAt {
+                    if let value = c.canTransferAt {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.canResellAt {
+                    if let value = c.canResellAt {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.dropOriginalDetailsStars {
+                    if let value = c.dropOriginalDetailsStars {
                         w3.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.canCraftAt {
+                    if let value = c.canCraftAt {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
-                    if tlFlagIsSet(_flags, 0x40000) {
-                        c.message?.serialize(buffer, true)
-                    }
+                    c.message?.serialize(buffer, true)
                 case .messageActionPaidMessagesRefunded(let c):
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0xac1f1fcd) }
@@ -3576,11 +3518,11 @@ extension Api {
                     if boxed { w1.uint32(0x2ffe2f7a) }
                     w1.int32(_flags)
                     w1.int64(c.callId)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.duration {
+                    if let value = c.duration {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.otherParticipants {
+                    if let value = c.otherParticipants {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .messageActionTodoCompletions(let c):
@@ -3596,15 +3538,13 @@ extension Api {
                     if boxed { w1.uint32(0xee7a1596) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rejectComment {
+                    if let value = c.rejectComment {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.scheduleDate {
+                    if let value = c.scheduleDate {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.price?.serialize(buffer, true)
-                    }
+                    c.price?.serialize(buffer, true)
                 case .messageActionSuggestedPostSuccess(let c):
                     if boxed { buffer.appendUInt32(0x95ddcf69) }
                     c.price.serialize(buffer, true)
@@ -3624,7 +3564,7 @@ extension Api {
                     buffer.appendInt64(c.amount)
                     buffer.appendTLString(c.cryptoCurrency)
                     buffer.appendInt64(c.cryptoAmount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.transactionId {
+                    if let value = c.transactionId {
                         buffer.appendTLString(value)
                     }
                 case .messageActionSuggestBirthday(let c):
@@ -3687,7 +3627,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0x5d20bae8) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.communityId {
+                    if let value = c.communityId {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -5565,15 +5505,11 @@ extension Api.help {
                     buffer.appendTLString(c.version)
                     buffer.appendTLString(c.text)
                     buffer.appendVector(c.entities, boxed: true)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.document?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.url {
+                    c.document?.serialize(buffer, true)
+                    if let value = c.url {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.sticker?.serialize(buffer, true)
-                    }
+                    c.sticker?.serialize(buffer, true)
                 case .noAppUpdate:
                     if boxed { buffer.appendUInt32(0xc45a6536) }
             }
@@ -6223,12 +6159,10 @@ extension Api.account {
                     if boxed { w1.uint32(0x9a5c33e5) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.email {
+                    if let value = c.email {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.secureSettings?.serialize(buffer, true)
-                    }
+                    c.secureSettings?.serialize(buffer, true)
             }
         }
 
@@ -6903,7 +6837,7 @@ extension Api.help {
                     buffer.commit(w1)
                     buffer.appendTLString(c.iso2)
                     buffer.appendTLString(c.defaultName)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.name {
+                    if let value = c.name {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.countryCodes, boxed: true)
@@ -7016,13 +6950,11 @@ extension Api {
                     w1.int32(_flags)
                     w1.int32(c.slot)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.peer?.serialize(buffer, true)
-                    }
+                    c.peer?.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 12)
                     w2.int32(c.date)
                     w2.int32(c.expires)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
+                    if let value = c.cooldownUntilDate {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -7421,7 +7353,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x76141ebd) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.visible {
+                    if let value = c.visible {
                         w1.bool(value)
                     }
                     buffer.commit(w1)
@@ -7602,12 +7534,8 @@ extension Api.functions.messages {
         peer.serialize(buffer, true)
         bot.serialize(buffer, true)
         buffer.appendInt64(queryId)
-        if tlFlagIsSet(_flags, 0x1) {
-            replyTo?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2000) {
-            sendAs?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
+        sendAs?.serialize(buffer, true)
     }
 }
 
@@ -7650,17 +7578,15 @@ extension Api.functions.messages {
         peer.serialize(buffer, true)
         buffer.appendTLString(title)
         var w2 = buffer.fieldWriter(reserving: 20)
-        if tlFlagIsSet(_flags, 0x1), let value = iconColor {
+        if let value = iconColor {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = iconEmojiId {
+        if let value = iconEmojiId {
             w2.int64(value)
         }
         w2.int64(randomId)
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x4) {
-            sendAs?.serialize(buffer, true)
-        }
+        sendAs?.serialize(buffer, true)
     }
 }
 
@@ -7811,12 +7737,12 @@ extension Api.functions.payments {
         var w1 = buffer.fieldWriter(reserving: 24)
         w1.uint32(0x7a5fa236)
         w1.int32(_flags)
-        if tlFlagIsSet(_flags, 0x1), let value = attributesHash {
+        if let value = attributesHash {
             w1.int64(value)
         }
         w1.int64(giftId)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x8), let value = attributes {
+        if let value = attributes {
             buffer.appendVector(value, boxed: true)
         }
         buffer.appendTLString(offset)
@@ -7879,7 +7805,7 @@ extension Api.functions.stories {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = q {
+        if let value = q {
             buffer.appendTLString(value)
         }
         buffer.appendInt32(id)
@@ -7943,26 +7869,18 @@ extension Api.functions.ephemeral {
         w1.uint32(0xcf9c725b)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x80) {
-            peer?.serialize(buffer, true)
-        }
+        peer?.serialize(buffer, true)
         receiverId.serialize(buffer, true)
         buffer.appendInt32(id)
-        if tlFlagIsSet(_flags, 0x1), let value = message {
+        if let value = message {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x8) {
-            media?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2), let value = entities {
+        media?.serialize(buffer, true)
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x4) {
-            replyMarkup?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x10) {
-            richMessage?.serialize(buffer, true)
-        }
+        replyMarkup?.serialize(buffer, true)
+        richMessage?.serialize(buffer, true)
     }
 }
 

@@ -282,7 +282,7 @@ extension Api {
                     if boxed { w1.uint32(0x86b40b08) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
+                    if let value = c.placeholder {
                         buffer.appendTLString(value)
                     }
                 case .replyKeyboardMarkup(let c):
@@ -292,7 +292,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendVector(c.rows, boxed: true)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
+                    if let value = c.placeholder {
                         buffer.appendTLString(value)
                     }
                 case .replyInlineMarkup(let c):
@@ -493,9 +493,7 @@ extension Api {
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
                     c.photo.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.document?.serialize(buffer, true)
-                    }
+                    c.document?.serialize(buffer, true)
             }
         }
 
@@ -600,9 +598,7 @@ extension Api.payments {
                     if boxed { w1.uint32(0xfb8fe43c) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.savedInfo?.serialize(buffer, true)
-                    }
+                    c.savedInfo?.serialize(buffer, true)
             }
         }
 
@@ -1127,23 +1123,17 @@ extension Api {
                     buffer.appendTLString(c.url)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x40) {
-                        c.photo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000) {
-                        c.media?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000) {
-                        c.color?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
+                    c.media?.serialize(buffer, true)
+                    c.color?.serialize(buffer, true)
                     buffer.appendTLString(c.buttonText)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.sponsorInfo {
+                    if let value = c.sponsorInfo {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.additionalInfo {
+                    if let value = c.additionalInfo {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 8)
@@ -1338,7 +1328,7 @@ extension Api.messages {
                     w1.int32(c.count)
                     w1.int32(c.minDate)
                     w1.int32(c.minMsgId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.offsetIdOffset {
+                    if let value = c.offsetIdOffset {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -1453,7 +1443,7 @@ extension Api.auth {
                     if boxed { w1.uint32(0xc3a2835f) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.futureAuthToken {
+                    if let value = c.futureAuthToken {
                         buffer.appendTLBytes(value)
                     }
             }
@@ -1849,10 +1839,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
             }
@@ -2071,7 +2061,7 @@ extension Api.messages {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x6010c534) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
@@ -2080,7 +2070,7 @@ extension Api.messages {
                     var w1 = buffer.fieldWriter(reserving: 20)
                     if boxed { w1.uint32(0x82c9e290) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         w1.int32(value)
                     }
                     w1.int64(c.hash)
@@ -2212,7 +2202,7 @@ extension Api {
                     w1.int32(c.level)
                     w1.int64(c.currentLevelStars)
                     w1.int64(c.stars)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelStars {
+                    if let value = c.nextLevelStars {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -2326,10 +2316,10 @@ extension Api {
                     buffer.appendTLString(c.name)
                     var w2 = buffer.fieldWriter(reserving: 16)
                     w2.int32(c.date)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.softwareEmojiId {
+                    if let value = c.softwareEmojiId {
                         w2.int64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.lastUsageDate {
+                    if let value = c.lastUsageDate {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
@@ -2431,10 +2421,8 @@ extension Api.functions.account {
         w1.uint32(0x9e6b131a)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x2) {
-            geoPoint?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x1), let value = address {
+        geoPoint?.serialize(buffer, true)
+        if let value = address {
             buffer.appendTLString(value)
         }
     }
@@ -2475,12 +2463,10 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
-        if tlFlagIsSet(_flags, 0x2) {
-            savedPeerId?.serialize(buffer, true)
-        }
+        savedPeerId?.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 20)
         w2.int32(offsetId)
         w2.int32(addOffset)
@@ -2605,7 +2591,7 @@ extension Api.functions.bots {
         w1.int32(_flags)
         buffer.commit(w1)
         bot.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = addUsers {
+        if let value = addUsers {
             buffer.appendVector(value, boxed: true)
         }
     }

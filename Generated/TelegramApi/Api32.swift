@@ -423,15 +423,11 @@ extension Api.messages {
                     w1.int32(_flags)
                     w1.int64(c.queryId)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.switchPm?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.switchWebview?.serialize(buffer, true)
-                    }
+                    c.switchPm?.serialize(buffer, true)
+                    c.switchWebview?.serialize(buffer, true)
                     buffer.appendVector(c.results, boxed: true)
                     buffer.appendInt32(c.cacheTime)
                     buffer.appendVector(c.users, boxed: true)
@@ -1257,7 +1253,7 @@ extension Api {
                     if boxed { w1.uint32(0xbfd02da2) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.fwdText {
+                    if let value = c.fwdText {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.url)
@@ -1268,13 +1264,11 @@ extension Api {
                     if boxed { w1.uint32(0x9961bcb4) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.fwdText {
+                    if let value = c.fwdText {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.url)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.bot?.serialize(buffer, true)
-                    }
+                    c.bot?.serialize(buffer, true)
                 case .inlineButtonTypeWebView(let c):
                     if boxed { buffer.appendUInt32(0x3bcab5b4) }
                     buffer.appendTLString(c.url)
@@ -1296,7 +1290,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.query)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.peerTypes {
+                    if let value = c.peerTypes {
                         buffer.appendVector(value, boxed: true)
                     }
                 case .inlineButtonTypeUserProfile(let c):
@@ -1635,43 +1629,33 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            replyTo?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
         media.serialize(buffer, true)
         buffer.appendTLString(message)
         buffer.appendInt64(randomId)
-        if tlFlagIsSet(_flags, 0x4) {
-            replyMarkup?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8), let value = entities {
+        replyMarkup?.serialize(buffer, true)
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
         var w2 = buffer.fieldWriter(reserving: 8)
-        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+        if let value = scheduleDate {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x1000000), let value = scheduleRepeatPeriod {
+        if let value = scheduleRepeatPeriod {
             w2.int32(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x2000) {
-            sendAs?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x20000) {
-            quickReplyShortcut?.serialize(buffer, true)
-        }
+        sendAs?.serialize(buffer, true)
+        quickReplyShortcut?.serialize(buffer, true)
         var w3 = buffer.fieldWriter(reserving: 16)
-        if tlFlagIsSet(_flags, 0x40000), let value = effect {
+        if let value = effect {
             w3.int64(value)
         }
-        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+        if let value = allowPaidStars {
             w3.int64(value)
         }
         buffer.commit(w3)
-        if tlFlagIsSet(_flags, 0x400000) {
-            suggestedPost?.serialize(buffer, true)
-        }
+        suggestedPost?.serialize(buffer, true)
     }
 }
 
@@ -1800,15 +1784,13 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         bot.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x8), let value = url {
+        if let value = url {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x10), let value = startParam {
+        if let value = startParam {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x1) {
-            themeParams?.serialize(buffer, true)
-        }
+        themeParams?.serialize(buffer, true)
         buffer.appendTLString(platform)
     }
 }
@@ -1988,13 +1970,13 @@ extension Api.functions.phone {
         buffer.commit(w1)
         call.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 16)
-        if tlFlagIsSet(_flags, 0x1), let value = joinMuted {
+        if let value = joinMuted {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = messagesEnabled {
+        if let value = messagesEnabled {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = sendPaidMessagesStars {
+        if let value = sendPaidMessagesStars {
             w2.int64(value)
         }
         buffer.commit(w2)

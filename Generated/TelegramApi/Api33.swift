@@ -161,17 +161,15 @@ extension Api {
                     w2.int32(c.unreadPollVotesCount)
                     buffer.commit(w2)
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.pts {
+                    if let value = c.pts {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.draft?.serialize(buffer, true)
-                    }
+                    c.draft?.serialize(buffer, true)
                     var w3 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.folderId {
+                    if let value = c.folderId {
                         w3.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.ttlPeriod {
+                    if let value = c.ttlPeriod {
                         w3.int32(value)
                     }
                     buffer.commit(w3)
@@ -457,9 +455,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.slug)
                     c.document.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.settings?.serialize(buffer, true)
-                    }
+                    c.settings?.serialize(buffer, true)
                 case .wallPaperNoFile(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 16)
@@ -467,9 +463,7 @@ extension Api {
                     w1.int64(c.id)
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.settings?.serialize(buffer, true)
-                    }
+                    c.settings?.serialize(buffer, true)
             }
         }
 
@@ -620,7 +614,7 @@ extension Api.help {
                     c.id.serialize(buffer, true)
                     buffer.appendTLString(c.text)
                     buffer.appendVector(c.entities, boxed: true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.minAgeConfirm {
+                    if let value = c.minAgeConfirm {
                         buffer.appendInt32(value)
                     }
             }
@@ -1028,7 +1022,7 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.name)
                     c.icon.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.colors {
+                    if let value = c.colors {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -1290,7 +1284,7 @@ extension Api {
                     buffer.appendTLString(c.title)
                     var w2 = buffer.fieldWriter(reserving: 40)
                     w2.int32(c.iconColor)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
+                    if let value = c.iconEmojiId {
                         w2.int64(value)
                     }
                     w2.int32(c.topMessage)
@@ -1303,9 +1297,7 @@ extension Api {
                     buffer.commit(w2)
                     c.fromId.serialize(buffer, true)
                     c.notifySettings.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x10) {
-                        c.draft?.serialize(buffer, true)
-                    }
+                    c.draft?.serialize(buffer, true)
             }
         }
 
@@ -1558,7 +1550,7 @@ extension Api.stories {
                     buffer.appendVector(c.views, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -1676,7 +1668,7 @@ extension Api {
                     if boxed { w1.uint32(0x6f8b32aa) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                    if let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -1788,10 +1780,10 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.link)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.views)
@@ -2198,7 +2190,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0xaacfff84) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.quiz {
+                    if let value = c.quiz {
                         w1.bool(value)
                     }
                     buffer.commit(w1)
@@ -2433,13 +2425,11 @@ extension Api.functions.messages {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0x6126a43c)
         w1.int32(_flags)
-        if tlFlagIsSet(_flags, 0x1), let value = folderId {
+        if let value = folderId {
             w1.int32(value)
         }
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x10) {
-            community?.serialize(buffer, true)
-        }
+        community?.serialize(buffer, true)
         buffer.appendTLString(q)
         filter.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 12)
@@ -2482,32 +2472,26 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendInt32(id)
-        if tlFlagIsSet(_flags, 0x800), let value = message {
+        if let value = message {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4000) {
-            media?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4) {
-            replyMarkup?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8), let value = entities {
+        media?.serialize(buffer, true)
+        replyMarkup?.serialize(buffer, true)
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
         var w2 = buffer.fieldWriter(reserving: 12)
-        if tlFlagIsSet(_flags, 0x8000), let value = scheduleDate {
+        if let value = scheduleDate {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x40000), let value = scheduleRepeatPeriod {
+        if let value = scheduleRepeatPeriod {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x20000), let value = quickReplyShortcutId {
+        if let value = quickReplyShortcutId {
             w2.int32(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x800000) {
-            richMessage?.serialize(buffer, true)
-        }
+        richMessage?.serialize(buffer, true)
     }
 }
 
@@ -2529,10 +2513,10 @@ extension Api.functions.messages {
         w1.int32(_flags)
         w1.int64(queryId)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = error {
+        if let value = error {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = shippingOptions {
+        if let value = shippingOptions {
             buffer.appendVector(value, boxed: true)
         }
     }
@@ -2614,11 +2598,11 @@ extension Api.functions.messages {
         if tlFlagIsSet(_flags, 0x1), let value = id {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = text {
+        if let value = text {
             buffer.appendVector(value, boxed: true)
         }
         buffer.appendTLString(toLang)
-        if tlFlagIsSet(_flags, 0x4), let value = tone {
+        if let value = tone {
             buffer.appendTLString(value)
         }
     }

@@ -538,12 +538,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .botInlineMessageText(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -551,12 +549,10 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .botInlineMessageMediaGeo(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -565,19 +561,17 @@ extension Api {
                     buffer.commit(w1)
                     c.geo.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 12)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
+                    if let value = c.heading {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
+                    if let value = c.period {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
+                    if let value = c.proximityNotificationRadius {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .botInlineMessageMediaVenue(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -590,9 +584,7 @@ extension Api {
                     buffer.appendTLString(c.provider)
                     buffer.appendTLString(c.venueId)
                     buffer.appendTLString(c.venueType)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .botInlineMessageMediaContact(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -603,9 +595,7 @@ extension Api {
                     buffer.appendTLString(c.firstName)
                     buffer.appendTLString(c.lastName)
                     buffer.appendTLString(c.vcard)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .botInlineMessageMediaInvoice(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -614,14 +604,10 @@ extension Api {
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
                     buffer.appendTLString(c.description)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.photo?.serialize(buffer, true)
-                    }
+                    c.photo?.serialize(buffer, true)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.totalAmount)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .botInlineMessageMediaWebPage(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -629,22 +615,18 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendTLString(c.url)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                 case .botInlineMessageRichMessage(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
                     if boxed { w1.uint32(0x0a617e7b) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replyMarkup?.serialize(buffer, true)
-                    }
+                    c.replyMarkup?.serialize(buffer, true)
                     c.richMessage.serialize(buffer, true)
             }
         }
@@ -1235,7 +1217,7 @@ extension Api {
                     buffer.appendTLString(c.name)
                     buffer.appendTLString(c.nativeName)
                     buffer.appendTLString(c.langCode)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.baseLangCode {
+                    if let value = c.baseLangCode {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.pluralCode)
@@ -1546,16 +1528,14 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0x455b853d) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.views {
+                    if let value = c.views {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.forwards {
+                    if let value = c.forwards {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.replies?.serialize(buffer, true)
-                    }
+                    c.replies?.serialize(buffer, true)
             }
         }
 
@@ -1956,10 +1936,10 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0x5f3b8a00) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.bot {
+                    if let value = c.bot {
                         w1.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.premium {
+                    if let value = c.premium {
                         w1.bool(value)
                     }
                     buffer.commit(w1)
@@ -1968,44 +1948,36 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0xc9f06e1b) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
+                    if let value = c.hasUsername {
                         w1.bool(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.forum {
+                    if let value = c.forum {
                         w1.bool(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.userAdminRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.botAdminRights?.serialize(buffer, true)
-                    }
+                    c.userAdminRights?.serialize(buffer, true)
+                    c.botAdminRights?.serialize(buffer, true)
                 case .requestPeerTypeBroadcast(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 12)
                     if boxed { w1.uint32(0x339bef6c) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
+                    if let value = c.hasUsername {
                         w1.bool(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.userAdminRights?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.botAdminRights?.serialize(buffer, true)
-                    }
+                    c.userAdminRights?.serialize(buffer, true)
+                    c.botAdminRights?.serialize(buffer, true)
                 case .requestPeerTypeCreateBot(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
                     if boxed { w1.uint32(0x3e81e078) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.suggestedName {
+                    if let value = c.suggestedName {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.suggestedUsername {
+                    if let value = c.suggestedUsername {
                         buffer.appendTLString(value)
                     }
             }
@@ -2263,21 +2235,19 @@ extension Api.premium {
                     w1.int32(c.level)
                     w1.int32(c.currentLevelBoosts)
                     w1.int32(c.boosts)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.giftBoosts {
+                    if let value = c.giftBoosts {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelBoosts {
+                    if let value = c.nextLevelBoosts {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.premiumAudience?.serialize(buffer, true)
-                    }
+                    c.premiumAudience?.serialize(buffer, true)
                     buffer.appendTLString(c.boostUrl)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.prepaidGiveaways {
+                    if let value = c.prepaidGiveaways {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.myBoostSlots {
+                    if let value = c.myBoostSlots {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -2556,7 +2526,7 @@ extension Api.communities {
                     w1.int32(c.totalCount)
                     buffer.commit(w1)
                     buffer.appendVector(c.requests, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
                     buffer.appendVector(c.chats, boxed: true)
@@ -2642,12 +2612,10 @@ extension Api.functions.auth {
         buffer.commit(w1)
         buffer.appendTLString(phoneNumber)
         buffer.appendTLString(phoneCodeHash)
-        if tlFlagIsSet(_flags, 0x1), let value = phoneCode {
+        if let value = phoneCode {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x2) {
-            emailVerification?.serialize(buffer, true)
-        }
+        emailVerification?.serialize(buffer, true)
     }
 }
 
@@ -2843,22 +2811,22 @@ extension Api.functions.phone {
         call.serialize(buffer, true)
         participant.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 24)
-        if tlFlagIsSet(_flags, 0x1), let value = muted {
+        if let value = muted {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = volume {
+        if let value = volume {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = raiseHand {
+        if let value = raiseHand {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = videoStopped {
+        if let value = videoStopped {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x10), let value = videoPaused {
+        if let value = videoPaused {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x20), let value = presentationPaused {
+        if let value = presentationPaused {
             w2.bool(value)
         }
         buffer.commit(w2)

@@ -80,7 +80,7 @@ extension Api {
                     buffer.appendTLBytes(c.fileReference)
                     buffer.appendInt32(c.date)
                     buffer.appendVector(c.sizes, boxed: true)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.videoSizes {
+                    if let value = c.videoSizes {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.dcId)
@@ -319,19 +319,19 @@ extension Api.account {
                     if tlFlagIsSet(_flags, 0x4), let value = c.srpId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.hint {
+                    if let value = c.hint {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.emailUnconfirmedPattern {
+                    if let value = c.emailUnconfirmedPattern {
                         buffer.appendTLString(value)
                     }
                     c.newAlgo.serialize(buffer, true)
                     c.newSecureAlgo.serialize(buffer, true)
                     buffer.appendTLBytes(c.secureRandom)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.pendingResetDate {
+                    if let value = c.pendingResetDate {
                         buffer.appendInt32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.loginEmailPattern {
+                    if let value = c.loginEmailPattern {
                         buffer.appendTLString(value)
                     }
             }
@@ -776,10 +776,10 @@ extension Api.help {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.countryCode)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.prefixes {
+                    if let value = c.prefixes {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.patterns {
+                    if let value = c.patterns {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -1074,16 +1074,14 @@ extension Api {
                     c.peer.serialize(buffer, true)
                     buffer.appendInt32(c.untilDate)
                     c.pricing.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.chatInviteHash {
+                    if let value = c.chatInviteHash {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20) {
-                        c.photo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.invoiceSlug {
+                    c.photo?.serialize(buffer, true)
+                    if let value = c.invoiceSlug {
                         buffer.appendTLString(value)
                     }
             }
@@ -1344,45 +1342,33 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1) {
-            replyTo?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
         buffer.appendTLString(message)
         buffer.appendInt64(randomId)
-        if tlFlagIsSet(_flags, 0x4) {
-            replyMarkup?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8), let value = entities {
+        replyMarkup?.serialize(buffer, true)
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
         var w2 = buffer.fieldWriter(reserving: 8)
-        if tlFlagIsSet(_flags, 0x400), let value = scheduleDate {
+        if let value = scheduleDate {
             w2.int32(value)
         }
-        if tlFlagIsSet(_flags, 0x1000000), let value = scheduleRepeatPeriod {
+        if let value = scheduleRepeatPeriod {
             w2.int32(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x2000) {
-            sendAs?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x20000) {
-            quickReplyShortcut?.serialize(buffer, true)
-        }
+        sendAs?.serialize(buffer, true)
+        quickReplyShortcut?.serialize(buffer, true)
         var w3 = buffer.fieldWriter(reserving: 16)
-        if tlFlagIsSet(_flags, 0x40000), let value = effect {
+        if let value = effect {
             w3.int64(value)
         }
-        if tlFlagIsSet(_flags, 0x200000), let value = allowPaidStars {
+        if let value = allowPaidStars {
             w3.int64(value)
         }
         buffer.commit(w3)
-        if tlFlagIsSet(_flags, 0x400000) {
-            suggestedPost?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x800000) {
-            richMessage?.serialize(buffer, true)
-        }
+        suggestedPost?.serialize(buffer, true)
+        richMessage?.serialize(buffer, true)
     }
 }
 
@@ -1438,7 +1424,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         reaction.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
     }
@@ -1461,9 +1447,7 @@ extension Api.functions.photos {
         w1.uint32(0x09e82039)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x2) {
-            bot?.serialize(buffer, true)
-        }
+        bot?.serialize(buffer, true)
         id.serialize(buffer, true)
     }
 }
@@ -1529,7 +1513,7 @@ extension Api.functions.channels {
         w1.uint32(0x22567115)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = query {
+        if let value = query {
             buffer.appendTLString(value)
         }
     }
@@ -1634,7 +1618,7 @@ extension Api.functions.stats {
         w1.int32(_flags)
         buffer.commit(w1)
         buffer.appendTLString(token)
-        if tlFlagIsSet(_flags, 0x1), let value = x {
+        if let value = x {
             buffer.appendInt64(value)
         }
     }

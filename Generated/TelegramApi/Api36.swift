@@ -904,26 +904,26 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 32)
                     if boxed { w1.uint32(0x372efcd0) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.backgroundColor {
+                    if let value = c.backgroundColor {
                         w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.secondBackgroundColor {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.thirdBackgroundColor {
+                    if let value = c.thirdBackgroundColor {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.fourthBackgroundColor {
+                    if let value = c.fourthBackgroundColor {
                         w1.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.intensity {
+                    if let value = c.intensity {
                         w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x10), let value = c.rotation {
                         w1.int32(value)
                     }
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.emoticon {
+                    if let value = c.emoticon {
                         buffer.appendTLString(value)
                     }
             }
@@ -1084,13 +1084,13 @@ extension Api.messages {
                     buffer.commit(w1)
                     buffer.appendVector(c.messages, boxed: true)
                     var w2 = buffer.fieldWriter(reserving: 16)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.maxId {
+                    if let value = c.maxId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.readInboxMaxId {
+                    if let value = c.readInboxMaxId {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.readOutboxMaxId {
+                    if let value = c.readOutboxMaxId {
                         w2.int32(value)
                     }
                     w2.int32(c.unreadCount)
@@ -1424,9 +1424,7 @@ extension Api {
                     if boxed { w1.uint32(0xac5c1af7) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.geoPoint?.serialize(buffer, true)
-                    }
+                    c.geoPoint?.serialize(buffer, true)
                     buffer.appendTLString(c.address)
             }
         }
@@ -1535,9 +1533,7 @@ extension Api {
                     w2.int32(c.dcId)
                     w2.int32(c.date)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.rights?.serialize(buffer, true)
-                    }
+                    c.rights?.serialize(buffer, true)
             }
         }
 
@@ -2018,10 +2014,10 @@ extension Api.functions.phone {
         w1.int32(_flags)
         buffer.commit(w1)
         call.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4), let value = videoPortrait {
+        if let value = videoPortrait {
             buffer.appendBool(value)
         }
     }
@@ -2172,30 +2168,20 @@ extension Api.functions.ephemeral {
         w1.uint32(0xba8d5f35)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x100) {
-            peer?.serialize(buffer, true)
-        }
+        peer?.serialize(buffer, true)
         receiverId.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = queryId {
+        if let value = queryId {
             buffer.appendInt64(value)
         }
         buffer.appendTLString(message)
-        if tlFlagIsSet(_flags, 0x2), let value = entities {
+        if let value = entities {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x4) {
-            media?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8) {
-            replyMarkup?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x10) {
-            richMessage?.serialize(buffer, true)
-        }
+        media?.serialize(buffer, true)
+        replyMarkup?.serialize(buffer, true)
+        richMessage?.serialize(buffer, true)
         buffer.appendInt64(randomId)
-        if tlFlagIsSet(_flags, 0x20) {
-            replyTo?.serialize(buffer, true)
-        }
+        replyTo?.serialize(buffer, true)
     }
 }
 

@@ -330,19 +330,15 @@ extension Api {
                     w2.int32(c.ptsCount)
                     w2.int32(c.date)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.fwdFrom?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
+                    c.fwdFrom?.serialize(buffer, true)
+                    if let value = c.viaBotId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.replyTo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                    c.replyTo?.serialize(buffer, true)
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                    if let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
                 case .updateShortChatMessage(let c):
@@ -360,19 +356,15 @@ extension Api {
                     w2.int32(c.ptsCount)
                     w2.int32(c.date)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x4) {
-                        c.fwdFrom?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
+                    c.fwdFrom?.serialize(buffer, true)
+                    if let value = c.viaBotId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8) {
-                        c.replyTo?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                    c.replyTo?.serialize(buffer, true)
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                    if let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
                 case .updateShort(let c):
@@ -408,13 +400,11 @@ extension Api {
                     w1.int32(c.ptsCount)
                     w1.int32(c.date)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.media?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
+                    c.media?.serialize(buffer, true)
+                    if let value = c.entities {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
+                    if let value = c.ttlPeriod {
                         buffer.appendInt32(value)
                     }
             }
@@ -896,31 +886,29 @@ extension Api {
                     var w2 = buffer.fieldWriter(reserving: 36)
                     w2.int64(c.adminId)
                     w2.int32(c.date)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.startDate {
+                    if let value = c.startDate {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.expireDate {
+                    if let value = c.expireDate {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.usageLimit {
+                    if let value = c.usageLimit {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.usage {
+                    if let value = c.usage {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.requested {
+                    if let value = c.requested {
                         w2.int32(value)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionExpired {
+                    if let value = c.subscriptionExpired {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x100), let value = c.title {
+                    if let value = c.title {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200) {
-                        c.subscriptionPricing?.serialize(buffer, true)
-                    }
+                    c.subscriptionPricing?.serialize(buffer, true)
                 case .chatInvitePublicJoinRequests:
                     if boxed { buffer.appendUInt32(0xed107ab7) }
             }
@@ -1382,13 +1370,13 @@ extension Api {
                     if tlFlagIsSet(_flags, 0x4), let value = c.region {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.matchCodes {
+                    if let value = c.matchCodes {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.userIdHint {
+                    if let value = c.userIdHint {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.verifiedAppName {
+                    if let value = c.verifiedAppName {
                         buffer.appendTLString(value)
                     }
                 case .urlAuthResultAccepted(let c):
@@ -1397,7 +1385,7 @@ extension Api {
                     if boxed { w1.uint32(0x623a8fa0) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
+                    if let value = c.url {
                         buffer.appendTLString(value)
                     }
                 case .urlAuthResultDefault:
@@ -2052,7 +2040,7 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.stars)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
+                    if let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.currency)
@@ -2614,7 +2602,7 @@ extension Api {
                     w1.int32(c.startDate)
                     w1.int32(c.endDate)
                     w1.int64(c.averagePrice)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.listedCount {
+                    if let value = c.listedCount {
                         w1.int32(value)
                     }
                     if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedCount {
@@ -2821,9 +2809,7 @@ extension Api.functions.account {
         w1.uint32(0x19ba4a67)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            parentPeer?.serialize(buffer, true)
-        }
+        parentPeer?.serialize(buffer, true)
         userId.serialize(buffer, true)
     }
 }
@@ -2846,9 +2832,7 @@ extension Api.functions.account {
         w1.int32(_flags)
         buffer.commit(w1)
         id.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x2) {
-            afterId?.serialize(buffer, true)
-        }
+        afterId?.serialize(buffer, true)
     }
 }
 
@@ -2943,7 +2927,7 @@ extension Api.functions.messages {
         w1.uint32(0x14967978)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = businessConnectionId {
+        if let value = businessConnectionId {
             buffer.appendTLString(value)
         }
         peer.serialize(buffer, true)
@@ -2968,9 +2952,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         w1.int32(id)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            filter?.serialize(buffer, true)
-        }
+        filter?.serialize(buffer, true)
     }
 }
 
@@ -3063,15 +3045,11 @@ extension Api.functions.messages {
         w1.uint32(0x8d7ae6af)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x10) {
-            text?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x2), let value = translateToLang {
+        text?.serialize(buffer, true)
+        if let value = translateToLang {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x4) {
-            tone?.serialize(buffer, true)
-        }
+        tone?.serialize(buffer, true)
     }
 }
 
@@ -3133,9 +3111,7 @@ extension Api.functions.bots {
         w1.uint32(0xdcd914fd)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1) {
-            bot?.serialize(buffer, true)
-        }
+        bot?.serialize(buffer, true)
         buffer.appendTLString(langCode)
     }
 }
@@ -3223,17 +3199,17 @@ extension Api.functions.aicompose {
         buffer.commit(w1)
         tone.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 12)
-        if tlFlagIsSet(_flags, 0x1), let value = displayAuthor {
+        if let value = displayAuthor {
             w2.bool(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = emojiId {
+        if let value = emojiId {
             w2.int64(value)
         }
         buffer.commit(w2)
-        if tlFlagIsSet(_flags, 0x4), let value = title {
+        if let value = title {
             buffer.appendTLString(value)
         }
-        if tlFlagIsSet(_flags, 0x8), let value = prompt {
+        if let value = prompt {
             buffer.appendTLString(value)
         }
     }

@@ -114,24 +114,20 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.about {
+                    if let value = c.about {
                         buffer.appendTLString(value)
                     }
                     c.photo.serialize(buffer, true)
                     buffer.appendInt32(c.participantsCount)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.participants {
+                    if let value = c.participants {
                         buffer.appendVector(value, boxed: true)
                     }
                     buffer.appendInt32(c.color)
-                    if tlFlagIsSet(_flags, 0x400) {
-                        c.subscriptionPricing?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionFormId {
+                    c.subscriptionPricing?.serialize(buffer, true)
+                    if let value = c.subscriptionFormId {
                         buffer.appendInt64(value)
                     }
-                    if tlFlagIsSet(_flags, 0x2000) {
-                        c.botVerification?.serialize(buffer, true)
-                    }
+                    c.botVerification?.serialize(buffer, true)
                 case .chatInvitePeek(let c):
                     if boxed { buffer.appendUInt32(0x61695cb0) }
                     c.chat.serialize(buffer, true)
@@ -775,9 +771,7 @@ extension Api {
                     if boxed { w1.uint32(0xf46fe924) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.document?.serialize(buffer, true)
-                    }
+                    c.document?.serialize(buffer, true)
                     if tlFlagIsSet(_flags, 0x2), let value = c.title {
                         buffer.appendTLString(value)
                     }
@@ -1032,7 +1026,7 @@ extension Api {
                     buffer.appendVector(c.blocks, boxed: true)
                     buffer.appendVector(c.photos, boxed: true)
                     buffer.appendVector(c.documents, boxed: true)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.views {
+                    if let value = c.views {
                         buffer.appendInt32(value)
                     }
             }
@@ -1476,14 +1470,14 @@ extension Api {
                     if boxed { w1.uint32(0x5f2d1df2) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.transaction {
+                    if let value = c.transaction {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.months)
                     buffer.appendTLString(c.currency)
                     buffer.appendInt64(c.amount)
                     buffer.appendTLString(c.botUrl)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
+                    if let value = c.storeProduct {
                         buffer.appendTLString(value)
                     }
             }
@@ -1597,7 +1591,7 @@ extension Api {
                     var w1 = buffer.fieldWriter(reserving: 16)
                     if boxed { w1.uint32(0xc84834ce) }
                     w1.int32(_flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.videoMaxSize {
+                    if let value = c.videoMaxSize {
                         w1.int64(value)
                     }
                     buffer.commit(w1)
@@ -1857,9 +1851,7 @@ extension Api {
                     buffer.commit(w1)
                     c.coordinates.serialize(buffer, true)
                     c.geo.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.address?.serialize(buffer, true)
-                    }
+                    c.address?.serialize(buffer, true)
                 case .mediaAreaSuggestedReaction(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 8)
@@ -2183,7 +2175,7 @@ extension Api {
                     w1.int32(_flags)
                     buffer.commit(w1)
                     c.peer.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.maxReadId {
+                    if let value = c.maxReadId {
                         buffer.appendInt32(value)
                     }
                     buffer.appendVector(c.stories, boxed: true)
@@ -2382,7 +2374,7 @@ extension Api.smsjobs {
                     w1.int32(c.totalSent)
                     w1.int32(c.totalSince)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.lastGiftSlug {
+                    if let value = c.lastGiftSlug {
                         buffer.appendTLString(value)
                     }
                     buffer.appendTLString(c.termsUrl)
@@ -2737,10 +2729,8 @@ extension Api {
                     w2.int32(c.round)
                     w2.int32(c.pos)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.message?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.giftNum {
+                    c.message?.serialize(buffer, true)
+                    if let value = c.giftNum {
                         buffer.appendInt32(value)
                     }
             }
@@ -2838,7 +2828,7 @@ extension Api.functions.account {
         var w1 = buffer.fieldWriter(reserving: 16)
         w1.uint32(0x8ef3eab0)
         w1.int32(_flags)
-        if tlFlagIsSet(_flags, 0x20), let value = fileMaxSize {
+        if let value = fileMaxSize {
             w1.int64(value)
         }
         buffer.commit(w1)
@@ -2888,16 +2878,12 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         buffer.appendTLString(q)
-        if tlFlagIsSet(_flags, 0x1) {
-            fromId?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x4) {
-            savedPeerId?.serialize(buffer, true)
-        }
-        if tlFlagIsSet(_flags, 0x8), let value = savedReaction {
+        fromId?.serialize(buffer, true)
+        savedPeerId?.serialize(buffer, true)
+        if let value = savedReaction {
             buffer.appendVector(value, boxed: true)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = topMsgId {
+        if let value = topMsgId {
             buffer.appendInt32(value)
         }
         filter.serialize(buffer, true)
@@ -2932,7 +2918,7 @@ extension Api.functions.messages {
         buffer.commit(w1)
         peer.serialize(buffer, true)
         var w2 = buffer.fieldWriter(reserving: 24)
-        if tlFlagIsSet(_flags, 0x1), let value = topMsgId {
+        if let value = topMsgId {
             w2.int32(value)
         }
         w2.int32(offsetId)

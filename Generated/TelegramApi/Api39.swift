@@ -203,7 +203,7 @@ extension Api {
                     w2.int32(c.ratingEDecay)
                     w2.int32(c.stickersRecentLimit)
                     w2.int32(c.channelsReadMediaPeriod)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
+                    if let value = c.tmpSessions {
                         w2.int32(value)
                     }
                     w2.int32(c.callReceiveTimeoutMs)
@@ -212,19 +212,19 @@ extension Api {
                     w2.int32(c.callPacketTimeoutMs)
                     buffer.commit(w2)
                     buffer.appendTLString(c.meUrlPrefix)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.autoupdateUrlPrefix {
+                    if let value = c.autoupdateUrlPrefix {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.gifSearchUsername {
+                    if let value = c.gifSearchUsername {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.venueSearchUsername {
+                    if let value = c.venueSearchUsername {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.imgSearchUsername {
+                    if let value = c.imgSearchUsername {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.staticMapsProvider {
+                    if let value = c.staticMapsProvider {
                         buffer.appendTLString(value)
                     }
                     var w3 = buffer.fieldWriter(reserving: 12)
@@ -243,10 +243,8 @@ extension Api {
                         w4.int32(value)
                     }
                     buffer.commit(w4)
-                    if tlFlagIsSet(_flags, 0x8000) {
-                        c.reactionsDefault?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.autologinToken {
+                    c.reactionsDefault?.serialize(buffer, true)
+                    if let value = c.autologinToken {
                         buffer.appendTLString(value)
                     }
             }
@@ -529,10 +527,10 @@ extension Api.messages {
                     if boxed { w1.uint32(0x36585ea4) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.message {
+                    if let value = c.message {
                         buffer.appendTLString(value)
                     }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.url {
+                    if let value = c.url {
                         buffer.appendTLString(value)
                     }
                     buffer.appendInt32(c.cacheTime)
@@ -1055,7 +1053,7 @@ extension Api {
                     w1.int64(c.participantId)
                     buffer.commit(w1)
                     c.`protocol`.serialize(buffer, true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.receiveDate {
+                    if let value = c.receiveDate {
                         buffer.appendInt32(value)
                     }
                 case .phoneCallRequested(let c):
@@ -1100,9 +1098,7 @@ extension Api {
                     c.`protocol`.serialize(buffer, true)
                     buffer.appendVector(c.connections, boxed: true)
                     buffer.appendInt32(c.startDate)
-                    if tlFlagIsSet(_flags, 0x80) {
-                        c.customParameters?.serialize(buffer, true)
-                    }
+                    c.customParameters?.serialize(buffer, true)
                 case .phoneCallDiscarded(let c):
                     let _flags = c.flags
                     var w1 = buffer.fieldWriter(reserving: 16)
@@ -1110,10 +1106,8 @@ extension Api {
                     w1.int32(_flags)
                     w1.int64(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x1) {
-                        c.reason?.serialize(buffer, true)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.duration {
+                    c.reason?.serialize(buffer, true)
+                    if let value = c.duration {
                         buffer.appendInt32(value)
                     }
             }
@@ -1437,16 +1431,14 @@ extension Api {
                     c.baseTheme.serialize(buffer, true)
                     var w2 = buffer.fieldWriter(reserving: 8)
                     w2.int32(c.accentColor)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
+                    if let value = c.outboxAccentColor {
                         w2.int32(value)
                     }
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
+                    if let value = c.messageColors {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, 0x2) {
-                        c.wallpaper?.serialize(buffer, true)
-                    }
+                    c.wallpaper?.serialize(buffer, true)
             }
         }
 
@@ -1714,7 +1706,7 @@ extension Api.stories {
                     buffer.appendVector(c.reactions, boxed: true)
                     buffer.appendVector(c.chats, boxed: true)
                     buffer.appendVector(c.users, boxed: true)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
+                    if let value = c.nextOffset {
                         buffer.appendTLString(value)
                     }
             }
@@ -1823,7 +1815,7 @@ extension Api {
                     if boxed { w1.uint32(0x21108ff7) }
                     w1.int32(_flags)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
+                    if let value = c.users {
                         buffer.appendVector(value, boxed: true)
                     }
             }
@@ -2489,10 +2481,10 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = msgId {
+        if let value = msgId {
             buffer.appendInt32(value)
         }
-        if tlFlagIsSet(_flags, 0x2), let value = webappReqId {
+        if let value = webappReqId {
             buffer.appendTLString(value)
         }
         buffer.appendInt32(buttonId)
@@ -2517,7 +2509,7 @@ extension Api.functions.messages {
         w1.int32(_flags)
         buffer.commit(w1)
         peer.serialize(buffer, true)
-        if tlFlagIsSet(_flags, 0x1), let value = q {
+        if let value = q {
             buffer.appendTLString(value)
         }
         var w2 = buffer.fieldWriter(reserving: 16)

@@ -445,12 +445,13 @@ public struct SwiftEmitter {
                 w.line("let \(natLocal(nat.name)): Int32 = 0")
             }
         }
+        let sharedBits = Self.sharedBits(c, stored: emittedFields(c).filter(\.isStored).map(\.field))
         var run: [Field?] = [nil]  // nil: the constructor ID
         var runs = 0
         func flushRun() {
             defer { run = [] }
             guard run.count >= 2 else {
-                for item in run { emitField(item, id: id, payload: v, writer: nil, into: w) }
+                for item in run { emitField(item, id: id, payload: v, writer: nil, sharedBits: sharedBits, into: w) }
                 return
             }
             runs += 1
@@ -458,7 +459,7 @@ public struct SwiftEmitter {
             // 4 bytes for the constructor ID (nil); only fixed-size fields enter a run.
             let size = run.reduce(0) { total, item in total + (item.map { fixedWrite($0.type)?.size ?? 0 } ?? 4) }
             w.line("var \(writer) = buffer.fieldWriter(reserving: \(size))")
-            for item in run { emitField(item, id: id, payload: v, writer: writer, into: w) }
+            for item in run { emitField(item, id: id, payload: v, writer: writer, sharedBits: sharedBits, into: w) }
             w.line("buffer.commit(\(writer))")
         }
         for field in c.fields where field.type != .trueFlag {
@@ -466,7 +467,7 @@ public struct SwiftEmitter {
                 run.append(field)
             } else {
                 flushRun()
-                emitField(field, id: id, payload: v, writer: nil, into: w)
+                emitField(field, id: id, payload: v, writer: nil, sharedBits: sharedBits, into: w)
             }
         }
         flushRun()
@@ -488,7 +489,8 @@ public struct SwiftEmitter {
 
     /// One field (nil: the constructor ID) written to `buffer`, or through the field writer named `writer`; `v` as
     /// in `emitSerializeFields`.
-    func emitField(_ field: Field?, id: UInt32, payload v: String?, writer: String?, into w: SwiftWriter) {
+    func emitField(_ field: Field?, id: UInt32, payload v: String?, writer: String?, sharedBits: Set<String>,
+                   into w: SwiftWriter) {
         guard let field else {
             let store = writer.map { "\($0).uint32(\(hexLiteral(id)))" } ?? "buffer.appendUInt32(\(hexLiteral(id)))"
             w.line(v == nil ? store : "if boxed { \(store) }")
@@ -513,6 +515,14 @@ public struct SwiftEmitter {
         let access = v.map { "\($0).\(name)" } ?? name
         guard let cond = field.condition else { return write(access) }
         let flagTest = "tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))"
+        if !sharedBits.contains("\(cond.flagsField).\(cond.bit)") {
+            // The field's bit is its own: set exactly when the field is, so the optional alone decides.
+            switch field.type {
+            case .boxed, .bare, .generic: write("\(access)?")
+            default: w.block("if let value = \(access)") { write("value") }
+            }
+            return
+        }
         switch field.type {
         case .boxed, .bare, .generic:
             // Optional chaining borrows the object where it lies; `if let` copied it out of the payload, a retain
@@ -524,6 +534,18 @@ public struct SwiftEmitter {
     }
 
     func natLocal(_ name: String) -> String { "_" + Naming.fieldName(name) }
+
+    /// `flags.bit` keys of the bits that guard more than one of `stored` (`a:flags.0?int b:flags.0?string`): such a
+    /// bit is set only when all of them are, so each is written under the bit's test as well as its own.
+    static func sharedBits(_ c: Combinator, stored: [Field]) -> Set<String> {
+        var seen: Set<String> = [], shared: Set<String> = []
+        for field in stored {
+            guard let cond = field.condition else { continue }
+            let key = "\(cond.flagsField).\(cond.bit)"
+            if !seen.insert(key).inserted { shared.insert(key) }
+        }
+        return shared
+    }
 
     func emitWrite(_ type: TLType, value: String, into w: SwiftWriter, depth: Int) {
         switch type {

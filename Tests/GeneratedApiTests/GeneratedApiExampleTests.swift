@@ -72,6 +72,27 @@ import TelegramApi
         #expect(bytes(Api.ChatBannedRights.chatBannedRights(parsed)) == wire)
     }
 
+    /// A field whose bit is its own is written when it is set; fields sharing a bit (`saved_from_peer` and
+    /// `saved_from_msg_id` on `flags.4`) set it, and are written, only together.
+    @Test func fieldsSharingABitTravelOnlyTogether() throws {
+        let peer = Api.Peer.peerUser(.init(userId: 5))
+        let half = Api.MessageFwdHeader.Cons_messageFwdHeader(date: 1, postAuthor: "a", savedFromPeer: peer)
+        let both = Api.MessageFwdHeader.Cons_messageFwdHeader(date: 1, postAuthor: "a", savedFromPeer: peer,
+                                                              savedFromMsgId: 9)
+        #expect(half.flags == 0x8)
+        #expect(both.flags == 0x8 | 0x10)
+        let halfWire = bytes(Api.MessageFwdHeader.messageFwdHeader(half))
+        #expect(halfWire == hex("bbf44d4e") + hex("08000000") + hex("01000000") + [1, 0x61, 0, 0])
+        let bothWire = bytes(Api.MessageFwdHeader.messageFwdHeader(both))
+        #expect(bothWire == hex("bbf44d4e") + hex("18000000") + hex("01000000") + [1, 0x61, 0, 0] + bytes(peer)
+                    + hex("09000000"))
+        var reader = BufferReader(bytes: bothWire)
+        guard case .messageFwdHeader(let back) = try Api.MessageFwdHeader.parse(&reader) else {
+            Issue.record("not messageFwdHeader"); return
+        }
+        #expect(back.flags == both.flags && back.savedFromMsgId == 9 && back.postAuthor == "a")
+    }
+
     /// Fixed-size payloads within one word are structs held in the enum, at the sizes the emitter's layout model
     /// gives (TLSwiftGenTests' `PayloadLayoutTests` holds the same numbers); all others are classes.
     @Test func smallFixedSizePayloadsAreInlineStructs() {

@@ -149,25 +149,25 @@ extension FlagsApi {
                     w1.int32(_flags)
                     w1.int64(c.id)
                     buffer.commit(w1)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
+                    if let value = c.firstName {
                         buffer.appendTLString(value)
                     }
                     var w2 = buffer.fieldWriter(reserving: 8)
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
+                    if let value = c.botInfoVersion {
                         w2.int32(value)
                     }
                     w2.int32(_flags2)
                     buffer.commit(w2)
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
+                    if let value = c.usernames {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags2, 0x2), let value = c.photos {
+                    if let value = c.photos {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags, Int32(bitPattern: 0x8000_0000)), let value = c.ids {
+                    if let value = c.ids {
                         buffer.appendVector(value, boxed: true)
                     }
-                    if tlFlagIsSet(_flags2, 0x4), let value = c.blobs {
+                    if let value = c.blobs {
                         buffer.appendBytesVector(value, boxed: true)
                     }
             }

@@ -226,7 +226,7 @@ extension GenericsApi.functions {
         w1.int32(_flags)
         w1.int32(apiId)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x1), let value = proxy {
+        if let value = proxy {
             buffer.appendTLString(value)
         }
         buffer.append(query.1)

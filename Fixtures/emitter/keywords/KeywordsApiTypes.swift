@@ -66,7 +66,7 @@ extension KeywordsApi {
                     w2.int64(c.`static`)
                     w2.int32(c.type)
                     w2.int32(c.type_)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.`protocol` {
+                    if let value = c.`protocol` {
                         w2.int32(value)
                     }
                     w2.int32(c.init_)
@@ -185,7 +185,7 @@ extension KeywordsApi.functions.keys {
         w1.uint32(0x22847a86)
         w1.int32(_flags)
         buffer.commit(w1)
-        if tlFlagIsSet(_flags, 0x2), let value = `in` {
+        if let value = `in` {
             buffer.appendTLString(value)
         }
     }

@@ -58,7 +58,7 @@ extension Shop {
                     w1.int64(c.id)
                     buffer.commit(w1)
                     buffer.appendTLString(c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.price {
+                    if let value = c.price {
                         buffer.appendInt32(value)
                     }
                 case .itemGone(let c):
