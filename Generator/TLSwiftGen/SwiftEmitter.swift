@@ -600,8 +600,8 @@ public struct SwiftEmitter {
                     continue
                 }
                 let local = field.type == .nat ? natLocal(field.name) : "_" + Naming.fieldName(field.name)
-                if field.type == .trueFlag && field.condition != nil && !storedFlagWords(c).isEmpty {
-                    continue  // a bit of its word, which the payload keeps
+                if field.type == .trueFlag && field.condition != nil {
+                    continue  // a bit of its `#` word, which the payload keeps
                 }
                 if field.type == .trueFlag {
                     if let cond = field.condition {
