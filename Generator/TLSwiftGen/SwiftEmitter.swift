@@ -291,9 +291,12 @@ public struct SwiftEmitter {
         return mask & 0x8000_0000 != 0 ? "Int32(bitPattern: \(hex))" : hex
     }
 
+    /// A `#` bit and the stored fields it guards: `condition` is when it is set, `fields` how many share it.
+    typealias FlagGroup = (flags: String, bit: Int, condition: String, fields: Int)
+
     /// The condition under which a conditional field is written and its bit set: every field sharing the bit is
     /// present (TL requires fields on one bit to travel together).
-    func flagGroups(_ c: Combinator) -> [(flags: String, bit: Int, condition: String)] {
+    func flagGroups(_ c: Combinator) -> [FlagGroup] {
         var order: [String] = []
         var groups: [String: (String, Int, [String])] = [:]
         for f in emittedFields(c) where f.isStored {
@@ -306,7 +309,7 @@ public struct SwiftEmitter {
             }
             groups[key]?.2.append(test)
         }
-        return order.compactMap { key in groups[key].map { ($0.0, $0.1, $0.2.joined(separator: " && ")) } }
+        return order.compactMap { key in groups[key].map { ($0.0, $0.1, $0.2.joined(separator: " && "), $0.2.count) } }
     }
 
     /// `name: Type`, defaulting `true` flags to false and optional fields to nil.
@@ -422,7 +425,7 @@ public struct SwiftEmitter {
 
     /// `var local: Int32 = 0` and a bit set for each group of `groups` on `#` field `nat`; false, writing nothing,
     /// when no field uses that word.
-    func emitFlagWord(_ nat: Field, groups: [(flags: String, bit: Int, condition: String)], into local: String,
+    func emitFlagWord(_ nat: Field, groups: [FlagGroup], into local: String,
                       _ w: SwiftWriter) -> Bool {
         let mine = groups.filter { $0.flags == nat.name }
         guard !mine.isEmpty else { return false }
@@ -432,12 +435,12 @@ public struct SwiftEmitter {
     }
 
     /// Statements writing the constructor ID and every field of `c`. With a payload `v` (an expression such as `c`),
-    /// fields are its properties, `#` words its derived ones, and the ID is written when `boxed`; without one (a
+    /// fields are its properties, `#` words its stored ones, and the ID is written when `boxed`; without one (a
     /// function's writer), fields are parameters of the same names, `#` words are computed here, and the ID is always
     /// written (a request is boxed). Runs of two or more fixed-size writes go through one `TLFieldWriter`: one
     /// capacity check and one count update per run instead of per field.
     func emitSerializeFields(_ c: Combinator, id: UInt32, payload v: String?, into w: SwiftWriter) {
-        let groups = v == nil ? flagGroups(c) : []
+        let groups = flagGroups(c)
         for nat in natFields(c) {
             if let v {
                 w.line("let \(natLocal(nat.name)) = \(v).\(Naming.escaped(Naming.fieldName(nat.name)))")
@@ -445,7 +448,9 @@ public struct SwiftEmitter {
                 w.line("let \(natLocal(nat.name)): Int32 = 0")
             }
         }
-        let sharedBits = Self.sharedBits(c, stored: emittedFields(c).filter(\.isStored).map(\.field))
+        // Bits guarding more than one field: such a bit is set only when all of them are, so each is written under
+        // the bit's test as well as its own.
+        let sharedBits = Set(groups.filter { $0.fields > 1 }.map { "\($0.flags).\($0.bit)" })
         var run: [Field?] = [nil]  // nil: the constructor ID
         var runs = 0
         func flushRun() {
@@ -514,7 +519,6 @@ public struct SwiftEmitter {
         }
         let access = v.map { "\($0).\(name)" } ?? name
         guard let cond = field.condition else { return write(access) }
-        let flagTest = "tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))"
         if !sharedBits.contains("\(cond.flagsField).\(cond.bit)") {
             // The field's bit is its own: set exactly when the field is, so the optional alone decides.
             switch field.type {
@@ -523,6 +527,7 @@ public struct SwiftEmitter {
             }
             return
         }
+        let flagTest = "tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))"
         switch field.type {
         case .boxed, .bare, .generic:
             // Optional chaining borrows the object where it lies; `if let` copied it out of the payload, a retain
@@ -534,18 +539,6 @@ public struct SwiftEmitter {
     }
 
     func natLocal(_ name: String) -> String { "_" + Naming.fieldName(name) }
-
-    /// `flags.bit` keys of the bits that guard more than one of `stored` (`a:flags.0?int b:flags.0?string`): such a
-    /// bit is set only when all of them are, so each is written under the bit's test as well as its own.
-    static func sharedBits(_ c: Combinator, stored: [Field]) -> Set<String> {
-        var seen: Set<String> = [], shared: Set<String> = []
-        for field in stored {
-            guard let cond = field.condition else { continue }
-            let key = "\(cond.flagsField).\(cond.bit)"
-            if !seen.insert(key).inserted { shared.insert(key) }
-        }
-        return shared
-    }
 
     func emitWrite(_ type: TLType, value: String, into w: SwiftWriter, depth: Int) {
         switch type {

@@ -302,6 +302,7 @@ public final class Buffer {
     func _appendTLStringGeneral(_ v: String) {
         // The length first (O(1) for native strings), so that nothing inside the closure can call out: with the
         // capacity check inside it, the optimizer retained and released the string around it.
+        // The rest go to their own function, so that this path makes no call (`memcpy`) but to grow the buffer.
         let n = v.utf8.count
         guard n >= 16, n <= 32 else { return _appendTLStringOutOfLine(v, count: n) }
         let data = _beginTLBytes(count: n)
