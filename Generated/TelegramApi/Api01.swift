@@ -1615,6 +1615,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeWithReCaptcha` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithReCaptcha<X>(into buffer: Buffer, token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         buffer.appendUInt32(0xadbb0f94)
         buffer.appendTLString(token)

@@ -2721,6 +2721,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeWithoutUpdates` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithoutUpdates<X>(into buffer: Buffer, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         buffer.appendUInt32(0xbf9459b7)
         buffer.append(query.1)
@@ -2736,6 +2737,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeWithApnsSecret` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithApnsSecret<X>(into buffer: Buffer, nonce: String, secret: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         buffer.appendUInt32(0x0dae54f8)
         buffer.appendTLString(nonce)

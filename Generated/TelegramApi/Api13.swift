@@ -2824,6 +2824,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeWithLayer` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithLayer<X>(into buffer: Buffer, layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xda9b0d0d)

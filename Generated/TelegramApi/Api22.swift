@@ -2130,6 +2130,7 @@ extension Api.functions {
     }
 
     /// Writes `initConnection` boxed at the end of `buffer`.
+    @inlinable
     public static func initConnection<X>(into buffer: Buffer, apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy? = nil, params: Api.JSONValue? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: proxy != nil)
@@ -2160,6 +2161,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeWithBusinessConnection` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithBusinessConnection<X>(into buffer: Buffer, connectionId: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         buffer.appendUInt32(0xdd289f8e)
         buffer.appendTLString(connectionId)

@@ -1707,6 +1707,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeWithMessagesRange` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithMessagesRange<X>(into buffer: Buffer, range: Api.MessageRange, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         buffer.appendUInt32(0x365275f2)
         range.serialize(buffer, true)

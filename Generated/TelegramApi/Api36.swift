@@ -1819,6 +1819,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeAfterMsgs` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeAfterMsgs<X>(into buffer: Buffer, msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         buffer.appendUInt32(0x3dc4b4f0)
         buffer.appendVector(msgIds, boxed: true)
@@ -1835,6 +1836,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeWithGooglePlayIntegrity` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithGooglePlayIntegrity<X>(into buffer: Buffer, nonce: String, token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         buffer.appendUInt32(0x1df92984)
         buffer.appendTLString(nonce)

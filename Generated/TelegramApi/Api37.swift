@@ -2752,6 +2752,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeWithTakeout` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithTakeout<X>(into buffer: Buffer, takeoutId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xaca9fd2e)

@@ -2242,6 +2242,7 @@ extension Api.functions {
     }
 
     /// Writes `invokeAfterMsg` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeAfterMsg<X>(into buffer: Buffer, msgId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var w1 = buffer.fieldWriter(reserving: 12)
         w1.uint32(0xcb9f372d)

@@ -872,6 +872,10 @@ public struct SwiftEmitter {
             }
             w.line("")
             w.line("/// Writes `\(f.name)` boxed at the end of `buffer`.")
+            // Inlinable when generic over the inner call's result (`query:!X`), which the writer never touches:
+            // called unspecialized from another module, each call built `DeserializeFunctionResponse<X>`'s metadata
+            // and copied the triple (~300 instructions, for a write that copies the query's bytes).
+            if generic != nil { w.line("@inlinable") }
             w.block("public static func \(name)\(genericClause)(\((["into buffer: Buffer"] + writerParameters).joined(separator: ", ")))") {
                 emitSerializeFields(f, id: f.id, payload: nil, into: w)
             }

@@ -15,13 +15,16 @@ public func tlSetFlag(_ flags: inout Int32, _ mask: Int32) {
     flags |= mask
 }
 
-/// Sets the bits of `mask` in a flags word when `condition` holds. A select rather than a branch: a word derived
-/// from many fields compiles to straight-line code, where an `if` around each set compiled to a chain of branches
-/// on the data. A `user`'s two words take more instructions so (196 against 172), yet encoding the corpus's
-/// objects took 18 % less CPU time (Benchmarks/HISTORY.md).
-@inlinable
+/// Sets the bits of `mask` in a flags word when `condition` holds, without a branch: a word derived from many
+/// fields should compile to straight-line code, since the conditions vary from value to value.
+///
+/// `condition ? mask : 0` is a branch in SIL, and with several `Bool` arguments the optimizer threaded the branches
+/// into a tree with one leaf per combination (`messages.sendMessage`'s writer tested its flags in up to 8 branches).
+/// The `Bool`'s byte (0 or 1), negated, is a mask of all zeros or all ones: arithmetic that no pass turns back into
+/// branches.
+@inlinable @inline(__always)
 public func tlSetFlag(_ flags: inout Int32, _ mask: Int32, when condition: Bool) {
-    flags |= condition ? mask : 0
+    flags |= mask & (0 &- Int32(truncatingIfNeeded: unsafeBitCast(condition, to: UInt8.self)))
 }
 
 /// Builds the field list of `descriptionFields()`, one call per field.

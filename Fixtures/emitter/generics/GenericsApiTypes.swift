@@ -184,6 +184,7 @@ extension GenericsApi.functions {
     }
 
     /// Writes `invokeWithLayer` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeWithLayer<X>(into buffer: Buffer, layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var w1 = buffer.fieldWriter(reserving: 8)
         w1.uint32(0xda9b0d0d)
@@ -202,6 +203,7 @@ extension GenericsApi.functions {
     }
 
     /// Writes `invokeAfterMsgs` boxed at the end of `buffer`.
+    @inlinable
     public static func invokeAfterMsgs<X>(into buffer: Buffer, msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         buffer.appendUInt32(0x3dc4b4f0)
         buffer.appendVector(msgIds, boxed: true)
@@ -218,6 +220,7 @@ extension GenericsApi.functions {
     }
 
     /// Writes `initConnection` boxed at the end of `buffer`.
+    @inlinable
     public static func initConnection<X>(into buffer: Buffer, apiId: Int32, proxy: String? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) {
         var _flags: Int32 = 0
         tlSetFlag(&_flags, 0x1, when: proxy != nil)
