@@ -1158,8 +1158,6 @@ extension SecretApi101 {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -1544,7 +1542,6 @@ extension SecretApi101 {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
@@ -1573,7 +1570,6 @@ extension SecretApi101 {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3

@@ -1519,7 +1519,6 @@ extension SecretApi46 {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3

@@ -132,8 +132,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _fromId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -344,15 +342,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
                 field = 10
                 let _currency = try reader.readTLString()
                 field = 11
@@ -681,16 +670,6 @@ extension Api {
                 let _id = try reader.readInt64()
                 field = 1
                 let _flags = try reader.readInt32()
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
                 field = 12
                 let _question = try Api.TextWithEntities.parse(&reader)
                 field = 13
@@ -833,8 +812,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _userId = try reader.readInt64()
                 field = 4
@@ -962,12 +939,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 let _botId = try reader.readInt64()
                 field = 8
@@ -1130,7 +1101,6 @@ extension Api.stories {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -1391,8 +1361,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _peerId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -1544,17 +1512,12 @@ extension Api {
         }
 
         static func parse_richButtonStyle(_ reader: inout BufferReader) throws(TLDecodingError) -> RichButtonStyle {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 return .richButtonStyle(Cons_richButtonStyle(_flags & 0xf))
             }
             catch {
-                throw error.inside(constructor: "richButtonStyle", fields: "flags,bg_primary,bg_danger,bg_success,link", index: field)
+                throw error.inside(constructor: "richButtonStyle", fields: "flags,bg_primary,bg_danger,bg_success,link", index: 0)
             }
         }
 

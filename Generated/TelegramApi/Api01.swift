@@ -158,12 +158,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 let _id = try reader.readInt32()
                 field = 8
@@ -682,7 +676,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _userId = try reader.readInt64()
                 field = 3
@@ -730,8 +723,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _userId = try reader.readInt64()
                 field = 4
@@ -761,7 +752,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -1112,12 +1102,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 var _logoutTokens: [[UInt8]]? = nil
                 if tlFlagIsSet(_flags, 0x40) {

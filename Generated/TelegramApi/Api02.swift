@@ -316,11 +316,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 var _text: Api.RichText? = nil
                 if tlFlagIsSet(_flags, 0x80) {
@@ -799,7 +794,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -973,7 +967,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _shortcutId = try reader.readInt32()
                 field = 3

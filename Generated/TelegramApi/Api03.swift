@@ -143,8 +143,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _minLayer = try reader.readInt32()
                 field = 4
@@ -444,8 +442,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _title: String? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -722,8 +718,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _userId = try reader.readInt64()
                 field = 4
@@ -744,8 +738,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _message = try Api.Message.parse(&reader)
                 return .storyViewPublicForward(Cons_storyViewPublicForward(_flags & 0x3, message: _message))
@@ -759,8 +751,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _peerId = try Api.Peer.parse(&reader)
                 field = 4
@@ -954,8 +944,6 @@ extension Api.payments {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _startDate = try reader.readInt32()
                 field = 4
@@ -984,8 +972,6 @@ extension Api.payments {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _startDate = try reader.readInt32()
                 field = 4
@@ -1250,7 +1236,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -1353,7 +1338,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _maxId: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {

@@ -362,7 +362,6 @@ extension Api.auth {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _otherwiseReloginDays: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -993,13 +992,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
                 field = 8
                 var _installedDate: Int32? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -1533,7 +1525,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
@@ -1557,8 +1548,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _message = try reader.readTLString()
                 field = 4
@@ -1716,10 +1705,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 let _message = try reader.readTLString()
                 field = 6
@@ -2287,8 +2272,6 @@ extension Api.auth {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _emailPattern = try reader.readTLString()
                 field = 4
@@ -2311,15 +2294,12 @@ extension Api.auth {
         }
 
         static func parse_sentCodeTypeSetUpEmailRequired(_ reader: inout BufferReader) throws(TLDecodingError) -> SentCodeType {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 return .sentCodeTypeSetUpEmailRequired(Cons_sentCodeTypeSetUpEmailRequired(_flags & 0x3))
             }
             catch {
-                throw error.inside(constructor: "auth.sentCodeTypeSetUpEmailRequired", fields: "flags,apple_signin_allowed,google_signin_allowed", index: field)
+                throw error.inside(constructor: "auth.sentCodeTypeSetUpEmailRequired", fields: "flags,apple_signin_allowed,google_signin_allowed", index: 0)
             }
         }
 
@@ -2725,8 +2705,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _num: String? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -2755,8 +2733,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _num: String? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -2925,29 +2901,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
-                field = 14
-                field = 15
-                field = 16
-                field = 17
-                field = 18
-                field = 19
-                field = 20
-                field = 21
-                field = 22
-                field = 23
                 field = 24
                 let _untilDate = try reader.readInt32()
                 return .chatBannedRights(Cons_chatBannedRights(_flags & 0x1ffe85ff, untilDate: _untilDate))
@@ -3315,7 +3268,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _transcriptionId = try reader.readInt64()
                 field = 3
@@ -3468,9 +3420,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _id = try reader.readTLString()
                 field = 5
@@ -3609,7 +3558,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _shortcutId = try reader.readInt32()
                 field = 3
@@ -3698,7 +3646,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _filters = try reader.readVector(boxed: true, of: Api.DialogFilter.self)
                 return .dialogFilters(Cons_dialogFilters(_flags & 0x1, filters: _filters))
@@ -4000,8 +3947,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 4
@@ -4030,8 +3975,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _html = try reader.readTLString()
                 field = 4
@@ -4050,8 +3993,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _markdown = try reader.readTLString()
                 field = 4

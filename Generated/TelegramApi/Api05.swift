@@ -780,8 +780,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _file = try Api.InputFile.parse(&reader)
                 field = 4
@@ -810,8 +808,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _id = try Api.InputPhoto.parse(&reader)
                 field = 4
@@ -862,9 +858,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _file = try Api.InputFile.parse(&reader)
                 field = 5
@@ -907,7 +900,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try Api.InputDocument.parse(&reader)
                 field = 3
@@ -962,7 +954,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
@@ -981,7 +972,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
@@ -1061,7 +1051,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _geoPoint = try Api.InputGeoPoint.parse(&reader)
                 field = 3
@@ -1151,9 +1140,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _url = try reader.readTLString()
                 return .inputMediaWebPage(Cons_inputMediaWebPage(_flags & 0x7, url: _url))
@@ -2104,9 +2090,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 var _queryId: Int64? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -2714,7 +2697,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
@@ -2956,7 +2938,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3

@@ -258,9 +258,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 var _results: [Api.PollAnswerVoters]? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -577,8 +574,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _stickers = try reader.readVector(boxed: true, of: Api.Document.self)
                 return .webPageAttributeStickerSet(Cons_webPageAttributeStickerSet(_flags & 0x3, stickers: _stickers))

@@ -198,14 +198,12 @@ extension Api {
         }
 
         static func parse_inputMessagesFilterPhoneCalls(_ reader: inout BufferReader) throws(TLDecodingError) -> MessagesFilter {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .inputMessagesFilterPhoneCalls(Cons_inputMessagesFilterPhoneCalls(_flags & 0x1))
             }
             catch {
-                throw error.inside(constructor: "inputMessagesFilterPhoneCalls", fields: "flags,missed", index: field)
+                throw error.inside(constructor: "inputMessagesFilterPhoneCalls", fields: "flags,missed", index: 0)
             }
         }
 
@@ -525,7 +523,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _command = try reader.readTLString()
                 field = 3
@@ -1435,7 +1432,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _offset = try reader.readInt32()
                 field = 3
@@ -1451,12 +1447,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 let _offset = try reader.readInt32()
                 field = 8

@@ -1136,12 +1136,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 let _text = try Api.RichText.parse(&reader)
                 field = 8
@@ -2493,7 +2487,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _viewsCount = try reader.readInt32()
                 field = 3

@@ -216,7 +216,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3
@@ -253,7 +252,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
@@ -1350,16 +1348,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
                 field = 11
                 let _peer = try Api.Peer.parse(&reader)
                 field = 12
@@ -1821,7 +1809,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -2146,7 +2133,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _icon = try reader.readInt64()
                 field = 3
@@ -2246,8 +2232,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _title = try Api.TextWithEntities.parse(&reader)
                 field = 4

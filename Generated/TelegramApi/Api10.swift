@@ -286,38 +286,8 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
-                field = 14
-                field = 15
-                field = 16
-                field = 17
-                field = 18
                 field = 19
                 let _flags2 = try reader.readInt32()
-                field = 20
-                field = 21
-                field = 22
-                field = 23
-                field = 24
-                field = 25
-                field = 26
-                field = 27
-                field = 28
-                field = 29
-                field = 30
-                field = 31
                 field = 32
                 let _id = try reader.readInt64()
                 field = 33
@@ -1154,15 +1124,12 @@ extension Api.account {
         }
 
         static func parse_contentSettings(_ reader: inout BufferReader) throws(TLDecodingError) -> ContentSettings {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 return .contentSettings(Cons_contentSettings(_flags & 0x3))
             }
             catch {
-                throw error.inside(constructor: "account.contentSettings", fields: "flags,sensitive_enabled,sensitive_can_change", index: field)
+                throw error.inside(constructor: "account.contentSettings", fields: "flags,sensitive_enabled,sensitive_can_change", index: 0)
             }
         }
 
@@ -1409,7 +1376,6 @@ extension Api.help {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _colorId = try reader.readInt32()
                 field = 3
@@ -1694,20 +1660,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
-                field = 14
                 field = 15
                 let _id = try reader.readTLString()
                 field = 16
@@ -2261,12 +2213,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 var _fromId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -2544,8 +2490,6 @@ extension Api.payments {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4

@@ -803,7 +803,6 @@ extension Api.updates {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
@@ -822,7 +821,6 @@ extension Api.updates {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _timeout: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -847,7 +845,6 @@ extension Api.updates {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _pts = try reader.readInt32()
                 field = 3
@@ -1013,7 +1010,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _hash = try reader.readInt64()
                 field = 3
@@ -2124,7 +2120,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _text = try Api.RichText.parse(&reader)
                 field = 3
@@ -2153,7 +2148,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _photoId = try reader.readInt64()
                 field = 3
@@ -2179,9 +2173,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _videoId = try reader.readInt64()
                 field = 5
@@ -2207,8 +2198,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _url: String? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -2329,9 +2318,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _title = try Api.RichText.parse(&reader)
                 field = 5
@@ -2347,7 +2333,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _items = try reader.readVector(boxed: true, of: Api.PageListOrderedItem.self)
                 field = 3
@@ -2371,7 +2356,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 3
@@ -2531,9 +2515,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _buttons = try reader.readVector(boxed: true, of: Api.PageButton.self)
                 return .pageBlockButtonRow(Cons_pageBlockButtonRow(_flags & 0x7, buttons: _buttons))
@@ -3161,11 +3142,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 let _photoSizeMax = try reader.readInt32()
                 field = 7
@@ -3335,7 +3311,6 @@ extension Api.help {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _expires = try reader.readInt32()
                 field = 3
@@ -3484,12 +3459,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 var _noncontactPeersPaidStars: Int64? = nil
                 if tlFlagIsSet(_flags, 0x20) {
@@ -3590,7 +3559,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 return .sendAsPeer(Cons_sendAsPeer(_flags & 0x1, peer: _peer))
@@ -4039,13 +4007,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
                 field = 8
                 let _id = try reader.readInt64()
                 field = 9
@@ -4150,11 +4111,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 let _id = try reader.readInt64()
                 field = 7

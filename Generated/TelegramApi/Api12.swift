@@ -437,23 +437,8 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
                 field = 12
                 let _flags2 = try reader.readInt32()
-                field = 13
-                field = 14
-                field = 15
-                field = 16
                 field = 17
                 let _id = try reader.readInt32()
                 field = 18
@@ -623,13 +608,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
                 field = 8
                 let _id = try reader.readInt32()
                 field = 9
@@ -5358,7 +5336,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _hash = try reader.readInt64()
                 field = 3
@@ -5495,8 +5472,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _inboxDate: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -5758,8 +5733,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _order = try reader.readVector(boxed: true, of: Int64.self)
                 return .updateStickerSetsOrder(Cons_updateStickerSetsOrder(_flags & 0x3, order: _order))
@@ -5770,15 +5743,12 @@ extension Api {
         }
 
         static func parse_updateStickerSets(_ reader: inout BufferReader) throws(TLDecodingError) -> Update {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 return .updateStickerSets(Cons_updateStickerSets(_flags & 0x3))
             }
             catch {
-                throw error.inside(constructor: "updateStickerSets", fields: "flags,masks,emojis", index: field)
+                throw error.inside(constructor: "updateStickerSets", fields: "flags,masks,emojis", index: 0)
             }
         }
 
@@ -6007,7 +5977,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _folderId: Int32? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -6196,7 +6165,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.DialogPeer.parse(&reader)
                 field = 3
@@ -6481,8 +6449,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _peerId = try Api.Peer.parse(&reader)
                 return .updatePeerBlocked(Cons_updatePeerBlocked(_flags & 0x3, peerId: _peerId))
@@ -6518,7 +6484,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -6538,7 +6503,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
@@ -6583,7 +6547,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _peer: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -6656,7 +6619,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
@@ -6710,7 +6672,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _params = try Api.DataJSON.parse(&reader)
                 return .updateGroupCallConnection(Cons_updateGroupCallConnection(_flags & 0x1, params: _params))
@@ -6840,7 +6801,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -6885,8 +6845,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _stickerset = try reader.readInt64()
                 return .updateMoveStickerSetToTop(Cons_updateMoveStickerSetToTop(_flags & 0x3, stickerset: _stickerset))
@@ -7021,7 +6979,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -7082,7 +7039,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.DialogPeer.parse(&reader)
                 return .updateSavedDialogPinned(Cons_updateSavedDialogPinned(_flags & 0x1, peer: _peer))
@@ -7404,7 +7360,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _channelId = try reader.readInt64()
                 field = 3
@@ -7448,7 +7403,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -7608,7 +7562,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _botId = try reader.readInt64()
                 field = 3
@@ -7634,15 +7587,12 @@ extension Api {
         }
 
         static func parse_updateWebBrowserSettings(_ reader: inout BufferReader) throws(TLDecodingError) -> Update {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 return .updateWebBrowserSettings(Cons_updateWebBrowserSettings(_flags & 0x3))
             }
             catch {
-                throw error.inside(constructor: "updateWebBrowserSettings", fields: "flags,open_external_browser,display_close_button", index: field)
+                throw error.inside(constructor: "updateWebBrowserSettings", fields: "flags,open_external_browser,display_close_button", index: 0)
             }
         }
 
@@ -7650,7 +7600,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _openExternalBrowser: Bool? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -7733,9 +7682,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _userId = try reader.readInt64()
                 field = 5
@@ -9465,7 +9411,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _alt = try reader.readTLString()
                 field = 3
@@ -9486,9 +9431,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _duration = try reader.readDouble()
                 field = 5
@@ -9521,7 +9463,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _duration = try reader.readInt32()
                 field = 3
@@ -9564,8 +9505,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _alt = try reader.readTLString()
                 field = 4
@@ -10342,9 +10281,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _results = try reader.readVector(boxed: true, of: Api.ReactionCount.self)
                 field = 5
@@ -11239,7 +11175,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _bidAmount: Int64? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -11418,7 +11353,6 @@ extension Api.bots {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _addUsers: [Api.User]? = nil
                 if tlFlagIsSet(_flags, 0x2) {

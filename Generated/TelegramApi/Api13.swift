@@ -1451,8 +1451,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _option = try reader.readTLBytes()
                 field = 4
@@ -1721,10 +1719,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 var _replyToMsgId: Int32? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -2714,7 +2708,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _timezoneId = try reader.readTLString()
                 field = 3

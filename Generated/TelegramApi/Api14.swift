@@ -307,7 +307,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _userId: Int64? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -888,7 +887,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _from: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -1218,7 +1216,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _url = try reader.readTLString()
                 field = 3
@@ -1558,8 +1555,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 field = 4

@@ -763,8 +763,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _photo: Api.Photo? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -824,11 +822,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 var _document: Api.Document? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -865,10 +858,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 let _webpage = try Api.WebPage.parse(&reader)
                 return .messageMediaWebPage(Cons_messageMediaWebPage(_flags & 0x1b, webpage: _webpage))
@@ -913,8 +902,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _title = try reader.readTLString()
                 field = 4
@@ -1016,7 +1003,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -1037,8 +1023,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _channels = try reader.readVector(boxed: true, of: Int64.self)
                 field = 4
@@ -1076,8 +1060,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _channelId = try reader.readInt64()
                 field = 4
@@ -1152,7 +1134,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _call = try Api.InputGroupCall.parse(&reader)
                 return .messageMediaVideoStream(Cons_messageMediaVideoStream(_flags & 0x1, call: _call))
@@ -1836,8 +1817,6 @@ extension Api.payments {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _formId = try reader.readInt64()
                 field = 4
@@ -2705,15 +2684,12 @@ extension Api {
         }
 
         static func parse_inputStorePaymentPremiumSubscription(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStorePaymentPurpose {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 return .inputStorePaymentPremiumSubscription(Cons_inputStorePaymentPremiumSubscription(_flags & 0x3))
             }
             catch {
-                throw error.inside(constructor: "inputStorePaymentPremiumSubscription", fields: "flags,restore,upgrade", index: field)
+                throw error.inside(constructor: "inputStorePaymentPremiumSubscription", fields: "flags,restore,upgrade", index: 0)
             }
         }
 
@@ -2763,8 +2739,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _boostPeer = try Api.InputPeer.parse(&reader)
                 field = 4
@@ -2840,8 +2814,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _stars = try reader.readInt64()
                 field = 4
@@ -2882,7 +2854,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _phoneNumber = try reader.readTLString()
                 field = 3
@@ -3517,7 +3488,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _currentBalance = try Api.StarsAmount.parse(&reader)
                 field = 3
@@ -3639,8 +3609,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _stars = try reader.readInt64()
                 field = 4

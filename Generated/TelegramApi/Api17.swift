@@ -662,7 +662,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _baseTheme = try Api.BaseTheme.parse(&reader)
                 field = 3
@@ -977,9 +976,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _app = try Api.BotApp.parse(&reader)
                 return .botApp(Cons_botApp(_flags & 0x7, app: _app))
@@ -1340,7 +1336,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _country: String? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -1624,7 +1619,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _name = try reader.readTLString()
                 field = 3

@@ -221,7 +221,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _ranges = try reader.readVector(boxed: true, of: Api.MessageRange.self)
                 return .channelMessagesFilter(Cons_channelMessagesFilter(_flags & 0x2, ranges: _ranges))
@@ -493,7 +492,6 @@ extension Api.help {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
@@ -628,9 +626,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -1285,8 +1280,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 4
@@ -1307,7 +1300,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _stargift = try Api.InputSavedStarGift.parse(&reader)
                 return .inputInvoiceStarGiftUpgrade(Cons_inputInvoiceStarGiftUpgrade(_flags & 0x1, stargift: _stargift))
@@ -1367,8 +1359,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _slug = try reader.readTLString()
                 field = 4
@@ -1422,8 +1412,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _peer: Api.InputPeer? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -1722,7 +1710,6 @@ extension Api.payments {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _fromId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -1864,11 +1851,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 var _users: [Api.InputUser]? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -2032,9 +2014,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 var _peerId: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x8) {

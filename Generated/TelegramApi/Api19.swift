@@ -708,12 +708,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 let _id = try reader.readInt64()
                 field = 8
@@ -765,36 +759,8 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
-                field = 14
-                field = 15
-                field = 16
-                field = 17
-                field = 18
-                field = 19
-                field = 20
                 field = 21
                 let _flags2 = try reader.readInt32()
-                field = 22
-                field = 23
-                field = 24
-                field = 25
-                field = 26
-                field = 27
-                field = 28
-                field = 29
                 field = 30
                 let _id = try reader.readInt64()
                 field = 31
@@ -904,9 +870,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -949,12 +912,8 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _flags2 = try reader.readInt32()
-                field = 5
                 field = 6
                 let _id = try reader.readInt64()
                 field = 7
@@ -1480,28 +1439,8 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
                 field = 14
                 let _flags2 = try reader.readInt32()
-                field = 15
-                field = 16
-                field = 17
-                field = 18
-                field = 19
-                field = 20
-                field = 21
                 field = 22
                 let _id = try reader.readInt64()
                 field = 23
@@ -2635,7 +2574,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _filter = try Api.MessagesFilter.parse(&reader)
                 field = 3
@@ -2832,15 +2770,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
                 field = 10
                 let _id = try reader.readInt32()
                 field = 11
@@ -2876,8 +2805,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _id = try reader.readInt32()
                 field = 4
@@ -3093,9 +3020,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _peerId = try Api.Peer.parse(&reader)
                 field = 5

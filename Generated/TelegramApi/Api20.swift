@@ -219,38 +219,32 @@ extension Api {
         }
 
         static func parse_userStatusRecently(_ reader: inout BufferReader) throws(TLDecodingError) -> UserStatus {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .userStatusRecently(Cons_userStatusRecently(_flags & 0x1))
             }
             catch {
-                throw error.inside(constructor: "userStatusRecently", fields: "flags,by_me", index: field)
+                throw error.inside(constructor: "userStatusRecently", fields: "flags,by_me", index: 0)
             }
         }
 
         static func parse_userStatusLastWeek(_ reader: inout BufferReader) throws(TLDecodingError) -> UserStatus {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .userStatusLastWeek(Cons_userStatusLastWeek(_flags & 0x1))
             }
             catch {
-                throw error.inside(constructor: "userStatusLastWeek", fields: "flags,by_me", index: field)
+                throw error.inside(constructor: "userStatusLastWeek", fields: "flags,by_me", index: 0)
             }
         }
 
         static func parse_userStatusLastMonth(_ reader: inout BufferReader) throws(TLDecodingError) -> UserStatus {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .userStatusLastMonth(Cons_userStatusLastMonth(_flags & 0x1))
             }
             catch {
-                throw error.inside(constructor: "userStatusLastMonth", fields: "flags,by_me", index: field)
+                throw error.inside(constructor: "userStatusLastMonth", fields: "flags,by_me", index: 0)
             }
         }
 
@@ -1250,7 +1244,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _replies = try reader.readInt32()
                 field = 3
@@ -1503,19 +1496,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
                 field = 14
                 let _id = try reader.readInt64()
                 field = 15
@@ -2261,11 +2241,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 var _users: [Int64]? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -2457,7 +2432,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readTLString()
                 return .inputStarsTransaction(Cons_inputStarsTransaction(_flags & 0x1, id: _id))
@@ -2685,7 +2659,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _totalDaily = try reader.readInt32()
                 field = 3

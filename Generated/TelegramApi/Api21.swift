@@ -127,7 +127,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _photoId = try reader.readInt64()
                 field = 3
@@ -1247,7 +1246,6 @@ extension Api.chatlists {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _title = try Api.TextWithEntities.parse(&reader)
                 field = 3
@@ -1443,8 +1441,6 @@ extension Api.account {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _externalExceptions = try reader.readVector(boxed: true, of: Api.WebDomainException.self)
                 field = 4

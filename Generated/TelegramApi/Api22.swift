@@ -1662,7 +1662,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _users = try reader.readInt32()
                 field = 3
@@ -1758,8 +1757,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _price: Api.StarsAmount? = nil
                 if tlFlagIsSet(_flags, 0x8) {

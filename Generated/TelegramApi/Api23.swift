@@ -460,7 +460,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _data = try Api.DataJSON.parse(&reader)
                 return .inputPaymentCredentials(Cons_inputPaymentCredentials(_flags & 0x1, data: _data))

@@ -513,7 +513,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _endpoint = try reader.readTLString()
                 field = 3

@@ -213,8 +213,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _photoId = try reader.readInt64()
                 field = 4
@@ -595,8 +593,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _text = try Api.RichText.parse(&reader)
                 return .pageListItemText(Cons_pageListItemText(_flags & 0x3, text: _text))
@@ -610,8 +606,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _blocks = try reader.readVector(boxed: true, of: Api.PageBlock.self)
                 return .pageListItemBlocks(Cons_pageListItemBlocks(_flags & 0x3, blocks: _blocks))
@@ -732,32 +726,12 @@ extension Api {
         }
 
         static func parse_chatAdminRights(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatAdminRights {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
-                field = 14
-                field = 15
-                field = 16
-                field = 17
-                field = 18
-                field = 19
                 return .chatAdminRights(Cons_chatAdminRights(_flags & 0x1ffebf))
             }
             catch {
-                throw error.inside(constructor: "chatAdminRights", fields: "flags,change_info,post_messages,edit_messages,delete_messages,ban_users,invite_users,pin_messages,add_admins,anonymous,manage_call,other,manage_topics,post_stories,edit_stories,delete_stories,manage_direct_messages,manage_ranks,manage_linked_peers,manage_welcome_messages", index: field)
+                throw error.inside(constructor: "chatAdminRights", fields: "flags,change_info,post_messages,edit_messages,delete_messages,ban_users,invite_users,pin_messages,add_admins,anonymous,manage_call,other,manage_topics,post_stories,edit_stories,delete_stories,manage_direct_messages,manage_ranks,manage_linked_peers,manage_welcome_messages", index: 0)
             }
         }
 
@@ -931,14 +905,12 @@ extension Api {
         }
 
         static func parse_chatReactionsAll(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatReactions {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .chatReactionsAll(Cons_chatReactionsAll(_flags & 0x1))
             }
             catch {
-                throw error.inside(constructor: "chatReactionsAll", fields: "flags,allow_custom", index: field)
+                throw error.inside(constructor: "chatReactionsAll", fields: "flags,allow_custom", index: 0)
             }
         }
 
@@ -1032,8 +1004,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _username = try reader.readTLString()
                 return .username(Cons_username(_flags & 0x3, username: _username))
@@ -1356,8 +1326,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _id = try reader.readInt32()
                 field = 4
@@ -1375,15 +1343,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
                 field = 10
                 let _id = try reader.readInt32()
                 field = 11

@@ -943,8 +943,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _id = try reader.readInt64()
                 field = 4

@@ -153,8 +153,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _replyTo: Api.InputReplyTo? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -1721,7 +1719,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _invite = try Api.ExportedChatInvite.parse(&reader)
                 return .channelAdminLogEventActionParticipantJoinByInvite(Cons_channelAdminLogEventActionParticipantJoinByInvite(_flags & 0x1, invite: _invite))
@@ -2598,8 +2595,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _reaction = try reader.readTLString()
                 field = 4
@@ -3483,27 +3478,12 @@ extension Api {
         }
 
         static func parse_businessBotRights(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessBotRights {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
-                field = 14
                 return .businessBotRights(Cons_businessBotRights(_flags & 0x3fff))
             }
             catch {
-                throw error.inside(constructor: "businessBotRights", fields: "flags,reply,read_messages,delete_sent_messages,delete_received_messages,edit_name,edit_bio,edit_profile_photo,edit_username,view_gifts,sell_gifts,change_gift_settings,transfer_and_upgrade_gifts,transfer_stars,manage_stories", index: field)
+                throw error.inside(constructor: "businessBotRights", fields: "flags,reply,read_messages,delete_sent_messages,delete_received_messages,edit_name,edit_bio,edit_profile_photo,edit_username,view_gifts,sell_gifts,change_gift_settings,transfer_and_upgrade_gifts,transfer_stars,manage_stories", index: 0)
             }
         }
 
@@ -3602,7 +3582,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -3770,10 +3749,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6

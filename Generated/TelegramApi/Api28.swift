@@ -271,17 +271,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
                 field = 12
                 var _geoDistance: Int32? = nil
                 if tlFlagIsSet(_flags, 0x40) {
@@ -1112,7 +1101,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3
@@ -1128,8 +1116,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _peer = try Api.Peer.parse(&reader)
                 field = 4

@@ -420,7 +420,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt32()
                 return .encryptedChatDiscarded(Cons_encryptedChatDiscarded(_flags & 0x1, id: _id))
@@ -864,9 +863,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _id = try reader.readInt32()
                 field = 5
@@ -1378,8 +1374,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _userId = try reader.readInt64()
                 return .missingInvitee(Cons_missingInvitee(_flags & 0x3, userId: _userId))
@@ -1470,9 +1464,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 var _icon: Int64? = nil
                 if tlFlagIsSet(_flags, 0x8) {

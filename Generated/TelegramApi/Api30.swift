@@ -404,7 +404,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.InputPeer.parse(&reader)
                 field = 3
@@ -1111,10 +1110,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 let _id = try reader.readInt64()
                 field = 6
@@ -1199,30 +1194,8 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
                 field = 9
                 let _flags2 = try reader.readInt32()
-                field = 10
-                field = 11
-                field = 12
-                field = 13
-                field = 14
-                field = 15
-                field = 16
-                field = 17
-                field = 18
-                field = 19
-                field = 20
-                field = 21
-                field = 22
-                field = 23
                 field = 24
                 let _id = try reader.readInt64()
                 field = 25
@@ -3852,8 +3825,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4
@@ -3888,8 +3859,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _currency = try reader.readTLString()
                 field = 4
@@ -3915,7 +3884,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _callId = try reader.readInt64()
                 field = 3
@@ -3953,8 +3921,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _domain: String? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -4149,7 +4115,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _title = try reader.readTLString()
                 field = 3
@@ -4224,8 +4189,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _wallpaper = try Api.WallPaper.parse(&reader)
                 return .messageActionSetChatWallPaper(Cons_messageActionSetChatWallPaper(_flags & 0x3, wallpaper: _wallpaper))
@@ -4239,8 +4202,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _boostPeer: Api.Peer? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -4302,7 +4263,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _winnersCount = try reader.readInt32()
                 field = 3
@@ -4397,7 +4357,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
@@ -4417,15 +4376,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
                 field = 10
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 11
@@ -4494,15 +4444,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
                 field = 10
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 11
@@ -4584,7 +4525,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _stars = try reader.readInt64()
                 return .messageActionPaidMessagesPrice(Cons_messageActionPaidMessagesPrice(_flags & 0x1, stars: _stars))
@@ -4598,9 +4538,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _callId = try reader.readInt64()
                 field = 5
@@ -4647,8 +4584,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _rejectComment: String? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -4682,14 +4617,12 @@ extension Api {
         }
 
         static func parse_messageActionSuggestedPostRefund(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageAction {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .messageActionSuggestedPostRefund(Cons_messageActionSuggestedPostRefund(_flags & 0x1))
             }
             catch {
-                throw error.inside(constructor: "messageActionSuggestedPostRefund", fields: "flags,payer_initiated", index: field)
+                throw error.inside(constructor: "messageActionSuggestedPostRefund", fields: "flags,payer_initiated", index: 0)
             }
         }
 
@@ -4731,8 +4664,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 4
@@ -4750,7 +4681,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _gift = try Api.StarGift.parse(&reader)
                 field = 3
@@ -4799,7 +4729,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _prevValue = try reader.readBool()
                 field = 3
@@ -5536,7 +5465,6 @@ extension Api.help {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -6054,12 +5982,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 let _hash = try reader.readInt64()
                 field = 8
@@ -6864,7 +6786,6 @@ extension Api.help {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _iso2 = try reader.readTLString()
                 field = 3
@@ -7381,7 +7302,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _visible: Bool? = nil
                 if tlFlagIsSet(_flags, 0x1) {

@@ -325,14 +325,12 @@ extension Api {
         }
 
         static func parse_replyKeyboardHide(_ reader: inout BufferReader) throws(TLDecodingError) -> ReplyMarkup {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .replyKeyboardHide(Cons_replyKeyboardHide(_flags & 0x4))
             }
             catch {
-                throw error.inside(constructor: "replyKeyboardHide", fields: "flags,selective", index: field)
+                throw error.inside(constructor: "replyKeyboardHide", fields: "flags,selective", index: 0)
             }
         }
 
@@ -340,8 +338,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _placeholder: String? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -358,11 +354,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 let _rows = try reader.readVector(boxed: true, of: Api.KeyboardButtonRow.self)
                 field = 7
@@ -381,7 +372,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _rows = try reader.readVector(boxed: true, of: Api.KeyboardInlineButtonRow.self)
                 return .replyInlineMarkup(Cons_replyInlineMarkup(_flags & 0x20, rows: _rows))
@@ -622,7 +612,6 @@ extension Api.payments {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _savedInfo: Api.PaymentRequestedInfo? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -779,7 +768,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -801,8 +789,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _id = try reader.readInt64()
                 field = 4
@@ -1167,8 +1153,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _randomId = try reader.readTLBytes()
                 field = 4
@@ -1359,7 +1343,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _count = try reader.readInt32()
                 field = 3

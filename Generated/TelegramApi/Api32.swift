@@ -454,7 +454,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _queryId = try reader.readInt64()
                 field = 3
@@ -601,33 +600,12 @@ extension Api {
         }
 
         static func parse_channelAdminLogEventsFilter(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelAdminLogEventsFilter {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
-                field = 10
-                field = 11
-                field = 12
-                field = 13
-                field = 14
-                field = 15
-                field = 16
-                field = 17
-                field = 18
-                field = 19
-                field = 20
                 return .channelAdminLogEventsFilter(Cons_channelAdminLogEventsFilter(_flags & 0xfffff))
             }
             catch {
-                throw error.inside(constructor: "channelAdminLogEventsFilter", fields: "flags,join,leave,invite,ban,unban,kick,unkick,promote,demote,info,settings,pinned,edit,delete,group_call,invites,send,forums,sub_extend,edit_rank", index: field)
+                throw error.inside(constructor: "channelAdminLogEventsFilter", fields: "flags,join,leave,invite,ban,unban,kick,unkick,promote,demote,info,settings,pinned,edit,delete,group_call,invites,send,forums,sub_extend,edit_rank", index: 0)
             }
         }
 
@@ -1370,7 +1348,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _fwdText: String? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -1404,7 +1381,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _data = try reader.readTLBytes()
                 return .inlineButtonTypeCallback(Cons_inlineButtonTypeCallback(_flags & 0x1, data: _data))
@@ -1426,7 +1402,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _query = try reader.readTLString()
                 field = 3

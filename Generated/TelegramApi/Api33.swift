@@ -221,9 +221,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _peer = try Api.Peer.parse(&reader)
                 field = 5
@@ -273,7 +270,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _folder = try Api.Folder.parse(&reader)
                 field = 3
@@ -299,7 +295,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _communityId = try reader.readInt64()
                 field = 3
@@ -490,10 +485,6 @@ extension Api {
                 let _id = try reader.readInt64()
                 field = 1
                 let _flags = try reader.readInt32()
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 let _accessHash = try reader.readInt64()
                 field = 7
@@ -518,8 +509,6 @@ extension Api {
                 let _id = try reader.readInt64()
                 field = 1
                 let _flags = try reader.readInt32()
-                field = 2
-                field = 3
                 field = 4
                 var _settings: Api.WallPaperSettings? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -640,7 +629,6 @@ extension Api.help {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try Api.DataJSON.parse(&reader)
                 field = 3
@@ -864,9 +852,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _type = try Api.SecureValueType.parse(&reader)
                 return .secureRequiredType(Cons_secureRequiredType(_flags & 0x7, type: _type))
@@ -1332,12 +1317,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
                 field = 7
                 let _id = try reader.readInt32()
                 field = 8
@@ -1694,11 +1673,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 var _users: [Api.InputUser]? = nil
                 if tlFlagIsSet(_flags, 0x10) {
@@ -2289,9 +2263,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _buttonId = try reader.readInt32()
                 field = 5

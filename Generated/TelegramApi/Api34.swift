@@ -658,7 +658,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _message = try reader.readTLString()
                 field = 3
@@ -682,8 +681,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _message = try reader.readTLString()
                 field = 4
@@ -792,8 +789,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _title = try reader.readTLString()
                 field = 4
@@ -823,11 +818,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 let _message = try reader.readTLString()
                 field = 7
@@ -1249,9 +1239,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _name = try reader.readTLString()
                 field = 5
@@ -2027,8 +2014,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _hasUsername: Bool? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -2060,7 +2045,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _hasUsername: Bool? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -2087,7 +2071,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _suggestedName: String? = nil
                 if tlFlagIsSet(_flags, 0x2) {
@@ -2273,7 +2256,6 @@ extension Api.premium {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _level = try reader.readInt32()
                 field = 3
@@ -2443,7 +2425,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _option = try reader.readTLBytes()
                 return .reportResultAddComment(Cons_reportResultAddComment(_flags & 0x1, option: _option))

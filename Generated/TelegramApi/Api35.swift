@@ -118,7 +118,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -357,9 +356,6 @@ extension Api.account {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 var _currentAlgo: Api.PasswordKdfAlgo? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -1107,10 +1103,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 let _id = try reader.readTLString()
                 field = 6

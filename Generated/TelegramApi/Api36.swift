@@ -492,8 +492,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -509,8 +507,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -526,8 +522,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _randomId = try reader.readInt64()
                 field = 4
@@ -693,14 +687,12 @@ extension Api.messages {
         }
 
         static func parse_messageEditData(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEditData {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .messageEditData(Cons_messageEditData(_flags & 0x1))
             }
             catch {
-                throw error.inside(constructor: "messages.messageEditData", fields: "flags,caption", index: field)
+                throw error.inside(constructor: "messages.messageEditData", fields: "flags,caption", index: 0)
             }
         }
 
@@ -949,8 +941,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _backgroundColor: Int32? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -1557,7 +1547,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _connectionId = try reader.readTLString()
                 field = 3

@@ -440,10 +440,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6
@@ -492,10 +488,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 let _id = try reader.readInt32()
                 field = 6
@@ -599,7 +591,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt32()
                 field = 3
@@ -935,9 +926,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _link = try reader.readTLString()
                 field = 5
@@ -1415,10 +1403,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
                 field = 5
                 let _bot = try Api.User.parse(&reader)
                 field = 6
@@ -2068,7 +2052,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _stars = try reader.readInt64()
                 field = 3
@@ -2334,18 +2317,12 @@ extension Api {
         }
 
         static func parse_disallowedGiftsSettings(_ reader: inout BufferReader) throws(TLDecodingError) -> DisallowedGiftsSettings {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 return .disallowedGiftsSettings(Cons_disallowedGiftsSettings(_flags & 0x1f))
             }
             catch {
-                throw error.inside(constructor: "disallowedGiftsSettings", fields: "flags,disallow_unlimited_stargifts,disallow_limited_stargifts,disallow_unique_stargifts,disallow_premium_gifts,disallow_stargifts_from_channels", index: field)
+                throw error.inside(constructor: "disallowedGiftsSettings", fields: "flags,disallow_unlimited_stargifts,disallow_limited_stargifts,disallow_unique_stargifts,disallow_premium_gifts,disallow_stargifts_from_channels", index: 0)
             }
         }
 

@@ -167,15 +167,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
-                field = 6
-                field = 7
-                field = 8
-                field = 9
                 field = 10
                 let _title = try reader.readTLString()
                 field = 11
@@ -837,7 +828,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 var _document: Api.InputDocument? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -1052,9 +1042,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _url = try reader.readTLString()
                 field = 5
@@ -1503,8 +1490,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _transaction: String? = nil
                 if tlFlagIsSet(_flags, 0x8) {
@@ -1618,8 +1603,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 var _videoMaxSize: Int64? = nil
                 if tlFlagIsSet(_flags, 0x4) {
@@ -1977,8 +1960,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _coordinates = try Api.MediaAreaCoordinates.parse(&reader)
                 field = 4
@@ -2401,7 +2382,6 @@ extension Api.smsjobs {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _recentSent = try reader.readInt32()
                 field = 3
@@ -2756,7 +2736,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _peer = try Api.Peer.parse(&reader)
                 field = 3

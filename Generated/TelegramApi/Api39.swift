@@ -270,11 +270,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 let _date = try reader.readInt32()
                 field = 7
@@ -557,9 +552,6 @@ extension Api.messages {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 var _message: String? = nil
                 if tlFlagIsSet(_flags, 0x1) {
@@ -1148,7 +1140,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1177,7 +1168,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1203,7 +1193,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _id = try reader.readInt64()
                 field = 3
@@ -1229,9 +1218,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -1268,9 +1254,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
                 field = 4
                 let _id = try reader.readInt64()
                 field = 5
@@ -1462,7 +1445,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _baseTheme = try Api.BaseTheme.parse(&reader)
                 field = 3
@@ -1841,11 +1823,6 @@ extension Api {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
-                field = 3
-                field = 4
-                field = 5
                 field = 6
                 var _users: [Int64]? = nil
                 if tlFlagIsSet(_flags, 0x10) {

@@ -578,31 +578,30 @@ public struct SwiftEmitter {
             return
         }
         let fieldList = c.fields.map(\.name).joined(separator: ",")
-        let counts = c.fields.count > 1
+        let derived = Set(emittedFields(c).filter { !$0.isStored }.map(\.field.name))
+        // A `true` flag reads nothing: one with a bit is that bit of its `#` word, which the payload keeps.
+        let reads = { (field: Field) in !derived.contains(field.name) && field.type != .trueFlag }
+        // Only a read can throw, so the index that names the field in an error is set before each read but the first.
+        let counts = c.fields.dropFirst().contains(where: reads)
         if counts { w.line("var field = 0") }
         w.block("do") {
             var previous: Field?
-            let derived = Set(emittedFields(c).filter { !$0.isStored }.map(\.field.name))
             let usedNats = Set(c.fields.filter { !derived.contains($0.name) }.compactMap { $0.condition?.flagsField })
             for (index, field) in c.fields.enumerated() {
+                if derived.contains(field.name) || (field.type == .trueFlag && field.condition != nil) { continue }
+                let local = field.type == .nat ? natLocal(field.name) : "_" + Naming.fieldName(field.name)
+                if field.type == .trueFlag {
+                    w.line("let \(local) = true")
+                    previous = field
+                    continue
+                }
                 if index > 0 && counts { w.line("field = \(index)") }
-                if derived.contains(field.name) { continue }
                 if field.type == .nat && !usedNats.contains(field.name) {
                     w.line("_ = try reader.readInt32() // `\(field.name)`: no field of this constructor depends on it")
                     previous = field
                     continue
                 }
-                let local = field.type == .nat ? natLocal(field.name) : "_" + Naming.fieldName(field.name)
-                if field.type == .trueFlag && field.condition != nil {
-                    continue  // a bit of its `#` word, which the payload keeps
-                }
-                if field.type == .trueFlag {
-                    if let cond = field.condition {
-                        w.line("let \(local) = tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))")
-                    } else {
-                        w.line("let \(local) = true")
-                    }
-                } else if let cond = field.condition {
+                if let cond = field.condition {
                     w.line("var \(local): \(optional(swiftType(field.type))) = nil")
                     w.block("if tlFlagIsSet(\(natLocal(cond.flagsField)), \(maskLiteral(cond.bit)))") {
                         emitRead(field.type, into: local, declare: false, previous: previous, w: w, depth: 0)

@@ -57,6 +57,25 @@ import TelegramApi
         }
     }
 
+    @Test func truncationNamesTheFieldBeingRead() throws {
+        // user#b1b8cc83 flags:# (18 true flags) flags2:# (12 true flags) id:long access_hash:flags.0?long …: the
+        // true flags read nothing, so a record cut after each read names the next field that reads.
+        let prefix = "83ccb8b1"
+        let cuts: [(hex: String, field: String)] = [
+            ("", "flags"), ("01000000", "flags2"), ("01000000 00000000", "id"),
+            ("01000000 00000000 0100000000000000", "access_hash"),
+        ]
+        for cut in cuts {
+            do {
+                _ = try Corpus.registry.parse(bytes: Hex.decode(prefix + cut.hex)!)
+                Issue.record("\(cut.field): parsed")
+            } catch {
+                #expect(error.path.first?.constructor == "user", "\(error)")
+                #expect(error.path.first?.field == cut.field, "\(error)")
+            }
+        }
+    }
+
     @Test func oversizedAndNegativeLengthsAndCounts() throws {
         // textPlain#744694e0 text:string with a 0xfe length of 16 MiB - 1 and 4 bytes of data.
         #expect(throws: TLDecodingError.self) { try Corpus.registry.parse(bytes: Hex.decode("e0944674 feffffff 41414141")!) }

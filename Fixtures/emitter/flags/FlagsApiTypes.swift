@@ -193,8 +193,6 @@ extension FlagsApi {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
-                field = 2
                 field = 3
                 let _id = try reader.readInt64()
                 field = 4
@@ -209,7 +207,6 @@ extension FlagsApi {
                 }
                 field = 6
                 let _flags2 = try reader.readInt32()
-                field = 7
                 field = 8
                 var _usernames: [String]? = nil
                 if tlFlagIsSet(_flags2, 0x1) {
@@ -325,14 +322,12 @@ extension FlagsApi {
         }
 
         static func parse_userStatus(_ reader: inout BufferReader) throws(TLDecodingError) -> UserStatus {
-            var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 return .userStatus(Cons_userStatus(_flags & 0x1))
             }
             catch {
-                throw error.inside(constructor: "userStatus", fields: "flags,by_me", index: field)
+                throw error.inside(constructor: "userStatus", fields: "flags,by_me", index: 0)
             }
         }
 

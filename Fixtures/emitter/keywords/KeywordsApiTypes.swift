@@ -98,7 +98,6 @@ extension KeywordsApi {
             var field = 0
             do {
                 let _flags = try reader.readInt32()
-                field = 1
                 field = 2
                 let _default = try reader.readTLString()
                 field = 3
