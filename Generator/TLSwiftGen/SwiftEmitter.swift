@@ -581,7 +581,8 @@ public struct SwiftEmitter {
         let derived = Set(emittedFields(c).filter { !$0.isStored }.map(\.field.name))
         // A `true` flag reads nothing: one with a bit is that bit of its `#` word, which the payload keeps.
         let reads = { (field: Field) in !derived.contains(field.name) && field.type != .trueFlag }
-        // Only a read can throw, so the index that names the field in an error is set before each read but the first.
+        // Only a read can throw, so the index that names a field in an error is set before each read, from the
+        // second field on (the first's, 0, is the initial value).
         let counts = c.fields.dropFirst().contains(where: reads)
         if counts { w.line("var field = 0") }
         w.block("do") {

@@ -18,10 +18,11 @@ public func tlSetFlag(_ flags: inout Int32, _ mask: Int32) {
 /// Sets the bits of `mask` in a flags word when `condition` holds, without a branch: a word derived from many
 /// fields should compile to straight-line code, since the conditions vary from value to value.
 ///
-/// `condition ? mask : 0` is a branch in SIL, and with several `Bool` arguments the optimizer threaded the branches
-/// into a tree with one leaf per combination (`messages.sendMessage`'s writer tested its flags in up to 8 branches).
-/// The `Bool`'s byte (0 or 1), negated, is a mask of all zeros or all ones: arithmetic that no pass turns back into
-/// branches.
+/// `condition ? mask : 0` is a branch in SIL, and the optimizer threaded a function's run of them into a tree with
+/// one leaf per combination: `user`'s public init was 19,578 bytes of machine code (1,354 now), and
+/// `messages.sendMessage`'s writer tested its `Bool` arguments 97 times. The `Bool`'s byte (0 or 1), negated, is a
+/// mask of all zeros or all ones: arithmetic that no pass turns back into branches. The release build of
+/// `TelegramApi` took 12–15 % less time (README, Performance).
 @inlinable @inline(__always)
 public func tlSetFlag(_ flags: inout Int32, _ mask: Int32, when condition: Bool) {
     flags |= mask & (0 &- Int32(truncatingIfNeeded: unsafeBitCast(condition, to: UInt8.self)))
