@@ -20,6 +20,9 @@ public enum MT {
         ].joined()),
         functions: Array([
             functionEntries0, functionEntries1,
+        ].joined()),
+        constructors: Array([
+            constructorEntries0, constructorEntries1,
         ].joined()))
 
     /// Parses exactly one boxed value from `buffer`; trailing bytes are an error.

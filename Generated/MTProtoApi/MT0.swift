@@ -7,7 +7,7 @@ import TLRuntime
 extension MT {
     /// TL type `ResPQ`. Constructors:
     /// - `resPQ#05162463 nonce:int128 server_nonce:int128 pq:bytes server_public_key_fingerprints:Vector<long> = ResPQ;`
-    public enum ResPQ: TLRegistrable, TLParsable {
+    public enum ResPQ: TLSchemaDescribed, TLParsable {
         /// `resPQ#05162463 nonce:int128 server_nonce:int128 pq:bytes server_public_key_fingerprints:Vector<long> = ResPQ;`
         case resPQ(Cons_resPQ)
 
@@ -40,6 +40,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "ResPQ" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResPQ {
             let id = try reader.readUInt32()
@@ -71,18 +72,6 @@ extension MT {
                 throw error.inside(constructor: "resPQ", fields: "nonce,server_nonce,pq,server_public_key_fingerprints", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .resPQ(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.bytes("pq", c.pq)
-                    fields.longs("server_public_key_fingerprints", c.serverPublicKeyFingerprints)
-                    return ("resPQ", fields.fields)
-            }
-        }
     }
 }
 
@@ -90,7 +79,7 @@ extension MT {
     /// TL type `Server_DH_Params`. Constructors:
     /// - `server_DH_params_fail#79cb045d nonce:int128 server_nonce:int128 new_nonce_hash:int128 = Server_DH_Params;`
     /// - `server_DH_params_ok#d0e8075c nonce:int128 server_nonce:int128 encrypted_answer:bytes = Server_DH_Params;`
-    public enum Server_DH_Params: TLRegistrable, TLParsable {
+    public enum Server_DH_Params: TLSchemaDescribed, TLParsable {
         /// `server_DH_params_fail#79cb045d nonce:int128 server_nonce:int128 new_nonce_hash:int128 = Server_DH_Params;`
         case server_DH_params_fail(Cons_server_DH_params_fail)
         /// `server_DH_params_ok#d0e8075c nonce:int128 server_nonce:int128 encrypted_answer:bytes = Server_DH_Params;`
@@ -142,6 +131,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "Server_DH_Params" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Server_DH_Params {
             let id = try reader.readUInt32()
@@ -187,23 +177,6 @@ extension MT {
                 throw error.inside(constructor: "server_DH_params_ok", fields: "nonce,server_nonce,encrypted_answer", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .server_DH_params_fail(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int128("new_nonce_hash", c.newNonceHash)
-                    return ("server_DH_params_fail", fields.fields)
-                case .server_DH_params_ok(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.bytes("encrypted_answer", c.encryptedAnswer)
-                    return ("server_DH_params_ok", fields.fields)
-            }
-        }
     }
 }
 
@@ -212,7 +185,7 @@ extension MT {
     /// - `dh_gen_ok#3bcbf734 nonce:int128 server_nonce:int128 new_nonce_hash1:int128 = Set_client_DH_params_answer;`
     /// - `dh_gen_retry#46dc1fb9 nonce:int128 server_nonce:int128 new_nonce_hash2:int128 = Set_client_DH_params_answer;`
     /// - `dh_gen_fail#a69dae02 nonce:int128 server_nonce:int128 new_nonce_hash3:int128 = Set_client_DH_params_answer;`
-    public enum Set_client_DH_params_answer: TLRegistrable, TLParsable {
+    public enum Set_client_DH_params_answer: TLSchemaDescribed, TLParsable {
         /// `dh_gen_ok#3bcbf734 nonce:int128 server_nonce:int128 new_nonce_hash1:int128 = Set_client_DH_params_answer;`
         case dh_gen_ok(Cons_dh_gen_ok)
         /// `dh_gen_retry#46dc1fb9 nonce:int128 server_nonce:int128 new_nonce_hash2:int128 = Set_client_DH_params_answer;`
@@ -286,6 +259,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "Set_client_DH_params_answer" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Set_client_DH_params_answer {
             let id = try reader.readUInt32()
@@ -347,29 +321,6 @@ extension MT {
                 throw error.inside(constructor: "dh_gen_fail", fields: "nonce,server_nonce,new_nonce_hash3", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dh_gen_ok(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int128("new_nonce_hash1", c.newNonceHash1)
-                    return ("dh_gen_ok", fields.fields)
-                case .dh_gen_retry(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int128("new_nonce_hash2", c.newNonceHash2)
-                    return ("dh_gen_retry", fields.fields)
-                case .dh_gen_fail(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int128("new_nonce_hash3", c.newNonceHash3)
-                    return ("dh_gen_fail", fields.fields)
-            }
-        }
     }
 }
 
@@ -378,7 +329,7 @@ extension MT {
     /// - `destroy_auth_key_ok#f660e1d4 = DestroyAuthKeyRes;`
     /// - `destroy_auth_key_none#0a9f2259 = DestroyAuthKeyRes;`
     /// - `destroy_auth_key_fail#ea109b13 = DestroyAuthKeyRes;`
-    public enum DestroyAuthKeyRes: TLRegistrable, TLParsable {
+    public enum DestroyAuthKeyRes: TLSchemaDescribed, TLParsable {
         /// `destroy_auth_key_ok#f660e1d4 = DestroyAuthKeyRes;`
         case destroy_auth_key_ok
         /// `destroy_auth_key_none#0a9f2259 = DestroyAuthKeyRes;`
@@ -398,6 +349,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "DestroyAuthKeyRes" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DestroyAuthKeyRes {
             let id = try reader.readUInt32()
@@ -426,24 +378,13 @@ extension MT {
         static func parse_destroy_auth_key_fail(_ reader: inout BufferReader) throws(TLDecodingError) -> DestroyAuthKeyRes {
             return .destroy_auth_key_fail
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .destroy_auth_key_ok:
-                    return ("destroy_auth_key_ok", [])
-                case .destroy_auth_key_none:
-                    return ("destroy_auth_key_none", [])
-                case .destroy_auth_key_fail:
-                    return ("destroy_auth_key_fail", [])
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `MsgsAck`. Constructors:
     /// - `msgs_ack#62d6b459 msg_ids:Vector<long> = MsgsAck;`
-    public enum MsgsAck: TLRegistrable, TLParsable {
+    public enum MsgsAck: TLSchemaDescribed, TLParsable {
         /// `msgs_ack#62d6b459 msg_ids:Vector<long> = MsgsAck;`
         case msgs_ack(Cons_msgs_ack)
 
@@ -465,6 +406,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "MsgsAck" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgsAck {
             let id = try reader.readUInt32()
@@ -489,15 +431,6 @@ extension MT {
                 throw error.inside(constructor: "msgs_ack", fields: "msg_ids", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msgs_ack(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("msg_ids", c.msgIds)
-                    return ("msgs_ack", fields.fields)
-            }
-        }
     }
 }
 
@@ -505,7 +438,7 @@ extension MT {
     /// TL type `BadMsgNotification`. Constructors:
     /// - `bad_msg_notification#a7eff811 bad_msg_id:long bad_msg_seqno:int error_code:int = BadMsgNotification;`
     /// - `bad_server_salt#edab447b bad_msg_id:long bad_msg_seqno:int error_code:int new_server_salt:long = BadMsgNotification;`
-    public enum BadMsgNotification: TLRegistrable, TLParsable {
+    public enum BadMsgNotification: TLSchemaDescribed, TLParsable {
         /// `bad_msg_notification#a7eff811 bad_msg_id:long bad_msg_seqno:int error_code:int = BadMsgNotification;`
         case bad_msg_notification(Cons_bad_msg_notification)
         /// `bad_server_salt#edab447b bad_msg_id:long bad_msg_seqno:int error_code:int new_server_salt:long = BadMsgNotification;`
@@ -560,6 +493,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "BadMsgNotification" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BadMsgNotification {
             let id = try reader.readUInt32()
@@ -607,31 +541,13 @@ extension MT {
                 throw error.inside(constructor: "bad_server_salt", fields: "bad_msg_id,bad_msg_seqno,error_code,new_server_salt", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .bad_msg_notification(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("bad_msg_id", c.badMsgId)
-                    fields.int("bad_msg_seqno", c.badMsgSeqno)
-                    fields.int("error_code", c.errorCode)
-                    return ("bad_msg_notification", fields.fields)
-                case .bad_server_salt(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("bad_msg_id", c.badMsgId)
-                    fields.int("bad_msg_seqno", c.badMsgSeqno)
-                    fields.int("error_code", c.errorCode)
-                    fields.long("new_server_salt", c.newServerSalt)
-                    return ("bad_server_salt", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `MsgsStateReq`. Constructors:
     /// - `msgs_state_req#da69fb52 msg_ids:Vector<long> = MsgsStateReq;`
-    public enum MsgsStateReq: TLRegistrable, TLParsable {
+    public enum MsgsStateReq: TLSchemaDescribed, TLParsable {
         /// `msgs_state_req#da69fb52 msg_ids:Vector<long> = MsgsStateReq;`
         case msgs_state_req(Cons_msgs_state_req)
 
@@ -653,6 +569,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "MsgsStateReq" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgsStateReq {
             let id = try reader.readUInt32()
@@ -677,22 +594,13 @@ extension MT {
                 throw error.inside(constructor: "msgs_state_req", fields: "msg_ids", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msgs_state_req(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("msg_ids", c.msgIds)
-                    return ("msgs_state_req", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `MsgsStateInfo`. Constructors:
     /// - `msgs_state_info#04deb57d req_msg_id:long info:string = MsgsStateInfo;`
-    public enum MsgsStateInfo: TLRegistrable, TLParsable {
+    public enum MsgsStateInfo: TLSchemaDescribed, TLParsable {
         /// `msgs_state_info#04deb57d req_msg_id:long info:string = MsgsStateInfo;`
         case msgs_state_info(Cons_msgs_state_info)
 
@@ -719,6 +627,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "MsgsStateInfo" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgsStateInfo {
             let id = try reader.readUInt32()
@@ -746,23 +655,13 @@ extension MT {
                 throw error.inside(constructor: "msgs_state_info", fields: "req_msg_id,info", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msgs_state_info(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("req_msg_id", c.reqMsgId)
-                    fields.string("info", c.info)
-                    return ("msgs_state_info", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `MsgsAllInfo`. Constructors:
     /// - `msgs_all_info#8cc0d131 msg_ids:Vector<long> info:string = MsgsAllInfo;`
-    public enum MsgsAllInfo: TLRegistrable, TLParsable {
+    public enum MsgsAllInfo: TLSchemaDescribed, TLParsable {
         /// `msgs_all_info#8cc0d131 msg_ids:Vector<long> info:string = MsgsAllInfo;`
         case msgs_all_info(Cons_msgs_all_info)
 
@@ -787,6 +686,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "MsgsAllInfo" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgsAllInfo {
             let id = try reader.readUInt32()
@@ -814,16 +714,6 @@ extension MT {
                 throw error.inside(constructor: "msgs_all_info", fields: "msg_ids,info", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msgs_all_info(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.longs("msg_ids", c.msgIds)
-                    fields.string("info", c.info)
-                    return ("msgs_all_info", fields.fields)
-            }
-        }
     }
 }
 
@@ -831,7 +721,7 @@ extension MT {
     /// TL type `MsgDetailedInfo`. Constructors:
     /// - `msg_detailed_info#276d3ec6 msg_id:long answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
     /// - `msg_new_detailed_info#809db6df answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
-    public enum MsgDetailedInfo: TLRegistrable, TLParsable {
+    public enum MsgDetailedInfo: TLSchemaDescribed, TLParsable {
         /// `msg_detailed_info#276d3ec6 msg_id:long answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
         case msg_detailed_info(Cons_msg_detailed_info)
         /// `msg_new_detailed_info#809db6df answer_msg_id:long bytes:int status:int = MsgDetailedInfo;`
@@ -886,6 +776,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "MsgDetailedInfo" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgDetailedInfo {
             let id = try reader.readUInt32()
@@ -933,31 +824,13 @@ extension MT {
                 throw error.inside(constructor: "msg_new_detailed_info", fields: "answer_msg_id,bytes,status", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msg_detailed_info(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("msg_id", c.msgId)
-                    fields.long("answer_msg_id", c.answerMsgId)
-                    fields.int("bytes", c.bytes)
-                    fields.int("status", c.status)
-                    return ("msg_detailed_info", fields.fields)
-                case .msg_new_detailed_info(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("answer_msg_id", c.answerMsgId)
-                    fields.int("bytes", c.bytes)
-                    fields.int("status", c.status)
-                    return ("msg_new_detailed_info", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `RpcError`. Constructors:
     /// - `rpc_error#2144ca19 error_code:int error_message:string = RpcError;`
-    public enum RpcError: TLRegistrable, TLParsable {
+    public enum RpcError: TLSchemaDescribed, TLParsable {
         /// `rpc_error#2144ca19 error_code:int error_message:string = RpcError;`
         case rpc_error(Cons_rpc_error)
 
@@ -984,6 +857,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "RpcError" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RpcError {
             let id = try reader.readUInt32()
@@ -1011,23 +885,13 @@ extension MT {
                 throw error.inside(constructor: "rpc_error", fields: "error_code,error_message", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .rpc_error(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("error_code", c.errorCode)
-                    fields.string("error_message", c.errorMessage)
-                    return ("rpc_error", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `FutureSalt`. Constructors:
     /// - `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
-    public enum FutureSalt: TLRegistrable, TLParsable {
+    public enum FutureSalt: TLSchemaDescribed, TLParsable {
         /// `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
         case future_salt(Cons_future_salt)
 
@@ -1057,6 +921,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "FutureSalt" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FutureSalt {
             let id = try reader.readUInt32()
@@ -1084,17 +949,6 @@ extension MT {
             }
             catch {
                 throw error.inside(constructor: "future_salt", fields: "valid_since,valid_until,salt", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .future_salt(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("valid_since", c.validSince)
-                    fields.int("valid_until", c.validUntil)
-                    fields.long("salt", c.salt)
-                    return ("future_salt", fields.fields)
             }
         }
     }
@@ -1185,7 +1039,7 @@ extension MT {
 extension MT {
     /// TL type `Object`. Constructors:
     /// - `gzip_packed#3072cfa1 packed_data:bytes = Object;`
-    public enum Object: TLRegistrable, TLParsable {
+    public enum Object: TLSchemaDescribed, TLParsable {
         /// `gzip_packed#3072cfa1 packed_data:bytes = Object;`
         case gzip_packed(Cons_gzip_packed)
 
@@ -1207,6 +1061,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "Object" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Object {
             let id = try reader.readUInt32()
@@ -1231,22 +1086,13 @@ extension MT {
                 throw error.inside(constructor: "gzip_packed", fields: "packed_data", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .gzip_packed(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bytes("packed_data", c.packedData)
-                    return ("gzip_packed", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `HttpWait`. Constructors:
     /// - `http_wait#9299359f max_delay:int wait_after:int max_wait:int = HttpWait;`
-    public enum HttpWait: TLRegistrable, TLParsable {
+    public enum HttpWait: TLSchemaDescribed, TLParsable {
         /// `http_wait#9299359f max_delay:int wait_after:int max_wait:int = HttpWait;`
         case http_wait(Cons_http_wait)
 
@@ -1276,6 +1122,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "HttpWait" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HttpWait {
             let id = try reader.readUInt32()
@@ -1305,24 +1152,13 @@ extension MT {
                 throw error.inside(constructor: "http_wait", fields: "max_delay,wait_after,max_wait", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .http_wait(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("max_delay", c.maxDelay)
-                    fields.int("wait_after", c.waitAfter)
-                    fields.int("max_wait", c.maxWait)
-                    return ("http_wait", fields.fields)
-            }
-        }
     }
 }
 
 extension MT.help {
     /// TL type `help.ConfigSimple`. Constructors:
     /// - `help.configSimple#5a592a6c date:int expires:int rules:vector<AccessPointRule> = help.ConfigSimple;`
-    public enum ConfigSimple: TLRegistrable, TLParsable {
+    public enum ConfigSimple: TLSchemaDescribed, TLParsable {
         /// `help.configSimple#5a592a6c date:int expires:int rules:vector<AccessPointRule> = help.ConfigSimple;`
         case configSimple(Cons_configSimple)
 
@@ -1352,6 +1188,7 @@ extension MT.help {
         }
 
         public static var tlTypeName: String { "help.ConfigSimple" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConfigSimple {
             let id = try reader.readUInt32()
@@ -1379,17 +1216,6 @@ extension MT.help {
             }
             catch {
                 throw error.inside(constructor: "help.configSimple", fields: "date,expires,rules", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .configSimple(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("date", c.date)
-                    fields.int("expires", c.expires)
-                    fields.objects("rules", c.rules)
-                    return ("help.configSimple", fields.fields)
             }
         }
     }
@@ -1555,5 +1381,30 @@ extension MT {
         (0x58e4a740, "rpc_drop_answer#58e4a740 req_msg_id:long = RpcDropAnswer;"),
         (0xb921bd04, "get_future_salts#b921bd04 num:int = FutureSalts;"),
         (0x7abe77ec, "ping#7abe77ec ping_id:long = Pong;"),
+    ]
+    static let constructorEntries0: [(UInt32, StaticString)] = [
+        (0x05162463, "resPQ#05162463 nonce:int128 server_nonce:int128 pq:bytes server_public_key_fingerprints:Vector<long> = ResPQ;"),
+        (0x79cb045d, "server_DH_params_fail#79cb045d nonce:int128 server_nonce:int128 new_nonce_hash:int128 = Server_DH_Params;"),
+        (0xd0e8075c, "server_DH_params_ok#d0e8075c nonce:int128 server_nonce:int128 encrypted_answer:bytes = Server_DH_Params;"),
+        (0x3bcbf734, "dh_gen_ok#3bcbf734 nonce:int128 server_nonce:int128 new_nonce_hash1:int128 = Set_client_DH_params_answer;"),
+        (0x46dc1fb9, "dh_gen_retry#46dc1fb9 nonce:int128 server_nonce:int128 new_nonce_hash2:int128 = Set_client_DH_params_answer;"),
+        (0xa69dae02, "dh_gen_fail#a69dae02 nonce:int128 server_nonce:int128 new_nonce_hash3:int128 = Set_client_DH_params_answer;"),
+        (0xf660e1d4, "destroy_auth_key_ok#f660e1d4 = DestroyAuthKeyRes;"),
+        (0x0a9f2259, "destroy_auth_key_none#0a9f2259 = DestroyAuthKeyRes;"),
+        (0xea109b13, "destroy_auth_key_fail#ea109b13 = DestroyAuthKeyRes;"),
+        (0x62d6b459, "msgs_ack#62d6b459 msg_ids:Vector<long> = MsgsAck;"),
+        (0xa7eff811, "bad_msg_notification#a7eff811 bad_msg_id:long bad_msg_seqno:int error_code:int = BadMsgNotification;"),
+        (0xedab447b, "bad_server_salt#edab447b bad_msg_id:long bad_msg_seqno:int error_code:int new_server_salt:long = BadMsgNotification;"),
+        (0xda69fb52, "msgs_state_req#da69fb52 msg_ids:Vector<long> = MsgsStateReq;"),
+        (0x04deb57d, "msgs_state_info#04deb57d req_msg_id:long info:string = MsgsStateInfo;"),
+        (0x8cc0d131, "msgs_all_info#8cc0d131 msg_ids:Vector<long> info:string = MsgsAllInfo;"),
+        (0x276d3ec6, "msg_detailed_info#276d3ec6 msg_id:long answer_msg_id:long bytes:int status:int = MsgDetailedInfo;"),
+        (0x809db6df, "msg_new_detailed_info#809db6df answer_msg_id:long bytes:int status:int = MsgDetailedInfo;"),
+        (0x2144ca19, "rpc_error#2144ca19 error_code:int error_message:string = RpcError;"),
+        (0x0949d9dc, "future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;"),
+        (0x5bb8e511, "message#5bb8e511 msg_id:long seqno:int bytes:int body:Object = Message;"),
+        (0x3072cfa1, "gzip_packed#3072cfa1 packed_data:bytes = Object;"),
+        (0x9299359f, "http_wait#9299359f max_delay:int wait_after:int max_wait:int = HttpWait;"),
+        (0x5a592a6c, "help.configSimple#5a592a6c date:int expires:int rules:vector<AccessPointRule> = help.ConfigSimple;"),
     ]
 }

@@ -10,7 +10,7 @@ extension MT {
     /// - `p_q_inner_data_dc#a9f55f95 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int = P_Q_inner_data;`
     /// - `p_q_inner_data_temp#3c6a84d4 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 expires_in:int = P_Q_inner_data;`
     /// - `p_q_inner_data_temp_dc#56fddf88 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int expires_in:int = P_Q_inner_data;`
-    public enum P_Q_inner_data: TLRegistrable, TLParsable {
+    public enum P_Q_inner_data: TLSchemaDescribed, TLParsable {
         /// `p_q_inner_data#83c95aec pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 = P_Q_inner_data;`
         case p_q_inner_data(Cons_p_q_inner_data)
         /// `p_q_inner_data_dc#a9f55f95 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int = P_Q_inner_data;`
@@ -154,6 +154,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "P_Q_inner_data" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> P_Q_inner_data {
             let id = try reader.readUInt32()
@@ -263,58 +264,13 @@ extension MT {
                 throw error.inside(constructor: "p_q_inner_data_temp_dc", fields: "pq,p,q,nonce,server_nonce,new_nonce,dc,expires_in", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .p_q_inner_data(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.bytes("pq", c.pq)
-                    fields.bytes("p", c.p)
-                    fields.bytes("q", c.q)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int256("new_nonce", c.newNonce)
-                    return ("p_q_inner_data", fields.fields)
-                case .p_q_inner_data_dc(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.bytes("pq", c.pq)
-                    fields.bytes("p", c.p)
-                    fields.bytes("q", c.q)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int256("new_nonce", c.newNonce)
-                    fields.int("dc", c.dc)
-                    return ("p_q_inner_data_dc", fields.fields)
-                case .p_q_inner_data_temp(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.bytes("pq", c.pq)
-                    fields.bytes("p", c.p)
-                    fields.bytes("q", c.q)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int256("new_nonce", c.newNonce)
-                    fields.int("expires_in", c.expiresIn)
-                    return ("p_q_inner_data_temp", fields.fields)
-                case .p_q_inner_data_temp_dc(let c):
-                    var fields = TLFieldList(capacity: 8)
-                    fields.bytes("pq", c.pq)
-                    fields.bytes("p", c.p)
-                    fields.bytes("q", c.q)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int256("new_nonce", c.newNonce)
-                    fields.int("dc", c.dc)
-                    fields.int("expires_in", c.expiresIn)
-                    return ("p_q_inner_data_temp_dc", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `BindAuthKeyInner`. Constructors:
     /// - `bind_auth_key_inner#75a3f765 nonce:long temp_auth_key_id:long perm_auth_key_id:long temp_session_id:long expires_at:int = BindAuthKeyInner;`
-    public enum BindAuthKeyInner: TLRegistrable, TLParsable {
+    public enum BindAuthKeyInner: TLSchemaDescribed, TLParsable {
         /// `bind_auth_key_inner#75a3f765 nonce:long temp_auth_key_id:long perm_auth_key_id:long temp_session_id:long expires_at:int = BindAuthKeyInner;`
         case bind_auth_key_inner(Cons_bind_auth_key_inner)
 
@@ -350,6 +306,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "BindAuthKeyInner" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BindAuthKeyInner {
             let id = try reader.readUInt32()
@@ -383,26 +340,13 @@ extension MT {
                 throw error.inside(constructor: "bind_auth_key_inner", fields: "nonce,temp_auth_key_id,perm_auth_key_id,temp_session_id,expires_at", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .bind_auth_key_inner(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("nonce", c.nonce)
-                    fields.long("temp_auth_key_id", c.tempAuthKeyId)
-                    fields.long("perm_auth_key_id", c.permAuthKeyId)
-                    fields.long("temp_session_id", c.tempSessionId)
-                    fields.int("expires_at", c.expiresAt)
-                    return ("bind_auth_key_inner", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `Server_DH_inner_data`. Constructors:
     /// - `server_DH_inner_data#b5890dba nonce:int128 server_nonce:int128 g:int dh_prime:bytes g_a:bytes server_time:int = Server_DH_inner_data;`
-    public enum Server_DH_inner_data: TLRegistrable, TLParsable {
+    public enum Server_DH_inner_data: TLSchemaDescribed, TLParsable {
         /// `server_DH_inner_data#b5890dba nonce:int128 server_nonce:int128 g:int dh_prime:bytes g_a:bytes server_time:int = Server_DH_inner_data;`
         case server_DH_inner_data(Cons_server_DH_inner_data)
 
@@ -441,6 +385,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "Server_DH_inner_data" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Server_DH_inner_data {
             let id = try reader.readUInt32()
@@ -476,27 +421,13 @@ extension MT {
                 throw error.inside(constructor: "server_DH_inner_data", fields: "nonce,server_nonce,g,dh_prime,g_a,server_time", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .server_DH_inner_data(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.int("g", c.g)
-                    fields.bytes("dh_prime", c.dhPrime)
-                    fields.bytes("g_a", c.gA)
-                    fields.int("server_time", c.serverTime)
-                    return ("server_DH_inner_data", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `Client_DH_Inner_Data`. Constructors:
     /// - `client_DH_inner_data#6643b654 nonce:int128 server_nonce:int128 retry_id:long g_b:bytes = Client_DH_Inner_Data;`
-    public enum Client_DH_Inner_Data: TLRegistrable, TLParsable {
+    public enum Client_DH_Inner_Data: TLSchemaDescribed, TLParsable {
         /// `client_DH_inner_data#6643b654 nonce:int128 server_nonce:int128 retry_id:long g_b:bytes = Client_DH_Inner_Data;`
         case client_DH_inner_data(Cons_client_DH_inner_data)
 
@@ -529,6 +460,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "Client_DH_Inner_Data" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Client_DH_Inner_Data {
             let id = try reader.readUInt32()
@@ -560,25 +492,13 @@ extension MT {
                 throw error.inside(constructor: "client_DH_inner_data", fields: "nonce,server_nonce,retry_id,g_b", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .client_DH_inner_data(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int128("nonce", c.nonce)
-                    fields.int128("server_nonce", c.serverNonce)
-                    fields.long("retry_id", c.retryId)
-                    fields.bytes("g_b", c.gB)
-                    return ("client_DH_inner_data", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `MsgResendReq`. Constructors:
     /// - `msg_resend_req#7d861a08 msg_ids:Vector<long> = MsgResendReq;`
-    public enum MsgResendReq: TLRegistrable, TLParsable {
+    public enum MsgResendReq: TLSchemaDescribed, TLParsable {
         /// `msg_resend_req#7d861a08 msg_ids:Vector<long> = MsgResendReq;`
         case msg_resend_req(Cons_msg_resend_req)
 
@@ -600,6 +520,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "MsgResendReq" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MsgResendReq {
             let id = try reader.readUInt32()
@@ -622,15 +543,6 @@ extension MT {
             }
             catch {
                 throw error.inside(constructor: "msg_resend_req", fields: "msg_ids", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msg_resend_req(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("msg_ids", c.msgIds)
-                    return ("msg_resend_req", fields.fields)
             }
         }
     }
@@ -711,7 +623,7 @@ extension MT {
     /// - `rpc_answer_unknown#5e2ad36e = RpcDropAnswer;`
     /// - `rpc_answer_dropped_running#cd78e586 = RpcDropAnswer;`
     /// - `rpc_answer_dropped#a43ad8b7 msg_id:long seq_no:int bytes:int = RpcDropAnswer;`
-    public enum RpcDropAnswer: TLRegistrable, TLParsable {
+    public enum RpcDropAnswer: TLSchemaDescribed, TLParsable {
         /// `rpc_answer_unknown#5e2ad36e = RpcDropAnswer;`
         case rpc_answer_unknown
         /// `rpc_answer_dropped_running#cd78e586 = RpcDropAnswer;`
@@ -749,6 +661,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "RpcDropAnswer" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RpcDropAnswer {
             let id = try reader.readUInt32()
@@ -788,28 +701,13 @@ extension MT {
                 throw error.inside(constructor: "rpc_answer_dropped", fields: "msg_id,seq_no,bytes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .rpc_answer_unknown:
-                    return ("rpc_answer_unknown", [])
-                case .rpc_answer_dropped_running:
-                    return ("rpc_answer_dropped_running", [])
-                case .rpc_answer_dropped(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("msg_id", c.msgId)
-                    fields.int("seq_no", c.seqNo)
-                    fields.int("bytes", c.bytes)
-                    return ("rpc_answer_dropped", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `FutureSalts`. Constructors:
     /// - `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
-    public enum FutureSalts: TLRegistrable, TLParsable {
+    public enum FutureSalts: TLSchemaDescribed, TLParsable {
         /// `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
         case future_salts(Cons_future_salts)
 
@@ -839,6 +737,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "FutureSalts" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FutureSalts {
             let id = try reader.readUInt32()
@@ -875,24 +774,13 @@ extension MT {
                 throw error.inside(constructor: "future_salts", fields: "req_msg_id,now,salts", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .future_salts(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("req_msg_id", c.reqMsgId)
-                    fields.int("now", c.now)
-                    fields.objects("salts", c.salts)
-                    return ("future_salts", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `Pong`. Constructors:
     /// - `pong#347773c5 msg_id:long ping_id:long = Pong;`
-    public enum Pong: TLRegistrable, TLParsable {
+    public enum Pong: TLSchemaDescribed, TLParsable {
         /// `pong#347773c5 msg_id:long ping_id:long = Pong;`
         case pong(Cons_pong)
 
@@ -919,6 +807,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "Pong" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Pong {
             let id = try reader.readUInt32()
@@ -946,16 +835,6 @@ extension MT {
                 throw error.inside(constructor: "pong", fields: "msg_id,ping_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pong(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("msg_id", c.msgId)
-                    fields.long("ping_id", c.pingId)
-                    return ("pong", fields.fields)
-            }
-        }
     }
 }
 
@@ -963,7 +842,7 @@ extension MT {
     /// TL type `DestroySessionRes`. Constructors:
     /// - `destroy_session_ok#e22045fc session_id:long = DestroySessionRes;`
     /// - `destroy_session_none#62d350c9 session_id:long = DestroySessionRes;`
-    public enum DestroySessionRes: TLRegistrable, TLParsable {
+    public enum DestroySessionRes: TLSchemaDescribed, TLParsable {
         /// `destroy_session_ok#e22045fc session_id:long = DestroySessionRes;`
         case destroy_session_ok(Cons_destroy_session_ok)
         /// `destroy_session_none#62d350c9 session_id:long = DestroySessionRes;`
@@ -1003,6 +882,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "DestroySessionRes" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DestroySessionRes {
             let id = try reader.readUInt32()
@@ -1038,26 +918,13 @@ extension MT {
                 throw error.inside(constructor: "destroy_session_none", fields: "session_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .destroy_session_ok(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("session_id", c.sessionId)
-                    return ("destroy_session_ok", fields.fields)
-                case .destroy_session_none(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("session_id", c.sessionId)
-                    return ("destroy_session_none", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `NewSession`. Constructors:
     /// - `new_session_created#9ec20908 first_msg_id:long unique_id:long server_salt:long = NewSession;`
-    public enum NewSession: TLRegistrable, TLParsable {
+    public enum NewSession: TLSchemaDescribed, TLParsable {
         /// `new_session_created#9ec20908 first_msg_id:long unique_id:long server_salt:long = NewSession;`
         case new_session_created(Cons_new_session_created)
 
@@ -1087,6 +954,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "NewSession" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> NewSession {
             let id = try reader.readUInt32()
@@ -1116,24 +984,13 @@ extension MT {
                 throw error.inside(constructor: "new_session_created", fields: "first_msg_id,unique_id,server_salt", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .new_session_created(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("first_msg_id", c.firstMsgId)
-                    fields.long("unique_id", c.uniqueId)
-                    fields.long("server_salt", c.serverSalt)
-                    return ("new_session_created", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `MessageContainer`. Constructors:
     /// - `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
-    public enum MessageContainer: TLRegistrable, TLParsable {
+    public enum MessageContainer: TLSchemaDescribed, TLParsable {
         /// `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
         case msg_container(Cons_msg_container)
 
@@ -1155,6 +1012,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "MessageContainer" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageContainer {
             let id = try reader.readUInt32()
@@ -1186,22 +1044,13 @@ extension MT {
                 throw error.inside(constructor: "msg_container", fields: "messages", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msg_container(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("messages", c.messages)
-                    return ("msg_container", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `MessageCopy`. Constructors:
     /// - `msg_copy#e06046b2 orig_message:Message = MessageCopy;`
-    public enum MessageCopy: TLRegistrable, TLParsable {
+    public enum MessageCopy: TLSchemaDescribed, TLParsable {
         /// `msg_copy#e06046b2 orig_message:Message = MessageCopy;`
         case msg_copy(Cons_msg_copy)
 
@@ -1223,6 +1072,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "MessageCopy" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageCopy {
             let id = try reader.readUInt32()
@@ -1247,15 +1097,6 @@ extension MT {
                 throw error.inside(constructor: "msg_copy", fields: "orig_message", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msg_copy(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("orig_message", c.origMessage)
-                    return ("msg_copy", fields.fields)
-            }
-        }
     }
 }
 
@@ -1263,7 +1104,7 @@ extension MT {
     /// TL type `IpPort`. Constructors:
     /// - `ipPort#d433ad73 ipv4:int port:int = IpPort;`
     /// - `ipPortSecret#37982646 ipv4:int port:int secret:bytes = IpPort;`
-    public enum IpPort: TLRegistrable, TLParsable {
+    public enum IpPort: TLSchemaDescribed, TLParsable {
         /// `ipPort#d433ad73 ipv4:int port:int = IpPort;`
         case ipPort(Cons_ipPort)
         /// `ipPortSecret#37982646 ipv4:int port:int secret:bytes = IpPort;`
@@ -1312,6 +1153,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "IpPort" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> IpPort {
             let id = try reader.readUInt32()
@@ -1355,29 +1197,13 @@ extension MT {
                 throw error.inside(constructor: "ipPortSecret", fields: "ipv4,port,secret", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .ipPort(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("ipv4", c.ipv4)
-                    fields.int("port", c.port)
-                    return ("ipPort", fields.fields)
-                case .ipPortSecret(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("ipv4", c.ipv4)
-                    fields.int("port", c.port)
-                    fields.bytes("secret", c.secret)
-                    return ("ipPortSecret", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `AccessPointRule`. Constructors:
     /// - `accessPointRule#4679b65f phone_prefix_rules:string dc_id:int ips:vector<IpPort> = AccessPointRule;`
-    public enum AccessPointRule: TLRegistrable, TLParsable {
+    public enum AccessPointRule: TLSchemaDescribed, TLParsable {
         /// `accessPointRule#4679b65f phone_prefix_rules:string dc_id:int ips:vector<IpPort> = AccessPointRule;`
         case accessPointRule(Cons_accessPointRule)
 
@@ -1405,6 +1231,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "AccessPointRule" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AccessPointRule {
             let id = try reader.readUInt32()
@@ -1434,24 +1261,13 @@ extension MT {
                 throw error.inside(constructor: "accessPointRule", fields: "phone_prefix_rules,dc_id,ips", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .accessPointRule(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("phone_prefix_rules", c.phonePrefixRules)
-                    fields.int("dc_id", c.dcId)
-                    fields.objects("ips", c.ips)
-                    return ("accessPointRule", fields.fields)
-            }
-        }
     }
 }
 
 extension MT {
     /// TL type `TlsClientHello`. Constructors:
     /// - `tlsClientHello#6c52c484 blocks:vector<TlsBlock> = TlsClientHello;`
-    public enum TlsClientHello: TLRegistrable, TLParsable {
+    public enum TlsClientHello: TLSchemaDescribed, TLParsable {
         /// `tlsClientHello#6c52c484 blocks:vector<TlsBlock> = TlsClientHello;`
         case tlsClientHello(Cons_tlsClientHello)
 
@@ -1473,6 +1289,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "TlsClientHello" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TlsClientHello {
             let id = try reader.readUInt32()
@@ -1497,15 +1314,6 @@ extension MT {
                 throw error.inside(constructor: "tlsClientHello", fields: "blocks", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .tlsClientHello(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("blocks", c.blocks)
-                    return ("tlsClientHello", fields.fields)
-            }
-        }
     }
 }
 
@@ -1518,7 +1326,7 @@ extension MT {
     /// - `tlsBlockGrease#e675a1c1 seed:int = TlsBlock;`
     /// - `tlsBlockPublicKey#9eb95b5c = TlsBlock;`
     /// - `tlsBlockScope#e725d44f entries:Vector<TlsBlock> = TlsBlock;`
-    public enum TlsBlock: TLRegistrable, TLParsable {
+    public enum TlsBlock: TLSchemaDescribed, TLParsable {
         /// `tlsBlockString#4218a164 data:string = TlsBlock;`
         case tlsBlockString(Cons_tlsBlockString)
         /// `tlsBlockRandom#4d4dc41e length:int = TlsBlock;`
@@ -1610,6 +1418,7 @@ extension MT {
         }
 
         public static var tlTypeName: String { "TlsBlock" }
+        public static var tlRegistry: TLRegistry { MT.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TlsBlock {
             let id = try reader.readUInt32()
@@ -1686,35 +1495,6 @@ extension MT {
             }
             catch {
                 throw error.inside(constructor: "tlsBlockScope", fields: "entries", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .tlsBlockString(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("data", c.data)
-                    return ("tlsBlockString", fields.fields)
-                case .tlsBlockRandom(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("length", c.length)
-                    return ("tlsBlockRandom", fields.fields)
-                case .tlsBlockZero(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("length", c.length)
-                    return ("tlsBlockZero", fields.fields)
-                case .tlsBlockDomain:
-                    return ("tlsBlockDomain", [])
-                case .tlsBlockGrease(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("seed", c.seed)
-                    return ("tlsBlockGrease", fields.fields)
-                case .tlsBlockPublicKey:
-                    return ("tlsBlockPublicKey", [])
-                case .tlsBlockScope(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("entries", c.entries)
-                    return ("tlsBlockScope", fields.fields)
             }
         }
     }
@@ -1806,5 +1586,37 @@ extension MT {
         (0xd1435160, "destroy_auth_key#d1435160 = DestroyAuthKeyRes;"),
         (0xf3427b8c, "ping_delay_disconnect#f3427b8c ping_id:long disconnect_delay:int = Pong;"),
         (0xe7512126, "destroy_session#e7512126 session_id:long = DestroySessionRes;"),
+    ]
+    static let constructorEntries1: [(UInt32, StaticString)] = [
+        (0x83c95aec, "p_q_inner_data#83c95aec pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 = P_Q_inner_data;"),
+        (0xa9f55f95, "p_q_inner_data_dc#a9f55f95 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int = P_Q_inner_data;"),
+        (0x3c6a84d4, "p_q_inner_data_temp#3c6a84d4 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 expires_in:int = P_Q_inner_data;"),
+        (0x56fddf88, "p_q_inner_data_temp_dc#56fddf88 pq:bytes p:bytes q:bytes nonce:int128 server_nonce:int128 new_nonce:int256 dc:int expires_in:int = P_Q_inner_data;"),
+        (0x75a3f765, "bind_auth_key_inner#75a3f765 nonce:long temp_auth_key_id:long perm_auth_key_id:long temp_session_id:long expires_at:int = BindAuthKeyInner;"),
+        (0xb5890dba, "server_DH_inner_data#b5890dba nonce:int128 server_nonce:int128 g:int dh_prime:bytes g_a:bytes server_time:int = Server_DH_inner_data;"),
+        (0x6643b654, "client_DH_inner_data#6643b654 nonce:int128 server_nonce:int128 retry_id:long g_b:bytes = Client_DH_Inner_Data;"),
+        (0x7d861a08, "msg_resend_req#7d861a08 msg_ids:Vector<long> = MsgResendReq;"),
+        (0xf35c6d01, "rpc_result#f35c6d01 req_msg_id:long result:Object = RpcResult;"),
+        (0x5e2ad36e, "rpc_answer_unknown#5e2ad36e = RpcDropAnswer;"),
+        (0xcd78e586, "rpc_answer_dropped_running#cd78e586 = RpcDropAnswer;"),
+        (0xa43ad8b7, "rpc_answer_dropped#a43ad8b7 msg_id:long seq_no:int bytes:int = RpcDropAnswer;"),
+        (0xae500895, "future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;"),
+        (0x347773c5, "pong#347773c5 msg_id:long ping_id:long = Pong;"),
+        (0xe22045fc, "destroy_session_ok#e22045fc session_id:long = DestroySessionRes;"),
+        (0x62d350c9, "destroy_session_none#62d350c9 session_id:long = DestroySessionRes;"),
+        (0x9ec20908, "new_session_created#9ec20908 first_msg_id:long unique_id:long server_salt:long = NewSession;"),
+        (0x73f1f8dc, "msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;"),
+        (0xe06046b2, "msg_copy#e06046b2 orig_message:Message = MessageCopy;"),
+        (0xd433ad73, "ipPort#d433ad73 ipv4:int port:int = IpPort;"),
+        (0x37982646, "ipPortSecret#37982646 ipv4:int port:int secret:bytes = IpPort;"),
+        (0x4679b65f, "accessPointRule#4679b65f phone_prefix_rules:string dc_id:int ips:vector<IpPort> = AccessPointRule;"),
+        (0x6c52c484, "tlsClientHello#6c52c484 blocks:vector<TlsBlock> = TlsClientHello;"),
+        (0x4218a164, "tlsBlockString#4218a164 data:string = TlsBlock;"),
+        (0x4d4dc41e, "tlsBlockRandom#4d4dc41e length:int = TlsBlock;"),
+        (0x09333afb, "tlsBlockZero#09333afb length:int = TlsBlock;"),
+        (0x10e8636f, "tlsBlockDomain#10e8636f = TlsBlock;"),
+        (0xe675a1c1, "tlsBlockGrease#e675a1c1 seed:int = TlsBlock;"),
+        (0x9eb95b5c, "tlsBlockPublicKey#9eb95b5c = TlsBlock;"),
+        (0xe725d44f, "tlsBlockScope#e725d44f entries:Vector<TlsBlock> = TlsBlock;"),
     ]
 }

@@ -19,6 +19,9 @@ public enum SecretApi46 {
         ].joined()),
         functions: Array([
             functionEntries0,
+        ].joined()),
+        constructors: Array([
+            constructorEntries0,
         ].joined()))
 
     /// Parses exactly one boxed value from `buffer`; trailing bytes are an error.

@@ -16,7 +16,7 @@ extension SecretApi73 {
     /// - `decryptedMessageMediaDocument#7afe8ae2 thumb:bytes thumb_w:int thumb_h:int mime_type:string size:int key:bytes iv:bytes attributes:Vector<DocumentAttribute> caption:string = DecryptedMessageMedia;`
     /// - `decryptedMessageMediaVenue#8a0df56f lat:double long:double title:string address:string provider:string venue_id:string = DecryptedMessageMedia;`
     /// - `decryptedMessageMediaWebPage#e50511d8 url:string = DecryptedMessageMedia;`
-    public enum DecryptedMessageMedia: TLRegistrable, TLParsable {
+    public enum DecryptedMessageMedia: TLSchemaDescribed, TLParsable {
         /// `decryptedMessageMediaEmpty#089f5c4a = DecryptedMessageMedia;`
         case decryptedMessageMediaEmpty
         /// `decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;`
@@ -308,6 +308,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "DecryptedMessageMedia" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageMedia {
             let id = try reader.readUInt32()
@@ -525,95 +526,6 @@ extension SecretApi73 {
                 throw error.inside(constructor: "decryptedMessageMediaWebPage", fields: "url", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .decryptedMessageMediaEmpty:
-                    return ("decryptedMessageMediaEmpty", [])
-                case .decryptedMessageMediaGeoPoint(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.double("lat", c.lat)
-                    fields.double("long", c.long)
-                    return ("decryptedMessageMediaGeoPoint", fields.fields)
-                case .decryptedMessageMediaContact(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    fields.int("user_id", c.userId)
-                    return ("decryptedMessageMediaContact", fields.fields)
-                case .decryptedMessageMediaAudio(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.int("duration", c.duration)
-                    fields.string("mime_type", c.mimeType)
-                    fields.int("size", c.size)
-                    fields.bytes("key", c.key)
-                    fields.bytes("iv", c.iv)
-                    return ("decryptedMessageMediaAudio", fields.fields)
-                case .decryptedMessageMediaExternalDocument(let c):
-                    var fields = TLFieldList(capacity: 8)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("date", c.date)
-                    fields.string("mime_type", c.mimeType)
-                    fields.int("size", c.size)
-                    fields.object("thumb", c.thumb)
-                    fields.int("dc_id", c.dcId)
-                    fields.objects("attributes", c.attributes)
-                    return ("decryptedMessageMediaExternalDocument", fields.fields)
-                case .decryptedMessageMediaPhoto(let c):
-                    var fields = TLFieldList(capacity: 9)
-                    fields.bytes("thumb", c.thumb)
-                    fields.int("thumb_w", c.thumbW)
-                    fields.int("thumb_h", c.thumbH)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.int("size", c.size)
-                    fields.bytes("key", c.key)
-                    fields.bytes("iv", c.iv)
-                    fields.string("caption", c.caption)
-                    return ("decryptedMessageMediaPhoto", fields.fields)
-                case .decryptedMessageMediaVideo(let c):
-                    var fields = TLFieldList(capacity: 11)
-                    fields.bytes("thumb", c.thumb)
-                    fields.int("thumb_w", c.thumbW)
-                    fields.int("thumb_h", c.thumbH)
-                    fields.int("duration", c.duration)
-                    fields.string("mime_type", c.mimeType)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.int("size", c.size)
-                    fields.bytes("key", c.key)
-                    fields.bytes("iv", c.iv)
-                    fields.string("caption", c.caption)
-                    return ("decryptedMessageMediaVideo", fields.fields)
-                case .decryptedMessageMediaDocument(let c):
-                    var fields = TLFieldList(capacity: 9)
-                    fields.bytes("thumb", c.thumb)
-                    fields.int("thumb_w", c.thumbW)
-                    fields.int("thumb_h", c.thumbH)
-                    fields.string("mime_type", c.mimeType)
-                    fields.int("size", c.size)
-                    fields.bytes("key", c.key)
-                    fields.bytes("iv", c.iv)
-                    fields.objects("attributes", c.attributes)
-                    fields.string("caption", c.caption)
-                    return ("decryptedMessageMediaDocument", fields.fields)
-                case .decryptedMessageMediaVenue(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.double("lat", c.lat)
-                    fields.double("long", c.long)
-                    fields.string("title", c.title)
-                    fields.string("address", c.address)
-                    fields.string("provider", c.provider)
-                    fields.string("venue_id", c.venueId)
-                    return ("decryptedMessageMediaVenue", fields.fields)
-                case .decryptedMessageMediaWebPage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("decryptedMessageMediaWebPage", fields.fields)
-            }
-        }
     }
 }
 
@@ -631,7 +543,7 @@ extension SecretApi73 {
     /// - `decryptedMessageActionAbortKey#dd05ec6b exchange_id:long = DecryptedMessageAction;`
     /// - `decryptedMessageActionCommitKey#ec2e0b9b exchange_id:long key_fingerprint:long = DecryptedMessageAction;`
     /// - `decryptedMessageActionNoop#a82fdd63 = DecryptedMessageAction;`
-    public enum DecryptedMessageAction: TLRegistrable, TLParsable {
+    public enum DecryptedMessageAction: TLSchemaDescribed, TLParsable {
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
         case decryptedMessageActionSetMessageTTL(Cons_decryptedMessageActionSetMessageTTL)
         /// `decryptedMessageActionReadMessages#0c4f40be random_ids:Vector<long> = DecryptedMessageAction;`
@@ -816,6 +728,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "DecryptedMessageAction" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageAction {
             let id = try reader.readUInt32()
@@ -963,60 +876,6 @@ extension SecretApi73 {
         static func parse_decryptedMessageActionNoop(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageAction {
             return .decryptedMessageActionNoop
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .decryptedMessageActionSetMessageTTL(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("ttl_seconds", c.ttlSeconds)
-                    return ("decryptedMessageActionSetMessageTTL", fields.fields)
-                case .decryptedMessageActionReadMessages(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("random_ids", c.randomIds)
-                    return ("decryptedMessageActionReadMessages", fields.fields)
-                case .decryptedMessageActionDeleteMessages(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("random_ids", c.randomIds)
-                    return ("decryptedMessageActionDeleteMessages", fields.fields)
-                case .decryptedMessageActionScreenshotMessages(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("random_ids", c.randomIds)
-                    return ("decryptedMessageActionScreenshotMessages", fields.fields)
-                case .decryptedMessageActionFlushHistory:
-                    return ("decryptedMessageActionFlushHistory", [])
-                case .decryptedMessageActionResend(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("start_seq_no", c.startSeqNo)
-                    fields.int("end_seq_no", c.endSeqNo)
-                    return ("decryptedMessageActionResend", fields.fields)
-                case .decryptedMessageActionNotifyLayer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("layer", c.layer)
-                    return ("decryptedMessageActionNotifyLayer", fields.fields)
-                case .decryptedMessageActionRequestKey(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("exchange_id", c.exchangeId)
-                    fields.bytes("g_a", c.gA)
-                    return ("decryptedMessageActionRequestKey", fields.fields)
-                case .decryptedMessageActionAcceptKey(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("exchange_id", c.exchangeId)
-                    fields.bytes("g_b", c.gB)
-                    fields.long("key_fingerprint", c.keyFingerprint)
-                    return ("decryptedMessageActionAcceptKey", fields.fields)
-                case .decryptedMessageActionAbortKey(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("exchange_id", c.exchangeId)
-                    return ("decryptedMessageActionAbortKey", fields.fields)
-                case .decryptedMessageActionCommitKey(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("exchange_id", c.exchangeId)
-                    fields.long("key_fingerprint", c.keyFingerprint)
-                    return ("decryptedMessageActionCommitKey", fields.fields)
-                case .decryptedMessageActionNoop:
-                    return ("decryptedMessageActionNoop", [])
-            }
-        }
     }
 }
 
@@ -1024,7 +883,7 @@ extension SecretApi73 {
     /// TL type `DecryptedMessage`. Constructors:
     /// - `decryptedMessageService#73164160 random_id:long action:DecryptedMessageAction = DecryptedMessage;`
     /// - `decryptedMessage#91cc4674 flags:# no_webpage:flags.1?true silent:flags.5?true random_id:long ttl:int message:string media:flags.9?DecryptedMessageMedia entities:flags.7?Vector<MessageEntity> via_bot_name:flags.11?string reply_to_random_id:flags.3?long grouped_id:flags.17?long = DecryptedMessage;`
-    public enum DecryptedMessage: TLRegistrable, TLParsable {
+    public enum DecryptedMessage: TLSchemaDescribed, TLParsable {
         /// `decryptedMessageService#73164160 random_id:long action:DecryptedMessageAction = DecryptedMessage;`
         case decryptedMessageService(Cons_decryptedMessageService)
         /// `decryptedMessage#91cc4674 flags:# no_webpage:flags.1?true silent:flags.5?true random_id:long ttl:int message:string media:flags.9?DecryptedMessageMedia entities:flags.7?Vector<MessageEntity> via_bot_name:flags.11?string reply_to_random_id:flags.3?long grouped_id:flags.17?long = DecryptedMessage;`
@@ -1125,6 +984,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "DecryptedMessage" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessage {
             let id = try reader.readUInt32()
@@ -1195,48 +1055,13 @@ extension SecretApi73 {
                 throw error.inside(constructor: "decryptedMessage", fields: "flags,no_webpage,silent,random_id,ttl,message,media,entities,via_bot_name,reply_to_random_id,grouped_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .decryptedMessageService(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("random_id", c.randomId)
-                    fields.object("action", c.action)
-                    return ("decryptedMessageService", fields.fields)
-                case .decryptedMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("no_webpage", c.noWebpage)
-                    fields.trueFlag("silent", c.silent)
-                    fields.long("random_id", c.randomId)
-                    fields.int("ttl", c.ttl)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
-                        fields.object("media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotName {
-                        fields.string("via_bot_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyToRandomId {
-                        fields.long("reply_to_random_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
-                        fields.long("grouped_id", value)
-                    }
-                    return ("decryptedMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension SecretApi73 {
     /// TL type `DecryptedMessageLayer`. Constructors:
     /// - `decryptedMessageLayer#1be31789 random_bytes:bytes layer:int in_seq_no:int out_seq_no:int message:DecryptedMessage = DecryptedMessageLayer;`
-    public enum DecryptedMessageLayer: TLRegistrable, TLParsable {
+    public enum DecryptedMessageLayer: TLSchemaDescribed, TLParsable {
         /// `decryptedMessageLayer#1be31789 random_bytes:bytes layer:int in_seq_no:int out_seq_no:int message:DecryptedMessage = DecryptedMessageLayer;`
         case decryptedMessageLayer(Cons_decryptedMessageLayer)
 
@@ -1272,6 +1097,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "DecryptedMessageLayer" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageLayer {
             let id = try reader.readUInt32()
@@ -1305,19 +1131,6 @@ extension SecretApi73 {
                 throw error.inside(constructor: "decryptedMessageLayer", fields: "random_bytes,layer,in_seq_no,out_seq_no,message", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .decryptedMessageLayer(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.bytes("random_bytes", c.randomBytes)
-                    fields.int("layer", c.layer)
-                    fields.int("in_seq_no", c.inSeqNo)
-                    fields.int("out_seq_no", c.outSeqNo)
-                    fields.object("message", c.message)
-                    return ("decryptedMessageLayer", fields.fields)
-            }
-        }
     }
 }
 
@@ -1329,7 +1142,7 @@ extension SecretApi73 {
     /// - `documentAttributeSticker#3a556302 alt:string stickerset:InputStickerSet = DocumentAttribute;`
     /// - `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
     /// - `documentAttributeVideo#0ef02ce6 flags:# round_message:flags.0?true duration:int w:int h:int = DocumentAttribute;`
-    public enum DocumentAttribute: TLRegistrable, TLParsable {
+    public enum DocumentAttribute: TLSchemaDescribed, TLParsable {
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
         case documentAttributeImageSize(Cons_documentAttributeImageSize)
         /// `documentAttributeAnimated#11b58939 = DocumentAttribute;`
@@ -1478,6 +1291,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "DocumentAttribute" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DocumentAttribute {
             let id = try reader.readUInt32()
@@ -1582,52 +1396,6 @@ extension SecretApi73 {
                 throw error.inside(constructor: "documentAttributeVideo", fields: "flags,round_message,duration,w,h", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .documentAttributeImageSize(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    return ("documentAttributeImageSize", fields.fields)
-                case .documentAttributeAnimated:
-                    return ("documentAttributeAnimated", [])
-                case .documentAttributeFilename(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("file_name", c.fileName)
-                    return ("documentAttributeFilename", fields.fields)
-                case .documentAttributeSticker(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("alt", c.alt)
-                    fields.object("stickerset", c.stickerset)
-                    return ("documentAttributeSticker", fields.fields)
-                case .documentAttributeAudio(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("voice", c.voice)
-                    fields.int("duration", c.duration)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
-                        fields.string("performer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
-                        fields.bytes("waveform", value)
-                    }
-                    return ("documentAttributeAudio", fields.fields)
-                case .documentAttributeVideo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("round_message", c.roundMessage)
-                    fields.int("duration", c.duration)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    return ("documentAttributeVideo", fields.fields)
-            }
-        }
     }
 }
 
@@ -1636,7 +1404,7 @@ extension SecretApi73 {
     /// - `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
     /// - `photoSize#77bfb61b type:string location:FileLocation w:int h:int size:int = PhotoSize;`
     /// - `photoCachedSize#e9a734fa type:string location:FileLocation w:int h:int bytes:bytes = PhotoSize;`
-    public enum PhotoSize: TLRegistrable, TLParsable {
+    public enum PhotoSize: TLSchemaDescribed, TLParsable {
         /// `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
         case photoSizeEmpty(Cons_photoSizeEmpty)
         /// `photoSize#77bfb61b type:string location:FileLocation w:int h:int size:int = PhotoSize;`
@@ -1714,6 +1482,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "PhotoSize" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhotoSize {
             let id = try reader.readUInt32()
@@ -1778,31 +1547,6 @@ extension SecretApi73 {
                 throw error.inside(constructor: "photoCachedSize", fields: "type,location,w,h,bytes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .photoSizeEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("type", c.type)
-                    return ("photoSizeEmpty", fields.fields)
-                case .photoSize(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.string("type", c.type)
-                    fields.object("location", c.location)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.int("size", c.size)
-                    return ("photoSize", fields.fields)
-                case .photoCachedSize(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.string("type", c.type)
-                    fields.object("location", c.location)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.bytes("bytes", c.bytes)
-                    return ("photoCachedSize", fields.fields)
-            }
-        }
     }
 }
 
@@ -1810,7 +1554,7 @@ extension SecretApi73 {
     /// TL type `FileLocation`. Constructors:
     /// - `fileLocationUnavailable#7c596b46 volume_id:long local_id:int secret:long = FileLocation;`
     /// - `fileLocation#53d69076 dc_id:int volume_id:long local_id:int secret:long = FileLocation;`
-    public enum FileLocation: TLRegistrable, TLParsable {
+    public enum FileLocation: TLSchemaDescribed, TLParsable {
         /// `fileLocationUnavailable#7c596b46 volume_id:long local_id:int secret:long = FileLocation;`
         case fileLocationUnavailable(Cons_fileLocationUnavailable)
         /// `fileLocation#53d69076 dc_id:int volume_id:long local_id:int secret:long = FileLocation;`
@@ -1865,6 +1609,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "FileLocation" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileLocation {
             let id = try reader.readUInt32()
@@ -1912,24 +1657,6 @@ extension SecretApi73 {
                 throw error.inside(constructor: "fileLocation", fields: "dc_id,volume_id,local_id,secret", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .fileLocationUnavailable(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("volume_id", c.volumeId)
-                    fields.int("local_id", c.localId)
-                    fields.long("secret", c.secret)
-                    return ("fileLocationUnavailable", fields.fields)
-                case .fileLocation(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("dc_id", c.dcId)
-                    fields.long("volume_id", c.volumeId)
-                    fields.int("local_id", c.localId)
-                    fields.long("secret", c.secret)
-                    return ("fileLocation", fields.fields)
-            }
-        }
     }
 }
 
@@ -1946,7 +1673,7 @@ extension SecretApi73 {
     /// - `messageEntityCode#28a20571 offset:int length:int = MessageEntity;`
     /// - `messageEntityPre#73924be0 offset:int length:int language:string = MessageEntity;`
     /// - `messageEntityTextUrl#76a6d327 offset:int length:int url:string = MessageEntity;`
-    public enum MessageEntity: TLRegistrable, TLParsable {
+    public enum MessageEntity: TLSchemaDescribed, TLParsable {
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
         case messageEntityUnknown(Cons_messageEntityUnknown)
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
@@ -2169,6 +1896,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "MessageEntity" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEntity {
             let id = try reader.readUInt32()
@@ -2340,68 +2068,6 @@ extension SecretApi73 {
                 throw error.inside(constructor: "messageEntityTextUrl", fields: "offset,length,url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageEntityUnknown(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityUnknown", fields.fields)
-                case .messageEntityMention(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityMention", fields.fields)
-                case .messageEntityHashtag(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityHashtag", fields.fields)
-                case .messageEntityBotCommand(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityBotCommand", fields.fields)
-                case .messageEntityUrl(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityUrl", fields.fields)
-                case .messageEntityEmail(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityEmail", fields.fields)
-                case .messageEntityBold(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityBold", fields.fields)
-                case .messageEntityItalic(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityItalic", fields.fields)
-                case .messageEntityCode(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityCode", fields.fields)
-                case .messageEntityPre(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.string("language", c.language)
-                    return ("messageEntityPre", fields.fields)
-                case .messageEntityTextUrl(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.string("url", c.url)
-                    return ("messageEntityTextUrl", fields.fields)
-            }
-        }
     }
 }
 
@@ -2409,7 +2075,7 @@ extension SecretApi73 {
     /// TL type `InputStickerSet`. Constructors:
     /// - `inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;`
     /// - `inputStickerSetEmpty#ffb62b95 = InputStickerSet;`
-    public enum InputStickerSet: TLRegistrable, TLParsable {
+    public enum InputStickerSet: TLSchemaDescribed, TLParsable {
         /// `inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;`
         case inputStickerSetShortName(Cons_inputStickerSetShortName)
         /// `inputStickerSetEmpty#ffb62b95 = InputStickerSet;`
@@ -2435,6 +2101,7 @@ extension SecretApi73 {
         }
 
         public static var tlTypeName: String { "InputStickerSet" }
+        public static var tlRegistry: TLRegistry { SecretApi73.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             let id = try reader.readUInt32()
@@ -2463,17 +2130,6 @@ extension SecretApi73 {
 
         static func parse_inputStickerSetEmpty(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             return .inputStickerSetEmpty
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputStickerSetShortName(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("short_name", c.shortName)
-                    return ("inputStickerSetShortName", fields.fields)
-                case .inputStickerSetEmpty:
-                    return ("inputStickerSetEmpty", [])
-            }
         }
     }
 }
@@ -2531,5 +2187,56 @@ extension SecretApi73 {
         (0xffb62b95, SecretApi73.InputStickerSet.self),
     ]
     static let functionEntries0: [(UInt32, StaticString)] = [
+    ]
+    static let constructorEntries0: [(UInt32, StaticString)] = [
+        (0x089f5c4a, "decryptedMessageMediaEmpty#089f5c4a = DecryptedMessageMedia;"),
+        (0x35480a59, "decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;"),
+        (0x588a0a97, "decryptedMessageMediaContact#588a0a97 phone_number:string first_name:string last_name:string user_id:int = DecryptedMessageMedia;"),
+        (0x57e0a9cb, "decryptedMessageMediaAudio#57e0a9cb duration:int mime_type:string size:int key:bytes iv:bytes = DecryptedMessageMedia;"),
+        (0xfa95b0dd, "decryptedMessageMediaExternalDocument#fa95b0dd id:long access_hash:long date:int mime_type:string size:int thumb:PhotoSize dc_id:int attributes:Vector<DocumentAttribute> = DecryptedMessageMedia;"),
+        (0xf1fa8d78, "decryptedMessageMediaPhoto#f1fa8d78 thumb:bytes thumb_w:int thumb_h:int w:int h:int size:int key:bytes iv:bytes caption:string = DecryptedMessageMedia;"),
+        (0x970c8c0e, "decryptedMessageMediaVideo#970c8c0e thumb:bytes thumb_w:int thumb_h:int duration:int mime_type:string w:int h:int size:int key:bytes iv:bytes caption:string = DecryptedMessageMedia;"),
+        (0x7afe8ae2, "decryptedMessageMediaDocument#7afe8ae2 thumb:bytes thumb_w:int thumb_h:int mime_type:string size:int key:bytes iv:bytes attributes:Vector<DocumentAttribute> caption:string = DecryptedMessageMedia;"),
+        (0x8a0df56f, "decryptedMessageMediaVenue#8a0df56f lat:double long:double title:string address:string provider:string venue_id:string = DecryptedMessageMedia;"),
+        (0xe50511d8, "decryptedMessageMediaWebPage#e50511d8 url:string = DecryptedMessageMedia;"),
+        (0xa1733aec, "decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;"),
+        (0x0c4f40be, "decryptedMessageActionReadMessages#0c4f40be random_ids:Vector<long> = DecryptedMessageAction;"),
+        (0x65614304, "decryptedMessageActionDeleteMessages#65614304 random_ids:Vector<long> = DecryptedMessageAction;"),
+        (0x8ac1f475, "decryptedMessageActionScreenshotMessages#8ac1f475 random_ids:Vector<long> = DecryptedMessageAction;"),
+        (0x6719e45c, "decryptedMessageActionFlushHistory#6719e45c = DecryptedMessageAction;"),
+        (0x511110b0, "decryptedMessageActionResend#511110b0 start_seq_no:int end_seq_no:int = DecryptedMessageAction;"),
+        (0xf3048883, "decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;"),
+        (0xf3c9611b, "decryptedMessageActionRequestKey#f3c9611b exchange_id:long g_a:bytes = DecryptedMessageAction;"),
+        (0x6fe1735b, "decryptedMessageActionAcceptKey#6fe1735b exchange_id:long g_b:bytes key_fingerprint:long = DecryptedMessageAction;"),
+        (0xdd05ec6b, "decryptedMessageActionAbortKey#dd05ec6b exchange_id:long = DecryptedMessageAction;"),
+        (0xec2e0b9b, "decryptedMessageActionCommitKey#ec2e0b9b exchange_id:long key_fingerprint:long = DecryptedMessageAction;"),
+        (0xa82fdd63, "decryptedMessageActionNoop#a82fdd63 = DecryptedMessageAction;"),
+        (0x73164160, "decryptedMessageService#73164160 random_id:long action:DecryptedMessageAction = DecryptedMessage;"),
+        (0x91cc4674, "decryptedMessage#91cc4674 flags:# no_webpage:flags.1?true silent:flags.5?true random_id:long ttl:int message:string media:flags.9?DecryptedMessageMedia entities:flags.7?Vector<MessageEntity> via_bot_name:flags.11?string reply_to_random_id:flags.3?long grouped_id:flags.17?long = DecryptedMessage;"),
+        (0x1be31789, "decryptedMessageLayer#1be31789 random_bytes:bytes layer:int in_seq_no:int out_seq_no:int message:DecryptedMessage = DecryptedMessageLayer;"),
+        (0x6c37c15c, "documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;"),
+        (0x11b58939, "documentAttributeAnimated#11b58939 = DocumentAttribute;"),
+        (0x15590068, "documentAttributeFilename#15590068 file_name:string = DocumentAttribute;"),
+        (0x3a556302, "documentAttributeSticker#3a556302 alt:string stickerset:InputStickerSet = DocumentAttribute;"),
+        (0x9852f9c6, "documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;"),
+        (0x0ef02ce6, "documentAttributeVideo#0ef02ce6 flags:# round_message:flags.0?true duration:int w:int h:int = DocumentAttribute;"),
+        (0x0e17e23c, "photoSizeEmpty#0e17e23c type:string = PhotoSize;"),
+        (0x77bfb61b, "photoSize#77bfb61b type:string location:FileLocation w:int h:int size:int = PhotoSize;"),
+        (0xe9a734fa, "photoCachedSize#e9a734fa type:string location:FileLocation w:int h:int bytes:bytes = PhotoSize;"),
+        (0x7c596b46, "fileLocationUnavailable#7c596b46 volume_id:long local_id:int secret:long = FileLocation;"),
+        (0x53d69076, "fileLocation#53d69076 dc_id:int volume_id:long local_id:int secret:long = FileLocation;"),
+        (0xbb92ba95, "messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;"),
+        (0xfa04579d, "messageEntityMention#fa04579d offset:int length:int = MessageEntity;"),
+        (0x6f635b0d, "messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;"),
+        (0x6cef8ac7, "messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;"),
+        (0x6ed02538, "messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;"),
+        (0x64e475c2, "messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;"),
+        (0xbd610bc9, "messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;"),
+        (0x826f8b60, "messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;"),
+        (0x28a20571, "messageEntityCode#28a20571 offset:int length:int = MessageEntity;"),
+        (0x73924be0, "messageEntityPre#73924be0 offset:int length:int language:string = MessageEntity;"),
+        (0x76a6d327, "messageEntityTextUrl#76a6d327 offset:int length:int url:string = MessageEntity;"),
+        (0x861cc8a0, "inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;"),
+        (0xffb62b95, "inputStickerSetEmpty#ffb62b95 = InputStickerSet;"),
     ]
 }

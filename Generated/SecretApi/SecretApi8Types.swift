@@ -8,7 +8,7 @@ extension SecretApi8 {
     /// TL type `DecryptedMessage`. Constructors:
     /// - `decryptedMessage#1f814f1f random_id:long random_bytes:bytes message:string media:DecryptedMessageMedia = DecryptedMessage;`
     /// - `decryptedMessageService#aa48327d random_id:long random_bytes:bytes action:DecryptedMessageAction = DecryptedMessage;`
-    public enum DecryptedMessage: TLRegistrable, TLParsable {
+    public enum DecryptedMessage: TLSchemaDescribed, TLParsable {
         /// `decryptedMessage#1f814f1f random_id:long random_bytes:bytes message:string media:DecryptedMessageMedia = DecryptedMessage;`
         case decryptedMessage(Cons_decryptedMessage)
         /// `decryptedMessageService#aa48327d random_id:long random_bytes:bytes action:DecryptedMessageAction = DecryptedMessage;`
@@ -63,6 +63,7 @@ extension SecretApi8 {
         }
 
         public static var tlTypeName: String { "DecryptedMessage" }
+        public static var tlRegistry: TLRegistry { SecretApi8.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessage {
             let id = try reader.readUInt32()
@@ -110,24 +111,6 @@ extension SecretApi8 {
                 throw error.inside(constructor: "decryptedMessageService", fields: "random_id,random_bytes,action", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .decryptedMessage(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("random_id", c.randomId)
-                    fields.bytes("random_bytes", c.randomBytes)
-                    fields.string("message", c.message)
-                    fields.object("media", c.media)
-                    return ("decryptedMessage", fields.fields)
-                case .decryptedMessageService(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("random_id", c.randomId)
-                    fields.bytes("random_bytes", c.randomBytes)
-                    fields.object("action", c.action)
-                    return ("decryptedMessageService", fields.fields)
-            }
-        }
     }
 }
 
@@ -140,7 +123,7 @@ extension SecretApi8 {
     /// - `decryptedMessageMediaContact#588a0a97 phone_number:string first_name:string last_name:string user_id:int = DecryptedMessageMedia;`
     /// - `decryptedMessageMediaDocument#b095434b thumb:bytes thumb_w:int thumb_h:int file_name:string mime_type:string size:int key:bytes iv:bytes = DecryptedMessageMedia;`
     /// - `decryptedMessageMediaAudio#6080758f duration:int size:int key:bytes iv:bytes = DecryptedMessageMedia;`
-    public enum DecryptedMessageMedia: TLRegistrable, TLParsable {
+    public enum DecryptedMessageMedia: TLSchemaDescribed, TLParsable {
         /// `decryptedMessageMediaEmpty#089f5c4a = DecryptedMessageMedia;`
         case decryptedMessageMediaEmpty
         /// `decryptedMessageMediaPhoto#32798a8c thumb:bytes thumb_w:int thumb_h:int w:int h:int size:int key:bytes iv:bytes = DecryptedMessageMedia;`
@@ -333,6 +316,7 @@ extension SecretApi8 {
         }
 
         public static var tlTypeName: String { "DecryptedMessageMedia" }
+        public static var tlRegistry: TLRegistry { SecretApi8.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageMedia {
             let id = try reader.readUInt32()
@@ -481,66 +465,6 @@ extension SecretApi8 {
                 throw error.inside(constructor: "decryptedMessageMediaAudio", fields: "duration,size,key,iv", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .decryptedMessageMediaEmpty:
-                    return ("decryptedMessageMediaEmpty", [])
-                case .decryptedMessageMediaPhoto(let c):
-                    var fields = TLFieldList(capacity: 8)
-                    fields.bytes("thumb", c.thumb)
-                    fields.int("thumb_w", c.thumbW)
-                    fields.int("thumb_h", c.thumbH)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.int("size", c.size)
-                    fields.bytes("key", c.key)
-                    fields.bytes("iv", c.iv)
-                    return ("decryptedMessageMediaPhoto", fields.fields)
-                case .decryptedMessageMediaVideo(let c):
-                    var fields = TLFieldList(capacity: 9)
-                    fields.bytes("thumb", c.thumb)
-                    fields.int("thumb_w", c.thumbW)
-                    fields.int("thumb_h", c.thumbH)
-                    fields.int("duration", c.duration)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.int("size", c.size)
-                    fields.bytes("key", c.key)
-                    fields.bytes("iv", c.iv)
-                    return ("decryptedMessageMediaVideo", fields.fields)
-                case .decryptedMessageMediaGeoPoint(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.double("lat", c.lat)
-                    fields.double("long", c.long)
-                    return ("decryptedMessageMediaGeoPoint", fields.fields)
-                case .decryptedMessageMediaContact(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    fields.int("user_id", c.userId)
-                    return ("decryptedMessageMediaContact", fields.fields)
-                case .decryptedMessageMediaDocument(let c):
-                    var fields = TLFieldList(capacity: 8)
-                    fields.bytes("thumb", c.thumb)
-                    fields.int("thumb_w", c.thumbW)
-                    fields.int("thumb_h", c.thumbH)
-                    fields.string("file_name", c.fileName)
-                    fields.string("mime_type", c.mimeType)
-                    fields.int("size", c.size)
-                    fields.bytes("key", c.key)
-                    fields.bytes("iv", c.iv)
-                    return ("decryptedMessageMediaDocument", fields.fields)
-                case .decryptedMessageMediaAudio(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("duration", c.duration)
-                    fields.int("size", c.size)
-                    fields.bytes("key", c.key)
-                    fields.bytes("iv", c.iv)
-                    return ("decryptedMessageMediaAudio", fields.fields)
-            }
-        }
     }
 }
 
@@ -552,7 +476,7 @@ extension SecretApi8 {
     /// - `decryptedMessageActionScreenshotMessages#8ac1f475 random_ids:Vector<long> = DecryptedMessageAction;`
     /// - `decryptedMessageActionFlushHistory#6719e45c = DecryptedMessageAction;`
     /// - `decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;`
-    public enum DecryptedMessageAction: TLRegistrable, TLParsable {
+    public enum DecryptedMessageAction: TLSchemaDescribed, TLParsable {
         /// `decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;`
         case decryptedMessageActionSetMessageTTL(Cons_decryptedMessageActionSetMessageTTL)
         /// `decryptedMessageActionReadMessages#0c4f40be random_ids:Vector<long> = DecryptedMessageAction;`
@@ -638,6 +562,7 @@ extension SecretApi8 {
         }
 
         public static var tlTypeName: String { "DecryptedMessageAction" }
+        public static var tlRegistry: TLRegistry { SecretApi8.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DecryptedMessageAction {
             let id = try reader.readUInt32()
@@ -711,33 +636,6 @@ extension SecretApi8 {
                 throw error.inside(constructor: "decryptedMessageActionNotifyLayer", fields: "layer", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .decryptedMessageActionSetMessageTTL(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("ttl_seconds", c.ttlSeconds)
-                    return ("decryptedMessageActionSetMessageTTL", fields.fields)
-                case .decryptedMessageActionReadMessages(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("random_ids", c.randomIds)
-                    return ("decryptedMessageActionReadMessages", fields.fields)
-                case .decryptedMessageActionDeleteMessages(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("random_ids", c.randomIds)
-                    return ("decryptedMessageActionDeleteMessages", fields.fields)
-                case .decryptedMessageActionScreenshotMessages(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("random_ids", c.randomIds)
-                    return ("decryptedMessageActionScreenshotMessages", fields.fields)
-                case .decryptedMessageActionFlushHistory:
-                    return ("decryptedMessageActionFlushHistory", [])
-                case .decryptedMessageActionNotifyLayer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("layer", c.layer)
-                    return ("decryptedMessageActionNotifyLayer", fields.fields)
-            }
-        }
     }
 }
 
@@ -760,5 +658,22 @@ extension SecretApi8 {
         (0xf3048883, SecretApi8.DecryptedMessageAction.self),
     ]
     static let functionEntries0: [(UInt32, StaticString)] = [
+    ]
+    static let constructorEntries0: [(UInt32, StaticString)] = [
+        (0x1f814f1f, "decryptedMessage#1f814f1f random_id:long random_bytes:bytes message:string media:DecryptedMessageMedia = DecryptedMessage;"),
+        (0xaa48327d, "decryptedMessageService#aa48327d random_id:long random_bytes:bytes action:DecryptedMessageAction = DecryptedMessage;"),
+        (0x089f5c4a, "decryptedMessageMediaEmpty#089f5c4a = DecryptedMessageMedia;"),
+        (0x32798a8c, "decryptedMessageMediaPhoto#32798a8c thumb:bytes thumb_w:int thumb_h:int w:int h:int size:int key:bytes iv:bytes = DecryptedMessageMedia;"),
+        (0x4cee6ef3, "decryptedMessageMediaVideo#4cee6ef3 thumb:bytes thumb_w:int thumb_h:int duration:int w:int h:int size:int key:bytes iv:bytes = DecryptedMessageMedia;"),
+        (0x35480a59, "decryptedMessageMediaGeoPoint#35480a59 lat:double long:double = DecryptedMessageMedia;"),
+        (0x588a0a97, "decryptedMessageMediaContact#588a0a97 phone_number:string first_name:string last_name:string user_id:int = DecryptedMessageMedia;"),
+        (0xb095434b, "decryptedMessageMediaDocument#b095434b thumb:bytes thumb_w:int thumb_h:int file_name:string mime_type:string size:int key:bytes iv:bytes = DecryptedMessageMedia;"),
+        (0x6080758f, "decryptedMessageMediaAudio#6080758f duration:int size:int key:bytes iv:bytes = DecryptedMessageMedia;"),
+        (0xa1733aec, "decryptedMessageActionSetMessageTTL#a1733aec ttl_seconds:int = DecryptedMessageAction;"),
+        (0x0c4f40be, "decryptedMessageActionReadMessages#0c4f40be random_ids:Vector<long> = DecryptedMessageAction;"),
+        (0x65614304, "decryptedMessageActionDeleteMessages#65614304 random_ids:Vector<long> = DecryptedMessageAction;"),
+        (0x8ac1f475, "decryptedMessageActionScreenshotMessages#8ac1f475 random_ids:Vector<long> = DecryptedMessageAction;"),
+        (0x6719e45c, "decryptedMessageActionFlushHistory#6719e45c = DecryptedMessageAction;"),
+        (0xf3048883, "decryptedMessageActionNotifyLayer#f3048883 layer:int = DecryptedMessageAction;"),
     ]
 }

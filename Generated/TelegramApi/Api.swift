@@ -80,6 +80,15 @@ public enum Api {
             functionEntries24, functionEntries25, functionEntries26, functionEntries27, functionEntries28, functionEntries29,
             functionEntries30, functionEntries31, functionEntries32, functionEntries33, functionEntries34, functionEntries35,
             functionEntries36, functionEntries37, functionEntries38, functionEntries39,
+        ].joined()),
+        constructors: Array([
+            constructorEntries00, constructorEntries01, constructorEntries02, constructorEntries03, constructorEntries04, constructorEntries05,
+            constructorEntries06, constructorEntries07, constructorEntries08, constructorEntries09, constructorEntries10, constructorEntries11,
+            constructorEntries12, constructorEntries13, constructorEntries14, constructorEntries15, constructorEntries16, constructorEntries17,
+            constructorEntries18, constructorEntries19, constructorEntries20, constructorEntries21, constructorEntries22, constructorEntries23,
+            constructorEntries24, constructorEntries25, constructorEntries26, constructorEntries27, constructorEntries28, constructorEntries29,
+            constructorEntries30, constructorEntries31, constructorEntries32, constructorEntries33, constructorEntries34, constructorEntries35,
+            constructorEntries36, constructorEntries37, constructorEntries38, constructorEntries39,
         ].joined()))
 
     /// Parses exactly one boxed value from `buffer`; trailing bytes are an error.

@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `MessageFwdHeader`. Constructors:
     /// - `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
-    public enum MessageFwdHeader: TLRegistrable, TLParsable {
+    public enum MessageFwdHeader: TLSchemaDescribed, TLParsable {
         /// `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
         case messageFwdHeader(Cons_messageFwdHeader)
 
@@ -113,6 +113,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageFwdHeader" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageFwdHeader {
             let id = try reader.readUInt32()
@@ -190,56 +191,13 @@ extension Api {
                 throw error.inside(constructor: "messageFwdHeader", fields: "flags,imported,saved_out,from_id,from_name,date,channel_post,post_author,saved_from_peer,saved_from_msg_id,saved_from_id,saved_from_name,saved_date,psa_type", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageFwdHeader(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 14)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("imported", c.imported)
-                    fields.trueFlag("saved_out", c.savedOut)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.fromId {
-                        fields.object("from_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.fromName {
-                        fields.string("from_name", value)
-                    }
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.channelPost {
-                        fields.int("channel_post", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.postAuthor {
-                        fields.string("post_author", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.savedFromPeer {
-                        fields.object("saved_from_peer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.savedFromMsgId {
-                        fields.int("saved_from_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.savedFromId {
-                        fields.object("saved_from_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.savedFromName {
-                        fields.string("saved_from_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.savedDate {
-                        fields.int("saved_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.psaType {
-                        fields.string("psa_type", value)
-                    }
-                    return ("messageFwdHeader", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Invoice`. Constructors:
     /// - `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
-    public enum Invoice: TLRegistrable, TLParsable {
+    public enum Invoice: TLSchemaDescribed, TLParsable {
         /// `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
         case invoice(Cons_invoice)
 
@@ -323,6 +281,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Invoice" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Invoice {
             let id = try reader.readUInt32()
@@ -372,46 +331,13 @@ extension Api {
                 throw error.inside(constructor: "invoice", fields: "flags,test,name_requested,phone_requested,email_requested,shipping_address_requested,flexible,phone_to_provider,email_to_provider,recurring,currency,prices,max_tip_amount,suggested_tip_amounts,terms_url,subscription_period", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .invoice(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 16)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("test", c.test)
-                    fields.trueFlag("name_requested", c.nameRequested)
-                    fields.trueFlag("phone_requested", c.phoneRequested)
-                    fields.trueFlag("email_requested", c.emailRequested)
-                    fields.trueFlag("shipping_address_requested", c.shippingAddressRequested)
-                    fields.trueFlag("flexible", c.flexible)
-                    fields.trueFlag("phone_to_provider", c.phoneToProvider)
-                    fields.trueFlag("email_to_provider", c.emailToProvider)
-                    fields.trueFlag("recurring", c.recurring)
-                    fields.string("currency", c.currency)
-                    fields.objects("prices", c.prices)
-                    if tlFlagIsSet(_flags, 0x100), let value = c.maxTipAmount {
-                        fields.long("max_tip_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.suggestedTipAmounts {
-                        fields.longs("suggested_tip_amounts", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.termsUrl {
-                        fields.string("terms_url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.subscriptionPeriod {
-                        fields.int("subscription_period", value)
-                    }
-                    return ("invoice", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SavedContact`. Constructors:
     /// - `savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;`
-    public enum SavedContact: TLRegistrable, TLParsable {
+    public enum SavedContact: TLSchemaDescribed, TLParsable {
         /// `savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;`
         case savedPhoneContact(Cons_savedPhoneContact)
 
@@ -442,6 +368,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SavedContact" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedContact {
             let id = try reader.readUInt32()
@@ -473,25 +400,13 @@ extension Api {
                 throw error.inside(constructor: "savedPhoneContact", fields: "phone,first_name,last_name,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedPhoneContact(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("phone", c.phone)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    fields.int("date", c.date)
-                    return ("savedPhoneContact", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PageCaption`. Constructors:
     /// - `pageCaption#6f747657 text:RichText credit:RichText = PageCaption;`
-    public enum PageCaption: TLRegistrable, TLParsable {
+    public enum PageCaption: TLSchemaDescribed, TLParsable {
         /// `pageCaption#6f747657 text:RichText credit:RichText = PageCaption;`
         case pageCaption(Cons_pageCaption)
 
@@ -516,6 +431,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PageCaption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageCaption {
             let id = try reader.readUInt32()
@@ -543,23 +459,13 @@ extension Api {
                 throw error.inside(constructor: "pageCaption", fields: "text,credit", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pageCaption(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("text", c.text)
-                    fields.object("credit", c.credit)
-                    return ("pageCaption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Poll` (recursive). Constructors:
     /// - `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
-    public enum Poll: TLRegistrable, TLParsable {
+    public enum Poll: TLSchemaDescribed, TLParsable {
         /// `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
         case poll(Cons_poll)
 
@@ -649,6 +555,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Poll" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Poll {
             let id = try reader.readUInt32()
@@ -697,46 +604,13 @@ extension Api {
                 throw error.inside(constructor: "poll", fields: "id,flags,closed,public_voters,multiple_choice,quiz,open_answers,revoting_disabled,shuffle_answers,hide_results_until_close,creator,subscribers_only,question,answers,close_period,close_date,countries_iso2,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .poll(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 18)
-                    fields.long("id", c.id)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("closed", c.closed)
-                    fields.trueFlag("public_voters", c.publicVoters)
-                    fields.trueFlag("multiple_choice", c.multipleChoice)
-                    fields.trueFlag("quiz", c.quiz)
-                    fields.trueFlag("open_answers", c.openAnswers)
-                    fields.trueFlag("revoting_disabled", c.revotingDisabled)
-                    fields.trueFlag("shuffle_answers", c.shuffleAnswers)
-                    fields.trueFlag("hide_results_until_close", c.hideResultsUntilClose)
-                    fields.trueFlag("creator", c.creator)
-                    fields.trueFlag("subscribers_only", c.subscribersOnly)
-                    fields.object("question", c.question)
-                    fields.objects("answers", c.answers)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.closePeriod {
-                        fields.int("close_period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.closeDate {
-                        fields.int("close_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.countriesIso2 {
-                        fields.strings("countries_iso2", value)
-                    }
-                    fields.long("hash", c.hash)
-                    return ("poll", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ChatInviteImporter`. Constructors:
     /// - `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
-    public enum ChatInviteImporter: TLRegistrable, TLParsable {
+    public enum ChatInviteImporter: TLSchemaDescribed, TLParsable {
         /// `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
         case chatInviteImporter(Cons_chatInviteImporter)
 
@@ -793,6 +667,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatInviteImporter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatInviteImporter {
             let id = try reader.readUInt32()
@@ -832,33 +707,13 @@ extension Api {
                 throw error.inside(constructor: "chatInviteImporter", fields: "flags,requested,via_chatlist,user_id,date,about,approved_by", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatInviteImporter(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("requested", c.requested)
-                    fields.trueFlag("via_chatlist", c.viaChatlist)
-                    fields.long("user_id", c.userId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.about {
-                        fields.string("about", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.approvedBy {
-                        fields.long("approved_by", value)
-                    }
-                    return ("chatInviteImporter", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AttachMenuBot`. Constructors:
     /// - `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
-    public enum AttachMenuBot: TLRegistrable, TLParsable {
+    public enum AttachMenuBot: TLSchemaDescribed, TLParsable {
         /// `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
         case attachMenuBot(Cons_attachMenuBot)
 
@@ -920,6 +775,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AttachMenuBot" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBot {
             let id = try reader.readUInt32()
@@ -956,28 +812,6 @@ extension Api {
                 throw error.inside(constructor: "attachMenuBot", fields: "flags,inactive,has_settings,request_write_access,show_in_attach_menu,show_in_side_menu,side_menu_disclaimer_needed,bot_id,short_name,peer_types,icons", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .attachMenuBot(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("inactive", c.inactive)
-                    fields.trueFlag("has_settings", c.hasSettings)
-                    fields.trueFlag("request_write_access", c.requestWriteAccess)
-                    fields.trueFlag("show_in_attach_menu", c.showInAttachMenu)
-                    fields.trueFlag("show_in_side_menu", c.showInSideMenu)
-                    fields.trueFlag("side_menu_disclaimer_needed", c.sideMenuDisclaimerNeeded)
-                    fields.long("bot_id", c.botId)
-                    fields.string("short_name", c.shortName)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peerTypes {
-                        fields.objects("peer_types", value)
-                    }
-                    fields.objects("icons", c.icons)
-                    return ("attachMenuBot", fields.fields)
-            }
-        }
     }
 }
 
@@ -985,7 +819,7 @@ extension Api.stories {
     /// TL type `stories.AllStories`. Constructors:
     /// - `stories.allStoriesNotModified#1158fe3e flags:# state:string stealth_mode:StoriesStealthMode = stories.AllStories;`
     /// - `stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;`
-    public enum AllStories: TLRegistrable, TLParsable {
+    public enum AllStories: TLSchemaDescribed, TLParsable {
         /// `stories.allStoriesNotModified#1158fe3e flags:# state:string stealth_mode:StoriesStealthMode = stories.AllStories;`
         case allStoriesNotModified(Cons_allStoriesNotModified)
         /// `stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;`
@@ -1066,6 +900,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.AllStories" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AllStories {
             let id = try reader.readUInt32()
@@ -1119,37 +954,13 @@ extension Api.stories {
                 throw error.inside(constructor: "stories.allStories", fields: "flags,has_more,count,state,peer_stories,chats,users,stealth_mode", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .allStoriesNotModified(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.string("state", c.state)
-                    fields.object("stealth_mode", c.stealthMode)
-                    return ("stories.allStoriesNotModified", fields.fields)
-                case .allStories(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_more", c.hasMore)
-                    fields.int("count", c.count)
-                    fields.string("state", c.state)
-                    fields.objects("peer_stories", c.peerStories)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    fields.object("stealth_mode", c.stealthMode)
-                    return ("stories.allStories", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BotAppSettings`. Constructors:
     /// - `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
-    public enum BotAppSettings: TLRegistrable, TLParsable {
+    public enum BotAppSettings: TLSchemaDescribed, TLParsable {
         /// `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
         case botAppSettings(Cons_botAppSettings)
 
@@ -1217,6 +1028,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotAppSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotAppSettings {
             let id = try reader.readUInt32()
@@ -1267,38 +1079,13 @@ extension Api {
                 throw error.inside(constructor: "botAppSettings", fields: "flags,placeholder_path,background_color,background_dark_color,header_color,header_dark_color", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botAppSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.placeholderPath {
-                        fields.bytes("placeholder_path", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.backgroundColor {
-                        fields.int("background_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.backgroundDarkColor {
-                        fields.int("background_dark_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.headerColor {
-                        fields.int("header_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.headerDarkColor {
-                        fields.int("header_dark_color", value)
-                    }
-                    return ("botAppSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `GroupCallDonor`. Constructors:
     /// - `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
-    public enum GroupCallDonor: TLRegistrable, TLParsable {
+    public enum GroupCallDonor: TLSchemaDescribed, TLParsable {
         /// `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
         case groupCallDonor(Cons_groupCallDonor)
 
@@ -1342,6 +1129,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GroupCallDonor" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallDonor {
             let id = try reader.readUInt32()
@@ -1374,29 +1162,13 @@ extension Api {
                 throw error.inside(constructor: "groupCallDonor", fields: "flags,top,my,peer_id,stars", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallDonor(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("top", c.top)
-                    fields.trueFlag("my", c.my)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peerId {
-                        fields.object("peer_id", value)
-                    }
-                    fields.long("stars", c.stars)
-                    return ("groupCallDonor", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.TranslatedRichMessage`. Constructors:
     /// - `messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;`
-    public enum TranslatedRichMessage: TLRegistrable, TLParsable {
+    public enum TranslatedRichMessage: TLSchemaDescribed, TLParsable {
         /// `messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;`
         case translatedRichMessage(Cons_translatedRichMessage)
 
@@ -1418,6 +1190,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.TranslatedRichMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TranslatedRichMessage {
             let id = try reader.readUInt32()
@@ -1442,22 +1215,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.translatedRichMessage", fields: "result", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .translatedRichMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("result", c.result)
-                    return ("messages.translatedRichMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `RichButtonStyle`. Constructors:
     /// - `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
-    public enum RichButtonStyle: TLRegistrable, TLParsable {
+    public enum RichButtonStyle: TLSchemaDescribed, TLParsable {
         /// `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
         case richButtonStyle(Cons_richButtonStyle)
 
@@ -1496,6 +1260,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RichButtonStyle" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RichButtonStyle {
             let id = try reader.readUInt32()
@@ -1518,20 +1283,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "richButtonStyle", fields: "flags,bg_primary,bg_danger,bg_success,link", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .richButtonStyle(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("bg_primary", c.bgPrimary)
-                    fields.trueFlag("bg_danger", c.bgDanger)
-                    fields.trueFlag("bg_success", c.bgSuccess)
-                    fields.trueFlag("link", c.link)
-                    return ("richButtonStyle", fields.fields)
             }
         }
     }
@@ -1853,5 +1604,20 @@ extension Api {
         (0xe4fca4a3, "payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;"),
         (0x57bbd166, "stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;"),
         (0x2c4ada50, "stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;"),
+    ]
+    static let constructorEntries00: [(UInt32, StaticString)] = [
+        (0x4e4df4bb, "messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;"),
+        (0x049ee584, "invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;"),
+        (0x1142bd56, "savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;"),
+        (0x6f747657, "pageCaption#6f747657 text:RichText credit:RichText = PageCaption;"),
+        (0x966e2dbf, "poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;"),
+        (0x8c5adfd9, "chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;"),
+        (0xd90d8dfe, "attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;"),
+        (0x1158fe3e, "stories.allStoriesNotModified#1158fe3e flags:# state:string stealth_mode:StoriesStealthMode = stories.AllStories;"),
+        (0x6efc5e81, "stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;"),
+        (0xc99b1950, "botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;"),
+        (0xee430c85, "groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;"),
+        (0x4203998f, "messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;"),
+        (0x03c610bd, "richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;"),
     ]
 }

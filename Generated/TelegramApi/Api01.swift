@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `Error`. Constructors:
     /// - `error#c4b9f9bb code:int text:string = Error;`
-    public enum Error: TLRegistrable, TLParsable {
+    public enum Error: TLSchemaDescribed, TLParsable {
         /// `error#c4b9f9bb code:int text:string = Error;`
         case error(Cons_error)
 
@@ -34,6 +34,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Error" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Error {
             let id = try reader.readUInt32()
@@ -61,23 +62,13 @@ extension Api {
                 throw error.inside(constructor: "error", fields: "code,text", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .error(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("code", c.code)
-                    fields.string("text", c.text)
-                    return ("error", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `DcOption`. Constructors:
     /// - `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
-    public enum DcOption: TLRegistrable, TLParsable {
+    public enum DcOption: TLSchemaDescribed, TLParsable {
         /// `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
         case dcOption(Cons_dcOption)
 
@@ -139,6 +130,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DcOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DcOption {
             let id = try reader.readUInt32()
@@ -175,35 +167,13 @@ extension Api {
                 throw error.inside(constructor: "dcOption", fields: "flags,ipv6,media_only,tcpo_only,cdn,static,this_port_only,id,ip_address,port,secret", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dcOption(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("ipv6", c.ipv6)
-                    fields.trueFlag("media_only", c.mediaOnly)
-                    fields.trueFlag("tcpo_only", c.tcpoOnly)
-                    fields.trueFlag("cdn", c.cdn)
-                    fields.trueFlag("static", c.`static`)
-                    fields.trueFlag("this_port_only", c.thisPortOnly)
-                    fields.int("id", c.id)
-                    fields.string("ip_address", c.ipAddress)
-                    fields.int("port", c.port)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.secret {
-                        fields.bytes("secret", value)
-                    }
-                    return ("dcOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.PrivacyRules`. Constructors:
     /// - `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
-    public enum PrivacyRules: TLRegistrable, TLParsable {
+    public enum PrivacyRules: TLSchemaDescribed, TLParsable {
         /// `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
         case privacyRules(Cons_privacyRules)
 
@@ -231,6 +201,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.PrivacyRules" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PrivacyRules {
             let id = try reader.readUInt32()
@@ -260,17 +231,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.privacyRules", fields: "rules,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .privacyRules(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("rules", c.rules)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("account.privacyRules", fields.fields)
-            }
-        }
     }
 }
 
@@ -278,7 +238,7 @@ extension Api.messages {
     /// TL type `messages.Stickers`. Constructors:
     /// - `messages.stickersNotModified#f1749a22 = messages.Stickers;`
     /// - `messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;`
-    public enum Stickers: TLRegistrable, TLParsable {
+    public enum Stickers: TLSchemaDescribed, TLParsable {
         /// `messages.stickersNotModified#f1749a22 = messages.Stickers;`
         case stickersNotModified
         /// `messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;`
@@ -309,6 +269,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.Stickers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Stickers {
             let id = try reader.readUInt32()
@@ -341,18 +302,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.stickers", fields: "hash,stickers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .stickersNotModified:
-                    return ("messages.stickersNotModified", [])
-                case .stickers(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("stickers", c.stickers)
-                    return ("messages.stickers", fields.fields)
-            }
-        }
     }
 }
 
@@ -364,7 +313,7 @@ extension Api {
     /// - `channelParticipantAdmin#34c3bb53 flags:# can_edit:flags.0?true self:flags.1?true user_id:long inviter_id:flags.1?long promoted_by:long date:int admin_rights:ChatAdminRights rank:flags.2?string = ChannelParticipant;`
     /// - `channelParticipantBanned#d5f0ad91 flags:# left:flags.0?true peer:Peer kicked_by:long date:int banned_rights:ChatBannedRights rank:flags.2?string = ChannelParticipant;`
     /// - `channelParticipantLeft#1b03f006 peer:Peer = ChannelParticipant;`
-    public enum ChannelParticipant: TLRegistrable, TLParsable {
+    public enum ChannelParticipant: TLSchemaDescribed, TLParsable {
         /// `channelParticipant#1bd54456 flags:# user_id:long date:int subscription_until_date:flags.0?int rank:flags.2?string = ChannelParticipant;`
         case channelParticipant(Cons_channelParticipant)
         /// `channelParticipantSelf#a9478a1a flags:# via_request:flags.0?true user_id:long inviter_id:long date:int subscription_until_date:flags.1?int rank:flags.2?string = ChannelParticipant;`
@@ -627,6 +576,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChannelParticipant" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipant {
             let id = try reader.readUInt32()
@@ -781,90 +731,13 @@ extension Api {
                 throw error.inside(constructor: "channelParticipantLeft", fields: "peer", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelParticipant(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.long("user_id", c.userId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.subscriptionUntilDate {
-                        fields.int("subscription_until_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
-                        fields.string("rank", value)
-                    }
-                    return ("channelParticipant", fields.fields)
-                case .channelParticipantSelf(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("via_request", c.viaRequest)
-                    fields.long("user_id", c.userId)
-                    fields.long("inviter_id", c.inviterId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.subscriptionUntilDate {
-                        fields.int("subscription_until_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
-                        fields.string("rank", value)
-                    }
-                    return ("channelParticipantSelf", fields.fields)
-                case .channelParticipantCreator(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.long("user_id", c.userId)
-                    fields.object("admin_rights", c.adminRights)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
-                        fields.string("rank", value)
-                    }
-                    return ("channelParticipantCreator", fields.fields)
-                case .channelParticipantAdmin(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_edit", c.canEdit)
-                    fields.trueFlag("self", c.isSelf)
-                    fields.long("user_id", c.userId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.inviterId {
-                        fields.long("inviter_id", value)
-                    }
-                    fields.long("promoted_by", c.promotedBy)
-                    fields.int("date", c.date)
-                    fields.object("admin_rights", c.adminRights)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
-                        fields.string("rank", value)
-                    }
-                    return ("channelParticipantAdmin", fields.fields)
-                case .channelParticipantBanned(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("left", c.left)
-                    fields.object("peer", c.peer)
-                    fields.long("kicked_by", c.kickedBy)
-                    fields.int("date", c.date)
-                    fields.object("banned_rights", c.bannedRights)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rank {
-                        fields.string("rank", value)
-                    }
-                    return ("channelParticipantBanned", fields.fields)
-                case .channelParticipantLeft(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("channelParticipantLeft", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SecureSecretSettings`. Constructors:
     /// - `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
-    public enum SecureSecretSettings: TLRegistrable, TLParsable {
+    public enum SecureSecretSettings: TLSchemaDescribed, TLParsable {
         /// `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
         case secureSecretSettings(Cons_secureSecretSettings)
 
@@ -892,6 +765,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureSecretSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureSecretSettings {
             let id = try reader.readUInt32()
@@ -921,17 +795,6 @@ extension Api {
                 throw error.inside(constructor: "secureSecretSettings", fields: "secure_algo,secure_secret,secure_secret_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureSecretSettings(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("secure_algo", c.secureAlgo)
-                    fields.bytes("secure_secret", c.secureSecret)
-                    fields.long("secure_secret_id", c.secureSecretId)
-                    return ("secureSecretSettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -939,7 +802,7 @@ extension Api.account {
     /// TL type `account.WallPapers`. Constructors:
     /// - `account.wallPapersNotModified#1c199183 = account.WallPapers;`
     /// - `account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;`
-    public enum WallPapers: TLRegistrable, TLParsable {
+    public enum WallPapers: TLSchemaDescribed, TLParsable {
         /// `account.wallPapersNotModified#1c199183 = account.WallPapers;`
         case wallPapersNotModified
         /// `account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;`
@@ -970,6 +833,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.WallPapers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WallPapers {
             let id = try reader.readUInt32()
@@ -1002,25 +866,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.wallPapers", fields: "hash,wallpapers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .wallPapersNotModified:
-                    return ("account.wallPapersNotModified", [])
-                case .wallPapers(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("wallpapers", c.wallpapers)
-                    return ("account.wallPapers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `CodeSettings`. Constructors:
     /// - `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
-    public enum CodeSettings: TLRegistrable, TLParsable {
+    public enum CodeSettings: TLSchemaDescribed, TLParsable {
         /// `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
         case codeSettings(Cons_codeSettings)
 
@@ -1083,6 +935,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "CodeSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CodeSettings {
             let id = try reader.readUInt32()
@@ -1123,31 +976,6 @@ extension Api {
                 throw error.inside(constructor: "codeSettings", fields: "flags,allow_flashcall,current_number,allow_app_hash,allow_missed_call,allow_firebase,unknown_number,logout_tokens,token,app_sandbox", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .codeSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("allow_flashcall", c.allowFlashcall)
-                    fields.trueFlag("current_number", c.currentNumber)
-                    fields.trueFlag("allow_app_hash", c.allowAppHash)
-                    fields.trueFlag("allow_missed_call", c.allowMissedCall)
-                    fields.trueFlag("allow_firebase", c.allowFirebase)
-                    fields.trueFlag("unknown_number", c.unknownNumber)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.logoutTokens {
-                        fields.bytesList("logout_tokens", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.token {
-                        fields.string("token", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.appSandbox {
-                        fields.bool("app_sandbox", value)
-                    }
-                    return ("codeSettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -1155,7 +983,7 @@ extension Api {
     /// TL type `EmojiList`. Constructors:
     /// - `emojiListNotModified#481eadfa = EmojiList;`
     /// - `emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;`
-    public enum EmojiList: TLRegistrable, TLParsable {
+    public enum EmojiList: TLSchemaDescribed, TLParsable {
         /// `emojiListNotModified#481eadfa = EmojiList;`
         case emojiListNotModified
         /// `emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;`
@@ -1186,6 +1014,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmojiList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiList {
             let id = try reader.readUInt32()
@@ -1218,25 +1047,13 @@ extension Api {
                 throw error.inside(constructor: "emojiList", fields: "hash,document_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiListNotModified:
-                    return ("emojiListNotModified", [])
-                case .emojiList(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.longs("document_id", c.documentId)
-                    return ("emojiList", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MediaAreaCoordinates`. Constructors:
     /// - `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
-    public enum MediaAreaCoordinates: TLRegistrable, TLParsable {
+    public enum MediaAreaCoordinates: TLSchemaDescribed, TLParsable {
         /// `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
         case mediaAreaCoordinates(Cons_mediaAreaCoordinates)
 
@@ -1294,6 +1111,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MediaAreaCoordinates" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MediaAreaCoordinates {
             let id = try reader.readUInt32()
@@ -1334,31 +1152,13 @@ extension Api {
                 throw error.inside(constructor: "mediaAreaCoordinates", fields: "flags,x,y,w,h,rotation,radius", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .mediaAreaCoordinates(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.double("x", c.x)
-                    fields.double("y", c.y)
-                    fields.double("w", c.w)
-                    fields.double("h", c.h)
-                    fields.double("rotation", c.rotation)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.radius {
-                        fields.double("radius", value)
-                    }
-                    return ("mediaAreaCoordinates", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.ResaleStarGifts`. Constructors:
     /// - `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
-    public enum ResaleStarGifts: TLRegistrable, TLParsable {
+    public enum ResaleStarGifts: TLSchemaDescribed, TLParsable {
         /// `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
         case resaleStarGifts(Cons_resaleStarGifts)
 
@@ -1432,6 +1232,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.ResaleStarGifts" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResaleStarGifts {
             let id = try reader.readUInt32()
@@ -1485,39 +1286,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.resaleStarGifts", fields: "flags,count,gifts,next_offset,attributes,attributes_hash,chats,counters,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .resaleStarGifts(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("gifts", c.gifts)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.attributes {
-                        fields.objects("attributes", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.attributesHash {
-                        fields.long("attributes_hash", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.counters {
-                        fields.objects("counters", value)
-                    }
-                    fields.objects("users", c.users)
-                    return ("payments.resaleStarGifts", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.EmojiGameOutcome`. Constructors:
     /// - `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
-    public enum EmojiGameOutcome: TLRegistrable, TLParsable {
+    public enum EmojiGameOutcome: TLSchemaDescribed, TLParsable {
         /// `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
         case emojiGameOutcome(Cons_emojiGameOutcome)
 
@@ -1547,6 +1322,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.EmojiGameOutcome" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiGameOutcome {
             let id = try reader.readUInt32()
@@ -1574,17 +1350,6 @@ extension Api.messages {
             }
             catch {
                 throw error.inside(constructor: "messages.emojiGameOutcome", fields: "seed,stake_ton_amount,ton_amount", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiGameOutcome(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.bytes("seed", c.seed)
-                    fields.long("stake_ton_amount", c.stakeTonAmount)
-                    fields.long("ton_amount", c.tonAmount)
-                    return ("messages.emojiGameOutcome", fields.fields)
             }
         }
     }
@@ -1979,5 +1744,27 @@ extension Api {
         (0xc0c4edc9, "payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;"),
         (0x041845db, "phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;"),
         (0x653db63d, "chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;"),
+    ]
+    static let constructorEntries01: [(UInt32, StaticString)] = [
+        (0xc4b9f9bb, "error#c4b9f9bb code:int text:string = Error;"),
+        (0x18b7a10d, "dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;"),
+        (0x50a04e45, "account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;"),
+        (0xf1749a22, "messages.stickersNotModified#f1749a22 = messages.Stickers;"),
+        (0x30a6ec7e, "messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;"),
+        (0x1bd54456, "channelParticipant#1bd54456 flags:# user_id:long date:int subscription_until_date:flags.0?int rank:flags.2?string = ChannelParticipant;"),
+        (0xa9478a1a, "channelParticipantSelf#a9478a1a flags:# via_request:flags.0?true user_id:long inviter_id:long date:int subscription_until_date:flags.1?int rank:flags.2?string = ChannelParticipant;"),
+        (0x2fe601d3, "channelParticipantCreator#2fe601d3 flags:# user_id:long admin_rights:ChatAdminRights rank:flags.0?string = ChannelParticipant;"),
+        (0x34c3bb53, "channelParticipantAdmin#34c3bb53 flags:# can_edit:flags.0?true self:flags.1?true user_id:long inviter_id:flags.1?long promoted_by:long date:int admin_rights:ChatAdminRights rank:flags.2?string = ChannelParticipant;"),
+        (0xd5f0ad91, "channelParticipantBanned#d5f0ad91 flags:# left:flags.0?true peer:Peer kicked_by:long date:int banned_rights:ChatBannedRights rank:flags.2?string = ChannelParticipant;"),
+        (0x1b03f006, "channelParticipantLeft#1b03f006 peer:Peer = ChannelParticipant;"),
+        (0x1527bcac, "secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;"),
+        (0x1c199183, "account.wallPapersNotModified#1c199183 = account.WallPapers;"),
+        (0xcdc3858c, "account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;"),
+        (0xad253d78, "codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;"),
+        (0x481eadfa, "emojiListNotModified#481eadfa = EmojiList;"),
+        (0x7a1e11d1, "emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;"),
+        (0xcfc9e002, "mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;"),
+        (0x947a12df, "payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;"),
+        (0xda2ad647, "messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;"),
     ]
 }

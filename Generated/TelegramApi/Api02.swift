@@ -10,7 +10,7 @@ extension Api {
     /// - `inputMessageReplyTo#bad88395 id:int = InputMessage;`
     /// - `inputMessagePinned#86872538 = InputMessage;`
     /// - `inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;`
-    public enum InputMessage: TLRegistrable, TLParsable {
+    public enum InputMessage: TLSchemaDescribed, TLParsable {
         /// `inputMessageID#a676a322 id:int = InputMessage;`
         case inputMessageID(Cons_inputMessageID)
         /// `inputMessageReplyTo#bad88395 id:int = InputMessage;`
@@ -73,6 +73,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputMessage {
             let id = try reader.readUInt32()
@@ -127,33 +128,13 @@ extension Api {
                 throw error.inside(constructor: "inputMessageCallbackQuery", fields: "id,query_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputMessageID(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("id", c.id)
-                    return ("inputMessageID", fields.fields)
-                case .inputMessageReplyTo(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("id", c.id)
-                    return ("inputMessageReplyTo", fields.fields)
-                case .inputMessagePinned:
-                    return ("inputMessagePinned", [])
-                case .inputMessageCallbackQuery(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("id", c.id)
-                    fields.long("query_id", c.queryId)
-                    return ("inputMessageCallbackQuery", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputAppEvent`. Constructors:
     /// - `inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;`
-    public enum InputAppEvent: TLRegistrable, TLParsable {
+    public enum InputAppEvent: TLSchemaDescribed, TLParsable {
         /// `inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;`
         case inputAppEvent(Cons_inputAppEvent)
 
@@ -186,6 +167,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputAppEvent" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputAppEvent {
             let id = try reader.readUInt32()
@@ -217,25 +199,13 @@ extension Api {
                 throw error.inside(constructor: "inputAppEvent", fields: "time,type,peer,data", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputAppEvent(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.double("time", c.time)
-                    fields.string("type", c.type)
-                    fields.long("peer", c.peer)
-                    fields.object("data", c.data)
-                    return ("inputAppEvent", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PageTableCell`. Constructors:
     /// - `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
-    public enum PageTableCell: TLRegistrable, TLParsable {
+    public enum PageTableCell: TLSchemaDescribed, TLParsable {
         /// `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
         case pageTableCell(Cons_pageTableCell)
 
@@ -297,6 +267,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PageTableCell" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageTableCell {
             let id = try reader.readUInt32()
@@ -337,30 +308,6 @@ extension Api {
                 throw error.inside(constructor: "pageTableCell", fields: "flags,header,align_center,align_right,valign_middle,valign_bottom,text,colspan,rowspan", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pageTableCell(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("header", c.header)
-                    fields.trueFlag("align_center", c.alignCenter)
-                    fields.trueFlag("align_right", c.alignRight)
-                    fields.trueFlag("valign_middle", c.valignMiddle)
-                    fields.trueFlag("valign_bottom", c.valignBottom)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.text {
-                        fields.object("text", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.colspan {
-                        fields.int("colspan", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rowspan {
-                        fields.int("rowspan", value)
-                    }
-                    return ("pageTableCell", fields.fields)
-            }
-        }
     }
 }
 
@@ -368,7 +315,7 @@ extension Api {
     /// TL type `PollAnswer` (recursive). Constructors:
     /// - `pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;`
     /// - `inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;`
-    public enum PollAnswer: TLRegistrable, TLParsable {
+    public enum PollAnswer: TLSchemaDescribed, TLParsable {
         /// `pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;`
         case pollAnswer(Cons_pollAnswer)
         /// `inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;`
@@ -457,6 +404,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PollAnswer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PollAnswer {
             let id = try reader.readUInt32()
@@ -520,43 +468,13 @@ extension Api {
                 throw error.inside(constructor: "inputPollAnswer", fields: "flags,text,media", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pollAnswer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.object("text", c.text)
-                    fields.bytes("option", c.option)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.media {
-                        fields.object("media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.addedBy {
-                        fields.object("added_by", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
-                        fields.int("date", value)
-                    }
-                    return ("pollAnswer", fields.fields)
-                case .inputPollAnswer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.object("text", c.text)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.media {
-                        fields.object("media", value)
-                    }
-                    return ("inputPollAnswer", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `EmojiKeywordsDifference`. Constructors:
     /// - `emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;`
-    public enum EmojiKeywordsDifference: TLRegistrable, TLParsable {
+    public enum EmojiKeywordsDifference: TLSchemaDescribed, TLParsable {
         /// `emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;`
         case emojiKeywordsDifference(Cons_emojiKeywordsDifference)
 
@@ -589,6 +507,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmojiKeywordsDifference" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiKeywordsDifference {
             let id = try reader.readUInt32()
@@ -620,18 +539,6 @@ extension Api {
                 throw error.inside(constructor: "emojiKeywordsDifference", fields: "lang_code,from_version,version,keywords", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiKeywordsDifference(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("lang_code", c.langCode)
-                    fields.int("from_version", c.fromVersion)
-                    fields.int("version", c.version)
-                    fields.objects("keywords", c.keywords)
-                    return ("emojiKeywordsDifference", fields.fields)
-            }
-        }
     }
 }
 
@@ -639,7 +546,7 @@ extension Api.help {
     /// TL type `help.CountriesList`. Constructors:
     /// - `help.countriesListNotModified#93cc1f32 = help.CountriesList;`
     /// - `help.countriesList#87d0759e countries:Vector<help.Country> hash:int = help.CountriesList;`
-    public enum CountriesList: TLRegistrable, TLParsable {
+    public enum CountriesList: TLSchemaDescribed, TLParsable {
         /// `help.countriesListNotModified#93cc1f32 = help.CountriesList;`
         case countriesListNotModified
         /// `help.countriesList#87d0759e countries:Vector<help.Country> hash:int = help.CountriesList;`
@@ -668,6 +575,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.CountriesList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CountriesList {
             let id = try reader.readUInt32()
@@ -700,25 +608,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.countriesList", fields: "countries,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .countriesListNotModified:
-                    return ("help.countriesListNotModified", [])
-                case .countriesList(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("countries", c.countries)
-                    fields.int("hash", c.hash)
-                    return ("help.countriesList", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.ForumTopics`. Constructors:
     /// - `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
-    public enum ForumTopics: TLRegistrable, TLParsable {
+    public enum ForumTopics: TLSchemaDescribed, TLParsable {
         /// `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
         case forumTopics(Cons_forumTopics)
 
@@ -775,6 +671,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ForumTopics" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ForumTopics {
             let id = try reader.readUInt32()
@@ -812,30 +709,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.forumTopics", fields: "flags,order_by_create_date,count,topics,messages,chats,users,pts", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .forumTopics(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("order_by_create_date", c.orderByCreateDate)
-                    fields.int("count", c.count)
-                    fields.objects("topics", c.topics)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    fields.int("pts", c.pts)
-                    return ("messages.forumTopics", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.chatlists {
     /// TL type `chatlists.ExportedChatlistInvite`. Constructors:
     /// - `chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;`
-    public enum ExportedChatlistInvite: TLRegistrable, TLParsable {
+    public enum ExportedChatlistInvite: TLSchemaDescribed, TLParsable {
         /// `chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;`
         case exportedChatlistInvite(Cons_exportedChatlistInvite)
 
@@ -860,6 +740,7 @@ extension Api.chatlists {
         }
 
         public static var tlTypeName: String { "chatlists.ExportedChatlistInvite" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatlistInvite {
             let id = try reader.readUInt32()
@@ -887,23 +768,13 @@ extension Api.chatlists {
                 throw error.inside(constructor: "chatlists.exportedChatlistInvite", fields: "filter,invite", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedChatlistInvite(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("filter", c.filter)
-                    fields.object("invite", c.invite)
-                    return ("chatlists.exportedChatlistInvite", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputBusinessAwayMessage`. Constructors:
     /// - `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
-    public enum InputBusinessAwayMessage: TLRegistrable, TLParsable {
+    public enum InputBusinessAwayMessage: TLSchemaDescribed, TLParsable {
         /// `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
         case inputBusinessAwayMessage(Cons_inputBusinessAwayMessage)
 
@@ -948,6 +819,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBusinessAwayMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessAwayMessage {
             let id = try reader.readUInt32()
@@ -979,27 +851,13 @@ extension Api {
                 throw error.inside(constructor: "inputBusinessAwayMessage", fields: "flags,offline_only,shortcut_id,schedule,recipients", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBusinessAwayMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("offline_only", c.offlineOnly)
-                    fields.int("shortcut_id", c.shortcutId)
-                    fields.object("schedule", c.schedule)
-                    fields.object("recipients", c.recipients)
-                    return ("inputBusinessAwayMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Timezone`. Constructors:
     /// - `timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;`
-    public enum Timezone: TLRegistrable, TLParsable {
+    public enum Timezone: TLSchemaDescribed, TLParsable {
         /// `timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;`
         case timezone(Cons_timezone)
 
@@ -1027,6 +885,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Timezone" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Timezone {
             let id = try reader.readUInt32()
@@ -1056,24 +915,13 @@ extension Api {
                 throw error.inside(constructor: "timezone", fields: "id,name,utc_offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .timezone(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("id", c.id)
-                    fields.string("name", c.name)
-                    fields.int("utc_offset", c.utcOffset)
-                    return ("timezone", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ContactBirthday`. Constructors:
     /// - `contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;`
-    public enum ContactBirthday: TLRegistrable, TLParsable {
+    public enum ContactBirthday: TLSchemaDescribed, TLParsable {
         /// `contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;`
         case contactBirthday(Cons_contactBirthday)
 
@@ -1100,6 +948,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ContactBirthday" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ContactBirthday {
             let id = try reader.readUInt32()
@@ -1127,16 +976,6 @@ extension Api {
                 throw error.inside(constructor: "contactBirthday", fields: "contact_id,birthday", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .contactBirthday(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("contact_id", c.contactId)
-                    fields.object("birthday", c.birthday)
-                    return ("contactBirthday", fields.fields)
-            }
-        }
     }
 }
 
@@ -1144,7 +983,7 @@ extension Api.messages {
     /// TL type `messages.AvailableEffects`. Constructors:
     /// - `messages.availableEffectsNotModified#d1ed9a5b = messages.AvailableEffects;`
     /// - `messages.availableEffects#bddb616e hash:int effects:Vector<AvailableEffect> documents:Vector<Document> = messages.AvailableEffects;`
-    public enum AvailableEffects: TLRegistrable, TLParsable {
+    public enum AvailableEffects: TLSchemaDescribed, TLParsable {
         /// `messages.availableEffectsNotModified#d1ed9a5b = messages.AvailableEffects;`
         case availableEffectsNotModified
         /// `messages.availableEffects#bddb616e hash:int effects:Vector<AvailableEffect> documents:Vector<Document> = messages.AvailableEffects;`
@@ -1178,6 +1017,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.AvailableEffects" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AvailableEffects {
             let id = try reader.readUInt32()
@@ -1212,26 +1052,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.availableEffects", fields: "hash,effects,documents", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .availableEffectsNotModified:
-                    return ("messages.availableEffectsNotModified", [])
-                case .availableEffects(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("hash", c.hash)
-                    fields.objects("effects", c.effects)
-                    fields.objects("documents", c.documents)
-                    return ("messages.availableEffects", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.WebPagePreview`. Constructors:
     /// - `messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;`
-    public enum WebPagePreview: TLRegistrable, TLParsable {
+    public enum WebPagePreview: TLSchemaDescribed, TLParsable {
         /// `messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;`
         case webPagePreview(Cons_webPagePreview)
 
@@ -1259,6 +1086,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.WebPagePreview" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebPagePreview {
             let id = try reader.readUInt32()
@@ -1286,17 +1114,6 @@ extension Api.messages {
             }
             catch {
                 throw error.inside(constructor: "messages.webPagePreview", fields: "media,chats,users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webPagePreview(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("media", c.media)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.webPagePreview", fields.fields)
             }
         }
     }
@@ -1578,5 +1395,26 @@ extension Api {
         (0xffb6d4ca, "stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;"),
         (0x219c34e6, "phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;"),
         (0xd1b4ab14, "aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;"),
+    ]
+    static let constructorEntries02: [(UInt32, StaticString)] = [
+        (0xa676a322, "inputMessageID#a676a322 id:int = InputMessage;"),
+        (0xbad88395, "inputMessageReplyTo#bad88395 id:int = InputMessage;"),
+        (0x86872538, "inputMessagePinned#86872538 = InputMessage;"),
+        (0xacfa1a7e, "inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;"),
+        (0x1d1b1245, "inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;"),
+        (0x34566b6a, "pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;"),
+        (0x4b7d786a, "pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;"),
+        (0x199fed96, "inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;"),
+        (0x5cc761bd, "emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;"),
+        (0x93cc1f32, "help.countriesListNotModified#93cc1f32 = help.CountriesList;"),
+        (0x87d0759e, "help.countriesList#87d0759e countries:Vector<help.Country> hash:int = help.CountriesList;"),
+        (0x367617d3, "messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;"),
+        (0x10e6e3a6, "chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;"),
+        (0x832175e0, "inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;"),
+        (0xff9289f5, "timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;"),
+        (0x1d998733, "contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;"),
+        (0xd1ed9a5b, "messages.availableEffectsNotModified#d1ed9a5b = messages.AvailableEffects;"),
+        (0xbddb616e, "messages.availableEffects#bddb616e hash:int effects:Vector<AvailableEffect> documents:Vector<Document> = messages.AvailableEffects;"),
+        (0x8c9a88ac, "messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;"),
     ]
 }

@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `ImportedContact`. Constructors:
     /// - `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
-    public enum ImportedContact: TLRegistrable, TLParsable {
+    public enum ImportedContact: TLSchemaDescribed, TLParsable {
         /// `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
         case importedContact(Cons_importedContact)
 
@@ -34,6 +34,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ImportedContact" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ImportedContact {
             let id = try reader.readUInt32()
@@ -61,23 +62,13 @@ extension Api {
                 throw error.inside(constructor: "importedContact", fields: "user_id,client_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .importedContact(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.long("client_id", c.clientId)
-                    return ("importedContact", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PhoneCallProtocol`. Constructors:
     /// - `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
-    public enum PhoneCallProtocol: TLRegistrable, TLParsable {
+    public enum PhoneCallProtocol: TLSchemaDescribed, TLParsable {
         /// `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
         case phoneCallProtocol(Cons_phoneCallProtocol)
 
@@ -124,6 +115,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PhoneCallProtocol" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneCallProtocol {
             let id = try reader.readUInt32()
@@ -155,28 +147,13 @@ extension Api {
                 throw error.inside(constructor: "phoneCallProtocol", fields: "flags,udp_p2p,udp_reflector,min_layer,max_layer,library_versions", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .phoneCallProtocol(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("udp_p2p", c.udpP2p)
-                    fields.trueFlag("udp_reflector", c.udpReflector)
-                    fields.int("min_layer", c.minLayer)
-                    fields.int("max_layer", c.maxLayer)
-                    fields.strings("library_versions", c.libraryVersions)
-                    return ("phoneCallProtocol", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `EmojiLanguage`. Constructors:
     /// - `emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;`
-    public enum EmojiLanguage: TLRegistrable, TLParsable {
+    public enum EmojiLanguage: TLSchemaDescribed, TLParsable {
         /// `emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;`
         case emojiLanguage(Cons_emojiLanguage)
 
@@ -198,6 +175,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmojiLanguage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiLanguage {
             let id = try reader.readUInt32()
@@ -222,22 +200,13 @@ extension Api {
                 throw error.inside(constructor: "emojiLanguage", fields: "lang_code", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiLanguage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("lang_code", c.langCode)
-                    return ("emojiLanguage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.InactiveChats`. Constructors:
     /// - `messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;`
-    public enum InactiveChats: TLRegistrable, TLParsable {
+    public enum InactiveChats: TLSchemaDescribed, TLParsable {
         /// `messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;`
         case inactiveChats(Cons_inactiveChats)
 
@@ -265,6 +234,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.InactiveChats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InactiveChats {
             let id = try reader.readUInt32()
@@ -294,24 +264,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.inactiveChats", fields: "dates,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inactiveChats(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.ints("dates", c.dates)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.inactiveChats", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StatsAbsValueAndPrev`. Constructors:
     /// - `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
-    public enum StatsAbsValueAndPrev: TLRegistrable, TLParsable {
+    public enum StatsAbsValueAndPrev: TLSchemaDescribed, TLParsable {
         /// `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
         case statsAbsValueAndPrev(Cons_statsAbsValueAndPrev)
 
@@ -338,6 +297,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StatsAbsValueAndPrev" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsAbsValueAndPrev {
             let id = try reader.readUInt32()
@@ -365,23 +325,13 @@ extension Api {
                 throw error.inside(constructor: "statsAbsValueAndPrev", fields: "current,previous", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .statsAbsValueAndPrev(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.double("current", c.current)
-                    fields.double("previous", c.previous)
-                    return ("statsAbsValueAndPrev", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.HistoryImportParsed`. Constructors:
     /// - `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
-    public enum HistoryImportParsed: TLRegistrable, TLParsable {
+    public enum HistoryImportParsed: TLSchemaDescribed, TLParsable {
         /// `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
         case historyImportParsed(Cons_historyImportParsed)
 
@@ -423,6 +373,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.HistoryImportParsed" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HistoryImportParsed {
             let id = try reader.readUInt32()
@@ -453,21 +404,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.historyImportParsed", fields: "flags,pm,group,title", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .historyImportParsed(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pm", c.pm)
-                    fields.trueFlag("group", c.group)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    return ("messages.historyImportParsed", fields.fields)
-            }
-        }
     }
 }
 
@@ -475,7 +411,7 @@ extension Api {
     /// TL type `InputBotApp`. Constructors:
     /// - `inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;`
     /// - `inputBotAppShortName#908c0407 bot_id:InputUser short_name:string = InputBotApp;`
-    public enum InputBotApp: TLRegistrable, TLParsable {
+    public enum InputBotApp: TLSchemaDescribed, TLParsable {
         /// `inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;`
         case inputBotAppID(Cons_inputBotAppID)
         /// `inputBotAppShortName#908c0407 bot_id:InputUser short_name:string = InputBotApp;`
@@ -519,6 +455,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBotApp" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBotApp {
             let id = try reader.readUInt32()
@@ -560,21 +497,6 @@ extension Api {
                 throw error.inside(constructor: "inputBotAppShortName", fields: "bot_id,short_name", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBotAppID(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputBotAppID", fields.fields)
-                case .inputBotAppShortName(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("bot_id", c.botId)
-                    fields.string("short_name", c.shortName)
-                    return ("inputBotAppShortName", fields.fields)
-            }
-        }
     }
 }
 
@@ -583,7 +505,7 @@ extension Api {
     /// - `storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;`
     /// - `storyViewPublicForward#9083670b flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true message:Message = StoryView;`
     /// - `storyViewPublicRepost#bd74cf49 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer story:StoryItem = StoryView;`
-    public enum StoryView: TLRegistrable, TLParsable {
+    public enum StoryView: TLSchemaDescribed, TLParsable {
         /// `storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;`
         case storyView(Cons_storyView)
         /// `storyViewPublicForward#9083670b flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true message:Message = StoryView;`
@@ -697,6 +619,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StoryView" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryView {
             let id = try reader.readUInt32()
@@ -761,40 +684,6 @@ extension Api {
                 throw error.inside(constructor: "storyViewPublicRepost", fields: "flags,blocked,blocked_my_stories_from,peer_id,story", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyView(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("blocked", c.blocked)
-                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
-                    fields.long("user_id", c.userId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.reaction {
-                        fields.object("reaction", value)
-                    }
-                    return ("storyView", fields.fields)
-                case .storyViewPublicForward(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("blocked", c.blocked)
-                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
-                    fields.object("message", c.message)
-                    return ("storyViewPublicForward", fields.fields)
-                case .storyViewPublicRepost(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("blocked", c.blocked)
-                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
-                    fields.object("peer_id", c.peerId)
-                    fields.object("story", c.story)
-                    return ("storyViewPublicRepost", fields.fields)
-            }
-        }
     }
 }
 
@@ -802,7 +691,7 @@ extension Api.payments {
     /// TL type `payments.GiveawayInfo`. Constructors:
     /// - `payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;`
     /// - `payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;`
-    public enum GiveawayInfo: TLRegistrable, TLParsable {
+    public enum GiveawayInfo: TLSchemaDescribed, TLParsable {
         /// `payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;`
         case giveawayInfo(Cons_giveawayInfo)
         /// `payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;`
@@ -924,6 +813,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.GiveawayInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GiveawayInfo {
             let id = try reader.readUInt32()
@@ -999,54 +889,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.giveawayInfoResults", fields: "flags,winner,refunded,start_date,gift_code_slug,stars_prize,finish_date,winners_count,activated_count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .giveawayInfo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("participating", c.participating)
-                    fields.trueFlag("preparing_results", c.preparingResults)
-                    fields.int("start_date", c.startDate)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.joinedTooEarlyDate {
-                        fields.int("joined_too_early_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.adminDisallowedChatId {
-                        fields.long("admin_disallowed_chat_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.disallowedCountry {
-                        fields.string("disallowed_country", value)
-                    }
-                    return ("payments.giveawayInfo", fields.fields)
-                case .giveawayInfoResults(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("winner", c.winner)
-                    fields.trueFlag("refunded", c.refunded)
-                    fields.int("start_date", c.startDate)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.giftCodeSlug {
-                        fields.string("gift_code_slug", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.starsPrize {
-                        fields.long("stars_prize", value)
-                    }
-                    fields.int("finish_date", c.finishDate)
-                    fields.int("winners_count", c.winnersCount)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.activatedCount {
-                        fields.int("activated_count", value)
-                    }
-                    return ("payments.giveawayInfoResults", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarGiftCollection`. Constructors:
     /// - `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
-    public enum StarGiftCollection: TLRegistrable, TLParsable {
+    public enum StarGiftCollection: TLSchemaDescribed, TLParsable {
         /// `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
         case starGiftCollection(Cons_starGiftCollection)
 
@@ -1100,6 +949,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftCollection" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftCollection {
             let id = try reader.readUInt32()
@@ -1138,30 +988,13 @@ extension Api {
                 throw error.inside(constructor: "starGiftCollection", fields: "flags,collection_id,title,icon,gifts_count,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftCollection(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("collection_id", c.collectionId)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.icon {
-                        fields.object("icon", value)
-                    }
-                    fields.int("gifts_count", c.giftsCount)
-                    fields.long("hash", c.hash)
-                    return ("starGiftCollection", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `GroupCallMessage`. Constructors:
     /// - `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
-    public enum GroupCallMessage: TLRegistrable, TLParsable {
+    public enum GroupCallMessage: TLSchemaDescribed, TLParsable {
         /// `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
         case groupCallMessage(Cons_groupCallMessage)
 
@@ -1217,6 +1050,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GroupCallMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallMessage {
             let id = try reader.readUInt32()
@@ -1255,31 +1089,13 @@ extension Api {
                 throw error.inside(constructor: "groupCallMessage", fields: "flags,from_admin,id,from_id,date,message,paid_message_stars", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("from_admin", c.fromAdmin)
-                    fields.int("id", c.id)
-                    fields.object("from_id", c.fromId)
-                    fields.int("date", c.date)
-                    fields.object("message", c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.paidMessageStars {
-                        fields.long("paid_message_stars", value)
-                    }
-                    return ("groupCallMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `RecentStory`. Constructors:
     /// - `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
-    public enum RecentStory: TLRegistrable, TLParsable {
+    public enum RecentStory: TLSchemaDescribed, TLParsable {
         /// `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
         case recentStory(Cons_recentStory)
 
@@ -1319,6 +1135,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RecentStory" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RecentStory {
             let id = try reader.readUInt32()
@@ -1349,27 +1166,13 @@ extension Api {
                 throw error.inside(constructor: "recentStory", fields: "flags,live,max_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .recentStory(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("live", c.live)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.maxId {
-                        fields.int("max_id", value)
-                    }
-                    return ("recentStory", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.PasskeyRegistrationOptions`. Constructors:
     /// - `account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;`
-    public enum PasskeyRegistrationOptions: TLRegistrable, TLParsable {
+    public enum PasskeyRegistrationOptions: TLSchemaDescribed, TLParsable {
         /// `account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;`
         case passkeyRegistrationOptions(Cons_passkeyRegistrationOptions)
 
@@ -1391,6 +1194,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.PasskeyRegistrationOptions" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasskeyRegistrationOptions {
             let id = try reader.readUInt32()
@@ -1415,15 +1219,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.passkeyRegistrationOptions", fields: "options", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passkeyRegistrationOptions(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("options", c.options)
-                    return ("account.passkeyRegistrationOptions", fields.fields)
-            }
-        }
     }
 }
 
@@ -1431,7 +1226,7 @@ extension Api {
     /// TL type `InputRichFile`. Constructors:
     /// - `inputRichFilePhoto#9b00622b id:string photo:InputPhoto = InputRichFile;`
     /// - `inputRichFileDocument#83281dbd id:string document:InputDocument = InputRichFile;`
-    public enum InputRichFile: TLRegistrable, TLParsable {
+    public enum InputRichFile: TLSchemaDescribed, TLParsable {
         /// `inputRichFilePhoto#9b00622b id:string photo:InputPhoto = InputRichFile;`
         case inputRichFilePhoto(Cons_inputRichFilePhoto)
         /// `inputRichFileDocument#83281dbd id:string document:InputDocument = InputRichFile;`
@@ -1473,6 +1268,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputRichFile" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputRichFile {
             let id = try reader.readUInt32()
@@ -1512,21 +1308,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "inputRichFileDocument", fields: "id,document", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputRichFilePhoto(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("id", c.id)
-                    fields.object("photo", c.photo)
-                    return ("inputRichFilePhoto", fields.fields)
-                case .inputRichFileDocument(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("id", c.id)
-                    fields.object("document", c.document)
-                    return ("inputRichFileDocument", fields.fields)
             }
         }
     }
@@ -2136,5 +1917,26 @@ extension Api {
         (0x42ff96ed, "phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;"),
         (0xab42441a, "stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;"),
         (0xe882a9e1, "ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;"),
+    ]
+    static let constructorEntries03: [(UInt32, StaticString)] = [
+        (0xc13e3c50, "importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;"),
+        (0xfc878fc8, "phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;"),
+        (0xb3fb5361, "emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;"),
+        (0xa927fec5, "messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;"),
+        (0xcb43acde, "statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;"),
+        (0x5e0fb7b9, "messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;"),
+        (0xa920bd7a, "inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;"),
+        (0x908c0407, "inputBotAppShortName#908c0407 bot_id:InputUser short_name:string = InputBotApp;"),
+        (0xb0bdeac5, "storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;"),
+        (0x9083670b, "storyViewPublicForward#9083670b flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true message:Message = StoryView;"),
+        (0xbd74cf49, "storyViewPublicRepost#bd74cf49 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer story:StoryItem = StoryView;"),
+        (0x4367daa0, "payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;"),
+        (0xe175e66f, "payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;"),
+        (0x9d6b13b0, "starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;"),
+        (0x1a8afc7e, "groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;"),
+        (0x711d692d, "recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;"),
+        (0xe16b5ce1, "account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;"),
+        (0x9b00622b, "inputRichFilePhoto#9b00622b id:string photo:InputPhoto = InputRichFile;"),
+        (0x83281dbd, "inputRichFileDocument#83281dbd id:string document:InputDocument = InputRichFile;"),
     ]
 }

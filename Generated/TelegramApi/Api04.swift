@@ -9,7 +9,7 @@ extension Api {
     /// - `chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
     /// - `chatParticipantCreator#e1f867b8 flags:# user_id:long rank:flags.0?string = ChatParticipant;`
     /// - `chatParticipantAdmin#0360d5d2 flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
-    public enum ChatParticipant: TLRegistrable, TLParsable {
+    public enum ChatParticipant: TLSchemaDescribed, TLParsable {
         /// `chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
         case chatParticipant(Cons_chatParticipant)
         /// `chatParticipantCreator#e1f867b8 flags:# user_id:long rank:flags.0?string = ChatParticipant;`
@@ -135,6 +135,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatParticipant" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatParticipant {
             let id = try reader.readUInt32()
@@ -213,42 +214,6 @@ extension Api {
                 throw error.inside(constructor: "chatParticipantAdmin", fields: "flags,user_id,inviter_id,date,rank", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatParticipant(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.long("user_id", c.userId)
-                    fields.long("inviter_id", c.inviterId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
-                        fields.string("rank", value)
-                    }
-                    return ("chatParticipant", fields.fields)
-                case .chatParticipantCreator(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.long("user_id", c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
-                        fields.string("rank", value)
-                    }
-                    return ("chatParticipantCreator", fields.fields)
-                case .chatParticipantAdmin(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.long("user_id", c.userId)
-                    fields.long("inviter_id", c.inviterId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.rank {
-                        fields.string("rank", value)
-                    }
-                    return ("chatParticipantAdmin", fields.fields)
-            }
-        }
     }
 }
 
@@ -256,7 +221,7 @@ extension Api.auth {
     /// TL type `auth.Authorization`. Constructors:
     /// - `auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;`
     /// - `auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;`
-    public enum Authorization: TLRegistrable, TLParsable {
+    public enum Authorization: TLSchemaDescribed, TLParsable {
         /// `auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;`
         case authorization(Cons_authorization)
         /// `auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;`
@@ -342,6 +307,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.Authorization" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Authorization {
             let id = try reader.readUInt32()
@@ -401,35 +367,6 @@ extension Api.auth {
                 throw error.inside(constructor: "auth.authorizationSignUpRequired", fields: "flags,terms_of_service", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .authorization(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("setup_password_required", c.setupPasswordRequired)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.otherwiseReloginDays {
-                        fields.int("otherwise_relogin_days", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
-                        fields.int("tmp_sessions", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.futureAuthToken {
-                        fields.bytes("future_auth_token", value)
-                    }
-                    fields.object("user", c.user)
-                    return ("auth.authorization", fields.fields)
-                case .authorizationSignUpRequired(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.termsOfService {
-                        fields.object("terms_of_service", value)
-                    }
-                    return ("auth.authorizationSignUpRequired", fields.fields)
-            }
-        }
     }
 }
 
@@ -437,7 +374,7 @@ extension Api.messages {
     /// TL type `messages.Chats`. Constructors:
     /// - `messages.chats#64ff9fd5 chats:Vector<Chat> = messages.Chats;`
     /// - `messages.chatsSlice#9cd81144 count:int chats:Vector<Chat> = messages.Chats;`
-    public enum Chats: TLRegistrable, TLParsable {
+    public enum Chats: TLSchemaDescribed, TLParsable {
         /// `messages.chats#64ff9fd5 chats:Vector<Chat> = messages.Chats;`
         case chats(Cons_chats)
         /// `messages.chatsSlice#9cd81144 count:int chats:Vector<Chat> = messages.Chats;`
@@ -478,6 +415,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.Chats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Chats {
             let id = try reader.readUInt32()
@@ -516,20 +454,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.chatsSlice", fields: "count,chats", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chats(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("chats", c.chats)
-                    return ("messages.chats", fields.fields)
-                case .chatsSlice(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("count", c.count)
-                    fields.objects("chats", c.chats)
-                    return ("messages.chatsSlice", fields.fields)
-            }
-        }
     }
 }
 
@@ -537,7 +461,7 @@ extension Api {
     /// TL type `Document`. Constructors:
     /// - `documentEmpty#36f8c871 id:long = Document;`
     /// - `document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;`
-    public enum Document: TLRegistrable, TLParsable {
+    public enum Document: TLSchemaDescribed, TLParsable {
         /// `documentEmpty#36f8c871 id:long = Document;`
         case documentEmpty(Cons_documentEmpty)
         /// `document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;`
@@ -630,6 +554,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Document" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Document {
             let id = try reader.readUInt32()
@@ -692,41 +617,13 @@ extension Api {
                 throw error.inside(constructor: "document", fields: "flags,id,access_hash,file_reference,date,mime_type,size,thumbs,video_thumbs,dc_id,attributes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .documentEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("documentEmpty", fields.fields)
-                case .document(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.bytes("file_reference", c.fileReference)
-                    fields.int("date", c.date)
-                    fields.string("mime_type", c.mimeType)
-                    fields.long("size", c.size)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.thumbs {
-                        fields.objects("thumbs", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.videoThumbs {
-                        fields.objects("video_thumbs", value)
-                    }
-                    fields.int("dc_id", c.dcId)
-                    fields.objects("attributes", c.attributes)
-                    return ("document", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.PasswordInputSettings`. Constructors:
     /// - `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
-    public enum PasswordInputSettings: TLRegistrable, TLParsable {
+    public enum PasswordInputSettings: TLSchemaDescribed, TLParsable {
         /// `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
         case passwordInputSettings(Cons_passwordInputSettings)
 
@@ -788,6 +685,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.PasswordInputSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasswordInputSettings {
             let id = try reader.readUInt32()
@@ -838,38 +736,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.passwordInputSettings", fields: "flags,new_algo,new_password_hash,hint,email,new_secure_settings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passwordInputSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.newAlgo {
-                        fields.object("new_algo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.newPasswordHash {
-                        fields.bytes("new_password_hash", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.hint {
-                        fields.string("hint", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.email {
-                        fields.string("email", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.newSecureSettings {
-                        fields.object("new_secure_settings", value)
-                    }
-                    return ("account.passwordInputSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StickerSet`. Constructors:
     /// - `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
-    public enum StickerSet: TLRegistrable, TLParsable {
+    public enum StickerSet: TLSchemaDescribed, TLParsable {
         /// `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
         case stickerSet(Cons_stickerSet)
 
@@ -973,6 +846,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StickerSet" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSet {
             let id = try reader.readUInt32()
@@ -1035,44 +909,6 @@ extension Api {
                 throw error.inside(constructor: "stickerSet", fields: "flags,archived,official,masks,emojis,text_color,channel_emoji_status,creator,installed_date,id,access_hash,title,short_name,thumbs,thumb_dc_id,thumb_version,thumb_document_id,count,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .stickerSet(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 19)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("archived", c.archived)
-                    fields.trueFlag("official", c.official)
-                    fields.trueFlag("masks", c.masks)
-                    fields.trueFlag("emojis", c.emojis)
-                    fields.trueFlag("text_color", c.textColor)
-                    fields.trueFlag("channel_emoji_status", c.channelEmojiStatus)
-                    fields.trueFlag("creator", c.creator)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.installedDate {
-                        fields.int("installed_date", value)
-                    }
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.string("title", c.title)
-                    fields.string("short_name", c.shortName)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbs {
-                        fields.objects("thumbs", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbDcId {
-                        fields.int("thumb_dc_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.thumbVersion {
-                        fields.int("thumb_version", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.thumbDocumentId {
-                        fields.long("thumb_document_id", value)
-                    }
-                    fields.int("count", c.count)
-                    fields.int("hash", c.hash)
-                    return ("stickerSet", fields.fields)
-            }
-        }
     }
 }
 
@@ -1087,7 +923,7 @@ extension Api {
     /// - `inputBotInlineMessageMediaInvoice#d7e78225 flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:string provider_data:DataJSON reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
     /// - `inputBotInlineMessageMediaWebPage#bddcc510 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true optional:flags.6?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
     /// - `inputBotInlineMessageRichMessage#b43df56c flags:# reply_markup:flags.2?ReplyMarkup rich_message:InputRichMessage = InputBotInlineMessage;`
-    public enum InputBotInlineMessage: TLRegistrable, TLParsable {
+    public enum InputBotInlineMessage: TLSchemaDescribed, TLParsable {
         /// `inputBotInlineMessageMediaAuto#3380c786 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
         case inputBotInlineMessageMediaAuto(Cons_inputBotInlineMessageMediaAuto)
         /// `inputBotInlineMessageText#3dcd7a87 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
@@ -1498,6 +1334,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBotInlineMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBotInlineMessage {
             let id = try reader.readUInt32()
@@ -1743,133 +1580,6 @@ extension Api {
                 throw error.inside(constructor: "inputBotInlineMessageRichMessage", fields: "flags,reply_markup,rich_message", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBotInlineMessageMediaAuto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("inputBotInlineMessageMediaAuto", fields.fields)
-                case .inputBotInlineMessageText(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("no_webpage", c.noWebpage)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("inputBotInlineMessageText", fields.fields)
-                case .inputBotInlineMessageMediaGeo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.object("geo_point", c.geoPoint)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
-                        fields.int("heading", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
-                        fields.int("period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
-                        fields.int("proximity_notification_radius", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("inputBotInlineMessageMediaGeo", fields.fields)
-                case .inputBotInlineMessageMediaVenue(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.object("geo_point", c.geoPoint)
-                    fields.string("title", c.title)
-                    fields.string("address", c.address)
-                    fields.string("provider", c.provider)
-                    fields.string("venue_id", c.venueId)
-                    fields.string("venue_type", c.venueType)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("inputBotInlineMessageMediaVenue", fields.fields)
-                case .inputBotInlineMessageMediaContact(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    fields.string("vcard", c.vcard)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("inputBotInlineMessageMediaContact", fields.fields)
-                case .inputBotInlineMessageGame(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("inputBotInlineMessageGame", fields.fields)
-                case .inputBotInlineMessageMediaInvoice(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    fields.object("invoice", c.invoice)
-                    fields.bytes("payload", c.payload)
-                    fields.string("provider", c.provider)
-                    fields.object("provider_data", c.providerData)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("inputBotInlineMessageMediaInvoice", fields.fields)
-                case .inputBotInlineMessageMediaWebPage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    fields.trueFlag("force_large_media", c.forceLargeMedia)
-                    fields.trueFlag("force_small_media", c.forceSmallMedia)
-                    fields.trueFlag("optional", c.optional)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    fields.string("url", c.url)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("inputBotInlineMessageMediaWebPage", fields.fields)
-                case .inputBotInlineMessageRichMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    fields.object("rich_message", c.richMessage)
-                    return ("inputBotInlineMessageRichMessage", fields.fields)
-            }
-        }
     }
 }
 
@@ -1886,7 +1596,7 @@ extension Api.auth {
     /// - `auth.sentCodeTypeFirebaseSms#009fd736 flags:# nonce:flags.0?bytes play_integrity_project_id:flags.2?long play_integrity_nonce:flags.2?bytes receipt:flags.1?string push_timeout:flags.1?int length:int = auth.SentCodeType;`
     /// - `auth.sentCodeTypeSmsWord#a416ac81 flags:# beginning:flags.0?string = auth.SentCodeType;`
     /// - `auth.sentCodeTypeSmsPhrase#b37794af flags:# beginning:flags.0?string = auth.SentCodeType;`
-    public enum SentCodeType: TLRegistrable, TLParsable {
+    public enum SentCodeType: TLSchemaDescribed, TLParsable {
         /// `auth.sentCodeTypeApp#3dbb5986 length:int = auth.SentCodeType;`
         case sentCodeTypeApp(Cons_sentCodeTypeApp)
         /// `auth.sentCodeTypeSms#c000bba2 length:int = auth.SentCodeType;`
@@ -2190,6 +1900,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.SentCodeType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SentCodeType {
             let id = try reader.readUInt32()
@@ -2385,96 +2096,6 @@ extension Api.auth {
                 throw error.inside(constructor: "auth.sentCodeTypeSmsPhrase", fields: "flags,beginning", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sentCodeTypeApp(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("length", c.length)
-                    return ("auth.sentCodeTypeApp", fields.fields)
-                case .sentCodeTypeSms(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("length", c.length)
-                    return ("auth.sentCodeTypeSms", fields.fields)
-                case .sentCodeTypeCall(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("length", c.length)
-                    return ("auth.sentCodeTypeCall", fields.fields)
-                case .sentCodeTypeFlashCall(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("pattern", c.pattern)
-                    return ("auth.sentCodeTypeFlashCall", fields.fields)
-                case .sentCodeTypeMissedCall(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("prefix", c.prefix)
-                    fields.int("length", c.length)
-                    return ("auth.sentCodeTypeMissedCall", fields.fields)
-                case .sentCodeTypeEmailCode(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("apple_signin_allowed", c.appleSigninAllowed)
-                    fields.trueFlag("google_signin_allowed", c.googleSigninAllowed)
-                    fields.string("email_pattern", c.emailPattern)
-                    fields.int("length", c.length)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.resetAvailablePeriod {
-                        fields.int("reset_available_period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.resetPendingDate {
-                        fields.int("reset_pending_date", value)
-                    }
-                    return ("auth.sentCodeTypeEmailCode", fields.fields)
-                case .sentCodeTypeSetUpEmailRequired(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("apple_signin_allowed", c.appleSigninAllowed)
-                    fields.trueFlag("google_signin_allowed", c.googleSigninAllowed)
-                    return ("auth.sentCodeTypeSetUpEmailRequired", fields.fields)
-                case .sentCodeTypeFragmentSms(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.int("length", c.length)
-                    return ("auth.sentCodeTypeFragmentSms", fields.fields)
-                case .sentCodeTypeFirebaseSms(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nonce {
-                        fields.bytes("nonce", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.playIntegrityProjectId {
-                        fields.long("play_integrity_project_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.playIntegrityNonce {
-                        fields.bytes("play_integrity_nonce", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.receipt {
-                        fields.string("receipt", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.pushTimeout {
-                        fields.int("push_timeout", value)
-                    }
-                    fields.int("length", c.length)
-                    return ("auth.sentCodeTypeFirebaseSms", fields.fields)
-                case .sentCodeTypeSmsWord(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
-                        fields.string("beginning", value)
-                    }
-                    return ("auth.sentCodeTypeSmsWord", fields.fields)
-                case .sentCodeTypeSmsPhrase(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.beginning {
-                        fields.string("beginning", value)
-                    }
-                    return ("auth.sentCodeTypeSmsPhrase", fields.fields)
-            }
-        }
     }
 }
 
@@ -2482,7 +2103,7 @@ extension Api {
     /// TL type `SecurePlainData`. Constructors:
     /// - `securePlainPhone#7d6099dd phone:string = SecurePlainData;`
     /// - `securePlainEmail#21ec5a5f email:string = SecurePlainData;`
-    public enum SecurePlainData: TLRegistrable, TLParsable {
+    public enum SecurePlainData: TLSchemaDescribed, TLParsable {
         /// `securePlainPhone#7d6099dd phone:string = SecurePlainData;`
         case securePlainPhone(Cons_securePlainPhone)
         /// `securePlainEmail#21ec5a5f email:string = SecurePlainData;`
@@ -2518,6 +2139,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecurePlainData" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecurePlainData {
             let id = try reader.readUInt32()
@@ -2553,19 +2175,6 @@ extension Api {
                 throw error.inside(constructor: "securePlainEmail", fields: "email", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .securePlainPhone(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("phone", c.phone)
-                    return ("securePlainPhone", fields.fields)
-                case .securePlainEmail(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("email", c.email)
-                    return ("securePlainEmail", fields.fields)
-            }
-        }
     }
 }
 
@@ -2573,7 +2182,7 @@ extension Api {
     /// TL type `PageListOrderedItem` (recursive). Constructors:
     /// - `pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;`
     /// - `pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;`
-    public enum PageListOrderedItem: TLRegistrable, TLParsable {
+    public enum PageListOrderedItem: TLSchemaDescribed, TLParsable {
         /// `pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;`
         case pageListOrderedItemText(Cons_pageListOrderedItemText)
         /// `pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;`
@@ -2685,6 +2294,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PageListOrderedItem" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageListOrderedItem {
             let id = try reader.readUInt32()
@@ -2756,52 +2366,13 @@ extension Api {
                 throw error.inside(constructor: "pageListOrderedItemBlocks", fields: "flags,checkbox,checked,num,blocks,value,type", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pageListOrderedItemText(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("checkbox", c.checkbox)
-                    fields.trueFlag("checked", c.checked)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.num {
-                        fields.string("num", value)
-                    }
-                    fields.object("text", c.text)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.value {
-                        fields.int("value", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.type {
-                        fields.string("type", value)
-                    }
-                    return ("pageListOrderedItemText", fields.fields)
-                case .pageListOrderedItemBlocks(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("checkbox", c.checkbox)
-                    fields.trueFlag("checked", c.checked)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.num {
-                        fields.string("num", value)
-                    }
-                    fields.objects("blocks", c.blocks)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.value {
-                        fields.int("value", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.type {
-                        fields.string("type", value)
-                    }
-                    return ("pageListOrderedItemBlocks", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ChatBannedRights`. Constructors:
     /// - `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
-    public enum ChatBannedRights: TLRegistrable, TLParsable {
+    public enum ChatBannedRights: TLSchemaDescribed, TLParsable {
         /// `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
         case chatBannedRights(Cons_chatBannedRights)
 
@@ -2882,6 +2453,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatBannedRights" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatBannedRights {
             let id = try reader.readUInt32()
@@ -2909,47 +2481,13 @@ extension Api {
                 throw error.inside(constructor: "chatBannedRights", fields: "flags,view_messages,send_messages,send_media,send_stickers,send_gifs,send_games,send_inline,embed_links,send_polls,change_info,invite_users,pin_messages,manage_topics,send_photos,send_videos,send_roundvideos,send_audios,send_voices,send_docs,send_plain,edit_rank,send_reactions,manage_linked_peers,until_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatBannedRights(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 25)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("view_messages", c.viewMessages)
-                    fields.trueFlag("send_messages", c.sendMessages)
-                    fields.trueFlag("send_media", c.sendMedia)
-                    fields.trueFlag("send_stickers", c.sendStickers)
-                    fields.trueFlag("send_gifs", c.sendGifs)
-                    fields.trueFlag("send_games", c.sendGames)
-                    fields.trueFlag("send_inline", c.sendInline)
-                    fields.trueFlag("embed_links", c.embedLinks)
-                    fields.trueFlag("send_polls", c.sendPolls)
-                    fields.trueFlag("change_info", c.changeInfo)
-                    fields.trueFlag("invite_users", c.inviteUsers)
-                    fields.trueFlag("pin_messages", c.pinMessages)
-                    fields.trueFlag("manage_topics", c.manageTopics)
-                    fields.trueFlag("send_photos", c.sendPhotos)
-                    fields.trueFlag("send_videos", c.sendVideos)
-                    fields.trueFlag("send_roundvideos", c.sendRoundvideos)
-                    fields.trueFlag("send_audios", c.sendAudios)
-                    fields.trueFlag("send_voices", c.sendVoices)
-                    fields.trueFlag("send_docs", c.sendDocs)
-                    fields.trueFlag("send_plain", c.sendPlain)
-                    fields.trueFlag("edit_rank", c.editRank)
-                    fields.trueFlag("send_reactions", c.sendReactions)
-                    fields.trueFlag("manage_linked_peers", c.manageLinkedPeers)
-                    fields.int("until_date", c.untilDate)
-                    return ("chatBannedRights", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.phone {
     /// TL type `phone.GroupParticipants`. Constructors:
     /// - `phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;`
-    public enum GroupParticipants: TLRegistrable, TLParsable {
+    public enum GroupParticipants: TLSchemaDescribed, TLParsable {
         /// `phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;`
         case groupParticipants(Cons_groupParticipants)
 
@@ -2988,6 +2526,7 @@ extension Api.phone {
         }
 
         public static var tlTypeName: String { "phone.GroupParticipants" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupParticipants {
             let id = try reader.readUInt32()
@@ -3023,27 +2562,13 @@ extension Api.phone {
                 throw error.inside(constructor: "phone.groupParticipants", fields: "count,participants,next_offset,chats,users,version", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupParticipants(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.int("count", c.count)
-                    fields.objects("participants", c.participants)
-                    fields.string("next_offset", c.nextOffset)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    fields.int("version", c.version)
-                    return ("phone.groupParticipants", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AttachMenuBotIconColor`. Constructors:
     /// - `attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;`
-    public enum AttachMenuBotIconColor: TLRegistrable, TLParsable {
+    public enum AttachMenuBotIconColor: TLSchemaDescribed, TLParsable {
         /// `attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;`
         case attachMenuBotIconColor(Cons_attachMenuBotIconColor)
 
@@ -3068,6 +2593,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AttachMenuBotIconColor" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBotIconColor {
             let id = try reader.readUInt32()
@@ -3095,16 +2621,6 @@ extension Api {
                 throw error.inside(constructor: "attachMenuBotIconColor", fields: "name,color", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .attachMenuBotIconColor(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("name", c.name)
-                    fields.int("color", c.color)
-                    return ("attachMenuBotIconColor", fields.fields)
-            }
-        }
     }
 }
 
@@ -3112,7 +2628,7 @@ extension Api.account {
     /// TL type `account.SavedRingtones`. Constructors:
     /// - `account.savedRingtonesNotModified#fbf6e8b1 = account.SavedRingtones;`
     /// - `account.savedRingtones#c1e92cc5 hash:long ringtones:Vector<Document> = account.SavedRingtones;`
-    public enum SavedRingtones: TLRegistrable, TLParsable {
+    public enum SavedRingtones: TLSchemaDescribed, TLParsable {
         /// `account.savedRingtonesNotModified#fbf6e8b1 = account.SavedRingtones;`
         case savedRingtonesNotModified
         /// `account.savedRingtones#c1e92cc5 hash:long ringtones:Vector<Document> = account.SavedRingtones;`
@@ -3143,6 +2659,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.SavedRingtones" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedRingtones {
             let id = try reader.readUInt32()
@@ -3175,25 +2692,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.savedRingtones", fields: "hash,ringtones", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedRingtonesNotModified:
-                    return ("account.savedRingtonesNotModified", [])
-                case .savedRingtones(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("ringtones", c.ringtones)
-                    return ("account.savedRingtones", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.TranscribedAudio`. Constructors:
     /// - `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
-    public enum TranscribedAudio: TLRegistrable, TLParsable {
+    public enum TranscribedAudio: TLSchemaDescribed, TLParsable {
         /// `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
         case transcribedAudio(Cons_transcribedAudio)
 
@@ -3249,6 +2754,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.TranscribedAudio" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TranscribedAudio {
             let id = try reader.readUInt32()
@@ -3288,32 +2794,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.transcribedAudio", fields: "flags,pending,transcription_id,text,trial_remains_num,trial_remains_until_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .transcribedAudio(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pending", c.pending)
-                    fields.long("transcription_id", c.transcriptionId)
-                    fields.string("text", c.text)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.trialRemainsNum {
-                        fields.int("trial_remains_num", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.trialRemainsUntilDate {
-                        fields.int("trial_remains_until_date", value)
-                    }
-                    return ("messages.transcribedAudio", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Boost`. Constructors:
     /// - `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
-    public enum Boost: TLRegistrable, TLParsable {
+    public enum Boost: TLSchemaDescribed, TLParsable {
         /// `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
         case boost(Cons_boost)
 
@@ -3401,6 +2888,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Boost" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Boost {
             let id = try reader.readUInt32()
@@ -3457,44 +2945,13 @@ extension Api {
                 throw error.inside(constructor: "boost", fields: "flags,gift,giveaway,unclaimed,id,user_id,giveaway_msg_id,date,expires,used_gift_slug,multiplier,stars", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .boost(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 12)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("gift", c.gift)
-                    fields.trueFlag("giveaway", c.giveaway)
-                    fields.trueFlag("unclaimed", c.unclaimed)
-                    fields.string("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.userId {
-                        fields.long("user_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.giveawayMsgId {
-                        fields.int("giveaway_msg_id", value)
-                    }
-                    fields.int("date", c.date)
-                    fields.int("expires", c.expires)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.usedGiftSlug {
-                        fields.string("used_gift_slug", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.multiplier {
-                        fields.int("multiplier", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.stars {
-                        fields.long("stars", value)
-                    }
-                    return ("boost", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessAwayMessage`. Constructors:
     /// - `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
-    public enum BusinessAwayMessage: TLRegistrable, TLParsable {
+    public enum BusinessAwayMessage: TLSchemaDescribed, TLParsable {
         /// `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
         case businessAwayMessage(Cons_businessAwayMessage)
 
@@ -3539,6 +2996,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessAwayMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessAwayMessage {
             let id = try reader.readUInt32()
@@ -3570,27 +3028,13 @@ extension Api {
                 throw error.inside(constructor: "businessAwayMessage", fields: "flags,offline_only,shortcut_id,schedule,recipients", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessAwayMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("offline_only", c.offlineOnly)
-                    fields.int("shortcut_id", c.shortcutId)
-                    fields.object("schedule", c.schedule)
-                    fields.object("recipients", c.recipients)
-                    return ("businessAwayMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.DialogFilters`. Constructors:
     /// - `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
-    public enum DialogFilters: TLRegistrable, TLParsable {
+    public enum DialogFilters: TLSchemaDescribed, TLParsable {
         /// `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
         case dialogFilters(Cons_dialogFilters)
 
@@ -3627,6 +3071,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.DialogFilters" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DialogFilters {
             let id = try reader.readUInt32()
@@ -3654,25 +3099,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.dialogFilters", fields: "flags,tags_enabled,filters", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dialogFilters(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("tags_enabled", c.tagsEnabled)
-                    fields.objects("filters", c.filters)
-                    return ("messages.dialogFilters", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SponsoredPeer`. Constructors:
     /// - `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
-    public enum SponsoredPeer: TLRegistrable, TLParsable {
+    public enum SponsoredPeer: TLSchemaDescribed, TLParsable {
         /// `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
         case sponsoredPeer(Cons_sponsoredPeer)
 
@@ -3725,6 +3158,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SponsoredPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredPeer {
             let id = try reader.readUInt32()
@@ -3764,24 +3198,6 @@ extension Api {
                 throw error.inside(constructor: "sponsoredPeer", fields: "flags,random_id,peer,sponsor_info,additional_info", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sponsoredPeer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.bytes("random_id", c.randomId)
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.sponsorInfo {
-                        fields.string("sponsor_info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalInfo {
-                        fields.string("additional_info", value)
-                    }
-                    return ("sponsoredPeer", fields.fields)
-            }
-        }
     }
 }
 
@@ -3790,7 +3206,7 @@ extension Api {
     /// - `inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;`
     /// - `inputRichMessageHTML#dacb836a flags:# rtl:flags.0?true noautolink:flags.1?true html:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
     /// - `inputRichMessageMarkdown#004b572c flags:# rtl:flags.0?true noautolink:flags.1?true markdown:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
-    public enum InputRichMessage: TLRegistrable, TLParsable {
+    public enum InputRichMessage: TLSchemaDescribed, TLParsable {
         /// `inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;`
         case inputRichMessage(Cons_inputRichMessage)
         /// `inputRichMessageHTML#dacb836a flags:# rtl:flags.0?true noautolink:flags.1?true html:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
@@ -3926,6 +3342,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputRichMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputRichMessage {
             let id = try reader.readUInt32()
@@ -4004,50 +3421,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "inputRichMessageMarkdown", fields: "flags,rtl,noautolink,markdown,files", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputRichMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("rtl", c.rtl)
-                    fields.trueFlag("noautolink", c.noautolink)
-                    fields.objects("blocks", c.blocks)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photos {
-                        fields.objects("photos", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.documents {
-                        fields.objects("documents", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
-                        fields.objects("users", value)
-                    }
-                    return ("inputRichMessage", fields.fields)
-                case .inputRichMessageHTML(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("rtl", c.rtl)
-                    fields.trueFlag("noautolink", c.noautolink)
-                    fields.string("html", c.html)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.files {
-                        fields.objects("files", value)
-                    }
-                    return ("inputRichMessageHTML", fields.fields)
-                case .inputRichMessageMarkdown(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("rtl", c.rtl)
-                    fields.trueFlag("noautolink", c.noautolink)
-                    fields.string("markdown", c.markdown)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.files {
-                        fields.objects("files", value)
-                    }
-                    return ("inputRichMessageMarkdown", fields.fields)
             }
         }
     }
@@ -4502,5 +3875,55 @@ extension Api {
         (0x2a2a697c, "payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;"),
         (0xce03da83, "chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;"),
         (0x8f9e6898, "stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;"),
+    ]
+    static let constructorEntries04: [(UInt32, StaticString)] = [
+        (0x38e79fde, "chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;"),
+        (0xe1f867b8, "chatParticipantCreator#e1f867b8 flags:# user_id:long rank:flags.0?string = ChatParticipant;"),
+        (0x0360d5d2, "chatParticipantAdmin#0360d5d2 flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;"),
+        (0x2ea2c0d4, "auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;"),
+        (0x44747e9a, "auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;"),
+        (0x64ff9fd5, "messages.chats#64ff9fd5 chats:Vector<Chat> = messages.Chats;"),
+        (0x9cd81144, "messages.chatsSlice#9cd81144 count:int chats:Vector<Chat> = messages.Chats;"),
+        (0x36f8c871, "documentEmpty#36f8c871 id:long = Document;"),
+        (0x8fd4c4d8, "document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;"),
+        (0xc23727c9, "account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;"),
+        (0x2dd14edc, "stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;"),
+        (0x3380c786, "inputBotInlineMessageMediaAuto#3380c786 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;"),
+        (0x3dcd7a87, "inputBotInlineMessageText#3dcd7a87 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;"),
+        (0x96929a85, "inputBotInlineMessageMediaGeo#96929a85 flags:# geo_point:InputGeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;"),
+        (0x417bbf11, "inputBotInlineMessageMediaVenue#417bbf11 flags:# geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;"),
+        (0xa6edbffd, "inputBotInlineMessageMediaContact#a6edbffd flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;"),
+        (0x4b425864, "inputBotInlineMessageGame#4b425864 flags:# reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;"),
+        (0xd7e78225, "inputBotInlineMessageMediaInvoice#d7e78225 flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:string provider_data:DataJSON reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;"),
+        (0xbddcc510, "inputBotInlineMessageMediaWebPage#bddcc510 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true optional:flags.6?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;"),
+        (0xb43df56c, "inputBotInlineMessageRichMessage#b43df56c flags:# reply_markup:flags.2?ReplyMarkup rich_message:InputRichMessage = InputBotInlineMessage;"),
+        (0x3dbb5986, "auth.sentCodeTypeApp#3dbb5986 length:int = auth.SentCodeType;"),
+        (0xc000bba2, "auth.sentCodeTypeSms#c000bba2 length:int = auth.SentCodeType;"),
+        (0x5353e5a7, "auth.sentCodeTypeCall#5353e5a7 length:int = auth.SentCodeType;"),
+        (0xab03c6d9, "auth.sentCodeTypeFlashCall#ab03c6d9 pattern:string = auth.SentCodeType;"),
+        (0x82006484, "auth.sentCodeTypeMissedCall#82006484 prefix:string length:int = auth.SentCodeType;"),
+        (0xf450f59b, "auth.sentCodeTypeEmailCode#f450f59b flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true email_pattern:string length:int reset_available_period:flags.3?int reset_pending_date:flags.4?int = auth.SentCodeType;"),
+        (0xa5491dea, "auth.sentCodeTypeSetUpEmailRequired#a5491dea flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true = auth.SentCodeType;"),
+        (0xd9565c39, "auth.sentCodeTypeFragmentSms#d9565c39 url:string length:int = auth.SentCodeType;"),
+        (0x009fd736, "auth.sentCodeTypeFirebaseSms#009fd736 flags:# nonce:flags.0?bytes play_integrity_project_id:flags.2?long play_integrity_nonce:flags.2?bytes receipt:flags.1?string push_timeout:flags.1?int length:int = auth.SentCodeType;"),
+        (0xa416ac81, "auth.sentCodeTypeSmsWord#a416ac81 flags:# beginning:flags.0?string = auth.SentCodeType;"),
+        (0xb37794af, "auth.sentCodeTypeSmsPhrase#b37794af flags:# beginning:flags.0?string = auth.SentCodeType;"),
+        (0x7d6099dd, "securePlainPhone#7d6099dd phone:string = SecurePlainData;"),
+        (0x21ec5a5f, "securePlainEmail#21ec5a5f email:string = SecurePlainData;"),
+        (0x15031189, "pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;"),
+        (0x8ff2d5f0, "pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;"),
+        (0x9f120418, "chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;"),
+        (0xf47751b6, "phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;"),
+        (0x4576f3f0, "attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;"),
+        (0xfbf6e8b1, "account.savedRingtonesNotModified#fbf6e8b1 = account.SavedRingtones;"),
+        (0xc1e92cc5, "account.savedRingtones#c1e92cc5 hash:long ringtones:Vector<Document> = account.SavedRingtones;"),
+        (0xcfb9d957, "messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;"),
+        (0x4b3e14d6, "boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;"),
+        (0xef156a5c, "businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;"),
+        (0x2ad93719, "messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;"),
+        (0xc69708d3, "sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;"),
+        (0xe4c449fc, "inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;"),
+        (0xdacb836a, "inputRichMessageHTML#dacb836a flags:# rtl:flags.0?true noautolink:flags.1?true html:string files:flags.2?Vector<InputRichFile> = InputRichMessage;"),
+        (0x004b572c, "inputRichMessageMarkdown#004b572c flags:# rtl:flags.0?true noautolink:flags.1?true markdown:string files:flags.2?Vector<InputRichFile> = InputRichMessage;"),
     ]
 }

@@ -26,7 +26,7 @@ extension Api {
     /// - `inputMediaPaidMedia#c4103386 flags:# stars_amount:long extended_media:Vector<InputMedia> payload:flags.0?string = InputMedia;`
     /// - `inputMediaTodo#9fc55fde todo:TodoList = InputMedia;`
     /// - `inputMediaStakeDice#f3a9244a game_hash:string ton_amount:long client_seed:bytes = InputMedia;`
-    public enum InputMedia: TLRegistrable, TLParsable {
+    public enum InputMedia: TLSchemaDescribed, TLParsable {
         /// `inputMediaEmpty#9664f57f = InputMedia;`
         case inputMediaEmpty
         /// `inputMediaUploadedPhoto#7d8375da flags:# spoiler:flags.2?true live_photo:flags.3?true file:InputFile stickers:flags.0?Vector<InputDocument> ttl_seconds:flags.1?int video:flags.3?InputDocument = InputMedia;`
@@ -738,6 +738,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputMedia" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputMedia {
             let id = try reader.readUInt32()
@@ -1193,243 +1194,13 @@ extension Api {
                 throw error.inside(constructor: "inputMediaStakeDice", fields: "game_hash,ton_amount,client_seed", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputMediaEmpty:
-                    return ("inputMediaEmpty", [])
-                case .inputMediaUploadedPhoto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.trueFlag("live_photo", c.livePhoto)
-                    fields.object("file", c.file)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
-                        fields.objects("stickers", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
-                        fields.int("ttl_seconds", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.video {
-                        fields.object("video", value)
-                    }
-                    return ("inputMediaUploadedPhoto", fields.fields)
-                case .inputMediaPhoto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.trueFlag("live_photo", c.livePhoto)
-                    fields.object("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
-                        fields.int("ttl_seconds", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.video {
-                        fields.object("video", value)
-                    }
-                    return ("inputMediaPhoto", fields.fields)
-                case .inputMediaGeoPoint(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("geo_point", c.geoPoint)
-                    return ("inputMediaGeoPoint", fields.fields)
-                case .inputMediaContact(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    fields.string("vcard", c.vcard)
-                    return ("inputMediaContact", fields.fields)
-                case .inputMediaUploadedDocument(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 12)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("nosound_video", c.nosoundVideo)
-                    fields.trueFlag("force_file", c.forceFile)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.object("file", c.file)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.thumb {
-                        fields.object("thumb", value)
-                    }
-                    fields.string("mime_type", c.mimeType)
-                    fields.objects("attributes", c.attributes)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.stickers {
-                        fields.objects("stickers", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.videoCover {
-                        fields.object("video_cover", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.videoTimestamp {
-                        fields.int("video_timestamp", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.ttlSeconds {
-                        fields.int("ttl_seconds", value)
-                    }
-                    return ("inputMediaUploadedDocument", fields.fields)
-                case .inputMediaDocument(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.object("id", c.id)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.videoCover {
-                        fields.object("video_cover", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.videoTimestamp {
-                        fields.int("video_timestamp", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
-                        fields.int("ttl_seconds", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.query {
-                        fields.string("query", value)
-                    }
-                    return ("inputMediaDocument", fields.fields)
-                case .inputMediaVenue(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.object("geo_point", c.geoPoint)
-                    fields.string("title", c.title)
-                    fields.string("address", c.address)
-                    fields.string("provider", c.provider)
-                    fields.string("venue_id", c.venueId)
-                    fields.string("venue_type", c.venueType)
-                    return ("inputMediaVenue", fields.fields)
-                case .inputMediaPhotoExternal(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.string("url", c.url)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
-                        fields.int("ttl_seconds", value)
-                    }
-                    return ("inputMediaPhotoExternal", fields.fields)
-                case .inputMediaDocumentExternal(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.string("url", c.url)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlSeconds {
-                        fields.int("ttl_seconds", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.videoCover {
-                        fields.object("video_cover", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.videoTimestamp {
-                        fields.int("video_timestamp", value)
-                    }
-                    return ("inputMediaDocumentExternal", fields.fields)
-                case .inputMediaGame(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("id", c.id)
-                    return ("inputMediaGame", fields.fields)
-                case .inputMediaInvoice(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    fields.object("invoice", c.invoice)
-                    fields.bytes("payload", c.payload)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.provider {
-                        fields.string("provider", value)
-                    }
-                    fields.object("provider_data", c.providerData)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.startParam {
-                        fields.string("start_param", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.extendedMedia {
-                        fields.object("extended_media", value)
-                    }
-                    return ("inputMediaInvoice", fields.fields)
-                case .inputMediaGeoLive(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("stopped", c.stopped)
-                    fields.object("geo_point", c.geoPoint)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.heading {
-                        fields.int("heading", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
-                        fields.int("period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
-                        fields.int("proximity_notification_radius", value)
-                    }
-                    return ("inputMediaGeoLive", fields.fields)
-                case .inputMediaPoll(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.object("poll", c.poll)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.correctAnswers {
-                        fields.ints("correct_answers", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.attachedMedia {
-                        fields.object("attached_media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.solution {
-                        fields.string("solution", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.solutionEntities {
-                        fields.objects("solution_entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.solutionMedia {
-                        fields.object("solution_media", value)
-                    }
-                    return ("inputMediaPoll", fields.fields)
-                case .inputMediaDice(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("emoticon", c.emoticon)
-                    return ("inputMediaDice", fields.fields)
-                case .inputMediaStory(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("id", c.id)
-                    return ("inputMediaStory", fields.fields)
-                case .inputMediaWebPage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("force_large_media", c.forceLargeMedia)
-                    fields.trueFlag("force_small_media", c.forceSmallMedia)
-                    fields.trueFlag("optional", c.optional)
-                    fields.string("url", c.url)
-                    return ("inputMediaWebPage", fields.fields)
-                case .inputMediaPaidMedia(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.long("stars_amount", c.starsAmount)
-                    fields.objects("extended_media", c.extendedMedia)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.payload {
-                        fields.string("payload", value)
-                    }
-                    return ("inputMediaPaidMedia", fields.fields)
-                case .inputMediaTodo(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("todo", c.todo)
-                    return ("inputMediaTodo", fields.fields)
-                case .inputMediaStakeDice(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("game_hash", c.gameHash)
-                    fields.long("ton_amount", c.tonAmount)
-                    fields.bytes("client_seed", c.clientSeed)
-                    return ("inputMediaStakeDice", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StickerPack`. Constructors:
     /// - `stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;`
-    public enum StickerPack: TLRegistrable, TLParsable {
+    public enum StickerPack: TLSchemaDescribed, TLParsable {
         /// `stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;`
         case stickerPack(Cons_stickerPack)
 
@@ -1454,6 +1225,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StickerPack" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerPack {
             let id = try reader.readUInt32()
@@ -1481,16 +1253,6 @@ extension Api {
                 throw error.inside(constructor: "stickerPack", fields: "emoticon,documents", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .stickerPack(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("emoticon", c.emoticon)
-                    fields.longs("documents", c.documents)
-                    return ("stickerPack", fields.fields)
-            }
-        }
     }
 }
 
@@ -1501,7 +1263,7 @@ extension Api {
     /// - `recentMeUrlChat#b2da71d2 url:string chat_id:long = RecentMeUrl;`
     /// - `recentMeUrlChatInvite#eb49081d url:string chat_invite:ChatInvite = RecentMeUrl;`
     /// - `recentMeUrlStickerSet#bc0a57dc url:string set:StickerSetCovered = RecentMeUrl;`
-    public enum RecentMeUrl: TLRegistrable, TLParsable {
+    public enum RecentMeUrl: TLSchemaDescribed, TLParsable {
         /// `recentMeUrlUnknown#46e1d13d url:string = RecentMeUrl;`
         case recentMeUrlUnknown(Cons_recentMeUrlUnknown)
         /// `recentMeUrlUser#b92c09e2 url:string user_id:long = RecentMeUrl;`
@@ -1591,6 +1353,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RecentMeUrl" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RecentMeUrl {
             let id = try reader.readUInt32()
@@ -1671,42 +1434,13 @@ extension Api {
                 throw error.inside(constructor: "recentMeUrlStickerSet", fields: "url,set", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .recentMeUrlUnknown(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("recentMeUrlUnknown", fields.fields)
-                case .recentMeUrlUser(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.long("user_id", c.userId)
-                    return ("recentMeUrlUser", fields.fields)
-                case .recentMeUrlChat(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.long("chat_id", c.chatId)
-                    return ("recentMeUrlChat", fields.fields)
-                case .recentMeUrlChatInvite(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.object("chat_invite", c.chatInvite)
-                    return ("recentMeUrlChatInvite", fields.fields)
-                case .recentMeUrlStickerSet(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.object("set", c.set)
-                    return ("recentMeUrlStickerSet", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.AuthorizationForm`. Constructors:
     /// - `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
-    public enum AuthorizationForm: TLRegistrable, TLParsable {
+    public enum AuthorizationForm: TLSchemaDescribed, TLParsable {
         /// `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
         case authorizationForm(Cons_authorizationForm)
 
@@ -1760,6 +1494,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.AuthorizationForm" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AuthorizationForm {
             let id = try reader.readUInt32()
@@ -1798,30 +1533,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.authorizationForm", fields: "flags,required_types,values,errors,users,privacy_policy_url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .authorizationForm(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.objects("required_types", c.requiredTypes)
-                    fields.objects("values", c.values)
-                    fields.objects("errors", c.errors)
-                    fields.objects("users", c.users)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.privacyPolicyUrl {
-                        fields.string("privacy_policy_url", value)
-                    }
-                    return ("account.authorizationForm", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ChatOnlines`. Constructors:
     /// - `chatOnlines#f041e250 onlines:int = ChatOnlines;`
-    public enum ChatOnlines: TLRegistrable, TLParsable {
+    public enum ChatOnlines: TLSchemaDescribed, TLParsable {
         /// `chatOnlines#f041e250 onlines:int = ChatOnlines;`
         case chatOnlines(Cons_chatOnlines)
 
@@ -1845,6 +1563,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatOnlines" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatOnlines {
             let id = try reader.readUInt32()
@@ -1869,15 +1588,6 @@ extension Api {
                 throw error.inside(constructor: "chatOnlines", fields: "onlines", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatOnlines(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("onlines", c.onlines)
-                    return ("chatOnlines", fields.fields)
-            }
-        }
     }
 }
 
@@ -1886,7 +1596,7 @@ extension Api.auth {
     /// - `auth.loginToken#629f1980 expires:int token:bytes = auth.LoginToken;`
     /// - `auth.loginTokenMigrateTo#068e9916 dc_id:int token:bytes = auth.LoginToken;`
     /// - `auth.loginTokenSuccess#390d5c5e authorization:auth.Authorization = auth.LoginToken;`
-    public enum LoginToken: TLRegistrable, TLParsable {
+    public enum LoginToken: TLSchemaDescribed, TLParsable {
         /// `auth.loginToken#629f1980 expires:int token:bytes = auth.LoginToken;`
         case loginToken(Cons_loginToken)
         /// `auth.loginTokenMigrateTo#068e9916 dc_id:int token:bytes = auth.LoginToken;`
@@ -1946,6 +1656,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.LoginToken" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LoginToken {
             let id = try reader.readUInt32()
@@ -1998,32 +1709,13 @@ extension Api.auth {
                 throw error.inside(constructor: "auth.loginTokenSuccess", fields: "authorization", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .loginToken(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("expires", c.expires)
-                    fields.bytes("token", c.token)
-                    return ("auth.loginToken", fields.fields)
-                case .loginTokenMigrateTo(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("dc_id", c.dcId)
-                    fields.bytes("token", c.token)
-                    return ("auth.loginTokenMigrateTo", fields.fields)
-                case .loginTokenSuccess(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("authorization", c.authorization)
-                    return ("auth.loginTokenSuccess", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `WebViewResult`. Constructors:
     /// - `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
-    public enum WebViewResult: TLRegistrable, TLParsable {
+    public enum WebViewResult: TLSchemaDescribed, TLParsable {
         /// `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
         case webViewResultUrl(Cons_webViewResultUrl)
 
@@ -2071,6 +1763,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WebViewResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebViewResult {
             let id = try reader.readUInt32()
@@ -2103,23 +1796,6 @@ extension Api {
                 throw error.inside(constructor: "webViewResultUrl", fields: "flags,fullsize,fullscreen,same_origin,query_id,url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webViewResultUrl(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("fullsize", c.fullsize)
-                    fields.trueFlag("fullscreen", c.fullscreen)
-                    fields.trueFlag("same_origin", c.sameOrigin)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
-                        fields.long("query_id", value)
-                    }
-                    fields.string("url", c.url)
-                    return ("webViewResultUrl", fields.fields)
-            }
-        }
     }
 }
 
@@ -2129,7 +1805,7 @@ extension Api {
     /// - `notificationSoundNone#6f0c34df = NotificationSound;`
     /// - `notificationSoundLocal#830b9ae4 title:string data:string = NotificationSound;`
     /// - `notificationSoundRingtone#ff6c8049 id:long = NotificationSound;`
-    public enum NotificationSound: TLRegistrable, TLParsable {
+    public enum NotificationSound: TLSchemaDescribed, TLParsable {
         /// `notificationSoundDefault#97e8bebe = NotificationSound;`
         case notificationSoundDefault
         /// `notificationSoundNone#6f0c34df = NotificationSound;`
@@ -2178,6 +1854,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "NotificationSound" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> NotificationSound {
             let id = try reader.readUInt32()
@@ -2226,31 +1903,13 @@ extension Api {
                 throw error.inside(constructor: "notificationSoundRingtone", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .notificationSoundDefault:
-                    return ("notificationSoundDefault", [])
-                case .notificationSoundNone:
-                    return ("notificationSoundNone", [])
-                case .notificationSoundLocal(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("title", c.title)
-                    fields.string("data", c.data)
-                    return ("notificationSoundLocal", fields.fields)
-                case .notificationSoundRingtone(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("notificationSoundRingtone", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `TextWithEntities`. Constructors:
     /// - `textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;`
-    public enum TextWithEntities: TLRegistrable, TLParsable {
+    public enum TextWithEntities: TLSchemaDescribed, TLParsable {
         /// `textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;`
         case textWithEntities(Cons_textWithEntities)
 
@@ -2275,6 +1934,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "TextWithEntities" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TextWithEntities {
             let id = try reader.readUInt32()
@@ -2302,23 +1962,13 @@ extension Api {
                 throw error.inside(constructor: "textWithEntities", fields: "text,entities", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .textWithEntities(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("text", c.text)
-                    fields.objects("entities", c.entities)
-                    return ("textWithEntities", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputBusinessGreetingMessage`. Constructors:
     /// - `inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;`
-    public enum InputBusinessGreetingMessage: TLRegistrable, TLParsable {
+    public enum InputBusinessGreetingMessage: TLSchemaDescribed, TLParsable {
         /// `inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;`
         case inputBusinessGreetingMessage(Cons_inputBusinessGreetingMessage)
 
@@ -2348,6 +1998,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBusinessGreetingMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessGreetingMessage {
             let id = try reader.readUInt32()
@@ -2377,24 +2028,13 @@ extension Api {
                 throw error.inside(constructor: "inputBusinessGreetingMessage", fields: "shortcut_id,recipients,no_activity_days", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBusinessGreetingMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("shortcut_id", c.shortcutId)
-                    fields.object("recipients", c.recipients)
-                    fields.int("no_activity_days", c.noActivityDays)
-                    return ("inputBusinessGreetingMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ConnectedBot`. Constructors:
     /// - `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
-    public enum ConnectedBot: TLRegistrable, TLParsable {
+    public enum ConnectedBot: TLSchemaDescribed, TLParsable {
         /// `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
         case connectedBot(Cons_connectedBot)
 
@@ -2458,6 +2098,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ConnectedBot" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConnectedBot {
             let id = try reader.readUInt32()
@@ -2504,35 +2145,13 @@ extension Api {
                 throw error.inside(constructor: "connectedBot", fields: "flags,bot_id,recipients,rights,device,date,location", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .connectedBot(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.long("bot_id", c.botId)
-                    fields.object("recipients", c.recipients)
-                    fields.object("rights", c.rights)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.device {
-                        fields.string("device", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
-                        fields.int("date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.location {
-                        fields.string("location", value)
-                    }
-                    return ("connectedBot", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.fragment {
     /// TL type `fragment.CollectibleInfo`. Constructors:
     /// - `fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;`
-    public enum CollectibleInfo: TLRegistrable, TLParsable {
+    public enum CollectibleInfo: TLSchemaDescribed, TLParsable {
         /// `fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;`
         case collectibleInfo(Cons_collectibleInfo)
 
@@ -2571,6 +2190,7 @@ extension Api.fragment {
         }
 
         public static var tlTypeName: String { "fragment.CollectibleInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CollectibleInfo {
             let id = try reader.readUInt32()
@@ -2606,27 +2226,13 @@ extension Api.fragment {
                 throw error.inside(constructor: "fragment.collectibleInfo", fields: "purchase_date,currency,amount,crypto_currency,crypto_amount,url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .collectibleInfo(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.int("purchase_date", c.purchaseDate)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    fields.string("crypto_currency", c.cryptoCurrency)
-                    fields.long("crypto_amount", c.cryptoAmount)
-                    fields.string("url", c.url)
-                    return ("fragment.collectibleInfo", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsTopupOption`. Constructors:
     /// - `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
-    public enum StarsTopupOption: TLRegistrable, TLParsable {
+    public enum StarsTopupOption: TLSchemaDescribed, TLParsable {
         /// `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
         case starsTopupOption(Cons_starsTopupOption)
 
@@ -2678,6 +2284,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsTopupOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsTopupOption {
             let id = try reader.readUInt32()
@@ -2714,30 +2321,13 @@ extension Api {
                 throw error.inside(constructor: "starsTopupOption", fields: "flags,extended,stars,store_product,currency,amount", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsTopupOption(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("extended", c.extended)
-                    fields.long("stars", c.stars)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
-                        fields.string("store_product", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    return ("starsTopupOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AuctionBidLevel`. Constructors:
     /// - `auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;`
-    public enum AuctionBidLevel: TLRegistrable, TLParsable {
+    public enum AuctionBidLevel: TLSchemaDescribed, TLParsable {
         /// `auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;`
         case auctionBidLevel(Cons_auctionBidLevel)
 
@@ -2767,6 +2357,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AuctionBidLevel" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AuctionBidLevel {
             let id = try reader.readUInt32()
@@ -2796,17 +2387,6 @@ extension Api {
                 throw error.inside(constructor: "auctionBidLevel", fields: "pos,amount,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .auctionBidLevel(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("pos", c.pos)
-                    fields.long("amount", c.amount)
-                    fields.int("date", c.date)
-                    return ("auctionBidLevel", fields.fields)
-            }
-        }
     }
 }
 
@@ -2814,7 +2394,7 @@ extension Api {
     /// TL type `AiComposeTone`. Constructors:
     /// - `aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;`
     /// - `aiComposeToneDefault#9bad6414 tone:string emoji_id:long title:string = AiComposeTone;`
-    public enum AiComposeTone: TLRegistrable, TLParsable {
+    public enum AiComposeTone: TLSchemaDescribed, TLParsable {
         /// `aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;`
         case aiComposeTone(Cons_aiComposeTone)
         /// `aiComposeToneDefault#9bad6414 tone:string emoji_id:long title:string = AiComposeTone;`
@@ -2918,6 +2498,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AiComposeTone" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AiComposeTone {
             let id = try reader.readUInt32()
@@ -2992,49 +2573,13 @@ extension Api {
                 throw error.inside(constructor: "aiComposeToneDefault", fields: "tone,emoji_id,title", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .aiComposeTone(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("creator", c.creator)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.string("slug", c.slug)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.emojiId {
-                        fields.long("emoji_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.prompt {
-                        fields.string("prompt", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.installsCount {
-                        fields.int("installs_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.authorId {
-                        fields.long("author_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.exampleEnglish {
-                        fields.object("example_english", value)
-                    }
-                    return ("aiComposeTone", fields.fields)
-                case .aiComposeToneDefault(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("tone", c.tone)
-                    fields.long("emoji_id", c.emojiId)
-                    fields.string("title", c.title)
-                    return ("aiComposeToneDefault", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `KeyboardInlineButton`. Constructors:
     /// - `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
-    public enum KeyboardInlineButton: TLRegistrable, TLParsable {
+    public enum KeyboardInlineButton: TLSchemaDescribed, TLParsable {
         /// `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
         case keyboardInlineButton(Cons_keyboardInlineButton)
 
@@ -3078,6 +2623,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "KeyboardInlineButton" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardInlineButton {
             let id = try reader.readUInt32()
@@ -3110,21 +2656,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "keyboardInlineButton", fields: "flags,style,text,type", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .keyboardInlineButton(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.style {
-                        fields.object("style", value)
-                    }
-                    fields.string("text", c.text)
-                    fields.object("type", c.type)
-                    return ("keyboardInlineButton", fields.fields)
             }
         }
     }
@@ -3622,5 +3153,52 @@ extension Api {
         (0xa56a8b60, "stories.getChatsToSend#a56a8b60 = messages.Chats;"),
         (0x093fa0bf, "smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;"),
         (0x10a698e8, "smsjobs.getStatus#10a698e8 = smsjobs.Status;"),
+    ]
+    static let constructorEntries05: [(UInt32, StaticString)] = [
+        (0x9664f57f, "inputMediaEmpty#9664f57f = InputMedia;"),
+        (0x7d8375da, "inputMediaUploadedPhoto#7d8375da flags:# spoiler:flags.2?true live_photo:flags.3?true file:InputFile stickers:flags.0?Vector<InputDocument> ttl_seconds:flags.1?int video:flags.3?InputDocument = InputMedia;"),
+        (0xe3af4434, "inputMediaPhoto#e3af4434 flags:# spoiler:flags.1?true live_photo:flags.2?true id:InputPhoto ttl_seconds:flags.0?int video:flags.2?InputDocument = InputMedia;"),
+        (0xf9c44144, "inputMediaGeoPoint#f9c44144 geo_point:InputGeoPoint = InputMedia;"),
+        (0xf8ab7dfb, "inputMediaContact#f8ab7dfb phone_number:string first_name:string last_name:string vcard:string = InputMedia;"),
+        (0x037c9330, "inputMediaUploadedDocument#037c9330 flags:# nosound_video:flags.3?true force_file:flags.4?true spoiler:flags.5?true file:InputFile thumb:flags.2?InputFile mime_type:string attributes:Vector<DocumentAttribute> stickers:flags.0?Vector<InputDocument> video_cover:flags.6?InputPhoto video_timestamp:flags.7?int ttl_seconds:flags.1?int = InputMedia;"),
+        (0xa8763ab5, "inputMediaDocument#a8763ab5 flags:# spoiler:flags.2?true id:InputDocument video_cover:flags.3?InputPhoto video_timestamp:flags.4?int ttl_seconds:flags.0?int query:flags.1?string = InputMedia;"),
+        (0xc13d1c11, "inputMediaVenue#c13d1c11 geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string = InputMedia;"),
+        (0xe5bbfe1a, "inputMediaPhotoExternal#e5bbfe1a flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int = InputMedia;"),
+        (0x779600f9, "inputMediaDocumentExternal#779600f9 flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int video_cover:flags.2?InputPhoto video_timestamp:flags.3?int = InputMedia;"),
+        (0xd33f43f3, "inputMediaGame#d33f43f3 id:InputGame = InputMedia;"),
+        (0x405fef0d, "inputMediaInvoice#405fef0d flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:flags.3?string provider_data:DataJSON start_param:flags.1?string extended_media:flags.2?InputMedia = InputMedia;"),
+        (0x971fa843, "inputMediaGeoLive#971fa843 flags:# stopped:flags.0?true geo_point:InputGeoPoint heading:flags.2?int period:flags.1?int proximity_notification_radius:flags.3?int = InputMedia;"),
+        (0x883a4108, "inputMediaPoll#883a4108 flags:# poll:Poll correct_answers:flags.0?Vector<int> attached_media:flags.3?InputMedia solution:flags.1?string solution_entities:flags.1?Vector<MessageEntity> solution_media:flags.2?InputMedia = InputMedia;"),
+        (0xe66fbf7b, "inputMediaDice#e66fbf7b emoticon:string = InputMedia;"),
+        (0x89fdd778, "inputMediaStory#89fdd778 peer:InputPeer id:int = InputMedia;"),
+        (0xc21b8849, "inputMediaWebPage#c21b8849 flags:# force_large_media:flags.0?true force_small_media:flags.1?true optional:flags.2?true url:string = InputMedia;"),
+        (0xc4103386, "inputMediaPaidMedia#c4103386 flags:# stars_amount:long extended_media:Vector<InputMedia> payload:flags.0?string = InputMedia;"),
+        (0x9fc55fde, "inputMediaTodo#9fc55fde todo:TodoList = InputMedia;"),
+        (0xf3a9244a, "inputMediaStakeDice#f3a9244a game_hash:string ton_amount:long client_seed:bytes = InputMedia;"),
+        (0x12b299d4, "stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;"),
+        (0x46e1d13d, "recentMeUrlUnknown#46e1d13d url:string = RecentMeUrl;"),
+        (0xb92c09e2, "recentMeUrlUser#b92c09e2 url:string user_id:long = RecentMeUrl;"),
+        (0xb2da71d2, "recentMeUrlChat#b2da71d2 url:string chat_id:long = RecentMeUrl;"),
+        (0xeb49081d, "recentMeUrlChatInvite#eb49081d url:string chat_invite:ChatInvite = RecentMeUrl;"),
+        (0xbc0a57dc, "recentMeUrlStickerSet#bc0a57dc url:string set:StickerSetCovered = RecentMeUrl;"),
+        (0xad2e1cd8, "account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;"),
+        (0xf041e250, "chatOnlines#f041e250 onlines:int = ChatOnlines;"),
+        (0x629f1980, "auth.loginToken#629f1980 expires:int token:bytes = auth.LoginToken;"),
+        (0x068e9916, "auth.loginTokenMigrateTo#068e9916 dc_id:int token:bytes = auth.LoginToken;"),
+        (0x390d5c5e, "auth.loginTokenSuccess#390d5c5e authorization:auth.Authorization = auth.LoginToken;"),
+        (0x4d22ff98, "webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;"),
+        (0x97e8bebe, "notificationSoundDefault#97e8bebe = NotificationSound;"),
+        (0x6f0c34df, "notificationSoundNone#6f0c34df = NotificationSound;"),
+        (0x830b9ae4, "notificationSoundLocal#830b9ae4 title:string data:string = NotificationSound;"),
+        (0xff6c8049, "notificationSoundRingtone#ff6c8049 id:long = NotificationSound;"),
+        (0x751f3146, "textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;"),
+        (0x0194cb3b, "inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;"),
+        (0x033ed001, "connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;"),
+        (0x6ebdff91, "fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;"),
+        (0x0bd915c0, "starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;"),
+        (0x310240cc, "auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;"),
+        (0xcff63ea9, "aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;"),
+        (0x9bad6414, "aiComposeToneDefault#9bad6414 tone:string emoji_id:long title:string = AiComposeTone;"),
+        (0x11c1a322, "keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;"),
     ]
 }

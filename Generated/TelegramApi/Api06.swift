@@ -8,7 +8,7 @@ extension Api {
     /// TL type `InputDocument`. Constructors:
     /// - `inputDocumentEmpty#72f0eaae = InputDocument;`
     /// - `inputDocument#1abfb575 id:long access_hash:long file_reference:bytes = InputDocument;`
-    public enum InputDocument: TLRegistrable, TLParsable {
+    public enum InputDocument: TLSchemaDescribed, TLParsable {
         /// `inputDocumentEmpty#72f0eaae = InputDocument;`
         case inputDocumentEmpty
         /// `inputDocument#1abfb575 id:long access_hash:long file_reference:bytes = InputDocument;`
@@ -42,6 +42,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputDocument" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputDocument {
             let id = try reader.readUInt32()
@@ -76,26 +77,13 @@ extension Api {
                 throw error.inside(constructor: "inputDocument", fields: "id,access_hash,file_reference", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputDocumentEmpty:
-                    return ("inputDocumentEmpty", [])
-                case .inputDocument(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.bytes("file_reference", c.fileReference)
-                    return ("inputDocument", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InlineBotSwitchPM`. Constructors:
     /// - `inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;`
-    public enum InlineBotSwitchPM: TLRegistrable, TLParsable {
+    public enum InlineBotSwitchPM: TLSchemaDescribed, TLParsable {
         /// `inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;`
         case inlineBotSwitchPM(Cons_inlineBotSwitchPM)
 
@@ -120,6 +108,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InlineBotSwitchPM" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineBotSwitchPM {
             let id = try reader.readUInt32()
@@ -147,23 +136,13 @@ extension Api {
                 throw error.inside(constructor: "inlineBotSwitchPM", fields: "text,start_param", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inlineBotSwitchPM(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("text", c.text)
-                    fields.string("start_param", c.startParam)
-                    return ("inlineBotSwitchPM", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PollResults` (recursive). Constructors:
     /// - `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
-    public enum PollResults: TLRegistrable, TLParsable {
+    public enum PollResults: TLSchemaDescribed, TLParsable {
         /// `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
         case pollResults(Cons_pollResults)
 
@@ -239,6 +218,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PollResults" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PollResults {
             let id = try reader.readUInt32()
@@ -294,37 +274,6 @@ extension Api {
                 throw error.inside(constructor: "pollResults", fields: "flags,min,has_unread_votes,can_view_stats,results,total_voters,recent_voters,solution,solution_entities,solution_media", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pollResults(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("min", c.min)
-                    fields.trueFlag("has_unread_votes", c.hasUnreadVotes)
-                    fields.trueFlag("can_view_stats", c.canViewStats)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.results {
-                        fields.objects("results", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.totalVoters {
-                        fields.int("total_voters", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.recentVoters {
-                        fields.objects("recent_voters", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.solution {
-                        fields.string("solution", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.solutionEntities {
-                        fields.objects("solution_entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.solutionMedia {
-                        fields.object("solution_media", value)
-                    }
-                    return ("pollResults", fields.fields)
-            }
-        }
     }
 }
 
@@ -337,7 +286,7 @@ extension Api {
     /// - `webPageAttributeStarGiftCollection#31cad303 icons:Vector<Document> = WebPageAttribute;`
     /// - `webPageAttributeStarGiftAuction#01c641c2 gift:StarGift end_date:int = WebPageAttribute;`
     /// - `webPageAttributeAiComposeTone#7781fe18 emoji_id:long = WebPageAttribute;`
-    public enum WebPageAttribute: TLRegistrable, TLParsable {
+    public enum WebPageAttribute: TLSchemaDescribed, TLParsable {
         /// `webPageAttributeTheme#54b56617 flags:# documents:flags.0?Vector<Document> settings:flags.1?ThemeSettings = WebPageAttribute;`
         case webPageAttributeTheme(Cons_webPageAttributeTheme)
         /// `webPageAttributeStory#2e94c3e7 flags:# peer:Peer id:int story:flags.0?StoryItem = WebPageAttribute;`
@@ -508,6 +457,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WebPageAttribute" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebPageAttribute {
             let id = try reader.readUInt32()
@@ -625,64 +575,13 @@ extension Api {
                 throw error.inside(constructor: "webPageAttributeAiComposeTone", fields: "emoji_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webPageAttributeTheme(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.documents {
-                        fields.objects("documents", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.settings {
-                        fields.object("settings", value)
-                    }
-                    return ("webPageAttributeTheme", fields.fields)
-                case .webPageAttributeStory(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    fields.int("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.story {
-                        fields.object("story", value)
-                    }
-                    return ("webPageAttributeStory", fields.fields)
-                case .webPageAttributeStickerSet(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("emojis", c.emojis)
-                    fields.trueFlag("text_color", c.textColor)
-                    fields.objects("stickers", c.stickers)
-                    return ("webPageAttributeStickerSet", fields.fields)
-                case .webPageAttributeUniqueStarGift(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("gift", c.gift)
-                    return ("webPageAttributeUniqueStarGift", fields.fields)
-                case .webPageAttributeStarGiftCollection(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("icons", c.icons)
-                    return ("webPageAttributeStarGiftCollection", fields.fields)
-                case .webPageAttributeStarGiftAuction(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("gift", c.gift)
-                    fields.int("end_date", c.endDate)
-                    return ("webPageAttributeStarGiftAuction", fields.fields)
-                case .webPageAttributeAiComposeTone(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("emoji_id", c.emojiId)
-                    return ("webPageAttributeAiComposeTone", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.ExportedChatInvites`. Constructors:
     /// - `messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;`
-    public enum ExportedChatInvites: TLRegistrable, TLParsable {
+    public enum ExportedChatInvites: TLSchemaDescribed, TLParsable {
         /// `messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;`
         case exportedChatInvites(Cons_exportedChatInvites)
 
@@ -712,6 +611,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ExportedChatInvites" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatInvites {
             let id = try reader.readUInt32()
@@ -741,24 +641,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.exportedChatInvites", fields: "count,invites,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedChatInvites(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("count", c.count)
-                    fields.objects("invites", c.invites)
-                    fields.objects("users", c.users)
-                    return ("messages.exportedChatInvites", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `DefaultHistoryTTL`. Constructors:
     /// - `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
-    public enum DefaultHistoryTTL: TLRegistrable, TLParsable {
+    public enum DefaultHistoryTTL: TLSchemaDescribed, TLParsable {
         /// `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
         case defaultHistoryTTL(Cons_defaultHistoryTTL)
 
@@ -782,6 +671,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DefaultHistoryTTL" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DefaultHistoryTTL {
             let id = try reader.readUInt32()
@@ -806,22 +696,13 @@ extension Api {
                 throw error.inside(constructor: "defaultHistoryTTL", fields: "period", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .defaultHistoryTTL(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("period", c.period)
-                    return ("defaultHistoryTTL", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.WebPage`. Constructors:
     /// - `messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;`
-    public enum WebPage: TLRegistrable, TLParsable {
+    public enum WebPage: TLSchemaDescribed, TLParsable {
         /// `messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;`
         case webPage(Cons_webPage)
 
@@ -849,6 +730,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.WebPage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebPage {
             let id = try reader.readUInt32()
@@ -878,24 +760,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.webPage", fields: "webpage,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webPage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("webpage", c.webpage)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.webPage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `TodoItem`. Constructors:
     /// - `todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;`
-    public enum TodoItem: TLRegistrable, TLParsable {
+    public enum TodoItem: TLSchemaDescribed, TLParsable {
         /// `todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;`
         case todoItem(Cons_todoItem)
 
@@ -922,6 +793,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "TodoItem" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TodoItem {
             let id = try reader.readUInt32()
@@ -949,23 +821,13 @@ extension Api {
                 throw error.inside(constructor: "todoItem", fields: "id,title", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .todoItem(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("id", c.id)
-                    fields.object("title", c.title)
-                    return ("todoItem", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.ComposedMessageWithAI`. Constructors:
     /// - `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
-    public enum ComposedMessageWithAI: TLRegistrable, TLParsable {
+    public enum ComposedMessageWithAI: TLSchemaDescribed, TLParsable {
         /// `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
         case composedMessageWithAI(Cons_composedMessageWithAI)
 
@@ -1005,6 +867,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ComposedMessageWithAI" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ComposedMessageWithAI {
             let id = try reader.readUInt32()
@@ -1037,20 +900,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.composedMessageWithAI", fields: "flags,result_text,diff_text", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .composedMessageWithAI(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.object("result_text", c.resultText)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.diffText {
-                        fields.object("diff_text", value)
-                    }
-                    return ("messages.composedMessageWithAI", fields.fields)
-            }
-        }
     }
 }
 
@@ -1058,7 +907,7 @@ extension Api.aicompose {
     /// TL type `aicompose.Tones`. Constructors:
     /// - `aicompose.tonesNotModified#c1f46103 = aicompose.Tones;`
     /// - `aicompose.tones#6c9d0efe hash:long tones:Vector<AiComposeTone> users:Vector<User> = aicompose.Tones;`
-    public enum Tones: TLRegistrable, TLParsable {
+    public enum Tones: TLSchemaDescribed, TLParsable {
         /// `aicompose.tonesNotModified#c1f46103 = aicompose.Tones;`
         case tonesNotModified
         /// `aicompose.tones#6c9d0efe hash:long tones:Vector<AiComposeTone> users:Vector<User> = aicompose.Tones;`
@@ -1092,6 +941,7 @@ extension Api.aicompose {
         }
 
         public static var tlTypeName: String { "aicompose.Tones" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Tones {
             let id = try reader.readUInt32()
@@ -1124,19 +974,6 @@ extension Api.aicompose {
             }
             catch {
                 throw error.inside(constructor: "aicompose.tones", fields: "hash,tones,users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .tonesNotModified:
-                    return ("aicompose.tonesNotModified", [])
-                case .tones(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("hash", c.hash)
-                    fields.objects("tones", c.tones)
-                    fields.objects("users", c.users)
-                    return ("aicompose.tones", fields.fields)
             }
         }
     }
@@ -1648,5 +1485,25 @@ extension Api {
         (0xbcf22685, "phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;"),
         (0x8472478e, "chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;"),
         (0x2c63a72b, "stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;"),
+    ]
+    static let constructorEntries06: [(UInt32, StaticString)] = [
+        (0x72f0eaae, "inputDocumentEmpty#72f0eaae = InputDocument;"),
+        (0x1abfb575, "inputDocument#1abfb575 id:long access_hash:long file_reference:bytes = InputDocument;"),
+        (0x3c20629f, "inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;"),
+        (0xba7bb15e, "pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;"),
+        (0x54b56617, "webPageAttributeTheme#54b56617 flags:# documents:flags.0?Vector<Document> settings:flags.1?ThemeSettings = WebPageAttribute;"),
+        (0x2e94c3e7, "webPageAttributeStory#2e94c3e7 flags:# peer:Peer id:int story:flags.0?StoryItem = WebPageAttribute;"),
+        (0x50cc03d3, "webPageAttributeStickerSet#50cc03d3 flags:# emojis:flags.0?true text_color:flags.1?true stickers:Vector<Document> = WebPageAttribute;"),
+        (0xcf6f6db8, "webPageAttributeUniqueStarGift#cf6f6db8 gift:StarGift = WebPageAttribute;"),
+        (0x31cad303, "webPageAttributeStarGiftCollection#31cad303 icons:Vector<Document> = WebPageAttribute;"),
+        (0x01c641c2, "webPageAttributeStarGiftAuction#01c641c2 gift:StarGift end_date:int = WebPageAttribute;"),
+        (0x7781fe18, "webPageAttributeAiComposeTone#7781fe18 emoji_id:long = WebPageAttribute;"),
+        (0xbdc62dcc, "messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;"),
+        (0x43b46b20, "defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;"),
+        (0xfd5e12bd, "messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;"),
+        (0xcba9a52f, "todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;"),
+        (0x90d7adfa, "messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;"),
+        (0xc1f46103, "aicompose.tonesNotModified#c1f46103 = aicompose.Tones;"),
+        (0x6c9d0efe, "aicompose.tones#6c9d0efe hash:long tones:Vector<AiComposeTone> users:Vector<User> = aicompose.Tones;"),
     ]
 }

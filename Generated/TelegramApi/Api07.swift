@@ -24,7 +24,7 @@ extension Api {
     /// - `inputMessagesFilterContacts#e062db83 = MessagesFilter;`
     /// - `inputMessagesFilterPinned#1bb00451 = MessagesFilter;`
     /// - `inputMessagesFilterPoll#fa2bc90a = MessagesFilter;`
-    public enum MessagesFilter: TLRegistrable, TLParsable {
+    public enum MessagesFilter: TLSchemaDescribed, TLParsable {
         /// `inputMessagesFilterEmpty#57e2f66c = MessagesFilter;`
         case inputMessagesFilterEmpty
         /// `inputMessagesFilterPhotos#9609a51c = MessagesFilter;`
@@ -125,6 +125,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessagesFilter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessagesFilter {
             let id = try reader.readUInt32()
@@ -234,51 +235,6 @@ extension Api {
         static func parse_inputMessagesFilterPoll(_ reader: inout BufferReader) throws(TLDecodingError) -> MessagesFilter {
             return .inputMessagesFilterPoll
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputMessagesFilterEmpty:
-                    return ("inputMessagesFilterEmpty", [])
-                case .inputMessagesFilterPhotos:
-                    return ("inputMessagesFilterPhotos", [])
-                case .inputMessagesFilterVideo:
-                    return ("inputMessagesFilterVideo", [])
-                case .inputMessagesFilterPhotoVideo:
-                    return ("inputMessagesFilterPhotoVideo", [])
-                case .inputMessagesFilterDocument:
-                    return ("inputMessagesFilterDocument", [])
-                case .inputMessagesFilterUrl:
-                    return ("inputMessagesFilterUrl", [])
-                case .inputMessagesFilterGif:
-                    return ("inputMessagesFilterGif", [])
-                case .inputMessagesFilterVoice:
-                    return ("inputMessagesFilterVoice", [])
-                case .inputMessagesFilterMusic:
-                    return ("inputMessagesFilterMusic", [])
-                case .inputMessagesFilterChatPhotos:
-                    return ("inputMessagesFilterChatPhotos", [])
-                case .inputMessagesFilterPhoneCalls(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("missed", c.missed)
-                    return ("inputMessagesFilterPhoneCalls", fields.fields)
-                case .inputMessagesFilterRoundVoice:
-                    return ("inputMessagesFilterRoundVoice", [])
-                case .inputMessagesFilterRoundVideo:
-                    return ("inputMessagesFilterRoundVideo", [])
-                case .inputMessagesFilterMyMentions:
-                    return ("inputMessagesFilterMyMentions", [])
-                case .inputMessagesFilterGeo:
-                    return ("inputMessagesFilterGeo", [])
-                case .inputMessagesFilterContacts:
-                    return ("inputMessagesFilterContacts", [])
-                case .inputMessagesFilterPinned:
-                    return ("inputMessagesFilterPinned", [])
-                case .inputMessagesFilterPoll:
-                    return ("inputMessagesFilterPoll", [])
-            }
-        }
     }
 }
 
@@ -288,7 +244,7 @@ extension Api {
     /// - `inputEncryptedFileUploaded#64bd0306 id:long parts:int md5_checksum:string key_fingerprint:int = InputEncryptedFile;`
     /// - `inputEncryptedFile#5a17b5e5 id:long access_hash:long = InputEncryptedFile;`
     /// - `inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;`
-    public enum InputEncryptedFile: TLRegistrable, TLParsable {
+    public enum InputEncryptedFile: TLSchemaDescribed, TLParsable {
         /// `inputEncryptedFileEmpty#1837c364 = InputEncryptedFile;`
         case inputEncryptedFileEmpty
         /// `inputEncryptedFileUploaded#64bd0306 id:long parts:int md5_checksum:string key_fingerprint:int = InputEncryptedFile;`
@@ -366,6 +322,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputEncryptedFile" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputEncryptedFile {
             let id = try reader.readUInt32()
@@ -432,38 +389,13 @@ extension Api {
                 throw error.inside(constructor: "inputEncryptedFileBigUploaded", fields: "id,parts,key_fingerprint", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputEncryptedFileEmpty:
-                    return ("inputEncryptedFileEmpty", [])
-                case .inputEncryptedFileUploaded(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("id", c.id)
-                    fields.int("parts", c.parts)
-                    fields.string("md5_checksum", c.md5Checksum)
-                    fields.int("key_fingerprint", c.keyFingerprint)
-                    return ("inputEncryptedFileUploaded", fields.fields)
-                case .inputEncryptedFile(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputEncryptedFile", fields.fields)
-                case .inputEncryptedFileBigUploaded(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("id", c.id)
-                    fields.int("parts", c.parts)
-                    fields.int("key_fingerprint", c.keyFingerprint)
-                    return ("inputEncryptedFileBigUploaded", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BotCommand`. Constructors:
     /// - `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
-    public enum BotCommand: TLRegistrable, TLParsable {
+    public enum BotCommand: TLSchemaDescribed, TLParsable {
         /// `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
         case botCommand(Cons_botCommand)
 
@@ -504,6 +436,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotCommand" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotCommand {
             let id = try reader.readUInt32()
@@ -531,19 +464,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "botCommand", fields: "flags,ephemeral,command,description", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botCommand(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("ephemeral", c.ephemeral)
-                    fields.string("command", c.command)
-                    fields.string("description", c.description)
-                    return ("botCommand", fields.fields)
             }
         }
     }
@@ -576,7 +496,7 @@ extension Api {
     /// - `messageEntityDiffInsert#71777116 offset:int length:int = MessageEntity;`
     /// - `messageEntityDiffReplace#c6c1e5a7 offset:int length:int old_text:string = MessageEntity;`
     /// - `messageEntityDiffDelete#0652c1c5 offset:int length:int = MessageEntity;`
-    public enum MessageEntity: TLRegistrable, TLParsable {
+    public enum MessageEntity: TLSchemaDescribed, TLParsable {
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
         case messageEntityUnknown(Cons_messageEntityUnknown)
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
@@ -1119,6 +1039,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageEntity" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEntity {
             let id = try reader.readUInt32()
@@ -1500,154 +1421,6 @@ extension Api {
                 throw error.inside(constructor: "messageEntityDiffDelete", fields: "offset,length", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageEntityUnknown(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityUnknown", fields.fields)
-                case .messageEntityMention(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityMention", fields.fields)
-                case .messageEntityHashtag(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityHashtag", fields.fields)
-                case .messageEntityBotCommand(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityBotCommand", fields.fields)
-                case .messageEntityUrl(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityUrl", fields.fields)
-                case .messageEntityEmail(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityEmail", fields.fields)
-                case .messageEntityBold(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityBold", fields.fields)
-                case .messageEntityItalic(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityItalic", fields.fields)
-                case .messageEntityCode(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityCode", fields.fields)
-                case .messageEntityPre(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.string("language", c.language)
-                    return ("messageEntityPre", fields.fields)
-                case .messageEntityTextUrl(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.string("url", c.url)
-                    return ("messageEntityTextUrl", fields.fields)
-                case .messageEntityMentionName(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.long("user_id", c.userId)
-                    return ("messageEntityMentionName", fields.fields)
-                case .inputMessageEntityMentionName(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.object("user_id", c.userId)
-                    return ("inputMessageEntityMentionName", fields.fields)
-                case .messageEntityPhone(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityPhone", fields.fields)
-                case .messageEntityCashtag(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityCashtag", fields.fields)
-                case .messageEntityUnderline(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityUnderline", fields.fields)
-                case .messageEntityStrike(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityStrike", fields.fields)
-                case .messageEntityBankCard(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityBankCard", fields.fields)
-                case .messageEntitySpoiler(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntitySpoiler", fields.fields)
-                case .messageEntityCustomEmoji(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.long("document_id", c.documentId)
-                    return ("messageEntityCustomEmoji", fields.fields)
-                case .messageEntityBlockquote(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("collapsed", c.collapsed)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityBlockquote", fields.fields)
-                case .messageEntityFormattedDate(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("relative", c.relative)
-                    fields.trueFlag("short_time", c.shortTime)
-                    fields.trueFlag("long_time", c.longTime)
-                    fields.trueFlag("short_date", c.shortDate)
-                    fields.trueFlag("long_date", c.longDate)
-                    fields.trueFlag("day_of_week", c.dayOfWeek)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.int("date", c.date)
-                    return ("messageEntityFormattedDate", fields.fields)
-                case .messageEntityDiffInsert(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityDiffInsert", fields.fields)
-                case .messageEntityDiffReplace(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    fields.string("old_text", c.oldText)
-                    return ("messageEntityDiffReplace", fields.fields)
-                case .messageEntityDiffDelete(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("offset", c.offset)
-                    fields.int("length", c.length)
-                    return ("messageEntityDiffDelete", fields.fields)
-            }
-        }
     }
 }
 
@@ -1655,7 +1428,7 @@ extension Api.messages {
     /// TL type `messages.SavedGifs`. Constructors:
     /// - `messages.savedGifsNotModified#e8025ca2 = messages.SavedGifs;`
     /// - `messages.savedGifs#84a02a0d hash:long gifs:Vector<Document> = messages.SavedGifs;`
-    public enum SavedGifs: TLRegistrable, TLParsable {
+    public enum SavedGifs: TLSchemaDescribed, TLParsable {
         /// `messages.savedGifsNotModified#e8025ca2 = messages.SavedGifs;`
         case savedGifsNotModified
         /// `messages.savedGifs#84a02a0d hash:long gifs:Vector<Document> = messages.SavedGifs;`
@@ -1686,6 +1459,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.SavedGifs" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedGifs {
             let id = try reader.readUInt32()
@@ -1718,25 +1492,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.savedGifs", fields: "hash,gifs", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedGifsNotModified:
-                    return ("messages.savedGifsNotModified", [])
-                case .savedGifs(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("gifs", c.gifs)
-                    return ("messages.savedGifs", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StatsGroupTopInviter`. Constructors:
     /// - `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
-    public enum StatsGroupTopInviter: TLRegistrable, TLParsable {
+    public enum StatsGroupTopInviter: TLSchemaDescribed, TLParsable {
         /// `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
         case statsGroupTopInviter(Cons_statsGroupTopInviter)
 
@@ -1763,6 +1525,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StatsGroupTopInviter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsGroupTopInviter {
             let id = try reader.readUInt32()
@@ -1790,16 +1553,6 @@ extension Api {
                 throw error.inside(constructor: "statsGroupTopInviter", fields: "user_id,invitations", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .statsGroupTopInviter(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.int("invitations", c.invitations)
-                    return ("statsGroupTopInviter", fields.fields)
-            }
-        }
     }
 }
 
@@ -1808,7 +1561,7 @@ extension Api {
     /// - `requirementToContactEmpty#050a9839 = RequirementToContact;`
     /// - `requirementToContactPremium#e581e4e9 = RequirementToContact;`
     /// - `requirementToContactPaidMessages#b4f67e93 stars_amount:long = RequirementToContact;`
-    public enum RequirementToContact: TLRegistrable, TLParsable {
+    public enum RequirementToContact: TLSchemaDescribed, TLParsable {
         /// `requirementToContactEmpty#050a9839 = RequirementToContact;`
         case requirementToContactEmpty
         /// `requirementToContactPremium#e581e4e9 = RequirementToContact;`
@@ -1840,6 +1593,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RequirementToContact" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RequirementToContact {
             let id = try reader.readUInt32()
@@ -1874,26 +1628,13 @@ extension Api {
                 throw error.inside(constructor: "requirementToContactPaidMessages", fields: "stars_amount", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .requirementToContactEmpty:
-                    return ("requirementToContactEmpty", [])
-                case .requirementToContactPremium:
-                    return ("requirementToContactPremium", [])
-                case .requirementToContactPaidMessages(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("stars_amount", c.starsAmount)
-                    return ("requirementToContactPaidMessages", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `TodoCompletion`. Constructors:
     /// - `todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;`
-    public enum TodoCompletion: TLRegistrable, TLParsable {
+    public enum TodoCompletion: TLSchemaDescribed, TLParsable {
         /// `todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;`
         case todoCompletion(Cons_todoCompletion)
 
@@ -1923,6 +1664,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "TodoCompletion" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TodoCompletion {
             let id = try reader.readUInt32()
@@ -1952,24 +1694,13 @@ extension Api {
                 throw error.inside(constructor: "todoCompletion", fields: "id,completed_by,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .todoCompletion(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("id", c.id)
-                    fields.object("completed_by", c.completedBy)
-                    fields.int("date", c.date)
-                    return ("todoCompletion", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.phone {
     /// TL type `phone.GroupCallStars`. Constructors:
     /// - `phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;`
-    public enum GroupCallStars: TLRegistrable, TLParsable {
+    public enum GroupCallStars: TLSchemaDescribed, TLParsable {
         /// `phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;`
         case groupCallStars(Cons_groupCallStars)
 
@@ -2002,6 +1733,7 @@ extension Api.phone {
         }
 
         public static var tlTypeName: String { "phone.GroupCallStars" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallStars {
             let id = try reader.readUInt32()
@@ -2033,25 +1765,13 @@ extension Api.phone {
                 throw error.inside(constructor: "phone.groupCallStars", fields: "total_stars,top_donors,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallStars(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("total_stars", c.totalStars)
-                    fields.objects("top_donors", c.topDonors)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("phone.groupCallStars", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarGiftActiveAuctionState`. Constructors:
     /// - `starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;`
-    public enum StarGiftActiveAuctionState: TLRegistrable, TLParsable {
+    public enum StarGiftActiveAuctionState: TLSchemaDescribed, TLParsable {
         /// `starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;`
         case starGiftActiveAuctionState(Cons_starGiftActiveAuctionState)
 
@@ -2079,6 +1799,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftActiveAuctionState" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftActiveAuctionState {
             let id = try reader.readUInt32()
@@ -2108,17 +1829,6 @@ extension Api {
                 throw error.inside(constructor: "starGiftActiveAuctionState", fields: "gift,state,user_state", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftActiveAuctionState(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("gift", c.gift)
-                    fields.object("state", c.state)
-                    fields.object("user_state", c.userState)
-                    return ("starGiftActiveAuctionState", fields.fields)
-            }
-        }
     }
 }
 
@@ -2126,7 +1836,7 @@ extension Api.messages {
     /// TL type `messages.EmojiGameInfo`. Constructors:
     /// - `messages.emojiGameUnavailable#59e65335 = messages.EmojiGameInfo;`
     /// - `messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;`
-    public enum EmojiGameInfo: TLRegistrable, TLParsable {
+    public enum EmojiGameInfo: TLSchemaDescribed, TLParsable {
         /// `messages.emojiGameUnavailable#59e65335 = messages.EmojiGameInfo;`
         case emojiGameUnavailable
         /// `messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;`
@@ -2186,6 +1896,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.EmojiGameInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiGameInfo {
             let id = try reader.readUInt32()
@@ -2229,25 +1940,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.emojiGameDiceInfo", fields: "flags,game_hash,prev_stake,current_streak,params,plays_left", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiGameUnavailable:
-                    return ("messages.emojiGameUnavailable", [])
-                case .emojiGameDiceInfo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.string("game_hash", c.gameHash)
-                    fields.long("prev_stake", c.prevStake)
-                    fields.int("current_streak", c.currentStreak)
-                    fields.ints("params", c.params)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.playsLeft {
-                        fields.int("plays_left", value)
-                    }
-                    return ("messages.emojiGameDiceInfo", fields.fields)
-            }
-        }
     }
 }
 
@@ -2257,7 +1949,7 @@ extension Api {
     /// - `inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;`
     /// - `inputAiComposeToneSlug#1fa01357 slug:string = InputAiComposeTone;`
     /// - `inputAiComposeToneSingleUse#0e0c35af custom_prompt:string = InputAiComposeTone;`
-    public enum InputAiComposeTone: TLRegistrable, TLParsable {
+    public enum InputAiComposeTone: TLSchemaDescribed, TLParsable {
         /// `inputAiComposeToneDefault#1fe9a9bf tone:string = InputAiComposeTone;`
         case inputAiComposeToneDefault(Cons_inputAiComposeToneDefault)
         /// `inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;`
@@ -2326,6 +2018,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputAiComposeTone" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputAiComposeTone {
             let id = try reader.readUInt32()
@@ -2384,28 +2077,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "inputAiComposeToneSingleUse", fields: "custom_prompt", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputAiComposeToneDefault(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("tone", c.tone)
-                    return ("inputAiComposeToneDefault", fields.fields)
-                case .inputAiComposeToneID(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputAiComposeToneID", fields.fields)
-                case .inputAiComposeToneSlug(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("inputAiComposeToneSlug", fields.fields)
-                case .inputAiComposeToneSingleUse(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("custom_prompt", c.customPrompt)
-                    return ("inputAiComposeToneSingleUse", fields.fields)
             }
         }
     }
@@ -3147,5 +2818,70 @@ extension Api {
         (0xeeb0d625, "stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;"),
         (0xb2028afb, "stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;"),
         (0x92f6e797, "ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;"),
+    ]
+    static let constructorEntries07: [(UInt32, StaticString)] = [
+        (0x57e2f66c, "inputMessagesFilterEmpty#57e2f66c = MessagesFilter;"),
+        (0x9609a51c, "inputMessagesFilterPhotos#9609a51c = MessagesFilter;"),
+        (0x9fc00e65, "inputMessagesFilterVideo#9fc00e65 = MessagesFilter;"),
+        (0x56e9f0e4, "inputMessagesFilterPhotoVideo#56e9f0e4 = MessagesFilter;"),
+        (0x9eddf188, "inputMessagesFilterDocument#9eddf188 = MessagesFilter;"),
+        (0x7ef0dd87, "inputMessagesFilterUrl#7ef0dd87 = MessagesFilter;"),
+        (0xffc86587, "inputMessagesFilterGif#ffc86587 = MessagesFilter;"),
+        (0x50f5c392, "inputMessagesFilterVoice#50f5c392 = MessagesFilter;"),
+        (0x3751b49e, "inputMessagesFilterMusic#3751b49e = MessagesFilter;"),
+        (0x3a20ecb8, "inputMessagesFilterChatPhotos#3a20ecb8 = MessagesFilter;"),
+        (0x80c99768, "inputMessagesFilterPhoneCalls#80c99768 flags:# missed:flags.0?true = MessagesFilter;"),
+        (0x7a7c17a4, "inputMessagesFilterRoundVoice#7a7c17a4 = MessagesFilter;"),
+        (0xb549da53, "inputMessagesFilterRoundVideo#b549da53 = MessagesFilter;"),
+        (0xc1f8e69a, "inputMessagesFilterMyMentions#c1f8e69a = MessagesFilter;"),
+        (0xe7026d0d, "inputMessagesFilterGeo#e7026d0d = MessagesFilter;"),
+        (0xe062db83, "inputMessagesFilterContacts#e062db83 = MessagesFilter;"),
+        (0x1bb00451, "inputMessagesFilterPinned#1bb00451 = MessagesFilter;"),
+        (0xfa2bc90a, "inputMessagesFilterPoll#fa2bc90a = MessagesFilter;"),
+        (0x1837c364, "inputEncryptedFileEmpty#1837c364 = InputEncryptedFile;"),
+        (0x64bd0306, "inputEncryptedFileUploaded#64bd0306 id:long parts:int md5_checksum:string key_fingerprint:int = InputEncryptedFile;"),
+        (0x5a17b5e5, "inputEncryptedFile#5a17b5e5 id:long access_hash:long = InputEncryptedFile;"),
+        (0x2dc173c8, "inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;"),
+        (0x9852d6d2, "botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;"),
+        (0xbb92ba95, "messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;"),
+        (0xfa04579d, "messageEntityMention#fa04579d offset:int length:int = MessageEntity;"),
+        (0x6f635b0d, "messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;"),
+        (0x6cef8ac7, "messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;"),
+        (0x6ed02538, "messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;"),
+        (0x64e475c2, "messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;"),
+        (0xbd610bc9, "messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;"),
+        (0x826f8b60, "messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;"),
+        (0x28a20571, "messageEntityCode#28a20571 offset:int length:int = MessageEntity;"),
+        (0x73924be0, "messageEntityPre#73924be0 offset:int length:int language:string = MessageEntity;"),
+        (0x76a6d327, "messageEntityTextUrl#76a6d327 offset:int length:int url:string = MessageEntity;"),
+        (0xdc7b1140, "messageEntityMentionName#dc7b1140 offset:int length:int user_id:long = MessageEntity;"),
+        (0x208e68c9, "inputMessageEntityMentionName#208e68c9 offset:int length:int user_id:InputUser = MessageEntity;"),
+        (0x9b69e34b, "messageEntityPhone#9b69e34b offset:int length:int = MessageEntity;"),
+        (0x4c4e743f, "messageEntityCashtag#4c4e743f offset:int length:int = MessageEntity;"),
+        (0x9c4e7e8b, "messageEntityUnderline#9c4e7e8b offset:int length:int = MessageEntity;"),
+        (0xbf0693d4, "messageEntityStrike#bf0693d4 offset:int length:int = MessageEntity;"),
+        (0x761e6af4, "messageEntityBankCard#761e6af4 offset:int length:int = MessageEntity;"),
+        (0x32ca960f, "messageEntitySpoiler#32ca960f offset:int length:int = MessageEntity;"),
+        (0xc8cf05f8, "messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = MessageEntity;"),
+        (0xf1ccaaac, "messageEntityBlockquote#f1ccaaac flags:# collapsed:flags.0?true offset:int length:int = MessageEntity;"),
+        (0x904ac7c7, "messageEntityFormattedDate#904ac7c7 flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true offset:int length:int date:int = MessageEntity;"),
+        (0x71777116, "messageEntityDiffInsert#71777116 offset:int length:int = MessageEntity;"),
+        (0xc6c1e5a7, "messageEntityDiffReplace#c6c1e5a7 offset:int length:int old_text:string = MessageEntity;"),
+        (0x0652c1c5, "messageEntityDiffDelete#0652c1c5 offset:int length:int = MessageEntity;"),
+        (0xe8025ca2, "messages.savedGifsNotModified#e8025ca2 = messages.SavedGifs;"),
+        (0x84a02a0d, "messages.savedGifs#84a02a0d hash:long gifs:Vector<Document> = messages.SavedGifs;"),
+        (0x535f779d, "statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;"),
+        (0x050a9839, "requirementToContactEmpty#050a9839 = RequirementToContact;"),
+        (0xe581e4e9, "requirementToContactPremium#e581e4e9 = RequirementToContact;"),
+        (0xb4f67e93, "requirementToContactPaidMessages#b4f67e93 stars_amount:long = RequirementToContact;"),
+        (0x221bb5e4, "todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;"),
+        (0x9d1dbd26, "phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;"),
+        (0xd31bc45d, "starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;"),
+        (0x59e65335, "messages.emojiGameUnavailable#59e65335 = messages.EmojiGameInfo;"),
+        (0x44e56023, "messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;"),
+        (0x1fe9a9bf, "inputAiComposeToneDefault#1fe9a9bf tone:string = InputAiComposeTone;"),
+        (0x0773c080, "inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;"),
+        (0x1fa01357, "inputAiComposeToneSlug#1fa01357 slug:string = InputAiComposeTone;"),
+        (0x0e0c35af, "inputAiComposeToneSingleUse#0e0c35af custom_prompt:string = InputAiComposeTone;"),
     ]
 }

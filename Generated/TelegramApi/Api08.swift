@@ -12,7 +12,7 @@ extension Api {
     /// - `notifyBroadcasts#d612e8ef = NotifyPeer;`
     /// - `notifyForumTopic#226e6308 peer:Peer top_msg_id:int = NotifyPeer;`
     /// - `notifyCommunity#be376999 community_id:long = NotifyPeer;`
-    public enum NotifyPeer: TLRegistrable, TLParsable {
+    public enum NotifyPeer: TLSchemaDescribed, TLParsable {
         /// `notifyPeer#9fd40bd8 peer:Peer = NotifyPeer;`
         case notifyPeer(Cons_notifyPeer)
         /// `notifyUsers#b4c83b4c = NotifyPeer;`
@@ -79,6 +79,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "NotifyPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> NotifyPeer {
             let id = try reader.readUInt32()
@@ -143,37 +144,13 @@ extension Api {
                 throw error.inside(constructor: "notifyCommunity", fields: "community_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .notifyPeer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("notifyPeer", fields.fields)
-                case .notifyUsers:
-                    return ("notifyUsers", [])
-                case .notifyChats:
-                    return ("notifyChats", [])
-                case .notifyBroadcasts:
-                    return ("notifyBroadcasts", [])
-                case .notifyForumTopic(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("top_msg_id", c.topMsgId)
-                    return ("notifyForumTopic", fields.fields)
-                case .notifyCommunity(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("community_id", c.communityId)
-                    return ("notifyCommunity", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `TopPeer`. Constructors:
     /// - `topPeer#edcdc05b peer:Peer rating:double = TopPeer;`
-    public enum TopPeer: TLRegistrable, TLParsable {
+    public enum TopPeer: TLSchemaDescribed, TLParsable {
         /// `topPeer#edcdc05b peer:Peer rating:double = TopPeer;`
         case topPeer(Cons_topPeer)
 
@@ -198,6 +175,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "TopPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeer {
             let id = try reader.readUInt32()
@@ -223,16 +201,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "topPeer", fields: "peer,rating", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .topPeer(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.double("rating", c.rating)
-                    return ("topPeer", fields.fields)
             }
         }
     }
@@ -271,7 +239,7 @@ extension Api {
     /// - `textDate#a5b45e2b flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true text:RichText date:int = RichText;`
     /// - `textDiff#9686cb50 text:RichText old_text:RichText = RichText;`
     /// - `textButton#afc79cd6 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = RichText;`
-    public enum RichText: TLRegistrable, TLParsable {
+    public enum RichText: TLSchemaDescribed, TLParsable {
         /// `textEmpty#dc3d824f = RichText;`
         case textEmpty
         /// `textPlain#744694e0 text:string = RichText;`
@@ -788,6 +756,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RichText" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RichText {
             let id = try reader.readUInt32()
@@ -1179,158 +1148,6 @@ extension Api {
                 throw error.inside(constructor: "textButton", fields: "flags,text,type,style", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .textEmpty:
-                    return ("textEmpty", [])
-                case .textPlain(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("text", c.text)
-                    return ("textPlain", fields.fields)
-                case .textBold(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textBold", fields.fields)
-                case .textItalic(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textItalic", fields.fields)
-                case .textUnderline(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textUnderline", fields.fields)
-                case .textStrike(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textStrike", fields.fields)
-                case .textFixed(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textFixed", fields.fields)
-                case .textUrl(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("text", c.text)
-                    fields.string("url", c.url)
-                    fields.long("webpage_id", c.webpageId)
-                    return ("textUrl", fields.fields)
-                case .textEmail(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("text", c.text)
-                    fields.string("email", c.email)
-                    return ("textEmail", fields.fields)
-                case .textConcat(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("texts", c.texts)
-                    return ("textConcat", fields.fields)
-                case .textSubscript(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textSubscript", fields.fields)
-                case .textSuperscript(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textSuperscript", fields.fields)
-                case .textMarked(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textMarked", fields.fields)
-                case .textPhone(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("text", c.text)
-                    fields.string("phone", c.phone)
-                    return ("textPhone", fields.fields)
-                case .textImage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("document_id", c.documentId)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    return ("textImage", fields.fields)
-                case .textAnchor(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("text", c.text)
-                    fields.string("name", c.name)
-                    return ("textAnchor", fields.fields)
-                case .textMath(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("source", c.source)
-                    return ("textMath", fields.fields)
-                case .textCustomEmoji(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("document_id", c.documentId)
-                    fields.string("alt", c.alt)
-                    return ("textCustomEmoji", fields.fields)
-                case .textSpoiler(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textSpoiler", fields.fields)
-                case .textMention(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textMention", fields.fields)
-                case .textHashtag(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textHashtag", fields.fields)
-                case .textBotCommand(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textBotCommand", fields.fields)
-                case .textCashtag(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textCashtag", fields.fields)
-                case .textAutoUrl(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textAutoUrl", fields.fields)
-                case .textAutoEmail(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textAutoEmail", fields.fields)
-                case .textAutoPhone(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textAutoPhone", fields.fields)
-                case .textBankCard(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("textBankCard", fields.fields)
-                case .textMentionName(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("text", c.text)
-                    fields.long("user_id", c.userId)
-                    return ("textMentionName", fields.fields)
-                case .textDate(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("relative", c.relative)
-                    fields.trueFlag("short_time", c.shortTime)
-                    fields.trueFlag("long_time", c.longTime)
-                    fields.trueFlag("short_date", c.shortDate)
-                    fields.trueFlag("long_date", c.longDate)
-                    fields.trueFlag("day_of_week", c.dayOfWeek)
-                    fields.object("text", c.text)
-                    fields.int("date", c.date)
-                    return ("textDate", fields.fields)
-                case .textDiff(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("text", c.text)
-                    fields.object("old_text", c.oldText)
-                    return ("textDiff", fields.fields)
-                case .textButton(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("text", c.text)
-                    fields.object("type", c.type)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.style {
-                        fields.object("style", value)
-                    }
-                    return ("textButton", fields.fields)
-            }
-        }
     }
 }
 
@@ -1338,7 +1155,7 @@ extension Api {
     /// TL type `WebDocument`. Constructors:
     /// - `webDocument#1c570ed1 url:string access_hash:long size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
     /// - `webDocumentNoProxy#f9c8bcc6 url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
-    public enum WebDocument: TLRegistrable, TLParsable {
+    public enum WebDocument: TLSchemaDescribed, TLParsable {
         /// `webDocument#1c570ed1 url:string access_hash:long size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
         case webDocument(Cons_webDocument)
         /// `webDocumentNoProxy#f9c8bcc6 url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
@@ -1397,6 +1214,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WebDocument" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebDocument {
             let id = try reader.readUInt32()
@@ -1448,33 +1266,13 @@ extension Api {
                 throw error.inside(constructor: "webDocumentNoProxy", fields: "url,size,mime_type,attributes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webDocument(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.string("url", c.url)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("size", c.size)
-                    fields.string("mime_type", c.mimeType)
-                    fields.objects("attributes", c.attributes)
-                    return ("webDocument", fields.fields)
-                case .webDocumentNoProxy(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("url", c.url)
-                    fields.int("size", c.size)
-                    fields.string("mime_type", c.mimeType)
-                    fields.objects("attributes", c.attributes)
-                    return ("webDocumentNoProxy", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.channels {
     /// TL type `channels.AdminLogResults`. Constructors:
     /// - `channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;`
-    public enum AdminLogResults: TLRegistrable, TLParsable {
+    public enum AdminLogResults: TLSchemaDescribed, TLParsable {
         /// `channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;`
         case adminLogResults(Cons_adminLogResults)
 
@@ -1502,6 +1300,7 @@ extension Api.channels {
         }
 
         public static var tlTypeName: String { "channels.AdminLogResults" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AdminLogResults {
             let id = try reader.readUInt32()
@@ -1531,17 +1330,6 @@ extension Api.channels {
                 throw error.inside(constructor: "channels.adminLogResults", fields: "events,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .adminLogResults(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("events", c.events)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("channels.adminLogResults", fields.fields)
-            }
-        }
     }
 }
 
@@ -1549,7 +1337,7 @@ extension Api.help {
     /// TL type `help.TermsOfServiceUpdate`. Constructors:
     /// - `help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;`
     /// - `help.termsOfServiceUpdate#28ecf961 expires:int terms_of_service:help.TermsOfService = help.TermsOfServiceUpdate;`
-    public enum TermsOfServiceUpdate: TLRegistrable, TLParsable {
+    public enum TermsOfServiceUpdate: TLSchemaDescribed, TLParsable {
         /// `help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;`
         case termsOfServiceUpdateEmpty(Cons_termsOfServiceUpdateEmpty)
         /// `help.termsOfServiceUpdate#28ecf961 expires:int terms_of_service:help.TermsOfService = help.TermsOfServiceUpdate;`
@@ -1592,6 +1380,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.TermsOfServiceUpdate" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TermsOfServiceUpdate {
             let id = try reader.readUInt32()
@@ -1630,20 +1419,6 @@ extension Api.help {
                 throw error.inside(constructor: "help.termsOfServiceUpdate", fields: "expires,terms_of_service", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .termsOfServiceUpdateEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("expires", c.expires)
-                    return ("help.termsOfServiceUpdateEmpty", fields.fields)
-                case .termsOfServiceUpdate(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("expires", c.expires)
-                    fields.object("terms_of_service", c.termsOfService)
-                    return ("help.termsOfServiceUpdate", fields.fields)
-            }
-        }
     }
 }
 
@@ -1655,7 +1430,7 @@ extension Api {
     /// - `jsonString#b71e767a value:string = JSONValue;`
     /// - `jsonArray#f7444763 value:Vector<JSONValue> = JSONValue;`
     /// - `jsonObject#99c1d49d value:Vector<JSONObjectValue> = JSONValue;`
-    public enum JSONValue: TLRegistrable, TLParsable {
+    public enum JSONValue: TLSchemaDescribed, TLParsable {
         /// `jsonNull#3f6d7b68 = JSONValue;`
         case jsonNull
         /// `jsonBool#c7345e6a value:Bool = JSONValue;`
@@ -1741,6 +1516,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "JSONValue" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> JSONValue {
             let id = try reader.readUInt32()
@@ -1814,40 +1590,13 @@ extension Api {
                 throw error.inside(constructor: "jsonObject", fields: "value", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .jsonNull:
-                    return ("jsonNull", [])
-                case .jsonBool(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("value", c.value)
-                    return ("jsonBool", fields.fields)
-                case .jsonNumber(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.double("value", c.value)
-                    return ("jsonNumber", fields.fields)
-                case .jsonString(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("value", c.value)
-                    return ("jsonString", fields.fields)
-                case .jsonArray(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("value", c.value)
-                    return ("jsonArray", fields.fields)
-                case .jsonObject(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("value", c.value)
-                    return ("jsonObject", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.AutoDownloadSettings`. Constructors:
     /// - `account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;`
-    public enum AutoDownloadSettings: TLRegistrable, TLParsable {
+    public enum AutoDownloadSettings: TLSchemaDescribed, TLParsable {
         /// `account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;`
         case autoDownloadSettings(Cons_autoDownloadSettings)
 
@@ -1875,6 +1624,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.AutoDownloadSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoDownloadSettings {
             let id = try reader.readUInt32()
@@ -1904,17 +1654,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.autoDownloadSettings", fields: "low,medium,high", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .autoDownloadSettings(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("low", c.low)
-                    fields.object("medium", c.medium)
-                    fields.object("high", c.high)
-                    return ("account.autoDownloadSettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -1923,7 +1662,7 @@ extension Api {
     /// - `statsGraphAsync#4a27eb2d token:string = StatsGraph;`
     /// - `statsGraphError#bedc9822 error:string = StatsGraph;`
     /// - `statsGraph#8ea464b6 flags:# json:DataJSON zoom_token:flags.0?string = StatsGraph;`
-    public enum StatsGraph: TLRegistrable, TLParsable {
+    public enum StatsGraph: TLSchemaDescribed, TLParsable {
         /// `statsGraphAsync#4a27eb2d token:string = StatsGraph;`
         case statsGraphAsync(Cons_statsGraphAsync)
         /// `statsGraphError#bedc9822 error:string = StatsGraph;`
@@ -1993,6 +1732,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StatsGraph" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsGraph {
             let id = try reader.readUInt32()
@@ -2047,35 +1787,13 @@ extension Api {
                 throw error.inside(constructor: "statsGraph", fields: "flags,json,zoom_token", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .statsGraphAsync(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("token", c.token)
-                    return ("statsGraphAsync", fields.fields)
-                case .statsGraphError(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("error", c.error)
-                    return ("statsGraphError", fields.fields)
-                case .statsGraph(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.object("json", c.json)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.zoomToken {
-                        fields.string("zoom_token", value)
-                    }
-                    return ("statsGraph", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.MessageReactionsList`. Constructors:
     /// - `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
-    public enum MessageReactionsList: TLRegistrable, TLParsable {
+    public enum MessageReactionsList: TLSchemaDescribed, TLParsable {
         /// `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
         case messageReactionsList(Cons_messageReactionsList)
 
@@ -2129,6 +1847,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.MessageReactionsList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReactionsList {
             let id = try reader.readUInt32()
@@ -2167,30 +1886,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.messageReactionsList", fields: "flags,count,reactions,chats,users,next_offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageReactionsList(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("reactions", c.reactions)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    return ("messages.messageReactionsList", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.PremiumPromo`. Constructors:
     /// - `help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;`
-    public enum PremiumPromo: TLRegistrable, TLParsable {
+    public enum PremiumPromo: TLSchemaDescribed, TLParsable {
         /// `help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;`
         case premiumPromo(Cons_premiumPromo)
 
@@ -2227,6 +1929,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.PremiumPromo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PremiumPromo {
             let id = try reader.readUInt32()
@@ -2262,20 +1965,6 @@ extension Api.help {
                 throw error.inside(constructor: "help.premiumPromo", fields: "status_text,status_entities,video_sections,videos,period_options,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .premiumPromo(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.string("status_text", c.statusText)
-                    fields.objects("status_entities", c.statusEntities)
-                    fields.strings("video_sections", c.videoSections)
-                    fields.objects("videos", c.videos)
-                    fields.objects("period_options", c.periodOptions)
-                    fields.objects("users", c.users)
-                    return ("help.premiumPromo", fields.fields)
-            }
-        }
     }
 }
 
@@ -2284,7 +1973,7 @@ extension Api {
     /// - `emailVerificationCode#922e55a9 code:string = EmailVerification;`
     /// - `emailVerificationGoogle#db909ec2 token:string = EmailVerification;`
     /// - `emailVerificationApple#96d074fd token:string = EmailVerification;`
-    public enum EmailVerification: TLRegistrable, TLParsable {
+    public enum EmailVerification: TLSchemaDescribed, TLParsable {
         /// `emailVerificationCode#922e55a9 code:string = EmailVerification;`
         case emailVerificationCode(Cons_emailVerificationCode)
         /// `emailVerificationGoogle#db909ec2 token:string = EmailVerification;`
@@ -2334,6 +2023,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmailVerification" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmailVerification {
             let id = try reader.readUInt32()
@@ -2380,30 +2070,13 @@ extension Api {
                 throw error.inside(constructor: "emailVerificationApple", fields: "token", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emailVerificationCode(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("code", c.code)
-                    return ("emailVerificationCode", fields.fields)
-                case .emailVerificationGoogle(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("token", c.token)
-                    return ("emailVerificationGoogle", fields.fields)
-                case .emailVerificationApple(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("token", c.token)
-                    return ("emailVerificationApple", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StoryViews`. Constructors:
     /// - `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
-    public enum StoryViews: TLRegistrable, TLParsable {
+    public enum StoryViews: TLSchemaDescribed, TLParsable {
         /// `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
         case storyViews(Cons_storyViews)
 
@@ -2468,6 +2141,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StoryViews" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryViews {
             let id = try reader.readUInt32()
@@ -2515,30 +2189,6 @@ extension Api {
                 throw error.inside(constructor: "storyViews", fields: "flags,has_viewers,views_count,forwards_count,reactions,reactions_count,recent_viewers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyViews(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_viewers", c.hasViewers)
-                    fields.int("views_count", c.viewsCount)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.forwardsCount {
-                        fields.int("forwards_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.reactions {
-                        fields.objects("reactions", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.reactionsCount {
-                        fields.int("reactions_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.recentViewers {
-                        fields.longs("recent_viewers", value)
-                    }
-                    return ("storyViews", fields.fields)
-            }
-        }
     }
 }
 
@@ -2546,7 +2196,7 @@ extension Api {
     /// TL type `PostInteractionCounters`. Constructors:
     /// - `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
     /// - `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
-    public enum PostInteractionCounters: TLRegistrable, TLParsable {
+    public enum PostInteractionCounters: TLSchemaDescribed, TLParsable {
         /// `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
         case postInteractionCountersMessage(Cons_postInteractionCountersMessage)
         /// `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
@@ -2604,6 +2254,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PostInteractionCounters" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PostInteractionCounters {
             let id = try reader.readUInt32()
@@ -2653,32 +2304,13 @@ extension Api {
                 throw error.inside(constructor: "postInteractionCountersStory", fields: "story_id,views,forwards,reactions", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .postInteractionCountersMessage(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("msg_id", c.msgId)
-                    fields.int("views", c.views)
-                    fields.int("forwards", c.forwards)
-                    fields.int("reactions", c.reactions)
-                    return ("postInteractionCountersMessage", fields.fields)
-                case .postInteractionCountersStory(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("story_id", c.storyId)
-                    fields.int("views", c.views)
-                    fields.int("forwards", c.forwards)
-                    fields.int("reactions", c.reactions)
-                    return ("postInteractionCountersStory", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.PaidMessagesRevenue`. Constructors:
     /// - `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
-    public enum PaidMessagesRevenue: TLRegistrable, TLParsable {
+    public enum PaidMessagesRevenue: TLSchemaDescribed, TLParsable {
         /// `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
         case paidMessagesRevenue(Cons_paidMessagesRevenue)
 
@@ -2702,6 +2334,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.PaidMessagesRevenue" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaidMessagesRevenue {
             let id = try reader.readUInt32()
@@ -2726,15 +2359,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.paidMessagesRevenue", fields: "stars_amount", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paidMessagesRevenue(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("stars_amount", c.starsAmount)
-                    return ("account.paidMessagesRevenue", fields.fields)
-            }
-        }
     }
 }
 
@@ -2742,7 +2366,7 @@ extension Api.stories {
     /// TL type `stories.Albums`. Constructors:
     /// - `stories.albumsNotModified#564edaeb = stories.Albums;`
     /// - `stories.albums#c3987a3a hash:long albums:Vector<StoryAlbum> = stories.Albums;`
-    public enum Albums: TLRegistrable, TLParsable {
+    public enum Albums: TLSchemaDescribed, TLParsable {
         /// `stories.albumsNotModified#564edaeb = stories.Albums;`
         case albumsNotModified
         /// `stories.albums#c3987a3a hash:long albums:Vector<StoryAlbum> = stories.Albums;`
@@ -2773,6 +2397,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.Albums" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Albums {
             let id = try reader.readUInt32()
@@ -2803,18 +2428,6 @@ extension Api.stories {
             }
             catch {
                 throw error.inside(constructor: "stories.albums", fields: "hash,albums", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .albumsNotModified:
-                    return ("stories.albumsNotModified", [])
-                case .albums(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("albums", c.albums)
-                    return ("stories.albums", fields.fields)
             }
         }
     }
@@ -3314,5 +2927,71 @@ extension Api {
         (0x7b8def20, "stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;"),
         (0xd1810907, "stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;"),
         (0x3fa464c8, "ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;"),
+    ]
+    static let constructorEntries08: [(UInt32, StaticString)] = [
+        (0x9fd40bd8, "notifyPeer#9fd40bd8 peer:Peer = NotifyPeer;"),
+        (0xb4c83b4c, "notifyUsers#b4c83b4c = NotifyPeer;"),
+        (0xc007cec3, "notifyChats#c007cec3 = NotifyPeer;"),
+        (0xd612e8ef, "notifyBroadcasts#d612e8ef = NotifyPeer;"),
+        (0x226e6308, "notifyForumTopic#226e6308 peer:Peer top_msg_id:int = NotifyPeer;"),
+        (0xbe376999, "notifyCommunity#be376999 community_id:long = NotifyPeer;"),
+        (0xedcdc05b, "topPeer#edcdc05b peer:Peer rating:double = TopPeer;"),
+        (0xdc3d824f, "textEmpty#dc3d824f = RichText;"),
+        (0x744694e0, "textPlain#744694e0 text:string = RichText;"),
+        (0x6724abc4, "textBold#6724abc4 text:RichText = RichText;"),
+        (0xd912a59c, "textItalic#d912a59c text:RichText = RichText;"),
+        (0xc12622c4, "textUnderline#c12622c4 text:RichText = RichText;"),
+        (0x9bf8bb95, "textStrike#9bf8bb95 text:RichText = RichText;"),
+        (0x6c3f19b9, "textFixed#6c3f19b9 text:RichText = RichText;"),
+        (0x3c2884c1, "textUrl#3c2884c1 text:RichText url:string webpage_id:long = RichText;"),
+        (0xde5a0dd6, "textEmail#de5a0dd6 text:RichText email:string = RichText;"),
+        (0x7e6260d7, "textConcat#7e6260d7 texts:Vector<RichText> = RichText;"),
+        (0xed6a8504, "textSubscript#ed6a8504 text:RichText = RichText;"),
+        (0xc7fb5e01, "textSuperscript#c7fb5e01 text:RichText = RichText;"),
+        (0x034b8621, "textMarked#034b8621 text:RichText = RichText;"),
+        (0x1ccb966a, "textPhone#1ccb966a text:RichText phone:string = RichText;"),
+        (0x081ccf4f, "textImage#081ccf4f document_id:long w:int h:int = RichText;"),
+        (0x35553762, "textAnchor#35553762 text:RichText name:string = RichText;"),
+        (0x9d2eac97, "textMath#9d2eac97 source:string = RichText;"),
+        (0xa26156c0, "textCustomEmoji#a26156c0 document_id:long alt:string = RichText;"),
+        (0x4c2a5d62, "textSpoiler#4c2a5d62 text:RichText = RichText;"),
+        (0xcd24cf44, "textMention#cd24cf44 text:RichText = RichText;"),
+        (0x519524ea, "textHashtag#519524ea text:RichText = RichText;"),
+        (0x02ff29d3, "textBotCommand#02ff29d3 text:RichText = RichText;"),
+        (0x7b9e1801, "textCashtag#7b9e1801 text:RichText = RichText;"),
+        (0xac6a83aa, "textAutoUrl#ac6a83aa text:RichText = RichText;"),
+        (0xc556a45d, "textAutoEmail#c556a45d text:RichText = RichText;"),
+        (0x24c26789, "textAutoPhone#24c26789 text:RichText = RichText;"),
+        (0xb956812d, "textBankCard#b956812d text:RichText = RichText;"),
+        (0x01a9fbfc, "textMentionName#01a9fbfc text:RichText user_id:long = RichText;"),
+        (0xa5b45e2b, "textDate#a5b45e2b flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true text:RichText date:int = RichText;"),
+        (0x9686cb50, "textDiff#9686cb50 text:RichText old_text:RichText = RichText;"),
+        (0xafc79cd6, "textButton#afc79cd6 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = RichText;"),
+        (0x1c570ed1, "webDocument#1c570ed1 url:string access_hash:long size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;"),
+        (0xf9c8bcc6, "webDocumentNoProxy#f9c8bcc6 url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;"),
+        (0xed8af74d, "channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;"),
+        (0xe3309f7f, "help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;"),
+        (0x28ecf961, "help.termsOfServiceUpdate#28ecf961 expires:int terms_of_service:help.TermsOfService = help.TermsOfServiceUpdate;"),
+        (0x3f6d7b68, "jsonNull#3f6d7b68 = JSONValue;"),
+        (0xc7345e6a, "jsonBool#c7345e6a value:Bool = JSONValue;"),
+        (0x2be0dfa4, "jsonNumber#2be0dfa4 value:double = JSONValue;"),
+        (0xb71e767a, "jsonString#b71e767a value:string = JSONValue;"),
+        (0xf7444763, "jsonArray#f7444763 value:Vector<JSONValue> = JSONValue;"),
+        (0x99c1d49d, "jsonObject#99c1d49d value:Vector<JSONObjectValue> = JSONValue;"),
+        (0x63cacf26, "account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;"),
+        (0x4a27eb2d, "statsGraphAsync#4a27eb2d token:string = StatsGraph;"),
+        (0xbedc9822, "statsGraphError#bedc9822 error:string = StatsGraph;"),
+        (0x8ea464b6, "statsGraph#8ea464b6 flags:# json:DataJSON zoom_token:flags.0?string = StatsGraph;"),
+        (0x31bd492d, "messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;"),
+        (0x5334759c, "help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;"),
+        (0x922e55a9, "emailVerificationCode#922e55a9 code:string = EmailVerification;"),
+        (0xdb909ec2, "emailVerificationGoogle#db909ec2 token:string = EmailVerification;"),
+        (0x96d074fd, "emailVerificationApple#96d074fd token:string = EmailVerification;"),
+        (0x8d595cd6, "storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;"),
+        (0xe7058e7f, "postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;"),
+        (0x8a480e27, "postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;"),
+        (0x1e109708, "account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;"),
+        (0x564edaeb, "stories.albumsNotModified#564edaeb = stories.Albums;"),
+        (0xc3987a3a, "stories.albums#c3987a3a hash:long albums:Vector<StoryAlbum> = stories.Albums;"),
     ]
 }

@@ -10,7 +10,7 @@ extension Api.messages {
     /// - `messages.messagesSlice#5f206716 flags:# inexact:flags.1?true count:int next_rate:flags.0?int offset_id_offset:flags.2?int search_flood:flags.3?SearchPostsFlood messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
     /// - `messages.channelMessages#c776ba4e flags:# inexact:flags.1?true pts:int count:int offset_id_offset:flags.2?int messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
     /// - `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
-    public enum Messages: TLRegistrable, TLParsable {
+    public enum Messages: TLSchemaDescribed, TLParsable {
         /// `messages.messages#1d73e7ea messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
         case messages(Cons_messages)
         /// `messages.messagesSlice#5f206716 flags:# inexact:flags.1?true count:int next_rate:flags.0?int offset_id_offset:flags.2?int search_flood:flags.3?SearchPostsFlood messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
@@ -177,6 +177,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.Messages" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Messages {
             let id = try reader.readUInt32()
@@ -285,57 +286,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.messagesNotModified", fields: "count", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messages(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.objects("messages", c.messages)
-                    fields.objects("topics", c.topics)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.messages", fields.fields)
-                case .messagesSlice(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("inexact", c.inexact)
-                    fields.int("count", c.count)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextRate {
-                        fields.int("next_rate", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
-                        fields.int("offset_id_offset", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.searchFlood {
-                        fields.object("search_flood", value)
-                    }
-                    fields.objects("messages", c.messages)
-                    fields.objects("topics", c.topics)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.messagesSlice", fields.fields)
-                case .channelMessages(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("inexact", c.inexact)
-                    fields.int("pts", c.pts)
-                    fields.int("count", c.count)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.offsetIdOffset {
-                        fields.int("offset_id_offset", value)
-                    }
-                    fields.objects("messages", c.messages)
-                    fields.objects("topics", c.topics)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.channelMessages", fields.fields)
-                case .messagesNotModified(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("count", c.count)
-                    return ("messages.messagesNotModified", fields.fields)
-            }
-        }
     }
 }
 
@@ -353,7 +303,7 @@ extension Api {
     /// - `privacyValueAllowPremium#ece9814b = PrivacyRule;`
     /// - `privacyValueAllowBots#21461b5d = PrivacyRule;`
     /// - `privacyValueDisallowBots#f6a5f82f = PrivacyRule;`
-    public enum PrivacyRule: TLRegistrable, TLParsable {
+    public enum PrivacyRule: TLSchemaDescribed, TLParsable {
         /// `privacyValueAllowContacts#fffe1bac = PrivacyRule;`
         case privacyValueAllowContacts
         /// `privacyValueAllowAll#65427b82 = PrivacyRule;`
@@ -449,6 +399,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PrivacyRule" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PrivacyRule {
             let id = try reader.readUInt32()
@@ -546,50 +497,13 @@ extension Api {
         static func parse_privacyValueDisallowBots(_ reader: inout BufferReader) throws(TLDecodingError) -> PrivacyRule {
             return .privacyValueDisallowBots
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .privacyValueAllowContacts:
-                    return ("privacyValueAllowContacts", [])
-                case .privacyValueAllowAll:
-                    return ("privacyValueAllowAll", [])
-                case .privacyValueAllowUsers(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("users", c.users)
-                    return ("privacyValueAllowUsers", fields.fields)
-                case .privacyValueDisallowContacts:
-                    return ("privacyValueDisallowContacts", [])
-                case .privacyValueDisallowAll:
-                    return ("privacyValueDisallowAll", [])
-                case .privacyValueDisallowUsers(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("users", c.users)
-                    return ("privacyValueDisallowUsers", fields.fields)
-                case .privacyValueAllowChatParticipants(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("chats", c.chats)
-                    return ("privacyValueAllowChatParticipants", fields.fields)
-                case .privacyValueDisallowChatParticipants(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("chats", c.chats)
-                    return ("privacyValueDisallowChatParticipants", fields.fields)
-                case .privacyValueAllowCloseFriends:
-                    return ("privacyValueAllowCloseFriends", [])
-                case .privacyValueAllowPremium:
-                    return ("privacyValueAllowPremium", [])
-                case .privacyValueAllowBots:
-                    return ("privacyValueAllowBots", [])
-                case .privacyValueDisallowBots:
-                    return ("privacyValueDisallowBots", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AccountDaysTTL`. Constructors:
     /// - `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
-    public enum AccountDaysTTL: TLRegistrable, TLParsable {
+    public enum AccountDaysTTL: TLSchemaDescribed, TLParsable {
         /// `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
         case accountDaysTTL(Cons_accountDaysTTL)
 
@@ -613,6 +527,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AccountDaysTTL" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AccountDaysTTL {
             let id = try reader.readUInt32()
@@ -637,22 +552,13 @@ extension Api {
                 throw error.inside(constructor: "accountDaysTTL", fields: "days", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .accountDaysTTL(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("days", c.days)
-                    return ("accountDaysTTL", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MessageRange`. Constructors:
     /// - `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
-    public enum MessageRange: TLRegistrable, TLParsable {
+    public enum MessageRange: TLSchemaDescribed, TLParsable {
         /// `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
         case messageRange(Cons_messageRange)
 
@@ -679,6 +585,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageRange" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageRange {
             let id = try reader.readUInt32()
@@ -706,16 +613,6 @@ extension Api {
                 throw error.inside(constructor: "messageRange", fields: "min_id,max_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageRange(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("min_id", c.minId)
-                    fields.int("max_id", c.maxId)
-                    return ("messageRange", fields.fields)
-            }
-        }
     }
 }
 
@@ -723,7 +620,7 @@ extension Api {
     /// TL type `InputBotInlineMessageID`. Constructors:
     /// - `inputBotInlineMessageID#890c3d89 dc_id:int id:long access_hash:long = InputBotInlineMessageID;`
     /// - `inputBotInlineMessageID64#b6d915d7 dc_id:int owner_id:long id:int access_hash:long = InputBotInlineMessageID;`
-    public enum InputBotInlineMessageID: TLRegistrable, TLParsable {
+    public enum InputBotInlineMessageID: TLSchemaDescribed, TLParsable {
         /// `inputBotInlineMessageID#890c3d89 dc_id:int id:long access_hash:long = InputBotInlineMessageID;`
         case inputBotInlineMessageID(Cons_inputBotInlineMessageID)
         /// `inputBotInlineMessageID64#b6d915d7 dc_id:int owner_id:long id:int access_hash:long = InputBotInlineMessageID;`
@@ -778,6 +675,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBotInlineMessageID" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBotInlineMessageID {
             let id = try reader.readUInt32()
@@ -825,24 +723,6 @@ extension Api {
                 throw error.inside(constructor: "inputBotInlineMessageID64", fields: "dc_id,owner_id,id,access_hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBotInlineMessageID(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("dc_id", c.dcId)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputBotInlineMessageID", fields.fields)
-                case .inputBotInlineMessageID64(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("dc_id", c.dcId)
-                    fields.long("owner_id", c.ownerId)
-                    fields.int("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputBotInlineMessageID64", fields.fields)
-            }
-        }
     }
 }
 
@@ -851,7 +731,7 @@ extension Api {
     /// - `langPackString#cad181f6 key:string value:string = LangPackString;`
     /// - `langPackStringPluralized#6c47ac9f flags:# key:string zero_value:flags.0?string one_value:flags.1?string two_value:flags.2?string few_value:flags.3?string many_value:flags.4?string other_value:string = LangPackString;`
     /// - `langPackStringDeleted#2979eeb2 key:string = LangPackString;`
-    public enum LangPackString: TLRegistrable, TLParsable {
+    public enum LangPackString: TLSchemaDescribed, TLParsable {
         /// `langPackString#cad181f6 key:string value:string = LangPackString;`
         case langPackString(Cons_langPackString)
         /// `langPackStringPluralized#6c47ac9f flags:# key:string zero_value:flags.0?string one_value:flags.1?string two_value:flags.2?string few_value:flags.3?string many_value:flags.4?string other_value:string = LangPackString;`
@@ -956,6 +836,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "LangPackString" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LangPackString {
             let id = try reader.readUInt32()
@@ -1035,49 +916,13 @@ extension Api {
                 throw error.inside(constructor: "langPackStringDeleted", fields: "key", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .langPackString(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("key", c.key)
-                    fields.string("value", c.value)
-                    return ("langPackString", fields.fields)
-                case .langPackStringPluralized(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.string("key", c.key)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.zeroValue {
-                        fields.string("zero_value", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.oneValue {
-                        fields.string("one_value", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.twoValue {
-                        fields.string("two_value", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.fewValue {
-                        fields.string("few_value", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.manyValue {
-                        fields.string("many_value", value)
-                    }
-                    fields.string("other_value", c.otherValue)
-                    return ("langPackStringPluralized", fields.fields)
-                case .langPackStringDeleted(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("key", c.key)
-                    return ("langPackStringDeleted", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `FolderPeer`. Constructors:
     /// - `folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;`
-    public enum FolderPeer: TLRegistrable, TLParsable {
+    public enum FolderPeer: TLSchemaDescribed, TLParsable {
         /// `folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;`
         case folderPeer(Cons_folderPeer)
 
@@ -1102,6 +947,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "FolderPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FolderPeer {
             let id = try reader.readUInt32()
@@ -1129,23 +975,13 @@ extension Api {
                 throw error.inside(constructor: "folderPeer", fields: "peer,folder_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .folderPeer(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("folder_id", c.folderId)
-                    return ("folderPeer", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `RestrictionReason`. Constructors:
     /// - `restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;`
-    public enum RestrictionReason: TLRegistrable, TLParsable {
+    public enum RestrictionReason: TLSchemaDescribed, TLParsable {
         /// `restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;`
         case restrictionReason(Cons_restrictionReason)
 
@@ -1173,6 +1009,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RestrictionReason" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RestrictionReason {
             let id = try reader.readUInt32()
@@ -1202,24 +1039,13 @@ extension Api {
                 throw error.inside(constructor: "restrictionReason", fields: "platform,reason,text", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .restrictionReason(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("platform", c.platform)
-                    fields.string("reason", c.reason)
-                    fields.string("text", c.text)
-                    return ("restrictionReason", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `GroupCallParticipant`. Constructors:
     /// - `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
-    public enum GroupCallParticipant: TLRegistrable, TLParsable {
+    public enum GroupCallParticipant: TLSchemaDescribed, TLParsable {
         /// `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
         case groupCallParticipant(Cons_groupCallParticipant)
 
@@ -1329,6 +1155,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GroupCallParticipant" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallParticipant {
             let id = try reader.readUInt32()
@@ -1395,50 +1222,6 @@ extension Api {
                 throw error.inside(constructor: "groupCallParticipant", fields: "flags,muted,left,can_self_unmute,just_joined,versioned,min,muted_by_you,volume_by_admin,self,video_joined,peer,date,active_date,source,volume,about,raise_hand_rating,video,presentation,paid_stars_total", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallParticipant(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 21)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("muted", c.muted)
-                    fields.trueFlag("left", c.left)
-                    fields.trueFlag("can_self_unmute", c.canSelfUnmute)
-                    fields.trueFlag("just_joined", c.justJoined)
-                    fields.trueFlag("versioned", c.versioned)
-                    fields.trueFlag("min", c.min)
-                    fields.trueFlag("muted_by_you", c.mutedByYou)
-                    fields.trueFlag("volume_by_admin", c.volumeByAdmin)
-                    fields.trueFlag("self", c.isSelf)
-                    fields.trueFlag("video_joined", c.videoJoined)
-                    fields.object("peer", c.peer)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.activeDate {
-                        fields.int("active_date", value)
-                    }
-                    fields.int("source", c.source)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.volume {
-                        fields.int("volume", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.about {
-                        fields.string("about", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.raiseHandRating {
-                        fields.long("raise_hand_rating", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.video {
-                        fields.object("video", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.presentation {
-                        fields.object("presentation", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.paidStarsTotal {
-                        fields.long("paid_stars_total", value)
-                    }
-                    return ("groupCallParticipant", fields.fields)
-            }
-        }
     }
 }
 
@@ -1446,7 +1229,7 @@ extension Api.messages {
     /// TL type `messages.ExportedChatInvite`. Constructors:
     /// - `messages.exportedChatInvite#1871be50 invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
     /// - `messages.exportedChatInviteReplaced#222600ef invite:ExportedChatInvite new_invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
-    public enum ExportedChatInvite: TLRegistrable, TLParsable {
+    public enum ExportedChatInvite: TLSchemaDescribed, TLParsable {
         /// `messages.exportedChatInvite#1871be50 invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
         case exportedChatInvite(Cons_exportedChatInvite)
         /// `messages.exportedChatInviteReplaced#222600ef invite:ExportedChatInvite new_invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
@@ -1491,6 +1274,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ExportedChatInvite" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatInvite {
             let id = try reader.readUInt32()
@@ -1534,29 +1318,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.exportedChatInviteReplaced", fields: "invite,new_invite,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedChatInvite(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("invite", c.invite)
-                    fields.objects("users", c.users)
-                    return ("messages.exportedChatInvite", fields.fields)
-                case .exportedChatInviteReplaced(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("invite", c.invite)
-                    fields.object("new_invite", c.newInvite)
-                    fields.objects("users", c.users)
-                    return ("messages.exportedChatInviteReplaced", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stories {
     /// TL type `stories.PeerStories`. Constructors:
     /// - `stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;`
-    public enum PeerStories: TLRegistrable, TLParsable {
+    public enum PeerStories: TLSchemaDescribed, TLParsable {
         /// `stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;`
         case peerStories(Cons_peerStories)
 
@@ -1584,6 +1352,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.PeerStories" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerStories {
             let id = try reader.readUInt32()
@@ -1613,24 +1382,13 @@ extension Api.stories {
                 throw error.inside(constructor: "stories.peerStories", fields: "stories,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerStories(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("stories", c.stories)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("stories.peerStories", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputBusinessIntro`. Constructors:
     /// - `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
-    public enum InputBusinessIntro: TLRegistrable, TLParsable {
+    public enum InputBusinessIntro: TLSchemaDescribed, TLParsable {
         /// `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
         case inputBusinessIntro(Cons_inputBusinessIntro)
 
@@ -1674,6 +1432,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBusinessIntro" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessIntro {
             let id = try reader.readUInt32()
@@ -1708,28 +1467,13 @@ extension Api {
                 throw error.inside(constructor: "inputBusinessIntro", fields: "flags,title,description,sticker", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBusinessIntro(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.sticker {
-                        fields.object("sticker", value)
-                    }
-                    return ("inputBusinessIntro", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AvailableEffect`. Constructors:
     /// - `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
-    public enum AvailableEffect: TLRegistrable, TLParsable {
+    public enum AvailableEffect: TLSchemaDescribed, TLParsable {
         /// `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
         case availableEffect(Cons_availableEffect)
 
@@ -1790,6 +1534,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AvailableEffect" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AvailableEffect {
             let id = try reader.readUInt32()
@@ -1831,33 +1576,13 @@ extension Api {
                 throw error.inside(constructor: "availableEffect", fields: "flags,premium_required,id,emoticon,static_icon_id,effect_sticker_id,effect_animation_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .availableEffect(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("premium_required", c.premiumRequired)
-                    fields.long("id", c.id)
-                    fields.string("emoticon", c.emoticon)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.staticIconId {
-                        fields.long("static_icon_id", value)
-                    }
-                    fields.long("effect_sticker_id", c.effectStickerId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.effectAnimationId {
-                        fields.long("effect_animation_id", value)
-                    }
-                    return ("availableEffect", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stories {
     /// TL type `stories.FoundStories`. Constructors:
     /// - `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
-    public enum FoundStories: TLRegistrable, TLParsable {
+    public enum FoundStories: TLSchemaDescribed, TLParsable {
         /// `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
         case foundStories(Cons_foundStories)
 
@@ -1911,6 +1636,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.FoundStories" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FoundStories {
             let id = try reader.readUInt32()
@@ -1949,30 +1675,13 @@ extension Api.stories {
                 throw error.inside(constructor: "stories.foundStories", fields: "flags,count,stories,next_offset,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .foundStories(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("stories", c.stories)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("stories.foundStories", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.bots {
     /// TL type `bots.PopularAppBots`. Constructors:
     /// - `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
-    public enum PopularAppBots: TLRegistrable, TLParsable {
+    public enum PopularAppBots: TLSchemaDescribed, TLParsable {
         /// `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
         case popularAppBots(Cons_popularAppBots)
 
@@ -2014,6 +1723,7 @@ extension Api.bots {
         }
 
         public static var tlTypeName: String { "bots.PopularAppBots" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PopularAppBots {
             let id = try reader.readUInt32()
@@ -2046,27 +1756,13 @@ extension Api.bots {
                 throw error.inside(constructor: "bots.popularAppBots", fields: "flags,next_offset,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .popularAppBots(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    fields.objects("users", c.users)
-                    return ("bots.popularAppBots", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BotVerifierSettings`. Constructors:
     /// - `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
-    public enum BotVerifierSettings: TLRegistrable, TLParsable {
+    public enum BotVerifierSettings: TLSchemaDescribed, TLParsable {
         /// `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
         case botVerifierSettings(Cons_botVerifierSettings)
 
@@ -2114,6 +1810,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotVerifierSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotVerifierSettings {
             let id = try reader.readUInt32()
@@ -2148,29 +1845,13 @@ extension Api {
                 throw error.inside(constructor: "botVerifierSettings", fields: "flags,can_modify_custom_description,icon,company,custom_description", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botVerifierSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_modify_custom_description", c.canModifyCustomDescription)
-                    fields.long("icon", c.icon)
-                    fields.string("company", c.company)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.customDescription {
-                        fields.string("custom_description", value)
-                    }
-                    return ("botVerifierSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `TodoList`. Constructors:
     /// - `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
-    public enum TodoList: TLRegistrable, TLParsable {
+    public enum TodoList: TLSchemaDescribed, TLParsable {
         /// `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
         case todoList(Cons_todoList)
 
@@ -2213,6 +1894,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "TodoList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TodoList {
             let id = try reader.readUInt32()
@@ -2240,20 +1922,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "todoList", fields: "flags,others_can_append,others_can_complete,title,list", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .todoList(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("others_can_append", c.othersCanAppend)
-                    fields.trueFlag("others_can_complete", c.othersCanComplete)
-                    fields.object("title", c.title)
-                    fields.objects("list", c.list)
-                    return ("todoList", fields.fields)
             }
         }
     }
@@ -2838,5 +2506,42 @@ extension Api {
         (0x7b393160, "phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;"),
         (0x1ab21940, "phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;"),
         (0xc6701900, "phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;"),
+    ]
+    static let constructorEntries09: [(UInt32, StaticString)] = [
+        (0x1d73e7ea, "messages.messages#1d73e7ea messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;"),
+        (0x5f206716, "messages.messagesSlice#5f206716 flags:# inexact:flags.1?true count:int next_rate:flags.0?int offset_id_offset:flags.2?int search_flood:flags.3?SearchPostsFlood messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;"),
+        (0xc776ba4e, "messages.channelMessages#c776ba4e flags:# inexact:flags.1?true pts:int count:int offset_id_offset:flags.2?int messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;"),
+        (0x74535f21, "messages.messagesNotModified#74535f21 count:int = messages.Messages;"),
+        (0xfffe1bac, "privacyValueAllowContacts#fffe1bac = PrivacyRule;"),
+        (0x65427b82, "privacyValueAllowAll#65427b82 = PrivacyRule;"),
+        (0xb8905fb2, "privacyValueAllowUsers#b8905fb2 users:Vector<long> = PrivacyRule;"),
+        (0xf888fa1a, "privacyValueDisallowContacts#f888fa1a = PrivacyRule;"),
+        (0x8b73e763, "privacyValueDisallowAll#8b73e763 = PrivacyRule;"),
+        (0xe4621141, "privacyValueDisallowUsers#e4621141 users:Vector<long> = PrivacyRule;"),
+        (0x6b134e8e, "privacyValueAllowChatParticipants#6b134e8e chats:Vector<long> = PrivacyRule;"),
+        (0x41c87565, "privacyValueDisallowChatParticipants#41c87565 chats:Vector<long> = PrivacyRule;"),
+        (0xf7e8d89b, "privacyValueAllowCloseFriends#f7e8d89b = PrivacyRule;"),
+        (0xece9814b, "privacyValueAllowPremium#ece9814b = PrivacyRule;"),
+        (0x21461b5d, "privacyValueAllowBots#21461b5d = PrivacyRule;"),
+        (0xf6a5f82f, "privacyValueDisallowBots#f6a5f82f = PrivacyRule;"),
+        (0xb8d0afdf, "accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;"),
+        (0x0ae30253, "messageRange#0ae30253 min_id:int max_id:int = MessageRange;"),
+        (0x890c3d89, "inputBotInlineMessageID#890c3d89 dc_id:int id:long access_hash:long = InputBotInlineMessageID;"),
+        (0xb6d915d7, "inputBotInlineMessageID64#b6d915d7 dc_id:int owner_id:long id:int access_hash:long = InputBotInlineMessageID;"),
+        (0xcad181f6, "langPackString#cad181f6 key:string value:string = LangPackString;"),
+        (0x6c47ac9f, "langPackStringPluralized#6c47ac9f flags:# key:string zero_value:flags.0?string one_value:flags.1?string two_value:flags.2?string few_value:flags.3?string many_value:flags.4?string other_value:string = LangPackString;"),
+        (0x2979eeb2, "langPackStringDeleted#2979eeb2 key:string = LangPackString;"),
+        (0xe9baa668, "folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;"),
+        (0xd072acb4, "restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;"),
+        (0x2a3dc7ac, "groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;"),
+        (0x1871be50, "messages.exportedChatInvite#1871be50 invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;"),
+        (0x222600ef, "messages.exportedChatInviteReplaced#222600ef invite:ExportedChatInvite new_invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;"),
+        (0xcae68768, "stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;"),
+        (0x09c469cd, "inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;"),
+        (0x93c3e27e, "availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;"),
+        (0xe2de7737, "stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;"),
+        (0x1991b13b, "bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;"),
+        (0xb0cd6617, "botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;"),
+        (0x49b92a26, "todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;"),
     ]
 }

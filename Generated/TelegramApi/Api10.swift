@@ -8,7 +8,7 @@ extension Api {
     /// TL type `User`. Constructors:
     /// - `userEmpty#d3bc4b7a id:long = User;`
     /// - `user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;`
-    public enum User: TLRegistrable, TLParsable {
+    public enum User: TLSchemaDescribed, TLParsable {
         /// `userEmpty#d3bc4b7a id:long = User;`
         case userEmpty(Cons_userEmpty)
         /// `user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;`
@@ -256,6 +256,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "User" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> User {
             let id = try reader.readUInt32()
@@ -396,113 +397,6 @@ extension Api {
                 throw error.inside(constructor: "user", fields: "flags,self,contact,mutual_contact,deleted,bot,bot_chat_history,bot_nochats,verified,restricted,min,bot_inline_geo,support,scam,apply_min_photo,fake,bot_attach_menu,premium,attach_menu_enabled,flags2,bot_can_edit,close_friend,stories_hidden,stories_unavailable,contact_require_premium,bot_business,bot_has_main_app,bot_forum_view,bot_forum_can_manage_topics,bot_can_manage_bots,bot_guestchat,bot_guard,id,access_hash,first_name,last_name,username,phone,photo,status,bot_info_version,restriction_reason,bot_inline_placeholder,lang_code,emoji_status,usernames,stories_max_id,color,profile_color,bot_active_users,bot_verification_icon,send_paid_messages_stars,linked_community_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .userEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("userEmpty", fields.fields)
-                case .user(let c):
-                    let _flags = c.flags
-                    let _flags2 = c.flags2
-                    var fields = TLFieldList(capacity: 53)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("self", c.isSelf)
-                    fields.trueFlag("contact", c.contact)
-                    fields.trueFlag("mutual_contact", c.mutualContact)
-                    fields.trueFlag("deleted", c.deleted)
-                    fields.trueFlag("bot", c.bot)
-                    fields.trueFlag("bot_chat_history", c.botChatHistory)
-                    fields.trueFlag("bot_nochats", c.botNochats)
-                    fields.trueFlag("verified", c.verified)
-                    fields.trueFlag("restricted", c.restricted)
-                    fields.trueFlag("min", c.min)
-                    fields.trueFlag("bot_inline_geo", c.botInlineGeo)
-                    fields.trueFlag("support", c.support)
-                    fields.trueFlag("scam", c.scam)
-                    fields.trueFlag("apply_min_photo", c.applyMinPhoto)
-                    fields.trueFlag("fake", c.fake)
-                    fields.trueFlag("bot_attach_menu", c.botAttachMenu)
-                    fields.trueFlag("premium", c.premium)
-                    fields.trueFlag("attach_menu_enabled", c.attachMenuEnabled)
-                    fields.flags("flags2", _flags2)
-                    fields.trueFlag("bot_can_edit", c.botCanEdit)
-                    fields.trueFlag("close_friend", c.closeFriend)
-                    fields.trueFlag("stories_hidden", c.storiesHidden)
-                    fields.trueFlag("stories_unavailable", c.storiesUnavailable)
-                    fields.trueFlag("contact_require_premium", c.contactRequirePremium)
-                    fields.trueFlag("bot_business", c.botBusiness)
-                    fields.trueFlag("bot_has_main_app", c.botHasMainApp)
-                    fields.trueFlag("bot_forum_view", c.botForumView)
-                    fields.trueFlag("bot_forum_can_manage_topics", c.botForumCanManageTopics)
-                    fields.trueFlag("bot_can_manage_bots", c.botCanManageBots)
-                    fields.trueFlag("bot_guestchat", c.botGuestchat)
-                    fields.trueFlag("bot_guard", c.botGuard)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.accessHash {
-                        fields.long("access_hash", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
-                        fields.string("first_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.lastName {
-                        fields.string("last_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.username {
-                        fields.string("username", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.phone {
-                        fields.string("phone", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.status {
-                        fields.object("status", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
-                        fields.int("bot_info_version", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.restrictionReason {
-                        fields.objects("restriction_reason", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.botInlinePlaceholder {
-                        fields.string("bot_inline_placeholder", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400000), let value = c.langCode {
-                        fields.string("lang_code", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000000), let value = c.emojiStatus {
-                        fields.object("emoji_status", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
-                        fields.objects("usernames", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x20), let value = c.storiesMaxId {
-                        fields.object("stories_max_id", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x100), let value = c.color {
-                        fields.object("color", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200), let value = c.profileColor {
-                        fields.object("profile_color", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1000), let value = c.botActiveUsers {
-                        fields.int("bot_active_users", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x4000), let value = c.botVerificationIcon {
-                        fields.long("bot_verification_icon", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x8000), let value = c.sendPaidMessagesStars {
-                        fields.long("send_paid_messages_stars", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200000), let value = c.linkedCommunityId {
-                        fields.long("linked_community_id", value)
-                    }
-                    return ("user", fields.fields)
-            }
-        }
     }
 }
 
@@ -511,7 +405,7 @@ extension Api {
     /// - `inputChannelEmpty#ee8c1e86 = InputChannel;`
     /// - `inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;`
     /// - `inputChannelFromMessage#5b934f9d peer:InputPeer msg_id:int channel_id:long = InputChannel;`
-    public enum InputChannel: TLRegistrable, TLParsable {
+    public enum InputChannel: TLSchemaDescribed, TLParsable {
         /// `inputChannelEmpty#ee8c1e86 = InputChannel;`
         case inputChannelEmpty
         /// `inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;`
@@ -564,6 +458,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputChannel" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputChannel {
             let id = try reader.readUInt32()
@@ -612,24 +507,6 @@ extension Api {
                 throw error.inside(constructor: "inputChannelFromMessage", fields: "peer,msg_id,channel_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputChannelEmpty:
-                    return ("inputChannelEmpty", [])
-                case .inputChannel(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("channel_id", c.channelId)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputChannel", fields.fields)
-                case .inputChannelFromMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.long("channel_id", c.channelId)
-                    return ("inputChannelFromMessage", fields.fields)
-            }
-        }
     }
 }
 
@@ -637,7 +514,7 @@ extension Api.channels {
     /// TL type `channels.ChannelParticipants`. Constructors:
     /// - `channels.channelParticipants#9ab0feaf count:int participants:Vector<ChannelParticipant> chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipants;`
     /// - `channels.channelParticipantsNotModified#f0173fe9 = channels.ChannelParticipants;`
-    public enum ChannelParticipants: TLRegistrable, TLParsable {
+    public enum ChannelParticipants: TLSchemaDescribed, TLParsable {
         /// `channels.channelParticipants#9ab0feaf count:int participants:Vector<ChannelParticipant> chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipants;`
         case channelParticipants(Cons_channelParticipants)
         /// `channels.channelParticipantsNotModified#f0173fe9 = channels.ChannelParticipants;`
@@ -674,6 +551,7 @@ extension Api.channels {
         }
 
         public static var tlTypeName: String { "channels.ChannelParticipants" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipants {
             let id = try reader.readUInt32()
@@ -710,20 +588,6 @@ extension Api.channels {
         static func parse_channelParticipantsNotModified(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipants {
             return .channelParticipantsNotModified
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelParticipants(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("count", c.count)
-                    fields.objects("participants", c.participants)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("channels.channelParticipants", fields.fields)
-                case .channelParticipantsNotModified:
-                    return ("channels.channelParticipantsNotModified", [])
-            }
-        }
     }
 }
 
@@ -731,7 +595,7 @@ extension Api {
     /// TL type `BotInlineResult`. Constructors:
     /// - `botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;`
     /// - `botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;`
-    public enum BotInlineResult: TLRegistrable, TLParsable {
+    public enum BotInlineResult: TLSchemaDescribed, TLParsable {
         /// `botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;`
         case botInlineResult(Cons_botInlineResult)
         /// `botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;`
@@ -864,6 +728,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotInlineResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotInlineResult {
             let id = try reader.readUInt32()
@@ -958,61 +823,13 @@ extension Api {
                 throw error.inside(constructor: "botInlineMediaResult", fields: "flags,id,type,photo,document,title,description,send_message", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botInlineResult(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.string("id", c.id)
-                    fields.string("type", c.type)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
-                        fields.string("description", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.thumb {
-                        fields.object("thumb", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.content {
-                        fields.object("content", value)
-                    }
-                    fields.object("send_message", c.sendMessage)
-                    return ("botInlineResult", fields.fields)
-                case .botInlineMediaResult(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.string("id", c.id)
-                    fields.string("type", c.type)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.document {
-                        fields.object("document", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.description {
-                        fields.string("description", value)
-                    }
-                    fields.object("send_message", c.sendMessage)
-                    return ("botInlineMediaResult", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `CdnConfig`. Constructors:
     /// - `cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;`
-    public enum CdnConfig: TLRegistrable, TLParsable {
+    public enum CdnConfig: TLSchemaDescribed, TLParsable {
         /// `cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;`
         case cdnConfig(Cons_cdnConfig)
 
@@ -1034,6 +851,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "CdnConfig" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CdnConfig {
             let id = try reader.readUInt32()
@@ -1058,22 +876,13 @@ extension Api {
                 throw error.inside(constructor: "cdnConfig", fields: "public_keys", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .cdnConfig(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("public_keys", c.publicKeys)
-                    return ("cdnConfig", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.ContentSettings`. Constructors:
     /// - `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
-    public enum ContentSettings: TLRegistrable, TLParsable {
+    public enum ContentSettings: TLSchemaDescribed, TLParsable {
         /// `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
         case contentSettings(Cons_contentSettings)
 
@@ -1108,6 +917,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.ContentSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ContentSettings {
             let id = try reader.readUInt32()
@@ -1132,25 +942,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.contentSettings", fields: "flags,sensitive_enabled,sensitive_can_change", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .contentSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("sensitive_enabled", c.sensitiveEnabled)
-                    fields.trueFlag("sensitive_can_change", c.sensitiveCanChange)
-                    return ("account.contentSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StatsDateRangeDays`. Constructors:
     /// - `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
-    public enum StatsDateRangeDays: TLRegistrable, TLParsable {
+    public enum StatsDateRangeDays: TLSchemaDescribed, TLParsable {
         /// `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
         case statsDateRangeDays(Cons_statsDateRangeDays)
 
@@ -1177,6 +975,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StatsDateRangeDays" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsDateRangeDays {
             let id = try reader.readUInt32()
@@ -1204,23 +1003,13 @@ extension Api {
                 throw error.inside(constructor: "statsDateRangeDays", fields: "min_date,max_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .statsDateRangeDays(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("min_date", c.minDate)
-                    fields.int("max_date", c.maxDate)
-                    return ("statsDateRangeDays", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.chatlists {
     /// TL type `chatlists.ChatlistUpdates`. Constructors:
     /// - `chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;`
-    public enum ChatlistUpdates: TLRegistrable, TLParsable {
+    public enum ChatlistUpdates: TLSchemaDescribed, TLParsable {
         /// `chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;`
         case chatlistUpdates(Cons_chatlistUpdates)
 
@@ -1248,6 +1037,7 @@ extension Api.chatlists {
         }
 
         public static var tlTypeName: String { "chatlists.ChatlistUpdates" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatlistUpdates {
             let id = try reader.readUInt32()
@@ -1277,24 +1067,13 @@ extension Api.chatlists {
                 throw error.inside(constructor: "chatlists.chatlistUpdates", fields: "missing_peers,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatlistUpdates(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("missing_peers", c.missingPeers)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("chatlists.chatlistUpdates", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.PeerColorOption`. Constructors:
     /// - `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
-    public enum PeerColorOption: TLRegistrable, TLParsable {
+    public enum PeerColorOption: TLSchemaDescribed, TLParsable {
         /// `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
         case peerColorOption(Cons_peerColorOption)
 
@@ -1357,6 +1136,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.PeerColorOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerColorOption {
             let id = try reader.readUInt32()
@@ -1404,37 +1184,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.peerColorOption", fields: "flags,hidden,color_id,colors,dark_colors,channel_min_level,group_min_level", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerColorOption(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("hidden", c.hidden)
-                    fields.int("color_id", c.colorId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.colors {
-                        fields.object("colors", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.darkColors {
-                        fields.object("dark_colors", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.channelMinLevel {
-                        fields.int("channel_min_level", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.groupMinLevel {
-                        fields.int("group_min_level", value)
-                    }
-                    return ("help.peerColorOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsTransaction`. Constructors:
     /// - `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
-    public enum StarsTransaction: TLRegistrable, TLParsable {
+    public enum StarsTransaction: TLSchemaDescribed, TLParsable {
         /// `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
         case starsTransaction(Cons_starsTransaction)
 
@@ -1641,6 +1397,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsTransaction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsTransaction {
             let id = try reader.readUInt32()
@@ -1769,98 +1526,13 @@ extension Api {
                 throw error.inside(constructor: "starsTransaction", fields: "flags,refund,pending,failed,gift,reaction,stargift_upgrade,business_transfer,stargift_resale,posts_search,stargift_prepaid_upgrade,stargift_drop_original_details,phonegroup_message,stargift_auction_bid,offer,id,amount,date,peer,title,description,photo,transaction_date,transaction_url,bot_payload,msg_id,extended_media,subscription_period,giveaway_post_id,stargift,floodskip_number,starref_commission_permille,starref_peer,starref_amount,paid_messages,premium_gift_months,ads_proceeds_from_date,ads_proceeds_to_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsTransaction(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 38)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("refund", c.refund)
-                    fields.trueFlag("pending", c.pending)
-                    fields.trueFlag("failed", c.failed)
-                    fields.trueFlag("gift", c.gift)
-                    fields.trueFlag("reaction", c.reaction)
-                    fields.trueFlag("stargift_upgrade", c.stargiftUpgrade)
-                    fields.trueFlag("business_transfer", c.businessTransfer)
-                    fields.trueFlag("stargift_resale", c.stargiftResale)
-                    fields.trueFlag("posts_search", c.postsSearch)
-                    fields.trueFlag("stargift_prepaid_upgrade", c.stargiftPrepaidUpgrade)
-                    fields.trueFlag("stargift_drop_original_details", c.stargiftDropOriginalDetails)
-                    fields.trueFlag("phonegroup_message", c.phonegroupMessage)
-                    fields.trueFlag("stargift_auction_bid", c.stargiftAuctionBid)
-                    fields.trueFlag("offer", c.offer)
-                    fields.string("id", c.id)
-                    fields.object("amount", c.amount)
-                    fields.int("date", c.date)
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
-                        fields.string("description", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.transactionDate {
-                        fields.int("transaction_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.transactionUrl {
-                        fields.string("transaction_url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.botPayload {
-                        fields.bytes("bot_payload", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.msgId {
-                        fields.int("msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.extendedMedia {
-                        fields.objects("extended_media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionPeriod {
-                        fields.int("subscription_period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.giveawayPostId {
-                        fields.int("giveaway_post_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.stargift {
-                        fields.object("stargift", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.floodskipNumber {
-                        fields.int("floodskip_number", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.starrefCommissionPermille {
-                        fields.int("starref_commission_permille", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.starrefPeer {
-                        fields.object("starref_peer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.starrefAmount {
-                        fields.object("starref_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.paidMessages {
-                        fields.int("paid_messages", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.premiumGiftMonths {
-                        fields.int("premium_gift_months", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsFromDate {
-                        fields.int("ads_proceeds_from_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800000), let value = c.adsProceedsToDate {
-                        fields.int("ads_proceeds_to_date", value)
-                    }
-                    return ("starsTransaction", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BotPreviewMedia`. Constructors:
     /// - `botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;`
-    public enum BotPreviewMedia: TLRegistrable, TLParsable {
+    public enum BotPreviewMedia: TLSchemaDescribed, TLParsable {
         /// `botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;`
         case botPreviewMedia(Cons_botPreviewMedia)
 
@@ -1887,6 +1559,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotPreviewMedia" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotPreviewMedia {
             let id = try reader.readUInt32()
@@ -1914,23 +1587,13 @@ extension Api {
                 throw error.inside(constructor: "botPreviewMedia", fields: "date,media", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botPreviewMedia(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("date", c.date)
-                    fields.object("media", c.media)
-                    return ("botPreviewMedia", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.SuggestedStarRefBots`. Constructors:
     /// - `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
-    public enum SuggestedStarRefBots: TLRegistrable, TLParsable {
+    public enum SuggestedStarRefBots: TLSchemaDescribed, TLParsable {
         /// `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
         case suggestedStarRefBots(Cons_suggestedStarRefBots)
 
@@ -1980,6 +1643,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.SuggestedStarRefBots" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SuggestedStarRefBots {
             let id = try reader.readUInt32()
@@ -2016,29 +1680,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.suggestedStarRefBots", fields: "flags,count,suggested_bots,users,next_offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .suggestedStarRefBots(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("suggested_bots", c.suggestedBots)
-                    fields.objects("users", c.users)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    return ("payments.suggestedStarRefBots", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SavedStarGift`. Constructors:
     /// - `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
-    public enum SavedStarGift: TLRegistrable, TLParsable {
+    public enum SavedStarGift: TLSchemaDescribed, TLParsable {
         /// `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
         case savedStarGift(Cons_savedStarGift)
 
@@ -2194,6 +1842,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SavedStarGift" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedStarGift {
             let id = try reader.readUInt32()
@@ -2298,76 +1947,13 @@ extension Api {
                 throw error.inside(constructor: "savedStarGift", fields: "flags,name_hidden,unsaved,refunded,can_upgrade,pinned_to_top,upgrade_separate,from_id,date,gift,message,msg_id,saved_id,convert_stars,upgrade_stars,can_export_at,transfer_stars,can_transfer_at,can_resell_at,collection_id,prepaid_upgrade_hash,drop_original_details_stars,gift_num,can_craft_at", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedStarGift(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 24)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("name_hidden", c.nameHidden)
-                    fields.trueFlag("unsaved", c.unsaved)
-                    fields.trueFlag("refunded", c.refunded)
-                    fields.trueFlag("can_upgrade", c.canUpgrade)
-                    fields.trueFlag("pinned_to_top", c.pinnedToTop)
-                    fields.trueFlag("upgrade_separate", c.upgradeSeparate)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.fromId {
-                        fields.object("from_id", value)
-                    }
-                    fields.int("date", c.date)
-                    fields.object("gift", c.gift)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.msgId {
-                        fields.int("msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.savedId {
-                        fields.long("saved_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
-                        fields.long("convert_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.upgradeStars {
-                        fields.long("upgrade_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.canExportAt {
-                        fields.int("can_export_at", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.transferStars {
-                        fields.long("transfer_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.canTransferAt {
-                        fields.int("can_transfer_at", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.canResellAt {
-                        fields.int("can_resell_at", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.collectionId {
-                        fields.ints("collection_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.prepaidUpgradeHash {
-                        fields.string("prepaid_upgrade_hash", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.dropOriginalDetailsStars {
-                        fields.long("drop_original_details_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
-                        fields.int("gift_num", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.canCraftAt {
-                        fields.int("can_craft_at", value)
-                    }
-                    return ("savedStarGift", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.UniqueStarGiftValueInfo`. Constructors:
     /// - `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
-    public enum UniqueStarGiftValueInfo: TLRegistrable, TLParsable {
+    public enum UniqueStarGiftValueInfo: TLSchemaDescribed, TLParsable {
         /// `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
         case uniqueStarGiftValueInfo(Cons_uniqueStarGiftValueInfo)
 
@@ -2471,6 +2057,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.UniqueStarGiftValueInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UniqueStarGiftValueInfo {
             let id = try reader.readUInt32()
@@ -2541,51 +2128,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.uniqueStarGiftValueInfo", fields: "flags,last_sale_on_fragment,value_is_average,currency,value,initial_sale_date,initial_sale_stars,initial_sale_price,last_sale_date,last_sale_price,floor_price,average_price,listed_count,fragment_listed_count,fragment_listed_url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .uniqueStarGiftValueInfo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 15)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("last_sale_on_fragment", c.lastSaleOnFragment)
-                    fields.trueFlag("value_is_average", c.valueIsAverage)
-                    fields.string("currency", c.currency)
-                    fields.long("value", c.value)
-                    fields.int("initial_sale_date", c.initialSaleDate)
-                    fields.long("initial_sale_stars", c.initialSaleStars)
-                    fields.long("initial_sale_price", c.initialSalePrice)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.lastSaleDate {
-                        fields.int("last_sale_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.lastSalePrice {
-                        fields.long("last_sale_price", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.floorPrice {
-                        fields.long("floor_price", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.averagePrice {
-                        fields.long("average_price", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.listedCount {
-                        fields.int("listed_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedCount {
-                        fields.int("fragment_listed_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.fragmentListedUrl {
-                        fields.string("fragment_listed_url", value)
-                    }
-                    return ("payments.uniqueStarGiftValueInfo", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarGiftAuctionAcquiredGifts`. Constructors:
     /// - `payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;`
-    public enum StarGiftAuctionAcquiredGifts: TLRegistrable, TLParsable {
+    public enum StarGiftAuctionAcquiredGifts: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;`
         case starGiftAuctionAcquiredGifts(Cons_starGiftAuctionAcquiredGifts)
 
@@ -2613,6 +2162,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarGiftAuctionAcquiredGifts" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionAcquiredGifts {
             let id = try reader.readUInt32()
@@ -2640,17 +2190,6 @@ extension Api.payments {
             }
             catch {
                 throw error.inside(constructor: "payments.starGiftAuctionAcquiredGifts", fields: "gifts,users,chats", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAuctionAcquiredGifts(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("gifts", c.gifts)
-                    fields.objects("users", c.users)
-                    fields.objects("chats", c.chats)
-                    return ("payments.starGiftAuctionAcquiredGifts", fields.fields)
             }
         }
     }
@@ -3083,5 +2622,27 @@ extension Api {
         (0x3bd2b4a0, "phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;"),
         (0x277add7e, "phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;"),
         (0x6f636302, "phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;"),
+    ]
+    static let constructorEntries10: [(UInt32, StaticString)] = [
+        (0xd3bc4b7a, "userEmpty#d3bc4b7a id:long = User;"),
+        (0xb1b8cc83, "user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;"),
+        (0xee8c1e86, "inputChannelEmpty#ee8c1e86 = InputChannel;"),
+        (0xf35aec28, "inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;"),
+        (0x5b934f9d, "inputChannelFromMessage#5b934f9d peer:InputPeer msg_id:int channel_id:long = InputChannel;"),
+        (0x9ab0feaf, "channels.channelParticipants#9ab0feaf count:int participants:Vector<ChannelParticipant> chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipants;"),
+        (0xf0173fe9, "channels.channelParticipantsNotModified#f0173fe9 = channels.ChannelParticipants;"),
+        (0x11965f3a, "botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;"),
+        (0x17db940b, "botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;"),
+        (0x5725e40a, "cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;"),
+        (0x57e28221, "account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;"),
+        (0xb637edaf, "statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;"),
+        (0x93bd878d, "chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;"),
+        (0xadec6ebe, "help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;"),
+        (0x13659eb0, "starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;"),
+        (0x23e91ba3, "botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;"),
+        (0xb4d5d859, "payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;"),
+        (0x41df43fc, "savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;"),
+        (0x512fe446, "payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;"),
+        (0x7d5bd1f0, "payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;"),
     ]
 }

@@ -13,7 +13,7 @@ extension Api {
     /// - `inputPeerChannel#27bcbbfc channel_id:long access_hash:long = InputPeer;`
     /// - `inputPeerUserFromMessage#a87b0a1c peer:InputPeer msg_id:int user_id:long = InputPeer;`
     /// - `inputPeerChannelFromMessage#bd2a0840 peer:InputPeer msg_id:int channel_id:long = InputPeer;`
-    public enum InputPeer: TLRegistrable, TLParsable {
+    public enum InputPeer: TLSchemaDescribed, TLParsable {
         /// `inputPeerEmpty#7f3b18ea = InputPeer;`
         case inputPeerEmpty
         /// `inputPeerSelf#7da07ec9 = InputPeer;`
@@ -127,6 +127,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPeer {
             let id = try reader.readUInt32()
@@ -221,48 +222,13 @@ extension Api {
                 throw error.inside(constructor: "inputPeerChannelFromMessage", fields: "peer,msg_id,channel_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPeerEmpty:
-                    return ("inputPeerEmpty", [])
-                case .inputPeerSelf:
-                    return ("inputPeerSelf", [])
-                case .inputPeerChat(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("chat_id", c.chatId)
-                    return ("inputPeerChat", fields.fields)
-                case .inputPeerUser(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputPeerUser", fields.fields)
-                case .inputPeerChannel(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("channel_id", c.channelId)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputPeerChannel", fields.fields)
-                case .inputPeerUserFromMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.long("user_id", c.userId)
-                    return ("inputPeerUserFromMessage", fields.fields)
-                case .inputPeerChannelFromMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.long("channel_id", c.channelId)
-                    return ("inputPeerChannelFromMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputPeerNotifySettings`. Constructors:
     /// - `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
-    public enum InputPeerNotifySettings: TLRegistrable, TLParsable {
+    public enum InputPeerNotifySettings: TLSchemaDescribed, TLParsable {
         /// `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
         case inputPeerNotifySettings(Cons_inputPeerNotifySettings)
 
@@ -340,6 +306,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPeerNotifySettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPeerNotifySettings {
             let id = try reader.readUInt32()
@@ -400,37 +367,6 @@ extension Api {
                 throw error.inside(constructor: "inputPeerNotifySettings", fields: "flags,show_previews,silent,mute_until,sound,stories_muted,stories_hide_sender,stories_sound", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPeerNotifySettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
-                        fields.bool("show_previews", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.silent {
-                        fields.bool("silent", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
-                        fields.int("mute_until", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.sound {
-                        fields.object("sound", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
-                        fields.bool("stories_muted", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
-                        fields.bool("stories_hide_sender", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.storiesSound {
-                        fields.object("stories_sound", value)
-                    }
-                    return ("inputPeerNotifySettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -438,7 +374,7 @@ extension Api.contacts {
     /// TL type `contacts.Contacts`. Constructors:
     /// - `contacts.contactsNotModified#b74ba9d2 = contacts.Contacts;`
     /// - `contacts.contacts#eae87e42 contacts:Vector<Contact> saved_count:int users:Vector<User> = contacts.Contacts;`
-    public enum Contacts: TLRegistrable, TLParsable {
+    public enum Contacts: TLSchemaDescribed, TLParsable {
         /// `contacts.contactsNotModified#b74ba9d2 = contacts.Contacts;`
         case contactsNotModified
         /// `contacts.contacts#eae87e42 contacts:Vector<Contact> saved_count:int users:Vector<User> = contacts.Contacts;`
@@ -470,6 +406,7 @@ extension Api.contacts {
         }
 
         public static var tlTypeName: String { "contacts.Contacts" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Contacts {
             let id = try reader.readUInt32()
@@ -504,19 +441,6 @@ extension Api.contacts {
                 throw error.inside(constructor: "contacts.contacts", fields: "contacts,saved_count,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .contactsNotModified:
-                    return ("contacts.contactsNotModified", [])
-                case .contacts(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("contacts", c.contacts)
-                    fields.int("saved_count", c.savedCount)
-                    fields.objects("users", c.users)
-                    return ("contacts.contacts", fields.fields)
-            }
-        }
     }
 }
 
@@ -524,7 +448,7 @@ extension Api.photos {
     /// TL type `photos.Photos`. Constructors:
     /// - `photos.photos#8dca6aa5 photos:Vector<Photo> users:Vector<User> = photos.Photos;`
     /// - `photos.photosSlice#15051f54 count:int photos:Vector<Photo> users:Vector<User> = photos.Photos;`
-    public enum Photos: TLRegistrable, TLParsable {
+    public enum Photos: TLSchemaDescribed, TLParsable {
         /// `photos.photos#8dca6aa5 photos:Vector<Photo> users:Vector<User> = photos.Photos;`
         case photos(Cons_photos)
         /// `photos.photosSlice#15051f54 count:int photos:Vector<Photo> users:Vector<User> = photos.Photos;`
@@ -571,6 +495,7 @@ extension Api.photos {
         }
 
         public static var tlTypeName: String { "photos.Photos" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Photos {
             let id = try reader.readUInt32()
@@ -614,22 +539,6 @@ extension Api.photos {
                 throw error.inside(constructor: "photos.photosSlice", fields: "count,photos,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .photos(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("photos", c.photos)
-                    fields.objects("users", c.users)
-                    return ("photos.photos", fields.fields)
-                case .photosSlice(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("count", c.count)
-                    fields.objects("photos", c.photos)
-                    fields.objects("users", c.users)
-                    return ("photos.photosSlice", fields.fields)
-            }
-        }
     }
 }
 
@@ -638,7 +547,7 @@ extension Api.updates {
     /// - `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
     /// - `updates.channelDifferenceTooLong#a4bcc6fe flags:# final:flags.0?true timeout:flags.1?int dialog:Dialog messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
     /// - `updates.channelDifference#2064674e flags:# final:flags.0?true pts:int timeout:flags.1?int new_messages:Vector<Message> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
-    public enum ChannelDifference: TLRegistrable, TLParsable {
+    public enum ChannelDifference: TLSchemaDescribed, TLParsable {
         /// `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
         case channelDifferenceEmpty(Cons_channelDifferenceEmpty)
         /// `updates.channelDifferenceTooLong#a4bcc6fe flags:# final:flags.0?true timeout:flags.1?int dialog:Dialog messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
@@ -782,6 +691,7 @@ extension Api.updates {
         }
 
         public static var tlTypeName: String { "updates.ChannelDifference" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelDifference {
             let id = try reader.readUInt32()
@@ -866,48 +776,6 @@ extension Api.updates {
                 throw error.inside(constructor: "updates.channelDifference", fields: "flags,final,pts,timeout,new_messages,other_updates,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelDifferenceEmpty(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("final", c.final)
-                    fields.int("pts", c.pts)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
-                        fields.int("timeout", value)
-                    }
-                    return ("updates.channelDifferenceEmpty", fields.fields)
-                case .channelDifferenceTooLong(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("final", c.final)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
-                        fields.int("timeout", value)
-                    }
-                    fields.object("dialog", c.dialog)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("updates.channelDifferenceTooLong", fields.fields)
-                case .channelDifference(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("final", c.final)
-                    fields.int("pts", c.pts)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.timeout {
-                        fields.int("timeout", value)
-                    }
-                    fields.objects("new_messages", c.newMessages)
-                    fields.objects("other_updates", c.otherUpdates)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("updates.channelDifference", fields.fields)
-            }
-        }
     }
 }
 
@@ -915,7 +783,7 @@ extension Api.messages {
     /// TL type `messages.FeaturedStickers`. Constructors:
     /// - `messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;`
     /// - `messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;`
-    public enum FeaturedStickers: TLRegistrable, TLParsable {
+    public enum FeaturedStickers: TLSchemaDescribed, TLParsable {
         /// `messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;`
         case featuredStickersNotModified(Cons_featuredStickersNotModified)
         /// `messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;`
@@ -980,6 +848,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.FeaturedStickers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FeaturedStickers {
             let id = try reader.readUInt32()
@@ -1022,25 +891,6 @@ extension Api.messages {
             }
             catch {
                 throw error.inside(constructor: "messages.featuredStickers", fields: "flags,premium,hash,count,sets,unread", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .featuredStickersNotModified(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("count", c.count)
-                    return ("messages.featuredStickersNotModified", fields.fields)
-                case .featuredStickers(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("premium", c.premium)
-                    fields.long("hash", c.hash)
-                    fields.int("count", c.count)
-                    fields.objects("sets", c.sets)
-                    fields.longs("unread", c.unread)
-                    return ("messages.featuredStickers", fields.fields)
             }
         }
     }
@@ -1089,7 +939,7 @@ extension Api {
     /// - `pageBlockBlockquoteBlocks#0e6e47c4 blocks:Vector<PageBlock> caption:RichText = PageBlock;`
     /// - `pageBlockButtonRow#6d640318 flags:# align_left:flags.0?true align_center:flags.1?true align_right:flags.2?true buttons:Vector<PageButton> = PageBlock;`
     /// - `pageBlockDocument#38fa3ba3 document_id:long caption:PageCaption = PageBlock;`
-    public enum PageBlock: TLRegistrable, TLParsable {
+    public enum PageBlock: TLSchemaDescribed, TLParsable {
         /// `pageBlockUnsupported#13567e8a = PageBlock;`
         case pageBlockUnsupported
         /// `pageBlockTitle#70abc3fd text:RichText = PageBlock;`
@@ -1947,6 +1797,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PageBlock" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageBlock {
             let id = try reader.readUInt32()
@@ -2536,257 +2387,6 @@ extension Api {
                 throw error.inside(constructor: "pageBlockDocument", fields: "document_id,caption", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pageBlockUnsupported:
-                    return ("pageBlockUnsupported", [])
-                case .pageBlockTitle(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockTitle", fields.fields)
-                case .pageBlockSubtitle(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockSubtitle", fields.fields)
-                case .pageBlockAuthorDate(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("author", c.author)
-                    fields.int("published_date", c.publishedDate)
-                    return ("pageBlockAuthorDate", fields.fields)
-                case .pageBlockHeader(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockHeader", fields.fields)
-                case .pageBlockSubheader(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockSubheader", fields.fields)
-                case .pageBlockParagraph(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockParagraph", fields.fields)
-                case .pageBlockPreformatted(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("text", c.text)
-                    fields.string("language", c.language)
-                    return ("pageBlockPreformatted", fields.fields)
-                case .pageBlockFooter(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockFooter", fields.fields)
-                case .pageBlockDivider:
-                    return ("pageBlockDivider", [])
-                case .pageBlockAnchor(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("name", c.name)
-                    return ("pageBlockAnchor", fields.fields)
-                case .pageBlockList(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("items", c.items)
-                    return ("pageBlockList", fields.fields)
-                case .pageBlockBlockquote(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("collapsed", c.collapsed)
-                    fields.object("text", c.text)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockBlockquote", fields.fields)
-                case .pageBlockPullquote(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("text", c.text)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockPullquote", fields.fields)
-                case .pageBlockPhoto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.long("photo_id", c.photoId)
-                    fields.object("caption", c.caption)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.webpageId {
-                        fields.long("webpage_id", value)
-                    }
-                    return ("pageBlockPhoto", fields.fields)
-                case .pageBlockVideo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("autoplay", c.autoplay)
-                    fields.trueFlag("loop", c.loop)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.long("video_id", c.videoId)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockVideo", fields.fields)
-                case .pageBlockCover(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("cover", c.cover)
-                    return ("pageBlockCover", fields.fields)
-                case .pageBlockEmbed(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("full_width", c.fullWidth)
-                    fields.trueFlag("allow_scrolling", c.allowScrolling)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.html {
-                        fields.string("html", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.posterPhotoId {
-                        fields.long("poster_photo_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.w {
-                        fields.int("w", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.h {
-                        fields.int("h", value)
-                    }
-                    fields.object("caption", c.caption)
-                    return ("pageBlockEmbed", fields.fields)
-                case .pageBlockEmbedPost(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.string("url", c.url)
-                    fields.long("webpage_id", c.webpageId)
-                    fields.long("author_photo_id", c.authorPhotoId)
-                    fields.string("author", c.author)
-                    fields.int("date", c.date)
-                    fields.objects("blocks", c.blocks)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockEmbedPost", fields.fields)
-                case .pageBlockCollage(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("items", c.items)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockCollage", fields.fields)
-                case .pageBlockSlideshow(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("items", c.items)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockSlideshow", fields.fields)
-                case .pageBlockChannel(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("channel", c.channel)
-                    return ("pageBlockChannel", fields.fields)
-                case .pageBlockAudio(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("audio_id", c.audioId)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockAudio", fields.fields)
-                case .pageBlockKicker(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockKicker", fields.fields)
-                case .pageBlockTable(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("bordered", c.bordered)
-                    fields.trueFlag("striped", c.striped)
-                    fields.trueFlag("compact", c.compact)
-                    fields.object("title", c.title)
-                    fields.objects("rows", c.rows)
-                    return ("pageBlockTable", fields.fields)
-                case .pageBlockOrderedList(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("reversed", c.reversed)
-                    fields.objects("items", c.items)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.start {
-                        fields.int("start", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.type {
-                        fields.string("type", value)
-                    }
-                    return ("pageBlockOrderedList", fields.fields)
-                case .pageBlockDetails(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("open", c.`open`)
-                    fields.objects("blocks", c.blocks)
-                    fields.object("title", c.title)
-                    return ("pageBlockDetails", fields.fields)
-                case .pageBlockRelatedArticles(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("title", c.title)
-                    fields.objects("articles", c.articles)
-                    return ("pageBlockRelatedArticles", fields.fields)
-                case .pageBlockMap(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.object("geo", c.geo)
-                    fields.int("zoom", c.zoom)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockMap", fields.fields)
-                case .pageBlockHeading1(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockHeading1", fields.fields)
-                case .pageBlockHeading2(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockHeading2", fields.fields)
-                case .pageBlockHeading3(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockHeading3", fields.fields)
-                case .pageBlockHeading4(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockHeading4", fields.fields)
-                case .pageBlockHeading5(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockHeading5", fields.fields)
-                case .pageBlockHeading6(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockHeading6", fields.fields)
-                case .pageBlockMath(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("source", c.source)
-                    return ("pageBlockMath", fields.fields)
-                case .pageBlockThinking(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("text", c.text)
-                    return ("pageBlockThinking", fields.fields)
-                case .inputPageBlockMap(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.object("geo", c.geo)
-                    fields.int("zoom", c.zoom)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.object("caption", c.caption)
-                    return ("inputPageBlockMap", fields.fields)
-                case .pageBlockBlockquoteBlocks(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("blocks", c.blocks)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockBlockquoteBlocks", fields.fields)
-                case .pageBlockButtonRow(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("align_left", c.alignLeft)
-                    fields.trueFlag("align_center", c.alignCenter)
-                    fields.trueFlag("align_right", c.alignRight)
-                    fields.objects("buttons", c.buttons)
-                    return ("pageBlockButtonRow", fields.fields)
-                case .pageBlockDocument(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("document_id", c.documentId)
-                    fields.object("caption", c.caption)
-                    return ("pageBlockDocument", fields.fields)
-            }
-        }
     }
 }
 
@@ -2794,7 +2394,7 @@ extension Api.messages {
     /// TL type `messages.FavedStickers`. Constructors:
     /// - `messages.favedStickersNotModified#9e8fa6d3 = messages.FavedStickers;`
     /// - `messages.favedStickers#2cb51097 hash:long packs:Vector<StickerPack> stickers:Vector<Document> = messages.FavedStickers;`
-    public enum FavedStickers: TLRegistrable, TLParsable {
+    public enum FavedStickers: TLSchemaDescribed, TLParsable {
         /// `messages.favedStickersNotModified#9e8fa6d3 = messages.FavedStickers;`
         case favedStickersNotModified
         /// `messages.favedStickers#2cb51097 hash:long packs:Vector<StickerPack> stickers:Vector<Document> = messages.FavedStickers;`
@@ -2828,6 +2428,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.FavedStickers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FavedStickers {
             let id = try reader.readUInt32()
@@ -2862,26 +2463,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.favedStickers", fields: "hash,packs,stickers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .favedStickersNotModified:
-                    return ("messages.favedStickersNotModified", [])
-                case .favedStickers(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("hash", c.hash)
-                    fields.objects("packs", c.packs)
-                    fields.objects("stickers", c.stickers)
-                    return ("messages.favedStickers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.RecentMeUrls`. Constructors:
     /// - `help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;`
-    public enum RecentMeUrls: TLRegistrable, TLParsable {
+    public enum RecentMeUrls: TLSchemaDescribed, TLParsable {
         /// `help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;`
         case recentMeUrls(Cons_recentMeUrls)
 
@@ -2909,6 +2497,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.RecentMeUrls" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RecentMeUrls {
             let id = try reader.readUInt32()
@@ -2938,17 +2527,6 @@ extension Api.help {
                 throw error.inside(constructor: "help.recentMeUrls", fields: "urls,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .recentMeUrls(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("urls", c.urls)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("help.recentMeUrls", fields.fields)
-            }
-        }
     }
 }
 
@@ -2957,7 +2535,7 @@ extension Api {
     /// - `securePasswordKdfAlgoUnknown#004a8537 = SecurePasswordKdfAlgo;`
     /// - `securePasswordKdfAlgoPBKDF2HMACSHA512iter100000#bbf2dda0 salt:bytes = SecurePasswordKdfAlgo;`
     /// - `securePasswordKdfAlgoSHA512#86471d92 salt:bytes = SecurePasswordKdfAlgo;`
-    public enum SecurePasswordKdfAlgo: TLRegistrable, TLParsable {
+    public enum SecurePasswordKdfAlgo: TLSchemaDescribed, TLParsable {
         /// `securePasswordKdfAlgoUnknown#004a8537 = SecurePasswordKdfAlgo;`
         case securePasswordKdfAlgoUnknown
         /// `securePasswordKdfAlgoPBKDF2HMACSHA512iter100000#bbf2dda0 salt:bytes = SecurePasswordKdfAlgo;`
@@ -2997,6 +2575,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecurePasswordKdfAlgo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecurePasswordKdfAlgo {
             let id = try reader.readUInt32()
@@ -3037,28 +2616,13 @@ extension Api {
                 throw error.inside(constructor: "securePasswordKdfAlgoSHA512", fields: "salt", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .securePasswordKdfAlgoUnknown:
-                    return ("securePasswordKdfAlgoUnknown", [])
-                case .securePasswordKdfAlgoPBKDF2HMACSHA512iter100000(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bytes("salt", c.salt)
-                    return ("securePasswordKdfAlgoPBKDF2HMACSHA512iter100000", fields.fields)
-                case .securePasswordKdfAlgoSHA512(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bytes("salt", c.salt)
-                    return ("securePasswordKdfAlgoSHA512", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AutoDownloadSettings`. Constructors:
     /// - `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
-    public enum AutoDownloadSettings: TLRegistrable, TLParsable {
+    public enum AutoDownloadSettings: TLSchemaDescribed, TLParsable {
         /// `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
         case autoDownloadSettings(Cons_autoDownloadSettings)
 
@@ -3123,6 +2687,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AutoDownloadSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoDownloadSettings {
             let id = try reader.readUInt32()
@@ -3160,27 +2725,6 @@ extension Api {
                 throw error.inside(constructor: "autoDownloadSettings", fields: "flags,disabled,video_preload_large,audio_preload_next,phonecalls_less_data,stories_preload,photo_size_max,video_size_max,file_size_max,video_upload_maxbitrate,small_queue_active_operations_max,large_queue_active_operations_max", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .autoDownloadSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 12)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("disabled", c.disabled)
-                    fields.trueFlag("video_preload_large", c.videoPreloadLarge)
-                    fields.trueFlag("audio_preload_next", c.audioPreloadNext)
-                    fields.trueFlag("phonecalls_less_data", c.phonecallsLessData)
-                    fields.trueFlag("stories_preload", c.storiesPreload)
-                    fields.int("photo_size_max", c.photoSizeMax)
-                    fields.long("video_size_max", c.videoSizeMax)
-                    fields.long("file_size_max", c.fileSizeMax)
-                    fields.int("video_upload_maxbitrate", c.videoUploadMaxbitrate)
-                    fields.int("small_queue_active_operations_max", c.smallQueueActiveOperationsMax)
-                    fields.int("large_queue_active_operations_max", c.largeQueueActiveOperationsMax)
-                    return ("autoDownloadSettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -3188,7 +2732,7 @@ extension Api.help {
     /// TL type `help.PromoData`. Constructors:
     /// - `help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;`
     /// - `help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;`
-    public enum PromoData: TLRegistrable, TLParsable {
+    public enum PromoData: TLSchemaDescribed, TLParsable {
         /// `help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;`
         case promoDataEmpty(Cons_promoDataEmpty)
         /// `help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;`
@@ -3281,6 +2825,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.PromoData" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PromoData {
             let id = try reader.readUInt32()
@@ -3347,45 +2892,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.promoData", fields: "flags,proxy,expires,peer,psa_type,psa_message,pending_suggestions,dismissed_suggestions,custom_pending_suggestion,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .promoDataEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("expires", c.expires)
-                    return ("help.promoDataEmpty", fields.fields)
-                case .promoData(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("proxy", c.proxy)
-                    fields.int("expires", c.expires)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peer {
-                        fields.object("peer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.psaType {
-                        fields.string("psa_type", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.psaMessage {
-                        fields.string("psa_message", value)
-                    }
-                    fields.strings("pending_suggestions", c.pendingSuggestions)
-                    fields.strings("dismissed_suggestions", c.dismissedSuggestions)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.customPendingSuggestion {
-                        fields.object("custom_pending_suggestion", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("help.promoData", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `GlobalPrivacySettings`. Constructors:
     /// - `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
-    public enum GlobalPrivacySettings: TLRegistrable, TLParsable {
+    public enum GlobalPrivacySettings: TLSchemaDescribed, TLParsable {
         /// `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
         case globalPrivacySettings(Cons_globalPrivacySettings)
 
@@ -3440,6 +2953,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GlobalPrivacySettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GlobalPrivacySettings {
             let id = try reader.readUInt32()
@@ -3475,35 +2989,13 @@ extension Api {
                 throw error.inside(constructor: "globalPrivacySettings", fields: "flags,archive_and_mute_new_noncontact_peers,keep_archived_unmuted,keep_archived_folders,hide_read_marks,new_noncontact_peers_require_premium,display_gifts_button,noncontact_peers_paid_stars,disallowed_gifts", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .globalPrivacySettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("archive_and_mute_new_noncontact_peers", c.archiveAndMuteNewNoncontactPeers)
-                    fields.trueFlag("keep_archived_unmuted", c.keepArchivedUnmuted)
-                    fields.trueFlag("keep_archived_folders", c.keepArchivedFolders)
-                    fields.trueFlag("hide_read_marks", c.hideReadMarks)
-                    fields.trueFlag("new_noncontact_peers_require_premium", c.newNoncontactPeersRequirePremium)
-                    fields.trueFlag("display_gifts_button", c.displayGiftsButton)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.noncontactPeersPaidStars {
-                        fields.long("noncontact_peers_paid_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.disallowedGifts {
-                        fields.object("disallowed_gifts", value)
-                    }
-                    return ("globalPrivacySettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SendAsPeer`. Constructors:
     /// - `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
-    public enum SendAsPeer: TLRegistrable, TLParsable {
+    public enum SendAsPeer: TLSchemaDescribed, TLParsable {
         /// `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
         case sendAsPeer(Cons_sendAsPeer)
 
@@ -3540,6 +3032,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SendAsPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SendAsPeer {
             let id = try reader.readUInt32()
@@ -3567,25 +3060,13 @@ extension Api {
                 throw error.inside(constructor: "sendAsPeer", fields: "flags,premium_required,peer", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sendAsPeer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("premium_required", c.premiumRequired)
-                    fields.object("peer", c.peer)
-                    return ("sendAsPeer", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.MyStickers`. Constructors:
     /// - `messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;`
-    public enum MyStickers: TLRegistrable, TLParsable {
+    public enum MyStickers: TLSchemaDescribed, TLParsable {
         /// `messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;`
         case myStickers(Cons_myStickers)
 
@@ -3612,6 +3093,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.MyStickers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MyStickers {
             let id = try reader.readUInt32()
@@ -3639,16 +3121,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.myStickers", fields: "count,sets", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .myStickers(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("count", c.count)
-                    fields.objects("sets", c.sets)
-                    return ("messages.myStickers", fields.fields)
-            }
-        }
     }
 }
 
@@ -3656,7 +3128,7 @@ extension Api {
     /// TL type `StarGift`. Constructors:
     /// - `starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;`
     /// - `starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;`
-    public enum StarGift: TLRegistrable, TLParsable {
+    public enum StarGift: TLSchemaDescribed, TLParsable {
         /// `starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;`
         case starGift(Cons_starGift)
         /// `starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;`
@@ -3987,6 +3459,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGift" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGift {
             let id = try reader.readUInt32()
@@ -4201,138 +3674,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "starGiftUnique", fields: "flags,require_premium,resale_ton_only,theme_available,burned,crafted,id,gift_id,title,slug,num,owner_id,owner_name,owner_address,attributes,availability_issued,availability_total,gift_address,resell_amount,released_by,value_amount,value_currency,value_usd_amount,theme_peer,peer_color,host_id,offer_min_stars,craft_chance_permille", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGift(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 29)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("limited", c.limited)
-                    fields.trueFlag("sold_out", c.soldOut)
-                    fields.trueFlag("birthday", c.birthday)
-                    fields.trueFlag("require_premium", c.requirePremium)
-                    fields.trueFlag("limited_per_user", c.limitedPerUser)
-                    fields.trueFlag("peer_color_available", c.peerColorAvailable)
-                    fields.trueFlag("auction", c.auction)
-                    fields.long("id", c.id)
-                    fields.object("sticker", c.sticker)
-                    fields.long("stars", c.stars)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.availabilityRemains {
-                        fields.int("availability_remains", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.availabilityTotal {
-                        fields.int("availability_total", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.availabilityResale {
-                        fields.long("availability_resale", value)
-                    }
-                    fields.long("convert_stars", c.convertStars)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.firstSaleDate {
-                        fields.int("first_sale_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.lastSaleDate {
-                        fields.int("last_sale_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.upgradeStars {
-                        fields.long("upgrade_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.resellMinStars {
-                        fields.long("resell_min_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.releasedBy {
-                        fields.object("released_by", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.perUserTotal {
-                        fields.int("per_user_total", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.perUserRemains {
-                        fields.int("per_user_remains", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.lockedUntilDate {
-                        fields.int("locked_until_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.auctionSlug {
-                        fields.string("auction_slug", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.giftsPerRound {
-                        fields.int("gifts_per_round", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.auctionStartDate {
-                        fields.int("auction_start_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.upgradeVariants {
-                        fields.int("upgrade_variants", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.background {
-                        fields.object("background", value)
-                    }
-                    return ("starGift", fields.fields)
-                case .starGiftUnique(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 28)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("require_premium", c.requirePremium)
-                    fields.trueFlag("resale_ton_only", c.resaleTonOnly)
-                    fields.trueFlag("theme_available", c.themeAvailable)
-                    fields.trueFlag("burned", c.burned)
-                    fields.trueFlag("crafted", c.crafted)
-                    fields.long("id", c.id)
-                    fields.long("gift_id", c.giftId)
-                    fields.string("title", c.title)
-                    fields.string("slug", c.slug)
-                    fields.int("num", c.num)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ownerId {
-                        fields.object("owner_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.ownerName {
-                        fields.string("owner_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.ownerAddress {
-                        fields.string("owner_address", value)
-                    }
-                    fields.objects("attributes", c.attributes)
-                    fields.int("availability_issued", c.availabilityIssued)
-                    fields.int("availability_total", c.availabilityTotal)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.giftAddress {
-                        fields.string("gift_address", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.resellAmount {
-                        fields.objects("resell_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.releasedBy {
-                        fields.object("released_by", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.valueAmount {
-                        fields.long("value_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.valueCurrency {
-                        fields.string("value_currency", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.valueUsdAmount {
-                        fields.long("value_usd_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.themePeer {
-                        fields.object("theme_peer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.peerColor {
-                        fields.object("peer_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.hostId {
-                        fields.object("host_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.offerMinStars {
-                        fields.int("offer_min_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.craftChancePermille {
-                        fields.int("craft_chance_permille", value)
-                    }
-                    return ("starGiftUnique", fields.fields)
             }
         }
     }
@@ -5017,5 +4358,79 @@ extension Api {
         (0x284b3639, "stickers.checkShortName#284b3639 short_name:string = Bool;"),
         (0x59ead627, "phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;"),
         (0xfdbcd714, "chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;"),
+    ]
+    static let constructorEntries11: [(UInt32, StaticString)] = [
+        (0x7f3b18ea, "inputPeerEmpty#7f3b18ea = InputPeer;"),
+        (0x7da07ec9, "inputPeerSelf#7da07ec9 = InputPeer;"),
+        (0x35a95cb9, "inputPeerChat#35a95cb9 chat_id:long = InputPeer;"),
+        (0xdde8a54c, "inputPeerUser#dde8a54c user_id:long access_hash:long = InputPeer;"),
+        (0x27bcbbfc, "inputPeerChannel#27bcbbfc channel_id:long access_hash:long = InputPeer;"),
+        (0xa87b0a1c, "inputPeerUserFromMessage#a87b0a1c peer:InputPeer msg_id:int user_id:long = InputPeer;"),
+        (0xbd2a0840, "inputPeerChannelFromMessage#bd2a0840 peer:InputPeer msg_id:int channel_id:long = InputPeer;"),
+        (0xcacb6ae2, "inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;"),
+        (0xb74ba9d2, "contacts.contactsNotModified#b74ba9d2 = contacts.Contacts;"),
+        (0xeae87e42, "contacts.contacts#eae87e42 contacts:Vector<Contact> saved_count:int users:Vector<User> = contacts.Contacts;"),
+        (0x8dca6aa5, "photos.photos#8dca6aa5 photos:Vector<Photo> users:Vector<User> = photos.Photos;"),
+        (0x15051f54, "photos.photosSlice#15051f54 count:int photos:Vector<Photo> users:Vector<User> = photos.Photos;"),
+        (0x3e11affb, "updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;"),
+        (0xa4bcc6fe, "updates.channelDifferenceTooLong#a4bcc6fe flags:# final:flags.0?true timeout:flags.1?int dialog:Dialog messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;"),
+        (0x2064674e, "updates.channelDifference#2064674e flags:# final:flags.0?true pts:int timeout:flags.1?int new_messages:Vector<Message> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;"),
+        (0xc6dc0c66, "messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;"),
+        (0xbe382906, "messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;"),
+        (0x13567e8a, "pageBlockUnsupported#13567e8a = PageBlock;"),
+        (0x70abc3fd, "pageBlockTitle#70abc3fd text:RichText = PageBlock;"),
+        (0x8ffa9a1f, "pageBlockSubtitle#8ffa9a1f text:RichText = PageBlock;"),
+        (0xbaafe5e0, "pageBlockAuthorDate#baafe5e0 author:RichText published_date:int = PageBlock;"),
+        (0xbfd064ec, "pageBlockHeader#bfd064ec text:RichText = PageBlock;"),
+        (0xf12bb6e1, "pageBlockSubheader#f12bb6e1 text:RichText = PageBlock;"),
+        (0x467a0766, "pageBlockParagraph#467a0766 text:RichText = PageBlock;"),
+        (0xc070d93e, "pageBlockPreformatted#c070d93e text:RichText language:string = PageBlock;"),
+        (0x48870999, "pageBlockFooter#48870999 text:RichText = PageBlock;"),
+        (0xdb20b188, "pageBlockDivider#db20b188 = PageBlock;"),
+        (0xce0d37b0, "pageBlockAnchor#ce0d37b0 name:string = PageBlock;"),
+        (0xe4e88011, "pageBlockList#e4e88011 items:Vector<PageListItem> = PageBlock;"),
+        (0x66d1670b, "pageBlockBlockquote#66d1670b flags:# collapsed:flags.0?true text:RichText caption:RichText = PageBlock;"),
+        (0x4f4456d3, "pageBlockPullquote#4f4456d3 text:RichText caption:RichText = PageBlock;"),
+        (0x1759c560, "pageBlockPhoto#1759c560 flags:# spoiler:flags.1?true photo_id:long caption:PageCaption url:flags.0?string webpage_id:flags.0?long = PageBlock;"),
+        (0x7c8fe7b6, "pageBlockVideo#7c8fe7b6 flags:# autoplay:flags.0?true loop:flags.1?true spoiler:flags.2?true video_id:long caption:PageCaption = PageBlock;"),
+        (0x39f23300, "pageBlockCover#39f23300 cover:PageBlock = PageBlock;"),
+        (0xa8718dc5, "pageBlockEmbed#a8718dc5 flags:# full_width:flags.0?true allow_scrolling:flags.3?true url:flags.1?string html:flags.2?string poster_photo_id:flags.4?long w:flags.5?int h:flags.5?int caption:PageCaption = PageBlock;"),
+        (0xf259a80b, "pageBlockEmbedPost#f259a80b url:string webpage_id:long author_photo_id:long author:string date:int blocks:Vector<PageBlock> caption:PageCaption = PageBlock;"),
+        (0x65a0fa4d, "pageBlockCollage#65a0fa4d items:Vector<PageBlock> caption:PageCaption = PageBlock;"),
+        (0x031f9590, "pageBlockSlideshow#031f9590 items:Vector<PageBlock> caption:PageCaption = PageBlock;"),
+        (0xef1751b5, "pageBlockChannel#ef1751b5 channel:Chat = PageBlock;"),
+        (0x804361ea, "pageBlockAudio#804361ea audio_id:long caption:PageCaption = PageBlock;"),
+        (0x1e148390, "pageBlockKicker#1e148390 text:RichText = PageBlock;"),
+        (0xbf4dea82, "pageBlockTable#bf4dea82 flags:# bordered:flags.0?true striped:flags.1?true compact:flags.2?true title:RichText rows:Vector<PageTableRow> = PageBlock;"),
+        (0x1fd6f6c1, "pageBlockOrderedList#1fd6f6c1 flags:# reversed:flags.2?true items:Vector<PageListOrderedItem> start:flags.0?int type:flags.1?string = PageBlock;"),
+        (0x76768bed, "pageBlockDetails#76768bed flags:# open:flags.0?true blocks:Vector<PageBlock> title:RichText = PageBlock;"),
+        (0x16115a96, "pageBlockRelatedArticles#16115a96 title:RichText articles:Vector<PageRelatedArticle> = PageBlock;"),
+        (0xa44f3ef6, "pageBlockMap#a44f3ef6 geo:GeoPoint zoom:int w:int h:int caption:PageCaption = PageBlock;"),
+        (0xbaff072f, "pageBlockHeading1#baff072f text:RichText = PageBlock;"),
+        (0x096b2aec, "pageBlockHeading2#096b2aec text:RichText = PageBlock;"),
+        (0x67e731ad, "pageBlockHeading3#67e731ad text:RichText = PageBlock;"),
+        (0xb532772b, "pageBlockHeading4#b532772b text:RichText = PageBlock;"),
+        (0xdbbe6c6a, "pageBlockHeading5#dbbe6c6a text:RichText = PageBlock;"),
+        (0x682a41a9, "pageBlockHeading6#682a41a9 text:RichText = PageBlock;"),
+        (0x59080c20, "pageBlockMath#59080c20 source:string = PageBlock;"),
+        (0x3c29a3e2, "pageBlockThinking#3c29a3e2 text:RichText = PageBlock;"),
+        (0x574b617f, "inputPageBlockMap#574b617f geo:InputGeoPoint zoom:int w:int h:int caption:PageCaption = PageBlock;"),
+        (0x0e6e47c4, "pageBlockBlockquoteBlocks#0e6e47c4 blocks:Vector<PageBlock> caption:RichText = PageBlock;"),
+        (0x6d640318, "pageBlockButtonRow#6d640318 flags:# align_left:flags.0?true align_center:flags.1?true align_right:flags.2?true buttons:Vector<PageButton> = PageBlock;"),
+        (0x38fa3ba3, "pageBlockDocument#38fa3ba3 document_id:long caption:PageCaption = PageBlock;"),
+        (0x9e8fa6d3, "messages.favedStickersNotModified#9e8fa6d3 = messages.FavedStickers;"),
+        (0x2cb51097, "messages.favedStickers#2cb51097 hash:long packs:Vector<StickerPack> stickers:Vector<Document> = messages.FavedStickers;"),
+        (0x0e0310d7, "help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;"),
+        (0x004a8537, "securePasswordKdfAlgoUnknown#004a8537 = SecurePasswordKdfAlgo;"),
+        (0xbbf2dda0, "securePasswordKdfAlgoPBKDF2HMACSHA512iter100000#bbf2dda0 salt:bytes = SecurePasswordKdfAlgo;"),
+        (0x86471d92, "securePasswordKdfAlgoSHA512#86471d92 salt:bytes = SecurePasswordKdfAlgo;"),
+        (0xbaa57628, "autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;"),
+        (0x98f6ac75, "help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;"),
+        (0x08a4d87a, "help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;"),
+        (0xfe41b34f, "globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;"),
+        (0xb81c7034, "sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;"),
+        (0xfaff629d, "messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;"),
+        (0x313a9547, "starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;"),
+        (0x85f0a9cd, "starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;"),
     ]
 }

@@ -9,7 +9,7 @@ extension Api {
     /// - `messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;`
     /// - `message#7600b9d3 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true post:flags.14?true from_scheduled:flags.18?true legacy:flags.19?true edit_hide:flags.21?true pinned:flags.24?true noforwards:flags.26?true invert_media:flags.27?true flags2:# offline:flags2.1?true video_processing_pending:flags2.4?true paid_suggested_post_stars:flags2.8?true paid_suggested_post_ton:flags2.9?true id:int from_id:flags.8?Peer from_boosts_applied:flags.29?int from_rank:flags2.12?string peer_id:Peer saved_peer_id:flags.28?Peer fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long via_business_bot_id:flags2.0?long guestchat_via_from:flags2.19?Peer reply_to:flags.3?MessageReplyHeader date:int message:string media:flags.9?MessageMedia reply_markup:flags.6?ReplyMarkup entities:flags.7?Vector<MessageEntity> views:flags.10?int forwards:flags.10?int replies:flags.23?MessageReplies edit_date:flags.15?int post_author:flags.16?string grouped_id:flags.17?long reactions:flags.20?MessageReactions restriction_reason:flags.22?Vector<RestrictionReason> ttl_period:flags.25?int quick_reply_shortcut_id:flags.30?int effect:flags2.2?long factcheck:flags2.3?FactCheck report_delivery_until_date:flags2.5?int paid_message_stars:flags2.6?long suggested_post:flags2.7?SuggestedPost schedule_repeat_period:flags2.10?int summary_from_language:flags2.11?string rich_message:flags2.13?RichMessage = Message;`
     /// - `messageService#7a800e0a flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true reactions_are_possible:flags.9?true silent:flags.13?true post:flags.14?true legacy:flags.19?true id:int from_id:flags.8?Peer peer_id:Peer saved_peer_id:flags.28?Peer reply_to:flags.3?MessageReplyHeader date:int action:MessageAction reactions:flags.20?MessageReactions ttl_period:flags.25?int = Message;`
-    public enum Message: TLRegistrable, TLParsable {
+    public enum Message: TLSchemaDescribed, TLParsable {
         /// `messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;`
         case messageEmpty(Cons_messageEmpty)
         /// `message#7600b9d3 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true post:flags.14?true from_scheduled:flags.18?true legacy:flags.19?true edit_hide:flags.21?true pinned:flags.24?true noforwards:flags.26?true invert_media:flags.27?true flags2:# offline:flags2.1?true video_processing_pending:flags2.4?true paid_suggested_post_stars:flags2.8?true paid_suggested_post_ton:flags2.9?true id:int from_id:flags.8?Peer from_boosts_applied:flags.29?int from_rank:flags2.12?string peer_id:Peer saved_peer_id:flags.28?Peer fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long via_business_bot_id:flags2.0?long guestchat_via_from:flags2.19?Peer reply_to:flags.3?MessageReplyHeader date:int message:string media:flags.9?MessageMedia reply_markup:flags.6?ReplyMarkup entities:flags.7?Vector<MessageEntity> views:flags.10?int forwards:flags.10?int replies:flags.23?MessageReplies edit_date:flags.15?int post_author:flags.16?string grouped_id:flags.17?long reactions:flags.20?MessageReactions restriction_reason:flags.22?Vector<RestrictionReason> ttl_period:flags.25?int quick_reply_shortcut_id:flags.30?int effect:flags2.2?long factcheck:flags2.3?FactCheck report_delivery_until_date:flags2.5?int paid_message_stars:flags2.6?long suggested_post:flags2.7?SuggestedPost schedule_repeat_period:flags2.10?int summary_from_language:flags2.11?string rich_message:flags2.13?RichMessage = Message;`
@@ -398,6 +398,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Message" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Message {
             let id = try reader.readUInt32()
@@ -647,167 +648,6 @@ extension Api {
                 throw error.inside(constructor: "messageService", fields: "flags,out,mentioned,media_unread,reactions_are_possible,silent,post,legacy,id,from_id,peer_id,saved_peer_id,reply_to,date,action,reactions,ttl_period", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageEmpty(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.int("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.peerId {
-                        fields.object("peer_id", value)
-                    }
-                    return ("messageEmpty", fields.fields)
-                case .message(let c):
-                    let _flags = c.flags
-                    let _flags2 = c.flags2
-                    var fields = TLFieldList(capacity: 51)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("out", c.out)
-                    fields.trueFlag("mentioned", c.mentioned)
-                    fields.trueFlag("media_unread", c.mediaUnread)
-                    fields.trueFlag("silent", c.silent)
-                    fields.trueFlag("post", c.post)
-                    fields.trueFlag("from_scheduled", c.fromScheduled)
-                    fields.trueFlag("legacy", c.legacy)
-                    fields.trueFlag("edit_hide", c.editHide)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.trueFlag("noforwards", c.noforwards)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    fields.flags("flags2", _flags2)
-                    fields.trueFlag("offline", c.offline)
-                    fields.trueFlag("video_processing_pending", c.videoProcessingPending)
-                    fields.trueFlag("paid_suggested_post_stars", c.paidSuggestedPostStars)
-                    fields.trueFlag("paid_suggested_post_ton", c.paidSuggestedPostTon)
-                    fields.int("id", c.id)
-                    if tlFlagIsSet(_flags, 0x100), let value = c.fromId {
-                        fields.object("from_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000000), let value = c.fromBoostsApplied {
-                        fields.int("from_boosts_applied", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1000), let value = c.fromRank {
-                        fields.string("from_rank", value)
-                    }
-                    fields.object("peer_id", c.peerId)
-                    if tlFlagIsSet(_flags, 0x10000000), let value = c.savedPeerId {
-                        fields.object("saved_peer_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
-                        fields.object("fwd_from", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
-                        fields.long("via_bot_id", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.viaBusinessBotId {
-                        fields.long("via_business_bot_id", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x80000), let value = c.guestchatViaFrom {
-                        fields.object("guestchat_via_from", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
-                        fields.object("reply_to", value)
-                    }
-                    fields.int("date", c.date)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
-                        fields.object("media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.views {
-                        fields.int("views", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.forwards {
-                        fields.int("forwards", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800000), let value = c.replies {
-                        fields.object("replies", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.editDate {
-                        fields.int("edit_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.postAuthor {
-                        fields.string("post_author", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.groupedId {
-                        fields.long("grouped_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactions {
-                        fields.object("reactions", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400000), let value = c.restrictionReason {
-                        fields.objects("restriction_reason", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000000), let value = c.quickReplyShortcutId {
-                        fields.int("quick_reply_shortcut_id", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x4), let value = c.effect {
-                        fields.long("effect", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x8), let value = c.factcheck {
-                        fields.object("factcheck", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x20), let value = c.reportDeliveryUntilDate {
-                        fields.int("report_delivery_until_date", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x40), let value = c.paidMessageStars {
-                        fields.long("paid_message_stars", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x80), let value = c.suggestedPost {
-                        fields.object("suggested_post", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x400), let value = c.scheduleRepeatPeriod {
-                        fields.int("schedule_repeat_period", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x800), let value = c.summaryFromLanguage {
-                        fields.string("summary_from_language", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2000), let value = c.richMessage {
-                        fields.object("rich_message", value)
-                    }
-                    return ("message", fields.fields)
-                case .messageService(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 17)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("out", c.out)
-                    fields.trueFlag("mentioned", c.mentioned)
-                    fields.trueFlag("media_unread", c.mediaUnread)
-                    fields.trueFlag("reactions_are_possible", c.reactionsArePossible)
-                    fields.trueFlag("silent", c.silent)
-                    fields.trueFlag("post", c.post)
-                    fields.trueFlag("legacy", c.legacy)
-                    fields.int("id", c.id)
-                    if tlFlagIsSet(_flags, 0x100), let value = c.fromId {
-                        fields.object("from_id", value)
-                    }
-                    fields.object("peer_id", c.peerId)
-                    if tlFlagIsSet(_flags, 0x10000000), let value = c.savedPeerId {
-                        fields.object("saved_peer_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
-                        fields.object("reply_to", value)
-                    }
-                    fields.int("date", c.date)
-                    fields.object("action", c.action)
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactions {
-                        fields.object("reactions", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    return ("messageService", fields.fields)
-            }
-        }
     }
 }
 
@@ -978,7 +818,7 @@ extension Api {
     /// - `updateEditEphemeralMessage#4bbb8f01 message:EphemeralMessage = Update;`
     /// - `updateEphemeralBotCallbackQuery#7c1079d6 flags:# query_id:long user_id:long peer:flags.0?Peer msg_id:int data:bytes chat_instance:flags.1?long message:EphemeralMessage = Update;`
     /// - `updateBotStarsSubscription#6c0d8e23 flags:# canceled:flags.0?true payment_failed:flags.1?true restored:flags.2?true user_id:long payload:bytes qts:int = Update;`
-    public enum Update: TLRegistrable, TLParsable {
+    public enum Update: TLSchemaDescribed, TLParsable {
         /// `updateNewMessage#1f2b0afd message:Message pts:int pts_count:int = Update;`
         case updateNewMessage(Cons_updateNewMessage)
         /// `updateMessageID#4e90bfd6 id:int random_id:long = Update;`
@@ -5035,6 +4875,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Update" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Update {
             let id = try reader.readUInt32()
@@ -7694,1165 +7535,13 @@ extension Api {
                 throw error.inside(constructor: "updateBotStarsSubscription", fields: "flags,canceled,payment_failed,restored,user_id,payload,qts", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .updateNewMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("message", c.message)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateNewMessage", fields.fields)
-                case .updateMessageID(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("id", c.id)
-                    fields.long("random_id", c.randomId)
-                    return ("updateMessageID", fields.fields)
-                case .updateDeleteMessages(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.ints("messages", c.messages)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateDeleteMessages", fields.fields)
-                case .updateUserTyping(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.long("user_id", c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    fields.object("action", c.action)
-                    return ("updateUserTyping", fields.fields)
-                case .updateChatUserTyping(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("chat_id", c.chatId)
-                    fields.object("from_id", c.fromId)
-                    fields.object("action", c.action)
-                    return ("updateChatUserTyping", fields.fields)
-                case .updateChatParticipants(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("participants", c.participants)
-                    return ("updateChatParticipants", fields.fields)
-                case .updateUserStatus(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.object("status", c.status)
-                    return ("updateUserStatus", fields.fields)
-                case .updateUserName(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("user_id", c.userId)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    fields.objects("usernames", c.usernames)
-                    return ("updateUserName", fields.fields)
-                case .updateNewAuthorization(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("unconfirmed", c.unconfirmed)
-                    fields.long("hash", c.hash)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
-                        fields.int("date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.device {
-                        fields.string("device", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.location {
-                        fields.string("location", value)
-                    }
-                    return ("updateNewAuthorization", fields.fields)
-                case .updateNewEncryptedMessage(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("message", c.message)
-                    fields.int("qts", c.qts)
-                    return ("updateNewEncryptedMessage", fields.fields)
-                case .updateEncryptedChatTyping(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("chat_id", c.chatId)
-                    return ("updateEncryptedChatTyping", fields.fields)
-                case .updateEncryption(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("chat", c.chat)
-                    fields.int("date", c.date)
-                    return ("updateEncryption", fields.fields)
-                case .updateEncryptedMessagesRead(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("chat_id", c.chatId)
-                    fields.int("max_date", c.maxDate)
-                    fields.int("date", c.date)
-                    return ("updateEncryptedMessagesRead", fields.fields)
-                case .updateChatParticipantAdd(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("chat_id", c.chatId)
-                    fields.long("user_id", c.userId)
-                    fields.long("inviter_id", c.inviterId)
-                    fields.int("date", c.date)
-                    fields.int("version", c.version)
-                    return ("updateChatParticipantAdd", fields.fields)
-                case .updateChatParticipantDelete(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("chat_id", c.chatId)
-                    fields.long("user_id", c.userId)
-                    fields.int("version", c.version)
-                    return ("updateChatParticipantDelete", fields.fields)
-                case .updateDcOptions(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("dc_options", c.dcOptions)
-                    return ("updateDcOptions", fields.fields)
-                case .updateNotifySettings(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.object("notify_settings", c.notifySettings)
-                    return ("updateNotifySettings", fields.fields)
-                case .updateServiceNotification(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("popup", c.popup)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.inboxDate {
-                        fields.int("inbox_date", value)
-                    }
-                    fields.string("type", c.type)
-                    fields.string("message", c.message)
-                    fields.object("media", c.media)
-                    fields.objects("entities", c.entities)
-                    return ("updateServiceNotification", fields.fields)
-                case .updatePrivacy(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("key", c.key)
-                    fields.objects("rules", c.rules)
-                    return ("updatePrivacy", fields.fields)
-                case .updateUserPhone(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.string("phone", c.phone)
-                    return ("updateUserPhone", fields.fields)
-                case .updateReadHistoryInbox(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    fields.int("max_id", c.maxId)
-                    fields.int("still_unread_count", c.stillUnreadCount)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateReadHistoryInbox", fields.fields)
-                case .updateReadHistoryOutbox(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.object("peer", c.peer)
-                    fields.int("max_id", c.maxId)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateReadHistoryOutbox", fields.fields)
-                case .updateWebPage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("webpage", c.webpage)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateWebPage", fields.fields)
-                case .updateReadMessagesContents(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.ints("messages", c.messages)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
-                        fields.int("date", value)
-                    }
-                    return ("updateReadMessagesContents", fields.fields)
-                case .updateChannelTooLong(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.long("channel_id", c.channelId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.pts {
-                        fields.int("pts", value)
-                    }
-                    return ("updateChannelTooLong", fields.fields)
-                case .updateChannel(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("channel_id", c.channelId)
-                    return ("updateChannel", fields.fields)
-                case .updateNewChannelMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("message", c.message)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateNewChannelMessage", fields.fields)
-                case .updateReadChannelInbox(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    fields.long("channel_id", c.channelId)
-                    fields.int("max_id", c.maxId)
-                    fields.int("still_unread_count", c.stillUnreadCount)
-                    fields.int("pts", c.pts)
-                    return ("updateReadChannelInbox", fields.fields)
-                case .updateDeleteChannelMessages(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("channel_id", c.channelId)
-                    fields.ints("messages", c.messages)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateDeleteChannelMessages", fields.fields)
-                case .updateChannelMessageViews(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("channel_id", c.channelId)
-                    fields.int("id", c.id)
-                    fields.int("views", c.views)
-                    return ("updateChannelMessageViews", fields.fields)
-                case .updateChatParticipantAdmin(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("chat_id", c.chatId)
-                    fields.long("user_id", c.userId)
-                    fields.bool("is_admin", c.isAdmin)
-                    fields.int("version", c.version)
-                    return ("updateChatParticipantAdmin", fields.fields)
-                case .updateNewStickerSet(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("stickerset", c.stickerset)
-                    return ("updateNewStickerSet", fields.fields)
-                case .updateStickerSetsOrder(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("masks", c.masks)
-                    fields.trueFlag("emojis", c.emojis)
-                    fields.longs("order", c.order)
-                    return ("updateStickerSetsOrder", fields.fields)
-                case .updateStickerSets(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("masks", c.masks)
-                    fields.trueFlag("emojis", c.emojis)
-                    return ("updateStickerSets", fields.fields)
-                case .updateSavedGifs:
-                    return ("updateSavedGifs", [])
-                case .updateBotInlineQuery(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.long("query_id", c.queryId)
-                    fields.long("user_id", c.userId)
-                    fields.string("query", c.query)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.geo {
-                        fields.object("geo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.peerType {
-                        fields.object("peer_type", value)
-                    }
-                    fields.string("offset", c.offset)
-                    return ("updateBotInlineQuery", fields.fields)
-                case .updateBotInlineSend(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.long("user_id", c.userId)
-                    fields.string("query", c.query)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.geo {
-                        fields.object("geo", value)
-                    }
-                    fields.string("id", c.id)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
-                        fields.object("msg_id", value)
-                    }
-                    return ("updateBotInlineSend", fields.fields)
-                case .updateEditChannelMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("message", c.message)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateEditChannelMessage", fields.fields)
-                case .updateBotCallbackQuery(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.long("query_id", c.queryId)
-                    fields.long("user_id", c.userId)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.long("chat_instance", c.chatInstance)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
-                        fields.bytes("data", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.gameShortName {
-                        fields.string("game_short_name", value)
-                    }
-                    return ("updateBotCallbackQuery", fields.fields)
-                case .updateEditMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("message", c.message)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateEditMessage", fields.fields)
-                case .updateInlineBotCallbackQuery(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.long("query_id", c.queryId)
-                    fields.long("user_id", c.userId)
-                    fields.object("msg_id", c.msgId)
-                    fields.long("chat_instance", c.chatInstance)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
-                        fields.bytes("data", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.gameShortName {
-                        fields.string("game_short_name", value)
-                    }
-                    return ("updateInlineBotCallbackQuery", fields.fields)
-                case .updateReadChannelOutbox(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("channel_id", c.channelId)
-                    fields.int("max_id", c.maxId)
-                    return ("updateReadChannelOutbox", fields.fields)
-                case .updateDraftMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
-                        fields.object("saved_peer_id", value)
-                    }
-                    fields.object("draft", c.draft)
-                    return ("updateDraftMessage", fields.fields)
-                case .updateReadFeaturedStickers:
-                    return ("updateReadFeaturedStickers", [])
-                case .updateRecentStickers:
-                    return ("updateRecentStickers", [])
-                case .updateConfig:
-                    return ("updateConfig", [])
-                case .updatePtsChanged:
-                    return ("updatePtsChanged", [])
-                case .updateChannelWebPage(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("channel_id", c.channelId)
-                    fields.object("webpage", c.webpage)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateChannelWebPage", fields.fields)
-                case .updateDialogPinned(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    fields.object("peer", c.peer)
-                    return ("updateDialogPinned", fields.fields)
-                case .updatePinnedDialogs(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
-                        fields.objects("order", value)
-                    }
-                    return ("updatePinnedDialogs", fields.fields)
-                case .updateBotWebhookJSON(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("data", c.data)
-                    return ("updateBotWebhookJSON", fields.fields)
-                case .updateBotWebhookJSONQuery(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("query_id", c.queryId)
-                    fields.object("data", c.data)
-                    fields.int("timeout", c.timeout)
-                    return ("updateBotWebhookJSONQuery", fields.fields)
-                case .updateBotShippingQuery(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("query_id", c.queryId)
-                    fields.long("user_id", c.userId)
-                    fields.bytes("payload", c.payload)
-                    fields.object("shipping_address", c.shippingAddress)
-                    return ("updateBotShippingQuery", fields.fields)
-                case .updateBotPrecheckoutQuery(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.long("query_id", c.queryId)
-                    fields.long("user_id", c.userId)
-                    fields.bytes("payload", c.payload)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
-                        fields.object("info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
-                        fields.string("shipping_option_id", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("total_amount", c.totalAmount)
-                    return ("updateBotPrecheckoutQuery", fields.fields)
-                case .updatePhoneCall(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("phone_call", c.phoneCall)
-                    return ("updatePhoneCall", fields.fields)
-                case .updateLangPackTooLong(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("lang_code", c.langCode)
-                    return ("updateLangPackTooLong", fields.fields)
-                case .updateLangPack(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("difference", c.difference)
-                    return ("updateLangPack", fields.fields)
-                case .updateFavedStickers:
-                    return ("updateFavedStickers", [])
-                case .updateChannelReadMessagesContents(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.long("channel_id", c.channelId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
-                        fields.object("saved_peer_id", value)
-                    }
-                    fields.ints("messages", c.messages)
-                    return ("updateChannelReadMessagesContents", fields.fields)
-                case .updateContactsReset:
-                    return ("updateContactsReset", [])
-                case .updateChannelAvailableMessages(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("channel_id", c.channelId)
-                    fields.int("available_min_id", c.availableMinId)
-                    return ("updateChannelAvailableMessages", fields.fields)
-                case .updateDialogUnreadMark(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("unread", c.unread)
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
-                        fields.object("saved_peer_id", value)
-                    }
-                    return ("updateDialogUnreadMark", fields.fields)
-                case .updateMessagePoll(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.peer {
-                        fields.object("peer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.msgId {
-                        fields.int("msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    fields.long("poll_id", c.pollId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.poll {
-                        fields.object("poll", value)
-                    }
-                    fields.object("results", c.results)
-                    return ("updateMessagePoll", fields.fields)
-                case .updateChatDefaultBannedRights(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.object("default_banned_rights", c.defaultBannedRights)
-                    fields.int("version", c.version)
-                    return ("updateChatDefaultBannedRights", fields.fields)
-                case .updateFolderPeers(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("folder_peers", c.folderPeers)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updateFolderPeers", fields.fields)
-                case .updatePeerSettings(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.object("settings", c.settings)
-                    return ("updatePeerSettings", fields.fields)
-                case .updatePeerLocated(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("peers", c.peers)
-                    return ("updatePeerLocated", fields.fields)
-                case .updateNewScheduledMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("updateNewScheduledMessage", fields.fields)
-                case .updateDeleteScheduledMessages(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    fields.ints("messages", c.messages)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.sentMessages {
-                        fields.ints("sent_messages", value)
-                    }
-                    return ("updateDeleteScheduledMessages", fields.fields)
-                case .updateTheme(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("theme", c.theme)
-                    return ("updateTheme", fields.fields)
-                case .updateGeoLiveViewed(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    return ("updateGeoLiveViewed", fields.fields)
-                case .updateLoginToken:
-                    return ("updateLoginToken", [])
-                case .updateMessagePollVote(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("poll_id", c.pollId)
-                    fields.object("peer", c.peer)
-                    fields.bytesList("options", c.options)
-                    fields.ints("positions", c.positions)
-                    fields.int("qts", c.qts)
-                    return ("updateMessagePollVote", fields.fields)
-                case .updateDialogFilter(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.int("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.filter {
-                        fields.object("filter", value)
-                    }
-                    return ("updateDialogFilter", fields.fields)
-                case .updateDialogFilterOrder(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.ints("order", c.order)
-                    return ("updateDialogFilterOrder", fields.fields)
-                case .updateDialogFilters:
-                    return ("updateDialogFilters", [])
-                case .updatePhoneCallSignalingData(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("phone_call_id", c.phoneCallId)
-                    fields.bytes("data", c.data)
-                    return ("updatePhoneCallSignalingData", fields.fields)
-                case .updateChannelMessageForwards(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("channel_id", c.channelId)
-                    fields.int("id", c.id)
-                    fields.int("forwards", c.forwards)
-                    return ("updateChannelMessageForwards", fields.fields)
-                case .updateReadChannelDiscussionInbox(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.long("channel_id", c.channelId)
-                    fields.int("top_msg_id", c.topMsgId)
-                    fields.int("read_max_id", c.readMaxId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.broadcastId {
-                        fields.long("broadcast_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.broadcastPost {
-                        fields.int("broadcast_post", value)
-                    }
-                    return ("updateReadChannelDiscussionInbox", fields.fields)
-                case .updateReadChannelDiscussionOutbox(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("channel_id", c.channelId)
-                    fields.int("top_msg_id", c.topMsgId)
-                    fields.int("read_max_id", c.readMaxId)
-                    return ("updateReadChannelDiscussionOutbox", fields.fields)
-                case .updatePeerBlocked(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("blocked", c.blocked)
-                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
-                    fields.object("peer_id", c.peerId)
-                    return ("updatePeerBlocked", fields.fields)
-                case .updateChannelUserTyping(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.long("channel_id", c.channelId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    fields.object("from_id", c.fromId)
-                    fields.object("action", c.action)
-                    return ("updateChannelUserTyping", fields.fields)
-                case .updatePinnedMessages(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.object("peer", c.peer)
-                    fields.ints("messages", c.messages)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updatePinnedMessages", fields.fields)
-                case .updatePinnedChannelMessages(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.long("channel_id", c.channelId)
-                    fields.ints("messages", c.messages)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("updatePinnedChannelMessages", fields.fields)
-                case .updateChat(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("chat_id", c.chatId)
-                    return ("updateChat", fields.fields)
-                case .updateGroupCallParticipants(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("call", c.call)
-                    fields.objects("participants", c.participants)
-                    fields.int("version", c.version)
-                    return ("updateGroupCallParticipants", fields.fields)
-                case .updateGroupCall(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("live_story", c.liveStory)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.peer {
-                        fields.object("peer", value)
-                    }
-                    fields.object("call", c.call)
-                    return ("updateGroupCall", fields.fields)
-                case .updatePeerHistoryTTL(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    return ("updatePeerHistoryTTL", fields.fields)
-                case .updateChatParticipant(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.long("chat_id", c.chatId)
-                    fields.int("date", c.date)
-                    fields.long("actor_id", c.actorId)
-                    fields.long("user_id", c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.prevParticipant {
-                        fields.object("prev_participant", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.newParticipant {
-                        fields.object("new_participant", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.invite {
-                        fields.object("invite", value)
-                    }
-                    fields.int("qts", c.qts)
-                    return ("updateChatParticipant", fields.fields)
-                case .updateChannelParticipant(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("via_chatlist", c.viaChatlist)
-                    fields.long("channel_id", c.channelId)
-                    fields.int("date", c.date)
-                    fields.long("actor_id", c.actorId)
-                    fields.long("user_id", c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.prevParticipant {
-                        fields.object("prev_participant", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.newParticipant {
-                        fields.object("new_participant", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.invite {
-                        fields.object("invite", value)
-                    }
-                    fields.int("qts", c.qts)
-                    return ("updateChannelParticipant", fields.fields)
-                case .updateBotStopped(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("user_id", c.userId)
-                    fields.int("date", c.date)
-                    fields.bool("stopped", c.stopped)
-                    fields.int("qts", c.qts)
-                    return ("updateBotStopped", fields.fields)
-                case .updateGroupCallConnection(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("presentation", c.presentation)
-                    fields.object("params", c.params)
-                    return ("updateGroupCallConnection", fields.fields)
-                case .updateBotCommands(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.long("bot_id", c.botId)
-                    fields.objects("commands", c.commands)
-                    return ("updateBotCommands", fields.fields)
-                case .updatePendingJoinRequests(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.int("requests_pending", c.requestsPending)
-                    fields.longs("recent_requesters", c.recentRequesters)
-                    return ("updatePendingJoinRequests", fields.fields)
-                case .updateBotChatInviteRequester(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    fields.int("date", c.date)
-                    fields.long("user_id", c.userId)
-                    fields.string("about", c.about)
-                    fields.object("invite", c.invite)
-                    fields.int("qts", c.qts)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.queryId {
-                        fields.long("query_id", value)
-                    }
-                    return ("updateBotChatInviteRequester", fields.fields)
-                case .updateMessageReactions(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedPeerId {
-                        fields.object("saved_peer_id", value)
-                    }
-                    fields.object("reactions", c.reactions)
-                    return ("updateMessageReactions", fields.fields)
-                case .updateAttachMenuBots:
-                    return ("updateAttachMenuBots", [])
-                case .updateWebViewResultSent(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("query_id", c.queryId)
-                    return ("updateWebViewResultSent", fields.fields)
-                case .updateBotMenuButton(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("bot_id", c.botId)
-                    fields.object("button", c.button)
-                    return ("updateBotMenuButton", fields.fields)
-                case .updateSavedRingtones:
-                    return ("updateSavedRingtones", [])
-                case .updateTranscribedAudio(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pending", c.pending)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.long("transcription_id", c.transcriptionId)
-                    fields.string("text", c.text)
-                    return ("updateTranscribedAudio", fields.fields)
-                case .updateReadFeaturedEmojiStickers:
-                    return ("updateReadFeaturedEmojiStickers", [])
-                case .updateUserEmojiStatus(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.object("emoji_status", c.emojiStatus)
-                    return ("updateUserEmojiStatus", fields.fields)
-                case .updateRecentEmojiStatuses:
-                    return ("updateRecentEmojiStatuses", [])
-                case .updateRecentReactions:
-                    return ("updateRecentReactions", [])
-                case .updateMoveStickerSetToTop(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("masks", c.masks)
-                    fields.trueFlag("emojis", c.emojis)
-                    fields.long("stickerset", c.stickerset)
-                    return ("updateMoveStickerSetToTop", fields.fields)
-                case .updateMessageExtendedMedia(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.objects("extended_media", c.extendedMedia)
-                    return ("updateMessageExtendedMedia", fields.fields)
-                case .updateUser(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("user_id", c.userId)
-                    return ("updateUser", fields.fields)
-                case .updateAutoSaveSettings:
-                    return ("updateAutoSaveSettings", [])
-                case .updateStory(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.object("story", c.story)
-                    return ("updateStory", fields.fields)
-                case .updateReadStories(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("max_id", c.maxId)
-                    return ("updateReadStories", fields.fields)
-                case .updateStoryID(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("id", c.id)
-                    fields.long("random_id", c.randomId)
-                    return ("updateStoryID", fields.fields)
-                case .updateStoriesStealthMode(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("stealth_mode", c.stealthMode)
-                    return ("updateStoriesStealthMode", fields.fields)
-                case .updateSentStoryReaction(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.int("story_id", c.storyId)
-                    fields.object("reaction", c.reaction)
-                    return ("updateSentStoryReaction", fields.fields)
-                case .updateBotChatBoost(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.object("boost", c.boost)
-                    fields.int("qts", c.qts)
-                    return ("updateBotChatBoost", fields.fields)
-                case .updateChannelViewForumAsMessages(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("channel_id", c.channelId)
-                    fields.bool("enabled", c.enabled)
-                    return ("updateChannelViewForumAsMessages", fields.fields)
-                case .updatePeerWallpaper(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("wallpaper_overridden", c.wallpaperOverridden)
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.wallpaper {
-                        fields.object("wallpaper", value)
-                    }
-                    return ("updatePeerWallpaper", fields.fields)
-                case .updateBotMessageReaction(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.int("date", c.date)
-                    fields.object("actor", c.actor)
-                    fields.objects("old_reactions", c.oldReactions)
-                    fields.objects("new_reactions", c.newReactions)
-                    fields.int("qts", c.qts)
-                    return ("updateBotMessageReaction", fields.fields)
-                case .updateBotMessageReactions(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.int("date", c.date)
-                    fields.objects("reactions", c.reactions)
-                    fields.int("qts", c.qts)
-                    return ("updateBotMessageReactions", fields.fields)
-                case .updateSavedDialogPinned(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.object("peer", c.peer)
-                    return ("updateSavedDialogPinned", fields.fields)
-                case .updatePinnedSavedDialogs(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
-                        fields.objects("order", value)
-                    }
-                    return ("updatePinnedSavedDialogs", fields.fields)
-                case .updateSavedReactionTags:
-                    return ("updateSavedReactionTags", [])
-                case .updateSmsJob(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("job_id", c.jobId)
-                    return ("updateSmsJob", fields.fields)
-                case .updateQuickReplies(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("quick_replies", c.quickReplies)
-                    return ("updateQuickReplies", fields.fields)
-                case .updateNewQuickReply(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("quick_reply", c.quickReply)
-                    return ("updateNewQuickReply", fields.fields)
-                case .updateDeleteQuickReply(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("shortcut_id", c.shortcutId)
-                    return ("updateDeleteQuickReply", fields.fields)
-                case .updateQuickReplyMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("updateQuickReplyMessage", fields.fields)
-                case .updateDeleteQuickReplyMessages(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("shortcut_id", c.shortcutId)
-                    fields.ints("messages", c.messages)
-                    return ("updateDeleteQuickReplyMessages", fields.fields)
-                case .updateBotBusinessConnect(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("connection", c.connection)
-                    fields.int("qts", c.qts)
-                    return ("updateBotBusinessConnect", fields.fields)
-                case .updateBotNewBusinessMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.string("connection_id", c.connectionId)
-                    fields.object("message", c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToMessage {
-                        fields.object("reply_to_message", value)
-                    }
-                    fields.int("qts", c.qts)
-                    return ("updateBotNewBusinessMessage", fields.fields)
-                case .updateBotEditBusinessMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.string("connection_id", c.connectionId)
-                    fields.object("message", c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToMessage {
-                        fields.object("reply_to_message", value)
-                    }
-                    fields.int("qts", c.qts)
-                    return ("updateBotEditBusinessMessage", fields.fields)
-                case .updateBotDeleteBusinessMessage(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("connection_id", c.connectionId)
-                    fields.object("peer", c.peer)
-                    fields.ints("messages", c.messages)
-                    fields.int("qts", c.qts)
-                    return ("updateBotDeleteBusinessMessage", fields.fields)
-                case .updateNewStoryReaction(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("story_id", c.storyId)
-                    fields.object("peer", c.peer)
-                    fields.object("reaction", c.reaction)
-                    return ("updateNewStoryReaction", fields.fields)
-                case .updateStarsBalance(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("balance", c.balance)
-                    return ("updateStarsBalance", fields.fields)
-                case .updateBusinessBotCallbackQuery(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.long("query_id", c.queryId)
-                    fields.long("user_id", c.userId)
-                    fields.string("connection_id", c.connectionId)
-                    fields.object("message", c.message)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyToMessage {
-                        fields.object("reply_to_message", value)
-                    }
-                    fields.long("chat_instance", c.chatInstance)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
-                        fields.bytes("data", value)
-                    }
-                    return ("updateBusinessBotCallbackQuery", fields.fields)
-                case .updateStarsRevenueStatus(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.object("status", c.status)
-                    return ("updateStarsRevenueStatus", fields.fields)
-                case .updateBotPurchasedPaidMedia(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("user_id", c.userId)
-                    fields.string("payload", c.payload)
-                    fields.int("qts", c.qts)
-                    return ("updateBotPurchasedPaidMedia", fields.fields)
-                case .updatePaidReactionPrivacy(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("private", c.`private`)
-                    return ("updatePaidReactionPrivacy", fields.fields)
-                case .updateSentPhoneCode(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("sent_code", c.sentCode)
-                    return ("updateSentPhoneCode", fields.fields)
-                case .updateGroupCallChainBlocks(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.object("call", c.call)
-                    fields.int("sub_chain_id", c.subChainId)
-                    fields.bytesList("blocks", c.blocks)
-                    fields.int("next_offset", c.nextOffset)
-                    return ("updateGroupCallChainBlocks", fields.fields)
-                case .updateReadMonoForumInbox(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("channel_id", c.channelId)
-                    fields.object("saved_peer_id", c.savedPeerId)
-                    fields.int("read_max_id", c.readMaxId)
-                    return ("updateReadMonoForumInbox", fields.fields)
-                case .updateReadMonoForumOutbox(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("channel_id", c.channelId)
-                    fields.object("saved_peer_id", c.savedPeerId)
-                    fields.int("read_max_id", c.readMaxId)
-                    return ("updateReadMonoForumOutbox", fields.fields)
-                case .updateMonoForumNoPaidException(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("exception", c.exception)
-                    fields.long("channel_id", c.channelId)
-                    fields.object("saved_peer_id", c.savedPeerId)
-                    return ("updateMonoForumNoPaidException", fields.fields)
-                case .updateGroupCallMessage(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("call", c.call)
-                    fields.object("message", c.message)
-                    return ("updateGroupCallMessage", fields.fields)
-                case .updateGroupCallEncryptedMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("call", c.call)
-                    fields.object("from_id", c.fromId)
-                    fields.bytes("encrypted_message", c.encryptedMessage)
-                    return ("updateGroupCallEncryptedMessage", fields.fields)
-                case .updatePinnedForumTopic(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.object("peer", c.peer)
-                    fields.int("topic_id", c.topicId)
-                    return ("updatePinnedForumTopic", fields.fields)
-                case .updatePinnedForumTopics(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.order {
-                        fields.ints("order", value)
-                    }
-                    return ("updatePinnedForumTopics", fields.fields)
-                case .updateDeleteGroupCallMessages(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("call", c.call)
-                    fields.ints("messages", c.messages)
-                    return ("updateDeleteGroupCallMessages", fields.fields)
-                case .updateStarGiftAuctionState(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("gift_id", c.giftId)
-                    fields.object("state", c.state)
-                    return ("updateStarGiftAuctionState", fields.fields)
-                case .updateStarGiftAuctionUserState(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("gift_id", c.giftId)
-                    fields.object("user_state", c.userState)
-                    return ("updateStarGiftAuctionUserState", fields.fields)
-                case .updateEmojiGameInfo(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("info", c.info)
-                    return ("updateEmojiGameInfo", fields.fields)
-                case .updateStarGiftCraftFail:
-                    return ("updateStarGiftCraftFail", [])
-                case .updateChatParticipantRank(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("chat_id", c.chatId)
-                    fields.long("user_id", c.userId)
-                    fields.string("rank", c.rank)
-                    fields.int("version", c.version)
-                    return ("updateChatParticipantRank", fields.fields)
-                case .updateManagedBot(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("user_id", c.userId)
-                    fields.long("bot_id", c.botId)
-                    fields.int("qts", c.qts)
-                    return ("updateManagedBot", fields.fields)
-                case .updateBotGuestChatQuery(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.long("query_id", c.queryId)
-                    fields.object("message", c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.referenceMessages {
-                        fields.objects("reference_messages", value)
-                    }
-                    fields.int("qts", c.qts)
-                    return ("updateBotGuestChatQuery", fields.fields)
-                case .updateAiComposeTones:
-                    return ("updateAiComposeTones", [])
-                case .updateJoinChatWebViewDecision(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.long("query_id", c.queryId)
-                    fields.object("result", c.result)
-                    return ("updateJoinChatWebViewDecision", fields.fields)
-                case .updateNewBotConnection(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("confirmed", c.confirmed)
-                    fields.long("bot_id", c.botId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.date {
-                        fields.int("date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.device {
-                        fields.string("device", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.location {
-                        fields.string("location", value)
-                    }
-                    return ("updateNewBotConnection", fields.fields)
-                case .updateWebBrowserSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("open_external_browser", c.openExternalBrowser)
-                    fields.trueFlag("display_close_button", c.displayCloseButton)
-                    return ("updateWebBrowserSettings", fields.fields)
-                case .updateWebBrowserException(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("delete", c.delete)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.openExternalBrowser {
-                        fields.bool("open_external_browser", value)
-                    }
-                    fields.object("exception", c.exception)
-                    return ("updateWebBrowserException", fields.fields)
-                case .updateNewEphemeralMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("updateNewEphemeralMessage", fields.fields)
-                case .updateDeleteEphemeralMessages(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.ints("ids", c.ids)
-                    return ("updateDeleteEphemeralMessages", fields.fields)
-                case .updateEditEphemeralMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("updateEditEphemeralMessage", fields.fields)
-                case .updateEphemeralBotCallbackQuery(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.long("query_id", c.queryId)
-                    fields.long("user_id", c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.peer {
-                        fields.object("peer", value)
-                    }
-                    fields.int("msg_id", c.msgId)
-                    fields.bytes("data", c.data)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.chatInstance {
-                        fields.long("chat_instance", value)
-                    }
-                    fields.object("message", c.message)
-                    return ("updateEphemeralBotCallbackQuery", fields.fields)
-                case .updateBotStarsSubscription(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("canceled", c.canceled)
-                    fields.trueFlag("payment_failed", c.paymentFailed)
-                    fields.trueFlag("restored", c.restored)
-                    fields.long("user_id", c.userId)
-                    fields.bytes("payload", c.payload)
-                    fields.int("qts", c.qts)
-                    return ("updateBotStarsSubscription", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `NearestDc`. Constructors:
     /// - `nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;`
-    public enum NearestDc: TLRegistrable, TLParsable {
+    public enum NearestDc: TLSchemaDescribed, TLParsable {
         /// `nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;`
         case nearestDc(Cons_nearestDc)
 
@@ -8882,6 +7571,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "NearestDc" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> NearestDc {
             let id = try reader.readUInt32()
@@ -8911,17 +7601,6 @@ extension Api {
                 throw error.inside(constructor: "nearestDc", fields: "country,this_dc,nearest_dc", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .nearestDc(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("country", c.country)
-                    fields.int("this_dc", c.thisDc)
-                    fields.int("nearest_dc", c.nearestDc)
-                    return ("nearestDc", fields.fields)
-            }
-        }
     }
 }
 
@@ -8941,7 +7620,7 @@ extension Api {
     /// - `inputPrivacyKeyStarGiftsAutoSave#e1732341 = InputPrivacyKey;`
     /// - `inputPrivacyKeyNoPaidMessages#bdc597b4 = InputPrivacyKey;`
     /// - `inputPrivacyKeySavedMusic#4dbe9226 = InputPrivacyKey;`
-    public enum InputPrivacyKey: TLRegistrable, TLParsable {
+    public enum InputPrivacyKey: TLSchemaDescribed, TLParsable {
         /// `inputPrivacyKeyStatusTimestamp#4f96cb18 = InputPrivacyKey;`
         case inputPrivacyKeyStatusTimestamp
         /// `inputPrivacyKeyChatInvite#bdfb0426 = InputPrivacyKey;`
@@ -9005,6 +7684,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPrivacyKey" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPrivacyKey {
             let id = try reader.readUInt32()
@@ -9088,39 +7768,6 @@ extension Api {
         static func parse_inputPrivacyKeySavedMusic(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPrivacyKey {
             return .inputPrivacyKeySavedMusic
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPrivacyKeyStatusTimestamp:
-                    return ("inputPrivacyKeyStatusTimestamp", [])
-                case .inputPrivacyKeyChatInvite:
-                    return ("inputPrivacyKeyChatInvite", [])
-                case .inputPrivacyKeyPhoneCall:
-                    return ("inputPrivacyKeyPhoneCall", [])
-                case .inputPrivacyKeyPhoneP2P:
-                    return ("inputPrivacyKeyPhoneP2P", [])
-                case .inputPrivacyKeyForwards:
-                    return ("inputPrivacyKeyForwards", [])
-                case .inputPrivacyKeyProfilePhoto:
-                    return ("inputPrivacyKeyProfilePhoto", [])
-                case .inputPrivacyKeyPhoneNumber:
-                    return ("inputPrivacyKeyPhoneNumber", [])
-                case .inputPrivacyKeyAddedByPhone:
-                    return ("inputPrivacyKeyAddedByPhone", [])
-                case .inputPrivacyKeyVoiceMessages:
-                    return ("inputPrivacyKeyVoiceMessages", [])
-                case .inputPrivacyKeyAbout:
-                    return ("inputPrivacyKeyAbout", [])
-                case .inputPrivacyKeyBirthday:
-                    return ("inputPrivacyKeyBirthday", [])
-                case .inputPrivacyKeyStarGiftsAutoSave:
-                    return ("inputPrivacyKeyStarGiftsAutoSave", [])
-                case .inputPrivacyKeyNoPaidMessages:
-                    return ("inputPrivacyKeyNoPaidMessages", [])
-                case .inputPrivacyKeySavedMusic:
-                    return ("inputPrivacyKeySavedMusic", [])
-            }
-        }
     }
 }
 
@@ -9134,7 +7781,7 @@ extension Api {
     /// - `documentAttributeFilename#15590068 file_name:string = DocumentAttribute;`
     /// - `documentAttributeHasStickers#9801d2f7 = DocumentAttribute;`
     /// - `documentAttributeCustomEmoji#fd149899 flags:# free:flags.0?true text_color:flags.1?true alt:string stickerset:InputStickerSet = DocumentAttribute;`
-    public enum DocumentAttribute: TLRegistrable, TLParsable {
+    public enum DocumentAttribute: TLSchemaDescribed, TLParsable {
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
         case documentAttributeImageSize(Cons_documentAttributeImageSize)
         /// `documentAttributeAnimated#11b58939 = DocumentAttribute;`
@@ -9368,6 +8015,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DocumentAttribute" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DocumentAttribute {
             let id = try reader.readUInt32()
@@ -9515,87 +8163,13 @@ extension Api {
                 throw error.inside(constructor: "documentAttributeCustomEmoji", fields: "flags,free,text_color,alt,stickerset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .documentAttributeImageSize(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    return ("documentAttributeImageSize", fields.fields)
-                case .documentAttributeAnimated:
-                    return ("documentAttributeAnimated", [])
-                case .documentAttributeSticker(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("mask", c.mask)
-                    fields.string("alt", c.alt)
-                    fields.object("stickerset", c.stickerset)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.maskCoords {
-                        fields.object("mask_coords", value)
-                    }
-                    return ("documentAttributeSticker", fields.fields)
-                case .documentAttributeVideo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("round_message", c.roundMessage)
-                    fields.trueFlag("supports_streaming", c.supportsStreaming)
-                    fields.trueFlag("nosound", c.nosound)
-                    fields.double("duration", c.duration)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.preloadPrefixSize {
-                        fields.int("preload_prefix_size", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.videoStartTs {
-                        fields.double("video_start_ts", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.videoCodec {
-                        fields.string("video_codec", value)
-                    }
-                    return ("documentAttributeVideo", fields.fields)
-                case .documentAttributeAudio(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("voice", c.voice)
-                    fields.int("duration", c.duration)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
-                        fields.string("performer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.waveform {
-                        fields.bytes("waveform", value)
-                    }
-                    return ("documentAttributeAudio", fields.fields)
-                case .documentAttributeFilename(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("file_name", c.fileName)
-                    return ("documentAttributeFilename", fields.fields)
-                case .documentAttributeHasStickers:
-                    return ("documentAttributeHasStickers", [])
-                case .documentAttributeCustomEmoji(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("free", c.free)
-                    fields.trueFlag("text_color", c.textColor)
-                    fields.string("alt", c.alt)
-                    fields.object("stickerset", c.stickerset)
-                    return ("documentAttributeCustomEmoji", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `CdnPublicKey`. Constructors:
     /// - `cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;`
-    public enum CdnPublicKey: TLRegistrable, TLParsable {
+    public enum CdnPublicKey: TLSchemaDescribed, TLParsable {
         /// `cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;`
         case cdnPublicKey(Cons_cdnPublicKey)
 
@@ -9622,6 +8196,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "CdnPublicKey" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CdnPublicKey {
             let id = try reader.readUInt32()
@@ -9649,16 +8224,6 @@ extension Api {
                 throw error.inside(constructor: "cdnPublicKey", fields: "dc_id,public_key", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .cdnPublicKey(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("dc_id", c.dcId)
-                    fields.string("public_key", c.publicKey)
-                    return ("cdnPublicKey", fields.fields)
-            }
-        }
     }
 }
 
@@ -9666,7 +8231,7 @@ extension Api {
     /// TL type `PasswordKdfAlgo`. Constructors:
     /// - `passwordKdfAlgoUnknown#d45ab096 = PasswordKdfAlgo;`
     /// - `passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow#3a912d4a salt1:bytes salt2:bytes g:int p:bytes = PasswordKdfAlgo;`
-    public enum PasswordKdfAlgo: TLRegistrable, TLParsable {
+    public enum PasswordKdfAlgo: TLSchemaDescribed, TLParsable {
         /// `passwordKdfAlgoUnknown#d45ab096 = PasswordKdfAlgo;`
         case passwordKdfAlgoUnknown
         /// `passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow#3a912d4a salt1:bytes salt2:bytes g:int p:bytes = PasswordKdfAlgo;`
@@ -9701,6 +8266,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PasswordKdfAlgo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasswordKdfAlgo {
             let id = try reader.readUInt32()
@@ -9737,20 +8303,6 @@ extension Api {
                 throw error.inside(constructor: "passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow", fields: "salt1,salt2,g,p", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passwordKdfAlgoUnknown:
-                    return ("passwordKdfAlgoUnknown", [])
-                case .passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.bytes("salt1", c.salt1)
-                    fields.bytes("salt2", c.salt2)
-                    fields.int("g", c.g)
-                    fields.bytes("p", c.p)
-                    return ("passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow", fields.fields)
-            }
-        }
     }
 }
 
@@ -9758,7 +8310,7 @@ extension Api {
     /// TL type `EmojiKeyword`. Constructors:
     /// - `emojiKeyword#d5b3b9f9 keyword:string emoticons:Vector<string> = EmojiKeyword;`
     /// - `emojiKeywordDeleted#236df622 keyword:string emoticons:Vector<string> = EmojiKeyword;`
-    public enum EmojiKeyword: TLRegistrable, TLParsable {
+    public enum EmojiKeyword: TLSchemaDescribed, TLParsable {
         /// `emojiKeyword#d5b3b9f9 keyword:string emoticons:Vector<string> = EmojiKeyword;`
         case emojiKeyword(Cons_emojiKeyword)
         /// `emojiKeywordDeleted#236df622 keyword:string emoticons:Vector<string> = EmojiKeyword;`
@@ -9800,6 +8352,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmojiKeyword" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiKeyword {
             let id = try reader.readUInt32()
@@ -9841,28 +8394,13 @@ extension Api {
                 throw error.inside(constructor: "emojiKeywordDeleted", fields: "keyword,emoticons", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiKeyword(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("keyword", c.keyword)
-                    fields.strings("emoticons", c.emoticons)
-                    return ("emojiKeyword", fields.fields)
-                case .emojiKeywordDeleted(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("keyword", c.keyword)
-                    fields.strings("emoticons", c.emoticons)
-                    return ("emojiKeywordDeleted", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.BankCardData`. Constructors:
     /// - `payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;`
-    public enum BankCardData: TLRegistrable, TLParsable {
+    public enum BankCardData: TLSchemaDescribed, TLParsable {
         /// `payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;`
         case bankCardData(Cons_bankCardData)
 
@@ -9887,6 +8425,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.BankCardData" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BankCardData {
             let id = try reader.readUInt32()
@@ -9914,16 +8453,6 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.bankCardData", fields: "title,open_urls", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .bankCardData(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("title", c.title)
-                    fields.objects("open_urls", c.openUrls)
-                    return ("payments.bankCardData", fields.fields)
-            }
-        }
     }
 }
 
@@ -9935,7 +8464,7 @@ extension Api {
     /// - `inlineQueryPeerTypeMegagroup#5ec4be43 = InlineQueryPeerType;`
     /// - `inlineQueryPeerTypeBroadcast#6334ee9a = InlineQueryPeerType;`
     /// - `inlineQueryPeerTypeBotPM#0e3b2d0c = InlineQueryPeerType;`
-    public enum InlineQueryPeerType: TLRegistrable, TLParsable {
+    public enum InlineQueryPeerType: TLSchemaDescribed, TLParsable {
         /// `inlineQueryPeerTypeSameBotPM#3081ed9d = InlineQueryPeerType;`
         case inlineQueryPeerTypeSameBotPM
         /// `inlineQueryPeerTypePM#833c0fac = InlineQueryPeerType;`
@@ -9967,6 +8496,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InlineQueryPeerType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineQueryPeerType {
             let id = try reader.readUInt32()
@@ -10010,30 +8540,13 @@ extension Api {
         static func parse_inlineQueryPeerTypeBotPM(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineQueryPeerType {
             return .inlineQueryPeerTypeBotPM
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inlineQueryPeerTypeSameBotPM:
-                    return ("inlineQueryPeerTypeSameBotPM", [])
-                case .inlineQueryPeerTypePM:
-                    return ("inlineQueryPeerTypePM", [])
-                case .inlineQueryPeerTypeChat:
-                    return ("inlineQueryPeerTypeChat", [])
-                case .inlineQueryPeerTypeMegagroup:
-                    return ("inlineQueryPeerTypeMegagroup", [])
-                case .inlineQueryPeerTypeBroadcast:
-                    return ("inlineQueryPeerTypeBroadcast", [])
-                case .inlineQueryPeerTypeBotPM:
-                    return ("inlineQueryPeerTypeBotPM", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ChatAdminWithInvites`. Constructors:
     /// - `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
-    public enum ChatAdminWithInvites: TLRegistrable, TLParsable {
+    public enum ChatAdminWithInvites: TLSchemaDescribed, TLParsable {
         /// `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
         case chatAdminWithInvites(Cons_chatAdminWithInvites)
 
@@ -10063,6 +8576,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatAdminWithInvites" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatAdminWithInvites {
             let id = try reader.readUInt32()
@@ -10092,17 +8606,6 @@ extension Api {
                 throw error.inside(constructor: "chatAdminWithInvites", fields: "admin_id,invites_count,revoked_invites_count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatAdminWithInvites(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("admin_id", c.adminId)
-                    fields.int("invites_count", c.invitesCount)
-                    fields.int("revoked_invites_count", c.revokedInvitesCount)
-                    return ("chatAdminWithInvites", fields.fields)
-            }
-        }
     }
 }
 
@@ -10110,7 +8613,7 @@ extension Api {
     /// TL type `ChatTheme`. Constructors:
     /// - `chatTheme#c3dffc04 emoticon:string = ChatTheme;`
     /// - `chatThemeUniqueGift#3458f9c8 gift:StarGift theme_settings:Vector<ThemeSettings> = ChatTheme;`
-    public enum ChatTheme: TLRegistrable, TLParsable {
+    public enum ChatTheme: TLSchemaDescribed, TLParsable {
         /// `chatTheme#c3dffc04 emoticon:string = ChatTheme;`
         case chatTheme(Cons_chatTheme)
         /// `chatThemeUniqueGift#3458f9c8 gift:StarGift theme_settings:Vector<ThemeSettings> = ChatTheme;`
@@ -10149,6 +8652,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatTheme" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatTheme {
             let id = try reader.readUInt32()
@@ -10187,27 +8691,13 @@ extension Api {
                 throw error.inside(constructor: "chatThemeUniqueGift", fields: "gift,theme_settings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatTheme(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("emoticon", c.emoticon)
-                    return ("chatTheme", fields.fields)
-                case .chatThemeUniqueGift(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("gift", c.gift)
-                    fields.objects("theme_settings", c.themeSettings)
-                    return ("chatThemeUniqueGift", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MessageReactions`. Constructors:
     /// - `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
-    public enum MessageReactions: TLRegistrable, TLParsable {
+    public enum MessageReactions: TLSchemaDescribed, TLParsable {
         /// `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
         case messageReactions(Cons_messageReactions)
 
@@ -10262,6 +8752,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageReactions" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReactions {
             let id = try reader.readUInt32()
@@ -10299,26 +8790,6 @@ extension Api {
                 throw error.inside(constructor: "messageReactions", fields: "flags,min,can_see_list,reactions_as_tags,results,recent_reactions,top_reactors", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageReactions(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("min", c.min)
-                    fields.trueFlag("can_see_list", c.canSeeList)
-                    fields.trueFlag("reactions_as_tags", c.reactionsAsTags)
-                    fields.objects("results", c.results)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.recentReactions {
-                        fields.objects("recent_reactions", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.topReactors {
-                        fields.objects("top_reactors", value)
-                    }
-                    return ("messageReactions", fields.fields)
-            }
-        }
     }
 }
 
@@ -10327,7 +8798,7 @@ extension Api {
     /// - `emojiGroup#7a9abda9 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
     /// - `emojiGroupGreeting#80d26cc7 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
     /// - `emojiGroupPremium#093bcf34 title:string icon_emoji_id:long = EmojiGroup;`
-    public enum EmojiGroup: TLRegistrable, TLParsable {
+    public enum EmojiGroup: TLSchemaDescribed, TLParsable {
         /// `emojiGroup#7a9abda9 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
         case emojiGroup(Cons_emojiGroup)
         /// `emojiGroupGreeting#80d26cc7 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
@@ -10392,6 +8863,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmojiGroup" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiGroup {
             let id = try reader.readUInt32()
@@ -10451,28 +8923,6 @@ extension Api {
                 throw error.inside(constructor: "emojiGroupPremium", fields: "title,icon_emoji_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiGroup(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("title", c.title)
-                    fields.long("icon_emoji_id", c.iconEmojiId)
-                    fields.strings("emoticons", c.emoticons)
-                    return ("emojiGroup", fields.fields)
-                case .emojiGroupGreeting(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("title", c.title)
-                    fields.long("icon_emoji_id", c.iconEmojiId)
-                    fields.strings("emoticons", c.emoticons)
-                    return ("emojiGroupGreeting", fields.fields)
-                case .emojiGroupPremium(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("title", c.title)
-                    fields.long("icon_emoji_id", c.iconEmojiId)
-                    return ("emojiGroupPremium", fields.fields)
-            }
-        }
     }
 }
 
@@ -10481,7 +8931,7 @@ extension Api {
     /// - `peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;`
     /// - `peerColorCollectible#b9c0639a flags:# collectible_id:long gift_emoji_id:long background_emoji_id:long accent_color:int colors:Vector<int> dark_accent_color:flags.0?int dark_colors:flags.1?Vector<int> = PeerColor;`
     /// - `inputPeerColorCollectible#b8ea86a9 collectible_id:long = PeerColor;`
-    public enum PeerColor: TLRegistrable, TLParsable {
+    public enum PeerColor: TLSchemaDescribed, TLParsable {
         /// `peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;`
         case peerColor(Cons_peerColor)
         /// `peerColorCollectible#b9c0639a flags:# collectible_id:long gift_emoji_id:long background_emoji_id:long accent_color:int colors:Vector<int> dark_accent_color:flags.0?int dark_colors:flags.1?Vector<int> = PeerColor;`
@@ -10599,6 +9049,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PeerColor" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerColor {
             let id = try reader.readUInt32()
@@ -10677,42 +9128,6 @@ extension Api {
                 throw error.inside(constructor: "inputPeerColorCollectible", fields: "collectible_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerColor(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.color {
-                        fields.int("color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.backgroundEmojiId {
-                        fields.long("background_emoji_id", value)
-                    }
-                    return ("peerColor", fields.fields)
-                case .peerColorCollectible(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.long("collectible_id", c.collectibleId)
-                    fields.long("gift_emoji_id", c.giftEmojiId)
-                    fields.long("background_emoji_id", c.backgroundEmojiId)
-                    fields.int("accent_color", c.accentColor)
-                    fields.ints("colors", c.colors)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.darkAccentColor {
-                        fields.int("dark_accent_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.darkColors {
-                        fields.ints("dark_colors", value)
-                    }
-                    return ("peerColorCollectible", fields.fields)
-                case .inputPeerColorCollectible(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("collectible_id", c.collectibleId)
-                    return ("inputPeerColorCollectible", fields.fields)
-            }
-        }
     }
 }
 
@@ -10720,7 +9135,7 @@ extension Api.help {
     /// TL type `help.PeerColors`. Constructors:
     /// - `help.peerColorsNotModified#2ba1f5ce = help.PeerColors;`
     /// - `help.peerColors#00f8ed08 hash:int colors:Vector<help.PeerColorOption> = help.PeerColors;`
-    public enum PeerColors: TLRegistrable, TLParsable {
+    public enum PeerColors: TLSchemaDescribed, TLParsable {
         /// `help.peerColorsNotModified#2ba1f5ce = help.PeerColors;`
         case peerColorsNotModified
         /// `help.peerColors#00f8ed08 hash:int colors:Vector<help.PeerColorOption> = help.PeerColors;`
@@ -10751,6 +9166,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.PeerColors" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerColors {
             let id = try reader.readUInt32()
@@ -10783,25 +9199,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.peerColors", fields: "hash,colors", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerColorsNotModified:
-                    return ("help.peerColorsNotModified", [])
-                case .peerColors(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("hash", c.hash)
-                    fields.objects("colors", c.colors)
-                    return ("help.peerColors", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Birthday`. Constructors:
     /// - `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
-    public enum Birthday: TLRegistrable, TLParsable {
+    public enum Birthday: TLSchemaDescribed, TLParsable {
         /// `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
         case birthday(Cons_birthday)
 
@@ -10847,6 +9251,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Birthday" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Birthday {
             let id = try reader.readUInt32()
@@ -10881,28 +9286,13 @@ extension Api {
                 throw error.inside(constructor: "birthday", fields: "flags,day,month,year", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .birthday(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.int("day", c.day)
-                    fields.int("month", c.month)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.year {
-                        fields.int("year", value)
-                    }
-                    return ("birthday", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `FoundStory`. Constructors:
     /// - `foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;`
-    public enum FoundStory: TLRegistrable, TLParsable {
+    public enum FoundStory: TLSchemaDescribed, TLParsable {
         /// `foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;`
         case foundStory(Cons_foundStory)
 
@@ -10927,6 +9317,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "FoundStory" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FoundStory {
             let id = try reader.readUInt32()
@@ -10954,23 +9345,13 @@ extension Api {
                 throw error.inside(constructor: "foundStory", fields: "peer,story", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .foundStory(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.object("story", c.story)
-                    return ("foundStory", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `GeoPointAddress`. Constructors:
     /// - `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
-    public enum GeoPointAddress: TLRegistrable, TLParsable {
+    public enum GeoPointAddress: TLSchemaDescribed, TLParsable {
         /// `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
         case geoPointAddress(Cons_geoPointAddress)
 
@@ -11026,6 +9407,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GeoPointAddress" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GeoPointAddress {
             let id = try reader.readUInt32()
@@ -11068,33 +9450,13 @@ extension Api {
                 throw error.inside(constructor: "geoPointAddress", fields: "flags,country_iso2,state,city,street", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .geoPointAddress(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.string("country_iso2", c.countryIso2)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.state {
-                        fields.string("state", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.city {
-                        fields.string("city", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.street {
-                        fields.string("street", value)
-                    }
-                    return ("geoPointAddress", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarGiftAuctionUserState`. Constructors:
     /// - `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
-    public enum StarGiftAuctionUserState: TLRegistrable, TLParsable {
+    public enum StarGiftAuctionUserState: TLSchemaDescribed, TLParsable {
         /// `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
         case starGiftAuctionUserState(Cons_starGiftAuctionUserState)
 
@@ -11156,6 +9518,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftAuctionUserState" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionUserState {
             let id = try reader.readUInt32()
@@ -11203,37 +9566,13 @@ extension Api {
                 throw error.inside(constructor: "starGiftAuctionUserState", fields: "flags,returned,bid_amount,bid_date,min_bid_amount,bid_peer,acquired_count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAuctionUserState(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("returned", c.returned)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.bidAmount {
-                        fields.long("bid_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.bidDate {
-                        fields.int("bid_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.minBidAmount {
-                        fields.long("min_bid_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.bidPeer {
-                        fields.object("bid_peer", value)
-                    }
-                    fields.int("acquired_count", c.acquiredCount)
-                    return ("starGiftAuctionUserState", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.auth {
     /// TL type `auth.PasskeyLoginOptions`. Constructors:
     /// - `auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;`
-    public enum PasskeyLoginOptions: TLRegistrable, TLParsable {
+    public enum PasskeyLoginOptions: TLSchemaDescribed, TLParsable {
         /// `auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;`
         case passkeyLoginOptions(Cons_passkeyLoginOptions)
 
@@ -11255,6 +9594,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.PasskeyLoginOptions" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasskeyLoginOptions {
             let id = try reader.readUInt32()
@@ -11279,22 +9619,13 @@ extension Api.auth {
                 throw error.inside(constructor: "auth.passkeyLoginOptions", fields: "options", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passkeyLoginOptions(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("options", c.options)
-                    return ("auth.passkeyLoginOptions", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.bots {
     /// TL type `bots.AccessSettings`. Constructors:
     /// - `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
-    public enum AccessSettings: TLRegistrable, TLParsable {
+    public enum AccessSettings: TLSchemaDescribed, TLParsable {
         /// `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
         case accessSettings(Cons_accessSettings)
 
@@ -11334,6 +9665,7 @@ extension Api.bots {
         }
 
         public static var tlTypeName: String { "bots.AccessSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AccessSettings {
             let id = try reader.readUInt32()
@@ -11364,27 +9696,13 @@ extension Api.bots {
                 throw error.inside(constructor: "bots.accessSettings", fields: "flags,restricted,add_users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .accessSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("restricted", c.restricted)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.addUsers {
-                        fields.objects("add_users", value)
-                    }
-                    return ("bots.accessSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.ComposedRichMessageWithAI`. Constructors:
     /// - `messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;`
-    public enum ComposedRichMessageWithAI: TLRegistrable, TLParsable {
+    public enum ComposedRichMessageWithAI: TLSchemaDescribed, TLParsable {
         /// `messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;`
         case composedRichMessageWithAI(Cons_composedRichMessageWithAI)
 
@@ -11406,6 +9724,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ComposedRichMessageWithAI" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ComposedRichMessageWithAI {
             let id = try reader.readUInt32()
@@ -11428,15 +9747,6 @@ extension Api.messages {
             }
             catch {
                 throw error.inside(constructor: "messages.composedRichMessageWithAI", fields: "result", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .composedRichMessageWithAI(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("result", c.result)
-                    return ("messages.composedRichMessageWithAI", fields.fields)
             }
         }
     }
@@ -12132,5 +10442,229 @@ extension Api {
         (0xa36396e5, "stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;"),
         (0xbe1e85ba, "fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;"),
         (0x4aa83913, "aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;"),
+    ]
+    static let constructorEntries12: [(UInt32, StaticString)] = [
+        (0x90a6ca84, "messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;"),
+        (0x7600b9d3, "message#7600b9d3 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true post:flags.14?true from_scheduled:flags.18?true legacy:flags.19?true edit_hide:flags.21?true pinned:flags.24?true noforwards:flags.26?true invert_media:flags.27?true flags2:# offline:flags2.1?true video_processing_pending:flags2.4?true paid_suggested_post_stars:flags2.8?true paid_suggested_post_ton:flags2.9?true id:int from_id:flags.8?Peer from_boosts_applied:flags.29?int from_rank:flags2.12?string peer_id:Peer saved_peer_id:flags.28?Peer fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long via_business_bot_id:flags2.0?long guestchat_via_from:flags2.19?Peer reply_to:flags.3?MessageReplyHeader date:int message:string media:flags.9?MessageMedia reply_markup:flags.6?ReplyMarkup entities:flags.7?Vector<MessageEntity> views:flags.10?int forwards:flags.10?int replies:flags.23?MessageReplies edit_date:flags.15?int post_author:flags.16?string grouped_id:flags.17?long reactions:flags.20?MessageReactions restriction_reason:flags.22?Vector<RestrictionReason> ttl_period:flags.25?int quick_reply_shortcut_id:flags.30?int effect:flags2.2?long factcheck:flags2.3?FactCheck report_delivery_until_date:flags2.5?int paid_message_stars:flags2.6?long suggested_post:flags2.7?SuggestedPost schedule_repeat_period:flags2.10?int summary_from_language:flags2.11?string rich_message:flags2.13?RichMessage = Message;"),
+        (0x7a800e0a, "messageService#7a800e0a flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true reactions_are_possible:flags.9?true silent:flags.13?true post:flags.14?true legacy:flags.19?true id:int from_id:flags.8?Peer peer_id:Peer saved_peer_id:flags.28?Peer reply_to:flags.3?MessageReplyHeader date:int action:MessageAction reactions:flags.20?MessageReactions ttl_period:flags.25?int = Message;"),
+        (0x1f2b0afd, "updateNewMessage#1f2b0afd message:Message pts:int pts_count:int = Update;"),
+        (0x4e90bfd6, "updateMessageID#4e90bfd6 id:int random_id:long = Update;"),
+        (0xa20db0e5, "updateDeleteMessages#a20db0e5 messages:Vector<int> pts:int pts_count:int = Update;"),
+        (0x2a17bf5c, "updateUserTyping#2a17bf5c flags:# user_id:long top_msg_id:flags.0?int action:SendMessageAction = Update;"),
+        (0x83487af0, "updateChatUserTyping#83487af0 chat_id:long from_id:Peer action:SendMessageAction = Update;"),
+        (0x07761198, "updateChatParticipants#07761198 participants:ChatParticipants = Update;"),
+        (0xe5bdf8de, "updateUserStatus#e5bdf8de user_id:long status:UserStatus = Update;"),
+        (0xa7848924, "updateUserName#a7848924 user_id:long first_name:string last_name:string usernames:Vector<Username> = Update;"),
+        (0x8951abef, "updateNewAuthorization#8951abef flags:# unconfirmed:flags.0?true hash:long date:flags.0?int device:flags.0?string location:flags.0?string = Update;"),
+        (0x12bcbd9a, "updateNewEncryptedMessage#12bcbd9a message:EncryptedMessage qts:int = Update;"),
+        (0x1710f156, "updateEncryptedChatTyping#1710f156 chat_id:int = Update;"),
+        (0xb4a2e88d, "updateEncryption#b4a2e88d chat:EncryptedChat date:int = Update;"),
+        (0x38fe25b7, "updateEncryptedMessagesRead#38fe25b7 chat_id:int max_date:int date:int = Update;"),
+        (0x3dda5451, "updateChatParticipantAdd#3dda5451 chat_id:long user_id:long inviter_id:long date:int version:int = Update;"),
+        (0xe32f3d77, "updateChatParticipantDelete#e32f3d77 chat_id:long user_id:long version:int = Update;"),
+        (0x8e5e9873, "updateDcOptions#8e5e9873 dc_options:Vector<DcOption> = Update;"),
+        (0xbec268ef, "updateNotifySettings#bec268ef peer:NotifyPeer notify_settings:PeerNotifySettings = Update;"),
+        (0xebe46819, "updateServiceNotification#ebe46819 flags:# popup:flags.0?true invert_media:flags.2?true inbox_date:flags.1?int type:string message:string media:MessageMedia entities:Vector<MessageEntity> = Update;"),
+        (0xee3b272a, "updatePrivacy#ee3b272a key:PrivacyKey rules:Vector<PrivacyRule> = Update;"),
+        (0x05492a13, "updateUserPhone#05492a13 user_id:long phone:string = Update;"),
+        (0x9e84bc99, "updateReadHistoryInbox#9e84bc99 flags:# folder_id:flags.0?int peer:Peer top_msg_id:flags.1?int max_id:int still_unread_count:int pts:int pts_count:int = Update;"),
+        (0x2f2f21bf, "updateReadHistoryOutbox#2f2f21bf peer:Peer max_id:int pts:int pts_count:int = Update;"),
+        (0x7f891213, "updateWebPage#7f891213 webpage:WebPage pts:int pts_count:int = Update;"),
+        (0xf8227181, "updateReadMessagesContents#f8227181 flags:# messages:Vector<int> pts:int pts_count:int date:flags.0?int = Update;"),
+        (0x108d941f, "updateChannelTooLong#108d941f flags:# channel_id:long pts:flags.0?int = Update;"),
+        (0x635b4c09, "updateChannel#635b4c09 channel_id:long = Update;"),
+        (0x62ba04d9, "updateNewChannelMessage#62ba04d9 message:Message pts:int pts_count:int = Update;"),
+        (0x922e6e10, "updateReadChannelInbox#922e6e10 flags:# folder_id:flags.0?int channel_id:long max_id:int still_unread_count:int pts:int = Update;"),
+        (0xc32d5b12, "updateDeleteChannelMessages#c32d5b12 channel_id:long messages:Vector<int> pts:int pts_count:int = Update;"),
+        (0xf226ac08, "updateChannelMessageViews#f226ac08 channel_id:long id:int views:int = Update;"),
+        (0xd7ca61a2, "updateChatParticipantAdmin#d7ca61a2 chat_id:long user_id:long is_admin:Bool version:int = Update;"),
+        (0x688a30aa, "updateNewStickerSet#688a30aa stickerset:messages.StickerSet = Update;"),
+        (0x0bb2d201, "updateStickerSetsOrder#0bb2d201 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Update;"),
+        (0x31c24808, "updateStickerSets#31c24808 flags:# masks:flags.0?true emojis:flags.1?true = Update;"),
+        (0x9375341e, "updateSavedGifs#9375341e = Update;"),
+        (0x496f379c, "updateBotInlineQuery#496f379c flags:# query_id:long user_id:long query:string geo:flags.0?GeoPoint peer_type:flags.1?InlineQueryPeerType offset:string = Update;"),
+        (0x12f12a07, "updateBotInlineSend#12f12a07 flags:# user_id:long query:string geo:flags.0?GeoPoint id:string msg_id:flags.1?InputBotInlineMessageID = Update;"),
+        (0x1b3f4df7, "updateEditChannelMessage#1b3f4df7 message:Message pts:int pts_count:int = Update;"),
+        (0xb9cfc48d, "updateBotCallbackQuery#b9cfc48d flags:# query_id:long user_id:long peer:Peer msg_id:int chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;"),
+        (0xe40370a3, "updateEditMessage#e40370a3 message:Message pts:int pts_count:int = Update;"),
+        (0x691e9052, "updateInlineBotCallbackQuery#691e9052 flags:# query_id:long user_id:long msg_id:InputBotInlineMessageID chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;"),
+        (0xb75f99a9, "updateReadChannelOutbox#b75f99a9 channel_id:long max_id:int = Update;"),
+        (0xedfc111e, "updateDraftMessage#edfc111e flags:# peer:Peer top_msg_id:flags.0?int saved_peer_id:flags.1?Peer draft:DraftMessage = Update;"),
+        (0x571d2742, "updateReadFeaturedStickers#571d2742 = Update;"),
+        (0x9a422c20, "updateRecentStickers#9a422c20 = Update;"),
+        (0xa229dd06, "updateConfig#a229dd06 = Update;"),
+        (0x3354678f, "updatePtsChanged#3354678f = Update;"),
+        (0x2f2ba99f, "updateChannelWebPage#2f2ba99f channel_id:long webpage:WebPage pts:int pts_count:int = Update;"),
+        (0x6e6fe51c, "updateDialogPinned#6e6fe51c flags:# pinned:flags.0?true folder_id:flags.1?int peer:DialogPeer = Update;"),
+        (0xfa0f3ca2, "updatePinnedDialogs#fa0f3ca2 flags:# folder_id:flags.1?int order:flags.0?Vector<DialogPeer> = Update;"),
+        (0x8317c0c3, "updateBotWebhookJSON#8317c0c3 data:DataJSON = Update;"),
+        (0x9b9240a6, "updateBotWebhookJSONQuery#9b9240a6 query_id:long data:DataJSON timeout:int = Update;"),
+        (0xb5aefd7d, "updateBotShippingQuery#b5aefd7d query_id:long user_id:long payload:bytes shipping_address:PostAddress = Update;"),
+        (0x8caa9a96, "updateBotPrecheckoutQuery#8caa9a96 flags:# query_id:long user_id:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string currency:string total_amount:long = Update;"),
+        (0xab0f6b1e, "updatePhoneCall#ab0f6b1e phone_call:PhoneCall = Update;"),
+        (0x46560264, "updateLangPackTooLong#46560264 lang_code:string = Update;"),
+        (0x56022f4d, "updateLangPack#56022f4d difference:LangPackDifference = Update;"),
+        (0xe511996d, "updateFavedStickers#e511996d = Update;"),
+        (0x25f324f7, "updateChannelReadMessagesContents#25f324f7 flags:# channel_id:long top_msg_id:flags.0?int saved_peer_id:flags.1?Peer messages:Vector<int> = Update;"),
+        (0x7084a7be, "updateContactsReset#7084a7be = Update;"),
+        (0xb23fc698, "updateChannelAvailableMessages#b23fc698 channel_id:long available_min_id:int = Update;"),
+        (0xb658f23e, "updateDialogUnreadMark#b658f23e flags:# unread:flags.0?true peer:DialogPeer saved_peer_id:flags.1?Peer = Update;"),
+        (0xd64c522b, "updateMessagePoll#d64c522b flags:# peer:flags.1?Peer msg_id:flags.1?int top_msg_id:flags.2?int poll_id:long poll:flags.0?Poll results:PollResults = Update;"),
+        (0x54c01850, "updateChatDefaultBannedRights#54c01850 peer:Peer default_banned_rights:ChatBannedRights version:int = Update;"),
+        (0x19360dc0, "updateFolderPeers#19360dc0 folder_peers:Vector<FolderPeer> pts:int pts_count:int = Update;"),
+        (0x6a7e7366, "updatePeerSettings#6a7e7366 peer:Peer settings:PeerSettings = Update;"),
+        (0xb4afcfb0, "updatePeerLocated#b4afcfb0 peers:Vector<PeerLocated> = Update;"),
+        (0x39a51dfb, "updateNewScheduledMessage#39a51dfb message:Message = Update;"),
+        (0xf2a71983, "updateDeleteScheduledMessages#f2a71983 flags:# peer:Peer messages:Vector<int> sent_messages:flags.0?Vector<int> = Update;"),
+        (0x8216fba3, "updateTheme#8216fba3 theme:Theme = Update;"),
+        (0x871fb939, "updateGeoLiveViewed#871fb939 peer:Peer msg_id:int = Update;"),
+        (0x564fe691, "updateLoginToken#564fe691 = Update;"),
+        (0x7699f014, "updateMessagePollVote#7699f014 poll_id:long peer:Peer options:Vector<bytes> positions:Vector<int> qts:int = Update;"),
+        (0x26ffde7d, "updateDialogFilter#26ffde7d flags:# id:int filter:flags.0?DialogFilter = Update;"),
+        (0xa5d72105, "updateDialogFilterOrder#a5d72105 order:Vector<int> = Update;"),
+        (0x3504914f, "updateDialogFilters#3504914f = Update;"),
+        (0x2661bf09, "updatePhoneCallSignalingData#2661bf09 phone_call_id:long data:bytes = Update;"),
+        (0xd29a27f4, "updateChannelMessageForwards#d29a27f4 channel_id:long id:int forwards:int = Update;"),
+        (0xd6b19546, "updateReadChannelDiscussionInbox#d6b19546 flags:# channel_id:long top_msg_id:int read_max_id:int broadcast_id:flags.0?long broadcast_post:flags.0?int = Update;"),
+        (0x695c9e7c, "updateReadChannelDiscussionOutbox#695c9e7c channel_id:long top_msg_id:int read_max_id:int = Update;"),
+        (0xebe07752, "updatePeerBlocked#ebe07752 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer = Update;"),
+        (0x8c88c923, "updateChannelUserTyping#8c88c923 flags:# channel_id:long top_msg_id:flags.0?int from_id:Peer action:SendMessageAction = Update;"),
+        (0xed85eab5, "updatePinnedMessages#ed85eab5 flags:# pinned:flags.0?true peer:Peer messages:Vector<int> pts:int pts_count:int = Update;"),
+        (0x5bb98608, "updatePinnedChannelMessages#5bb98608 flags:# pinned:flags.0?true channel_id:long messages:Vector<int> pts:int pts_count:int = Update;"),
+        (0xf89a6a4e, "updateChat#f89a6a4e chat_id:long = Update;"),
+        (0xf2ebdb4e, "updateGroupCallParticipants#f2ebdb4e call:InputGroupCall participants:Vector<GroupCallParticipant> version:int = Update;"),
+        (0x9d2216e0, "updateGroupCall#9d2216e0 flags:# live_story:flags.2?true peer:flags.1?Peer call:GroupCall = Update;"),
+        (0xbb9bb9a5, "updatePeerHistoryTTL#bb9bb9a5 flags:# peer:Peer ttl_period:flags.0?int = Update;"),
+        (0xd087663a, "updateChatParticipant#d087663a flags:# chat_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChatParticipant new_participant:flags.1?ChatParticipant invite:flags.2?ExportedChatInvite qts:int = Update;"),
+        (0x985d3abb, "updateChannelParticipant#985d3abb flags:# via_chatlist:flags.3?true channel_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChannelParticipant new_participant:flags.1?ChannelParticipant invite:flags.2?ExportedChatInvite qts:int = Update;"),
+        (0xc4870a49, "updateBotStopped#c4870a49 user_id:long date:int stopped:Bool qts:int = Update;"),
+        (0x0b783982, "updateGroupCallConnection#0b783982 flags:# presentation:flags.0?true params:DataJSON = Update;"),
+        (0x4d712f2e, "updateBotCommands#4d712f2e peer:Peer bot_id:long commands:Vector<BotCommand> = Update;"),
+        (0x7063c3db, "updatePendingJoinRequests#7063c3db peer:Peer requests_pending:int recent_requesters:Vector<long> = Update;"),
+        (0x7cb34d79, "updateBotChatInviteRequester#7cb34d79 flags:# peer:Peer date:int user_id:long about:string invite:ExportedChatInvite qts:int query_id:flags.0?long = Update;"),
+        (0x1e297bfa, "updateMessageReactions#1e297bfa flags:# peer:Peer msg_id:int top_msg_id:flags.0?int saved_peer_id:flags.1?Peer reactions:MessageReactions = Update;"),
+        (0x17b7a20b, "updateAttachMenuBots#17b7a20b = Update;"),
+        (0x1592b79d, "updateWebViewResultSent#1592b79d query_id:long = Update;"),
+        (0x14b85813, "updateBotMenuButton#14b85813 bot_id:long button:BotMenuButton = Update;"),
+        (0x74d8be99, "updateSavedRingtones#74d8be99 = Update;"),
+        (0x0084cd5a, "updateTranscribedAudio#0084cd5a flags:# pending:flags.0?true peer:Peer msg_id:int transcription_id:long text:string = Update;"),
+        (0xfb4c496c, "updateReadFeaturedEmojiStickers#fb4c496c = Update;"),
+        (0x28373599, "updateUserEmojiStatus#28373599 user_id:long emoji_status:EmojiStatus = Update;"),
+        (0x30f443db, "updateRecentEmojiStatuses#30f443db = Update;"),
+        (0x6f7863f4, "updateRecentReactions#6f7863f4 = Update;"),
+        (0x86fccf85, "updateMoveStickerSetToTop#86fccf85 flags:# masks:flags.0?true emojis:flags.1?true stickerset:long = Update;"),
+        (0xd5a41724, "updateMessageExtendedMedia#d5a41724 peer:Peer msg_id:int extended_media:Vector<MessageExtendedMedia> = Update;"),
+        (0x20529438, "updateUser#20529438 user_id:long = Update;"),
+        (0xec05b097, "updateAutoSaveSettings#ec05b097 = Update;"),
+        (0x75b3b798, "updateStory#75b3b798 peer:Peer story:StoryItem = Update;"),
+        (0xf74e932b, "updateReadStories#f74e932b peer:Peer max_id:int = Update;"),
+        (0x1bf335b9, "updateStoryID#1bf335b9 id:int random_id:long = Update;"),
+        (0x2c084dc1, "updateStoriesStealthMode#2c084dc1 stealth_mode:StoriesStealthMode = Update;"),
+        (0x7d627683, "updateSentStoryReaction#7d627683 peer:Peer story_id:int reaction:Reaction = Update;"),
+        (0x904dd49c, "updateBotChatBoost#904dd49c peer:Peer boost:Boost qts:int = Update;"),
+        (0x07b68920, "updateChannelViewForumAsMessages#07b68920 channel_id:long enabled:Bool = Update;"),
+        (0xae3f101d, "updatePeerWallpaper#ae3f101d flags:# wallpaper_overridden:flags.1?true peer:Peer wallpaper:flags.0?WallPaper = Update;"),
+        (0xac21d3ce, "updateBotMessageReaction#ac21d3ce peer:Peer msg_id:int date:int actor:Peer old_reactions:Vector<Reaction> new_reactions:Vector<Reaction> qts:int = Update;"),
+        (0x09cb7759, "updateBotMessageReactions#09cb7759 peer:Peer msg_id:int date:int reactions:Vector<ReactionCount> qts:int = Update;"),
+        (0xaeaf9e74, "updateSavedDialogPinned#aeaf9e74 flags:# pinned:flags.0?true peer:DialogPeer = Update;"),
+        (0x686c85a6, "updatePinnedSavedDialogs#686c85a6 flags:# order:flags.0?Vector<DialogPeer> = Update;"),
+        (0x39c67432, "updateSavedReactionTags#39c67432 = Update;"),
+        (0xf16269d4, "updateSmsJob#f16269d4 job_id:string = Update;"),
+        (0xf9470ab2, "updateQuickReplies#f9470ab2 quick_replies:Vector<QuickReply> = Update;"),
+        (0xf53da717, "updateNewQuickReply#f53da717 quick_reply:QuickReply = Update;"),
+        (0x53e6f1ec, "updateDeleteQuickReply#53e6f1ec shortcut_id:int = Update;"),
+        (0x3e050d0f, "updateQuickReplyMessage#3e050d0f message:Message = Update;"),
+        (0x566fe7cd, "updateDeleteQuickReplyMessages#566fe7cd shortcut_id:int messages:Vector<int> = Update;"),
+        (0x8ae5c97a, "updateBotBusinessConnect#8ae5c97a connection:BotBusinessConnection qts:int = Update;"),
+        (0x9ddb347c, "updateBotNewBusinessMessage#9ddb347c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;"),
+        (0x07df587c, "updateBotEditBusinessMessage#07df587c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;"),
+        (0xa02a982e, "updateBotDeleteBusinessMessage#a02a982e connection_id:string peer:Peer messages:Vector<int> qts:int = Update;"),
+        (0x1824e40b, "updateNewStoryReaction#1824e40b story_id:int peer:Peer reaction:Reaction = Update;"),
+        (0x4e80a379, "updateStarsBalance#4e80a379 balance:StarsAmount = Update;"),
+        (0x1ea2fda7, "updateBusinessBotCallbackQuery#1ea2fda7 flags:# query_id:long user_id:long connection_id:string message:Message reply_to_message:flags.2?Message chat_instance:long data:flags.0?bytes = Update;"),
+        (0xa584b019, "updateStarsRevenueStatus#a584b019 peer:Peer status:StarsRevenueStatus = Update;"),
+        (0x283bd312, "updateBotPurchasedPaidMedia#283bd312 user_id:long payload:string qts:int = Update;"),
+        (0x8b725fce, "updatePaidReactionPrivacy#8b725fce private:PaidReactionPrivacy = Update;"),
+        (0x504aa18f, "updateSentPhoneCode#504aa18f sent_code:auth.SentCode = Update;"),
+        (0xa477288f, "updateGroupCallChainBlocks#a477288f call:InputGroupCall sub_chain_id:int blocks:Vector<bytes> next_offset:int = Update;"),
+        (0x77b0e372, "updateReadMonoForumInbox#77b0e372 channel_id:long saved_peer_id:Peer read_max_id:int = Update;"),
+        (0xa4a79376, "updateReadMonoForumOutbox#a4a79376 channel_id:long saved_peer_id:Peer read_max_id:int = Update;"),
+        (0x9f812b08, "updateMonoForumNoPaidException#9f812b08 flags:# exception:flags.0?true channel_id:long saved_peer_id:Peer = Update;"),
+        (0xd8326f0d, "updateGroupCallMessage#d8326f0d call:InputGroupCall message:GroupCallMessage = Update;"),
+        (0xc957a766, "updateGroupCallEncryptedMessage#c957a766 call:InputGroupCall from_id:Peer encrypted_message:bytes = Update;"),
+        (0x683b2c52, "updatePinnedForumTopic#683b2c52 flags:# pinned:flags.0?true peer:Peer topic_id:int = Update;"),
+        (0xdef143d0, "updatePinnedForumTopics#def143d0 flags:# peer:Peer order:flags.0?Vector<int> = Update;"),
+        (0x3e85e92c, "updateDeleteGroupCallMessages#3e85e92c call:InputGroupCall messages:Vector<int> = Update;"),
+        (0x48e246c2, "updateStarGiftAuctionState#48e246c2 gift_id:long state:StarGiftAuctionState = Update;"),
+        (0xdc58f31e, "updateStarGiftAuctionUserState#dc58f31e gift_id:long user_state:StarGiftAuctionUserState = Update;"),
+        (0xfb9c547a, "updateEmojiGameInfo#fb9c547a info:messages.EmojiGameInfo = Update;"),
+        (0xac072444, "updateStarGiftCraftFail#ac072444 = Update;"),
+        (0xbd8367b9, "updateChatParticipantRank#bd8367b9 chat_id:long user_id:long rank:string version:int = Update;"),
+        (0x4880ed9a, "updateManagedBot#4880ed9a user_id:long bot_id:long qts:int = Update;"),
+        (0xcdd4093d, "updateBotGuestChatQuery#cdd4093d flags:# query_id:long message:Message reference_messages:flags.0?Vector<Message> qts:int = Update;"),
+        (0x8c0f91fb, "updateAiComposeTones#8c0f91fb = Update;"),
+        (0xbdac7e70, "updateJoinChatWebViewDecision#bdac7e70 peer:Peer query_id:long result:JoinChatBotResult = Update;"),
+        (0xb22083a6, "updateNewBotConnection#b22083a6 flags:# confirmed:flags.0?true bot_id:long date:flags.1?int device:flags.1?string location:flags.1?string = Update;"),
+        (0xc39a2ade, "updateWebBrowserSettings#c39a2ade flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = Update;"),
+        (0x140502d1, "updateWebBrowserException#140502d1 flags:# delete:flags.1?true open_external_browser:flags.0?Bool exception:WebDomainException = Update;"),
+        (0x20bcbba1, "updateNewEphemeralMessage#20bcbba1 message:EphemeralMessage = Update;"),
+        (0x56dbfcf8, "updateDeleteEphemeralMessages#56dbfcf8 peer:Peer ids:Vector<int> = Update;"),
+        (0x4bbb8f01, "updateEditEphemeralMessage#4bbb8f01 message:EphemeralMessage = Update;"),
+        (0x7c1079d6, "updateEphemeralBotCallbackQuery#7c1079d6 flags:# query_id:long user_id:long peer:flags.0?Peer msg_id:int data:bytes chat_instance:flags.1?long message:EphemeralMessage = Update;"),
+        (0x6c0d8e23, "updateBotStarsSubscription#6c0d8e23 flags:# canceled:flags.0?true payment_failed:flags.1?true restored:flags.2?true user_id:long payload:bytes qts:int = Update;"),
+        (0x8e1a1775, "nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;"),
+        (0x4f96cb18, "inputPrivacyKeyStatusTimestamp#4f96cb18 = InputPrivacyKey;"),
+        (0xbdfb0426, "inputPrivacyKeyChatInvite#bdfb0426 = InputPrivacyKey;"),
+        (0xfabadc5f, "inputPrivacyKeyPhoneCall#fabadc5f = InputPrivacyKey;"),
+        (0xdb9e70d2, "inputPrivacyKeyPhoneP2P#db9e70d2 = InputPrivacyKey;"),
+        (0xa4dd4c08, "inputPrivacyKeyForwards#a4dd4c08 = InputPrivacyKey;"),
+        (0x5719bacc, "inputPrivacyKeyProfilePhoto#5719bacc = InputPrivacyKey;"),
+        (0x0352dafa, "inputPrivacyKeyPhoneNumber#0352dafa = InputPrivacyKey;"),
+        (0xd1219bdd, "inputPrivacyKeyAddedByPhone#d1219bdd = InputPrivacyKey;"),
+        (0xaee69d68, "inputPrivacyKeyVoiceMessages#aee69d68 = InputPrivacyKey;"),
+        (0x3823cc40, "inputPrivacyKeyAbout#3823cc40 = InputPrivacyKey;"),
+        (0xd65a11cc, "inputPrivacyKeyBirthday#d65a11cc = InputPrivacyKey;"),
+        (0xe1732341, "inputPrivacyKeyStarGiftsAutoSave#e1732341 = InputPrivacyKey;"),
+        (0xbdc597b4, "inputPrivacyKeyNoPaidMessages#bdc597b4 = InputPrivacyKey;"),
+        (0x4dbe9226, "inputPrivacyKeySavedMusic#4dbe9226 = InputPrivacyKey;"),
+        (0x6c37c15c, "documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;"),
+        (0x11b58939, "documentAttributeAnimated#11b58939 = DocumentAttribute;"),
+        (0x6319d612, "documentAttributeSticker#6319d612 flags:# mask:flags.1?true alt:string stickerset:InputStickerSet mask_coords:flags.0?MaskCoords = DocumentAttribute;"),
+        (0x43c57c48, "documentAttributeVideo#43c57c48 flags:# round_message:flags.0?true supports_streaming:flags.1?true nosound:flags.3?true duration:double w:int h:int preload_prefix_size:flags.2?int video_start_ts:flags.4?double video_codec:flags.5?string = DocumentAttribute;"),
+        (0x9852f9c6, "documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;"),
+        (0x15590068, "documentAttributeFilename#15590068 file_name:string = DocumentAttribute;"),
+        (0x9801d2f7, "documentAttributeHasStickers#9801d2f7 = DocumentAttribute;"),
+        (0xfd149899, "documentAttributeCustomEmoji#fd149899 flags:# free:flags.0?true text_color:flags.1?true alt:string stickerset:InputStickerSet = DocumentAttribute;"),
+        (0xc982eaba, "cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;"),
+        (0xd45ab096, "passwordKdfAlgoUnknown#d45ab096 = PasswordKdfAlgo;"),
+        (0x3a912d4a, "passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow#3a912d4a salt1:bytes salt2:bytes g:int p:bytes = PasswordKdfAlgo;"),
+        (0xd5b3b9f9, "emojiKeyword#d5b3b9f9 keyword:string emoticons:Vector<string> = EmojiKeyword;"),
+        (0x236df622, "emojiKeywordDeleted#236df622 keyword:string emoticons:Vector<string> = EmojiKeyword;"),
+        (0x3e24e573, "payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;"),
+        (0x3081ed9d, "inlineQueryPeerTypeSameBotPM#3081ed9d = InlineQueryPeerType;"),
+        (0x833c0fac, "inlineQueryPeerTypePM#833c0fac = InlineQueryPeerType;"),
+        (0xd766c50a, "inlineQueryPeerTypeChat#d766c50a = InlineQueryPeerType;"),
+        (0x5ec4be43, "inlineQueryPeerTypeMegagroup#5ec4be43 = InlineQueryPeerType;"),
+        (0x6334ee9a, "inlineQueryPeerTypeBroadcast#6334ee9a = InlineQueryPeerType;"),
+        (0x0e3b2d0c, "inlineQueryPeerTypeBotPM#0e3b2d0c = InlineQueryPeerType;"),
+        (0xf2ecef23, "chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;"),
+        (0xc3dffc04, "chatTheme#c3dffc04 emoticon:string = ChatTheme;"),
+        (0x3458f9c8, "chatThemeUniqueGift#3458f9c8 gift:StarGift theme_settings:Vector<ThemeSettings> = ChatTheme;"),
+        (0x0a339f0b, "messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;"),
+        (0x7a9abda9, "emojiGroup#7a9abda9 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;"),
+        (0x80d26cc7, "emojiGroupGreeting#80d26cc7 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;"),
+        (0x093bcf34, "emojiGroupPremium#093bcf34 title:string icon_emoji_id:long = EmojiGroup;"),
+        (0xb54b5acf, "peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;"),
+        (0xb9c0639a, "peerColorCollectible#b9c0639a flags:# collectible_id:long gift_emoji_id:long background_emoji_id:long accent_color:int colors:Vector<int> dark_accent_color:flags.0?int dark_colors:flags.1?Vector<int> = PeerColor;"),
+        (0xb8ea86a9, "inputPeerColorCollectible#b8ea86a9 collectible_id:long = PeerColor;"),
+        (0x2ba1f5ce, "help.peerColorsNotModified#2ba1f5ce = help.PeerColors;"),
+        (0x00f8ed08, "help.peerColors#00f8ed08 hash:int colors:Vector<help.PeerColorOption> = help.PeerColors;"),
+        (0x6c8e1e06, "birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;"),
+        (0xe87acbc0, "foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;"),
+        (0xde4c5d93, "geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;"),
+        (0x2eeed1c4, "starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;"),
+        (0xe2037789, "auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;"),
+        (0xdd1fbf93, "bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;"),
+        (0x4c4537c8, "messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;"),
     ]
 }

@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `InputContact`. Constructors:
     /// - `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
-    public enum InputContact: TLRegistrable, TLParsable {
+    public enum InputContact: TLSchemaDescribed, TLParsable {
         /// `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
         case inputPhoneContact(Cons_inputPhoneContact)
 
@@ -59,6 +59,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputContact" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputContact {
             let id = try reader.readUInt32()
@@ -97,23 +98,6 @@ extension Api {
                 throw error.inside(constructor: "inputPhoneContact", fields: "flags,client_id,phone,first_name,last_name,note", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPhoneContact(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.long("client_id", c.clientId)
-                    fields.string("phone", c.phone)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.note {
-                        fields.object("note", value)
-                    }
-                    return ("inputPhoneContact", fields.fields)
-            }
-        }
     }
 }
 
@@ -122,7 +106,7 @@ extension Api {
     /// - `inputFile#f52ff27f id:long parts:int name:string md5_checksum:string = InputFile;`
     /// - `inputFileBig#fa4f0bb5 id:long parts:int name:string = InputFile;`
     /// - `inputFileStoryDocument#62dc8b48 id:InputDocument = InputFile;`
-    public enum InputFile: TLRegistrable, TLParsable {
+    public enum InputFile: TLSchemaDescribed, TLParsable {
         /// `inputFile#f52ff27f id:long parts:int name:string md5_checksum:string = InputFile;`
         case inputFile(Cons_inputFile)
         /// `inputFileBig#fa4f0bb5 id:long parts:int name:string = InputFile;`
@@ -191,6 +175,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputFile" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputFile {
             let id = try reader.readUInt32()
@@ -249,28 +234,6 @@ extension Api {
                 throw error.inside(constructor: "inputFileStoryDocument", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputFile(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("id", c.id)
-                    fields.int("parts", c.parts)
-                    fields.string("name", c.name)
-                    fields.string("md5_checksum", c.md5Checksum)
-                    return ("inputFile", fields.fields)
-                case .inputFileBig(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("id", c.id)
-                    fields.int("parts", c.parts)
-                    fields.string("name", c.name)
-                    return ("inputFileBig", fields.fields)
-                case .inputFileStoryDocument(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("id", c.id)
-                    return ("inputFileStoryDocument", fields.fields)
-            }
-        }
     }
 }
 
@@ -278,7 +241,7 @@ extension Api {
     /// TL type `InputPhoto`. Constructors:
     /// - `inputPhotoEmpty#1cd7bf0d = InputPhoto;`
     /// - `inputPhoto#3bb3b94a id:long access_hash:long file_reference:bytes = InputPhoto;`
-    public enum InputPhoto: TLRegistrable, TLParsable {
+    public enum InputPhoto: TLSchemaDescribed, TLParsable {
         /// `inputPhotoEmpty#1cd7bf0d = InputPhoto;`
         case inputPhotoEmpty
         /// `inputPhoto#3bb3b94a id:long access_hash:long file_reference:bytes = InputPhoto;`
@@ -312,6 +275,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPhoto" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPhoto {
             let id = try reader.readUInt32()
@@ -346,26 +310,13 @@ extension Api {
                 throw error.inside(constructor: "inputPhoto", fields: "id,access_hash,file_reference", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPhotoEmpty:
-                    return ("inputPhotoEmpty", [])
-                case .inputPhoto(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.bytes("file_reference", c.fileReference)
-                    return ("inputPhoto", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PeerNotifySettings`. Constructors:
     /// - `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
-    public enum PeerNotifySettings: TLRegistrable, TLParsable {
+    public enum PeerNotifySettings: TLSchemaDescribed, TLParsable {
         /// `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
         case peerNotifySettings(Cons_peerNotifySettings)
 
@@ -463,6 +414,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PeerNotifySettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerNotifySettings {
             let id = try reader.readUInt32()
@@ -543,49 +495,6 @@ extension Api {
                 throw error.inside(constructor: "peerNotifySettings", fields: "flags,show_previews,silent,mute_until,ios_sound,android_sound,other_sound,stories_muted,stories_hide_sender,stories_ios_sound,stories_android_sound,stories_other_sound", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerNotifySettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 12)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.showPreviews {
-                        fields.bool("show_previews", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.silent {
-                        fields.bool("silent", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.muteUntil {
-                        fields.int("mute_until", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.iosSound {
-                        fields.object("ios_sound", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.androidSound {
-                        fields.object("android_sound", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.otherSound {
-                        fields.object("other_sound", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.storiesMuted {
-                        fields.bool("stories_muted", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.storiesHideSender {
-                        fields.bool("stories_hide_sender", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.storiesIosSound {
-                        fields.object("stories_ios_sound", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.storiesAndroidSound {
-                        fields.object("stories_android_sound", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.storiesOtherSound {
-                        fields.object("stories_other_sound", value)
-                    }
-                    return ("peerNotifySettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -593,7 +502,7 @@ extension Api {
     /// TL type `EncryptedFile`. Constructors:
     /// - `encryptedFileEmpty#c21f497e = EncryptedFile;`
     /// - `encryptedFile#a8008cd8 id:long access_hash:long size:long dc_id:int key_fingerprint:int = EncryptedFile;`
-    public enum EncryptedFile: TLRegistrable, TLParsable {
+    public enum EncryptedFile: TLSchemaDescribed, TLParsable {
         /// `encryptedFileEmpty#c21f497e = EncryptedFile;`
         case encryptedFileEmpty
         /// `encryptedFile#a8008cd8 id:long access_hash:long size:long dc_id:int key_fingerprint:int = EncryptedFile;`
@@ -633,6 +542,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EncryptedFile" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EncryptedFile {
             let id = try reader.readUInt32()
@@ -671,28 +581,13 @@ extension Api {
                 throw error.inside(constructor: "encryptedFile", fields: "id,access_hash,size,dc_id,key_fingerprint", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .encryptedFileEmpty:
-                    return ("encryptedFileEmpty", [])
-                case .encryptedFile(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.long("size", c.size)
-                    fields.int("dc_id", c.dcId)
-                    fields.int("key_fingerprint", c.keyFingerprint)
-                    return ("encryptedFile", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.channels {
     /// TL type `channels.ChannelParticipant`. Constructors:
     /// - `channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;`
-    public enum ChannelParticipant: TLRegistrable, TLParsable {
+    public enum ChannelParticipant: TLSchemaDescribed, TLParsable {
         /// `channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;`
         case channelParticipant(Cons_channelParticipant)
 
@@ -720,6 +615,7 @@ extension Api.channels {
         }
 
         public static var tlTypeName: String { "channels.ChannelParticipant" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipant {
             let id = try reader.readUInt32()
@@ -749,24 +645,13 @@ extension Api.channels {
                 throw error.inside(constructor: "channels.channelParticipant", fields: "participant,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelParticipant(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("participant", c.participant)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("channels.channelParticipant", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `HighScore`. Constructors:
     /// - `highScore#73a379eb pos:int user_id:long score:int = HighScore;`
-    public enum HighScore: TLRegistrable, TLParsable {
+    public enum HighScore: TLSchemaDescribed, TLParsable {
         /// `highScore#73a379eb pos:int user_id:long score:int = HighScore;`
         case highScore(Cons_highScore)
 
@@ -796,6 +681,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "HighScore" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HighScore {
             let id = try reader.readUInt32()
@@ -825,24 +711,13 @@ extension Api {
                 throw error.inside(constructor: "highScore", fields: "pos,user_id,score", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .highScore(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("pos", c.pos)
-                    fields.long("user_id", c.userId)
-                    fields.int("score", c.score)
-                    return ("highScore", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputStickerSetItem`. Constructors:
     /// - `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
-    public enum InputStickerSetItem: TLRegistrable, TLParsable {
+    public enum InputStickerSetItem: TLSchemaDescribed, TLParsable {
         /// `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
         case inputStickerSetItem(Cons_inputStickerSetItem)
 
@@ -893,6 +768,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputStickerSetItem" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSetItem {
             let id = try reader.readUInt32()
@@ -932,24 +808,6 @@ extension Api {
                 throw error.inside(constructor: "inputStickerSetItem", fields: "flags,document,emoji,mask_coords,keywords", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputStickerSetItem(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.object("document", c.document)
-                    fields.string("emoji", c.emoji)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.maskCoords {
-                        fields.object("mask_coords", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.keywords {
-                        fields.string("keywords", value)
-                    }
-                    return ("inputStickerSetItem", fields.fields)
-            }
-        }
     }
 }
 
@@ -964,7 +822,7 @@ extension Api {
     /// - `secureValueError#869d758f type:SecureValueType hash:bytes text:string = SecureValueError;`
     /// - `secureValueErrorTranslationFile#a1144770 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
     /// - `secureValueErrorTranslationFiles#34636dd8 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
-    public enum SecureValueError: TLRegistrable, TLParsable {
+    public enum SecureValueError: TLSchemaDescribed, TLParsable {
         /// `secureValueErrorData#e8a40bd9 type:SecureValueType data_hash:bytes field:string text:string = SecureValueError;`
         case secureValueErrorData(Cons_secureValueErrorData)
         /// `secureValueErrorFrontSide#00be3dfa type:SecureValueType file_hash:bytes text:string = SecureValueError;`
@@ -1155,6 +1013,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureValueError" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValueError {
             let id = try reader.readUInt32()
@@ -1314,73 +1173,13 @@ extension Api {
                 throw error.inside(constructor: "secureValueErrorTranslationFiles", fields: "type,file_hash,text", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureValueErrorData(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.object("type", c.type)
-                    fields.bytes("data_hash", c.dataHash)
-                    fields.string("field", c.field)
-                    fields.string("text", c.text)
-                    return ("secureValueErrorData", fields.fields)
-                case .secureValueErrorFrontSide(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.bytes("file_hash", c.fileHash)
-                    fields.string("text", c.text)
-                    return ("secureValueErrorFrontSide", fields.fields)
-                case .secureValueErrorReverseSide(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.bytes("file_hash", c.fileHash)
-                    fields.string("text", c.text)
-                    return ("secureValueErrorReverseSide", fields.fields)
-                case .secureValueErrorSelfie(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.bytes("file_hash", c.fileHash)
-                    fields.string("text", c.text)
-                    return ("secureValueErrorSelfie", fields.fields)
-                case .secureValueErrorFile(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.bytes("file_hash", c.fileHash)
-                    fields.string("text", c.text)
-                    return ("secureValueErrorFile", fields.fields)
-                case .secureValueErrorFiles(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.bytesList("file_hash", c.fileHash)
-                    fields.string("text", c.text)
-                    return ("secureValueErrorFiles", fields.fields)
-                case .secureValueError(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.bytes("hash", c.hash)
-                    fields.string("text", c.text)
-                    return ("secureValueError", fields.fields)
-                case .secureValueErrorTranslationFile(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.bytes("file_hash", c.fileHash)
-                    fields.string("text", c.text)
-                    return ("secureValueErrorTranslationFile", fields.fields)
-                case .secureValueErrorTranslationFiles(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.bytesList("file_hash", c.fileHash)
-                    fields.string("text", c.text)
-                    return ("secureValueErrorTranslationFiles", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PollAnswerVoters`. Constructors:
     /// - `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
-    public enum PollAnswerVoters: TLRegistrable, TLParsable {
+    public enum PollAnswerVoters: TLSchemaDescribed, TLParsable {
         /// `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
         case pollAnswerVoters(Cons_pollAnswerVoters)
 
@@ -1432,6 +1231,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PollAnswerVoters" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PollAnswerVoters {
             let id = try reader.readUInt32()
@@ -1469,32 +1269,13 @@ extension Api {
                 throw error.inside(constructor: "pollAnswerVoters", fields: "flags,chosen,correct,option,voters,recent_voters", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pollAnswerVoters(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("chosen", c.chosen)
-                    fields.trueFlag("correct", c.correct)
-                    fields.bytes("option", c.option)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.voters {
-                        fields.int("voters", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.recentVoters {
-                        fields.objects("recent_voters", value)
-                    }
-                    return ("pollAnswerVoters", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StatsGroupTopAdmin`. Constructors:
     /// - `statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;`
-    public enum StatsGroupTopAdmin: TLRegistrable, TLParsable {
+    public enum StatsGroupTopAdmin: TLSchemaDescribed, TLParsable {
         /// `statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;`
         case statsGroupTopAdmin(Cons_statsGroupTopAdmin)
 
@@ -1527,6 +1308,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StatsGroupTopAdmin" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsGroupTopAdmin {
             let id = try reader.readUInt32()
@@ -1558,18 +1340,6 @@ extension Api {
                 throw error.inside(constructor: "statsGroupTopAdmin", fields: "user_id,deleted,kicked,banned", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .statsGroupTopAdmin(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("user_id", c.userId)
-                    fields.int("deleted", c.deleted)
-                    fields.int("kicked", c.kicked)
-                    fields.int("banned", c.banned)
-                    return ("statsGroupTopAdmin", fields.fields)
-            }
-        }
     }
 }
 
@@ -1577,7 +1347,7 @@ extension Api {
     /// TL type `MessageReplyHeader`. Constructors:
     /// - `messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;`
     /// - `messageReplyStoryHeader#0e5af939 peer:Peer story_id:int = MessageReplyHeader;`
-    public enum MessageReplyHeader: TLRegistrable, TLParsable {
+    public enum MessageReplyHeader: TLSchemaDescribed, TLParsable {
         /// `messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;`
         case messageReplyHeader(Cons_messageReplyHeader)
         /// `messageReplyStoryHeader#0e5af939 peer:Peer story_id:int = MessageReplyHeader;`
@@ -1699,6 +1469,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageReplyHeader" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReplyHeader {
             let id = try reader.readUInt32()
@@ -1788,55 +1559,6 @@ extension Api {
                 throw error.inside(constructor: "messageReplyStoryHeader", fields: "peer,story_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageReplyHeader(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 15)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("reply_to_scheduled", c.replyToScheduled)
-                    fields.trueFlag("forum_topic", c.forumTopic)
-                    fields.trueFlag("quote", c.quote)
-                    fields.trueFlag("reply_to_ephemeral", c.replyToEphemeral)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.replyToMsgId {
-                        fields.int("reply_to_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.replyToPeerId {
-                        fields.object("reply_to_peer_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.replyFrom {
-                        fields.object("reply_from", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.replyMedia {
-                        fields.object("reply_media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.replyToTopId {
-                        fields.int("reply_to_top_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.quoteText {
-                        fields.string("quote_text", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.quoteEntities {
-                        fields.objects("quote_entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.quoteOffset {
-                        fields.int("quote_offset", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.todoItemId {
-                        fields.int("todo_item_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.pollOption {
-                        fields.bytes("poll_option", value)
-                    }
-                    return ("messageReplyHeader", fields.fields)
-                case .messageReplyStoryHeader(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("story_id", c.storyId)
-                    return ("messageReplyStoryHeader", fields.fields)
-            }
-        }
     }
 }
 
@@ -1849,7 +1571,7 @@ extension Api {
     /// - `botCommandScopePeer#db9d897d peer:InputPeer = BotCommandScope;`
     /// - `botCommandScopePeerAdmins#3fd863d1 peer:InputPeer = BotCommandScope;`
     /// - `botCommandScopePeerUser#0a1321f3 peer:InputPeer user_id:InputUser = BotCommandScope;`
-    public enum BotCommandScope: TLRegistrable, TLParsable {
+    public enum BotCommandScope: TLSchemaDescribed, TLParsable {
         /// `botCommandScopeDefault#2f6cb2ab = BotCommandScope;`
         case botCommandScopeDefault
         /// `botCommandScopeUsers#3c4f04d8 = BotCommandScope;`
@@ -1918,6 +1640,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotCommandScope" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotCommandScope {
             let id = try reader.readUInt32()
@@ -1987,32 +1710,6 @@ extension Api {
                 throw error.inside(constructor: "botCommandScopePeerUser", fields: "peer,user_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botCommandScopeDefault:
-                    return ("botCommandScopeDefault", [])
-                case .botCommandScopeUsers:
-                    return ("botCommandScopeUsers", [])
-                case .botCommandScopeChats:
-                    return ("botCommandScopeChats", [])
-                case .botCommandScopeChatAdmins:
-                    return ("botCommandScopeChatAdmins", [])
-                case .botCommandScopePeer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("botCommandScopePeer", fields.fields)
-                case .botCommandScopePeerAdmins(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("botCommandScopePeerAdmins", fields.fields)
-                case .botCommandScopePeerUser(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.object("user_id", c.userId)
-                    return ("botCommandScopePeerUser", fields.fields)
-            }
-        }
     }
 }
 
@@ -2020,7 +1717,7 @@ extension Api.help {
     /// TL type `help.AppConfig`. Constructors:
     /// - `help.appConfigNotModified#7cde641d = help.AppConfig;`
     /// - `help.appConfig#dd18782e hash:int config:JSONValue = help.AppConfig;`
-    public enum AppConfig: TLRegistrable, TLParsable {
+    public enum AppConfig: TLSchemaDescribed, TLParsable {
         /// `help.appConfigNotModified#7cde641d = help.AppConfig;`
         case appConfigNotModified
         /// `help.appConfig#dd18782e hash:int config:JSONValue = help.AppConfig;`
@@ -2051,6 +1748,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.AppConfig" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AppConfig {
             let id = try reader.readUInt32()
@@ -2083,25 +1781,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.appConfig", fields: "hash,config", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .appConfigNotModified:
-                    return ("help.appConfigNotModified", [])
-                case .appConfig(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("hash", c.hash)
-                    fields.object("config", c.config)
-                    return ("help.appConfig", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ExportedChatlistInvite`. Constructors:
     /// - `exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;`
-    public enum ExportedChatlistInvite: TLRegistrable, TLParsable {
+    public enum ExportedChatlistInvite: TLSchemaDescribed, TLParsable {
         /// `exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;`
         case exportedChatlistInvite(Cons_exportedChatlistInvite)
 
@@ -2136,6 +1822,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ExportedChatlistInvite" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatlistInvite {
             let id = try reader.readUInt32()
@@ -2167,26 +1854,13 @@ extension Api {
                 throw error.inside(constructor: "exportedChatlistInvite", fields: "flags,title,url,peers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedChatlistInvite(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.string("title", c.title)
-                    fields.string("url", c.url)
-                    fields.objects("peers", c.peers)
-                    return ("exportedChatlistInvite", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.chatlists {
     /// TL type `chatlists.ExportedInvites`. Constructors:
     /// - `chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;`
-    public enum ExportedInvites: TLRegistrable, TLParsable {
+    public enum ExportedInvites: TLSchemaDescribed, TLParsable {
         /// `chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;`
         case exportedInvites(Cons_exportedInvites)
 
@@ -2214,6 +1888,7 @@ extension Api.chatlists {
         }
 
         public static var tlTypeName: String { "chatlists.ExportedInvites" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedInvites {
             let id = try reader.readUInt32()
@@ -2243,17 +1918,6 @@ extension Api.chatlists {
                 throw error.inside(constructor: "chatlists.exportedInvites", fields: "invites,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedInvites(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("invites", c.invites)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("chatlists.exportedInvites", fields.fields)
-            }
-        }
     }
 }
 
@@ -2261,7 +1925,7 @@ extension Api {
     /// TL type `PublicForward`. Constructors:
     /// - `publicForwardMessage#01f2bf4a message:Message = PublicForward;`
     /// - `publicForwardStory#edf3add0 peer:Peer story:StoryItem = PublicForward;`
-    public enum PublicForward: TLRegistrable, TLParsable {
+    public enum PublicForward: TLSchemaDescribed, TLParsable {
         /// `publicForwardMessage#01f2bf4a message:Message = PublicForward;`
         case publicForwardMessage(Cons_publicForwardMessage)
         /// `publicForwardStory#edf3add0 peer:Peer story:StoryItem = PublicForward;`
@@ -2300,6 +1964,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PublicForward" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PublicForward {
             let id = try reader.readUInt32()
@@ -2338,27 +2003,13 @@ extension Api {
                 throw error.inside(constructor: "publicForwardStory", fields: "peer,story", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .publicForwardMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("publicForwardMessage", fields.fields)
-                case .publicForwardStory(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.object("story", c.story)
-                    return ("publicForwardStory", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stats {
     /// TL type `stats.PublicForwards`. Constructors:
     /// - `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
-    public enum PublicForwards: TLRegistrable, TLParsable {
+    public enum PublicForwards: TLSchemaDescribed, TLParsable {
         /// `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
         case publicForwards(Cons_publicForwards)
 
@@ -2412,6 +2063,7 @@ extension Api.stats {
         }
 
         public static var tlTypeName: String { "stats.PublicForwards" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PublicForwards {
             let id = try reader.readUInt32()
@@ -2450,30 +2102,13 @@ extension Api.stats {
                 throw error.inside(constructor: "stats.publicForwards", fields: "flags,count,forwards,next_offset,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .publicForwards(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("forwards", c.forwards)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("stats.publicForwards", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SavedReactionTag`. Constructors:
     /// - `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
-    public enum SavedReactionTag: TLRegistrable, TLParsable {
+    public enum SavedReactionTag: TLSchemaDescribed, TLParsable {
         /// `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
         case savedReactionTag(Cons_savedReactionTag)
 
@@ -2519,6 +2154,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SavedReactionTag" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedReactionTag {
             let id = try reader.readUInt32()
@@ -2553,28 +2189,13 @@ extension Api {
                 throw error.inside(constructor: "savedReactionTag", fields: "flags,reaction,title,count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedReactionTag(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("reaction", c.reaction)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    fields.int("count", c.count)
-                    return ("savedReactionTag", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SmsJob`. Constructors:
     /// - `smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;`
-    public enum SmsJob: TLRegistrable, TLParsable {
+    public enum SmsJob: TLSchemaDescribed, TLParsable {
         /// `smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;`
         case smsJob(Cons_smsJob)
 
@@ -2602,6 +2223,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SmsJob" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SmsJob {
             let id = try reader.readUInt32()
@@ -2631,24 +2253,13 @@ extension Api {
                 throw error.inside(constructor: "smsJob", fields: "job_id,phone_number,text", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .smsJob(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("job_id", c.jobId)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("text", c.text)
-                    return ("smsJob", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessWorkHours`. Constructors:
     /// - `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
-    public enum BusinessWorkHours: TLRegistrable, TLParsable {
+    public enum BusinessWorkHours: TLSchemaDescribed, TLParsable {
         /// `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
         case businessWorkHours(Cons_businessWorkHours)
 
@@ -2689,6 +2300,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessWorkHours" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessWorkHours {
             let id = try reader.readUInt32()
@@ -2718,26 +2330,13 @@ extension Api {
                 throw error.inside(constructor: "businessWorkHours", fields: "flags,open_now,timezone_id,weekly_open", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessWorkHours(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("open_now", c.openNow)
-                    fields.string("timezone_id", c.timezoneId)
-                    fields.objects("weekly_open", c.weeklyOpen)
-                    return ("businessWorkHours", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.UniqueStarGift`. Constructors:
     /// - `payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;`
-    public enum UniqueStarGift: TLRegistrable, TLParsable {
+    public enum UniqueStarGift: TLSchemaDescribed, TLParsable {
         /// `payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;`
         case uniqueStarGift(Cons_uniqueStarGift)
 
@@ -2765,6 +2364,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.UniqueStarGift" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UniqueStarGift {
             let id = try reader.readUInt32()
@@ -2792,17 +2392,6 @@ extension Api.payments {
             }
             catch {
                 throw error.inside(constructor: "payments.uniqueStarGift", fields: "gift,chats,users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .uniqueStarGift(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("gift", c.gift)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("payments.uniqueStarGift", fields.fields)
             }
         }
     }
@@ -3219,5 +2808,50 @@ extension Api {
         (0xd069ccde, "stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;"),
         (0x042f1f61, "premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;"),
         (0xa63859ec, "communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;"),
+    ]
+    static let constructorEntries13: [(UInt32, StaticString)] = [
+        (0x6a1dc4be, "inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;"),
+        (0xf52ff27f, "inputFile#f52ff27f id:long parts:int name:string md5_checksum:string = InputFile;"),
+        (0xfa4f0bb5, "inputFileBig#fa4f0bb5 id:long parts:int name:string = InputFile;"),
+        (0x62dc8b48, "inputFileStoryDocument#62dc8b48 id:InputDocument = InputFile;"),
+        (0x1cd7bf0d, "inputPhotoEmpty#1cd7bf0d = InputPhoto;"),
+        (0x3bb3b94a, "inputPhoto#3bb3b94a id:long access_hash:long file_reference:bytes = InputPhoto;"),
+        (0x99622c0c, "peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;"),
+        (0xc21f497e, "encryptedFileEmpty#c21f497e = EncryptedFile;"),
+        (0xa8008cd8, "encryptedFile#a8008cd8 id:long access_hash:long size:long dc_id:int key_fingerprint:int = EncryptedFile;"),
+        (0xdfb80317, "channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;"),
+        (0x73a379eb, "highScore#73a379eb pos:int user_id:long score:int = HighScore;"),
+        (0x32da9e9c, "inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;"),
+        (0xe8a40bd9, "secureValueErrorData#e8a40bd9 type:SecureValueType data_hash:bytes field:string text:string = SecureValueError;"),
+        (0x00be3dfa, "secureValueErrorFrontSide#00be3dfa type:SecureValueType file_hash:bytes text:string = SecureValueError;"),
+        (0x868a2aa5, "secureValueErrorReverseSide#868a2aa5 type:SecureValueType file_hash:bytes text:string = SecureValueError;"),
+        (0xe537ced6, "secureValueErrorSelfie#e537ced6 type:SecureValueType file_hash:bytes text:string = SecureValueError;"),
+        (0x7a700873, "secureValueErrorFile#7a700873 type:SecureValueType file_hash:bytes text:string = SecureValueError;"),
+        (0x666220e9, "secureValueErrorFiles#666220e9 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;"),
+        (0x869d758f, "secureValueError#869d758f type:SecureValueType hash:bytes text:string = SecureValueError;"),
+        (0xa1144770, "secureValueErrorTranslationFile#a1144770 type:SecureValueType file_hash:bytes text:string = SecureValueError;"),
+        (0x34636dd8, "secureValueErrorTranslationFiles#34636dd8 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;"),
+        (0x3645230a, "pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;"),
+        (0xd7584c87, "statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;"),
+        (0x1b97dd66, "messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;"),
+        (0x0e5af939, "messageReplyStoryHeader#0e5af939 peer:Peer story_id:int = MessageReplyHeader;"),
+        (0x2f6cb2ab, "botCommandScopeDefault#2f6cb2ab = BotCommandScope;"),
+        (0x3c4f04d8, "botCommandScopeUsers#3c4f04d8 = BotCommandScope;"),
+        (0x6fe1a881, "botCommandScopeChats#6fe1a881 = BotCommandScope;"),
+        (0xb9aa606a, "botCommandScopeChatAdmins#b9aa606a = BotCommandScope;"),
+        (0xdb9d897d, "botCommandScopePeer#db9d897d peer:InputPeer = BotCommandScope;"),
+        (0x3fd863d1, "botCommandScopePeerAdmins#3fd863d1 peer:InputPeer = BotCommandScope;"),
+        (0x0a1321f3, "botCommandScopePeerUser#0a1321f3 peer:InputPeer user_id:InputUser = BotCommandScope;"),
+        (0x7cde641d, "help.appConfigNotModified#7cde641d = help.AppConfig;"),
+        (0xdd18782e, "help.appConfig#dd18782e hash:int config:JSONValue = help.AppConfig;"),
+        (0x0c5181ac, "exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;"),
+        (0x10ab6dc7, "chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;"),
+        (0x01f2bf4a, "publicForwardMessage#01f2bf4a message:Message = PublicForward;"),
+        (0xedf3add0, "publicForwardStory#edf3add0 peer:Peer story:StoryItem = PublicForward;"),
+        (0x93037e20, "stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;"),
+        (0xcb6ff828, "savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;"),
+        (0xe6a1eeb8, "smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;"),
+        (0x8c92b098, "businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;"),
+        (0x416c56e8, "payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;"),
     ]
 }

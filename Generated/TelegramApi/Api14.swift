@@ -8,7 +8,7 @@ extension Api.contacts {
     /// TL type `contacts.Blocked`. Constructors:
     /// - `contacts.blocked#0ade1591 blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
     /// - `contacts.blockedSlice#e1664194 count:int blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
-    public enum Blocked: TLRegistrable, TLParsable {
+    public enum Blocked: TLSchemaDescribed, TLParsable {
         /// `contacts.blocked#0ade1591 blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
         case blocked(Cons_blocked)
         /// `contacts.blockedSlice#e1664194 count:int blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
@@ -61,6 +61,7 @@ extension Api.contacts {
         }
 
         public static var tlTypeName: String { "contacts.Blocked" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Blocked {
             let id = try reader.readUInt32()
@@ -108,31 +109,13 @@ extension Api.contacts {
                 throw error.inside(constructor: "contacts.blockedSlice", fields: "count,blocked,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .blocked(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("blocked", c.blocked)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("contacts.blocked", fields.fields)
-                case .blockedSlice(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("count", c.count)
-                    fields.objects("blocked", c.blocked)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("contacts.blockedSlice", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ReceivedNotifyMessage`. Constructors:
     /// - `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
-    public enum ReceivedNotifyMessage: TLRegistrable, TLParsable {
+    public enum ReceivedNotifyMessage: TLSchemaDescribed, TLParsable {
         /// `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
         case receivedNotifyMessage(Cons_receivedNotifyMessage)
 
@@ -159,6 +142,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ReceivedNotifyMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReceivedNotifyMessage {
             let id = try reader.readUInt32()
@@ -186,23 +170,13 @@ extension Api {
                 throw error.inside(constructor: "receivedNotifyMessage", fields: "id,flags", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .receivedNotifyMessage(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("id", c.id)
-                    fields.int("flags", c.flags)
-                    return ("receivedNotifyMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BotInfo`. Constructors:
     /// - `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
-    public enum BotInfo: TLRegistrable, TLParsable {
+    public enum BotInfo: TLSchemaDescribed, TLParsable {
         /// `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
         case botInfo(Cons_botInfo)
 
@@ -288,6 +262,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotInfo {
             let id = try reader.readUInt32()
@@ -358,44 +333,6 @@ extension Api {
                 throw error.inside(constructor: "botInfo", fields: "flags,has_preview_medias,user_id,description,description_photo,description_document,commands,menu_button,privacy_policy_url,app_settings,verifier_settings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botInfo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_preview_medias", c.hasPreviewMedias)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.userId {
-                        fields.long("user_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
-                        fields.string("description", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.descriptionPhoto {
-                        fields.object("description_photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.descriptionDocument {
-                        fields.object("description_document", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.commands {
-                        fields.objects("commands", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.menuButton {
-                        fields.object("menu_button", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.privacyPolicyUrl {
-                        fields.string("privacy_policy_url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.appSettings {
-                        fields.object("app_settings", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.verifierSettings {
-                        fields.object("verifier_settings", value)
-                    }
-                    return ("botInfo", fields.fields)
-            }
-        }
     }
 }
 
@@ -405,7 +342,7 @@ extension Api {
     /// - `stickerSetMultiCovered#3407e51b set:StickerSet covers:Vector<Document> = StickerSetCovered;`
     /// - `stickerSetFullCovered#40d13c0e set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = StickerSetCovered;`
     /// - `stickerSetNoCovered#77b15d1c set:StickerSet = StickerSetCovered;`
-    public enum StickerSetCovered: TLRegistrable, TLParsable {
+    public enum StickerSetCovered: TLSchemaDescribed, TLParsable {
         /// `stickerSetCovered#6410a5d2 set:StickerSet cover:Document = StickerSetCovered;`
         case stickerSetCovered(Cons_stickerSetCovered)
         /// `stickerSetMultiCovered#3407e51b set:StickerSet covers:Vector<Document> = StickerSetCovered;`
@@ -484,6 +421,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StickerSetCovered" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSetCovered {
             let id = try reader.readUInt32()
@@ -554,39 +492,13 @@ extension Api {
                 throw error.inside(constructor: "stickerSetNoCovered", fields: "set", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .stickerSetCovered(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("set", c.set)
-                    fields.object("cover", c.cover)
-                    return ("stickerSetCovered", fields.fields)
-                case .stickerSetMultiCovered(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("set", c.set)
-                    fields.objects("covers", c.covers)
-                    return ("stickerSetMultiCovered", fields.fields)
-                case .stickerSetFullCovered(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.object("set", c.set)
-                    fields.objects("packs", c.packs)
-                    fields.objects("keywords", c.keywords)
-                    fields.objects("documents", c.documents)
-                    return ("stickerSetFullCovered", fields.fields)
-                case .stickerSetNoCovered(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("set", c.set)
-                    return ("stickerSetNoCovered", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.upload {
     /// TL type `upload.WebFile`. Constructors:
     /// - `upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;`
-    public enum WebFile: TLRegistrable, TLParsable {
+    public enum WebFile: TLSchemaDescribed, TLParsable {
         /// `upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;`
         case webFile(Cons_webFile)
 
@@ -622,6 +534,7 @@ extension Api.upload {
         }
 
         public static var tlTypeName: String { "upload.WebFile" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebFile {
             let id = try reader.readUInt32()
@@ -655,26 +568,13 @@ extension Api.upload {
                 throw error.inside(constructor: "upload.webFile", fields: "size,mime_type,file_type,mtime,bytes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webFile(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.int("size", c.size)
-                    fields.string("mime_type", c.mimeType)
-                    fields.object("file_type", c.fileType)
-                    fields.int("mtime", c.mtime)
-                    fields.bytes("bytes", c.bytes)
-                    return ("upload.webFile", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.WebAuthorizations`. Constructors:
     /// - `account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;`
-    public enum WebAuthorizations: TLRegistrable, TLParsable {
+    public enum WebAuthorizations: TLSchemaDescribed, TLParsable {
         /// `account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;`
         case webAuthorizations(Cons_webAuthorizations)
 
@@ -699,6 +599,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.WebAuthorizations" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebAuthorizations {
             let id = try reader.readUInt32()
@@ -726,23 +627,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.webAuthorizations", fields: "authorizations,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webAuthorizations(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("authorizations", c.authorizations)
-                    fields.objects("users", c.users)
-                    return ("account.webAuthorizations", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.MessageViews`. Constructors:
     /// - `messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;`
-    public enum MessageViews: TLRegistrable, TLParsable {
+    public enum MessageViews: TLSchemaDescribed, TLParsable {
         /// `messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;`
         case messageViews(Cons_messageViews)
 
@@ -770,6 +661,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.MessageViews" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageViews {
             let id = try reader.readUInt32()
@@ -799,24 +691,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.messageViews", fields: "views,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageViews(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("views", c.views)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.messageViews", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StoryFwdHeader`. Constructors:
     /// - `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
-    public enum StoryFwdHeader: TLRegistrable, TLParsable {
+    public enum StoryFwdHeader: TLSchemaDescribed, TLParsable {
         /// `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
         case storyFwdHeader(Cons_storyFwdHeader)
 
@@ -868,6 +749,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StoryFwdHeader" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryFwdHeader {
             let id = try reader.readUInt32()
@@ -908,33 +790,13 @@ extension Api {
                 throw error.inside(constructor: "storyFwdHeader", fields: "flags,modified,from,from_name,story_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyFwdHeader(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("modified", c.modified)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.from {
-                        fields.object("from", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.fromName {
-                        fields.string("from_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.storyId {
-                        fields.int("story_id", value)
-                    }
-                    return ("storyFwdHeader", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stats {
     /// TL type `stats.StoryStats`. Constructors:
     /// - `stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;`
-    public enum StoryStats: TLRegistrable, TLParsable {
+    public enum StoryStats: TLSchemaDescribed, TLParsable {
         /// `stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;`
         case storyStats(Cons_storyStats)
 
@@ -959,6 +821,7 @@ extension Api.stats {
         }
 
         public static var tlTypeName: String { "stats.StoryStats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryStats {
             let id = try reader.readUInt32()
@@ -986,23 +849,13 @@ extension Api.stats {
                 throw error.inside(constructor: "stats.storyStats", fields: "views_graph,reactions_by_emotion_graph", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyStats(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("views_graph", c.viewsGraph)
-                    fields.object("reactions_by_emotion_graph", c.reactionsByEmotionGraph)
-                    return ("stats.storyStats", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarRefProgram`. Constructors:
     /// - `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
-    public enum StarRefProgram: TLRegistrable, TLParsable {
+    public enum StarRefProgram: TLSchemaDescribed, TLParsable {
         /// `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
         case starRefProgram(Cons_starRefProgram)
 
@@ -1060,6 +913,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarRefProgram" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarRefProgram {
             let id = try reader.readUInt32()
@@ -1104,34 +958,13 @@ extension Api {
                 throw error.inside(constructor: "starRefProgram", fields: "flags,bot_id,commission_permille,duration_months,end_date,daily_revenue_per_user", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starRefProgram(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.long("bot_id", c.botId)
-                    fields.int("commission_permille", c.commissionPermille)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
-                        fields.int("duration_months", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.endDate {
-                        fields.int("end_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.dailyRevenuePerUser {
-                        fields.object("daily_revenue_per_user", value)
-                    }
-                    return ("starRefProgram", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ConnectedBotStarRef`. Constructors:
     /// - `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
-    public enum ConnectedBotStarRef: TLRegistrable, TLParsable {
+    public enum ConnectedBotStarRef: TLSchemaDescribed, TLParsable {
         /// `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
         case connectedBotStarRef(Cons_connectedBotStarRef)
 
@@ -1197,6 +1030,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ConnectedBotStarRef" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConnectedBotStarRef {
             let id = try reader.readUInt32()
@@ -1239,33 +1073,13 @@ extension Api {
                 throw error.inside(constructor: "connectedBotStarRef", fields: "flags,revoked,url,date,bot_id,commission_permille,duration_months,participants,revenue", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .connectedBotStarRef(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("revoked", c.revoked)
-                    fields.string("url", c.url)
-                    fields.int("date", c.date)
-                    fields.long("bot_id", c.botId)
-                    fields.int("commission_permille", c.commissionPermille)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.durationMonths {
-                        fields.int("duration_months", value)
-                    }
-                    fields.long("participants", c.participants)
-                    fields.long("revenue", c.revenue)
-                    return ("connectedBotStarRef", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.SavedStarGifts`. Constructors:
     /// - `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
-    public enum SavedStarGifts: TLRegistrable, TLParsable {
+    public enum SavedStarGifts: TLSchemaDescribed, TLParsable {
         /// `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
         case savedStarGifts(Cons_savedStarGifts)
 
@@ -1326,6 +1140,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.SavedStarGifts" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedStarGifts {
             let id = try reader.readUInt32()
@@ -1369,33 +1184,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.savedStarGifts", fields: "flags,count,chat_notifications_enabled,gifts,next_offset,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedStarGifts(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.chatNotificationsEnabled {
-                        fields.bool("chat_notifications_enabled", value)
-                    }
-                    fields.objects("gifts", c.gifts)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("payments.savedStarGifts", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputMessageReadMetric`. Constructors:
     /// - `inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;`
-    public enum InputMessageReadMetric: TLRegistrable, TLParsable {
+    public enum InputMessageReadMetric: TLSchemaDescribed, TLParsable {
         /// `inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;`
         case inputMessageReadMetric(Cons_inputMessageReadMetric)
 
@@ -1434,6 +1229,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputMessageReadMetric" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputMessageReadMetric {
             let id = try reader.readUInt32()
@@ -1469,27 +1265,13 @@ extension Api {
                 throw error.inside(constructor: "inputMessageReadMetric", fields: "msg_id,view_id,time_in_view_ms,active_time_in_view_ms,height_to_viewport_ratio_permille,seen_range_ratio_permille", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputMessageReadMetric(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.int("msg_id", c.msgId)
-                    fields.long("view_id", c.viewId)
-                    fields.int("time_in_view_ms", c.timeInViewMs)
-                    fields.int("active_time_in_view_ms", c.activeTimeInViewMs)
-                    fields.int("height_to_viewport_ratio_permille", c.heightToViewportRatioPermille)
-                    fields.int("seen_range_ratio_permille", c.seenRangeRatioPermille)
-                    return ("inputMessageReadMetric", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `RichMessage`. Constructors:
     /// - `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
-    public enum RichMessage: TLRegistrable, TLParsable {
+    public enum RichMessage: TLSchemaDescribed, TLParsable {
         /// `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
         case richMessage(Cons_richMessage)
 
@@ -1536,6 +1318,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RichMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RichMessage {
             let id = try reader.readUInt32()
@@ -1567,21 +1350,6 @@ extension Api {
                 throw error.inside(constructor: "richMessage", fields: "flags,rtl,part,blocks,photos,documents", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .richMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("rtl", c.rtl)
-                    fields.trueFlag("part", c.part)
-                    fields.objects("blocks", c.blocks)
-                    fields.objects("photos", c.photos)
-                    fields.objects("documents", c.documents)
-                    return ("richMessage", fields.fields)
-            }
-        }
     }
 }
 
@@ -1589,7 +1357,7 @@ extension Api.ephemeral {
     /// TL type `ephemeral.WelcomeMessages`. Constructors:
     /// - `ephemeral.welcomeMessagesNotModified#59ffdb31 = ephemeral.WelcomeMessages;`
     /// - `ephemeral.welcomeMessages#104fc872 hash:long messages:Vector<EphemeralMessage> = ephemeral.WelcomeMessages;`
-    public enum WelcomeMessages: TLRegistrable, TLParsable {
+    public enum WelcomeMessages: TLSchemaDescribed, TLParsable {
         /// `ephemeral.welcomeMessagesNotModified#59ffdb31 = ephemeral.WelcomeMessages;`
         case welcomeMessagesNotModified
         /// `ephemeral.welcomeMessages#104fc872 hash:long messages:Vector<EphemeralMessage> = ephemeral.WelcomeMessages;`
@@ -1620,6 +1388,7 @@ extension Api.ephemeral {
         }
 
         public static var tlTypeName: String { "ephemeral.WelcomeMessages" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WelcomeMessages {
             let id = try reader.readUInt32()
@@ -1650,18 +1419,6 @@ extension Api.ephemeral {
             }
             catch {
                 throw error.inside(constructor: "ephemeral.welcomeMessages", fields: "hash,messages", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .welcomeMessagesNotModified:
-                    return ("ephemeral.welcomeMessagesNotModified", [])
-                case .welcomeMessages(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("messages", c.messages)
-                    return ("ephemeral.welcomeMessages", fields.fields)
             }
         }
     }
@@ -2076,5 +1833,27 @@ extension Api {
         (0x4167add1, "phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;"),
         (0x6b7da746, "premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;"),
         (0x9967ad0f, "communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;"),
+    ]
+    static let constructorEntries14: [(UInt32, StaticString)] = [
+        (0x0ade1591, "contacts.blocked#0ade1591 blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;"),
+        (0xe1664194, "contacts.blockedSlice#e1664194 count:int blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;"),
+        (0xa384b779, "receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;"),
+        (0x4d8a0299, "botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;"),
+        (0x6410a5d2, "stickerSetCovered#6410a5d2 set:StickerSet cover:Document = StickerSetCovered;"),
+        (0x3407e51b, "stickerSetMultiCovered#3407e51b set:StickerSet covers:Vector<Document> = StickerSetCovered;"),
+        (0x40d13c0e, "stickerSetFullCovered#40d13c0e set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = StickerSetCovered;"),
+        (0x77b15d1c, "stickerSetNoCovered#77b15d1c set:StickerSet = StickerSetCovered;"),
+        (0x21e753bc, "upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;"),
+        (0xed56c9fc, "account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;"),
+        (0xb6c4f543, "messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;"),
+        (0xb826e150, "storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;"),
+        (0x50cd067c, "stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;"),
+        (0xdd0c66f2, "starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;"),
+        (0x19a13f71, "connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;"),
+        (0x95f389b1, "payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;"),
+        (0x402b4495, "inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;"),
+        (0xbaf39d8b, "richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;"),
+        (0x59ffdb31, "ephemeral.welcomeMessagesNotModified#59ffdb31 = ephemeral.WelcomeMessages;"),
+        (0x104fc872, "ephemeral.welcomeMessages#104fc872 hash:long messages:Vector<EphemeralMessage> = ephemeral.WelcomeMessages;"),
     ]
 }

@@ -8,7 +8,7 @@ extension Api.messages {
     /// TL type `messages.FoundStickerSets`. Constructors:
     /// - `messages.foundStickerSetsNotModified#0d54b65d = messages.FoundStickerSets;`
     /// - `messages.foundStickerSets#8af09dd2 hash:long sets:Vector<StickerSetCovered> = messages.FoundStickerSets;`
-    public enum FoundStickerSets: TLRegistrable, TLParsable {
+    public enum FoundStickerSets: TLSchemaDescribed, TLParsable {
         /// `messages.foundStickerSetsNotModified#0d54b65d = messages.FoundStickerSets;`
         case foundStickerSetsNotModified
         /// `messages.foundStickerSets#8af09dd2 hash:long sets:Vector<StickerSetCovered> = messages.FoundStickerSets;`
@@ -39,6 +39,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.FoundStickerSets" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FoundStickerSets {
             let id = try reader.readUInt32()
@@ -71,25 +72,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.foundStickerSets", fields: "hash,sets", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .foundStickerSetsNotModified:
-                    return ("messages.foundStickerSetsNotModified", [])
-                case .foundStickerSets(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("sets", c.sets)
-                    return ("messages.foundStickerSets", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StatsGroupTopPoster`. Constructors:
     /// - `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
-    public enum StatsGroupTopPoster: TLRegistrable, TLParsable {
+    public enum StatsGroupTopPoster: TLSchemaDescribed, TLParsable {
         /// `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
         case statsGroupTopPoster(Cons_statsGroupTopPoster)
 
@@ -119,6 +108,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StatsGroupTopPoster" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsGroupTopPoster {
             let id = try reader.readUInt32()
@@ -148,24 +138,13 @@ extension Api {
                 throw error.inside(constructor: "statsGroupTopPoster", fields: "user_id,messages,avg_chars", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .statsGroupTopPoster(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("user_id", c.userId)
-                    fields.int("messages", c.messages)
-                    fields.int("avg_chars", c.avgChars)
-                    return ("statsGroupTopPoster", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PeerBlocked`. Constructors:
     /// - `peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;`
-    public enum PeerBlocked: TLRegistrable, TLParsable {
+    public enum PeerBlocked: TLSchemaDescribed, TLParsable {
         /// `peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;`
         case peerBlocked(Cons_peerBlocked)
 
@@ -190,6 +169,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PeerBlocked" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerBlocked {
             let id = try reader.readUInt32()
@@ -217,23 +197,13 @@ extension Api {
                 throw error.inside(constructor: "peerBlocked", fields: "peer_id,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerBlocked(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer_id", c.peerId)
-                    fields.int("date", c.date)
-                    return ("peerBlocked", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessIntro`. Constructors:
     /// - `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
-    public enum BusinessIntro: TLRegistrable, TLParsable {
+    public enum BusinessIntro: TLSchemaDescribed, TLParsable {
         /// `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
         case businessIntro(Cons_businessIntro)
 
@@ -277,6 +247,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessIntro" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessIntro {
             let id = try reader.readUInt32()
@@ -311,28 +282,13 @@ extension Api {
                 throw error.inside(constructor: "businessIntro", fields: "flags,title,description,sticker", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessIntro(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.sticker {
-                        fields.object("sticker", value)
-                    }
-                    return ("businessIntro", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarsRevenueAdsAccountUrl`. Constructors:
     /// - `payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;`
-    public enum StarsRevenueAdsAccountUrl: TLRegistrable, TLParsable {
+    public enum StarsRevenueAdsAccountUrl: TLSchemaDescribed, TLParsable {
         /// `payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;`
         case starsRevenueAdsAccountUrl(Cons_starsRevenueAdsAccountUrl)
 
@@ -354,6 +310,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarsRevenueAdsAccountUrl" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRevenueAdsAccountUrl {
             let id = try reader.readUInt32()
@@ -378,22 +335,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starsRevenueAdsAccountUrl", fields: "url", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsRevenueAdsAccountUrl(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("payments.starsRevenueAdsAccountUrl", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsSubscriptionPricing`. Constructors:
     /// - `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
-    public enum StarsSubscriptionPricing: TLRegistrable, TLParsable {
+    public enum StarsSubscriptionPricing: TLSchemaDescribed, TLParsable {
         /// `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
         case starsSubscriptionPricing(Cons_starsSubscriptionPricing)
 
@@ -420,6 +368,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsSubscriptionPricing" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsSubscriptionPricing {
             let id = try reader.readUInt32()
@@ -447,16 +396,6 @@ extension Api {
                 throw error.inside(constructor: "starsSubscriptionPricing", fields: "period,amount", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsSubscriptionPricing(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("period", c.period)
-                    fields.long("amount", c.amount)
-                    return ("starsSubscriptionPricing", fields.fields)
-            }
-        }
     }
 }
 
@@ -464,7 +403,7 @@ extension Api.messages {
     /// TL type `messages.ChatInviteJoinResult`. Constructors:
     /// - `messages.chatInviteJoinResultOk#445663a7 updates:Updates = messages.ChatInviteJoinResult;`
     /// - `messages.chatInviteJoinResultWebView#61ca29d3 bot_id:long query_id:long users:Vector<User> = messages.ChatInviteJoinResult;`
-    public enum ChatInviteJoinResult: TLRegistrable, TLParsable {
+    public enum ChatInviteJoinResult: TLSchemaDescribed, TLParsable {
         /// `messages.chatInviteJoinResultOk#445663a7 updates:Updates = messages.ChatInviteJoinResult;`
         case chatInviteJoinResultOk(Cons_chatInviteJoinResultOk)
         /// `messages.chatInviteJoinResultWebView#61ca29d3 bot_id:long query_id:long users:Vector<User> = messages.ChatInviteJoinResult;`
@@ -508,6 +447,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ChatInviteJoinResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatInviteJoinResult {
             let id = try reader.readUInt32()
@@ -546,21 +486,6 @@ extension Api.messages {
             }
             catch {
                 throw error.inside(constructor: "messages.chatInviteJoinResultWebView", fields: "bot_id,query_id,users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatInviteJoinResultOk(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("updates", c.updates)
-                    return ("messages.chatInviteJoinResultOk", fields.fields)
-                case .chatInviteJoinResultWebView(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("bot_id", c.botId)
-                    fields.long("query_id", c.queryId)
-                    fields.objects("users", c.users)
-                    return ("messages.chatInviteJoinResultWebView", fields.fields)
             }
         }
     }
@@ -883,5 +808,16 @@ extension Api {
         (0x87cf7f2f, "photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;"),
         (0xe14c4a71, "photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;"),
         (0xbf25b7f3, "bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;"),
+    ]
+    static let constructorEntries15: [(UInt32, StaticString)] = [
+        (0x0d54b65d, "messages.foundStickerSetsNotModified#0d54b65d = messages.FoundStickerSets;"),
+        (0x8af09dd2, "messages.foundStickerSets#8af09dd2 hash:long sets:Vector<StickerSetCovered> = messages.FoundStickerSets;"),
+        (0x9d04af9b, "statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;"),
+        (0xe8fd8014, "peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;"),
+        (0x5a0a066d, "businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;"),
+        (0x394e7f21, "payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;"),
+        (0x05416d58, "starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;"),
+        (0x445663a7, "messages.chatInviteJoinResultOk#445663a7 updates:Updates = messages.ChatInviteJoinResult;"),
+        (0x61ca29d3, "messages.chatInviteJoinResultWebView#61ca29d3 bot_id:long query_id:long users:Vector<User> = messages.ChatInviteJoinResult;"),
     ]
 }

@@ -25,7 +25,7 @@ extension Api {
     /// - `messageMediaPaidMedia#a8852491 stars_amount:long extended_media:Vector<MessageExtendedMedia> = MessageMedia;`
     /// - `messageMediaToDo#8a53b014 flags:# todo:TodoList completions:flags.0?Vector<TodoCompletion> = MessageMedia;`
     /// - `messageMediaVideoStream#ca5cab89 flags:# rtmp_stream:flags.0?true call:InputGroupCall = MessageMedia;`
-    public enum MessageMedia: TLRegistrable, TLParsable {
+    public enum MessageMedia: TLSchemaDescribed, TLParsable {
         /// `messageMediaEmpty#3ded6320 = MessageMedia;`
         case messageMediaEmpty
         /// `messageMediaPhoto#e216eb63 flags:# spoiler:flags.3?true live_photo:flags.4?true photo:flags.0?Photo ttl_seconds:flags.2?int video:flags.4?Document = MessageMedia;`
@@ -722,6 +722,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageMedia" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageMedia {
             let id = try reader.readUInt32()
@@ -1142,224 +1143,6 @@ extension Api {
                 throw error.inside(constructor: "messageMediaVideoStream", fields: "flags,rtmp_stream,call", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageMediaEmpty:
-                    return ("messageMediaEmpty", [])
-                case .messageMediaPhoto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.trueFlag("live_photo", c.livePhoto)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
-                        fields.int("ttl_seconds", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.video {
-                        fields.object("video", value)
-                    }
-                    return ("messageMediaPhoto", fields.fields)
-                case .messageMediaGeo(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("geo", c.geo)
-                    return ("messageMediaGeo", fields.fields)
-                case .messageMediaContact(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    fields.string("vcard", c.vcard)
-                    fields.long("user_id", c.userId)
-                    return ("messageMediaContact", fields.fields)
-                case .messageMediaUnsupported:
-                    return ("messageMediaUnsupported", [])
-                case .messageMediaDocument(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("nopremium", c.nopremium)
-                    fields.trueFlag("spoiler", c.spoiler)
-                    fields.trueFlag("video", c.video)
-                    fields.trueFlag("round", c.round)
-                    fields.trueFlag("voice", c.voice)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
-                        fields.object("document", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.altDocuments {
-                        fields.objects("alt_documents", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.videoCover {
-                        fields.object("video_cover", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.videoTimestamp {
-                        fields.int("video_timestamp", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.ttlSeconds {
-                        fields.int("ttl_seconds", value)
-                    }
-                    return ("messageMediaDocument", fields.fields)
-                case .messageMediaWebPage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("force_large_media", c.forceLargeMedia)
-                    fields.trueFlag("force_small_media", c.forceSmallMedia)
-                    fields.trueFlag("manual", c.manual)
-                    fields.trueFlag("safe", c.safe)
-                    fields.object("webpage", c.webpage)
-                    return ("messageMediaWebPage", fields.fields)
-                case .messageMediaVenue(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.object("geo", c.geo)
-                    fields.string("title", c.title)
-                    fields.string("address", c.address)
-                    fields.string("provider", c.provider)
-                    fields.string("venue_id", c.venueId)
-                    fields.string("venue_type", c.venueType)
-                    return ("messageMediaVenue", fields.fields)
-                case .messageMediaGame(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("game", c.game)
-                    return ("messageMediaGame", fields.fields)
-                case .messageMediaInvoice(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("shipping_address_requested", c.shippingAddressRequested)
-                    fields.trueFlag("test", c.test)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.receiptMsgId {
-                        fields.int("receipt_msg_id", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("total_amount", c.totalAmount)
-                    fields.string("start_param", c.startParam)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.extendedMedia {
-                        fields.object("extended_media", value)
-                    }
-                    return ("messageMediaInvoice", fields.fields)
-                case .messageMediaGeoLive(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.object("geo", c.geo)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
-                        fields.int("heading", value)
-                    }
-                    fields.int("period", c.period)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.proximityNotificationRadius {
-                        fields.int("proximity_notification_radius", value)
-                    }
-                    return ("messageMediaGeoLive", fields.fields)
-                case .messageMediaPoll(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("poll", c.poll)
-                    fields.object("results", c.results)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.attachedMedia {
-                        fields.object("attached_media", value)
-                    }
-                    return ("messageMediaPoll", fields.fields)
-                case .messageMediaDice(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.int("value", c.value)
-                    fields.string("emoticon", c.emoticon)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.gameOutcome {
-                        fields.object("game_outcome", value)
-                    }
-                    return ("messageMediaDice", fields.fields)
-                case .messageMediaStory(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("via_mention", c.viaMention)
-                    fields.object("peer", c.peer)
-                    fields.int("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.story {
-                        fields.object("story", value)
-                    }
-                    return ("messageMediaStory", fields.fields)
-                case .messageMediaGiveaway(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("only_new_subscribers", c.onlyNewSubscribers)
-                    fields.trueFlag("winners_are_visible", c.winnersAreVisible)
-                    fields.longs("channels", c.channels)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.countriesIso2 {
-                        fields.strings("countries_iso2", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.prizeDescription {
-                        fields.string("prize_description", value)
-                    }
-                    fields.int("quantity", c.quantity)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.months {
-                        fields.int("months", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.stars {
-                        fields.long("stars", value)
-                    }
-                    fields.int("until_date", c.untilDate)
-                    return ("messageMediaGiveaway", fields.fields)
-                case .messageMediaGiveawayResults(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 13)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("only_new_subscribers", c.onlyNewSubscribers)
-                    fields.trueFlag("refunded", c.refunded)
-                    fields.long("channel_id", c.channelId)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.additionalPeersCount {
-                        fields.int("additional_peers_count", value)
-                    }
-                    fields.int("launch_msg_id", c.launchMsgId)
-                    fields.int("winners_count", c.winnersCount)
-                    fields.int("unclaimed_count", c.unclaimedCount)
-                    fields.longs("winners", c.winners)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.months {
-                        fields.int("months", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.stars {
-                        fields.long("stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.prizeDescription {
-                        fields.string("prize_description", value)
-                    }
-                    fields.int("until_date", c.untilDate)
-                    return ("messageMediaGiveawayResults", fields.fields)
-                case .messageMediaPaidMedia(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("stars_amount", c.starsAmount)
-                    fields.objects("extended_media", c.extendedMedia)
-                    return ("messageMediaPaidMedia", fields.fields)
-                case .messageMediaToDo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.object("todo", c.todo)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.completions {
-                        fields.objects("completions", value)
-                    }
-                    return ("messageMediaToDo", fields.fields)
-                case .messageMediaVideoStream(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("rtmp_stream", c.rtmpStream)
-                    fields.object("call", c.call)
-                    return ("messageMediaVideoStream", fields.fields)
-            }
-        }
     }
 }
 
@@ -1367,7 +1150,7 @@ extension Api.messages {
     /// TL type `messages.SentEncryptedMessage`. Constructors:
     /// - `messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;`
     /// - `messages.sentEncryptedFile#9493ff32 date:int file:EncryptedFile = messages.SentEncryptedMessage;`
-    public enum SentEncryptedMessage: TLRegistrable, TLParsable {
+    public enum SentEncryptedMessage: TLSchemaDescribed, TLParsable {
         /// `messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;`
         case sentEncryptedMessage(Cons_sentEncryptedMessage)
         /// `messages.sentEncryptedFile#9493ff32 date:int file:EncryptedFile = messages.SentEncryptedMessage;`
@@ -1410,6 +1193,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.SentEncryptedMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SentEncryptedMessage {
             let id = try reader.readUInt32()
@@ -1448,20 +1232,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.sentEncryptedFile", fields: "date,file", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sentEncryptedMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("date", c.date)
-                    return ("messages.sentEncryptedMessage", fields.fields)
-                case .sentEncryptedFile(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("date", c.date)
-                    fields.object("file", c.file)
-                    return ("messages.sentEncryptedFile", fields.fields)
-            }
-        }
     }
 }
 
@@ -1477,7 +1247,7 @@ extension Api {
     /// - `topPeerCategoryForwardChats#fbeec0f0 = TopPeerCategory;`
     /// - `topPeerCategoryBotsApp#fd9e7bec = TopPeerCategory;`
     /// - `topPeerCategoryBotsGuestChat#6c24f3dd = TopPeerCategory;`
-    public enum TopPeerCategory: TLRegistrable, TLParsable {
+    public enum TopPeerCategory: TLSchemaDescribed, TLParsable {
         /// `topPeerCategoryBotsPM#ab661b5b = TopPeerCategory;`
         case topPeerCategoryBotsPM
         /// `topPeerCategoryBotsInline#148677e2 = TopPeerCategory;`
@@ -1525,6 +1295,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "TopPeerCategory" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeerCategory {
             let id = try reader.readUInt32()
@@ -1588,31 +1359,6 @@ extension Api {
         static func parse_topPeerCategoryBotsGuestChat(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeerCategory {
             return .topPeerCategoryBotsGuestChat
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .topPeerCategoryBotsPM:
-                    return ("topPeerCategoryBotsPM", [])
-                case .topPeerCategoryBotsInline:
-                    return ("topPeerCategoryBotsInline", [])
-                case .topPeerCategoryCorrespondents:
-                    return ("topPeerCategoryCorrespondents", [])
-                case .topPeerCategoryGroups:
-                    return ("topPeerCategoryGroups", [])
-                case .topPeerCategoryChannels:
-                    return ("topPeerCategoryChannels", [])
-                case .topPeerCategoryPhoneCalls:
-                    return ("topPeerCategoryPhoneCalls", [])
-                case .topPeerCategoryForwardUsers:
-                    return ("topPeerCategoryForwardUsers", [])
-                case .topPeerCategoryForwardChats:
-                    return ("topPeerCategoryForwardChats", [])
-                case .topPeerCategoryBotsApp:
-                    return ("topPeerCategoryBotsApp", [])
-                case .topPeerCategoryBotsGuestChat:
-                    return ("topPeerCategoryBotsGuestChat", [])
-            }
-        }
     }
 }
 
@@ -1621,7 +1367,7 @@ extension Api.payments {
     /// - `payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;`
     /// - `payments.paymentFormStars#7bf6b15c flags:# form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice users:Vector<User> = payments.PaymentForm;`
     /// - `payments.paymentFormStarGift#b425cfe1 form_id:long invoice:Invoice = payments.PaymentForm;`
-    public enum PaymentForm: TLRegistrable, TLParsable {
+    public enum PaymentForm: TLSchemaDescribed, TLParsable {
         /// `payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;`
         case paymentForm(Cons_paymentForm)
         /// `payments.paymentFormStars#7bf6b15c flags:# form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice users:Vector<User> = payments.PaymentForm;`
@@ -1796,6 +1542,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.PaymentForm" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentForm {
             let id = try reader.readUInt32()
@@ -1910,70 +1657,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.paymentFormStarGift", fields: "form_id,invoice", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paymentForm(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 17)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_save_credentials", c.canSaveCredentials)
-                    fields.trueFlag("password_missing", c.passwordMissing)
-                    fields.long("form_id", c.formId)
-                    fields.long("bot_id", c.botId)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    fields.object("invoice", c.invoice)
-                    fields.long("provider_id", c.providerId)
-                    fields.string("url", c.url)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.nativeProvider {
-                        fields.string("native_provider", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.nativeParams {
-                        fields.object("native_params", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.additionalMethods {
-                        fields.objects("additional_methods", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.savedInfo {
-                        fields.object("saved_info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.savedCredentials {
-                        fields.objects("saved_credentials", value)
-                    }
-                    fields.objects("users", c.users)
-                    return ("payments.paymentForm", fields.fields)
-                case .paymentFormStars(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.long("form_id", c.formId)
-                    fields.long("bot_id", c.botId)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    fields.object("invoice", c.invoice)
-                    fields.objects("users", c.users)
-                    return ("payments.paymentFormStars", fields.fields)
-                case .paymentFormStarGift(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("form_id", c.formId)
-                    fields.object("invoice", c.invoice)
-                    return ("payments.paymentFormStarGift", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.SupportName`. Constructors:
     /// - `help.supportName#8c05f1c9 name:string = help.SupportName;`
-    public enum SupportName: TLRegistrable, TLParsable {
+    public enum SupportName: TLSchemaDescribed, TLParsable {
         /// `help.supportName#8c05f1c9 name:string = help.SupportName;`
         case supportName(Cons_supportName)
 
@@ -1995,6 +1685,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.SupportName" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SupportName {
             let id = try reader.readUInt32()
@@ -2019,22 +1710,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.supportName", fields: "name", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .supportName(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("name", c.name)
-                    return ("help.supportName", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stats {
     /// TL type `stats.BroadcastStats`. Constructors:
     /// - `stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;`
-    public enum BroadcastStats: TLRegistrable, TLParsable {
+    public enum BroadcastStats: TLSchemaDescribed, TLParsable {
         /// `stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;`
         case broadcastStats(Cons_broadcastStats)
 
@@ -2119,6 +1801,7 @@ extension Api.stats {
         }
 
         public static var tlTypeName: String { "stats.BroadcastStats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BroadcastStats {
             let id = try reader.readUInt32()
@@ -2186,43 +1869,13 @@ extension Api.stats {
                 throw error.inside(constructor: "stats.broadcastStats", fields: "period,followers,views_per_post,shares_per_post,reactions_per_post,views_per_story,shares_per_story,reactions_per_story,enabled_notifications,growth_graph,followers_graph,mute_graph,top_hours_graph,interactions_graph,iv_interactions_graph,views_by_source_graph,new_followers_by_source_graph,languages_graph,reactions_by_emotion_graph,story_interactions_graph,story_reactions_by_emotion_graph,recent_posts_interactions", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .broadcastStats(let c):
-                    var fields = TLFieldList(capacity: 22)
-                    fields.object("period", c.period)
-                    fields.object("followers", c.followers)
-                    fields.object("views_per_post", c.viewsPerPost)
-                    fields.object("shares_per_post", c.sharesPerPost)
-                    fields.object("reactions_per_post", c.reactionsPerPost)
-                    fields.object("views_per_story", c.viewsPerStory)
-                    fields.object("shares_per_story", c.sharesPerStory)
-                    fields.object("reactions_per_story", c.reactionsPerStory)
-                    fields.object("enabled_notifications", c.enabledNotifications)
-                    fields.object("growth_graph", c.growthGraph)
-                    fields.object("followers_graph", c.followersGraph)
-                    fields.object("mute_graph", c.muteGraph)
-                    fields.object("top_hours_graph", c.topHoursGraph)
-                    fields.object("interactions_graph", c.interactionsGraph)
-                    fields.object("iv_interactions_graph", c.ivInteractionsGraph)
-                    fields.object("views_by_source_graph", c.viewsBySourceGraph)
-                    fields.object("new_followers_by_source_graph", c.newFollowersBySourceGraph)
-                    fields.object("languages_graph", c.languagesGraph)
-                    fields.object("reactions_by_emotion_graph", c.reactionsByEmotionGraph)
-                    fields.object("story_interactions_graph", c.storyInteractionsGraph)
-                    fields.object("story_reactions_by_emotion_graph", c.storyReactionsByEmotionGraph)
-                    fields.objects("recent_posts_interactions", c.recentPostsInteractions)
-                    return ("stats.broadcastStats", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.PeerSettings`. Constructors:
     /// - `messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;`
-    public enum PeerSettings: TLRegistrable, TLParsable {
+    public enum PeerSettings: TLSchemaDescribed, TLParsable {
         /// `messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;`
         case peerSettings(Cons_peerSettings)
 
@@ -2250,6 +1903,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.PeerSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerSettings {
             let id = try reader.readUInt32()
@@ -2279,17 +1933,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.peerSettings", fields: "settings,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerSettings(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("settings", c.settings)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.peerSettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -2303,7 +1946,7 @@ extension Api {
     /// - `inputStorePaymentStarsGift#1d741ef7 user_id:InputUser stars:long currency:string amount:long = InputStorePaymentPurpose;`
     /// - `inputStorePaymentStarsGiveaway#751f08fa flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true stars:long boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long users:int = InputStorePaymentPurpose;`
     /// - `inputStorePaymentAuthCode#3fc18057 flags:# restore:flags.0?true phone_number:string phone_code_hash:string premium_days:int currency:string amount:long = InputStorePaymentPurpose;`
-    public enum InputStorePaymentPurpose: TLRegistrable, TLParsable {
+    public enum InputStorePaymentPurpose: TLSchemaDescribed, TLParsable {
         /// `inputStorePaymentPremiumSubscription#a6751e66 flags:# restore:flags.0?true upgrade:flags.1?true = InputStorePaymentPurpose;`
         case inputStorePaymentPremiumSubscription(Cons_inputStorePaymentPremiumSubscription)
         /// `inputStorePaymentGiftPremium#616f7fe8 user_id:InputUser currency:string amount:long = InputStorePaymentPurpose;`
@@ -2661,6 +2304,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputStorePaymentPurpose" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStorePaymentPurpose {
             let id = try reader.readUInt32()
@@ -2870,111 +2514,6 @@ extension Api {
                 throw error.inside(constructor: "inputStorePaymentAuthCode", fields: "flags,restore,phone_number,phone_code_hash,premium_days,currency,amount", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputStorePaymentPremiumSubscription(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("restore", c.restore)
-                    fields.trueFlag("upgrade", c.upgrade)
-                    return ("inputStorePaymentPremiumSubscription", fields.fields)
-                case .inputStorePaymentGiftPremium(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("user_id", c.userId)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    return ("inputStorePaymentGiftPremium", fields.fields)
-                case .inputStorePaymentPremiumGiftCode(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.objects("users", c.users)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.boostPeer {
-                        fields.object("boost_peer", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("inputStorePaymentPremiumGiftCode", fields.fields)
-                case .inputStorePaymentPremiumGiveaway(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("only_new_subscribers", c.onlyNewSubscribers)
-                    fields.trueFlag("winners_are_visible", c.winnersAreVisible)
-                    fields.object("boost_peer", c.boostPeer)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
-                        fields.objects("additional_peers", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.countriesIso2 {
-                        fields.strings("countries_iso2", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
-                        fields.string("prize_description", value)
-                    }
-                    fields.long("random_id", c.randomId)
-                    fields.int("until_date", c.untilDate)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    return ("inputStorePaymentPremiumGiveaway", fields.fields)
-                case .inputStorePaymentStarsTopup(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.long("stars", c.stars)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.spendPurposePeer {
-                        fields.object("spend_purpose_peer", value)
-                    }
-                    return ("inputStorePaymentStarsTopup", fields.fields)
-                case .inputStorePaymentStarsGift(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.object("user_id", c.userId)
-                    fields.long("stars", c.stars)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    return ("inputStorePaymentStarsGift", fields.fields)
-                case .inputStorePaymentStarsGiveaway(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 13)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("only_new_subscribers", c.onlyNewSubscribers)
-                    fields.trueFlag("winners_are_visible", c.winnersAreVisible)
-                    fields.long("stars", c.stars)
-                    fields.object("boost_peer", c.boostPeer)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.additionalPeers {
-                        fields.objects("additional_peers", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.countriesIso2 {
-                        fields.strings("countries_iso2", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.prizeDescription {
-                        fields.string("prize_description", value)
-                    }
-                    fields.long("random_id", c.randomId)
-                    fields.int("until_date", c.untilDate)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    fields.int("users", c.users)
-                    return ("inputStorePaymentStarsGiveaway", fields.fields)
-                case .inputStorePaymentAuthCode(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("restore", c.restore)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("phone_code_hash", c.phoneCodeHash)
-                    fields.int("premium_days", c.premiumDays)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    return ("inputStorePaymentAuthCode", fields.fields)
-            }
-        }
     }
 }
 
@@ -2983,7 +2522,7 @@ extension Api {
     /// - `emailVerifyPurposeLoginSetup#4345be73 phone_number:string phone_code_hash:string = EmailVerifyPurpose;`
     /// - `emailVerifyPurposeLoginChange#527d22eb = EmailVerifyPurpose;`
     /// - `emailVerifyPurposePassport#bbf51685 = EmailVerifyPurpose;`
-    public enum EmailVerifyPurpose: TLRegistrable, TLParsable {
+    public enum EmailVerifyPurpose: TLSchemaDescribed, TLParsable {
         /// `emailVerifyPurposeLoginSetup#4345be73 phone_number:string phone_code_hash:string = EmailVerifyPurpose;`
         case emailVerifyPurposeLoginSetup(Cons_emailVerifyPurposeLoginSetup)
         /// `emailVerifyPurposeLoginChange#527d22eb = EmailVerifyPurpose;`
@@ -3016,6 +2555,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmailVerifyPurpose" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmailVerifyPurpose {
             let id = try reader.readUInt32()
@@ -3053,27 +2593,13 @@ extension Api {
         static func parse_emailVerifyPurposePassport(_ reader: inout BufferReader) throws(TLDecodingError) -> EmailVerifyPurpose {
             return .emailVerifyPurposePassport
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emailVerifyPurposeLoginSetup(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("phone_code_hash", c.phoneCodeHash)
-                    return ("emailVerifyPurposeLoginSetup", fields.fields)
-                case .emailVerifyPurposeLoginChange:
-                    return ("emailVerifyPurposeLoginChange", [])
-                case .emailVerifyPurposePassport:
-                    return ("emailVerifyPurposePassport", [])
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.TranslatedText`. Constructors:
     /// - `messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;`
-    public enum TranslatedText: TLRegistrable, TLParsable {
+    public enum TranslatedText: TLSchemaDescribed, TLParsable {
         /// `messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;`
         case translateResult(Cons_translateResult)
 
@@ -3095,6 +2621,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.TranslatedText" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TranslatedText {
             let id = try reader.readUInt32()
@@ -3119,22 +2646,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.translateResult", fields: "result", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .translateResult(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("result", c.result)
-                    return ("messages.translateResult", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InlineBotWebView`. Constructors:
     /// - `inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;`
-    public enum InlineBotWebView: TLRegistrable, TLParsable {
+    public enum InlineBotWebView: TLSchemaDescribed, TLParsable {
         /// `inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;`
         case inlineBotWebView(Cons_inlineBotWebView)
 
@@ -3159,6 +2677,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InlineBotWebView" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineBotWebView {
             let id = try reader.readUInt32()
@@ -3186,23 +2705,13 @@ extension Api {
                 throw error.inside(constructor: "inlineBotWebView", fields: "text,url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inlineBotWebView(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("text", c.text)
-                    fields.string("url", c.url)
-                    return ("inlineBotWebView", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `OutboxReadDate`. Constructors:
     /// - `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
-    public enum OutboxReadDate: TLRegistrable, TLParsable {
+    public enum OutboxReadDate: TLSchemaDescribed, TLParsable {
         /// `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
         case outboxReadDate(Cons_outboxReadDate)
 
@@ -3226,6 +2735,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "OutboxReadDate" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> OutboxReadDate {
             let id = try reader.readUInt32()
@@ -3250,22 +2760,13 @@ extension Api {
                 throw error.inside(constructor: "outboxReadDate", fields: "date", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .outboxReadDate(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("date", c.date)
-                    return ("outboxReadDate", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `QuickReply`. Constructors:
     /// - `quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;`
-    public enum QuickReply: TLRegistrable, TLParsable {
+    public enum QuickReply: TLSchemaDescribed, TLParsable {
         /// `quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;`
         case quickReply(Cons_quickReply)
 
@@ -3300,6 +2801,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "QuickReply" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> QuickReply {
             let id = try reader.readUInt32()
@@ -3331,25 +2833,13 @@ extension Api {
                 throw error.inside(constructor: "quickReply", fields: "shortcut_id,shortcut,top_message,count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .quickReply(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("shortcut_id", c.shortcutId)
-                    fields.string("shortcut", c.shortcut)
-                    fields.int("top_message", c.topMessage)
-                    fields.int("count", c.count)
-                    return ("quickReply", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.contacts {
     /// TL type `contacts.ContactBirthdays`. Constructors:
     /// - `contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;`
-    public enum ContactBirthdays: TLRegistrable, TLParsable {
+    public enum ContactBirthdays: TLSchemaDescribed, TLParsable {
         /// `contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;`
         case contactBirthdays(Cons_contactBirthdays)
 
@@ -3374,6 +2864,7 @@ extension Api.contacts {
         }
 
         public static var tlTypeName: String { "contacts.ContactBirthdays" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ContactBirthdays {
             let id = try reader.readUInt32()
@@ -3401,23 +2892,13 @@ extension Api.contacts {
                 throw error.inside(constructor: "contacts.contactBirthdays", fields: "contacts,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .contactBirthdays(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("contacts", c.contacts)
-                    fields.objects("users", c.users)
-                    return ("contacts.contactBirthdays", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsRevenueStatus`. Constructors:
     /// - `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
-    public enum StarsRevenueStatus: TLRegistrable, TLParsable {
+    public enum StarsRevenueStatus: TLSchemaDescribed, TLParsable {
         /// `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
         case starsRevenueStatus(Cons_starsRevenueStatus)
 
@@ -3469,6 +2950,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsRevenueStatus" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRevenueStatus {
             let id = try reader.readUInt32()
@@ -3505,30 +2987,13 @@ extension Api {
                 throw error.inside(constructor: "starsRevenueStatus", fields: "flags,withdrawal_enabled,current_balance,available_balance,overall_revenue,next_withdrawal_at", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsRevenueStatus(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("withdrawal_enabled", c.withdrawalEnabled)
-                    fields.object("current_balance", c.currentBalance)
-                    fields.object("available_balance", c.availableBalance)
-                    fields.object("overall_revenue", c.overallRevenue)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.nextWithdrawalAt {
-                        fields.int("next_withdrawal_at", value)
-                    }
-                    return ("starsRevenueStatus", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsGiveawayOption`. Constructors:
     /// - `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
-    public enum StarsGiveawayOption: TLRegistrable, TLParsable {
+    public enum StarsGiveawayOption: TLSchemaDescribed, TLParsable {
         /// `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
         case starsGiveawayOption(Cons_starsGiveawayOption)
 
@@ -3590,6 +3055,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsGiveawayOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsGiveawayOption {
             let id = try reader.readUInt32()
@@ -3630,26 +3096,6 @@ extension Api {
                 throw error.inside(constructor: "starsGiveawayOption", fields: "flags,extended,default,stars,yearly_boosts,store_product,currency,amount,winners", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsGiveawayOption(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("extended", c.extended)
-                    fields.trueFlag("default", c.`default`)
-                    fields.long("stars", c.stars)
-                    fields.int("yearly_boosts", c.yearlyBoosts)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.storeProduct {
-                        fields.string("store_product", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    fields.objects("winners", c.winners)
-                    return ("starsGiveawayOption", fields.fields)
-            }
-        }
     }
 }
 
@@ -3657,7 +3103,7 @@ extension Api {
     /// TL type `InputPasskeyCredential`. Constructors:
     /// - `inputPasskeyCredentialPublicKey#3c27b78f id:string raw_id:string response:InputPasskeyResponse = InputPasskeyCredential;`
     /// - `inputPasskeyCredentialFirebasePNV#5b1ccb28 pnv_token:string = InputPasskeyCredential;`
-    public enum InputPasskeyCredential: TLRegistrable, TLParsable {
+    public enum InputPasskeyCredential: TLSchemaDescribed, TLParsable {
         /// `inputPasskeyCredentialPublicKey#3c27b78f id:string raw_id:string response:InputPasskeyResponse = InputPasskeyCredential;`
         case inputPasskeyCredentialPublicKey(Cons_inputPasskeyCredentialPublicKey)
         /// `inputPasskeyCredentialFirebasePNV#5b1ccb28 pnv_token:string = InputPasskeyCredential;`
@@ -3699,6 +3145,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPasskeyCredential" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPasskeyCredential {
             let id = try reader.readUInt32()
@@ -3739,21 +3186,6 @@ extension Api {
                 throw error.inside(constructor: "inputPasskeyCredentialFirebasePNV", fields: "pnv_token", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPasskeyCredentialPublicKey(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("id", c.id)
-                    fields.string("raw_id", c.rawId)
-                    fields.object("response", c.response)
-                    return ("inputPasskeyCredentialPublicKey", fields.fields)
-                case .inputPasskeyCredentialFirebasePNV(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("pnv_token", c.pnvToken)
-                    return ("inputPasskeyCredentialFirebasePNV", fields.fields)
-            }
-        }
     }
 }
 
@@ -3761,7 +3193,7 @@ extension Api {
     /// TL type `StarGiftAuctionRound`. Constructors:
     /// - `starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;`
     /// - `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
-    public enum StarGiftAuctionRound: TLRegistrable, TLParsable {
+    public enum StarGiftAuctionRound: TLSchemaDescribed, TLParsable {
         /// `starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;`
         case starGiftAuctionRound(Cons_starGiftAuctionRound)
         /// `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
@@ -3813,6 +3245,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftAuctionRound" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionRound {
             let id = try reader.readUInt32()
@@ -3856,23 +3289,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "starGiftAuctionRoundExtendable", fields: "num,duration,extend_top,extend_window", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAuctionRound(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("num", c.num)
-                    fields.int("duration", c.duration)
-                    return ("starGiftAuctionRound", fields.fields)
-                case .starGiftAuctionRoundExtendable(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("num", c.num)
-                    fields.int("duration", c.duration)
-                    fields.int("extend_top", c.extendTop)
-                    fields.int("extend_window", c.extendWindow)
-                    return ("starGiftAuctionRoundExtendable", fields.fields)
             }
         }
     }
@@ -4341,5 +3757,66 @@ extension Api {
         (0x55451fa9, "phone.getCallConfig#55451fa9 = DataJSON;"),
         (0xff7a9383, "phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;"),
         (0x5774ca74, "stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;"),
+    ]
+    static let constructorEntries16: [(UInt32, StaticString)] = [
+        (0x3ded6320, "messageMediaEmpty#3ded6320 = MessageMedia;"),
+        (0xe216eb63, "messageMediaPhoto#e216eb63 flags:# spoiler:flags.3?true live_photo:flags.4?true photo:flags.0?Photo ttl_seconds:flags.2?int video:flags.4?Document = MessageMedia;"),
+        (0x56e0d474, "messageMediaGeo#56e0d474 geo:GeoPoint = MessageMedia;"),
+        (0x70322949, "messageMediaContact#70322949 phone_number:string first_name:string last_name:string vcard:string user_id:long = MessageMedia;"),
+        (0x9f84f49e, "messageMediaUnsupported#9f84f49e = MessageMedia;"),
+        (0x52d8ccd9, "messageMediaDocument#52d8ccd9 flags:# nopremium:flags.3?true spoiler:flags.4?true video:flags.6?true round:flags.7?true voice:flags.8?true document:flags.0?Document alt_documents:flags.5?Vector<Document> video_cover:flags.9?Photo video_timestamp:flags.10?int ttl_seconds:flags.2?int = MessageMedia;"),
+        (0xddf10c3b, "messageMediaWebPage#ddf10c3b flags:# force_large_media:flags.0?true force_small_media:flags.1?true manual:flags.3?true safe:flags.4?true webpage:WebPage = MessageMedia;"),
+        (0x2ec0533f, "messageMediaVenue#2ec0533f geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MessageMedia;"),
+        (0xfdb19008, "messageMediaGame#fdb19008 game:Game = MessageMedia;"),
+        (0xf6a548d3, "messageMediaInvoice#f6a548d3 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument receipt_msg_id:flags.2?int currency:string total_amount:long start_param:string extended_media:flags.4?MessageExtendedMedia = MessageMedia;"),
+        (0xb940c666, "messageMediaGeoLive#b940c666 flags:# geo:GeoPoint heading:flags.0?int period:int proximity_notification_radius:flags.1?int = MessageMedia;"),
+        (0x773f4e66, "messageMediaPoll#773f4e66 flags:# poll:Poll results:PollResults attached_media:flags.0?MessageMedia = MessageMedia;"),
+        (0x08cbec07, "messageMediaDice#08cbec07 flags:# value:int emoticon:string game_outcome:flags.0?messages.EmojiGameOutcome = MessageMedia;"),
+        (0x68cb6283, "messageMediaStory#68cb6283 flags:# via_mention:flags.1?true peer:Peer id:int story:flags.0?StoryItem = MessageMedia;"),
+        (0xaa073beb, "messageMediaGiveaway#aa073beb flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.2?true channels:Vector<long> countries_iso2:flags.1?Vector<string> prize_description:flags.3?string quantity:int months:flags.4?int stars:flags.5?long until_date:int = MessageMedia;"),
+        (0xceaa3ea1, "messageMediaGiveawayResults#ceaa3ea1 flags:# only_new_subscribers:flags.0?true refunded:flags.2?true channel_id:long additional_peers_count:flags.3?int launch_msg_id:int winners_count:int unclaimed_count:int winners:Vector<long> months:flags.4?int stars:flags.5?long prize_description:flags.1?string until_date:int = MessageMedia;"),
+        (0xa8852491, "messageMediaPaidMedia#a8852491 stars_amount:long extended_media:Vector<MessageExtendedMedia> = MessageMedia;"),
+        (0x8a53b014, "messageMediaToDo#8a53b014 flags:# todo:TodoList completions:flags.0?Vector<TodoCompletion> = MessageMedia;"),
+        (0xca5cab89, "messageMediaVideoStream#ca5cab89 flags:# rtmp_stream:flags.0?true call:InputGroupCall = MessageMedia;"),
+        (0x560f8935, "messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;"),
+        (0x9493ff32, "messages.sentEncryptedFile#9493ff32 date:int file:EncryptedFile = messages.SentEncryptedMessage;"),
+        (0xab661b5b, "topPeerCategoryBotsPM#ab661b5b = TopPeerCategory;"),
+        (0x148677e2, "topPeerCategoryBotsInline#148677e2 = TopPeerCategory;"),
+        (0x0637b7ed, "topPeerCategoryCorrespondents#0637b7ed = TopPeerCategory;"),
+        (0xbd17a14a, "topPeerCategoryGroups#bd17a14a = TopPeerCategory;"),
+        (0x161d9628, "topPeerCategoryChannels#161d9628 = TopPeerCategory;"),
+        (0x1e76a78c, "topPeerCategoryPhoneCalls#1e76a78c = TopPeerCategory;"),
+        (0xa8406ca9, "topPeerCategoryForwardUsers#a8406ca9 = TopPeerCategory;"),
+        (0xfbeec0f0, "topPeerCategoryForwardChats#fbeec0f0 = TopPeerCategory;"),
+        (0xfd9e7bec, "topPeerCategoryBotsApp#fd9e7bec = TopPeerCategory;"),
+        (0x6c24f3dd, "topPeerCategoryBotsGuestChat#6c24f3dd = TopPeerCategory;"),
+        (0xa0058751, "payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;"),
+        (0x7bf6b15c, "payments.paymentFormStars#7bf6b15c flags:# form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice users:Vector<User> = payments.PaymentForm;"),
+        (0xb425cfe1, "payments.paymentFormStarGift#b425cfe1 form_id:long invoice:Invoice = payments.PaymentForm;"),
+        (0x8c05f1c9, "help.supportName#8c05f1c9 name:string = help.SupportName;"),
+        (0x396ca5fc, "stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;"),
+        (0x6880b94d, "messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;"),
+        (0xa6751e66, "inputStorePaymentPremiumSubscription#a6751e66 flags:# restore:flags.0?true upgrade:flags.1?true = InputStorePaymentPurpose;"),
+        (0x616f7fe8, "inputStorePaymentGiftPremium#616f7fe8 user_id:InputUser currency:string amount:long = InputStorePaymentPurpose;"),
+        (0xfb790393, "inputStorePaymentPremiumGiftCode#fb790393 flags:# users:Vector<InputUser> boost_peer:flags.0?InputPeer currency:string amount:long message:flags.1?TextWithEntities = InputStorePaymentPurpose;"),
+        (0x160544ca, "inputStorePaymentPremiumGiveaway#160544ca flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long = InputStorePaymentPurpose;"),
+        (0xf9a2a6cb, "inputStorePaymentStarsTopup#f9a2a6cb flags:# stars:long currency:string amount:long spend_purpose_peer:flags.0?InputPeer = InputStorePaymentPurpose;"),
+        (0x1d741ef7, "inputStorePaymentStarsGift#1d741ef7 user_id:InputUser stars:long currency:string amount:long = InputStorePaymentPurpose;"),
+        (0x751f08fa, "inputStorePaymentStarsGiveaway#751f08fa flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true stars:long boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long users:int = InputStorePaymentPurpose;"),
+        (0x3fc18057, "inputStorePaymentAuthCode#3fc18057 flags:# restore:flags.0?true phone_number:string phone_code_hash:string premium_days:int currency:string amount:long = InputStorePaymentPurpose;"),
+        (0x4345be73, "emailVerifyPurposeLoginSetup#4345be73 phone_number:string phone_code_hash:string = EmailVerifyPurpose;"),
+        (0x527d22eb, "emailVerifyPurposeLoginChange#527d22eb = EmailVerifyPurpose;"),
+        (0xbbf51685, "emailVerifyPurposePassport#bbf51685 = EmailVerifyPurpose;"),
+        (0x33db32f8, "messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;"),
+        (0xb57295d5, "inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;"),
+        (0x3bb842ac, "outboxReadDate#3bb842ac date:int = OutboxReadDate;"),
+        (0x0697102b, "quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;"),
+        (0x114ff30d, "contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;"),
+        (0xfebe5491, "starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;"),
+        (0x94ce852a, "starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;"),
+        (0x3c27b78f, "inputPasskeyCredentialPublicKey#3c27b78f id:string raw_id:string response:InputPasskeyResponse = InputPasskeyCredential;"),
+        (0x5b1ccb28, "inputPasskeyCredentialFirebasePNV#5b1ccb28 pnv_token:string = InputPasskeyCredential;"),
+        (0x3aae0528, "starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;"),
+        (0x0aa021e5, "starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;"),
     ]
 }

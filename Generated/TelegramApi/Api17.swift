@@ -7,7 +7,7 @@ import TLRuntime
 extension Api.auth {
     /// TL type `auth.ExportedAuthorization`. Constructors:
     /// - `auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;`
-    public enum ExportedAuthorization: TLRegistrable, TLParsable {
+    public enum ExportedAuthorization: TLSchemaDescribed, TLParsable {
         /// `auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;`
         case exportedAuthorization(Cons_exportedAuthorization)
 
@@ -34,6 +34,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.ExportedAuthorization" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedAuthorization {
             let id = try reader.readUInt32()
@@ -61,16 +62,6 @@ extension Api.auth {
                 throw error.inside(constructor: "auth.exportedAuthorization", fields: "id,bytes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedAuthorization(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.bytes("bytes", c.bytes)
-                    return ("auth.exportedAuthorization", fields.fields)
-            }
-        }
     }
 }
 
@@ -78,7 +69,7 @@ extension Api {
     /// TL type `InputStickeredMedia`. Constructors:
     /// - `inputStickeredMediaPhoto#4a992157 id:InputPhoto = InputStickeredMedia;`
     /// - `inputStickeredMediaDocument#0438865b id:InputDocument = InputStickeredMedia;`
-    public enum InputStickeredMedia: TLRegistrable, TLParsable {
+    public enum InputStickeredMedia: TLSchemaDescribed, TLParsable {
         /// `inputStickeredMediaPhoto#4a992157 id:InputPhoto = InputStickeredMedia;`
         case inputStickeredMediaPhoto(Cons_inputStickeredMediaPhoto)
         /// `inputStickeredMediaDocument#0438865b id:InputDocument = InputStickeredMedia;`
@@ -114,6 +105,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputStickeredMedia" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickeredMedia {
             let id = try reader.readUInt32()
@@ -149,26 +141,13 @@ extension Api {
                 throw error.inside(constructor: "inputStickeredMediaDocument", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputStickeredMediaPhoto(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("id", c.id)
-                    return ("inputStickeredMediaPhoto", fields.fields)
-                case .inputStickeredMediaDocument(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("id", c.id)
-                    return ("inputStickeredMediaDocument", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ChannelAdminLogEvent`. Constructors:
     /// - `channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;`
-    public enum ChannelAdminLogEvent: TLRegistrable, TLParsable {
+    public enum ChannelAdminLogEvent: TLSchemaDescribed, TLParsable {
         /// `channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;`
         case channelAdminLogEvent(Cons_channelAdminLogEvent)
 
@@ -201,6 +180,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChannelAdminLogEvent" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelAdminLogEvent {
             let id = try reader.readUInt32()
@@ -232,18 +212,6 @@ extension Api {
                 throw error.inside(constructor: "channelAdminLogEvent", fields: "id,date,user_id,action", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelAdminLogEvent(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("id", c.id)
-                    fields.int("date", c.date)
-                    fields.long("user_id", c.userId)
-                    fields.object("action", c.action)
-                    return ("channelAdminLogEvent", fields.fields)
-            }
-        }
     }
 }
 
@@ -262,7 +230,7 @@ extension Api {
     /// - `secureValueTypeTemporaryRegistration#ea02ec33 = SecureValueType;`
     /// - `secureValueTypePhone#b320aadb = SecureValueType;`
     /// - `secureValueTypeEmail#8e3ca7ee = SecureValueType;`
-    public enum SecureValueType: TLRegistrable, TLParsable {
+    public enum SecureValueType: TLSchemaDescribed, TLParsable {
         /// `secureValueTypePersonalDetails#9d2a81e3 = SecureValueType;`
         case secureValueTypePersonalDetails
         /// `secureValueTypePassport#3dac6a00 = SecureValueType;`
@@ -322,6 +290,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureValueType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValueType {
             let id = try reader.readUInt32()
@@ -400,44 +369,13 @@ extension Api {
         static func parse_secureValueTypeEmail(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValueType {
             return .secureValueTypeEmail
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureValueTypePersonalDetails:
-                    return ("secureValueTypePersonalDetails", [])
-                case .secureValueTypePassport:
-                    return ("secureValueTypePassport", [])
-                case .secureValueTypeDriverLicense:
-                    return ("secureValueTypeDriverLicense", [])
-                case .secureValueTypeIdentityCard:
-                    return ("secureValueTypeIdentityCard", [])
-                case .secureValueTypeInternalPassport:
-                    return ("secureValueTypeInternalPassport", [])
-                case .secureValueTypeAddress:
-                    return ("secureValueTypeAddress", [])
-                case .secureValueTypeUtilityBill:
-                    return ("secureValueTypeUtilityBill", [])
-                case .secureValueTypeBankStatement:
-                    return ("secureValueTypeBankStatement", [])
-                case .secureValueTypeRentalAgreement:
-                    return ("secureValueTypeRentalAgreement", [])
-                case .secureValueTypePassportRegistration:
-                    return ("secureValueTypePassportRegistration", [])
-                case .secureValueTypeTemporaryRegistration:
-                    return ("secureValueTypeTemporaryRegistration", [])
-                case .secureValueTypePhone:
-                    return ("secureValueTypePhone", [])
-                case .secureValueTypeEmail:
-                    return ("secureValueTypeEmail", [])
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.SentEmailCode`. Constructors:
     /// - `account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;`
-    public enum SentEmailCode: TLRegistrable, TLParsable {
+    public enum SentEmailCode: TLSchemaDescribed, TLParsable {
         /// `account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;`
         case sentEmailCode(Cons_sentEmailCode)
 
@@ -462,6 +400,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.SentEmailCode" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SentEmailCode {
             let id = try reader.readUInt32()
@@ -489,23 +428,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.sentEmailCode", fields: "email_pattern,length", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sentEmailCode(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("email_pattern", c.emailPattern)
-                    fields.int("length", c.length)
-                    return ("account.sentEmailCode", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `JSONObjectValue` (recursive). Constructors:
     /// - `jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;`
-    public enum JSONObjectValue: TLRegistrable, TLParsable {
+    public enum JSONObjectValue: TLSchemaDescribed, TLParsable {
         /// `jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;`
         case jsonObjectValue(Cons_jsonObjectValue)
 
@@ -530,6 +459,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "JSONObjectValue" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> JSONObjectValue {
             let id = try reader.readUInt32()
@@ -557,23 +487,13 @@ extension Api {
                 throw error.inside(constructor: "jsonObjectValue", fields: "key,value", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .jsonObjectValue(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("key", c.key)
-                    fields.object("value", c.value)
-                    return ("jsonObjectValue", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputThemeSettings`. Constructors:
     /// - `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
-    public enum InputThemeSettings: TLRegistrable, TLParsable {
+    public enum InputThemeSettings: TLSchemaDescribed, TLParsable {
         /// `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
         case inputThemeSettings(Cons_inputThemeSettings)
 
@@ -643,6 +563,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputThemeSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputThemeSettings {
             let id = try reader.readUInt32()
@@ -692,38 +613,13 @@ extension Api {
                 throw error.inside(constructor: "inputThemeSettings", fields: "flags,message_colors_animated,base_theme,accent_color,outbox_accent_color,message_colors,wallpaper,wallpaper_settings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputThemeSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("message_colors_animated", c.messageColorsAnimated)
-                    fields.object("base_theme", c.baseTheme)
-                    fields.int("accent_color", c.accentColor)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
-                        fields.int("outbox_accent_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
-                        fields.ints("message_colors", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaper {
-                        fields.object("wallpaper", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaperSettings {
-                        fields.object("wallpaper_settings", value)
-                    }
-                    return ("inputThemeSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ReactionCount`. Constructors:
     /// - `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
-    public enum ReactionCount: TLRegistrable, TLParsable {
+    public enum ReactionCount: TLSchemaDescribed, TLParsable {
         /// `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
         case reactionCount(Cons_reactionCount)
 
@@ -769,6 +665,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ReactionCount" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReactionCount {
             let id = try reader.readUInt32()
@@ -803,28 +700,13 @@ extension Api {
                 throw error.inside(constructor: "reactionCount", fields: "flags,chosen_order,reaction,count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .reactionCount(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.chosenOrder {
-                        fields.int("chosen_order", value)
-                    }
-                    fields.object("reaction", c.reaction)
-                    fields.int("count", c.count)
-                    return ("reactionCount", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.AutoSaveSettings`. Constructors:
     /// - `account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;`
-    public enum AutoSaveSettings: TLRegistrable, TLParsable {
+    public enum AutoSaveSettings: TLSchemaDescribed, TLParsable {
         /// `account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;`
         case autoSaveSettings(Cons_autoSaveSettings)
 
@@ -861,6 +743,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.AutoSaveSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoSaveSettings {
             let id = try reader.readUInt32()
@@ -896,27 +779,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.autoSaveSettings", fields: "users_settings,chats_settings,broadcasts_settings,exceptions,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .autoSaveSettings(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.object("users_settings", c.usersSettings)
-                    fields.object("chats_settings", c.chatsSettings)
-                    fields.object("broadcasts_settings", c.broadcastsSettings)
-                    fields.objects("exceptions", c.exceptions)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("account.autoSaveSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.BotApp`. Constructors:
     /// - `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
-    public enum BotApp: TLRegistrable, TLParsable {
+    public enum BotApp: TLSchemaDescribed, TLParsable {
         /// `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
         case botApp(Cons_botApp)
 
@@ -957,6 +826,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.BotApp" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotApp {
             let id = try reader.readUInt32()
@@ -984,20 +854,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.botApp", fields: "flags,inactive,request_write_access,has_settings,app", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botApp(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("inactive", c.inactive)
-                    fields.trueFlag("request_write_access", c.requestWriteAccess)
-                    fields.trueFlag("has_settings", c.hasSettings)
-                    fields.object("app", c.app)
-                    return ("messages.botApp", fields.fields)
-            }
-        }
     }
 }
 
@@ -1006,7 +862,7 @@ extension Api.messages {
     /// - `messages.savedDialogs#f83ae221 dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
     /// - `messages.savedDialogsSlice#44ba9dd9 count:int dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
     /// - `messages.savedDialogsNotModified#c01f6fe8 count:int = messages.SavedDialogs;`
-    public enum SavedDialogs: TLRegistrable, TLParsable {
+    public enum SavedDialogs: TLSchemaDescribed, TLParsable {
         /// `messages.savedDialogs#f83ae221 dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
         case savedDialogs(Cons_savedDialogs)
         /// `messages.savedDialogsSlice#44ba9dd9 count:int dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
@@ -1081,6 +937,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.SavedDialogs" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedDialogs {
             let id = try reader.readUInt32()
@@ -1143,30 +1000,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.savedDialogsNotModified", fields: "count", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedDialogs(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.objects("dialogs", c.dialogs)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.savedDialogs", fields.fields)
-                case .savedDialogsSlice(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.int("count", c.count)
-                    fields.objects("dialogs", c.dialogs)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.savedDialogsSlice", fields.fields)
-                case .savedDialogsNotModified(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("count", c.count)
-                    return ("messages.savedDialogsNotModified", fields.fields)
-            }
-        }
     }
 }
 
@@ -1175,7 +1008,7 @@ extension Api {
     /// - `businessAwayMessageScheduleAlways#c9b9e2b9 = BusinessAwayMessageSchedule;`
     /// - `businessAwayMessageScheduleOutsideWorkHours#c3f2f501 = BusinessAwayMessageSchedule;`
     /// - `businessAwayMessageScheduleCustom#cc4d9ecc start_date:int end_date:int = BusinessAwayMessageSchedule;`
-    public enum BusinessAwayMessageSchedule: TLRegistrable, TLParsable {
+    public enum BusinessAwayMessageSchedule: TLSchemaDescribed, TLParsable {
         /// `businessAwayMessageScheduleAlways#c9b9e2b9 = BusinessAwayMessageSchedule;`
         case businessAwayMessageScheduleAlways
         /// `businessAwayMessageScheduleOutsideWorkHours#c3f2f501 = BusinessAwayMessageSchedule;`
@@ -1210,6 +1043,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessAwayMessageSchedule" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessAwayMessageSchedule {
             let id = try reader.readUInt32()
@@ -1247,27 +1081,13 @@ extension Api {
                 throw error.inside(constructor: "businessAwayMessageScheduleCustom", fields: "start_date,end_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessAwayMessageScheduleAlways:
-                    return ("businessAwayMessageScheduleAlways", [])
-                case .businessAwayMessageScheduleOutsideWorkHours:
-                    return ("businessAwayMessageScheduleOutsideWorkHours", [])
-                case .businessAwayMessageScheduleCustom(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("start_date", c.startDate)
-                    fields.int("end_date", c.endDate)
-                    return ("businessAwayMessageScheduleCustom", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `FactCheck`. Constructors:
     /// - `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
-    public enum FactCheck: TLRegistrable, TLParsable {
+    public enum FactCheck: TLSchemaDescribed, TLParsable {
         /// `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
         case factCheck(Cons_factCheck)
 
@@ -1317,6 +1137,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "FactCheck" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FactCheck {
             let id = try reader.readUInt32()
@@ -1354,31 +1175,13 @@ extension Api {
                 throw error.inside(constructor: "factCheck", fields: "flags,need_check,country,text,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .factCheck(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("need_check", c.needCheck)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.country {
-                        fields.string("country", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.text {
-                        fields.object("text", value)
-                    }
-                    fields.long("hash", c.hash)
-                    return ("factCheck", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BotVerification`. Constructors:
     /// - `botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;`
-    public enum BotVerification: TLRegistrable, TLParsable {
+    public enum BotVerification: TLSchemaDescribed, TLParsable {
         /// `botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;`
         case botVerification(Cons_botVerification)
 
@@ -1408,6 +1211,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotVerification" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotVerification {
             let id = try reader.readUInt32()
@@ -1437,17 +1241,6 @@ extension Api {
                 throw error.inside(constructor: "botVerification", fields: "bot_id,icon,description", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botVerification(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("bot_id", c.botId)
-                    fields.long("icon", c.icon)
-                    fields.string("description", c.description)
-                    return ("botVerification", fields.fields)
-            }
-        }
     }
 }
 
@@ -1457,7 +1250,7 @@ extension Api {
     /// - `starGiftAttributePattern#4e7085ea name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
     /// - `starGiftAttributeBackdrop#9f2504e4 name:string backdrop_id:int center_color:int edge_color:int pattern_color:int text_color:int rarity:StarGiftAttributeRarity = StarGiftAttribute;`
     /// - `starGiftAttributeOriginalDetails#e0bff26c flags:# sender_id:flags.0?Peer recipient_id:Peer date:int message:flags.1?TextWithEntities = StarGiftAttribute;`
-    public enum StarGiftAttribute: TLRegistrable, TLParsable {
+    public enum StarGiftAttribute: TLSchemaDescribed, TLParsable {
         /// `starGiftAttributeModel#565251e2 flags:# crafted:flags.0?true name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
         case starGiftAttributeModel(Cons_starGiftAttributeModel)
         /// `starGiftAttributePattern#4e7085ea name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
@@ -1597,6 +1390,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftAttribute" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttribute {
             let id = try reader.readUInt32()
@@ -1692,49 +1486,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "starGiftAttributeOriginalDetails", fields: "flags,sender_id,recipient_id,date,message", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAttributeModel(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("crafted", c.crafted)
-                    fields.string("name", c.name)
-                    fields.object("document", c.document)
-                    fields.object("rarity", c.rarity)
-                    return ("starGiftAttributeModel", fields.fields)
-                case .starGiftAttributePattern(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("name", c.name)
-                    fields.object("document", c.document)
-                    fields.object("rarity", c.rarity)
-                    return ("starGiftAttributePattern", fields.fields)
-                case .starGiftAttributeBackdrop(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.string("name", c.name)
-                    fields.int("backdrop_id", c.backdropId)
-                    fields.int("center_color", c.centerColor)
-                    fields.int("edge_color", c.edgeColor)
-                    fields.int("pattern_color", c.patternColor)
-                    fields.int("text_color", c.textColor)
-                    fields.object("rarity", c.rarity)
-                    return ("starGiftAttributeBackdrop", fields.fields)
-                case .starGiftAttributeOriginalDetails(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.senderId {
-                        fields.object("sender_id", value)
-                    }
-                    fields.object("recipient_id", c.recipientId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("starGiftAttributeOriginalDetails", fields.fields)
             }
         }
     }
@@ -2157,5 +1908,42 @@ extension Api {
         (0x60eaefa1, "payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;"),
         (0x4fdc5ea7, "payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;"),
         (0x8c8219a8, "communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;"),
+    ]
+    static let constructorEntries17: [(UInt32, StaticString)] = [
+        (0xb434e2b8, "auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;"),
+        (0x4a992157, "inputStickeredMediaPhoto#4a992157 id:InputPhoto = InputStickeredMedia;"),
+        (0x0438865b, "inputStickeredMediaDocument#0438865b id:InputDocument = InputStickeredMedia;"),
+        (0x1fad68cd, "channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;"),
+        (0x9d2a81e3, "secureValueTypePersonalDetails#9d2a81e3 = SecureValueType;"),
+        (0x3dac6a00, "secureValueTypePassport#3dac6a00 = SecureValueType;"),
+        (0x06e425c4, "secureValueTypeDriverLicense#06e425c4 = SecureValueType;"),
+        (0xa0d0744b, "secureValueTypeIdentityCard#a0d0744b = SecureValueType;"),
+        (0x99a48f23, "secureValueTypeInternalPassport#99a48f23 = SecureValueType;"),
+        (0xcbe31e26, "secureValueTypeAddress#cbe31e26 = SecureValueType;"),
+        (0xfc36954e, "secureValueTypeUtilityBill#fc36954e = SecureValueType;"),
+        (0x89137c0d, "secureValueTypeBankStatement#89137c0d = SecureValueType;"),
+        (0x8b883488, "secureValueTypeRentalAgreement#8b883488 = SecureValueType;"),
+        (0x99e3806a, "secureValueTypePassportRegistration#99e3806a = SecureValueType;"),
+        (0xea02ec33, "secureValueTypeTemporaryRegistration#ea02ec33 = SecureValueType;"),
+        (0xb320aadb, "secureValueTypePhone#b320aadb = SecureValueType;"),
+        (0x8e3ca7ee, "secureValueTypeEmail#8e3ca7ee = SecureValueType;"),
+        (0x811f854f, "account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;"),
+        (0xc0de1bd9, "jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;"),
+        (0x8fde504f, "inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;"),
+        (0xa3d1cb80, "reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;"),
+        (0x4c3e069d, "account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;"),
+        (0xeb50adf5, "messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;"),
+        (0xf83ae221, "messages.savedDialogs#f83ae221 dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;"),
+        (0x44ba9dd9, "messages.savedDialogsSlice#44ba9dd9 count:int dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;"),
+        (0xc01f6fe8, "messages.savedDialogsNotModified#c01f6fe8 count:int = messages.SavedDialogs;"),
+        (0xc9b9e2b9, "businessAwayMessageScheduleAlways#c9b9e2b9 = BusinessAwayMessageSchedule;"),
+        (0xc3f2f501, "businessAwayMessageScheduleOutsideWorkHours#c3f2f501 = BusinessAwayMessageSchedule;"),
+        (0xcc4d9ecc, "businessAwayMessageScheduleCustom#cc4d9ecc start_date:int end_date:int = BusinessAwayMessageSchedule;"),
+        (0xb89bfccf, "factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;"),
+        (0xf93cd45c, "botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;"),
+        (0x565251e2, "starGiftAttributeModel#565251e2 flags:# crafted:flags.0?true name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;"),
+        (0x4e7085ea, "starGiftAttributePattern#4e7085ea name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;"),
+        (0x9f2504e4, "starGiftAttributeBackdrop#9f2504e4 name:string backdrop_id:int center_color:int edge_color:int pattern_color:int text_color:int rarity:StarGiftAttributeRarity = StarGiftAttribute;"),
+        (0xe0bff26c, "starGiftAttributeOriginalDetails#e0bff26c flags:# sender_id:flags.0?Peer recipient_id:Peer date:int message:flags.1?TextWithEntities = StarGiftAttribute;"),
     ]
 }

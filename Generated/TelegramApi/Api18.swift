@@ -7,7 +7,7 @@ import TLRuntime
 extension Api.messages {
     /// TL type `messages.ChatFull`. Constructors:
     /// - `messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;`
-    public enum ChatFull: TLRegistrable, TLParsable {
+    public enum ChatFull: TLSchemaDescribed, TLParsable {
         /// `messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;`
         case chatFull(Cons_chatFull)
 
@@ -35,6 +35,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ChatFull" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatFull {
             let id = try reader.readUInt32()
@@ -64,24 +65,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.chatFull", fields: "full_chat,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatFull(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("full_chat", c.fullChat)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.chatFull", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.contacts {
     /// TL type `contacts.ResolvedPeer`. Constructors:
     /// - `contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;`
-    public enum ResolvedPeer: TLRegistrable, TLParsable {
+    public enum ResolvedPeer: TLSchemaDescribed, TLParsable {
         /// `contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;`
         case resolvedPeer(Cons_resolvedPeer)
 
@@ -109,6 +99,7 @@ extension Api.contacts {
         }
 
         public static var tlTypeName: String { "contacts.ResolvedPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResolvedPeer {
             let id = try reader.readUInt32()
@@ -138,17 +129,6 @@ extension Api.contacts {
                 throw error.inside(constructor: "contacts.resolvedPeer", fields: "peer,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .resolvedPeer(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("contacts.resolvedPeer", fields.fields)
-            }
-        }
     }
 }
 
@@ -156,7 +136,7 @@ extension Api {
     /// TL type `ChannelMessagesFilter`. Constructors:
     /// - `channelMessagesFilterEmpty#94d42ee7 = ChannelMessagesFilter;`
     /// - `channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;`
-    public enum ChannelMessagesFilter: TLRegistrable, TLParsable {
+    public enum ChannelMessagesFilter: TLSchemaDescribed, TLParsable {
         /// `channelMessagesFilterEmpty#94d42ee7 = ChannelMessagesFilter;`
         case channelMessagesFilterEmpty
         /// `channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;`
@@ -197,6 +177,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChannelMessagesFilter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelMessagesFilter {
             let id = try reader.readUInt32()
@@ -229,27 +210,13 @@ extension Api {
                 throw error.inside(constructor: "channelMessagesFilter", fields: "flags,exclude_new_messages,ranges", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelMessagesFilterEmpty:
-                    return ("channelMessagesFilterEmpty", [])
-                case .channelMessagesFilter(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("exclude_new_messages", c.excludeNewMessages)
-                    fields.objects("ranges", c.ranges)
-                    return ("channelMessagesFilter", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.ValidatedRequestedInfo`. Constructors:
     /// - `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
-    public enum ValidatedRequestedInfo: TLRegistrable, TLParsable {
+    public enum ValidatedRequestedInfo: TLSchemaDescribed, TLParsable {
         /// `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
         case validatedRequestedInfo(Cons_validatedRequestedInfo)
 
@@ -294,6 +261,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.ValidatedRequestedInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ValidatedRequestedInfo {
             let id = try reader.readUInt32()
@@ -329,29 +297,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.validatedRequestedInfo", fields: "flags,id,shipping_options", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .validatedRequestedInfo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.id {
-                        fields.string("id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptions {
-                        fields.objects("shipping_options", value)
-                    }
-                    return ("payments.validatedRequestedInfo", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.TmpPassword`. Constructors:
     /// - `account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;`
-    public enum TmpPassword: TLRegistrable, TLParsable {
+    public enum TmpPassword: TLSchemaDescribed, TLParsable {
         /// `account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;`
         case tmpPassword(Cons_tmpPassword)
 
@@ -376,6 +328,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.TmpPassword" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TmpPassword {
             let id = try reader.readUInt32()
@@ -403,16 +356,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.tmpPassword", fields: "tmp_password,valid_until", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .tmpPassword(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.bytes("tmp_password", c.tmpPassword)
-                    fields.int("valid_until", c.validUntil)
-                    return ("account.tmpPassword", fields.fields)
-            }
-        }
     }
 }
 
@@ -420,7 +363,7 @@ extension Api.help {
     /// TL type `help.DeepLinkInfo`. Constructors:
     /// - `help.deepLinkInfoEmpty#66afa166 = help.DeepLinkInfo;`
     /// - `help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;`
-    public enum DeepLinkInfo: TLRegistrable, TLParsable {
+    public enum DeepLinkInfo: TLSchemaDescribed, TLParsable {
         /// `help.deepLinkInfoEmpty#66afa166 = help.DeepLinkInfo;`
         case deepLinkInfoEmpty
         /// `help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;`
@@ -468,6 +411,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.DeepLinkInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DeepLinkInfo {
             let id = try reader.readUInt32()
@@ -505,30 +449,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.deepLinkInfo", fields: "flags,update_app,message,entities", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .deepLinkInfoEmpty:
-                    return ("help.deepLinkInfoEmpty", [])
-                case .deepLinkInfo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("update_app", c.updateApp)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    return ("help.deepLinkInfo", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Theme`. Constructors:
     /// - `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
-    public enum Theme: TLRegistrable, TLParsable {
+    public enum Theme: TLSchemaDescribed, TLParsable {
         /// `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
         case theme(Cons_theme)
 
@@ -607,6 +534,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Theme" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Theme {
             let id = try reader.readUInt32()
@@ -660,35 +588,6 @@ extension Api {
                 throw error.inside(constructor: "theme", fields: "flags,creator,default,for_chat,id,access_hash,slug,title,document,settings,emoticon,installs_count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .theme(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 12)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("creator", c.creator)
-                    fields.trueFlag("default", c.`default`)
-                    fields.trueFlag("for_chat", c.forChat)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.string("slug", c.slug)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.document {
-                        fields.object("document", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.settings {
-                        fields.objects("settings", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.emoticon {
-                        fields.string("emoticon", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.installsCount {
-                        fields.int("installs_count", value)
-                    }
-                    return ("theme", fields.fields)
-            }
-        }
     }
 }
 
@@ -696,7 +595,7 @@ extension Api.account {
     /// TL type `account.ChatThemes`. Constructors:
     /// - `account.chatThemesNotModified#e011e1c4 = account.ChatThemes;`
     /// - `account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;`
-    public enum ChatThemes: TLRegistrable, TLParsable {
+    public enum ChatThemes: TLSchemaDescribed, TLParsable {
         /// `account.chatThemesNotModified#e011e1c4 = account.ChatThemes;`
         case chatThemesNotModified
         /// `account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;`
@@ -754,6 +653,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.ChatThemes" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatThemes {
             let id = try reader.readUInt32()
@@ -797,25 +697,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.chatThemes", fields: "flags,hash,themes,chats,users,next_offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatThemesNotModified:
-                    return ("account.chatThemesNotModified", [])
-                case .chatThemes(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.long("hash", c.hash)
-                    fields.objects("themes", c.themes)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    return ("account.chatThemes", fields.fields)
-            }
-        }
     }
 }
 
@@ -836,7 +717,7 @@ extension Api {
     /// - `inputInvoicePremiumAuthCode#3e77f614 purpose:InputStorePaymentPurpose = InputInvoice;`
     /// - `inputInvoiceStarGiftDropOriginalDetails#0923d8d1 stargift:InputSavedStarGift = InputInvoice;`
     /// - `inputInvoiceStarGiftAuctionBid#1ecafa10 flags:# hide_name:flags.0?true update_bid:flags.2?true peer:flags.3?InputPeer gift_id:long bid_amount:long message:flags.1?TextWithEntities = InputInvoice;`
-    public enum InputInvoice: TLRegistrable, TLParsable {
+    public enum InputInvoice: TLSchemaDescribed, TLParsable {
         /// `inputInvoiceMessage#c5b56859 peer:InputPeer msg_id:int = InputInvoice;`
         case inputInvoiceMessage(Cons_inputInvoiceMessage)
         /// `inputInvoiceSlug#c326caef slug:string = InputInvoice;`
@@ -1191,6 +1072,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputInvoice" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputInvoice {
             let id = try reader.readUInt32()
@@ -1432,119 +1314,13 @@ extension Api {
                 throw error.inside(constructor: "inputInvoiceStarGiftAuctionBid", fields: "flags,hide_name,update_bid,peer,gift_id,bid_amount,message", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputInvoiceMessage(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    return ("inputInvoiceMessage", fields.fields)
-                case .inputInvoiceSlug(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("inputInvoiceSlug", fields.fields)
-                case .inputInvoicePremiumGiftCode(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("purpose", c.purpose)
-                    fields.object("option", c.option)
-                    return ("inputInvoicePremiumGiftCode", fields.fields)
-                case .inputInvoiceStars(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("purpose", c.purpose)
-                    return ("inputInvoiceStars", fields.fields)
-                case .inputInvoiceChatInviteSubscription(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("hash", c.hash)
-                    return ("inputInvoiceChatInviteSubscription", fields.fields)
-                case .inputInvoiceStarGift(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("hide_name", c.hideName)
-                    fields.trueFlag("include_upgrade", c.includeUpgrade)
-                    fields.object("peer", c.peer)
-                    fields.long("gift_id", c.giftId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("inputInvoiceStarGift", fields.fields)
-                case .inputInvoiceStarGiftUpgrade(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("keep_original_details", c.keepOriginalDetails)
-                    fields.object("stargift", c.stargift)
-                    return ("inputInvoiceStarGiftUpgrade", fields.fields)
-                case .inputInvoiceStarGiftTransfer(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("stargift", c.stargift)
-                    fields.object("to_id", c.toId)
-                    return ("inputInvoiceStarGiftTransfer", fields.fields)
-                case .inputInvoicePremiumGiftStars(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("user_id", c.userId)
-                    fields.int("months", c.months)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("inputInvoicePremiumGiftStars", fields.fields)
-                case .inputInvoiceBusinessBotTransferStars(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("bot", c.bot)
-                    fields.long("stars", c.stars)
-                    return ("inputInvoiceBusinessBotTransferStars", fields.fields)
-                case .inputInvoiceStarGiftResale(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("ton", c.ton)
-                    fields.trueFlag("show_name", c.showName)
-                    fields.string("slug", c.slug)
-                    fields.object("to_id", c.toId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("inputInvoiceStarGiftResale", fields.fields)
-                case .inputInvoiceStarGiftPrepaidUpgrade(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.string("hash", c.hash)
-                    return ("inputInvoiceStarGiftPrepaidUpgrade", fields.fields)
-                case .inputInvoicePremiumAuthCode(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("purpose", c.purpose)
-                    return ("inputInvoicePremiumAuthCode", fields.fields)
-                case .inputInvoiceStarGiftDropOriginalDetails(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("stargift", c.stargift)
-                    return ("inputInvoiceStarGiftDropOriginalDetails", fields.fields)
-                case .inputInvoiceStarGiftAuctionBid(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("hide_name", c.hideName)
-                    fields.trueFlag("update_bid", c.updateBid)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peer {
-                        fields.object("peer", value)
-                    }
-                    fields.long("gift_id", c.giftId)
-                    fields.long("bid_amount", c.bidAmount)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("inputInvoiceStarGiftAuctionBid", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ReadParticipantDate`. Constructors:
     /// - `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
-    public enum ReadParticipantDate: TLRegistrable, TLParsable {
+    public enum ReadParticipantDate: TLSchemaDescribed, TLParsable {
         /// `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
         case readParticipantDate(Cons_readParticipantDate)
 
@@ -1571,6 +1347,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ReadParticipantDate" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReadParticipantDate {
             let id = try reader.readUInt32()
@@ -1598,23 +1375,13 @@ extension Api {
                 throw error.inside(constructor: "readParticipantDate", fields: "user_id,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .readParticipantDate(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.int("date", c.date)
-                    return ("readParticipantDate", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.CheckedGiftCode`. Constructors:
     /// - `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
-    public enum CheckedGiftCode: TLRegistrable, TLParsable {
+    public enum CheckedGiftCode: TLSchemaDescribed, TLParsable {
         /// `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
         case checkedGiftCode(Cons_checkedGiftCode)
 
@@ -1691,6 +1458,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.CheckedGiftCode" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CheckedGiftCode {
             let id = try reader.readUInt32()
@@ -1744,40 +1512,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.checkedGiftCode", fields: "flags,via_giveaway,from_id,giveaway_msg_id,to_id,date,days,used_date,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .checkedGiftCode(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("via_giveaway", c.viaGiveaway)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.fromId {
-                        fields.object("from_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.giveawayMsgId {
-                        fields.int("giveaway_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.toId {
-                        fields.long("to_id", value)
-                    }
-                    fields.int("date", c.date)
-                    fields.int("days", c.days)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.usedDate {
-                        fields.int("used_date", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("payments.checkedGiftCode", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputBusinessBotRecipients`. Constructors:
     /// - `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
-    public enum InputBusinessBotRecipients: TLRegistrable, TLParsable {
+    public enum InputBusinessBotRecipients: TLSchemaDescribed, TLParsable {
         /// `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
         case inputBusinessBotRecipients(Cons_inputBusinessBotRecipients)
 
@@ -1832,6 +1573,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBusinessBotRecipients" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessBotRecipients {
             let id = try reader.readUInt32()
@@ -1867,27 +1609,6 @@ extension Api {
                 throw error.inside(constructor: "inputBusinessBotRecipients", fields: "flags,existing_chats,new_chats,contacts,non_contacts,exclude_selected,users,exclude_users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBusinessBotRecipients(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("existing_chats", c.existingChats)
-                    fields.trueFlag("new_chats", c.newChats)
-                    fields.trueFlag("contacts", c.contacts)
-                    fields.trueFlag("non_contacts", c.nonContacts)
-                    fields.trueFlag("exclude_selected", c.excludeSelected)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
-                        fields.objects("users", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.excludeUsers {
-                        fields.objects("exclude_users", value)
-                    }
-                    return ("inputBusinessBotRecipients", fields.fields)
-            }
-        }
     }
 }
 
@@ -1895,7 +1616,7 @@ extension Api {
     /// TL type `ReactionNotificationsFrom`. Constructors:
     /// - `reactionNotificationsFromContacts#bac3a61a = ReactionNotificationsFrom;`
     /// - `reactionNotificationsFromAll#4b9e22a0 = ReactionNotificationsFrom;`
-    public enum ReactionNotificationsFrom: TLRegistrable, TLParsable {
+    public enum ReactionNotificationsFrom: TLSchemaDescribed, TLParsable {
         /// `reactionNotificationsFromContacts#bac3a61a = ReactionNotificationsFrom;`
         case reactionNotificationsFromContacts
         /// `reactionNotificationsFromAll#4b9e22a0 = ReactionNotificationsFrom;`
@@ -1911,6 +1632,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ReactionNotificationsFrom" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReactionNotificationsFrom {
             let id = try reader.readUInt32()
@@ -1934,22 +1656,13 @@ extension Api {
         static func parse_reactionNotificationsFromAll(_ reader: inout BufferReader) throws(TLDecodingError) -> ReactionNotificationsFrom {
             return .reactionNotificationsFromAll
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .reactionNotificationsFromContacts:
-                    return ("reactionNotificationsFromContacts", [])
-                case .reactionNotificationsFromAll:
-                    return ("reactionNotificationsFromAll", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MessageReactor`. Constructors:
     /// - `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
-    public enum MessageReactor: TLRegistrable, TLParsable {
+    public enum MessageReactor: TLSchemaDescribed, TLParsable {
         /// `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
         case messageReactor(Cons_messageReactor)
 
@@ -1995,6 +1708,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageReactor" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReactor {
             let id = try reader.readUInt32()
@@ -2027,23 +1741,6 @@ extension Api {
                 throw error.inside(constructor: "messageReactor", fields: "flags,top,my,anonymous,peer_id,count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageReactor(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("top", c.top)
-                    fields.trueFlag("my", c.my)
-                    fields.trueFlag("anonymous", c.anonymous)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.peerId {
-                        fields.object("peer_id", value)
-                    }
-                    fields.int("count", c.count)
-                    return ("messageReactor", fields.fields)
-            }
-        }
     }
 }
 
@@ -2052,7 +1749,7 @@ extension Api {
     /// - `inputChatThemeEmpty#83268483 = InputChatTheme;`
     /// - `inputChatTheme#c93de95c emoticon:string = InputChatTheme;`
     /// - `inputChatThemeUniqueGift#87e5dfe4 slug:string = InputChatTheme;`
-    public enum InputChatTheme: TLRegistrable, TLParsable {
+    public enum InputChatTheme: TLSchemaDescribed, TLParsable {
         /// `inputChatThemeEmpty#83268483 = InputChatTheme;`
         case inputChatThemeEmpty
         /// `inputChatTheme#c93de95c emoticon:string = InputChatTheme;`
@@ -2092,6 +1789,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputChatTheme" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputChatTheme {
             let id = try reader.readUInt32()
@@ -2132,21 +1830,6 @@ extension Api {
                 throw error.inside(constructor: "inputChatThemeUniqueGift", fields: "slug", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputChatThemeEmpty:
-                    return ("inputChatThemeEmpty", [])
-                case .inputChatTheme(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("emoticon", c.emoticon)
-                    return ("inputChatTheme", fields.fields)
-                case .inputChatThemeUniqueGift(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("inputChatThemeUniqueGift", fields.fields)
-            }
-        }
     }
 }
 
@@ -2154,7 +1837,7 @@ extension Api.payments {
     /// TL type `payments.StarGiftActiveAuctions`. Constructors:
     /// - `payments.starGiftActiveAuctionsNotModified#db33dad0 = payments.StarGiftActiveAuctions;`
     /// - `payments.starGiftActiveAuctions#aef6abbc auctions:Vector<StarGiftActiveAuctionState> users:Vector<User> chats:Vector<Chat> = payments.StarGiftActiveAuctions;`
-    public enum StarGiftActiveAuctions: TLRegistrable, TLParsable {
+    public enum StarGiftActiveAuctions: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftActiveAuctionsNotModified#db33dad0 = payments.StarGiftActiveAuctions;`
         case starGiftActiveAuctionsNotModified
         /// `payments.starGiftActiveAuctions#aef6abbc auctions:Vector<StarGiftActiveAuctionState> users:Vector<User> chats:Vector<Chat> = payments.StarGiftActiveAuctions;`
@@ -2186,6 +1869,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarGiftActiveAuctions" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftActiveAuctions {
             let id = try reader.readUInt32()
@@ -2220,26 +1904,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starGiftActiveAuctions", fields: "auctions,users,chats", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftActiveAuctionsNotModified:
-                    return ("payments.starGiftActiveAuctionsNotModified", [])
-                case .starGiftActiveAuctions(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("auctions", c.auctions)
-                    fields.objects("users", c.users)
-                    fields.objects("chats", c.chats)
-                    return ("payments.starGiftActiveAuctions", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.bots {
     /// TL type `bots.ExportedBotToken`. Constructors:
     /// - `bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;`
-    public enum ExportedBotToken: TLRegistrable, TLParsable {
+    public enum ExportedBotToken: TLSchemaDescribed, TLParsable {
         /// `bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;`
         case exportedBotToken(Cons_exportedBotToken)
 
@@ -2261,6 +1932,7 @@ extension Api.bots {
         }
 
         public static var tlTypeName: String { "bots.ExportedBotToken" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedBotToken {
             let id = try reader.readUInt32()
@@ -2283,15 +1955,6 @@ extension Api.bots {
             }
             catch {
                 throw error.inside(constructor: "bots.exportedBotToken", fields: "token", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedBotToken(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("token", c.token)
-                    return ("bots.exportedBotToken", fields.fields)
             }
         }
     }
@@ -2587,5 +2250,45 @@ extension Api {
         (0xc00ec7d3, "payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;"),
         (0xb455a106, "payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;"),
         (0x42c6978f, "langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;"),
+    ]
+    static let constructorEntries18: [(UInt32, StaticString)] = [
+        (0xe5d7d19c, "messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;"),
+        (0x7f077ad9, "contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;"),
+        (0x94d42ee7, "channelMessagesFilterEmpty#94d42ee7 = ChannelMessagesFilter;"),
+        (0xcd77d957, "channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;"),
+        (0xd1451883, "payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;"),
+        (0xdb64fd34, "account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;"),
+        (0x66afa166, "help.deepLinkInfoEmpty#66afa166 = help.DeepLinkInfo;"),
+        (0x6a4ee832, "help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;"),
+        (0xa00e67d6, "theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;"),
+        (0xe011e1c4, "account.chatThemesNotModified#e011e1c4 = account.ChatThemes;"),
+        (0xbe098173, "account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;"),
+        (0xc5b56859, "inputInvoiceMessage#c5b56859 peer:InputPeer msg_id:int = InputInvoice;"),
+        (0xc326caef, "inputInvoiceSlug#c326caef slug:string = InputInvoice;"),
+        (0x98986c0d, "inputInvoicePremiumGiftCode#98986c0d purpose:InputStorePaymentPurpose option:PremiumGiftCodeOption = InputInvoice;"),
+        (0x65f00ce3, "inputInvoiceStars#65f00ce3 purpose:InputStorePaymentPurpose = InputInvoice;"),
+        (0x34e793f1, "inputInvoiceChatInviteSubscription#34e793f1 hash:string = InputInvoice;"),
+        (0xe8625e92, "inputInvoiceStarGift#e8625e92 flags:# hide_name:flags.0?true include_upgrade:flags.2?true peer:InputPeer gift_id:long message:flags.1?TextWithEntities = InputInvoice;"),
+        (0x4d818d5d, "inputInvoiceStarGiftUpgrade#4d818d5d flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = InputInvoice;"),
+        (0x4a5f5bd9, "inputInvoiceStarGiftTransfer#4a5f5bd9 stargift:InputSavedStarGift to_id:InputPeer = InputInvoice;"),
+        (0xdabab2ef, "inputInvoicePremiumGiftStars#dabab2ef flags:# user_id:InputUser months:int message:flags.0?TextWithEntities = InputInvoice;"),
+        (0xf4997e42, "inputInvoiceBusinessBotTransferStars#f4997e42 bot:InputUser stars:long = InputInvoice;"),
+        (0xe9b0c658, "inputInvoiceStarGiftResale#e9b0c658 flags:# ton:flags.0?true show_name:flags.2?true slug:string to_id:InputPeer message:flags.1?TextWithEntities = InputInvoice;"),
+        (0x9a0b48b8, "inputInvoiceStarGiftPrepaidUpgrade#9a0b48b8 peer:InputPeer hash:string = InputInvoice;"),
+        (0x3e77f614, "inputInvoicePremiumAuthCode#3e77f614 purpose:InputStorePaymentPurpose = InputInvoice;"),
+        (0x0923d8d1, "inputInvoiceStarGiftDropOriginalDetails#0923d8d1 stargift:InputSavedStarGift = InputInvoice;"),
+        (0x1ecafa10, "inputInvoiceStarGiftAuctionBid#1ecafa10 flags:# hide_name:flags.0?true update_bid:flags.2?true peer:flags.3?InputPeer gift_id:long bid_amount:long message:flags.1?TextWithEntities = InputInvoice;"),
+        (0x4a4ff172, "readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;"),
+        (0xeb983f8f, "payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;"),
+        (0xc4e5921e, "inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;"),
+        (0xbac3a61a, "reactionNotificationsFromContacts#bac3a61a = ReactionNotificationsFrom;"),
+        (0x4b9e22a0, "reactionNotificationsFromAll#4b9e22a0 = ReactionNotificationsFrom;"),
+        (0x4ba3a95a, "messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;"),
+        (0x83268483, "inputChatThemeEmpty#83268483 = InputChatTheme;"),
+        (0xc93de95c, "inputChatTheme#c93de95c emoticon:string = InputChatTheme;"),
+        (0x87e5dfe4, "inputChatThemeUniqueGift#87e5dfe4 slug:string = InputChatTheme;"),
+        (0xdb33dad0, "payments.starGiftActiveAuctionsNotModified#db33dad0 = payments.StarGiftActiveAuctions;"),
+        (0xaef6abbc, "payments.starGiftActiveAuctions#aef6abbc auctions:Vector<StarGiftActiveAuctionState> users:Vector<User> chats:Vector<Chat> = payments.StarGiftActiveAuctions;"),
+        (0x3c60b621, "bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;"),
     ]
 }

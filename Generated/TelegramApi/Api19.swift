@@ -9,7 +9,7 @@ extension Api {
     /// - `inputChatPhotoEmpty#1ca48f57 = InputChatPhoto;`
     /// - `inputChatUploadedPhoto#bdcdaec0 flags:# file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.3?VideoSize = InputChatPhoto;`
     /// - `inputChatPhoto#8953ad37 id:InputPhoto = InputChatPhoto;`
-    public enum InputChatPhoto: TLRegistrable, TLParsable {
+    public enum InputChatPhoto: TLSchemaDescribed, TLParsable {
         /// `inputChatPhotoEmpty#1ca48f57 = InputChatPhoto;`
         case inputChatPhotoEmpty
         /// `inputChatUploadedPhoto#bdcdaec0 flags:# file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.3?VideoSize = InputChatPhoto;`
@@ -80,6 +80,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputChatPhoto" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputChatPhoto {
             let id = try reader.readUInt32()
@@ -141,34 +142,6 @@ extension Api {
                 throw error.inside(constructor: "inputChatPhoto", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputChatPhotoEmpty:
-                    return ("inputChatPhotoEmpty", [])
-                case .inputChatUploadedPhoto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.file {
-                        fields.object("file", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.video {
-                        fields.object("video", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.videoStartTs {
-                        fields.double("video_start_ts", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.videoEmojiMarkup {
-                        fields.object("video_emoji_markup", value)
-                    }
-                    return ("inputChatUploadedPhoto", fields.fields)
-                case .inputChatPhoto(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("id", c.id)
-                    return ("inputChatPhoto", fields.fields)
-            }
-        }
     }
 }
 
@@ -181,7 +154,7 @@ extension Api {
     /// - `channelForbidden#17d493d5 flags:# broadcast:flags.5?true megagroup:flags.8?true monoforum:flags.10?true id:long access_hash:long title:string until_date:flags.16?int = Chat;`
     /// - `communityForbidden#fd3cdab8 flags:# id:long access_hash:flags.13?long title:string = Chat;`
     /// - `community#65efe954 flags:# creator:flags.0?true left:flags.2?true min:flags.12?true flags2:# collapsed_in_dialogs:flags2.20?true id:long access_hash:flags.13?long title:string photo:ChatPhoto date:int admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
-    public enum Chat: TLRegistrable, TLParsable {
+    public enum Chat: TLSchemaDescribed, TLParsable {
         /// `chatEmpty#29562865 id:long = Chat;`
         case chatEmpty(Cons_chatEmpty)
         /// `chat#41cbf256 flags:# creator:flags.0?true left:flags.2?true deactivated:flags.5?true call_active:flags.23?true call_not_empty:flags.24?true noforwards:flags.25?true id:long title:string photo:ChatPhoto participants_count:int date:int version:int migrated_to:flags.6?InputChannel admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
@@ -673,6 +646,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Chat" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Chat {
             let id = try reader.readUInt32()
@@ -943,194 +917,13 @@ extension Api {
                 throw error.inside(constructor: "community", fields: "flags,creator,left,min,flags2,collapsed_in_dialogs,id,access_hash,title,photo,date,admin_rights,default_banned_rights", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("chatEmpty", fields.fields)
-                case .chat(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 16)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("creator", c.creator)
-                    fields.trueFlag("left", c.left)
-                    fields.trueFlag("deactivated", c.deactivated)
-                    fields.trueFlag("call_active", c.callActive)
-                    fields.trueFlag("call_not_empty", c.callNotEmpty)
-                    fields.trueFlag("noforwards", c.noforwards)
-                    fields.long("id", c.id)
-                    fields.string("title", c.title)
-                    fields.object("photo", c.photo)
-                    fields.int("participants_count", c.participantsCount)
-                    fields.int("date", c.date)
-                    fields.int("version", c.version)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.migratedTo {
-                        fields.object("migrated_to", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
-                        fields.object("admin_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
-                        fields.object("default_banned_rights", value)
-                    }
-                    return ("chat", fields.fields)
-                case .chatForbidden(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.string("title", c.title)
-                    return ("chatForbidden", fields.fields)
-                case .channel(let c):
-                    let _flags = c.flags
-                    let _flags2 = c.flags2
-                    var fields = TLFieldList(capacity: 52)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("creator", c.creator)
-                    fields.trueFlag("left", c.left)
-                    fields.trueFlag("broadcast", c.broadcast)
-                    fields.trueFlag("verified", c.verified)
-                    fields.trueFlag("megagroup", c.megagroup)
-                    fields.trueFlag("restricted", c.restricted)
-                    fields.trueFlag("signatures", c.signatures)
-                    fields.trueFlag("min", c.min)
-                    fields.trueFlag("scam", c.scam)
-                    fields.trueFlag("has_link", c.hasLink)
-                    fields.trueFlag("has_geo", c.hasGeo)
-                    fields.trueFlag("slowmode_enabled", c.slowmodeEnabled)
-                    fields.trueFlag("call_active", c.callActive)
-                    fields.trueFlag("call_not_empty", c.callNotEmpty)
-                    fields.trueFlag("fake", c.fake)
-                    fields.trueFlag("gigagroup", c.gigagroup)
-                    fields.trueFlag("noforwards", c.noforwards)
-                    fields.trueFlag("join_to_send", c.joinToSend)
-                    fields.trueFlag("join_request", c.joinRequest)
-                    fields.trueFlag("forum", c.forum)
-                    fields.flags("flags2", _flags2)
-                    fields.trueFlag("stories_hidden", c.storiesHidden)
-                    fields.trueFlag("stories_hidden_min", c.storiesHiddenMin)
-                    fields.trueFlag("stories_unavailable", c.storiesUnavailable)
-                    fields.trueFlag("signature_profiles", c.signatureProfiles)
-                    fields.trueFlag("autotranslation", c.autotranslation)
-                    fields.trueFlag("broadcast_messages_allowed", c.broadcastMessagesAllowed)
-                    fields.trueFlag("monoforum", c.monoforum)
-                    fields.trueFlag("forum_tabs", c.forumTabs)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
-                        fields.long("access_hash", value)
-                    }
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.username {
-                        fields.string("username", value)
-                    }
-                    fields.object("photo", c.photo)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.restrictionReason {
-                        fields.objects("restriction_reason", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
-                        fields.object("admin_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.bannedRights {
-                        fields.object("banned_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
-                        fields.object("default_banned_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.participantsCount {
-                        fields.int("participants_count", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
-                        fields.objects("usernames", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x10), let value = c.storiesMaxId {
-                        fields.object("stories_max_id", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x80), let value = c.color {
-                        fields.object("color", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x100), let value = c.profileColor {
-                        fields.object("profile_color", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200), let value = c.emojiStatus {
-                        fields.object("emoji_status", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x400), let value = c.level {
-                        fields.int("level", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x800), let value = c.subscriptionUntilDate {
-                        fields.int("subscription_until_date", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2000), let value = c.botVerificationIcon {
-                        fields.long("bot_verification_icon", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
-                        fields.long("send_paid_messages_stars", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x40000), let value = c.linkedMonoforumId {
-                        fields.long("linked_monoforum_id", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x100000), let value = c.linkedCommunityId {
-                        fields.long("linked_community_id", value)
-                    }
-                    return ("channel", fields.fields)
-                case .channelForbidden(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("broadcast", c.broadcast)
-                    fields.trueFlag("megagroup", c.megagroup)
-                    fields.trueFlag("monoforum", c.monoforum)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.untilDate {
-                        fields.int("until_date", value)
-                    }
-                    return ("channelForbidden", fields.fields)
-                case .communityForbidden(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
-                        fields.long("access_hash", value)
-                    }
-                    fields.string("title", c.title)
-                    return ("communityForbidden", fields.fields)
-                case .community(let c):
-                    let _flags = c.flags
-                    let _flags2 = c.flags2
-                    var fields = TLFieldList(capacity: 13)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("creator", c.creator)
-                    fields.trueFlag("left", c.left)
-                    fields.trueFlag("min", c.min)
-                    fields.flags("flags2", _flags2)
-                    fields.trueFlag("collapsed_in_dialogs", c.collapsedInDialogs)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.accessHash {
-                        fields.long("access_hash", value)
-                    }
-                    fields.string("title", c.title)
-                    fields.object("photo", c.photo)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.adminRights {
-                        fields.object("admin_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.defaultBannedRights {
-                        fields.object("default_banned_rights", value)
-                    }
-                    return ("community", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `UserFull`. Constructors:
     /// - `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
-    public enum UserFull: TLRegistrable, TLParsable {
+    public enum UserFull: TLSchemaDescribed, TLParsable {
         /// `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
         case userFull(Cons_userFull)
 
@@ -1420,6 +1213,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "UserFull" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserFull {
             let id = try reader.readUInt32()
@@ -1625,151 +1419,13 @@ extension Api {
                 throw error.inside(constructor: "userFull", fields: "flags,blocked,phone_calls_available,phone_calls_private,can_pin_message,has_scheduled,video_calls_available,voice_messages_forbidden,translations_disabled,stories_pinned_available,blocked_my_stories_from,wallpaper_overridden,contact_require_premium,read_dates_private,flags2,sponsored_enabled,can_view_revenue,bot_can_manage_emoji_status,display_gifts_button,noforwards_my_enabled,noforwards_peer_enabled,unofficial_security_risk,id,about,settings,personal_photo,profile_photo,fallback_photo,notify_settings,bot_info,pinned_msg_id,common_chats_count,folder_id,ttl_period,theme,private_forward_name,bot_group_admin_rights,bot_broadcast_admin_rights,wallpaper,stories,business_work_hours,business_location,business_greeting_message,business_away_message,business_intro,birthday,personal_channel_id,personal_channel_message,stargifts_count,starref_program,bot_verification,send_paid_messages_stars,disallowed_gifts,stars_rating,stars_my_pending_rating,stars_my_pending_rating_date,main_tab,saved_music,note,bot_manager_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .userFull(let c):
-                    let _flags = c.flags
-                    let _flags2 = c.flags2
-                    var fields = TLFieldList(capacity: 60)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("blocked", c.blocked)
-                    fields.trueFlag("phone_calls_available", c.phoneCallsAvailable)
-                    fields.trueFlag("phone_calls_private", c.phoneCallsPrivate)
-                    fields.trueFlag("can_pin_message", c.canPinMessage)
-                    fields.trueFlag("has_scheduled", c.hasScheduled)
-                    fields.trueFlag("video_calls_available", c.videoCallsAvailable)
-                    fields.trueFlag("voice_messages_forbidden", c.voiceMessagesForbidden)
-                    fields.trueFlag("translations_disabled", c.translationsDisabled)
-                    fields.trueFlag("stories_pinned_available", c.storiesPinnedAvailable)
-                    fields.trueFlag("blocked_my_stories_from", c.blockedMyStoriesFrom)
-                    fields.trueFlag("wallpaper_overridden", c.wallpaperOverridden)
-                    fields.trueFlag("contact_require_premium", c.contactRequirePremium)
-                    fields.trueFlag("read_dates_private", c.readDatesPrivate)
-                    fields.flags("flags2", _flags2)
-                    fields.trueFlag("sponsored_enabled", c.sponsoredEnabled)
-                    fields.trueFlag("can_view_revenue", c.canViewRevenue)
-                    fields.trueFlag("bot_can_manage_emoji_status", c.botCanManageEmojiStatus)
-                    fields.trueFlag("display_gifts_button", c.displayGiftsButton)
-                    fields.trueFlag("noforwards_my_enabled", c.noforwardsMyEnabled)
-                    fields.trueFlag("noforwards_peer_enabled", c.noforwardsPeerEnabled)
-                    fields.trueFlag("unofficial_security_risk", c.unofficialSecurityRisk)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.about {
-                        fields.string("about", value)
-                    }
-                    fields.object("settings", c.settings)
-                    if tlFlagIsSet(_flags, 0x200000), let value = c.personalPhoto {
-                        fields.object("personal_photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.profilePhoto {
-                        fields.object("profile_photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400000), let value = c.fallbackPhoto {
-                        fields.object("fallback_photo", value)
-                    }
-                    fields.object("notify_settings", c.notifySettings)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
-                        fields.object("bot_info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
-                        fields.int("pinned_msg_id", value)
-                    }
-                    fields.int("common_chats_count", c.commonChatsCount)
-                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.theme {
-                        fields.object("theme", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.privateForwardName {
-                        fields.string("private_forward_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.botGroupAdminRights {
-                        fields.object("bot_group_admin_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.botBroadcastAdminRights {
-                        fields.object("bot_broadcast_admin_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000000), let value = c.wallpaper {
-                        fields.object("wallpaper", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.stories {
-                        fields.object("stories", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.businessWorkHours {
-                        fields.object("business_work_hours", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2), let value = c.businessLocation {
-                        fields.object("business_location", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x4), let value = c.businessGreetingMessage {
-                        fields.object("business_greeting_message", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x8), let value = c.businessAwayMessage {
-                        fields.object("business_away_message", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x10), let value = c.businessIntro {
-                        fields.object("business_intro", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x20), let value = c.birthday {
-                        fields.object("birthday", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelId {
-                        fields.long("personal_channel_id", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x40), let value = c.personalChannelMessage {
-                        fields.int("personal_channel_message", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x100), let value = c.stargiftsCount {
-                        fields.int("stargifts_count", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x800), let value = c.starrefProgram {
-                        fields.object("starref_program", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x1000), let value = c.botVerification {
-                        fields.object("bot_verification", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x4000), let value = c.sendPaidMessagesStars {
-                        fields.long("send_paid_messages_stars", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x8000), let value = c.disallowedGifts {
-                        fields.object("disallowed_gifts", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x20000), let value = c.starsRating {
-                        fields.object("stars_rating", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRating {
-                        fields.object("stars_my_pending_rating", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x40000), let value = c.starsMyPendingRatingDate {
-                        fields.int("stars_my_pending_rating_date", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x100000), let value = c.mainTab {
-                        fields.object("main_tab", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200000), let value = c.savedMusic {
-                        fields.object("saved_music", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x400000), let value = c.note {
-                        fields.object("note", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2000000), let value = c.botManagerId {
-                        fields.long("bot_manager_id", value)
-                    }
-                    return ("userFull", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.Support`. Constructors:
     /// - `help.support#17c6b5f6 phone_number:string user:User = help.Support;`
-    public enum Support: TLRegistrable, TLParsable {
+    public enum Support: TLSchemaDescribed, TLParsable {
         /// `help.support#17c6b5f6 phone_number:string user:User = help.Support;`
         case support(Cons_support)
 
@@ -1794,6 +1450,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.Support" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Support {
             let id = try reader.readUInt32()
@@ -1821,16 +1478,6 @@ extension Api.help {
                 throw error.inside(constructor: "help.support", fields: "phone_number,user", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .support(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.object("user", c.user)
-                    return ("help.support", fields.fields)
-            }
-        }
     }
 }
 
@@ -1848,7 +1495,7 @@ extension Api {
     /// - `inputPrivacyValueAllowPremium#77cdc9f1 = InputPrivacyRule;`
     /// - `inputPrivacyValueAllowBots#5a4fcce5 = InputPrivacyRule;`
     /// - `inputPrivacyValueDisallowBots#c4e57915 = InputPrivacyRule;`
-    public enum InputPrivacyRule: TLRegistrable, TLParsable {
+    public enum InputPrivacyRule: TLSchemaDescribed, TLParsable {
         /// `inputPrivacyValueAllowContacts#0d09e07b = InputPrivacyRule;`
         case inputPrivacyValueAllowContacts
         /// `inputPrivacyValueAllowAll#184b35ce = InputPrivacyRule;`
@@ -1944,6 +1591,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPrivacyRule" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPrivacyRule {
             let id = try reader.readUInt32()
@@ -2041,50 +1689,13 @@ extension Api {
         static func parse_inputPrivacyValueDisallowBots(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPrivacyRule {
             return .inputPrivacyValueDisallowBots
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPrivacyValueAllowContacts:
-                    return ("inputPrivacyValueAllowContacts", [])
-                case .inputPrivacyValueAllowAll:
-                    return ("inputPrivacyValueAllowAll", [])
-                case .inputPrivacyValueAllowUsers(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("users", c.users)
-                    return ("inputPrivacyValueAllowUsers", fields.fields)
-                case .inputPrivacyValueDisallowContacts:
-                    return ("inputPrivacyValueDisallowContacts", [])
-                case .inputPrivacyValueDisallowAll:
-                    return ("inputPrivacyValueDisallowAll", [])
-                case .inputPrivacyValueDisallowUsers(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("users", c.users)
-                    return ("inputPrivacyValueDisallowUsers", fields.fields)
-                case .inputPrivacyValueAllowChatParticipants(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("chats", c.chats)
-                    return ("inputPrivacyValueAllowChatParticipants", fields.fields)
-                case .inputPrivacyValueDisallowChatParticipants(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("chats", c.chats)
-                    return ("inputPrivacyValueDisallowChatParticipants", fields.fields)
-                case .inputPrivacyValueAllowCloseFriends:
-                    return ("inputPrivacyValueAllowCloseFriends", [])
-                case .inputPrivacyValueAllowPremium:
-                    return ("inputPrivacyValueAllowPremium", [])
-                case .inputPrivacyValueAllowBots:
-                    return ("inputPrivacyValueAllowBots", [])
-                case .inputPrivacyValueDisallowBots:
-                    return ("inputPrivacyValueDisallowBots", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MaskCoords`. Constructors:
     /// - `maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;`
-    public enum MaskCoords: TLRegistrable, TLParsable {
+    public enum MaskCoords: TLSchemaDescribed, TLParsable {
         /// `maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;`
         case maskCoords(Cons_maskCoords)
 
@@ -2117,6 +1728,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MaskCoords" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MaskCoords {
             let id = try reader.readUInt32()
@@ -2148,25 +1760,13 @@ extension Api {
                 throw error.inside(constructor: "maskCoords", fields: "n,x,y,zoom", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .maskCoords(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("n", c.n)
-                    fields.double("x", c.x)
-                    fields.double("y", c.y)
-                    fields.double("zoom", c.zoom)
-                    return ("maskCoords", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `LangPackDifference`. Constructors:
     /// - `langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;`
-    public enum LangPackDifference: TLRegistrable, TLParsable {
+    public enum LangPackDifference: TLSchemaDescribed, TLParsable {
         /// `langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;`
         case langPackDifference(Cons_langPackDifference)
 
@@ -2199,6 +1799,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "LangPackDifference" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LangPackDifference {
             let id = try reader.readUInt32()
@@ -2230,25 +1831,13 @@ extension Api {
                 throw error.inside(constructor: "langPackDifference", fields: "lang_code,from_version,version,strings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .langPackDifference(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("lang_code", c.langCode)
-                    fields.int("from_version", c.fromVersion)
-                    fields.int("version", c.version)
-                    fields.objects("strings", c.strings)
-                    return ("langPackDifference", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputSecureValue`. Constructors:
     /// - `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
-    public enum InputSecureValue: TLRegistrable, TLParsable {
+    public enum InputSecureValue: TLSchemaDescribed, TLParsable {
         /// `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
         case inputSecureValue(Cons_inputSecureValue)
 
@@ -2322,6 +1911,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputSecureValue" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputSecureValue {
             let id = try reader.readUInt32()
@@ -2384,38 +1974,6 @@ extension Api {
                 throw error.inside(constructor: "inputSecureValue", fields: "flags,type,data,front_side,reverse_side,selfie,translation,files,plain_data", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputSecureValue(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.object("type", c.type)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
-                        fields.object("data", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.frontSide {
-                        fields.object("front_side", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.reverseSide {
-                        fields.object("reverse_side", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.selfie {
-                        fields.object("selfie", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.translation {
-                        fields.objects("translation", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.files {
-                        fields.objects("files", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.plainData {
-                        fields.object("plain_data", value)
-                    }
-                    return ("inputSecureValue", fields.fields)
-            }
-        }
     }
 }
 
@@ -2423,7 +1981,7 @@ extension Api.help {
     /// TL type `help.UserInfo`. Constructors:
     /// - `help.userInfoEmpty#f3ae2eed = help.UserInfo;`
     /// - `help.userInfo#01eb3758 message:string entities:Vector<MessageEntity> author:string date:int = help.UserInfo;`
-    public enum UserInfo: TLRegistrable, TLParsable {
+    public enum UserInfo: TLSchemaDescribed, TLParsable {
         /// `help.userInfoEmpty#f3ae2eed = help.UserInfo;`
         case userInfoEmpty
         /// `help.userInfo#01eb3758 message:string entities:Vector<MessageEntity> author:string date:int = help.UserInfo;`
@@ -2458,6 +2016,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.UserInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserInfo {
             let id = try reader.readUInt32()
@@ -2494,27 +2053,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.userInfo", fields: "message,entities,author,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .userInfoEmpty:
-                    return ("help.userInfoEmpty", [])
-                case .userInfo(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("message", c.message)
-                    fields.objects("entities", c.entities)
-                    fields.string("author", c.author)
-                    fields.int("date", c.date)
-                    return ("help.userInfo", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.SearchCounter`. Constructors:
     /// - `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
-    public enum SearchCounter: TLRegistrable, TLParsable {
+    public enum SearchCounter: TLSchemaDescribed, TLParsable {
         /// `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
         case searchCounter(Cons_searchCounter)
 
@@ -2555,6 +2100,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.SearchCounter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchCounter {
             let id = try reader.readUInt32()
@@ -2584,19 +2130,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.searchCounter", fields: "flags,inexact,filter,count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .searchCounter(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("inexact", c.inexact)
-                    fields.object("filter", c.filter)
-                    fields.int("count", c.count)
-                    return ("messages.searchCounter", fields.fields)
-            }
-        }
     }
 }
 
@@ -2605,7 +2138,7 @@ extension Api {
     /// - `dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;`
     /// - `dialogFilterDefault#363293ae = DialogFilter;`
     /// - `dialogFilterChatlist#96537bd7 flags:# has_my_invites:flags.26?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> = DialogFilter;`
-    public enum DialogFilter: TLRegistrable, TLParsable {
+    public enum DialogFilter: TLSchemaDescribed, TLParsable {
         /// `dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;`
         case dialogFilter(Cons_dialogFilter)
         /// `dialogFilterDefault#363293ae = DialogFilter;`
@@ -2749,6 +2282,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DialogFilter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DialogFilter {
             let id = try reader.readUInt32()
@@ -2829,62 +2363,13 @@ extension Api {
                 throw error.inside(constructor: "dialogFilterChatlist", fields: "flags,has_my_invites,title_noanimate,id,title,emoticon,color,pinned_peers,include_peers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dialogFilter(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 17)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("contacts", c.contacts)
-                    fields.trueFlag("non_contacts", c.nonContacts)
-                    fields.trueFlag("groups", c.groups)
-                    fields.trueFlag("broadcasts", c.broadcasts)
-                    fields.trueFlag("bots", c.bots)
-                    fields.trueFlag("exclude_muted", c.excludeMuted)
-                    fields.trueFlag("exclude_read", c.excludeRead)
-                    fields.trueFlag("exclude_archived", c.excludeArchived)
-                    fields.trueFlag("title_noanimate", c.titleNoanimate)
-                    fields.int("id", c.id)
-                    fields.object("title", c.title)
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
-                        fields.string("emoticon", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000000), let value = c.color {
-                        fields.int("color", value)
-                    }
-                    fields.objects("pinned_peers", c.pinnedPeers)
-                    fields.objects("include_peers", c.includePeers)
-                    fields.objects("exclude_peers", c.excludePeers)
-                    return ("dialogFilter", fields.fields)
-                case .dialogFilterDefault:
-                    return ("dialogFilterDefault", [])
-                case .dialogFilterChatlist(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_my_invites", c.hasMyInvites)
-                    fields.trueFlag("title_noanimate", c.titleNoanimate)
-                    fields.int("id", c.id)
-                    fields.object("title", c.title)
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.emoticon {
-                        fields.string("emoticon", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000000), let value = c.color {
-                        fields.int("color", value)
-                    }
-                    fields.objects("pinned_peers", c.pinnedPeers)
-                    fields.objects("include_peers", c.includePeers)
-                    return ("dialogFilterChatlist", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.ChatAdminsWithInvites`. Constructors:
     /// - `messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;`
-    public enum ChatAdminsWithInvites: TLRegistrable, TLParsable {
+    public enum ChatAdminsWithInvites: TLSchemaDescribed, TLParsable {
         /// `messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;`
         case chatAdminsWithInvites(Cons_chatAdminsWithInvites)
 
@@ -2909,6 +2394,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ChatAdminsWithInvites" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatAdminsWithInvites {
             let id = try reader.readUInt32()
@@ -2936,23 +2422,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.chatAdminsWithInvites", fields: "admins,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatAdminsWithInvites(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("admins", c.admins)
-                    fields.objects("users", c.users)
-                    return ("messages.chatAdminsWithInvites", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MessagePeerReaction`. Constructors:
     /// - `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
-    public enum MessagePeerReaction: TLRegistrable, TLParsable {
+    public enum MessagePeerReaction: TLSchemaDescribed, TLParsable {
         /// `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
         case messagePeerReaction(Cons_messagePeerReaction)
 
@@ -3001,6 +2477,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessagePeerReaction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessagePeerReaction {
             let id = try reader.readUInt32()
@@ -3032,22 +2509,6 @@ extension Api {
                 throw error.inside(constructor: "messagePeerReaction", fields: "flags,big,unread,my,peer_id,date,reaction", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messagePeerReaction(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("big", c.big)
-                    fields.trueFlag("unread", c.unread)
-                    fields.trueFlag("my", c.my)
-                    fields.object("peer_id", c.peerId)
-                    fields.int("date", c.date)
-                    fields.object("reaction", c.reaction)
-                    return ("messagePeerReaction", fields.fields)
-            }
-        }
     }
 }
 
@@ -3055,7 +2516,7 @@ extension Api {
     /// TL type `MessageExtendedMedia` (recursive). Constructors:
     /// - `messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;`
     /// - `messageExtendedMedia#ee479c64 media:MessageMedia = MessageExtendedMedia;`
-    public enum MessageExtendedMedia: TLRegistrable, TLParsable {
+    public enum MessageExtendedMedia: TLSchemaDescribed, TLParsable {
         /// `messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;`
         case messageExtendedMediaPreview(Cons_messageExtendedMediaPreview)
         /// `messageExtendedMedia#ee479c64 media:MessageMedia = MessageExtendedMedia;`
@@ -3125,6 +2586,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageExtendedMedia" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageExtendedMedia {
             let id = try reader.readUInt32()
@@ -3181,32 +2643,6 @@ extension Api {
                 throw error.inside(constructor: "messageExtendedMedia", fields: "media", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageExtendedMediaPreview(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.w {
-                        fields.int("w", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.h {
-                        fields.int("h", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.thumb {
-                        fields.object("thumb", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.videoDuration {
-                        fields.int("video_duration", value)
-                    }
-                    return ("messageExtendedMediaPreview", fields.fields)
-                case .messageExtendedMedia(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("media", c.media)
-                    return ("messageExtendedMedia", fields.fields)
-            }
-        }
     }
 }
 
@@ -3214,7 +2650,7 @@ extension Api {
     /// TL type `InputCollectible`. Constructors:
     /// - `inputCollectibleUsername#e39460a9 username:string = InputCollectible;`
     /// - `inputCollectiblePhone#a2e214a4 phone:string = InputCollectible;`
-    public enum InputCollectible: TLRegistrable, TLParsable {
+    public enum InputCollectible: TLSchemaDescribed, TLParsable {
         /// `inputCollectibleUsername#e39460a9 username:string = InputCollectible;`
         case inputCollectibleUsername(Cons_inputCollectibleUsername)
         /// `inputCollectiblePhone#a2e214a4 phone:string = InputCollectible;`
@@ -3250,6 +2686,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputCollectible" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputCollectible {
             let id = try reader.readUInt32()
@@ -3285,26 +2722,13 @@ extension Api {
                 throw error.inside(constructor: "inputCollectiblePhone", fields: "phone", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputCollectibleUsername(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("username", c.username)
-                    return ("inputCollectibleUsername", fields.fields)
-                case .inputCollectiblePhone(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("phone", c.phone)
-                    return ("inputCollectiblePhone", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.BusinessChatLinks`. Constructors:
     /// - `account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;`
-    public enum BusinessChatLinks: TLRegistrable, TLParsable {
+    public enum BusinessChatLinks: TLSchemaDescribed, TLParsable {
         /// `account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;`
         case businessChatLinks(Cons_businessChatLinks)
 
@@ -3332,6 +2756,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.BusinessChatLinks" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessChatLinks {
             let id = try reader.readUInt32()
@@ -3361,24 +2786,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.businessChatLinks", fields: "links,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessChatLinks(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("links", c.links)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("account.businessChatLinks", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.ResolvedBusinessChatLinks`. Constructors:
     /// - `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
-    public enum ResolvedBusinessChatLinks: TLRegistrable, TLParsable {
+    public enum ResolvedBusinessChatLinks: TLSchemaDescribed, TLParsable {
         /// `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
         case resolvedBusinessChatLinks(Cons_resolvedBusinessChatLinks)
 
@@ -3432,6 +2846,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.ResolvedBusinessChatLinks" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResolvedBusinessChatLinks {
             let id = try reader.readUInt32()
@@ -3470,30 +2885,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.resolvedBusinessChatLinks", fields: "flags,peer,message,entities,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .resolvedBusinessChatLinks(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("account.resolvedBusinessChatLinks", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ReactionsNotifySettings`. Constructors:
     /// - `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
-    public enum ReactionsNotifySettings: TLRegistrable, TLParsable {
+    public enum ReactionsNotifySettings: TLSchemaDescribed, TLParsable {
         /// `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
         case reactionsNotifySettings(Cons_reactionsNotifySettings)
 
@@ -3547,6 +2945,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ReactionsNotifySettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReactionsNotifySettings {
             let id = try reader.readUInt32()
@@ -3591,34 +2990,13 @@ extension Api {
                 throw error.inside(constructor: "reactionsNotifySettings", fields: "flags,messages_notify_from,stories_notify_from,poll_votes_notify_from,sound,show_previews", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .reactionsNotifySettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.messagesNotifyFrom {
-                        fields.object("messages_notify_from", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.storiesNotifyFrom {
-                        fields.object("stories_notify_from", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.pollVotesNotifyFrom {
-                        fields.object("poll_votes_notify_from", value)
-                    }
-                    fields.object("sound", c.sound)
-                    fields.bool("show_previews", c.showPreviews)
-                    return ("reactionsNotifySettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarGiftUpgradeAttributes`. Constructors:
     /// - `payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;`
-    public enum StarGiftUpgradeAttributes: TLRegistrable, TLParsable {
+    public enum StarGiftUpgradeAttributes: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;`
         case starGiftUpgradeAttributes(Cons_starGiftUpgradeAttributes)
 
@@ -3640,6 +3018,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarGiftUpgradeAttributes" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftUpgradeAttributes {
             let id = try reader.readUInt32()
@@ -3662,15 +3041,6 @@ extension Api.payments {
             }
             catch {
                 throw error.inside(constructor: "payments.starGiftUpgradeAttributes", fields: "attributes", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftUpgradeAttributes(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("attributes", c.attributes)
-                    return ("payments.starGiftUpgradeAttributes", fields.fields)
             }
         }
     }
@@ -4248,5 +3618,50 @@ extension Api {
         (0xac806d61, "stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;"),
         (0xa663e830, "communities.getJoinedCommunities#a663e830 = messages.Chats;"),
         (0xdb9ac18d, "ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;"),
+    ]
+    static let constructorEntries19: [(UInt32, StaticString)] = [
+        (0x1ca48f57, "inputChatPhotoEmpty#1ca48f57 = InputChatPhoto;"),
+        (0xbdcdaec0, "inputChatUploadedPhoto#bdcdaec0 flags:# file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.3?VideoSize = InputChatPhoto;"),
+        (0x8953ad37, "inputChatPhoto#8953ad37 id:InputPhoto = InputChatPhoto;"),
+        (0x29562865, "chatEmpty#29562865 id:long = Chat;"),
+        (0x41cbf256, "chat#41cbf256 flags:# creator:flags.0?true left:flags.2?true deactivated:flags.5?true call_active:flags.23?true call_not_empty:flags.24?true noforwards:flags.25?true id:long title:string photo:ChatPhoto participants_count:int date:int version:int migrated_to:flags.6?InputChannel admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;"),
+        (0x6592a1a7, "chatForbidden#6592a1a7 id:long title:string = Chat;"),
+        (0xd49f34c6, "channel#d49f34c6 flags:# creator:flags.0?true left:flags.2?true broadcast:flags.5?true verified:flags.7?true megagroup:flags.8?true restricted:flags.9?true signatures:flags.11?true min:flags.12?true scam:flags.19?true has_link:flags.20?true has_geo:flags.21?true slowmode_enabled:flags.22?true call_active:flags.23?true call_not_empty:flags.24?true fake:flags.25?true gigagroup:flags.26?true noforwards:flags.27?true join_to_send:flags.28?true join_request:flags.29?true forum:flags.30?true flags2:# stories_hidden:flags2.1?true stories_hidden_min:flags2.2?true stories_unavailable:flags2.3?true signature_profiles:flags2.12?true autotranslation:flags2.15?true broadcast_messages_allowed:flags2.16?true monoforum:flags2.17?true forum_tabs:flags2.19?true id:long access_hash:flags.13?long title:string username:flags.6?string photo:ChatPhoto date:int restriction_reason:flags.9?Vector<RestrictionReason> admin_rights:flags.14?ChatAdminRights banned_rights:flags.15?ChatBannedRights default_banned_rights:flags.18?ChatBannedRights participants_count:flags.17?int usernames:flags2.0?Vector<Username> stories_max_id:flags2.4?RecentStory color:flags2.7?PeerColor profile_color:flags2.8?PeerColor emoji_status:flags2.9?EmojiStatus level:flags2.10?int subscription_until_date:flags2.11?int bot_verification_icon:flags2.13?long send_paid_messages_stars:flags2.14?long linked_monoforum_id:flags2.18?long linked_community_id:flags2.20?long = Chat;"),
+        (0x17d493d5, "channelForbidden#17d493d5 flags:# broadcast:flags.5?true megagroup:flags.8?true monoforum:flags.10?true id:long access_hash:long title:string until_date:flags.16?int = Chat;"),
+        (0xfd3cdab8, "communityForbidden#fd3cdab8 flags:# id:long access_hash:flags.13?long title:string = Chat;"),
+        (0x65efe954, "community#65efe954 flags:# creator:flags.0?true left:flags.2?true min:flags.12?true flags2:# collapsed_in_dialogs:flags2.20?true id:long access_hash:flags.13?long title:string photo:ChatPhoto date:int admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;"),
+        (0x06cbe645, "userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;"),
+        (0x17c6b5f6, "help.support#17c6b5f6 phone_number:string user:User = help.Support;"),
+        (0x0d09e07b, "inputPrivacyValueAllowContacts#0d09e07b = InputPrivacyRule;"),
+        (0x184b35ce, "inputPrivacyValueAllowAll#184b35ce = InputPrivacyRule;"),
+        (0x131cc67f, "inputPrivacyValueAllowUsers#131cc67f users:Vector<InputUser> = InputPrivacyRule;"),
+        (0x0ba52007, "inputPrivacyValueDisallowContacts#0ba52007 = InputPrivacyRule;"),
+        (0xd66b66c9, "inputPrivacyValueDisallowAll#d66b66c9 = InputPrivacyRule;"),
+        (0x90110467, "inputPrivacyValueDisallowUsers#90110467 users:Vector<InputUser> = InputPrivacyRule;"),
+        (0x840649cf, "inputPrivacyValueAllowChatParticipants#840649cf chats:Vector<long> = InputPrivacyRule;"),
+        (0xe94f0f86, "inputPrivacyValueDisallowChatParticipants#e94f0f86 chats:Vector<long> = InputPrivacyRule;"),
+        (0x2f453e49, "inputPrivacyValueAllowCloseFriends#2f453e49 = InputPrivacyRule;"),
+        (0x77cdc9f1, "inputPrivacyValueAllowPremium#77cdc9f1 = InputPrivacyRule;"),
+        (0x5a4fcce5, "inputPrivacyValueAllowBots#5a4fcce5 = InputPrivacyRule;"),
+        (0xc4e57915, "inputPrivacyValueDisallowBots#c4e57915 = InputPrivacyRule;"),
+        (0xaed6dbb2, "maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;"),
+        (0xf385c1f6, "langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;"),
+        (0xdb21d0a7, "inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;"),
+        (0xf3ae2eed, "help.userInfoEmpty#f3ae2eed = help.UserInfo;"),
+        (0x01eb3758, "help.userInfo#01eb3758 message:string entities:Vector<MessageEntity> author:string date:int = help.UserInfo;"),
+        (0xe844ebff, "messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;"),
+        (0xaa472651, "dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;"),
+        (0x363293ae, "dialogFilterDefault#363293ae = DialogFilter;"),
+        (0x96537bd7, "dialogFilterChatlist#96537bd7 flags:# has_my_invites:flags.26?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> = DialogFilter;"),
+        (0xb69b72d7, "messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;"),
+        (0x8c79b63c, "messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;"),
+        (0xad628cc8, "messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;"),
+        (0xee479c64, "messageExtendedMedia#ee479c64 media:MessageMedia = MessageExtendedMedia;"),
+        (0xe39460a9, "inputCollectibleUsername#e39460a9 username:string = InputCollectible;"),
+        (0xa2e214a4, "inputCollectiblePhone#a2e214a4 phone:string = InputCollectible;"),
+        (0xec43a2d1, "account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;"),
+        (0x9a23af21, "account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;"),
+        (0x71e4ea58, "reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;"),
+        (0x46c6e36f, "payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;"),
     ]
 }

@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `Null`. Constructors:
     /// - `null#56730bcc = Null;`
-    public enum Null: TLRegistrable, TLParsable {
+    public enum Null: TLSchemaDescribed, TLParsable {
         /// `null#56730bcc = Null;`
         case null
 
@@ -19,6 +19,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Null" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Null {
             let id = try reader.readUInt32()
@@ -37,13 +38,6 @@ extension Api {
         static func parse_null(_ reader: inout BufferReader) throws(TLDecodingError) -> Null {
             return .null
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .null:
-                    return ("null", [])
-            }
-        }
     }
 }
 
@@ -55,7 +49,7 @@ extension Api {
     /// - `userStatusRecently#7b197dc8 flags:# by_me:flags.0?true = UserStatus;`
     /// - `userStatusLastWeek#541a1d1a flags:# by_me:flags.0?true = UserStatus;`
     /// - `userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;`
-    public enum UserStatus: TLRegistrable, TLParsable {
+    public enum UserStatus: TLSchemaDescribed, TLParsable {
         /// `userStatusEmpty#09d05049 = UserStatus;`
         case userStatusEmpty
         /// `userStatusOnline#edb93949 expires:int = UserStatus;`
@@ -174,6 +168,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "UserStatus" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserStatus {
             let id = try reader.readUInt32()
@@ -247,39 +242,6 @@ extension Api {
                 throw error.inside(constructor: "userStatusLastMonth", fields: "flags,by_me", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .userStatusEmpty:
-                    return ("userStatusEmpty", [])
-                case .userStatusOnline(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("expires", c.expires)
-                    return ("userStatusOnline", fields.fields)
-                case .userStatusOffline(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("was_online", c.wasOnline)
-                    return ("userStatusOffline", fields.fields)
-                case .userStatusRecently(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("by_me", c.byMe)
-                    return ("userStatusRecently", fields.fields)
-                case .userStatusLastWeek(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("by_me", c.byMe)
-                    return ("userStatusLastWeek", fields.fields)
-                case .userStatusLastMonth(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("by_me", c.byMe)
-                    return ("userStatusLastMonth", fields.fields)
-            }
-        }
     }
 }
 
@@ -288,7 +250,7 @@ extension Api.auth {
     /// - `auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;`
     /// - `auth.sentCodeSuccess#2390fe44 authorization:auth.Authorization = auth.SentCode;`
     /// - `auth.sentCodePaymentRequired#f8827ebf store_product:string phone_code_hash:string support_email_address:string support_email_subject:string premium_days:int currency:string amount:long = auth.SentCode;`
-    public enum SentCode: TLRegistrable, TLParsable {
+    public enum SentCode: TLSchemaDescribed, TLParsable {
         /// `auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;`
         case sentCode(Cons_sentCode)
         /// `auth.sentCodeSuccess#2390fe44 authorization:auth.Authorization = auth.SentCode;`
@@ -385,6 +347,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.SentCode" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SentCode {
             let id = try reader.readUInt32()
@@ -459,38 +422,6 @@ extension Api.auth {
                 throw error.inside(constructor: "auth.sentCodePaymentRequired", fields: "store_product,phone_code_hash,support_email_address,support_email_subject,premium_days,currency,amount", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sentCode(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.object("type", c.type)
-                    fields.string("phone_code_hash", c.phoneCodeHash)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.nextType {
-                        fields.object("next_type", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.timeout {
-                        fields.int("timeout", value)
-                    }
-                    return ("auth.sentCode", fields.fields)
-                case .sentCodeSuccess(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("authorization", c.authorization)
-                    return ("auth.sentCodeSuccess", fields.fields)
-                case .sentCodePaymentRequired(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.string("store_product", c.storeProduct)
-                    fields.string("phone_code_hash", c.phoneCodeHash)
-                    fields.string("support_email_address", c.supportEmailAddress)
-                    fields.string("support_email_subject", c.supportEmailSubject)
-                    fields.int("premium_days", c.premiumDays)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    return ("auth.sentCodePaymentRequired", fields.fields)
-            }
-        }
     }
 }
 
@@ -498,7 +429,7 @@ extension Api.messages {
     /// TL type `messages.AllStickers`. Constructors:
     /// - `messages.allStickersNotModified#e86602c3 = messages.AllStickers;`
     /// - `messages.allStickers#cdbbcebb hash:long sets:Vector<StickerSet> = messages.AllStickers;`
-    public enum AllStickers: TLRegistrable, TLParsable {
+    public enum AllStickers: TLSchemaDescribed, TLParsable {
         /// `messages.allStickersNotModified#e86602c3 = messages.AllStickers;`
         case allStickersNotModified
         /// `messages.allStickers#cdbbcebb hash:long sets:Vector<StickerSet> = messages.AllStickers;`
@@ -529,6 +460,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.AllStickers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AllStickers {
             let id = try reader.readUInt32()
@@ -561,25 +493,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.allStickers", fields: "hash,sets", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .allStickersNotModified:
-                    return ("messages.allStickersNotModified", [])
-                case .allStickers(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("sets", c.sets)
-                    return ("messages.allStickers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.Authorizations`. Constructors:
     /// - `account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;`
-    public enum Authorizations: TLRegistrable, TLParsable {
+    public enum Authorizations: TLSchemaDescribed, TLParsable {
         /// `account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;`
         case authorizations(Cons_authorizations)
 
@@ -606,6 +526,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.Authorizations" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Authorizations {
             let id = try reader.readUInt32()
@@ -633,16 +554,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.authorizations", fields: "authorization_ttl_days,authorizations", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .authorizations(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("authorization_ttl_days", c.authorizationTtlDays)
-                    fields.objects("authorizations", c.authorizations)
-                    return ("account.authorizations", fields.fields)
-            }
-        }
     }
 }
 
@@ -652,7 +563,7 @@ extension Api {
     /// - `inputBotInlineResultPhoto#a8d864a7 id:string type:string photo:InputPhoto send_message:InputBotInlineMessage = InputBotInlineResult;`
     /// - `inputBotInlineResultDocument#fff8fdc4 flags:# id:string type:string title:flags.1?string description:flags.2?string document:InputDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
     /// - `inputBotInlineResultGame#4fa417f2 id:string short_name:string send_message:InputBotInlineMessage = InputBotInlineResult;`
-    public enum InputBotInlineResult: TLRegistrable, TLParsable {
+    public enum InputBotInlineResult: TLSchemaDescribed, TLParsable {
         /// `inputBotInlineResult#88bf9319 flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?InputWebDocument content:flags.5?InputWebDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
         case inputBotInlineResult(Cons_inputBotInlineResult)
         /// `inputBotInlineResultPhoto#a8d864a7 id:string type:string photo:InputPhoto send_message:InputBotInlineMessage = InputBotInlineResult;`
@@ -822,6 +733,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBotInlineResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBotInlineResult {
             let id = try reader.readUInt32()
@@ -942,69 +854,13 @@ extension Api {
                 throw error.inside(constructor: "inputBotInlineResultGame", fields: "id,short_name,send_message", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBotInlineResult(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.string("id", c.id)
-                    fields.string("type", c.type)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
-                        fields.string("description", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.thumb {
-                        fields.object("thumb", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.content {
-                        fields.object("content", value)
-                    }
-                    fields.object("send_message", c.sendMessage)
-                    return ("inputBotInlineResult", fields.fields)
-                case .inputBotInlineResultPhoto(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("id", c.id)
-                    fields.string("type", c.type)
-                    fields.object("photo", c.photo)
-                    fields.object("send_message", c.sendMessage)
-                    return ("inputBotInlineResultPhoto", fields.fields)
-                case .inputBotInlineResultDocument(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.string("id", c.id)
-                    fields.string("type", c.type)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.description {
-                        fields.string("description", value)
-                    }
-                    fields.object("document", c.document)
-                    fields.object("send_message", c.sendMessage)
-                    return ("inputBotInlineResultDocument", fields.fields)
-                case .inputBotInlineResultGame(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("id", c.id)
-                    fields.string("short_name", c.shortName)
-                    fields.object("send_message", c.sendMessage)
-                    return ("inputBotInlineResultGame", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputClientProxy`. Constructors:
     /// - `inputClientProxy#75588b3f address:string port:int = InputClientProxy;`
-    public enum InputClientProxy: TLRegistrable, TLParsable {
+    public enum InputClientProxy: TLSchemaDescribed, TLParsable {
         /// `inputClientProxy#75588b3f address:string port:int = InputClientProxy;`
         case inputClientProxy(Cons_inputClientProxy)
 
@@ -1029,6 +885,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputClientProxy" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputClientProxy {
             let id = try reader.readUInt32()
@@ -1056,16 +913,6 @@ extension Api {
                 throw error.inside(constructor: "inputClientProxy", fields: "address,port", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputClientProxy(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("address", c.address)
-                    fields.int("port", c.port)
-                    return ("inputClientProxy", fields.fields)
-            }
-        }
     }
 }
 
@@ -1073,7 +920,7 @@ extension Api.account {
     /// TL type `account.Themes`. Constructors:
     /// - `account.themesNotModified#f41eb622 = account.Themes;`
     /// - `account.themes#9a3d8c6d hash:long themes:Vector<Theme> = account.Themes;`
-    public enum Themes: TLRegistrable, TLParsable {
+    public enum Themes: TLSchemaDescribed, TLParsable {
         /// `account.themesNotModified#f41eb622 = account.Themes;`
         case themesNotModified
         /// `account.themes#9a3d8c6d hash:long themes:Vector<Theme> = account.Themes;`
@@ -1104,6 +951,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.Themes" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Themes {
             let id = try reader.readUInt32()
@@ -1136,25 +984,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.themes", fields: "hash,themes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .themesNotModified:
-                    return ("account.themesNotModified", [])
-                case .themes(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("themes", c.themes)
-                    return ("account.themes", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MessageReplies`. Constructors:
     /// - `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
-    public enum MessageReplies: TLRegistrable, TLParsable {
+    public enum MessageReplies: TLSchemaDescribed, TLParsable {
         /// `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
         case messageReplies(Cons_messageReplies)
 
@@ -1225,6 +1061,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageReplies" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReplies {
             let id = try reader.readUInt32()
@@ -1274,31 +1111,6 @@ extension Api {
                 throw error.inside(constructor: "messageReplies", fields: "flags,comments,replies,replies_pts,recent_repliers,channel_id,max_id,read_max_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageReplies(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("comments", c.comments)
-                    fields.int("replies", c.replies)
-                    fields.int("replies_pts", c.repliesPts)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.recentRepliers {
-                        fields.objects("recent_repliers", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.channelId {
-                        fields.long("channel_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.maxId {
-                        fields.int("max_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.readMaxId {
-                        fields.int("read_max_id", value)
-                    }
-                    return ("messageReplies", fields.fields)
-            }
-        }
     }
 }
 
@@ -1306,7 +1118,7 @@ extension Api {
     /// TL type `GroupCall`. Constructors:
     /// - `groupCallDiscarded#7780bcb4 id:long access_hash:long duration:int = GroupCall;`
     /// - `groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;`
-    public enum GroupCall: TLRegistrable, TLParsable {
+    public enum GroupCall: TLSchemaDescribed, TLParsable {
         /// `groupCallDiscarded#7780bcb4 id:long access_hash:long duration:int = GroupCall;`
         case groupCallDiscarded(Cons_groupCallDiscarded)
         /// `groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;`
@@ -1461,6 +1273,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GroupCall" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCall {
             let id = try reader.readUInt32()
@@ -1552,71 +1365,13 @@ extension Api {
                 throw error.inside(constructor: "groupCall", fields: "flags,join_muted,can_change_join_muted,join_date_asc,schedule_start_subscribed,can_start_video,record_video_active,rtmp_stream,listeners_hidden,conference,creator,messages_enabled,can_change_messages_enabled,min,id,access_hash,participants_count,title,stream_dc_id,record_start_date,schedule_date,unmuted_video_count,unmuted_video_limit,version,invite_link,send_paid_messages_stars,default_send_as", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallDiscarded(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("duration", c.duration)
-                    return ("groupCallDiscarded", fields.fields)
-                case .groupCall(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 27)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("join_muted", c.joinMuted)
-                    fields.trueFlag("can_change_join_muted", c.canChangeJoinMuted)
-                    fields.trueFlag("join_date_asc", c.joinDateAsc)
-                    fields.trueFlag("schedule_start_subscribed", c.scheduleStartSubscribed)
-                    fields.trueFlag("can_start_video", c.canStartVideo)
-                    fields.trueFlag("record_video_active", c.recordVideoActive)
-                    fields.trueFlag("rtmp_stream", c.rtmpStream)
-                    fields.trueFlag("listeners_hidden", c.listenersHidden)
-                    fields.trueFlag("conference", c.conference)
-                    fields.trueFlag("creator", c.creator)
-                    fields.trueFlag("messages_enabled", c.messagesEnabled)
-                    fields.trueFlag("can_change_messages_enabled", c.canChangeMessagesEnabled)
-                    fields.trueFlag("min", c.min)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("participants_count", c.participantsCount)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.streamDcId {
-                        fields.int("stream_dc_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.recordStartDate {
-                        fields.int("record_start_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.scheduleDate {
-                        fields.int("schedule_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.unmutedVideoCount {
-                        fields.int("unmuted_video_count", value)
-                    }
-                    fields.int("unmuted_video_limit", c.unmutedVideoLimit)
-                    fields.int("version", c.version)
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.inviteLink {
-                        fields.string("invite_link", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.sendPaidMessagesStars {
-                        fields.long("send_paid_messages_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200000), let value = c.defaultSendAs {
-                        fields.object("default_send_as", value)
-                    }
-                    return ("groupCall", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.channels {
     /// TL type `channels.SendAsPeers`. Constructors:
     /// - `channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;`
-    public enum SendAsPeers: TLRegistrable, TLParsable {
+    public enum SendAsPeers: TLSchemaDescribed, TLParsable {
         /// `channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;`
         case sendAsPeers(Cons_sendAsPeers)
 
@@ -1644,6 +1399,7 @@ extension Api.channels {
         }
 
         public static var tlTypeName: String { "channels.SendAsPeers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SendAsPeers {
             let id = try reader.readUInt32()
@@ -1673,17 +1429,6 @@ extension Api.channels {
                 throw error.inside(constructor: "channels.sendAsPeers", fields: "peers,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sendAsPeers(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("peers", c.peers)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("channels.sendAsPeers", fields.fields)
-            }
-        }
     }
 }
 
@@ -1691,7 +1436,7 @@ extension Api.messages {
     /// TL type `messages.AvailableReactions`. Constructors:
     /// - `messages.availableReactionsNotModified#9f071957 = messages.AvailableReactions;`
     /// - `messages.availableReactions#768e3aad hash:int reactions:Vector<AvailableReaction> = messages.AvailableReactions;`
-    public enum AvailableReactions: TLRegistrable, TLParsable {
+    public enum AvailableReactions: TLSchemaDescribed, TLParsable {
         /// `messages.availableReactionsNotModified#9f071957 = messages.AvailableReactions;`
         case availableReactionsNotModified
         /// `messages.availableReactions#768e3aad hash:int reactions:Vector<AvailableReaction> = messages.AvailableReactions;`
@@ -1722,6 +1467,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.AvailableReactions" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AvailableReactions {
             let id = try reader.readUInt32()
@@ -1754,25 +1500,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.availableReactions", fields: "hash,reactions", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .availableReactionsNotModified:
-                    return ("messages.availableReactionsNotModified", [])
-                case .availableReactions(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("hash", c.hash)
-                    fields.objects("reactions", c.reactions)
-                    return ("messages.availableReactions", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AutoSaveException`. Constructors:
     /// - `autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;`
-    public enum AutoSaveException: TLRegistrable, TLParsable {
+    public enum AutoSaveException: TLSchemaDescribed, TLParsable {
         /// `autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;`
         case autoSaveException(Cons_autoSaveException)
 
@@ -1797,6 +1531,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AutoSaveException" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoSaveException {
             let id = try reader.readUInt32()
@@ -1824,16 +1559,6 @@ extension Api {
                 throw error.inside(constructor: "autoSaveException", fields: "peer,settings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .autoSaveException(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.object("settings", c.settings)
-                    return ("autoSaveException", fields.fields)
-            }
-        }
     }
 }
 
@@ -1842,7 +1567,7 @@ extension Api {
     /// - `messagePeerVote#b6cc2d5c peer:Peer option:bytes date:int = MessagePeerVote;`
     /// - `messagePeerVoteInputOption#74cda504 peer:Peer date:int = MessagePeerVote;`
     /// - `messagePeerVoteMultiple#4628f6e6 peer:Peer options:Vector<bytes> date:int = MessagePeerVote;`
-    public enum MessagePeerVote: TLRegistrable, TLParsable {
+    public enum MessagePeerVote: TLSchemaDescribed, TLParsable {
         /// `messagePeerVote#b6cc2d5c peer:Peer option:bytes date:int = MessagePeerVote;`
         case messagePeerVote(Cons_messagePeerVote)
         /// `messagePeerVoteInputOption#74cda504 peer:Peer date:int = MessagePeerVote;`
@@ -1907,6 +1632,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessagePeerVote" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessagePeerVote {
             let id = try reader.readUInt32()
@@ -1966,28 +1692,6 @@ extension Api {
                 throw error.inside(constructor: "messagePeerVoteMultiple", fields: "peer,options,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messagePeerVote(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.bytes("option", c.option)
-                    fields.int("date", c.date)
-                    return ("messagePeerVote", fields.fields)
-                case .messagePeerVoteInputOption(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("date", c.date)
-                    return ("messagePeerVoteInputOption", fields.fields)
-                case .messagePeerVoteMultiple(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.bytesList("options", c.options)
-                    fields.int("date", c.date)
-                    return ("messagePeerVoteMultiple", fields.fields)
-            }
-        }
     }
 }
 
@@ -1995,7 +1699,7 @@ extension Api.help {
     /// TL type `help.TimezonesList`. Constructors:
     /// - `help.timezonesListNotModified#970708cc = help.TimezonesList;`
     /// - `help.timezonesList#7b74ed71 timezones:Vector<Timezone> hash:int = help.TimezonesList;`
-    public enum TimezonesList: TLRegistrable, TLParsable {
+    public enum TimezonesList: TLSchemaDescribed, TLParsable {
         /// `help.timezonesListNotModified#970708cc = help.TimezonesList;`
         case timezonesListNotModified
         /// `help.timezonesList#7b74ed71 timezones:Vector<Timezone> hash:int = help.TimezonesList;`
@@ -2024,6 +1728,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.TimezonesList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TimezonesList {
             let id = try reader.readUInt32()
@@ -2056,18 +1761,6 @@ extension Api.help {
                 throw error.inside(constructor: "help.timezonesList", fields: "timezones,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .timezonesListNotModified:
-                    return ("help.timezonesListNotModified", [])
-                case .timezonesList(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("timezones", c.timezones)
-                    fields.int("hash", c.hash)
-                    return ("help.timezonesList", fields.fields)
-            }
-        }
     }
 }
 
@@ -2075,7 +1768,7 @@ extension Api {
     /// TL type `InputQuickReplyShortcut`. Constructors:
     /// - `inputQuickReplyShortcut#24596d41 shortcut:string = InputQuickReplyShortcut;`
     /// - `inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;`
-    public enum InputQuickReplyShortcut: TLRegistrable, TLParsable {
+    public enum InputQuickReplyShortcut: TLSchemaDescribed, TLParsable {
         /// `inputQuickReplyShortcut#24596d41 shortcut:string = InputQuickReplyShortcut;`
         case inputQuickReplyShortcut(Cons_inputQuickReplyShortcut)
         /// `inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;`
@@ -2113,6 +1806,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputQuickReplyShortcut" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputQuickReplyShortcut {
             let id = try reader.readUInt32()
@@ -2148,26 +1842,13 @@ extension Api {
                 throw error.inside(constructor: "inputQuickReplyShortcutId", fields: "shortcut_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputQuickReplyShortcut(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("shortcut", c.shortcut)
-                    return ("inputQuickReplyShortcut", fields.fields)
-                case .inputQuickReplyShortcutId(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("shortcut_id", c.shortcutId)
-                    return ("inputQuickReplyShortcutId", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessBotRecipients`. Constructors:
     /// - `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
-    public enum BusinessBotRecipients: TLRegistrable, TLParsable {
+    public enum BusinessBotRecipients: TLSchemaDescribed, TLParsable {
         /// `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
         case businessBotRecipients(Cons_businessBotRecipients)
 
@@ -2222,6 +1903,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessBotRecipients" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessBotRecipients {
             let id = try reader.readUInt32()
@@ -2257,27 +1939,6 @@ extension Api {
                 throw error.inside(constructor: "businessBotRecipients", fields: "flags,existing_chats,new_chats,contacts,non_contacts,exclude_selected,users,exclude_users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessBotRecipients(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("existing_chats", c.existingChats)
-                    fields.trueFlag("new_chats", c.newChats)
-                    fields.trueFlag("contacts", c.contacts)
-                    fields.trueFlag("non_contacts", c.nonContacts)
-                    fields.trueFlag("exclude_selected", c.excludeSelected)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
-                        fields.longs("users", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.excludeUsers {
-                        fields.longs("exclude_users", value)
-                    }
-                    return ("businessBotRecipients", fields.fields)
-            }
-        }
     }
 }
 
@@ -2286,7 +1947,7 @@ extension Api.channels {
     /// - `channels.sponsoredMessageReportResultChooseOption#846f9e42 title:string options:Vector<SponsoredMessageReportOption> = channels.SponsoredMessageReportResult;`
     /// - `channels.sponsoredMessageReportResultAdsHidden#3e3bcf2f = channels.SponsoredMessageReportResult;`
     /// - `channels.sponsoredMessageReportResultReported#ad798849 = channels.SponsoredMessageReportResult;`
-    public enum SponsoredMessageReportResult: TLRegistrable, TLParsable {
+    public enum SponsoredMessageReportResult: TLSchemaDescribed, TLParsable {
         /// `channels.sponsoredMessageReportResultChooseOption#846f9e42 title:string options:Vector<SponsoredMessageReportOption> = channels.SponsoredMessageReportResult;`
         case sponsoredMessageReportResultChooseOption(Cons_sponsoredMessageReportResultChooseOption)
         /// `channels.sponsoredMessageReportResultAdsHidden#3e3bcf2f = channels.SponsoredMessageReportResult;`
@@ -2319,6 +1980,7 @@ extension Api.channels {
         }
 
         public static var tlTypeName: String { "channels.SponsoredMessageReportResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessageReportResult {
             let id = try reader.readUInt32()
@@ -2356,27 +2018,13 @@ extension Api.channels {
         static func parse_sponsoredMessageReportResultReported(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessageReportResult {
             return .sponsoredMessageReportResultReported
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sponsoredMessageReportResultChooseOption(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("title", c.title)
-                    fields.objects("options", c.options)
-                    return ("channels.sponsoredMessageReportResultChooseOption", fields.fields)
-                case .sponsoredMessageReportResultAdsHidden:
-                    return ("channels.sponsoredMessageReportResultAdsHidden", [])
-                case .sponsoredMessageReportResultReported:
-                    return ("channels.sponsoredMessageReportResultReported", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputStarsTransaction`. Constructors:
     /// - `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
-    public enum InputStarsTransaction: TLRegistrable, TLParsable {
+    public enum InputStarsTransaction: TLSchemaDescribed, TLParsable {
         /// `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
         case inputStarsTransaction(Cons_inputStarsTransaction)
 
@@ -2413,6 +2061,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputStarsTransaction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStarsTransaction {
             let id = try reader.readUInt32()
@@ -2440,18 +2089,6 @@ extension Api {
                 throw error.inside(constructor: "inputStarsTransaction", fields: "flags,refund,id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputStarsTransaction(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("refund", c.refund)
-                    fields.string("id", c.id)
-                    return ("inputStarsTransaction", fields.fields)
-            }
-        }
     }
 }
 
@@ -2460,7 +2097,7 @@ extension Api {
     /// - `inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;`
     /// - `inputSavedStarGiftChat#f101aa7f peer:InputPeer saved_id:long = InputSavedStarGift;`
     /// - `inputSavedStarGiftSlug#2085c238 slug:string = InputSavedStarGift;`
-    public enum InputSavedStarGift: TLRegistrable, TLParsable {
+    public enum InputSavedStarGift: TLSchemaDescribed, TLParsable {
         /// `inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;`
         case inputSavedStarGiftUser(Cons_inputSavedStarGiftUser)
         /// `inputSavedStarGiftChat#f101aa7f peer:InputPeer saved_id:long = InputSavedStarGift;`
@@ -2515,6 +2152,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputSavedStarGift" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputSavedStarGift {
             let id = try reader.readUInt32()
@@ -2564,31 +2202,13 @@ extension Api {
                 throw error.inside(constructor: "inputSavedStarGiftSlug", fields: "slug", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputSavedStarGiftUser(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("msg_id", c.msgId)
-                    return ("inputSavedStarGiftUser", fields.fields)
-                case .inputSavedStarGiftChat(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.long("saved_id", c.savedId)
-                    return ("inputSavedStarGiftChat", fields.fields)
-                case .inputSavedStarGiftSlug(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("inputSavedStarGiftSlug", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SearchPostsFlood`. Constructors:
     /// - `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
-    public enum SearchPostsFlood: TLRegistrable, TLParsable {
+    public enum SearchPostsFlood: TLSchemaDescribed, TLParsable {
         /// `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
         case searchPostsFlood(Cons_searchPostsFlood)
 
@@ -2640,6 +2260,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SearchPostsFlood" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchPostsFlood {
             let id = try reader.readUInt32()
@@ -2676,30 +2297,13 @@ extension Api {
                 throw error.inside(constructor: "searchPostsFlood", fields: "flags,query_is_free,total_daily,remains,wait_till,stars_amount", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .searchPostsFlood(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("query_is_free", c.queryIsFree)
-                    fields.int("total_daily", c.totalDaily)
-                    fields.int("remains", c.remains)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.waitTill {
-                        fields.int("wait_till", value)
-                    }
-                    fields.long("stars_amount", c.starsAmount)
-                    return ("searchPostsFlood", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarGiftAuctionState`. Constructors:
     /// - `payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;`
-    public enum StarGiftAuctionState: TLRegistrable, TLParsable {
+    public enum StarGiftAuctionState: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;`
         case starGiftAuctionState(Cons_starGiftAuctionState)
 
@@ -2736,6 +2340,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarGiftAuctionState" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionState {
             let id = try reader.readUInt32()
@@ -2769,20 +2374,6 @@ extension Api.payments {
             }
             catch {
                 throw error.inside(constructor: "payments.starGiftAuctionState", fields: "gift,state,user_state,timeout,users,chats", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAuctionState(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.object("gift", c.gift)
-                    fields.object("state", c.state)
-                    fields.object("user_state", c.userState)
-                    fields.int("timeout", c.timeout)
-                    fields.objects("users", c.users)
-                    fields.objects("chats", c.chats)
-                    return ("payments.starGiftAuctionState", fields.fields)
             }
         }
     }
@@ -3033,5 +2624,51 @@ extension Api {
         (0xe785a43f, "channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;"),
         (0x9709b1c2, "bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;"),
         (0xf87eabab, "communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;"),
+    ]
+    static let constructorEntries20: [(UInt32, StaticString)] = [
+        (0x56730bcc, "null#56730bcc = Null;"),
+        (0x09d05049, "userStatusEmpty#09d05049 = UserStatus;"),
+        (0xedb93949, "userStatusOnline#edb93949 expires:int = UserStatus;"),
+        (0x008c703f, "userStatusOffline#008c703f was_online:int = UserStatus;"),
+        (0x7b197dc8, "userStatusRecently#7b197dc8 flags:# by_me:flags.0?true = UserStatus;"),
+        (0x541a1d1a, "userStatusLastWeek#541a1d1a flags:# by_me:flags.0?true = UserStatus;"),
+        (0x65899777, "userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;"),
+        (0x5e002502, "auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;"),
+        (0x2390fe44, "auth.sentCodeSuccess#2390fe44 authorization:auth.Authorization = auth.SentCode;"),
+        (0xf8827ebf, "auth.sentCodePaymentRequired#f8827ebf store_product:string phone_code_hash:string support_email_address:string support_email_subject:string premium_days:int currency:string amount:long = auth.SentCode;"),
+        (0xe86602c3, "messages.allStickersNotModified#e86602c3 = messages.AllStickers;"),
+        (0xcdbbcebb, "messages.allStickers#cdbbcebb hash:long sets:Vector<StickerSet> = messages.AllStickers;"),
+        (0x4bff8ea0, "account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;"),
+        (0x88bf9319, "inputBotInlineResult#88bf9319 flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?InputWebDocument content:flags.5?InputWebDocument send_message:InputBotInlineMessage = InputBotInlineResult;"),
+        (0xa8d864a7, "inputBotInlineResultPhoto#a8d864a7 id:string type:string photo:InputPhoto send_message:InputBotInlineMessage = InputBotInlineResult;"),
+        (0xfff8fdc4, "inputBotInlineResultDocument#fff8fdc4 flags:# id:string type:string title:flags.1?string description:flags.2?string document:InputDocument send_message:InputBotInlineMessage = InputBotInlineResult;"),
+        (0x4fa417f2, "inputBotInlineResultGame#4fa417f2 id:string short_name:string send_message:InputBotInlineMessage = InputBotInlineResult;"),
+        (0x75588b3f, "inputClientProxy#75588b3f address:string port:int = InputClientProxy;"),
+        (0xf41eb622, "account.themesNotModified#f41eb622 = account.Themes;"),
+        (0x9a3d8c6d, "account.themes#9a3d8c6d hash:long themes:Vector<Theme> = account.Themes;"),
+        (0x83d60fc2, "messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;"),
+        (0x7780bcb4, "groupCallDiscarded#7780bcb4 id:long access_hash:long duration:int = GroupCall;"),
+        (0xefb2b617, "groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;"),
+        (0xf496b0c6, "channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;"),
+        (0x9f071957, "messages.availableReactionsNotModified#9f071957 = messages.AvailableReactions;"),
+        (0x768e3aad, "messages.availableReactions#768e3aad hash:int reactions:Vector<AvailableReaction> = messages.AvailableReactions;"),
+        (0x81602d47, "autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;"),
+        (0xb6cc2d5c, "messagePeerVote#b6cc2d5c peer:Peer option:bytes date:int = MessagePeerVote;"),
+        (0x74cda504, "messagePeerVoteInputOption#74cda504 peer:Peer date:int = MessagePeerVote;"),
+        (0x4628f6e6, "messagePeerVoteMultiple#4628f6e6 peer:Peer options:Vector<bytes> date:int = MessagePeerVote;"),
+        (0x970708cc, "help.timezonesListNotModified#970708cc = help.TimezonesList;"),
+        (0x7b74ed71, "help.timezonesList#7b74ed71 timezones:Vector<Timezone> hash:int = help.TimezonesList;"),
+        (0x24596d41, "inputQuickReplyShortcut#24596d41 shortcut:string = InputQuickReplyShortcut;"),
+        (0x01190cf1, "inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;"),
+        (0xb88cf373, "businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;"),
+        (0x846f9e42, "channels.sponsoredMessageReportResultChooseOption#846f9e42 title:string options:Vector<SponsoredMessageReportOption> = channels.SponsoredMessageReportResult;"),
+        (0x3e3bcf2f, "channels.sponsoredMessageReportResultAdsHidden#3e3bcf2f = channels.SponsoredMessageReportResult;"),
+        (0xad798849, "channels.sponsoredMessageReportResultReported#ad798849 = channels.SponsoredMessageReportResult;"),
+        (0x206ae6d1, "inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;"),
+        (0x69279795, "inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;"),
+        (0xf101aa7f, "inputSavedStarGiftChat#f101aa7f peer:InputPeer saved_id:long = InputSavedStarGift;"),
+        (0x2085c238, "inputSavedStarGiftSlug#2085c238 slug:string = InputSavedStarGift;"),
+        (0x3e0b5b6a, "searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;"),
+        (0x6b39f4ec, "payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;"),
     ]
 }

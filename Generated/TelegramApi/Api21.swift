@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `True`. Constructors:
     /// - `true#3fedd339 = True;`
-    public enum True: TLRegistrable, TLParsable {
+    public enum True: TLSchemaDescribed, TLParsable {
         /// `true#3fedd339 = True;`
         case `true`
 
@@ -19,6 +19,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "True" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> True {
             let id = try reader.readUInt32()
@@ -37,13 +38,6 @@ extension Api {
         static func parse_true(_ reader: inout BufferReader) throws(TLDecodingError) -> True {
             return .`true`
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .`true`:
-                    return ("true", [])
-            }
-        }
     }
 }
 
@@ -51,7 +45,7 @@ extension Api {
     /// TL type `ChatPhoto`. Constructors:
     /// - `chatPhotoEmpty#37c1011c = ChatPhoto;`
     /// - `chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;`
-    public enum ChatPhoto: TLRegistrable, TLParsable {
+    public enum ChatPhoto: TLSchemaDescribed, TLParsable {
         /// `chatPhotoEmpty#37c1011c = ChatPhoto;`
         case chatPhotoEmpty
         /// `chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;`
@@ -103,6 +97,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatPhoto" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatPhoto {
             let id = try reader.readUInt32()
@@ -142,31 +137,13 @@ extension Api {
                 throw error.inside(constructor: "chatPhoto", fields: "flags,has_video,photo_id,stripped_thumb,dc_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatPhotoEmpty:
-                    return ("chatPhotoEmpty", [])
-                case .chatPhoto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_video", c.hasVideo)
-                    fields.long("photo_id", c.photoId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
-                        fields.bytes("stripped_thumb", value)
-                    }
-                    fields.int("dc_id", c.dcId)
-                    return ("chatPhoto", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.AffectedMessages`. Constructors:
     /// - `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
-    public enum AffectedMessages: TLRegistrable, TLParsable {
+    public enum AffectedMessages: TLSchemaDescribed, TLParsable {
         /// `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
         case affectedMessages(Cons_affectedMessages)
 
@@ -193,6 +170,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.AffectedMessages" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AffectedMessages {
             let id = try reader.readUInt32()
@@ -220,23 +198,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.affectedMessages", fields: "pts,pts_count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .affectedMessages(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    return ("messages.affectedMessages", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `TopPeerCategoryPeers`. Constructors:
     /// - `topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;`
-    public enum TopPeerCategoryPeers: TLRegistrable, TLParsable {
+    public enum TopPeerCategoryPeers: TLSchemaDescribed, TLParsable {
         /// `topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;`
         case topPeerCategoryPeers(Cons_topPeerCategoryPeers)
 
@@ -264,6 +232,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "TopPeerCategoryPeers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeerCategoryPeers {
             let id = try reader.readUInt32()
@@ -293,24 +262,13 @@ extension Api {
                 throw error.inside(constructor: "topPeerCategoryPeers", fields: "category,count,peers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .topPeerCategoryPeers(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("category", c.category)
-                    fields.int("count", c.count)
-                    fields.objects("peers", c.peers)
-                    return ("topPeerCategoryPeers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.phone {
     /// TL type `phone.PhoneCall`. Constructors:
     /// - `phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;`
-    public enum PhoneCall: TLRegistrable, TLParsable {
+    public enum PhoneCall: TLSchemaDescribed, TLParsable {
         /// `phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;`
         case phoneCall(Cons_phoneCall)
 
@@ -335,6 +293,7 @@ extension Api.phone {
         }
 
         public static var tlTypeName: String { "phone.PhoneCall" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneCall {
             let id = try reader.readUInt32()
@@ -362,16 +321,6 @@ extension Api.phone {
                 throw error.inside(constructor: "phone.phoneCall", fields: "phone_call,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .phoneCall(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("phone_call", c.phoneCall)
-                    fields.objects("users", c.users)
-                    return ("phone.phoneCall", fields.fields)
-            }
-        }
     }
 }
 
@@ -380,7 +329,7 @@ extension Api {
     /// - `dialogPeer#e56dbf05 peer:Peer = DialogPeer;`
     /// - `dialogPeerFolder#514519e2 folder_id:int = DialogPeer;`
     /// - `dialogPeerCommunity#2f65c8e4 community_id:long = DialogPeer;`
-    public enum DialogPeer: TLRegistrable, TLParsable {
+    public enum DialogPeer: TLSchemaDescribed, TLParsable {
         /// `dialogPeer#e56dbf05 peer:Peer = DialogPeer;`
         case dialogPeer(Cons_dialogPeer)
         /// `dialogPeerFolder#514519e2 folder_id:int = DialogPeer;`
@@ -434,6 +383,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DialogPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DialogPeer {
             let id = try reader.readUInt32()
@@ -480,30 +430,13 @@ extension Api {
                 throw error.inside(constructor: "dialogPeerCommunity", fields: "community_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dialogPeer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("dialogPeer", fields.fields)
-                case .dialogPeerFolder(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("folder_id", c.folderId)
-                    return ("dialogPeerFolder", fields.fields)
-                case .dialogPeerCommunity(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("community_id", c.communityId)
-                    return ("dialogPeerCommunity", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PageRelatedArticle`. Constructors:
     /// - `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
-    public enum PageRelatedArticle: TLRegistrable, TLParsable {
+    public enum PageRelatedArticle: TLSchemaDescribed, TLParsable {
         /// `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
         case pageRelatedArticle(Cons_pageRelatedArticle)
 
@@ -577,6 +510,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PageRelatedArticle" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageRelatedArticle {
             let id = try reader.readUInt32()
@@ -631,33 +565,6 @@ extension Api {
                 throw error.inside(constructor: "pageRelatedArticle", fields: "flags,url,webpage_id,title,description,photo_id,author,published_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pageRelatedArticle(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.string("url", c.url)
-                    fields.long("webpage_id", c.webpageId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.description {
-                        fields.string("description", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photoId {
-                        fields.long("photo_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.author {
-                        fields.string("author", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.publishedDate {
-                        fields.int("published_date", value)
-                    }
-                    return ("pageRelatedArticle", fields.fields)
-            }
-        }
     }
 }
 
@@ -668,7 +575,7 @@ extension Api {
     /// - `baseThemeNight#b7b31ea8 = BaseTheme;`
     /// - `baseThemeTinted#6d5f77ee = BaseTheme;`
     /// - `baseThemeArctic#5b11125a = BaseTheme;`
-    public enum BaseTheme: TLRegistrable, TLParsable {
+    public enum BaseTheme: TLSchemaDescribed, TLParsable {
         /// `baseThemeClassic#c3a12462 = BaseTheme;`
         case baseThemeClassic
         /// `baseThemeDay#fbd81688 = BaseTheme;`
@@ -696,6 +603,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BaseTheme" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BaseTheme {
             let id = try reader.readUInt32()
@@ -734,21 +642,6 @@ extension Api {
         static func parse_baseThemeArctic(_ reader: inout BufferReader) throws(TLDecodingError) -> BaseTheme {
             return .baseThemeArctic
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .baseThemeClassic:
-                    return ("baseThemeClassic", [])
-                case .baseThemeDay:
-                    return ("baseThemeDay", [])
-                case .baseThemeNight:
-                    return ("baseThemeNight", [])
-                case .baseThemeTinted:
-                    return ("baseThemeTinted", [])
-                case .baseThemeArctic:
-                    return ("baseThemeArctic", [])
-            }
-        }
     }
 }
 
@@ -757,7 +650,7 @@ extension Api {
     /// - `videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;`
     /// - `videoSizeEmojiMarkup#f85c413c emoji_id:long background_colors:Vector<int> = VideoSize;`
     /// - `videoSizeStickerMarkup#0da082fe stickerset:InputStickerSet sticker_id:long background_colors:Vector<int> = VideoSize;`
-    public enum VideoSize: TLRegistrable, TLParsable {
+    public enum VideoSize: TLSchemaDescribed, TLParsable {
         /// `videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;`
         case videoSize(Cons_videoSize)
         /// `videoSizeEmojiMarkup#f85c413c emoji_id:long background_colors:Vector<int> = VideoSize;`
@@ -852,6 +745,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "VideoSize" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> VideoSize {
             let id = try reader.readUInt32()
@@ -920,41 +814,13 @@ extension Api {
                 throw error.inside(constructor: "videoSizeStickerMarkup", fields: "stickerset,sticker_id,background_colors", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .videoSize(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.string("type", c.type)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.int("size", c.size)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.videoStartTs {
-                        fields.double("video_start_ts", value)
-                    }
-                    return ("videoSize", fields.fields)
-                case .videoSizeEmojiMarkup(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("emoji_id", c.emojiId)
-                    fields.ints("background_colors", c.backgroundColors)
-                    return ("videoSizeEmojiMarkup", fields.fields)
-                case .videoSizeStickerMarkup(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("stickerset", c.stickerset)
-                    fields.long("sticker_id", c.stickerId)
-                    fields.ints("background_colors", c.backgroundColors)
-                    return ("videoSizeStickerMarkup", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.ChatInviteImporters`. Constructors:
     /// - `messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;`
-    public enum ChatInviteImporters: TLRegistrable, TLParsable {
+    public enum ChatInviteImporters: TLSchemaDescribed, TLParsable {
         /// `messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;`
         case chatInviteImporters(Cons_chatInviteImporters)
 
@@ -984,6 +850,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ChatInviteImporters" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatInviteImporters {
             let id = try reader.readUInt32()
@@ -1013,17 +880,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.chatInviteImporters", fields: "count,importers,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatInviteImporters(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("count", c.count)
-                    fields.objects("importers", c.importers)
-                    fields.objects("users", c.users)
-                    return ("messages.chatInviteImporters", fields.fields)
-            }
-        }
     }
 }
 
@@ -1032,7 +888,7 @@ extension Api {
     /// - `botMenuButtonDefault#7533a588 = BotMenuButton;`
     /// - `botMenuButtonCommands#4258c205 = BotMenuButton;`
     /// - `botMenuButton#c7b57ce6 text:string url:string = BotMenuButton;`
-    public enum BotMenuButton: TLRegistrable, TLParsable {
+    public enum BotMenuButton: TLSchemaDescribed, TLParsable {
         /// `botMenuButtonDefault#7533a588 = BotMenuButton;`
         case botMenuButtonDefault
         /// `botMenuButtonCommands#4258c205 = BotMenuButton;`
@@ -1065,6 +921,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotMenuButton" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotMenuButton {
             let id = try reader.readUInt32()
@@ -1102,20 +959,6 @@ extension Api {
                 throw error.inside(constructor: "botMenuButton", fields: "text,url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botMenuButtonDefault:
-                    return ("botMenuButtonDefault", [])
-                case .botMenuButtonCommands:
-                    return ("botMenuButtonCommands", [])
-                case .botMenuButton(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("text", c.text)
-                    fields.string("url", c.url)
-                    return ("botMenuButton", fields.fields)
-            }
-        }
     }
 }
 
@@ -1123,7 +966,7 @@ extension Api.chatlists {
     /// TL type `chatlists.ChatlistInvite`. Constructors:
     /// - `chatlists.chatlistInviteAlready#fa87f659 filter_id:int missing_peers:Vector<Peer> already_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
     /// - `chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
-    public enum ChatlistInvite: TLRegistrable, TLParsable {
+    public enum ChatlistInvite: TLSchemaDescribed, TLParsable {
         /// `chatlists.chatlistInviteAlready#fa87f659 filter_id:int missing_peers:Vector<Peer> already_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
         case chatlistInviteAlready(Cons_chatlistInviteAlready)
         /// `chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
@@ -1207,6 +1050,7 @@ extension Api.chatlists {
         }
 
         public static var tlTypeName: String { "chatlists.ChatlistInvite" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatlistInvite {
             let id = try reader.readUInt32()
@@ -1265,39 +1109,13 @@ extension Api.chatlists {
                 throw error.inside(constructor: "chatlists.chatlistInvite", fields: "flags,title_noanimate,title,emoticon,peers,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatlistInviteAlready(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.int("filter_id", c.filterId)
-                    fields.objects("missing_peers", c.missingPeers)
-                    fields.objects("already_peers", c.alreadyPeers)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("chatlists.chatlistInviteAlready", fields.fields)
-                case .chatlistInvite(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("title_noanimate", c.titleNoanimate)
-                    fields.object("title", c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.emoticon {
-                        fields.string("emoticon", value)
-                    }
-                    fields.objects("peers", c.peers)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("chatlists.chatlistInvite", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.BotPreparedInlineMessage`. Constructors:
     /// - `messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;`
-    public enum BotPreparedInlineMessage: TLRegistrable, TLParsable {
+    public enum BotPreparedInlineMessage: TLSchemaDescribed, TLParsable {
         /// `messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;`
         case botPreparedInlineMessage(Cons_botPreparedInlineMessage)
 
@@ -1322,6 +1140,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.BotPreparedInlineMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotPreparedInlineMessage {
             let id = try reader.readUInt32()
@@ -1349,16 +1168,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.botPreparedInlineMessage", fields: "id,expire_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botPreparedInlineMessage(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("id", c.id)
-                    fields.int("expire_date", c.expireDate)
-                    return ("messages.botPreparedInlineMessage", fields.fields)
-            }
-        }
     }
 }
 
@@ -1366,7 +1175,7 @@ extension Api.account {
     /// TL type `account.WebBrowserSettings`. Constructors:
     /// - `account.webBrowserSettingsNotModified#c31c8f4e = account.WebBrowserSettings;`
     /// - `account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;`
-    public enum WebBrowserSettings: TLRegistrable, TLParsable {
+    public enum WebBrowserSettings: TLSchemaDescribed, TLParsable {
         /// `account.webBrowserSettingsNotModified#c31c8f4e = account.WebBrowserSettings;`
         case webBrowserSettingsNotModified
         /// `account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;`
@@ -1417,6 +1226,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.WebBrowserSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebBrowserSettings {
             let id = try reader.readUInt32()
@@ -1451,23 +1261,6 @@ extension Api.account {
             }
             catch {
                 throw error.inside(constructor: "account.webBrowserSettings", fields: "flags,open_external_browser,display_close_button,external_exceptions,inapp_exceptions,hash", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webBrowserSettingsNotModified:
-                    return ("account.webBrowserSettingsNotModified", [])
-                case .webBrowserSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("open_external_browser", c.openExternalBrowser)
-                    fields.trueFlag("display_close_button", c.displayCloseButton)
-                    fields.objects("external_exceptions", c.externalExceptions)
-                    fields.objects("inapp_exceptions", c.inappExceptions)
-                    fields.long("hash", c.hash)
-                    return ("account.webBrowserSettings", fields.fields)
             }
         }
     }
@@ -2068,5 +1861,34 @@ extension Api {
         (0x124b1c00, "stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;"),
         (0x1dbfeca0, "phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;"),
         (0x0be77b4a, "premium.getMyBoosts#0be77b4a = premium.MyBoosts;"),
+    ]
+    static let constructorEntries21: [(UInt32, StaticString)] = [
+        (0x3fedd339, "true#3fedd339 = True;"),
+        (0x37c1011c, "chatPhotoEmpty#37c1011c = ChatPhoto;"),
+        (0x1c6e1c11, "chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;"),
+        (0x84d19185, "messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;"),
+        (0xfb834291, "topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;"),
+        (0xec82e140, "phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;"),
+        (0xe56dbf05, "dialogPeer#e56dbf05 peer:Peer = DialogPeer;"),
+        (0x514519e2, "dialogPeerFolder#514519e2 folder_id:int = DialogPeer;"),
+        (0x2f65c8e4, "dialogPeerCommunity#2f65c8e4 community_id:long = DialogPeer;"),
+        (0xb390dc08, "pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;"),
+        (0xc3a12462, "baseThemeClassic#c3a12462 = BaseTheme;"),
+        (0xfbd81688, "baseThemeDay#fbd81688 = BaseTheme;"),
+        (0xb7b31ea8, "baseThemeNight#b7b31ea8 = BaseTheme;"),
+        (0x6d5f77ee, "baseThemeTinted#6d5f77ee = BaseTheme;"),
+        (0x5b11125a, "baseThemeArctic#5b11125a = BaseTheme;"),
+        (0xde33b094, "videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;"),
+        (0xf85c413c, "videoSizeEmojiMarkup#f85c413c emoji_id:long background_colors:Vector<int> = VideoSize;"),
+        (0x0da082fe, "videoSizeStickerMarkup#0da082fe stickerset:InputStickerSet sticker_id:long background_colors:Vector<int> = VideoSize;"),
+        (0x81b6b00a, "messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;"),
+        (0x7533a588, "botMenuButtonDefault#7533a588 = BotMenuButton;"),
+        (0x4258c205, "botMenuButtonCommands#4258c205 = BotMenuButton;"),
+        (0xc7b57ce6, "botMenuButton#c7b57ce6 text:string url:string = BotMenuButton;"),
+        (0xfa87f659, "chatlists.chatlistInviteAlready#fa87f659 filter_id:int missing_peers:Vector<Peer> already_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;"),
+        (0xf10ece2f, "chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;"),
+        (0x8ecf0511, "messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;"),
+        (0xc31c8f4e, "account.webBrowserSettingsNotModified#c31c8f4e = account.WebBrowserSettings;"),
+        (0x79eb8cb3, "account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;"),
     ]
 }

@@ -16,7 +16,7 @@ extension Api.storage {
     /// - `storage.fileMov#4b09ebbc = storage.FileType;`
     /// - `storage.fileMp4#b3cea0e4 = storage.FileType;`
     /// - `storage.fileWebp#1081464c = storage.FileType;`
-    public enum FileType: TLRegistrable, TLParsable {
+    public enum FileType: TLSchemaDescribed, TLParsable {
         /// `storage.fileUnknown#aa963b05 = storage.FileType;`
         case fileUnknown
         /// `storage.filePartial#40bc6f52 = storage.FileType;`
@@ -64,6 +64,7 @@ extension Api.storage {
         }
 
         public static var tlTypeName: String { "storage.FileType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileType {
             let id = try reader.readUInt32()
@@ -127,31 +128,6 @@ extension Api.storage {
         static func parse_fileWebp(_ reader: inout BufferReader) throws(TLDecodingError) -> FileType {
             return .fileWebp
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .fileUnknown:
-                    return ("storage.fileUnknown", [])
-                case .filePartial:
-                    return ("storage.filePartial", [])
-                case .fileJpeg:
-                    return ("storage.fileJpeg", [])
-                case .fileGif:
-                    return ("storage.fileGif", [])
-                case .filePng:
-                    return ("storage.filePng", [])
-                case .filePdf:
-                    return ("storage.filePdf", [])
-                case .fileMp3:
-                    return ("storage.fileMp3", [])
-                case .fileMov:
-                    return ("storage.fileMov", [])
-                case .fileMp4:
-                    return ("storage.fileMp4", [])
-                case .fileWebp:
-                    return ("storage.fileWebp", [])
-            }
-        }
     }
 }
 
@@ -163,7 +139,7 @@ extension Api {
     /// - `inputNotifyBroadcasts#b1db7c7e = InputNotifyPeer;`
     /// - `inputNotifyForumTopic#5c467992 peer:InputPeer top_msg_id:int = InputNotifyPeer;`
     /// - `inputNotifyCommunity#27bb1adc community:InputChannel = InputNotifyPeer;`
-    public enum InputNotifyPeer: TLRegistrable, TLParsable {
+    public enum InputNotifyPeer: TLSchemaDescribed, TLParsable {
         /// `inputNotifyPeer#b8bc5b0c peer:InputPeer = InputNotifyPeer;`
         case inputNotifyPeer(Cons_inputNotifyPeer)
         /// `inputNotifyUsers#193b4417 = InputNotifyPeer;`
@@ -228,6 +204,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputNotifyPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputNotifyPeer {
             let id = try reader.readUInt32()
@@ -292,30 +269,6 @@ extension Api {
                 throw error.inside(constructor: "inputNotifyCommunity", fields: "community", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputNotifyPeer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("inputNotifyPeer", fields.fields)
-                case .inputNotifyUsers:
-                    return ("inputNotifyUsers", [])
-                case .inputNotifyChats:
-                    return ("inputNotifyChats", [])
-                case .inputNotifyBroadcasts:
-                    return ("inputNotifyBroadcasts", [])
-                case .inputNotifyForumTopic(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("top_msg_id", c.topMsgId)
-                    return ("inputNotifyForumTopic", fields.fields)
-                case .inputNotifyCommunity(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("community", c.community)
-                    return ("inputNotifyCommunity", fields.fields)
-            }
-        }
     }
 }
 
@@ -325,7 +278,7 @@ extension Api.updates {
     /// - `updates.difference#00f49ca0 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> state:updates.State = updates.Difference;`
     /// - `updates.differenceSlice#a8fb1981 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> intermediate_state:updates.State = updates.Difference;`
     /// - `updates.differenceTooLong#4afe8f6d pts:int = updates.Difference;`
-    public enum Difference: TLRegistrable, TLParsable {
+    public enum Difference: TLSchemaDescribed, TLParsable {
         /// `updates.differenceEmpty#5d75a138 date:int seq:int = updates.Difference;`
         case differenceEmpty(Cons_differenceEmpty)
         /// `updates.difference#00f49ca0 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> state:updates.State = updates.Difference;`
@@ -426,6 +379,7 @@ extension Api.updates {
         }
 
         public static var tlTypeName: String { "updates.Difference" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Difference {
             let id = try reader.readUInt32()
@@ -508,38 +462,6 @@ extension Api.updates {
                 throw error.inside(constructor: "updates.differenceTooLong", fields: "pts", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .differenceEmpty(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("date", c.date)
-                    fields.int("seq", c.seq)
-                    return ("updates.differenceEmpty", fields.fields)
-                case .difference(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.objects("new_messages", c.newMessages)
-                    fields.objects("new_encrypted_messages", c.newEncryptedMessages)
-                    fields.objects("other_updates", c.otherUpdates)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    fields.object("state", c.state)
-                    return ("updates.difference", fields.fields)
-                case .differenceSlice(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.objects("new_messages", c.newMessages)
-                    fields.objects("new_encrypted_messages", c.newEncryptedMessages)
-                    fields.objects("other_updates", c.otherUpdates)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    fields.object("intermediate_state", c.intermediateState)
-                    return ("updates.differenceSlice", fields.fields)
-                case .differenceTooLong(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("pts", c.pts)
-                    return ("updates.differenceTooLong", fields.fields)
-            }
-        }
     }
 }
 
@@ -547,7 +469,7 @@ extension Api.payments {
     /// TL type `payments.PaymentReceipt`. Constructors:
     /// - `payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;`
     /// - `payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;`
-    public enum PaymentReceipt: TLRegistrable, TLParsable {
+    public enum PaymentReceipt: TLSchemaDescribed, TLParsable {
         /// `payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;`
         case paymentReceipt(Cons_paymentReceipt)
         /// `payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;`
@@ -704,6 +626,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.PaymentReceipt" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentReceipt {
             let id = try reader.readUInt32()
@@ -804,62 +727,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.paymentReceiptStars", fields: "flags,date,bot_id,title,description,photo,invoice,currency,total_amount,transaction_id,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paymentReceipt(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 15)
-                    fields.flags("flags", _flags)
-                    fields.int("date", c.date)
-                    fields.long("bot_id", c.botId)
-                    fields.long("provider_id", c.providerId)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    fields.object("invoice", c.invoice)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
-                        fields.object("info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.shipping {
-                        fields.object("shipping", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.tipAmount {
-                        fields.long("tip_amount", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("total_amount", c.totalAmount)
-                    fields.string("credentials_title", c.credentialsTitle)
-                    fields.objects("users", c.users)
-                    return ("payments.paymentReceipt", fields.fields)
-                case .paymentReceiptStars(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.int("date", c.date)
-                    fields.long("bot_id", c.botId)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    fields.object("invoice", c.invoice)
-                    fields.string("currency", c.currency)
-                    fields.long("total_amount", c.totalAmount)
-                    fields.string("transaction_id", c.transactionId)
-                    fields.objects("users", c.users)
-                    return ("payments.paymentReceiptStars", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PopularContact`. Constructors:
     /// - `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
-    public enum PopularContact: TLRegistrable, TLParsable {
+    public enum PopularContact: TLSchemaDescribed, TLParsable {
         /// `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
         case popularContact(Cons_popularContact)
 
@@ -886,6 +760,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PopularContact" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PopularContact {
             let id = try reader.readUInt32()
@@ -913,23 +788,13 @@ extension Api {
                 throw error.inside(constructor: "popularContact", fields: "client_id,importers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .popularContact(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("client_id", c.clientId)
-                    fields.int("importers", c.importers)
-                    return ("popularContact", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SecureCredentialsEncrypted`. Constructors:
     /// - `secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;`
-    public enum SecureCredentialsEncrypted: TLRegistrable, TLParsable {
+    public enum SecureCredentialsEncrypted: TLSchemaDescribed, TLParsable {
         /// `secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;`
         case secureCredentialsEncrypted(Cons_secureCredentialsEncrypted)
 
@@ -957,6 +822,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureCredentialsEncrypted" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureCredentialsEncrypted {
             let id = try reader.readUInt32()
@@ -986,24 +852,13 @@ extension Api {
                 throw error.inside(constructor: "secureCredentialsEncrypted", fields: "data,hash,secret", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureCredentialsEncrypted(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.bytes("data", c.data)
-                    fields.bytes("hash", c.hash)
-                    fields.bytes("secret", c.secret)
-                    return ("secureCredentialsEncrypted", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BankCardOpenUrl`. Constructors:
     /// - `bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;`
-    public enum BankCardOpenUrl: TLRegistrable, TLParsable {
+    public enum BankCardOpenUrl: TLSchemaDescribed, TLParsable {
         /// `bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;`
         case bankCardOpenUrl(Cons_bankCardOpenUrl)
 
@@ -1028,6 +883,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BankCardOpenUrl" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BankCardOpenUrl {
             let id = try reader.readUInt32()
@@ -1055,16 +911,6 @@ extension Api {
                 throw error.inside(constructor: "bankCardOpenUrl", fields: "url,name", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .bankCardOpenUrl(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.string("name", c.name)
-                    return ("bankCardOpenUrl", fields.fields)
-            }
-        }
     }
 }
 
@@ -1073,7 +919,7 @@ extension Api {
     /// - `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
     /// - `inputGroupCallSlug#fe06823f slug:string = InputGroupCall;`
     /// - `inputGroupCallInviteMessage#8c10603f msg_id:int = InputGroupCall;`
-    public enum InputGroupCall: TLRegistrable, TLParsable {
+    public enum InputGroupCall: TLSchemaDescribed, TLParsable {
         /// `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
         case inputGroupCall(Cons_inputGroupCall)
         /// `inputGroupCallSlug#fe06823f slug:string = InputGroupCall;`
@@ -1130,6 +976,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputGroupCall" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputGroupCall {
             let id = try reader.readUInt32()
@@ -1179,31 +1026,13 @@ extension Api {
                 throw error.inside(constructor: "inputGroupCallInviteMessage", fields: "msg_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputGroupCall(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputGroupCall", fields.fields)
-                case .inputGroupCallSlug(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("inputGroupCallSlug", fields.fields)
-                case .inputGroupCallInviteMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("msg_id", c.msgId)
-                    return ("inputGroupCallInviteMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.phone {
     /// TL type `phone.GroupCall`. Constructors:
     /// - `phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;`
-    public enum GroupCall: TLRegistrable, TLParsable {
+    public enum GroupCall: TLSchemaDescribed, TLParsable {
         /// `phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;`
         case groupCall(Cons_groupCall)
 
@@ -1237,6 +1066,7 @@ extension Api.phone {
         }
 
         public static var tlTypeName: String { "phone.GroupCall" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCall {
             let id = try reader.readUInt32()
@@ -1270,26 +1100,13 @@ extension Api.phone {
                 throw error.inside(constructor: "phone.groupCall", fields: "call,participants,participants_next_offset,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCall(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.object("call", c.call)
-                    fields.objects("participants", c.participants)
-                    fields.string("participants_next_offset", c.participantsNextOffset)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("phone.groupCall", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.phone {
     /// TL type `phone.ExportedGroupCallInvite`. Constructors:
     /// - `phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;`
-    public enum ExportedGroupCallInvite: TLRegistrable, TLParsable {
+    public enum ExportedGroupCallInvite: TLSchemaDescribed, TLParsable {
         /// `phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;`
         case exportedGroupCallInvite(Cons_exportedGroupCallInvite)
 
@@ -1311,6 +1128,7 @@ extension Api.phone {
         }
 
         public static var tlTypeName: String { "phone.ExportedGroupCallInvite" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedGroupCallInvite {
             let id = try reader.readUInt32()
@@ -1335,22 +1153,13 @@ extension Api.phone {
                 throw error.inside(constructor: "phone.exportedGroupCallInvite", fields: "link", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedGroupCallInvite(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("link", c.link)
-                    return ("phone.exportedGroupCallInvite", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SearchResultsPosition`. Constructors:
     /// - `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
-    public enum SearchResultsPosition: TLRegistrable, TLParsable {
+    public enum SearchResultsPosition: TLSchemaDescribed, TLParsable {
         /// `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
         case searchResultPosition(Cons_searchResultPosition)
 
@@ -1380,6 +1189,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SearchResultsPosition" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchResultsPosition {
             let id = try reader.readUInt32()
@@ -1409,24 +1219,13 @@ extension Api {
                 throw error.inside(constructor: "searchResultPosition", fields: "msg_id,date,offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .searchResultPosition(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("msg_id", c.msgId)
-                    fields.int("date", c.date)
-                    fields.int("offset", c.offset)
-                    return ("searchResultPosition", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StoriesStealthMode`. Constructors:
     /// - `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
-    public enum StoriesStealthMode: TLRegistrable, TLParsable {
+    public enum StoriesStealthMode: TLSchemaDescribed, TLParsable {
         /// `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
         case storiesStealthMode(Cons_storiesStealthMode)
 
@@ -1471,6 +1270,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StoriesStealthMode" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoriesStealthMode {
             let id = try reader.readUInt32()
@@ -1506,29 +1306,13 @@ extension Api {
                 throw error.inside(constructor: "storiesStealthMode", fields: "flags,active_until_date,cooldown_until_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storiesStealthMode(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.activeUntilDate {
-                        fields.int("active_until_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
-                        fields.int("cooldown_until_date", value)
-                    }
-                    return ("storiesStealthMode", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.premium {
     /// TL type `premium.MyBoosts`. Constructors:
     /// - `premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;`
-    public enum MyBoosts: TLRegistrable, TLParsable {
+    public enum MyBoosts: TLSchemaDescribed, TLParsable {
         /// `premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;`
         case myBoosts(Cons_myBoosts)
 
@@ -1556,6 +1340,7 @@ extension Api.premium {
         }
 
         public static var tlTypeName: String { "premium.MyBoosts" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MyBoosts {
             let id = try reader.readUInt32()
@@ -1585,24 +1370,13 @@ extension Api.premium {
                 throw error.inside(constructor: "premium.myBoosts", fields: "my_boosts,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .myBoosts(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("my_boosts", c.myBoosts)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("premium.myBoosts", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsGiveawayWinnersOption`. Constructors:
     /// - `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
-    public enum StarsGiveawayWinnersOption: TLRegistrable, TLParsable {
+    public enum StarsGiveawayWinnersOption: TLSchemaDescribed, TLParsable {
         /// `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
         case starsGiveawayWinnersOption(Cons_starsGiveawayWinnersOption)
 
@@ -1643,6 +1417,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsGiveawayWinnersOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsGiveawayWinnersOption {
             let id = try reader.readUInt32()
@@ -1672,26 +1447,13 @@ extension Api {
                 throw error.inside(constructor: "starsGiveawayWinnersOption", fields: "flags,default,users,per_user_stars", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsGiveawayWinnersOption(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("default", c.`default`)
-                    fields.int("users", c.users)
-                    fields.long("per_user_stars", c.perUserStars)
-                    return ("starsGiveawayWinnersOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SuggestedPost`. Constructors:
     /// - `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
-    public enum SuggestedPost: TLRegistrable, TLParsable {
+    public enum SuggestedPost: TLSchemaDescribed, TLParsable {
         /// `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
         case suggestedPost(Cons_suggestedPost)
 
@@ -1738,6 +1500,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SuggestedPost" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SuggestedPost {
             let id = try reader.readUInt32()
@@ -1773,24 +1536,6 @@ extension Api {
                 throw error.inside(constructor: "suggestedPost", fields: "flags,accepted,rejected,price,schedule_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .suggestedPost(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("accepted", c.accepted)
-                    fields.trueFlag("rejected", c.rejected)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.price {
-                        fields.object("price", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.scheduleDate {
-                        fields.int("schedule_date", value)
-                    }
-                    return ("suggestedPost", fields.fields)
-            }
-        }
     }
 }
 
@@ -1798,7 +1543,7 @@ extension Api {
     /// TL type `InputPasskeyResponse`. Constructors:
     /// - `inputPasskeyResponseRegister#3e63935c client_data:DataJSON attestation_data:bytes = InputPasskeyResponse;`
     /// - `inputPasskeyResponseLogin#c31fc14a client_data:DataJSON authenticator_data:bytes signature:bytes user_handle:string = InputPasskeyResponse;`
-    public enum InputPasskeyResponse: TLRegistrable, TLParsable {
+    public enum InputPasskeyResponse: TLSchemaDescribed, TLParsable {
         /// `inputPasskeyResponseRegister#3e63935c client_data:DataJSON attestation_data:bytes = InputPasskeyResponse;`
         case inputPasskeyResponseRegister(Cons_inputPasskeyResponseRegister)
         /// `inputPasskeyResponseLogin#c31fc14a client_data:DataJSON authenticator_data:bytes signature:bytes user_handle:string = InputPasskeyResponse;`
@@ -1846,6 +1591,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPasskeyResponse" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPasskeyResponse {
             let id = try reader.readUInt32()
@@ -1891,30 +1637,13 @@ extension Api {
                 throw error.inside(constructor: "inputPasskeyResponseLogin", fields: "client_data,authenticator_data,signature,user_handle", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPasskeyResponseRegister(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("client_data", c.clientData)
-                    fields.bytes("attestation_data", c.attestationData)
-                    return ("inputPasskeyResponseRegister", fields.fields)
-                case .inputPasskeyResponseLogin(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.object("client_data", c.clientData)
-                    fields.bytes("authenticator_data", c.authenticatorData)
-                    fields.bytes("signature", c.signature)
-                    fields.string("user_handle", c.userHandle)
-                    return ("inputPasskeyResponseLogin", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `WebDomainException`. Constructors:
     /// - `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
-    public enum WebDomainException: TLRegistrable, TLParsable {
+    public enum WebDomainException: TLSchemaDescribed, TLParsable {
         /// `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
         case webDomainException(Cons_webDomainException)
 
@@ -1964,6 +1693,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WebDomainException" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebDomainException {
             let id = try reader.readUInt32()
@@ -2000,29 +1730,13 @@ extension Api {
                 throw error.inside(constructor: "webDomainException", fields: "flags,domain,url,title,favicon", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webDomainException(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.string("domain", c.domain)
-                    fields.string("url", c.url)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.favicon {
-                        fields.long("favicon", value)
-                    }
-                    return ("webDomainException", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PageButton`. Constructors:
     /// - `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
-    public enum PageButton: TLRegistrable, TLParsable {
+    public enum PageButton: TLSchemaDescribed, TLParsable {
         /// `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
         case pageButton(Cons_pageButton)
 
@@ -2066,6 +1780,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PageButton" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageButton {
             let id = try reader.readUInt32()
@@ -2098,21 +1813,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "pageButton", fields: "flags,text,type,style", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pageButton(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("text", c.text)
-                    fields.object("type", c.type)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.style {
-                        fields.object("style", value)
-                    }
-                    return ("pageButton", fields.fields)
             }
         }
     }
@@ -2817,5 +2517,46 @@ extension Api {
         (0xb1d11410, "phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;"),
         (0x6847d0ab, "folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;"),
         (0x719c5c5e, "chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;"),
+    ]
+    static let constructorEntries22: [(UInt32, StaticString)] = [
+        (0xaa963b05, "storage.fileUnknown#aa963b05 = storage.FileType;"),
+        (0x40bc6f52, "storage.filePartial#40bc6f52 = storage.FileType;"),
+        (0x007efe0e, "storage.fileJpeg#007efe0e = storage.FileType;"),
+        (0xcae1aadf, "storage.fileGif#cae1aadf = storage.FileType;"),
+        (0x0a4f63c0, "storage.filePng#0a4f63c0 = storage.FileType;"),
+        (0xae1e508d, "storage.filePdf#ae1e508d = storage.FileType;"),
+        (0x528a0677, "storage.fileMp3#528a0677 = storage.FileType;"),
+        (0x4b09ebbc, "storage.fileMov#4b09ebbc = storage.FileType;"),
+        (0xb3cea0e4, "storage.fileMp4#b3cea0e4 = storage.FileType;"),
+        (0x1081464c, "storage.fileWebp#1081464c = storage.FileType;"),
+        (0xb8bc5b0c, "inputNotifyPeer#b8bc5b0c peer:InputPeer = InputNotifyPeer;"),
+        (0x193b4417, "inputNotifyUsers#193b4417 = InputNotifyPeer;"),
+        (0x4a95e84e, "inputNotifyChats#4a95e84e = InputNotifyPeer;"),
+        (0xb1db7c7e, "inputNotifyBroadcasts#b1db7c7e = InputNotifyPeer;"),
+        (0x5c467992, "inputNotifyForumTopic#5c467992 peer:InputPeer top_msg_id:int = InputNotifyPeer;"),
+        (0x27bb1adc, "inputNotifyCommunity#27bb1adc community:InputChannel = InputNotifyPeer;"),
+        (0x5d75a138, "updates.differenceEmpty#5d75a138 date:int seq:int = updates.Difference;"),
+        (0x00f49ca0, "updates.difference#00f49ca0 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> state:updates.State = updates.Difference;"),
+        (0xa8fb1981, "updates.differenceSlice#a8fb1981 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> intermediate_state:updates.State = updates.Difference;"),
+        (0x4afe8f6d, "updates.differenceTooLong#4afe8f6d pts:int = updates.Difference;"),
+        (0x70c4fe03, "payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;"),
+        (0xdabbf83a, "payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;"),
+        (0x5ce14175, "popularContact#5ce14175 client_id:long importers:int = PopularContact;"),
+        (0x33f0ea47, "secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;"),
+        (0xf568028a, "bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;"),
+        (0xd8aa840f, "inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;"),
+        (0xfe06823f, "inputGroupCallSlug#fe06823f slug:string = InputGroupCall;"),
+        (0x8c10603f, "inputGroupCallInviteMessage#8c10603f msg_id:int = InputGroupCall;"),
+        (0x9e727aad, "phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;"),
+        (0x204bd158, "phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;"),
+        (0x7f648b67, "searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;"),
+        (0x712e27fd, "storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;"),
+        (0x9ae228e2, "premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;"),
+        (0x54236209, "starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;"),
+        (0x0e8e37e5, "suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;"),
+        (0x3e63935c, "inputPasskeyResponseRegister#3e63935c client_data:DataJSON attestation_data:bytes = InputPasskeyResponse;"),
+        (0xc31fc14a, "inputPasskeyResponseLogin#c31fc14a client_data:DataJSON authenticator_data:bytes signature:bytes user_handle:string = InputPasskeyResponse;"),
+        (0x933ca597, "webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;"),
+        (0x692a5488, "pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;"),
     ]
 }

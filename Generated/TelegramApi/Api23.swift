@@ -16,7 +16,7 @@ extension Api {
     /// - `inputReportReasonFake#f5ddd6e7 = ReportReason;`
     /// - `inputReportReasonIllegalDrugs#0a8eb2be = ReportReason;`
     /// - `inputReportReasonPersonalDetails#9ec7863d = ReportReason;`
-    public enum ReportReason: TLRegistrable, TLParsable {
+    public enum ReportReason: TLSchemaDescribed, TLParsable {
         /// `inputReportReasonSpam#58dbcab8 = ReportReason;`
         case inputReportReasonSpam
         /// `inputReportReasonViolence#1e22c78d = ReportReason;`
@@ -64,6 +64,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ReportReason" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReportReason {
             let id = try reader.readUInt32()
@@ -127,38 +128,13 @@ extension Api {
         static func parse_inputReportReasonPersonalDetails(_ reader: inout BufferReader) throws(TLDecodingError) -> ReportReason {
             return .inputReportReasonPersonalDetails
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputReportReasonSpam:
-                    return ("inputReportReasonSpam", [])
-                case .inputReportReasonViolence:
-                    return ("inputReportReasonViolence", [])
-                case .inputReportReasonPornography:
-                    return ("inputReportReasonPornography", [])
-                case .inputReportReasonChildAbuse:
-                    return ("inputReportReasonChildAbuse", [])
-                case .inputReportReasonOther:
-                    return ("inputReportReasonOther", [])
-                case .inputReportReasonCopyright:
-                    return ("inputReportReasonCopyright", [])
-                case .inputReportReasonGeoIrrelevant:
-                    return ("inputReportReasonGeoIrrelevant", [])
-                case .inputReportReasonFake:
-                    return ("inputReportReasonFake", [])
-                case .inputReportReasonIllegalDrugs:
-                    return ("inputReportReasonIllegalDrugs", [])
-                case .inputReportReasonPersonalDetails:
-                    return ("inputReportReasonPersonalDetails", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputEncryptedChat`. Constructors:
     /// - `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
-    public enum InputEncryptedChat: TLRegistrable, TLParsable {
+    public enum InputEncryptedChat: TLSchemaDescribed, TLParsable {
         /// `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
         case inputEncryptedChat(Cons_inputEncryptedChat)
 
@@ -185,6 +161,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputEncryptedChat" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputEncryptedChat {
             let id = try reader.readUInt32()
@@ -212,16 +189,6 @@ extension Api {
                 throw error.inside(constructor: "inputEncryptedChat", fields: "chat_id,access_hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputEncryptedChat(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("chat_id", c.chatId)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputEncryptedChat", fields.fields)
-            }
-        }
     }
 }
 
@@ -229,7 +196,7 @@ extension Api.messages {
     /// TL type `messages.DhConfig`. Constructors:
     /// - `messages.dhConfigNotModified#c0e24635 random:bytes = messages.DhConfig;`
     /// - `messages.dhConfig#2c221edd g:int p:bytes version:int random:bytes = messages.DhConfig;`
-    public enum DhConfig: TLRegistrable, TLParsable {
+    public enum DhConfig: TLSchemaDescribed, TLParsable {
         /// `messages.dhConfigNotModified#c0e24635 random:bytes = messages.DhConfig;`
         case dhConfigNotModified(Cons_dhConfigNotModified)
         /// `messages.dhConfig#2c221edd g:int p:bytes version:int random:bytes = messages.DhConfig;`
@@ -276,6 +243,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.DhConfig" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DhConfig {
             let id = try reader.readUInt32()
@@ -318,22 +286,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.dhConfig", fields: "g,p,version,random", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dhConfigNotModified(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bytes("random", c.random)
-                    return ("messages.dhConfigNotModified", fields.fields)
-                case .dhConfig(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("g", c.g)
-                    fields.bytes("p", c.p)
-                    fields.int("version", c.version)
-                    fields.bytes("random", c.random)
-                    return ("messages.dhConfig", fields.fields)
-            }
-        }
     }
 }
 
@@ -343,7 +295,7 @@ extension Api {
     /// - `inputPaymentCredentials#3417d728 flags:# save:flags.0?true data:DataJSON = InputPaymentCredentials;`
     /// - `inputPaymentCredentialsApplePay#0aa1c39f payment_data:DataJSON = InputPaymentCredentials;`
     /// - `inputPaymentCredentialsGooglePay#8ac32801 payment_token:DataJSON = InputPaymentCredentials;`
-    public enum InputPaymentCredentials: TLRegistrable, TLParsable {
+    public enum InputPaymentCredentials: TLSchemaDescribed, TLParsable {
         /// `inputPaymentCredentialsSaved#c10eb2cf id:string tmp_password:bytes = InputPaymentCredentials;`
         case inputPaymentCredentialsSaved(Cons_inputPaymentCredentialsSaved)
         /// `inputPaymentCredentials#3417d728 flags:# save:flags.0?true data:DataJSON = InputPaymentCredentials;`
@@ -425,6 +377,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPaymentCredentials" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPaymentCredentials {
             let id = try reader.readUInt32()
@@ -488,38 +441,13 @@ extension Api {
                 throw error.inside(constructor: "inputPaymentCredentialsGooglePay", fields: "payment_token", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPaymentCredentialsSaved(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("id", c.id)
-                    fields.bytes("tmp_password", c.tmpPassword)
-                    return ("inputPaymentCredentialsSaved", fields.fields)
-                case .inputPaymentCredentials(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("save", c.save)
-                    fields.object("data", c.data)
-                    return ("inputPaymentCredentials", fields.fields)
-                case .inputPaymentCredentialsApplePay(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("payment_data", c.paymentData)
-                    return ("inputPaymentCredentialsApplePay", fields.fields)
-                case .inputPaymentCredentialsGooglePay(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("payment_token", c.paymentToken)
-                    return ("inputPaymentCredentialsGooglePay", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputFolderPeer`. Constructors:
     /// - `inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;`
-    public enum InputFolderPeer: TLRegistrable, TLParsable {
+    public enum InputFolderPeer: TLSchemaDescribed, TLParsable {
         /// `inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;`
         case inputFolderPeer(Cons_inputFolderPeer)
 
@@ -544,6 +472,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputFolderPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputFolderPeer {
             let id = try reader.readUInt32()
@@ -571,16 +500,6 @@ extension Api {
                 throw error.inside(constructor: "inputFolderPeer", fields: "peer,folder_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputFolderPeer(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("folder_id", c.folderId)
-                    return ("inputFolderPeer", fields.fields)
-            }
-        }
     }
 }
 
@@ -590,7 +509,7 @@ extension Api {
     /// - `emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;`
     /// - `emojiStatusCollectible#7184603b flags:# collectible_id:long document_id:long title:string slug:string pattern_document_id:long center_color:int edge_color:int pattern_color:int text_color:int until:flags.0?int = EmojiStatus;`
     /// - `inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;`
-    public enum EmojiStatus: TLRegistrable, TLParsable {
+    public enum EmojiStatus: TLSchemaDescribed, TLParsable {
         /// `emojiStatusEmpty#2de11aae = EmojiStatus;`
         case emojiStatusEmpty
         /// `emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;`
@@ -738,6 +657,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmojiStatus" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiStatus {
             let id = try reader.readUInt32()
@@ -829,55 +749,13 @@ extension Api {
                 throw error.inside(constructor: "inputEmojiStatusCollectible", fields: "flags,collectible_id,until", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiStatusEmpty:
-                    return ("emojiStatusEmpty", [])
-                case .emojiStatus(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.long("document_id", c.documentId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
-                        fields.int("until", value)
-                    }
-                    return ("emojiStatus", fields.fields)
-                case .emojiStatusCollectible(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.long("collectible_id", c.collectibleId)
-                    fields.long("document_id", c.documentId)
-                    fields.string("title", c.title)
-                    fields.string("slug", c.slug)
-                    fields.long("pattern_document_id", c.patternDocumentId)
-                    fields.int("center_color", c.centerColor)
-                    fields.int("edge_color", c.edgeColor)
-                    fields.int("pattern_color", c.patternColor)
-                    fields.int("text_color", c.textColor)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
-                        fields.int("until", value)
-                    }
-                    return ("emojiStatusCollectible", fields.fields)
-                case .inputEmojiStatusCollectible(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.long("collectible_id", c.collectibleId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.until {
-                        fields.int("until", value)
-                    }
-                    return ("inputEmojiStatusCollectible", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ExportedContactToken`. Constructors:
     /// - `exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;`
-    public enum ExportedContactToken: TLRegistrable, TLParsable {
+    public enum ExportedContactToken: TLSchemaDescribed, TLParsable {
         /// `exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;`
         case exportedContactToken(Cons_exportedContactToken)
 
@@ -902,6 +780,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ExportedContactToken" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedContactToken {
             let id = try reader.readUInt32()
@@ -929,23 +808,13 @@ extension Api {
                 throw error.inside(constructor: "exportedContactToken", fields: "url,expires", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedContactToken(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.int("expires", c.expires)
-                    return ("exportedContactToken", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.ConnectedBots`. Constructors:
     /// - `account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;`
-    public enum ConnectedBots: TLRegistrable, TLParsable {
+    public enum ConnectedBots: TLSchemaDescribed, TLParsable {
         /// `account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;`
         case connectedBots(Cons_connectedBots)
 
@@ -970,6 +839,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.ConnectedBots" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConnectedBots {
             let id = try reader.readUInt32()
@@ -997,23 +867,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.connectedBots", fields: "connected_bots,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .connectedBots(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("connected_bots", c.connectedBots)
-                    fields.objects("users", c.users)
-                    return ("account.connectedBots", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarGiftBackground`. Constructors:
     /// - `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
-    public enum StarGiftBackground: TLRegistrable, TLParsable {
+    public enum StarGiftBackground: TLSchemaDescribed, TLParsable {
         /// `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
         case starGiftBackground(Cons_starGiftBackground)
 
@@ -1043,6 +903,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftBackground" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftBackground {
             let id = try reader.readUInt32()
@@ -1070,17 +931,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "starGiftBackground", fields: "center_color,edge_color,text_color", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftBackground(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("center_color", c.centerColor)
-                    fields.int("edge_color", c.edgeColor)
-                    fields.int("text_color", c.textColor)
-                    return ("starGiftBackground", fields.fields)
             }
         }
     }
@@ -1390,5 +1240,32 @@ extension Api {
         (0xc27dfa68, "stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;"),
         (0x89419521, "chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;"),
         (0x778d902f, "smsjobs.getSmsJob#778d902f job_id:string = SmsJob;"),
+    ]
+    static let constructorEntries23: [(UInt32, StaticString)] = [
+        (0x58dbcab8, "inputReportReasonSpam#58dbcab8 = ReportReason;"),
+        (0x1e22c78d, "inputReportReasonViolence#1e22c78d = ReportReason;"),
+        (0x2e59d922, "inputReportReasonPornography#2e59d922 = ReportReason;"),
+        (0xadf44ee3, "inputReportReasonChildAbuse#adf44ee3 = ReportReason;"),
+        (0xc1e4a2b1, "inputReportReasonOther#c1e4a2b1 = ReportReason;"),
+        (0x9b89f93a, "inputReportReasonCopyright#9b89f93a = ReportReason;"),
+        (0xdbd4feed, "inputReportReasonGeoIrrelevant#dbd4feed = ReportReason;"),
+        (0xf5ddd6e7, "inputReportReasonFake#f5ddd6e7 = ReportReason;"),
+        (0x0a8eb2be, "inputReportReasonIllegalDrugs#0a8eb2be = ReportReason;"),
+        (0x9ec7863d, "inputReportReasonPersonalDetails#9ec7863d = ReportReason;"),
+        (0xf141b5e1, "inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;"),
+        (0xc0e24635, "messages.dhConfigNotModified#c0e24635 random:bytes = messages.DhConfig;"),
+        (0x2c221edd, "messages.dhConfig#2c221edd g:int p:bytes version:int random:bytes = messages.DhConfig;"),
+        (0xc10eb2cf, "inputPaymentCredentialsSaved#c10eb2cf id:string tmp_password:bytes = InputPaymentCredentials;"),
+        (0x3417d728, "inputPaymentCredentials#3417d728 flags:# save:flags.0?true data:DataJSON = InputPaymentCredentials;"),
+        (0x0aa1c39f, "inputPaymentCredentialsApplePay#0aa1c39f payment_data:DataJSON = InputPaymentCredentials;"),
+        (0x8ac32801, "inputPaymentCredentialsGooglePay#8ac32801 payment_token:DataJSON = InputPaymentCredentials;"),
+        (0xfbd2c296, "inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;"),
+        (0x2de11aae, "emojiStatusEmpty#2de11aae = EmojiStatus;"),
+        (0xe7ff068a, "emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;"),
+        (0x7184603b, "emojiStatusCollectible#7184603b flags:# collectible_id:long document_id:long title:string slug:string pattern_document_id:long center_color:int edge_color:int pattern_color:int text_color:int until:flags.0?int = EmojiStatus;"),
+        (0x07141dbf, "inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;"),
+        (0x41bf109b, "exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;"),
+        (0x17d7f87b, "account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;"),
+        (0xaff56398, "starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;"),
     ]
 }

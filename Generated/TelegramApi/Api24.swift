@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `KeyboardButton`. Constructors:
     /// - `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
-    public enum KeyboardButton: TLRegistrable, TLParsable {
+    public enum KeyboardButton: TLSchemaDescribed, TLParsable {
         /// `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
         case keyboardButton(Cons_keyboardButton)
 
@@ -51,6 +51,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "KeyboardButton" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardButton {
             let id = try reader.readUInt32()
@@ -85,21 +86,6 @@ extension Api {
                 throw error.inside(constructor: "keyboardButton", fields: "flags,style,text,type", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .keyboardButton(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.style {
-                        fields.object("style", value)
-                    }
-                    fields.string("text", c.text)
-                    fields.object("type", c.type)
-                    return ("keyboardButton", fields.fields)
-            }
-        }
     }
 }
 
@@ -113,7 +99,7 @@ extension Api {
     /// - `channelParticipantsSearch#0656ac4b q:string = ChannelParticipantsFilter;`
     /// - `channelParticipantsContacts#bb6ae88d q:string = ChannelParticipantsFilter;`
     /// - `channelParticipantsMentions#e04b5ceb flags:# q:flags.0?string top_msg_id:flags.1?int = ChannelParticipantsFilter;`
-    public enum ChannelParticipantsFilter: TLRegistrable, TLParsable {
+    public enum ChannelParticipantsFilter: TLSchemaDescribed, TLParsable {
         /// `channelParticipantsRecent#de3f3c79 = ChannelParticipantsFilter;`
         case channelParticipantsRecent
         /// `channelParticipantsAdmins#b4608969 = ChannelParticipantsFilter;`
@@ -226,6 +212,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChannelParticipantsFilter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelParticipantsFilter {
             let id = try reader.readUInt32()
@@ -320,44 +307,6 @@ extension Api {
                 throw error.inside(constructor: "channelParticipantsMentions", fields: "flags,q,top_msg_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelParticipantsRecent:
-                    return ("channelParticipantsRecent", [])
-                case .channelParticipantsAdmins:
-                    return ("channelParticipantsAdmins", [])
-                case .channelParticipantsKicked(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("q", c.q)
-                    return ("channelParticipantsKicked", fields.fields)
-                case .channelParticipantsBots:
-                    return ("channelParticipantsBots", [])
-                case .channelParticipantsBanned(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("q", c.q)
-                    return ("channelParticipantsBanned", fields.fields)
-                case .channelParticipantsSearch(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("q", c.q)
-                    return ("channelParticipantsSearch", fields.fields)
-                case .channelParticipantsContacts(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("q", c.q)
-                    return ("channelParticipantsContacts", fields.fields)
-                case .channelParticipantsMentions(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.q {
-                        fields.string("q", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    return ("channelParticipantsMentions", fields.fields)
-            }
-        }
     }
 }
 
@@ -365,7 +314,7 @@ extension Api.help {
     /// TL type `help.PassportConfig`. Constructors:
     /// - `help.passportConfigNotModified#bfb9f457 = help.PassportConfig;`
     /// - `help.passportConfig#a098d6af hash:int countries_langs:DataJSON = help.PassportConfig;`
-    public enum PassportConfig: TLRegistrable, TLParsable {
+    public enum PassportConfig: TLSchemaDescribed, TLParsable {
         /// `help.passportConfigNotModified#bfb9f457 = help.PassportConfig;`
         case passportConfigNotModified
         /// `help.passportConfig#a098d6af hash:int countries_langs:DataJSON = help.PassportConfig;`
@@ -396,6 +345,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.PassportConfig" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PassportConfig {
             let id = try reader.readUInt32()
@@ -428,25 +378,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.passportConfig", fields: "hash,countries_langs", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passportConfigNotModified:
-                    return ("help.passportConfigNotModified", [])
-                case .passportConfig(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("hash", c.hash)
-                    fields.object("countries_langs", c.countriesLangs)
-                    return ("help.passportConfig", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `GroupCallParticipantVideo`. Constructors:
     /// - `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
-    public enum GroupCallParticipantVideo: TLRegistrable, TLParsable {
+    public enum GroupCallParticipantVideo: TLSchemaDescribed, TLParsable {
         /// `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
         case groupCallParticipantVideo(Cons_groupCallParticipantVideo)
 
@@ -494,6 +432,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GroupCallParticipantVideo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallParticipantVideo {
             let id = try reader.readUInt32()
@@ -528,22 +467,6 @@ extension Api {
                 throw error.inside(constructor: "groupCallParticipantVideo", fields: "flags,paused,endpoint,source_groups,audio_source", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallParticipantVideo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("paused", c.paused)
-                    fields.string("endpoint", c.endpoint)
-                    fields.objects("source_groups", c.sourceGroups)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.audioSource {
-                        fields.int("audio_source", value)
-                    }
-                    return ("groupCallParticipantVideo", fields.fields)
-            }
-        }
     }
 }
 
@@ -551,7 +474,7 @@ extension Api.messages {
     /// TL type `messages.SponsoredMessages`. Constructors:
     /// - `messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;`
     /// - `messages.sponsoredMessagesEmpty#1839490f = messages.SponsoredMessages;`
-    public enum SponsoredMessages: TLRegistrable, TLParsable {
+    public enum SponsoredMessages: TLSchemaDescribed, TLParsable {
         /// `messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;`
         case sponsoredMessages(Cons_sponsoredMessages)
         /// `messages.sponsoredMessagesEmpty#1839490f = messages.SponsoredMessages;`
@@ -619,6 +542,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.SponsoredMessages" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessages {
             let id = try reader.readUInt32()
@@ -670,37 +594,13 @@ extension Api.messages {
         static func parse_sponsoredMessagesEmpty(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessages {
             return .sponsoredMessagesEmpty
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sponsoredMessages(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.postsBetween {
-                        fields.int("posts_between", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.startDelay {
-                        fields.int("start_delay", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.betweenDelay {
-                        fields.int("between_delay", value)
-                    }
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.sponsoredMessages", fields.fields)
-                case .sponsoredMessagesEmpty:
-                    return ("messages.sponsoredMessagesEmpty", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PremiumGiftCodeOption`. Constructors:
     /// - `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
-    public enum PremiumGiftCodeOption: TLRegistrable, TLParsable {
+    public enum PremiumGiftCodeOption: TLSchemaDescribed, TLParsable {
         /// `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
         case premiumGiftCodeOption(Cons_premiumGiftCodeOption)
 
@@ -761,6 +661,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PremiumGiftCodeOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PremiumGiftCodeOption {
             let id = try reader.readUInt32()
@@ -804,33 +705,13 @@ extension Api {
                 throw error.inside(constructor: "premiumGiftCodeOption", fields: "flags,users,months,store_product,store_quantity,currency,amount", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .premiumGiftCodeOption(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.int("users", c.users)
-                    fields.int("months", c.months)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
-                        fields.string("store_product", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.storeQuantity {
-                        fields.int("store_quantity", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    return ("premiumGiftCodeOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.premium {
     /// TL type `premium.BoostsList`. Constructors:
     /// - `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
-    public enum BoostsList: TLRegistrable, TLParsable {
+    public enum BoostsList: TLSchemaDescribed, TLParsable {
         /// `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
         case boostsList(Cons_boostsList)
 
@@ -880,6 +761,7 @@ extension Api.premium {
         }
 
         public static var tlTypeName: String { "premium.BoostsList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BoostsList {
             let id = try reader.readUInt32()
@@ -916,29 +798,13 @@ extension Api.premium {
                 throw error.inside(constructor: "premium.boostsList", fields: "flags,count,boosts,next_offset,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .boostsList(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("boosts", c.boosts)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    fields.objects("users", c.users)
-                    return ("premium.boostsList", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.InvitedUsers`. Constructors:
     /// - `messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;`
-    public enum InvitedUsers: TLRegistrable, TLParsable {
+    public enum InvitedUsers: TLSchemaDescribed, TLParsable {
         /// `messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;`
         case invitedUsers(Cons_invitedUsers)
 
@@ -963,6 +829,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.InvitedUsers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InvitedUsers {
             let id = try reader.readUInt32()
@@ -990,23 +857,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.invitedUsers", fields: "updates,missing_invitees", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .invitedUsers(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("updates", c.updates)
-                    fields.objects("missing_invitees", c.missingInvitees)
-                    return ("messages.invitedUsers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SponsoredMessageReportOption`. Constructors:
     /// - `sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;`
-    public enum SponsoredMessageReportOption: TLRegistrable, TLParsable {
+    public enum SponsoredMessageReportOption: TLSchemaDescribed, TLParsable {
         /// `sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;`
         case sponsoredMessageReportOption(Cons_sponsoredMessageReportOption)
 
@@ -1031,6 +888,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SponsoredMessageReportOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessageReportOption {
             let id = try reader.readUInt32()
@@ -1058,23 +916,13 @@ extension Api {
                 throw error.inside(constructor: "sponsoredMessageReportOption", fields: "text,option", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sponsoredMessageReportOption(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("text", c.text)
-                    fields.bytes("option", c.option)
-                    return ("sponsoredMessageReportOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.auth {
     /// TL type `auth.FirebasePnvIntent`. Constructors:
     /// - `auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;`
-    public enum FirebasePnvIntent: TLRegistrable, TLParsable {
+    public enum FirebasePnvIntent: TLSchemaDescribed, TLParsable {
         /// `auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;`
         case firebasePnvIntent(Cons_firebasePnvIntent)
 
@@ -1099,6 +947,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.FirebasePnvIntent" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FirebasePnvIntent {
             let id = try reader.readUInt32()
@@ -1124,16 +973,6 @@ extension Api.auth {
             }
             catch {
                 throw error.inside(constructor: "auth.firebasePnvIntent", fields: "nonce,digital_credential_payload", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .firebasePnvIntent(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("nonce", c.nonce)
-                    fields.string("digital_credential_payload", c.digitalCredentialPayload)
-                    return ("auth.firebasePnvIntent", fields.fields)
             }
         }
     }
@@ -1463,5 +1302,26 @@ extension Api {
         (0x31a2a35e, "bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;"),
         (0xe71a4810, "bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;"),
         (0x032512c5, "payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;"),
+    ]
+    static let constructorEntries24: [(UInt32, StaticString)] = [
+        (0x2f67a72f, "keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;"),
+        (0xde3f3c79, "channelParticipantsRecent#de3f3c79 = ChannelParticipantsFilter;"),
+        (0xb4608969, "channelParticipantsAdmins#b4608969 = ChannelParticipantsFilter;"),
+        (0xa3b54985, "channelParticipantsKicked#a3b54985 q:string = ChannelParticipantsFilter;"),
+        (0xb0d1865b, "channelParticipantsBots#b0d1865b = ChannelParticipantsFilter;"),
+        (0x1427a5e1, "channelParticipantsBanned#1427a5e1 q:string = ChannelParticipantsFilter;"),
+        (0x0656ac4b, "channelParticipantsSearch#0656ac4b q:string = ChannelParticipantsFilter;"),
+        (0xbb6ae88d, "channelParticipantsContacts#bb6ae88d q:string = ChannelParticipantsFilter;"),
+        (0xe04b5ceb, "channelParticipantsMentions#e04b5ceb flags:# q:flags.0?string top_msg_id:flags.1?int = ChannelParticipantsFilter;"),
+        (0xbfb9f457, "help.passportConfigNotModified#bfb9f457 = help.PassportConfig;"),
+        (0xa098d6af, "help.passportConfig#a098d6af hash:int countries_langs:DataJSON = help.PassportConfig;"),
+        (0x67753ac8, "groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;"),
+        (0xffda656d, "messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;"),
+        (0x1839490f, "messages.sponsoredMessagesEmpty#1839490f = messages.SponsoredMessages;"),
+        (0x257e962b, "premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;"),
+        (0x86f8613c, "premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;"),
+        (0x7f5defa6, "messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;"),
+        (0x430d3150, "sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;"),
+        (0xdf5ac00c, "auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;"),
     ]
 }

@@ -9,7 +9,7 @@ extension Api {
     /// - `peerUser#59511722 user_id:long = Peer;`
     /// - `peerChat#36c6019a chat_id:long = Peer;`
     /// - `peerChannel#a2a5371e channel_id:long = Peer;`
-    public enum Peer: TLRegistrable, TLParsable {
+    public enum Peer: TLSchemaDescribed, TLParsable {
         /// `peerUser#59511722 user_id:long = Peer;`
         case peerUser(Cons_peerUser)
         /// `peerChat#36c6019a chat_id:long = Peer;`
@@ -65,6 +65,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Peer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Peer {
             let id = try reader.readUInt32()
@@ -111,23 +112,6 @@ extension Api {
                 throw error.inside(constructor: "peerChannel", fields: "channel_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerUser(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("user_id", c.userId)
-                    return ("peerUser", fields.fields)
-                case .peerChat(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("chat_id", c.chatId)
-                    return ("peerChat", fields.fields)
-                case .peerChannel(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("channel_id", c.channelId)
-                    return ("peerChannel", fields.fields)
-            }
-        }
     }
 }
 
@@ -135,7 +119,7 @@ extension Api {
     /// TL type `UserProfilePhoto`. Constructors:
     /// - `userProfilePhotoEmpty#4f11bae1 = UserProfilePhoto;`
     /// - `userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;`
-    public enum UserProfilePhoto: TLRegistrable, TLParsable {
+    public enum UserProfilePhoto: TLSchemaDescribed, TLParsable {
         /// `userProfilePhotoEmpty#4f11bae1 = UserProfilePhoto;`
         case userProfilePhotoEmpty
         /// `userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;`
@@ -189,6 +173,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "UserProfilePhoto" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserProfilePhoto {
             let id = try reader.readUInt32()
@@ -228,32 +213,13 @@ extension Api {
                 throw error.inside(constructor: "userProfilePhoto", fields: "flags,has_video,personal,photo_id,stripped_thumb,dc_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .userProfilePhotoEmpty:
-                    return ("userProfilePhotoEmpty", [])
-                case .userProfilePhoto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_video", c.hasVideo)
-                    fields.trueFlag("personal", c.personal)
-                    fields.long("photo_id", c.photoId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.strippedThumb {
-                        fields.bytes("stripped_thumb", value)
-                    }
-                    fields.int("dc_id", c.dcId)
-                    return ("userProfilePhoto", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `LabeledPrice`. Constructors:
     /// - `labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;`
-    public enum LabeledPrice: TLRegistrable, TLParsable {
+    public enum LabeledPrice: TLSchemaDescribed, TLParsable {
         /// `labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;`
         case labeledPrice(Cons_labeledPrice)
 
@@ -278,6 +244,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "LabeledPrice" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LabeledPrice {
             let id = try reader.readUInt32()
@@ -305,23 +272,13 @@ extension Api {
                 throw error.inside(constructor: "labeledPrice", fields: "label,amount", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .labeledPrice(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("label", c.label)
-                    fields.long("amount", c.amount)
-                    return ("labeledPrice", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SecureValue`. Constructors:
     /// - `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
-    public enum SecureValue: TLRegistrable, TLParsable {
+    public enum SecureValue: TLSchemaDescribed, TLParsable {
         /// `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
         case secureValue(Cons_secureValue)
 
@@ -399,6 +356,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureValue" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValue {
             let id = try reader.readUInt32()
@@ -463,39 +421,6 @@ extension Api {
                 throw error.inside(constructor: "secureValue", fields: "flags,type,data,front_side,reverse_side,selfie,translation,files,plain_data,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureValue(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.object("type", c.type)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.data {
-                        fields.object("data", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.frontSide {
-                        fields.object("front_side", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.reverseSide {
-                        fields.object("reverse_side", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.selfie {
-                        fields.object("selfie", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.translation {
-                        fields.objects("translation", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.files {
-                        fields.objects("files", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.plainData {
-                        fields.object("plain_data", value)
-                    }
-                    fields.bytes("hash", c.hash)
-                    return ("secureValue", fields.fields)
-            }
-        }
     }
 }
 
@@ -503,7 +428,7 @@ extension Api {
     /// TL type `PageListItem` (recursive). Constructors:
     /// - `pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;`
     /// - `pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;`
-    public enum PageListItem: TLRegistrable, TLParsable {
+    public enum PageListItem: TLSchemaDescribed, TLParsable {
         /// `pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;`
         case pageListItemText(Cons_pageListItemText)
         /// `pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;`
@@ -573,6 +498,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PageListItem" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageListItem {
             let id = try reader.readUInt32()
@@ -614,34 +540,13 @@ extension Api {
                 throw error.inside(constructor: "pageListItemBlocks", fields: "flags,checkbox,checked,blocks", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pageListItemText(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("checkbox", c.checkbox)
-                    fields.trueFlag("checked", c.checked)
-                    fields.object("text", c.text)
-                    return ("pageListItemText", fields.fields)
-                case .pageListItemBlocks(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("checkbox", c.checkbox)
-                    fields.trueFlag("checked", c.checked)
-                    fields.objects("blocks", c.blocks)
-                    return ("pageListItemBlocks", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ChatAdminRights`. Constructors:
     /// - `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
-    public enum ChatAdminRights: TLRegistrable, TLParsable {
+    public enum ChatAdminRights: TLSchemaDescribed, TLParsable {
         /// `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
         case chatAdminRights(Cons_chatAdminRights)
 
@@ -710,6 +615,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatAdminRights" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatAdminRights {
             let id = try reader.readUInt32()
@@ -734,42 +640,13 @@ extension Api {
                 throw error.inside(constructor: "chatAdminRights", fields: "flags,change_info,post_messages,edit_messages,delete_messages,ban_users,invite_users,pin_messages,add_admins,anonymous,manage_call,other,manage_topics,post_stories,edit_stories,delete_stories,manage_direct_messages,manage_ranks,manage_linked_peers,manage_welcome_messages", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatAdminRights(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 20)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("change_info", c.changeInfo)
-                    fields.trueFlag("post_messages", c.postMessages)
-                    fields.trueFlag("edit_messages", c.editMessages)
-                    fields.trueFlag("delete_messages", c.deleteMessages)
-                    fields.trueFlag("ban_users", c.banUsers)
-                    fields.trueFlag("invite_users", c.inviteUsers)
-                    fields.trueFlag("pin_messages", c.pinMessages)
-                    fields.trueFlag("add_admins", c.addAdmins)
-                    fields.trueFlag("anonymous", c.anonymous)
-                    fields.trueFlag("manage_call", c.manageCall)
-                    fields.trueFlag("other", c.other)
-                    fields.trueFlag("manage_topics", c.manageTopics)
-                    fields.trueFlag("post_stories", c.postStories)
-                    fields.trueFlag("edit_stories", c.editStories)
-                    fields.trueFlag("delete_stories", c.deleteStories)
-                    fields.trueFlag("manage_direct_messages", c.manageDirectMessages)
-                    fields.trueFlag("manage_ranks", c.manageRanks)
-                    fields.trueFlag("manage_linked_peers", c.manageLinkedPeers)
-                    fields.trueFlag("manage_welcome_messages", c.manageWelcomeMessages)
-                    return ("chatAdminRights", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stickers {
     /// TL type `stickers.SuggestedShortName`. Constructors:
     /// - `stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;`
-    public enum SuggestedShortName: TLRegistrable, TLParsable {
+    public enum SuggestedShortName: TLSchemaDescribed, TLParsable {
         /// `stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;`
         case suggestedShortName(Cons_suggestedShortName)
 
@@ -791,6 +668,7 @@ extension Api.stickers {
         }
 
         public static var tlTypeName: String { "stickers.SuggestedShortName" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SuggestedShortName {
             let id = try reader.readUInt32()
@@ -815,15 +693,6 @@ extension Api.stickers {
                 throw error.inside(constructor: "stickers.suggestedShortName", fields: "short_name", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .suggestedShortName(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("short_name", c.shortName)
-                    return ("stickers.suggestedShortName", fields.fields)
-            }
-        }
     }
 }
 
@@ -832,7 +701,7 @@ extension Api {
     /// - `chatReactionsNone#eafc32bc = ChatReactions;`
     /// - `chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;`
     /// - `chatReactionsSome#661d4037 reactions:Vector<Reaction> = ChatReactions;`
-    public enum ChatReactions: TLRegistrable, TLParsable {
+    public enum ChatReactions: TLSchemaDescribed, TLParsable {
         /// `chatReactionsNone#eafc32bc = ChatReactions;`
         case chatReactionsNone
         /// `chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;`
@@ -883,6 +752,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatReactions" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatReactions {
             let id = try reader.readUInt32()
@@ -923,30 +793,13 @@ extension Api {
                 throw error.inside(constructor: "chatReactionsSome", fields: "reactions", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatReactionsNone:
-                    return ("chatReactionsNone", [])
-                case .chatReactionsAll(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("allow_custom", c.allowCustom)
-                    return ("chatReactionsAll", fields.fields)
-                case .chatReactionsSome(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("reactions", c.reactions)
-                    return ("chatReactionsSome", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Username`. Constructors:
     /// - `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
-    public enum Username: TLRegistrable, TLParsable {
+    public enum Username: TLSchemaDescribed, TLParsable {
         /// `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
         case username(Cons_username)
 
@@ -985,6 +838,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Username" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Username {
             let id = try reader.readUInt32()
@@ -1012,19 +866,6 @@ extension Api {
                 throw error.inside(constructor: "username", fields: "flags,editable,active,username", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .username(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("editable", c.editable)
-                    fields.trueFlag("active", c.active)
-                    fields.string("username", c.username)
-                    return ("username", fields.fields)
-            }
-        }
     }
 }
 
@@ -1032,7 +873,7 @@ extension Api.messages {
     /// TL type `messages.EmojiGroups`. Constructors:
     /// - `messages.emojiGroupsNotModified#6fb4ad87 = messages.EmojiGroups;`
     /// - `messages.emojiGroups#881fb94b hash:int groups:Vector<EmojiGroup> = messages.EmojiGroups;`
-    public enum EmojiGroups: TLRegistrable, TLParsable {
+    public enum EmojiGroups: TLSchemaDescribed, TLParsable {
         /// `messages.emojiGroupsNotModified#6fb4ad87 = messages.EmojiGroups;`
         case emojiGroupsNotModified
         /// `messages.emojiGroups#881fb94b hash:int groups:Vector<EmojiGroup> = messages.EmojiGroups;`
@@ -1063,6 +904,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.EmojiGroups" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiGroups {
             let id = try reader.readUInt32()
@@ -1095,18 +937,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.emojiGroups", fields: "hash,groups", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiGroupsNotModified:
-                    return ("messages.emojiGroupsNotModified", [])
-                case .emojiGroups(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("hash", c.hash)
-                    fields.objects("groups", c.groups)
-                    return ("messages.emojiGroups", fields.fields)
-            }
-        }
     }
 }
 
@@ -1115,7 +945,7 @@ extension Api {
     /// - `storyItemDeleted#51e6ee4f id:int = StoryItem;`
     /// - `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
     /// - `storyItem#16a4b93c flags:# pinned:flags.5?true public:flags.7?true close_friends:flags.8?true min:flags.9?true noforwards:flags.10?true edited:flags.11?true contacts:flags.12?true selected_contacts:flags.13?true out:flags.16?true id:int date:int from_id:flags.18?Peer fwd_from:flags.17?StoryFwdHeader expire_date:int caption:flags.0?string entities:flags.1?Vector<MessageEntity> media:MessageMedia media_areas:flags.14?Vector<MediaArea> privacy:flags.2?Vector<PrivacyRule> views:flags.3?StoryViews sent_reaction:flags.15?Reaction albums:flags.19?Vector<int> music:flags.20?Document = StoryItem;`
-    public enum StoryItem: TLRegistrable, TLParsable {
+    public enum StoryItem: TLSchemaDescribed, TLParsable {
         /// `storyItemDeleted#51e6ee4f id:int = StoryItem;`
         case storyItemDeleted(Cons_storyItemDeleted)
         /// `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
@@ -1295,6 +1125,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StoryItem" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryItem {
             let id = try reader.readUInt32()
@@ -1407,80 +1238,13 @@ extension Api {
                 throw error.inside(constructor: "storyItem", fields: "flags,pinned,public,close_friends,min,noforwards,edited,contacts,selected_contacts,out,id,date,from_id,fwd_from,expire_date,caption,entities,media,media_areas,privacy,views,sent_reaction,albums,music", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyItemDeleted(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("id", c.id)
-                    return ("storyItemDeleted", fields.fields)
-                case .storyItemSkipped(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("close_friends", c.closeFriends)
-                    fields.trueFlag("live", c.live)
-                    fields.int("id", c.id)
-                    fields.int("date", c.date)
-                    fields.int("expire_date", c.expireDate)
-                    return ("storyItemSkipped", fields.fields)
-                case .storyItem(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 24)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.trueFlag("public", c.`public`)
-                    fields.trueFlag("close_friends", c.closeFriends)
-                    fields.trueFlag("min", c.min)
-                    fields.trueFlag("noforwards", c.noforwards)
-                    fields.trueFlag("edited", c.edited)
-                    fields.trueFlag("contacts", c.contacts)
-                    fields.trueFlag("selected_contacts", c.selectedContacts)
-                    fields.trueFlag("out", c.out)
-                    fields.int("id", c.id)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.fromId {
-                        fields.object("from_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.fwdFrom {
-                        fields.object("fwd_from", value)
-                    }
-                    fields.int("expire_date", c.expireDate)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.caption {
-                        fields.string("caption", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    fields.object("media", c.media)
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.mediaAreas {
-                        fields.objects("media_areas", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.privacy {
-                        fields.objects("privacy", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.views {
-                        fields.object("views", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.sentReaction {
-                        fields.object("sent_reaction", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.albums {
-                        fields.ints("albums", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.music {
-                        fields.object("music", value)
-                    }
-                    return ("storyItem", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StoryAlbum`. Constructors:
     /// - `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
-    public enum StoryAlbum: TLRegistrable, TLParsable {
+    public enum StoryAlbum: TLSchemaDescribed, TLParsable {
         /// `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
         case storyAlbum(Cons_storyAlbum)
 
@@ -1529,6 +1293,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StoryAlbum" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryAlbum {
             let id = try reader.readUInt32()
@@ -1568,31 +1333,13 @@ extension Api {
                 throw error.inside(constructor: "storyAlbum", fields: "flags,album_id,title,icon_photo,icon_video", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyAlbum(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.int("album_id", c.albumId)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.iconPhoto {
-                        fields.object("icon_photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.iconVideo {
-                        fields.object("icon_video", value)
-                    }
-                    return ("storyAlbum", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AiComposeToneExample`. Constructors:
     /// - `aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;`
-    public enum AiComposeToneExample: TLRegistrable, TLParsable {
+    public enum AiComposeToneExample: TLSchemaDescribed, TLParsable {
         /// `aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;`
         case aiComposeToneExample(Cons_aiComposeToneExample)
 
@@ -1617,6 +1364,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AiComposeToneExample" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AiComposeToneExample {
             let id = try reader.readUInt32()
@@ -1642,16 +1390,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "aiComposeToneExample", fields: "from,to", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .aiComposeToneExample(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("from", c.from)
-                    fields.object("to", c.to)
-                    return ("aiComposeToneExample", fields.fields)
             }
         }
     }
@@ -2175,5 +1913,29 @@ extension Api {
         (0x8d3456d0, "stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;"),
         (0x0edc39d0, "smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;"),
         (0x4f1ebf24, "smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;"),
+    ]
+    static let constructorEntries25: [(UInt32, StaticString)] = [
+        (0x59511722, "peerUser#59511722 user_id:long = Peer;"),
+        (0x36c6019a, "peerChat#36c6019a chat_id:long = Peer;"),
+        (0xa2a5371e, "peerChannel#a2a5371e channel_id:long = Peer;"),
+        (0x4f11bae1, "userProfilePhotoEmpty#4f11bae1 = UserProfilePhoto;"),
+        (0x82d1f706, "userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;"),
+        (0xcb296bf8, "labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;"),
+        (0x187fa0ca, "secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;"),
+        (0x2f58683c, "pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;"),
+        (0x63ca67aa, "pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;"),
+        (0x5fb224d5, "chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;"),
+        (0x85fea03f, "stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;"),
+        (0xeafc32bc, "chatReactionsNone#eafc32bc = ChatReactions;"),
+        (0x52928bca, "chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;"),
+        (0x661d4037, "chatReactionsSome#661d4037 reactions:Vector<Reaction> = ChatReactions;"),
+        (0xb4073647, "username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;"),
+        (0x6fb4ad87, "messages.emojiGroupsNotModified#6fb4ad87 = messages.EmojiGroups;"),
+        (0x881fb94b, "messages.emojiGroups#881fb94b hash:int groups:Vector<EmojiGroup> = messages.EmojiGroups;"),
+        (0x51e6ee4f, "storyItemDeleted#51e6ee4f id:int = StoryItem;"),
+        (0xffadc913, "storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;"),
+        (0x16a4b93c, "storyItem#16a4b93c flags:# pinned:flags.5?true public:flags.7?true close_friends:flags.8?true min:flags.9?true noforwards:flags.10?true edited:flags.11?true contacts:flags.12?true selected_contacts:flags.13?true out:flags.16?true id:int date:int from_id:flags.18?Peer fwd_from:flags.17?StoryFwdHeader expire_date:int caption:flags.0?string entities:flags.1?Vector<MessageEntity> media:MessageMedia media_areas:flags.14?Vector<MediaArea> privacy:flags.2?Vector<PrivacyRule> views:flags.3?StoryViews sent_reaction:flags.15?Reaction albums:flags.19?Vector<int> music:flags.20?Document = StoryItem;"),
+        (0x9325705a, "storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;"),
+        (0xf1d628ec, "aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;"),
     ]
 }

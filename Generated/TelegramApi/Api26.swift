@@ -8,7 +8,7 @@ extension Api {
     /// TL type `InputGeoPoint`. Constructors:
     /// - `inputGeoPointEmpty#e4c123d6 = InputGeoPoint;`
     /// - `inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;`
-    public enum InputGeoPoint: TLRegistrable, TLParsable {
+    public enum InputGeoPoint: TLSchemaDescribed, TLParsable {
         /// `inputGeoPointEmpty#e4c123d6 = InputGeoPoint;`
         case inputGeoPointEmpty
         /// `inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;`
@@ -58,6 +58,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputGeoPoint" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputGeoPoint {
             let id = try reader.readUInt32()
@@ -97,23 +98,6 @@ extension Api {
                 throw error.inside(constructor: "inputGeoPoint", fields: "flags,lat,long,accuracy_radius", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputGeoPointEmpty:
-                    return ("inputGeoPointEmpty", [])
-                case .inputGeoPoint(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.double("lat", c.lat)
-                    fields.double("long", c.long)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
-                        fields.int("accuracy_radius", value)
-                    }
-                    return ("inputGeoPoint", fields.fields)
-            }
-        }
     }
 }
 
@@ -125,7 +109,7 @@ extension Api {
     /// - `photoStrippedSize#e0b0bc2e type:string bytes:bytes = PhotoSize;`
     /// - `photoSizeProgressive#fa3efb95 type:string w:int h:int sizes:Vector<int> = PhotoSize;`
     /// - `photoPathSize#d8214d41 type:string bytes:bytes = PhotoSize;`
-    public enum PhotoSize: TLRegistrable, TLParsable {
+    public enum PhotoSize: TLSchemaDescribed, TLParsable {
         /// `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
         case photoSizeEmpty(Cons_photoSizeEmpty)
         /// `photoSize#75c78e60 type:string w:int h:int size:int = PhotoSize;`
@@ -256,6 +240,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PhotoSize" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhotoSize {
             let id = try reader.readUInt32()
@@ -362,53 +347,13 @@ extension Api {
                 throw error.inside(constructor: "photoPathSize", fields: "type,bytes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .photoSizeEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("type", c.type)
-                    return ("photoSizeEmpty", fields.fields)
-                case .photoSize(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("type", c.type)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.int("size", c.size)
-                    return ("photoSize", fields.fields)
-                case .photoCachedSize(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("type", c.type)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.bytes("bytes", c.bytes)
-                    return ("photoCachedSize", fields.fields)
-                case .photoStrippedSize(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("type", c.type)
-                    fields.bytes("bytes", c.bytes)
-                    return ("photoStrippedSize", fields.fields)
-                case .photoSizeProgressive(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("type", c.type)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.ints("sizes", c.sizes)
-                    return ("photoSizeProgressive", fields.fields)
-                case .photoPathSize(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("type", c.type)
-                    fields.bytes("bytes", c.bytes)
-                    return ("photoPathSize", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.updates {
     /// TL type `updates.State`. Constructors:
     /// - `updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;`
-    public enum State: TLRegistrable, TLParsable {
+    public enum State: TLSchemaDescribed, TLParsable {
         /// `updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;`
         case state(Cons_state)
 
@@ -444,6 +389,7 @@ extension Api.updates {
         }
 
         public static var tlTypeName: String { "updates.State" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> State {
             let id = try reader.readUInt32()
@@ -477,19 +423,6 @@ extension Api.updates {
                 throw error.inside(constructor: "updates.state", fields: "pts,qts,date,seq,unread_count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .state(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.int("pts", c.pts)
-                    fields.int("qts", c.qts)
-                    fields.int("date", c.date)
-                    fields.int("seq", c.seq)
-                    fields.int("unread_count", c.unreadCount)
-                    return ("updates.state", fields.fields)
-            }
-        }
     }
 }
 
@@ -497,7 +430,7 @@ extension Api {
     /// TL type `EncryptedMessage`. Constructors:
     /// - `encryptedMessage#ed18c118 random_id:long chat_id:int date:int bytes:bytes file:EncryptedFile = EncryptedMessage;`
     /// - `encryptedMessageService#23734b06 random_id:long chat_id:int date:int bytes:bytes = EncryptedMessage;`
-    public enum EncryptedMessage: TLRegistrable, TLParsable {
+    public enum EncryptedMessage: TLSchemaDescribed, TLParsable {
         /// `encryptedMessage#ed18c118 random_id:long chat_id:int date:int bytes:bytes file:EncryptedFile = EncryptedMessage;`
         case encryptedMessage(Cons_encryptedMessage)
         /// `encryptedMessageService#23734b06 random_id:long chat_id:int date:int bytes:bytes = EncryptedMessage;`
@@ -558,6 +491,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EncryptedMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EncryptedMessage {
             let id = try reader.readUInt32()
@@ -609,26 +543,6 @@ extension Api {
                 throw error.inside(constructor: "encryptedMessageService", fields: "random_id,chat_id,date,bytes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .encryptedMessage(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("random_id", c.randomId)
-                    fields.int("chat_id", c.chatId)
-                    fields.int("date", c.date)
-                    fields.bytes("bytes", c.bytes)
-                    fields.object("file", c.file)
-                    return ("encryptedMessage", fields.fields)
-                case .encryptedMessageService(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("random_id", c.randomId)
-                    fields.int("chat_id", c.chatId)
-                    fields.int("date", c.date)
-                    fields.bytes("bytes", c.bytes)
-                    return ("encryptedMessageService", fields.fields)
-            }
-        }
     }
 }
 
@@ -638,7 +552,7 @@ extension Api {
     /// - `webPagePending#b0d13e47 flags:# id:long url:flags.0?string date:int = WebPage;`
     /// - `webPage#e89c45b2 flags:# has_large_media:flags.13?true video_cover_photo:flags.14?true id:long url:string display_url:string hash:int type:flags.0?string site_name:flags.1?string title:flags.2?string description:flags.3?string photo:flags.4?Photo embed_url:flags.5?string embed_type:flags.5?string embed_width:flags.6?int embed_height:flags.6?int duration:flags.7?int author:flags.8?string document:flags.9?Document cached_page:flags.10?Page attributes:flags.12?Vector<WebPageAttribute> = WebPage;`
     /// - `webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;`
-    public enum WebPage: TLRegistrable, TLParsable {
+    public enum WebPage: TLSchemaDescribed, TLParsable {
         /// `webPageEmpty#211a1788 flags:# id:long url:flags.0?string = WebPage;`
         case webPageEmpty(Cons_webPageEmpty)
         /// `webPagePending#b0d13e47 flags:# id:long url:flags.0?string date:int = WebPage;`
@@ -883,6 +797,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WebPage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebPage {
             let id = try reader.readUInt32()
@@ -1043,91 +958,6 @@ extension Api {
                 throw error.inside(constructor: "webPageNotModified", fields: "flags,cached_page_views", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webPageEmpty(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    return ("webPageEmpty", fields.fields)
-                case .webPagePending(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    fields.int("date", c.date)
-                    return ("webPagePending", fields.fields)
-                case .webPage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 21)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_large_media", c.hasLargeMedia)
-                    fields.trueFlag("video_cover_photo", c.videoCoverPhoto)
-                    fields.long("id", c.id)
-                    fields.string("url", c.url)
-                    fields.string("display_url", c.displayUrl)
-                    fields.int("hash", c.hash)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.type {
-                        fields.string("type", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.siteName {
-                        fields.string("site_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.description {
-                        fields.string("description", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.embedUrl {
-                        fields.string("embed_url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.embedType {
-                        fields.string("embed_type", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.embedWidth {
-                        fields.int("embed_width", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.embedHeight {
-                        fields.int("embed_height", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.duration {
-                        fields.int("duration", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.author {
-                        fields.string("author", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.document {
-                        fields.object("document", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.cachedPage {
-                        fields.object("cached_page", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.attributes {
-                        fields.objects("attributes", value)
-                    }
-                    return ("webPage", fields.fields)
-                case .webPageNotModified(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.cachedPageViews {
-                        fields.int("cached_page_views", value)
-                    }
-                    return ("webPageNotModified", fields.fields)
-            }
-        }
     }
 }
 
@@ -1135,7 +965,7 @@ extension Api.messages {
     /// TL type `messages.RecentStickers`. Constructors:
     /// - `messages.recentStickersNotModified#0b17f890 = messages.RecentStickers;`
     /// - `messages.recentStickers#88d37c56 hash:long packs:Vector<StickerPack> stickers:Vector<Document> dates:Vector<int> = messages.RecentStickers;`
-    public enum RecentStickers: TLRegistrable, TLParsable {
+    public enum RecentStickers: TLSchemaDescribed, TLParsable {
         /// `messages.recentStickersNotModified#0b17f890 = messages.RecentStickers;`
         case recentStickersNotModified
         /// `messages.recentStickers#88d37c56 hash:long packs:Vector<StickerPack> stickers:Vector<Document> dates:Vector<int> = messages.RecentStickers;`
@@ -1172,6 +1002,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.RecentStickers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RecentStickers {
             let id = try reader.readUInt32()
@@ -1208,27 +1039,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.recentStickers", fields: "hash,packs,stickers,dates", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .recentStickersNotModified:
-                    return ("messages.recentStickersNotModified", [])
-                case .recentStickers(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("hash", c.hash)
-                    fields.objects("packs", c.packs)
-                    fields.objects("stickers", c.stickers)
-                    fields.ints("dates", c.dates)
-                    return ("messages.recentStickers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.VotesList`. Constructors:
     /// - `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
-    public enum VotesList: TLRegistrable, TLParsable {
+    public enum VotesList: TLSchemaDescribed, TLParsable {
         /// `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
         case votesList(Cons_votesList)
 
@@ -1282,6 +1099,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.VotesList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> VotesList {
             let id = try reader.readUInt32()
@@ -1320,30 +1138,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.votesList", fields: "flags,count,votes,chats,users,next_offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .votesList(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("votes", c.votes)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    return ("messages.votesList", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SearchResultsCalendarPeriod`. Constructors:
     /// - `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
-    public enum SearchResultsCalendarPeriod: TLRegistrable, TLParsable {
+    public enum SearchResultsCalendarPeriod: TLSchemaDescribed, TLParsable {
         /// `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
         case searchResultsCalendarPeriod(Cons_searchResultsCalendarPeriod)
 
@@ -1376,6 +1177,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SearchResultsCalendarPeriod" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchResultsCalendarPeriod {
             let id = try reader.readUInt32()
@@ -1407,18 +1209,6 @@ extension Api {
                 throw error.inside(constructor: "searchResultsCalendarPeriod", fields: "date,min_msg_id,max_msg_id,count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .searchResultsCalendarPeriod(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("date", c.date)
-                    fields.int("min_msg_id", c.minMsgId)
-                    fields.int("max_msg_id", c.maxMsgId)
-                    fields.int("count", c.count)
-                    return ("searchResultsCalendarPeriod", fields.fields)
-            }
-        }
     }
 }
 
@@ -1426,7 +1216,7 @@ extension Api.account {
     /// TL type `account.EmojiStatuses`. Constructors:
     /// - `account.emojiStatusesNotModified#d08ce645 = account.EmojiStatuses;`
     /// - `account.emojiStatuses#90c467d1 hash:long statuses:Vector<EmojiStatus> = account.EmojiStatuses;`
-    public enum EmojiStatuses: TLRegistrable, TLParsable {
+    public enum EmojiStatuses: TLSchemaDescribed, TLParsable {
         /// `account.emojiStatusesNotModified#d08ce645 = account.EmojiStatuses;`
         case emojiStatusesNotModified
         /// `account.emojiStatuses#90c467d1 hash:long statuses:Vector<EmojiStatus> = account.EmojiStatuses;`
@@ -1457,6 +1247,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.EmojiStatuses" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiStatuses {
             let id = try reader.readUInt32()
@@ -1489,18 +1280,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.emojiStatuses", fields: "hash,statuses", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiStatusesNotModified:
-                    return ("account.emojiStatusesNotModified", [])
-                case .emojiStatuses(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("statuses", c.statuses)
-                    return ("account.emojiStatuses", fields.fields)
-            }
-        }
     }
 }
 
@@ -1510,7 +1289,7 @@ extension Api {
     /// - `reactionEmoji#1b2286b8 emoticon:string = Reaction;`
     /// - `reactionCustomEmoji#8935fc73 document_id:long = Reaction;`
     /// - `reactionPaid#523da4eb = Reaction;`
-    public enum Reaction: TLRegistrable, TLParsable {
+    public enum Reaction: TLSchemaDescribed, TLParsable {
         /// `reactionEmpty#79f5d419 = Reaction;`
         case reactionEmpty
         /// `reactionEmoji#1b2286b8 emoticon:string = Reaction;`
@@ -1556,6 +1335,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Reaction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Reaction {
             let id = try reader.readUInt32()
@@ -1601,23 +1381,6 @@ extension Api {
         static func parse_reactionPaid(_ reader: inout BufferReader) throws(TLDecodingError) -> Reaction {
             return .reactionPaid
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .reactionEmpty:
-                    return ("reactionEmpty", [])
-                case .reactionEmoji(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("emoticon", c.emoticon)
-                    return ("reactionEmoji", fields.fields)
-                case .reactionCustomEmoji(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("document_id", c.documentId)
-                    return ("reactionCustomEmoji", fields.fields)
-                case .reactionPaid:
-                    return ("reactionPaid", [])
-            }
-        }
     }
 }
 
@@ -1625,7 +1388,7 @@ extension Api.account {
     /// TL type `account.EmailVerified`. Constructors:
     /// - `account.emailVerified#2b96cd1b email:string = account.EmailVerified;`
     /// - `account.emailVerifiedLogin#e1bb0d61 email:string sent_code:auth.SentCode = account.EmailVerified;`
-    public enum EmailVerified: TLRegistrable, TLParsable {
+    public enum EmailVerified: TLSchemaDescribed, TLParsable {
         /// `account.emailVerified#2b96cd1b email:string = account.EmailVerified;`
         case emailVerified(Cons_emailVerified)
         /// `account.emailVerifiedLogin#e1bb0d61 email:string sent_code:auth.SentCode = account.EmailVerified;`
@@ -1664,6 +1427,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.EmailVerified" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmailVerified {
             let id = try reader.readUInt32()
@@ -1702,20 +1466,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.emailVerifiedLogin", fields: "email,sent_code", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emailVerified(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("email", c.email)
-                    return ("account.emailVerified", fields.fields)
-                case .emailVerifiedLogin(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("email", c.email)
-                    fields.object("sent_code", c.sentCode)
-                    return ("account.emailVerifiedLogin", fields.fields)
-            }
-        }
     }
 }
 
@@ -1729,7 +1479,7 @@ extension Api {
     /// - `starsTransactionPeer#d80da15d peer:Peer = StarsTransactionPeer;`
     /// - `starsTransactionPeerAds#60682812 = StarsTransactionPeer;`
     /// - `starsTransactionPeerAPI#f9677aad = StarsTransactionPeer;`
-    public enum StarsTransactionPeer: TLRegistrable, TLParsable {
+    public enum StarsTransactionPeer: TLSchemaDescribed, TLParsable {
         /// `starsTransactionPeerUnsupported#95f2bfe4 = StarsTransactionPeer;`
         case starsTransactionPeerUnsupported
         /// `starsTransactionPeerAppStore#b457b375 = StarsTransactionPeer;`
@@ -1779,6 +1529,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsTransactionPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsTransactionPeer {
             let id = try reader.readUInt32()
@@ -1838,36 +1589,13 @@ extension Api {
         static func parse_starsTransactionPeerAPI(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsTransactionPeer {
             return .starsTransactionPeerAPI
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsTransactionPeerUnsupported:
-                    return ("starsTransactionPeerUnsupported", [])
-                case .starsTransactionPeerAppStore:
-                    return ("starsTransactionPeerAppStore", [])
-                case .starsTransactionPeerPlayMarket:
-                    return ("starsTransactionPeerPlayMarket", [])
-                case .starsTransactionPeerPremiumBot:
-                    return ("starsTransactionPeerPremiumBot", [])
-                case .starsTransactionPeerFragment:
-                    return ("starsTransactionPeerFragment", [])
-                case .starsTransactionPeer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("starsTransactionPeer", fields.fields)
-                case .starsTransactionPeerAds:
-                    return ("starsTransactionPeerAds", [])
-                case .starsTransactionPeerAPI:
-                    return ("starsTransactionPeerAPI", [])
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarsRevenueStats`. Constructors:
     /// - `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
-    public enum StarsRevenueStats: TLRegistrable, TLParsable {
+    public enum StarsRevenueStats: TLSchemaDescribed, TLParsable {
         /// `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
         case starsRevenueStats(Cons_starsRevenueStats)
 
@@ -1915,6 +1643,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarsRevenueStats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRevenueStats {
             let id = try reader.readUInt32()
@@ -1951,22 +1680,6 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starsRevenueStats", fields: "flags,top_hours_graph,revenue_graph,status,usd_rate", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsRevenueStats(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topHoursGraph {
-                        fields.object("top_hours_graph", value)
-                    }
-                    fields.object("revenue_graph", c.revenueGraph)
-                    fields.object("status", c.status)
-                    fields.double("usd_rate", c.usdRate)
-                    return ("payments.starsRevenueStats", fields.fields)
-            }
-        }
     }
 }
 
@@ -1974,7 +1687,7 @@ extension Api {
     /// TL type `StarsAmount`. Constructors:
     /// - `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
     /// - `starsTonAmount#74aee3e0 amount:long = StarsAmount;`
-    public enum StarsAmount: TLRegistrable, TLParsable {
+    public enum StarsAmount: TLSchemaDescribed, TLParsable {
         /// `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
         case starsAmount(Cons_starsAmount)
         /// `starsTonAmount#74aee3e0 amount:long = StarsAmount;`
@@ -2017,6 +1730,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsAmount" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsAmount {
             let id = try reader.readUInt32()
@@ -2055,27 +1769,13 @@ extension Api {
                 throw error.inside(constructor: "starsTonAmount", fields: "amount", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsAmount(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("amount", c.amount)
-                    fields.int("nanos", c.nanos)
-                    return ("starsAmount", fields.fields)
-                case .starsTonAmount(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("amount", c.amount)
-                    return ("starsTonAmount", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarGiftUpgradePreview`. Constructors:
     /// - `payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;`
-    public enum StarGiftUpgradePreview: TLRegistrable, TLParsable {
+    public enum StarGiftUpgradePreview: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;`
         case starGiftUpgradePreview(Cons_starGiftUpgradePreview)
 
@@ -2103,6 +1803,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarGiftUpgradePreview" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftUpgradePreview {
             let id = try reader.readUInt32()
@@ -2132,24 +1833,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starGiftUpgradePreview", fields: "sample_attributes,prices,next_prices", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftUpgradePreview(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("sample_attributes", c.sampleAttributes)
-                    fields.objects("prices", c.prices)
-                    fields.objects("next_prices", c.nextPrices)
-                    return ("payments.starGiftUpgradePreview", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarGiftWithdrawalUrl`. Constructors:
     /// - `payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;`
-    public enum StarGiftWithdrawalUrl: TLRegistrable, TLParsable {
+    public enum StarGiftWithdrawalUrl: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;`
         case starGiftWithdrawalUrl(Cons_starGiftWithdrawalUrl)
 
@@ -2171,6 +1861,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarGiftWithdrawalUrl" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftWithdrawalUrl {
             let id = try reader.readUInt32()
@@ -2195,22 +1886,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starGiftWithdrawalUrl", fields: "url", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftWithdrawalUrl(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("payments.starGiftWithdrawalUrl", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stats {
     /// TL type `stats.PollStats`. Constructors:
     /// - `stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;`
-    public enum PollStats: TLRegistrable, TLParsable {
+    public enum PollStats: TLSchemaDescribed, TLParsable {
         /// `stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;`
         case pollStats(Cons_pollStats)
 
@@ -2232,6 +1914,7 @@ extension Api.stats {
         }
 
         public static var tlTypeName: String { "stats.PollStats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PollStats {
             let id = try reader.readUInt32()
@@ -2254,15 +1937,6 @@ extension Api.stats {
             }
             catch {
                 throw error.inside(constructor: "stats.pollStats", fields: "votes_graph", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pollStats(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("votes_graph", c.votesGraph)
-                    return ("stats.pollStats", fields.fields)
             }
         }
     }
@@ -2685,5 +2359,48 @@ extension Api {
         (0x4b12327b, "channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;"),
         (0xe6aa647f, "phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;"),
         (0x41c10fff, "chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;"),
+    ]
+    static let constructorEntries26: [(UInt32, StaticString)] = [
+        (0xe4c123d6, "inputGeoPointEmpty#e4c123d6 = InputGeoPoint;"),
+        (0x48222faf, "inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;"),
+        (0x0e17e23c, "photoSizeEmpty#0e17e23c type:string = PhotoSize;"),
+        (0x75c78e60, "photoSize#75c78e60 type:string w:int h:int size:int = PhotoSize;"),
+        (0x021e1ad6, "photoCachedSize#021e1ad6 type:string w:int h:int bytes:bytes = PhotoSize;"),
+        (0xe0b0bc2e, "photoStrippedSize#e0b0bc2e type:string bytes:bytes = PhotoSize;"),
+        (0xfa3efb95, "photoSizeProgressive#fa3efb95 type:string w:int h:int sizes:Vector<int> = PhotoSize;"),
+        (0xd8214d41, "photoPathSize#d8214d41 type:string bytes:bytes = PhotoSize;"),
+        (0xa56c2a3e, "updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;"),
+        (0xed18c118, "encryptedMessage#ed18c118 random_id:long chat_id:int date:int bytes:bytes file:EncryptedFile = EncryptedMessage;"),
+        (0x23734b06, "encryptedMessageService#23734b06 random_id:long chat_id:int date:int bytes:bytes = EncryptedMessage;"),
+        (0x211a1788, "webPageEmpty#211a1788 flags:# id:long url:flags.0?string = WebPage;"),
+        (0xb0d13e47, "webPagePending#b0d13e47 flags:# id:long url:flags.0?string date:int = WebPage;"),
+        (0xe89c45b2, "webPage#e89c45b2 flags:# has_large_media:flags.13?true video_cover_photo:flags.14?true id:long url:string display_url:string hash:int type:flags.0?string site_name:flags.1?string title:flags.2?string description:flags.3?string photo:flags.4?Photo embed_url:flags.5?string embed_type:flags.5?string embed_width:flags.6?int embed_height:flags.6?int duration:flags.7?int author:flags.8?string document:flags.9?Document cached_page:flags.10?Page attributes:flags.12?Vector<WebPageAttribute> = WebPage;"),
+        (0x7311ca11, "webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;"),
+        (0x0b17f890, "messages.recentStickersNotModified#0b17f890 = messages.RecentStickers;"),
+        (0x88d37c56, "messages.recentStickers#88d37c56 hash:long packs:Vector<StickerPack> stickers:Vector<Document> dates:Vector<int> = messages.RecentStickers;"),
+        (0x4899484e, "messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;"),
+        (0xc9b0539f, "searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;"),
+        (0xd08ce645, "account.emojiStatusesNotModified#d08ce645 = account.EmojiStatuses;"),
+        (0x90c467d1, "account.emojiStatuses#90c467d1 hash:long statuses:Vector<EmojiStatus> = account.EmojiStatuses;"),
+        (0x79f5d419, "reactionEmpty#79f5d419 = Reaction;"),
+        (0x1b2286b8, "reactionEmoji#1b2286b8 emoticon:string = Reaction;"),
+        (0x8935fc73, "reactionCustomEmoji#8935fc73 document_id:long = Reaction;"),
+        (0x523da4eb, "reactionPaid#523da4eb = Reaction;"),
+        (0x2b96cd1b, "account.emailVerified#2b96cd1b email:string = account.EmailVerified;"),
+        (0xe1bb0d61, "account.emailVerifiedLogin#e1bb0d61 email:string sent_code:auth.SentCode = account.EmailVerified;"),
+        (0x95f2bfe4, "starsTransactionPeerUnsupported#95f2bfe4 = StarsTransactionPeer;"),
+        (0xb457b375, "starsTransactionPeerAppStore#b457b375 = StarsTransactionPeer;"),
+        (0x7b560a0b, "starsTransactionPeerPlayMarket#7b560a0b = StarsTransactionPeer;"),
+        (0x250dbaf8, "starsTransactionPeerPremiumBot#250dbaf8 = StarsTransactionPeer;"),
+        (0xe92fd902, "starsTransactionPeerFragment#e92fd902 = StarsTransactionPeer;"),
+        (0xd80da15d, "starsTransactionPeer#d80da15d peer:Peer = StarsTransactionPeer;"),
+        (0x60682812, "starsTransactionPeerAds#60682812 = StarsTransactionPeer;"),
+        (0xf9677aad, "starsTransactionPeerAPI#f9677aad = StarsTransactionPeer;"),
+        (0x6c207376, "payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;"),
+        (0xbbb6b4a3, "starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;"),
+        (0x74aee3e0, "starsTonAmount#74aee3e0 amount:long = StarsAmount;"),
+        (0x3de1dfed, "payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;"),
+        (0x84aa3a9c, "payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;"),
+        (0x2999beed, "stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;"),
     ]
 }

@@ -8,7 +8,7 @@ extension Api {
     /// TL type `DraftMessage`. Constructors:
     /// - `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
     /// - `draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;`
-    public enum DraftMessage: TLRegistrable, TLParsable {
+    public enum DraftMessage: TLSchemaDescribed, TLParsable {
         /// `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
         case draftMessageEmpty(Cons_draftMessageEmpty)
         /// `draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;`
@@ -117,6 +117,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DraftMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DraftMessage {
             let id = try reader.readUInt32()
@@ -193,53 +194,13 @@ extension Api {
                 throw error.inside(constructor: "draftMessage", fields: "flags,no_webpage,invert_media,reply_to,message,entities,media,date,effect,suggested_post,rich_message", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .draftMessageEmpty(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.date {
-                        fields.int("date", value)
-                    }
-                    return ("draftMessageEmpty", fields.fields)
-                case .draftMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("no_webpage", c.noWebpage)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.replyTo {
-                        fields.object("reply_to", value)
-                    }
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.media {
-                        fields.object("media", value)
-                    }
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.effect {
-                        fields.long("effect", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.suggestedPost {
-                        fields.object("suggested_post", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.richMessage {
-                        fields.object("rich_message", value)
-                    }
-                    return ("draftMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PaymentRequestedInfo`. Constructors:
     /// - `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
-    public enum PaymentRequestedInfo: TLRegistrable, TLParsable {
+    public enum PaymentRequestedInfo: TLSchemaDescribed, TLParsable {
         /// `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
         case paymentRequestedInfo(Cons_paymentRequestedInfo)
 
@@ -296,6 +257,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PaymentRequestedInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentRequestedInfo {
             let id = try reader.readUInt32()
@@ -341,28 +303,6 @@ extension Api {
                 throw error.inside(constructor: "paymentRequestedInfo", fields: "flags,name,phone,email,shipping_address", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paymentRequestedInfo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.name {
-                        fields.string("name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.phone {
-                        fields.string("phone", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.email {
-                        fields.string("email", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.shippingAddress {
-                        fields.object("shipping_address", value)
-                    }
-                    return ("paymentRequestedInfo", fields.fields)
-            }
-        }
     }
 }
 
@@ -370,7 +310,7 @@ extension Api.upload {
     /// TL type `upload.CdnFile`. Constructors:
     /// - `upload.cdnFileReuploadNeeded#eea8e46e request_token:bytes = upload.CdnFile;`
     /// - `upload.cdnFile#a99fca4f bytes:bytes = upload.CdnFile;`
-    public enum CdnFile: TLRegistrable, TLParsable {
+    public enum CdnFile: TLSchemaDescribed, TLParsable {
         /// `upload.cdnFileReuploadNeeded#eea8e46e request_token:bytes = upload.CdnFile;`
         case cdnFileReuploadNeeded(Cons_cdnFileReuploadNeeded)
         /// `upload.cdnFile#a99fca4f bytes:bytes = upload.CdnFile;`
@@ -406,6 +346,7 @@ extension Api.upload {
         }
 
         public static var tlTypeName: String { "upload.CdnFile" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CdnFile {
             let id = try reader.readUInt32()
@@ -439,19 +380,6 @@ extension Api.upload {
             }
             catch {
                 throw error.inside(constructor: "upload.cdnFile", fields: "bytes", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .cdnFileReuploadNeeded(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bytes("request_token", c.requestToken)
-                    return ("upload.cdnFileReuploadNeeded", fields.fields)
-                case .cdnFile(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bytes("bytes", c.bytes)
-                    return ("upload.cdnFile", fields.fields)
             }
         }
     }
@@ -511,7 +439,7 @@ extension Api {
     /// - `channelAdminLogEventActionParticipantSubExtend#64642db3 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
     /// - `channelAdminLogEventActionToggleAutotranslation#c517f77e new_value:Bool = ChannelAdminLogEventAction;`
     /// - `channelAdminLogEventActionParticipantEditRank#5806b4ec user_id:long prev_rank:string new_rank:string = ChannelAdminLogEventAction;`
-    public enum ChannelAdminLogEventAction: TLRegistrable, TLParsable {
+    public enum ChannelAdminLogEventAction: TLSchemaDescribed, TLParsable {
         /// `channelAdminLogEventActionChangeTitle#e6dfb825 prev_value:string new_value:string = ChannelAdminLogEventAction;`
         case channelAdminLogEventActionChangeTitle(Cons_channelAdminLogEventActionChangeTitle)
         /// `channelAdminLogEventActionChangeAbout#55188a2e prev_value:string new_value:string = ChannelAdminLogEventAction;`
@@ -1365,6 +1293,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChannelAdminLogEventAction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelAdminLogEventAction {
             let id = try reader.readUInt32()
@@ -2029,251 +1958,6 @@ extension Api {
                 throw error.inside(constructor: "channelAdminLogEventActionParticipantEditRank", fields: "user_id,prev_rank,new_rank", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelAdminLogEventActionChangeTitle(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("prev_value", c.prevValue)
-                    fields.string("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeTitle", fields.fields)
-                case .channelAdminLogEventActionChangeAbout(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("prev_value", c.prevValue)
-                    fields.string("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeAbout", fields.fields)
-                case .channelAdminLogEventActionChangeUsername(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("prev_value", c.prevValue)
-                    fields.string("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeUsername", fields.fields)
-                case .channelAdminLogEventActionChangePhoto(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_photo", c.prevPhoto)
-                    fields.object("new_photo", c.newPhoto)
-                    return ("channelAdminLogEventActionChangePhoto", fields.fields)
-                case .channelAdminLogEventActionToggleInvites(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("new_value", c.newValue)
-                    return ("channelAdminLogEventActionToggleInvites", fields.fields)
-                case .channelAdminLogEventActionToggleSignatures(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("new_value", c.newValue)
-                    return ("channelAdminLogEventActionToggleSignatures", fields.fields)
-                case .channelAdminLogEventActionUpdatePinned(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("channelAdminLogEventActionUpdatePinned", fields.fields)
-                case .channelAdminLogEventActionEditMessage(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_message", c.prevMessage)
-                    fields.object("new_message", c.newMessage)
-                    return ("channelAdminLogEventActionEditMessage", fields.fields)
-                case .channelAdminLogEventActionDeleteMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("channelAdminLogEventActionDeleteMessage", fields.fields)
-                case .channelAdminLogEventActionParticipantJoin:
-                    return ("channelAdminLogEventActionParticipantJoin", [])
-                case .channelAdminLogEventActionParticipantLeave:
-                    return ("channelAdminLogEventActionParticipantLeave", [])
-                case .channelAdminLogEventActionParticipantInvite(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("participant", c.participant)
-                    return ("channelAdminLogEventActionParticipantInvite", fields.fields)
-                case .channelAdminLogEventActionParticipantToggleBan(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_participant", c.prevParticipant)
-                    fields.object("new_participant", c.newParticipant)
-                    return ("channelAdminLogEventActionParticipantToggleBan", fields.fields)
-                case .channelAdminLogEventActionParticipantToggleAdmin(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_participant", c.prevParticipant)
-                    fields.object("new_participant", c.newParticipant)
-                    return ("channelAdminLogEventActionParticipantToggleAdmin", fields.fields)
-                case .channelAdminLogEventActionChangeStickerSet(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_stickerset", c.prevStickerset)
-                    fields.object("new_stickerset", c.newStickerset)
-                    return ("channelAdminLogEventActionChangeStickerSet", fields.fields)
-                case .channelAdminLogEventActionTogglePreHistoryHidden(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("new_value", c.newValue)
-                    return ("channelAdminLogEventActionTogglePreHistoryHidden", fields.fields)
-                case .channelAdminLogEventActionDefaultBannedRights(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_banned_rights", c.prevBannedRights)
-                    fields.object("new_banned_rights", c.newBannedRights)
-                    return ("channelAdminLogEventActionDefaultBannedRights", fields.fields)
-                case .channelAdminLogEventActionStopPoll(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("channelAdminLogEventActionStopPoll", fields.fields)
-                case .channelAdminLogEventActionChangeLinkedChat(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("prev_value", c.prevValue)
-                    fields.long("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeLinkedChat", fields.fields)
-                case .channelAdminLogEventActionChangeLocation(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_value", c.prevValue)
-                    fields.object("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeLocation", fields.fields)
-                case .channelAdminLogEventActionToggleSlowMode(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("prev_value", c.prevValue)
-                    fields.int("new_value", c.newValue)
-                    return ("channelAdminLogEventActionToggleSlowMode", fields.fields)
-                case .channelAdminLogEventActionStartGroupCall(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("call", c.call)
-                    return ("channelAdminLogEventActionStartGroupCall", fields.fields)
-                case .channelAdminLogEventActionDiscardGroupCall(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("call", c.call)
-                    return ("channelAdminLogEventActionDiscardGroupCall", fields.fields)
-                case .channelAdminLogEventActionParticipantMute(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("participant", c.participant)
-                    return ("channelAdminLogEventActionParticipantMute", fields.fields)
-                case .channelAdminLogEventActionParticipantUnmute(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("participant", c.participant)
-                    return ("channelAdminLogEventActionParticipantUnmute", fields.fields)
-                case .channelAdminLogEventActionToggleGroupCallSetting(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("join_muted", c.joinMuted)
-                    return ("channelAdminLogEventActionToggleGroupCallSetting", fields.fields)
-                case .channelAdminLogEventActionParticipantJoinByInvite(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("via_chatlist", c.viaChatlist)
-                    fields.object("invite", c.invite)
-                    return ("channelAdminLogEventActionParticipantJoinByInvite", fields.fields)
-                case .channelAdminLogEventActionExportedInviteDelete(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("invite", c.invite)
-                    return ("channelAdminLogEventActionExportedInviteDelete", fields.fields)
-                case .channelAdminLogEventActionExportedInviteRevoke(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("invite", c.invite)
-                    return ("channelAdminLogEventActionExportedInviteRevoke", fields.fields)
-                case .channelAdminLogEventActionExportedInviteEdit(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_invite", c.prevInvite)
-                    fields.object("new_invite", c.newInvite)
-                    return ("channelAdminLogEventActionExportedInviteEdit", fields.fields)
-                case .channelAdminLogEventActionParticipantVolume(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("participant", c.participant)
-                    return ("channelAdminLogEventActionParticipantVolume", fields.fields)
-                case .channelAdminLogEventActionChangeHistoryTTL(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("prev_value", c.prevValue)
-                    fields.int("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeHistoryTTL", fields.fields)
-                case .channelAdminLogEventActionParticipantJoinByRequest(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("invite", c.invite)
-                    fields.long("approved_by", c.approvedBy)
-                    return ("channelAdminLogEventActionParticipantJoinByRequest", fields.fields)
-                case .channelAdminLogEventActionToggleNoForwards(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("new_value", c.newValue)
-                    return ("channelAdminLogEventActionToggleNoForwards", fields.fields)
-                case .channelAdminLogEventActionSendMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("channelAdminLogEventActionSendMessage", fields.fields)
-                case .channelAdminLogEventActionChangeAvailableReactions(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_value", c.prevValue)
-                    fields.object("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeAvailableReactions", fields.fields)
-                case .channelAdminLogEventActionChangeUsernames(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.strings("prev_value", c.prevValue)
-                    fields.strings("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeUsernames", fields.fields)
-                case .channelAdminLogEventActionToggleForum(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("new_value", c.newValue)
-                    return ("channelAdminLogEventActionToggleForum", fields.fields)
-                case .channelAdminLogEventActionCreateTopic(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("topic", c.topic)
-                    return ("channelAdminLogEventActionCreateTopic", fields.fields)
-                case .channelAdminLogEventActionEditTopic(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_topic", c.prevTopic)
-                    fields.object("new_topic", c.newTopic)
-                    return ("channelAdminLogEventActionEditTopic", fields.fields)
-                case .channelAdminLogEventActionDeleteTopic(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("topic", c.topic)
-                    return ("channelAdminLogEventActionDeleteTopic", fields.fields)
-                case .channelAdminLogEventActionPinTopic(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.prevTopic {
-                        fields.object("prev_topic", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.newTopic {
-                        fields.object("new_topic", value)
-                    }
-                    return ("channelAdminLogEventActionPinTopic", fields.fields)
-                case .channelAdminLogEventActionToggleAntiSpam(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("new_value", c.newValue)
-                    return ("channelAdminLogEventActionToggleAntiSpam", fields.fields)
-                case .channelAdminLogEventActionChangePeerColor(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_value", c.prevValue)
-                    fields.object("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangePeerColor", fields.fields)
-                case .channelAdminLogEventActionChangeProfilePeerColor(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_value", c.prevValue)
-                    fields.object("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeProfilePeerColor", fields.fields)
-                case .channelAdminLogEventActionChangeWallpaper(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_value", c.prevValue)
-                    fields.object("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeWallpaper", fields.fields)
-                case .channelAdminLogEventActionChangeEmojiStatus(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_value", c.prevValue)
-                    fields.object("new_value", c.newValue)
-                    return ("channelAdminLogEventActionChangeEmojiStatus", fields.fields)
-                case .channelAdminLogEventActionChangeEmojiStickerSet(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_stickerset", c.prevStickerset)
-                    fields.object("new_stickerset", c.newStickerset)
-                    return ("channelAdminLogEventActionChangeEmojiStickerSet", fields.fields)
-                case .channelAdminLogEventActionToggleSignatureProfiles(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("new_value", c.newValue)
-                    return ("channelAdminLogEventActionToggleSignatureProfiles", fields.fields)
-                case .channelAdminLogEventActionParticipantSubExtend(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("prev_participant", c.prevParticipant)
-                    fields.object("new_participant", c.newParticipant)
-                    return ("channelAdminLogEventActionParticipantSubExtend", fields.fields)
-                case .channelAdminLogEventActionToggleAutotranslation(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.bool("new_value", c.newValue)
-                    return ("channelAdminLogEventActionToggleAutotranslation", fields.fields)
-                case .channelAdminLogEventActionParticipantEditRank(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("user_id", c.userId)
-                    fields.string("prev_rank", c.prevRank)
-                    fields.string("new_rank", c.newRank)
-                    return ("channelAdminLogEventActionParticipantEditRank", fields.fields)
-            }
-        }
     }
 }
 
@@ -2281,7 +1965,7 @@ extension Api {
     /// TL type `InputCheckPasswordSRP`. Constructors:
     /// - `inputCheckPasswordEmpty#9880f658 = InputCheckPasswordSRP;`
     /// - `inputCheckPasswordSRP#d27ff082 srp_id:long A:bytes M1:bytes = InputCheckPasswordSRP;`
-    public enum InputCheckPasswordSRP: TLRegistrable, TLParsable {
+    public enum InputCheckPasswordSRP: TLSchemaDescribed, TLParsable {
         /// `inputCheckPasswordEmpty#9880f658 = InputCheckPasswordSRP;`
         case inputCheckPasswordEmpty
         /// `inputCheckPasswordSRP#d27ff082 srp_id:long A:bytes M1:bytes = InputCheckPasswordSRP;`
@@ -2315,6 +1999,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputCheckPasswordSRP" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputCheckPasswordSRP {
             let id = try reader.readUInt32()
@@ -2349,19 +2034,6 @@ extension Api {
                 throw error.inside(constructor: "inputCheckPasswordSRP", fields: "srp_id,A,M1", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputCheckPasswordEmpty:
-                    return ("inputCheckPasswordEmpty", [])
-                case .inputCheckPasswordSRP(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("srp_id", c.srpId)
-                    fields.bytes("A", c.A)
-                    fields.bytes("M1", c.M1)
-                    return ("inputCheckPasswordSRP", fields.fields)
-            }
-        }
     }
 }
 
@@ -2370,7 +2042,7 @@ extension Api {
     /// - `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
     /// - `inputWallPaperSlug#72091c80 slug:string = InputWallPaper;`
     /// - `inputWallPaperNoFile#967a462e id:long = InputWallPaper;`
-    public enum InputWallPaper: TLRegistrable, TLParsable {
+    public enum InputWallPaper: TLSchemaDescribed, TLParsable {
         /// `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
         case inputWallPaper(Cons_inputWallPaper)
         /// `inputWallPaperSlug#72091c80 slug:string = InputWallPaper;`
@@ -2427,6 +2099,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputWallPaper" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputWallPaper {
             let id = try reader.readUInt32()
@@ -2476,31 +2149,13 @@ extension Api {
                 throw error.inside(constructor: "inputWallPaperNoFile", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputWallPaper(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputWallPaper", fields.fields)
-                case .inputWallPaperSlug(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("inputWallPaperSlug", fields.fields)
-                case .inputWallPaperNoFile(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("inputWallPaperNoFile", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AvailableReaction`. Constructors:
     /// - `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
-    public enum AvailableReaction: TLRegistrable, TLParsable {
+    public enum AvailableReaction: TLSchemaDescribed, TLParsable {
         /// `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
         case availableReaction(Cons_availableReaction)
 
@@ -2576,6 +2231,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AvailableReaction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AvailableReaction {
             let id = try reader.readUInt32()
@@ -2625,38 +2281,13 @@ extension Api {
                 throw error.inside(constructor: "availableReaction", fields: "flags,inactive,premium,reaction,title,static_icon,appear_animation,select_animation,activate_animation,effect_animation,around_animation,center_icon", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .availableReaction(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 12)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("inactive", c.inactive)
-                    fields.trueFlag("premium", c.premium)
-                    fields.string("reaction", c.reaction)
-                    fields.string("title", c.title)
-                    fields.object("static_icon", c.staticIcon)
-                    fields.object("appear_animation", c.appearAnimation)
-                    fields.object("select_animation", c.selectAnimation)
-                    fields.object("activate_animation", c.activateAnimation)
-                    fields.object("effect_animation", c.effectAnimation)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.aroundAnimation {
-                        fields.object("around_animation", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.centerIcon {
-                        fields.object("center_icon", value)
-                    }
-                    return ("availableReaction", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ExportedStoryLink`. Constructors:
     /// - `exportedStoryLink#3fc9053b link:string = ExportedStoryLink;`
-    public enum ExportedStoryLink: TLRegistrable, TLParsable {
+    public enum ExportedStoryLink: TLSchemaDescribed, TLParsable {
         /// `exportedStoryLink#3fc9053b link:string = ExportedStoryLink;`
         case exportedStoryLink(Cons_exportedStoryLink)
 
@@ -2678,6 +2309,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ExportedStoryLink" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedStoryLink {
             let id = try reader.readUInt32()
@@ -2702,15 +2334,6 @@ extension Api {
                 throw error.inside(constructor: "exportedStoryLink", fields: "link", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedStoryLink(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("link", c.link)
-                    return ("exportedStoryLink", fields.fields)
-            }
-        }
     }
 }
 
@@ -2718,7 +2341,7 @@ extension Api {
     /// TL type `PrepaidGiveaway`. Constructors:
     /// - `prepaidGiveaway#b2539d54 id:long months:int quantity:int date:int = PrepaidGiveaway;`
     /// - `prepaidStarsGiveaway#9a9d77e0 id:long stars:long quantity:int boosts:int date:int = PrepaidGiveaway;`
-    public enum PrepaidGiveaway: TLRegistrable, TLParsable {
+    public enum PrepaidGiveaway: TLSchemaDescribed, TLParsable {
         /// `prepaidGiveaway#b2539d54 id:long months:int quantity:int date:int = PrepaidGiveaway;`
         case prepaidGiveaway(Cons_prepaidGiveaway)
         /// `prepaidStarsGiveaway#9a9d77e0 id:long stars:long quantity:int boosts:int date:int = PrepaidGiveaway;`
@@ -2779,6 +2402,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PrepaidGiveaway" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PrepaidGiveaway {
             let id = try reader.readUInt32()
@@ -2830,33 +2454,13 @@ extension Api {
                 throw error.inside(constructor: "prepaidStarsGiveaway", fields: "id,stars,quantity,boosts,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .prepaidGiveaway(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("id", c.id)
-                    fields.int("months", c.months)
-                    fields.int("quantity", c.quantity)
-                    fields.int("date", c.date)
-                    return ("prepaidGiveaway", fields.fields)
-                case .prepaidStarsGiveaway(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("id", c.id)
-                    fields.long("stars", c.stars)
-                    fields.int("quantity", c.quantity)
-                    fields.int("boosts", c.boosts)
-                    fields.int("date", c.date)
-                    return ("prepaidStarsGiveaway", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessGreetingMessage`. Constructors:
     /// - `businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;`
-    public enum BusinessGreetingMessage: TLRegistrable, TLParsable {
+    public enum BusinessGreetingMessage: TLSchemaDescribed, TLParsable {
         /// `businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;`
         case businessGreetingMessage(Cons_businessGreetingMessage)
 
@@ -2886,6 +2490,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessGreetingMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessGreetingMessage {
             let id = try reader.readUInt32()
@@ -2915,17 +2520,6 @@ extension Api {
                 throw error.inside(constructor: "businessGreetingMessage", fields: "shortcut_id,recipients,no_activity_days", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessGreetingMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("shortcut_id", c.shortcutId)
-                    fields.object("recipients", c.recipients)
-                    fields.int("no_activity_days", c.noActivityDays)
-                    return ("businessGreetingMessage", fields.fields)
-            }
-        }
     }
 }
 
@@ -2934,7 +2528,7 @@ extension Api {
     /// - `requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
     /// - `requestedPeerChat#7307544f flags:# chat_id:long title:flags.0?string photo:flags.2?Photo = RequestedPeer;`
     /// - `requestedPeerChannel#8ba403e4 flags:# channel_id:long title:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
-    public enum RequestedPeer: TLRegistrable, TLParsable {
+    public enum RequestedPeer: TLSchemaDescribed, TLParsable {
         /// `requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
         case requestedPeerUser(Cons_requestedPeerUser)
         /// `requestedPeerChat#7307544f flags:# chat_id:long title:flags.0?string photo:flags.2?Photo = RequestedPeer;`
@@ -3079,6 +2673,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RequestedPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RequestedPeer {
             let id = try reader.readUInt32()
@@ -3179,63 +2774,13 @@ extension Api {
                 throw error.inside(constructor: "requestedPeerChannel", fields: "flags,channel_id,title,username,photo", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .requestedPeerUser(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.long("user_id", c.userId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.firstName {
-                        fields.string("first_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.lastName {
-                        fields.string("last_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.username {
-                        fields.string("username", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    return ("requestedPeerUser", fields.fields)
-                case .requestedPeerChat(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.long("chat_id", c.chatId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    return ("requestedPeerChat", fields.fields)
-                case .requestedPeerChannel(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.long("channel_id", c.channelId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.username {
-                        fields.string("username", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    return ("requestedPeerChannel", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarsStatus`. Constructors:
     /// - `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
-    public enum StarsStatus: TLRegistrable, TLParsable {
+    public enum StarsStatus: TLSchemaDescribed, TLParsable {
         /// `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
         case starsStatus(Cons_starsStatus)
 
@@ -3313,6 +2858,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarsStatus" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsStatus {
             let id = try reader.readUInt32()
@@ -3369,41 +2915,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starsStatus", fields: "flags,balance,subscriptions,subscriptions_next_offset,subscriptions_missing_balance,history,next_offset,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsStatus(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.object("balance", c.balance)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.subscriptions {
-                        fields.objects("subscriptions", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.subscriptionsNextOffset {
-                        fields.string("subscriptions_next_offset", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionsMissingBalance {
-                        fields.long("subscriptions_missing_balance", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.history {
-                        fields.objects("history", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("payments.starsStatus", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessBotRights`. Constructors:
     /// - `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
-    public enum BusinessBotRights: TLRegistrable, TLParsable {
+    public enum BusinessBotRights: TLSchemaDescribed, TLParsable {
         /// `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
         case businessBotRights(Cons_businessBotRights)
 
@@ -3462,6 +2980,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessBotRights" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessBotRights {
             let id = try reader.readUInt32()
@@ -3486,37 +3005,13 @@ extension Api {
                 throw error.inside(constructor: "businessBotRights", fields: "flags,reply,read_messages,delete_sent_messages,delete_received_messages,edit_name,edit_bio,edit_profile_photo,edit_username,view_gifts,sell_gifts,change_gift_settings,transfer_and_upgrade_gifts,transfer_stars,manage_stories", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessBotRights(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 15)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("reply", c.reply)
-                    fields.trueFlag("read_messages", c.readMessages)
-                    fields.trueFlag("delete_sent_messages", c.deleteSentMessages)
-                    fields.trueFlag("delete_received_messages", c.deleteReceivedMessages)
-                    fields.trueFlag("edit_name", c.editName)
-                    fields.trueFlag("edit_bio", c.editBio)
-                    fields.trueFlag("edit_profile_photo", c.editProfilePhoto)
-                    fields.trueFlag("edit_username", c.editUsername)
-                    fields.trueFlag("view_gifts", c.viewGifts)
-                    fields.trueFlag("sell_gifts", c.sellGifts)
-                    fields.trueFlag("change_gift_settings", c.changeGiftSettings)
-                    fields.trueFlag("transfer_and_upgrade_gifts", c.transferAndUpgradeGifts)
-                    fields.trueFlag("transfer_stars", c.transferStars)
-                    fields.trueFlag("manage_stories", c.manageStories)
-                    return ("businessBotRights", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `CommunityPeerRequest`. Constructors:
     /// - `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
-    public enum CommunityPeerRequest: TLRegistrable, TLParsable {
+    public enum CommunityPeerRequest: TLSchemaDescribed, TLParsable {
         /// `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
         case communityPeerRequest(Cons_communityPeerRequest)
 
@@ -3563,6 +3058,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "CommunityPeerRequest" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CommunityPeerRequest {
             let id = try reader.readUInt32()
@@ -3594,27 +3090,13 @@ extension Api {
                 throw error.inside(constructor: "communityPeerRequest", fields: "flags,visible,peer,requested_by,date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .communityPeerRequest(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("visible", c.visible)
-                    fields.object("peer", c.peer)
-                    fields.long("requested_by", c.requestedBy)
-                    fields.int("date", c.date)
-                    return ("communityPeerRequest", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `EphemeralMessage`. Constructors:
     /// - `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
-    public enum EphemeralMessage: TLRegistrable, TLParsable {
+    public enum EphemeralMessage: TLSchemaDescribed, TLParsable {
         /// `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
         case ephemeralMessage(Cons_ephemeralMessage)
 
@@ -3730,6 +3212,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EphemeralMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EphemeralMessage {
             let id = try reader.readUInt32()
@@ -3810,59 +3293,13 @@ extension Api {
                 throw error.inside(constructor: "ephemeralMessage", fields: "flags,out,welcome_template,invert_media,noforwards,id,from_id,peer_id,receiver_id,top_msg_id,date,message,entities,media,reply_markup,reply_to,rich_message,chat_instance,anchor_msg_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .ephemeralMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 19)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("out", c.out)
-                    fields.trueFlag("welcome_template", c.welcomeTemplate)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    fields.trueFlag("noforwards", c.noforwards)
-                    fields.int("id", c.id)
-                    fields.object("from_id", c.fromId)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.peerId {
-                        fields.object("peer_id", value)
-                    }
-                    fields.long("receiver_id", c.receiverId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    fields.int("date", c.date)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.media {
-                        fields.object("media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.replyTo {
-                        fields.object("reply_to", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.richMessage {
-                        fields.object("rich_message", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.chatInstance {
-                        fields.long("chat_instance", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.anchorMsgId {
-                        fields.int("anchor_msg_id", value)
-                    }
-                    return ("ephemeralMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `KeyboardInlineButtonRow`. Constructors:
     /// - `keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;`
-    public enum KeyboardInlineButtonRow: TLRegistrable, TLParsable {
+    public enum KeyboardInlineButtonRow: TLSchemaDescribed, TLParsable {
         /// `keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;`
         case keyboardInlineButtonRow(Cons_keyboardInlineButtonRow)
 
@@ -3884,6 +3321,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "KeyboardInlineButtonRow" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardInlineButtonRow {
             let id = try reader.readUInt32()
@@ -3906,15 +3344,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "keyboardInlineButtonRow", fields: "buttons", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .keyboardInlineButtonRow(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("buttons", c.buttons)
-                    return ("keyboardInlineButtonRow", fields.fields)
             }
         }
     }
@@ -4446,5 +3875,82 @@ extension Api {
         (0x19d8eb45, "stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;"),
         (0x5e5259b6, "stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;"),
         (0x60f67660, "premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;"),
+    ]
+    static let constructorEntries27: [(UInt32, StaticString)] = [
+        (0x1b0c841a, "draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;"),
+        (0x60fe3294, "draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;"),
+        (0x909c3f94, "paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;"),
+        (0xeea8e46e, "upload.cdnFileReuploadNeeded#eea8e46e request_token:bytes = upload.CdnFile;"),
+        (0xa99fca4f, "upload.cdnFile#a99fca4f bytes:bytes = upload.CdnFile;"),
+        (0xe6dfb825, "channelAdminLogEventActionChangeTitle#e6dfb825 prev_value:string new_value:string = ChannelAdminLogEventAction;"),
+        (0x55188a2e, "channelAdminLogEventActionChangeAbout#55188a2e prev_value:string new_value:string = ChannelAdminLogEventAction;"),
+        (0x6a4afc38, "channelAdminLogEventActionChangeUsername#6a4afc38 prev_value:string new_value:string = ChannelAdminLogEventAction;"),
+        (0x434bd2af, "channelAdminLogEventActionChangePhoto#434bd2af prev_photo:Photo new_photo:Photo = ChannelAdminLogEventAction;"),
+        (0x1b7907ae, "channelAdminLogEventActionToggleInvites#1b7907ae new_value:Bool = ChannelAdminLogEventAction;"),
+        (0x26ae0971, "channelAdminLogEventActionToggleSignatures#26ae0971 new_value:Bool = ChannelAdminLogEventAction;"),
+        (0xe9e82c18, "channelAdminLogEventActionUpdatePinned#e9e82c18 message:Message = ChannelAdminLogEventAction;"),
+        (0x709b2405, "channelAdminLogEventActionEditMessage#709b2405 prev_message:Message new_message:Message = ChannelAdminLogEventAction;"),
+        (0x42e047bb, "channelAdminLogEventActionDeleteMessage#42e047bb message:Message = ChannelAdminLogEventAction;"),
+        (0x183040d3, "channelAdminLogEventActionParticipantJoin#183040d3 = ChannelAdminLogEventAction;"),
+        (0xf89777f2, "channelAdminLogEventActionParticipantLeave#f89777f2 = ChannelAdminLogEventAction;"),
+        (0xe31c34d8, "channelAdminLogEventActionParticipantInvite#e31c34d8 participant:ChannelParticipant = ChannelAdminLogEventAction;"),
+        (0xe6d83d7e, "channelAdminLogEventActionParticipantToggleBan#e6d83d7e prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;"),
+        (0xd5676710, "channelAdminLogEventActionParticipantToggleAdmin#d5676710 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;"),
+        (0xb1c3caa7, "channelAdminLogEventActionChangeStickerSet#b1c3caa7 prev_stickerset:InputStickerSet new_stickerset:InputStickerSet = ChannelAdminLogEventAction;"),
+        (0x5f5c95f1, "channelAdminLogEventActionTogglePreHistoryHidden#5f5c95f1 new_value:Bool = ChannelAdminLogEventAction;"),
+        (0x2df5fc0a, "channelAdminLogEventActionDefaultBannedRights#2df5fc0a prev_banned_rights:ChatBannedRights new_banned_rights:ChatBannedRights = ChannelAdminLogEventAction;"),
+        (0x8f079643, "channelAdminLogEventActionStopPoll#8f079643 message:Message = ChannelAdminLogEventAction;"),
+        (0x050c7ac8, "channelAdminLogEventActionChangeLinkedChat#050c7ac8 prev_value:long new_value:long = ChannelAdminLogEventAction;"),
+        (0x0e6b76ae, "channelAdminLogEventActionChangeLocation#0e6b76ae prev_value:ChannelLocation new_value:ChannelLocation = ChannelAdminLogEventAction;"),
+        (0x53909779, "channelAdminLogEventActionToggleSlowMode#53909779 prev_value:int new_value:int = ChannelAdminLogEventAction;"),
+        (0x23209745, "channelAdminLogEventActionStartGroupCall#23209745 call:InputGroupCall = ChannelAdminLogEventAction;"),
+        (0xdb9f9140, "channelAdminLogEventActionDiscardGroupCall#db9f9140 call:InputGroupCall = ChannelAdminLogEventAction;"),
+        (0xf92424d2, "channelAdminLogEventActionParticipantMute#f92424d2 participant:GroupCallParticipant = ChannelAdminLogEventAction;"),
+        (0xe64429c0, "channelAdminLogEventActionParticipantUnmute#e64429c0 participant:GroupCallParticipant = ChannelAdminLogEventAction;"),
+        (0x56d6a247, "channelAdminLogEventActionToggleGroupCallSetting#56d6a247 join_muted:Bool = ChannelAdminLogEventAction;"),
+        (0xfe9fc158, "channelAdminLogEventActionParticipantJoinByInvite#fe9fc158 flags:# via_chatlist:flags.0?true invite:ExportedChatInvite = ChannelAdminLogEventAction;"),
+        (0x5a50fca4, "channelAdminLogEventActionExportedInviteDelete#5a50fca4 invite:ExportedChatInvite = ChannelAdminLogEventAction;"),
+        (0x410a134e, "channelAdminLogEventActionExportedInviteRevoke#410a134e invite:ExportedChatInvite = ChannelAdminLogEventAction;"),
+        (0xe90ebb59, "channelAdminLogEventActionExportedInviteEdit#e90ebb59 prev_invite:ExportedChatInvite new_invite:ExportedChatInvite = ChannelAdminLogEventAction;"),
+        (0x3e7f6847, "channelAdminLogEventActionParticipantVolume#3e7f6847 participant:GroupCallParticipant = ChannelAdminLogEventAction;"),
+        (0x6e941a38, "channelAdminLogEventActionChangeHistoryTTL#6e941a38 prev_value:int new_value:int = ChannelAdminLogEventAction;"),
+        (0xafb6144a, "channelAdminLogEventActionParticipantJoinByRequest#afb6144a invite:ExportedChatInvite approved_by:long = ChannelAdminLogEventAction;"),
+        (0xcb2ac766, "channelAdminLogEventActionToggleNoForwards#cb2ac766 new_value:Bool = ChannelAdminLogEventAction;"),
+        (0x278f2868, "channelAdminLogEventActionSendMessage#278f2868 message:Message = ChannelAdminLogEventAction;"),
+        (0xbe4e0ef8, "channelAdminLogEventActionChangeAvailableReactions#be4e0ef8 prev_value:ChatReactions new_value:ChatReactions = ChannelAdminLogEventAction;"),
+        (0xf04fb3a9, "channelAdminLogEventActionChangeUsernames#f04fb3a9 prev_value:Vector<string> new_value:Vector<string> = ChannelAdminLogEventAction;"),
+        (0x02cc6383, "channelAdminLogEventActionToggleForum#02cc6383 new_value:Bool = ChannelAdminLogEventAction;"),
+        (0x58707d28, "channelAdminLogEventActionCreateTopic#58707d28 topic:ForumTopic = ChannelAdminLogEventAction;"),
+        (0xf06fe208, "channelAdminLogEventActionEditTopic#f06fe208 prev_topic:ForumTopic new_topic:ForumTopic = ChannelAdminLogEventAction;"),
+        (0xae168909, "channelAdminLogEventActionDeleteTopic#ae168909 topic:ForumTopic = ChannelAdminLogEventAction;"),
+        (0x5d8d353b, "channelAdminLogEventActionPinTopic#5d8d353b flags:# prev_topic:flags.0?ForumTopic new_topic:flags.1?ForumTopic = ChannelAdminLogEventAction;"),
+        (0x64f36dfc, "channelAdminLogEventActionToggleAntiSpam#64f36dfc new_value:Bool = ChannelAdminLogEventAction;"),
+        (0x5796e780, "channelAdminLogEventActionChangePeerColor#5796e780 prev_value:PeerColor new_value:PeerColor = ChannelAdminLogEventAction;"),
+        (0x5e477b25, "channelAdminLogEventActionChangeProfilePeerColor#5e477b25 prev_value:PeerColor new_value:PeerColor = ChannelAdminLogEventAction;"),
+        (0x31bb5d52, "channelAdminLogEventActionChangeWallpaper#31bb5d52 prev_value:WallPaper new_value:WallPaper = ChannelAdminLogEventAction;"),
+        (0x3ea9feb1, "channelAdminLogEventActionChangeEmojiStatus#3ea9feb1 prev_value:EmojiStatus new_value:EmojiStatus = ChannelAdminLogEventAction;"),
+        (0x46d840ab, "channelAdminLogEventActionChangeEmojiStickerSet#46d840ab prev_stickerset:InputStickerSet new_stickerset:InputStickerSet = ChannelAdminLogEventAction;"),
+        (0x60a79c79, "channelAdminLogEventActionToggleSignatureProfiles#60a79c79 new_value:Bool = ChannelAdminLogEventAction;"),
+        (0x64642db3, "channelAdminLogEventActionParticipantSubExtend#64642db3 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;"),
+        (0xc517f77e, "channelAdminLogEventActionToggleAutotranslation#c517f77e new_value:Bool = ChannelAdminLogEventAction;"),
+        (0x5806b4ec, "channelAdminLogEventActionParticipantEditRank#5806b4ec user_id:long prev_rank:string new_rank:string = ChannelAdminLogEventAction;"),
+        (0x9880f658, "inputCheckPasswordEmpty#9880f658 = InputCheckPasswordSRP;"),
+        (0xd27ff082, "inputCheckPasswordSRP#d27ff082 srp_id:long A:bytes M1:bytes = InputCheckPasswordSRP;"),
+        (0xe630b979, "inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;"),
+        (0x72091c80, "inputWallPaperSlug#72091c80 slug:string = InputWallPaper;"),
+        (0x967a462e, "inputWallPaperNoFile#967a462e id:long = InputWallPaper;"),
+        (0xc077ec01, "availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;"),
+        (0x3fc9053b, "exportedStoryLink#3fc9053b link:string = ExportedStoryLink;"),
+        (0xb2539d54, "prepaidGiveaway#b2539d54 id:long months:int quantity:int date:int = PrepaidGiveaway;"),
+        (0x9a9d77e0, "prepaidStarsGiveaway#9a9d77e0 id:long stars:long quantity:int boosts:int date:int = PrepaidGiveaway;"),
+        (0xe519abab, "businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;"),
+        (0xd62ff46a, "requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;"),
+        (0x7307544f, "requestedPeerChat#7307544f flags:# chat_id:long title:flags.0?string photo:flags.2?Photo = RequestedPeer;"),
+        (0x8ba403e4, "requestedPeerChannel#8ba403e4 flags:# channel_id:long title:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;"),
+        (0x6c9ce8ed, "payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;"),
+        (0xa0624cf7, "businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;"),
+        (0x7beafa85, "communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;"),
+        (0xdd27bee9, "ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;"),
+        (0x19420af6, "keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;"),
     ]
 }

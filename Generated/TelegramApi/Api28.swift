@@ -8,7 +8,7 @@ extension Api {
     /// TL type `GeoPoint`. Constructors:
     /// - `geoPointEmpty#1117dd5f = GeoPoint;`
     /// - `geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;`
-    public enum GeoPoint: TLRegistrable, TLParsable {
+    public enum GeoPoint: TLSchemaDescribed, TLParsable {
         /// `geoPointEmpty#1117dd5f = GeoPoint;`
         case geoPointEmpty
         /// `geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;`
@@ -62,6 +62,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GeoPoint" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GeoPoint {
             let id = try reader.readUInt32()
@@ -103,31 +104,13 @@ extension Api {
                 throw error.inside(constructor: "geoPoint", fields: "flags,long,lat,access_hash,accuracy_radius", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .geoPointEmpty:
-                    return ("geoPointEmpty", [])
-                case .geoPoint(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.double("long", c.long)
-                    fields.double("lat", c.lat)
-                    fields.long("access_hash", c.accessHash)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.accuracyRadius {
-                        fields.int("accuracy_radius", value)
-                    }
-                    return ("geoPoint", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PeerSettings`. Constructors:
     /// - `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
-    public enum PeerSettings: TLRegistrable, TLParsable {
+    public enum PeerSettings: TLSchemaDescribed, TLParsable {
         /// `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
         case peerSettings(Cons_peerSettings)
 
@@ -252,6 +235,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PeerSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerSettings {
             let id = try reader.readUInt32()
@@ -327,64 +311,13 @@ extension Api {
                 throw error.inside(constructor: "peerSettings", fields: "flags,report_spam,add_contact,block_contact,share_contact,need_contacts_exception,report_geo,autoarchived,invite_members,request_chat_broadcast,business_bot_paused,business_bot_can_reply,geo_distance,request_chat_title,request_chat_date,business_bot_id,business_bot_manage_url,charge_paid_message_stars,registration_month,phone_country,name_change_date,photo_change_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 22)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("report_spam", c.reportSpam)
-                    fields.trueFlag("add_contact", c.addContact)
-                    fields.trueFlag("block_contact", c.blockContact)
-                    fields.trueFlag("share_contact", c.shareContact)
-                    fields.trueFlag("need_contacts_exception", c.needContactsException)
-                    fields.trueFlag("report_geo", c.reportGeo)
-                    fields.trueFlag("autoarchived", c.autoarchived)
-                    fields.trueFlag("invite_members", c.inviteMembers)
-                    fields.trueFlag("request_chat_broadcast", c.requestChatBroadcast)
-                    fields.trueFlag("business_bot_paused", c.businessBotPaused)
-                    fields.trueFlag("business_bot_can_reply", c.businessBotCanReply)
-                    if tlFlagIsSet(_flags, 0x40), let value = c.geoDistance {
-                        fields.int("geo_distance", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.requestChatTitle {
-                        fields.string("request_chat_title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.requestChatDate {
-                        fields.int("request_chat_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotId {
-                        fields.long("business_bot_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.businessBotManageUrl {
-                        fields.string("business_bot_manage_url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.chargePaidMessageStars {
-                        fields.long("charge_paid_message_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.registrationMonth {
-                        fields.string("registration_month", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.phoneCountry {
-                        fields.string("phone_country", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.nameChangeDate {
-                        fields.int("name_change_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.photoChangeDate {
-                        fields.int("photo_change_date", value)
-                    }
-                    return ("peerSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `KeyboardButtonRow`. Constructors:
     /// - `keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;`
-    public enum KeyboardButtonRow: TLRegistrable, TLParsable {
+    public enum KeyboardButtonRow: TLSchemaDescribed, TLParsable {
         /// `keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;`
         case keyboardButtonRow(Cons_keyboardButtonRow)
 
@@ -406,6 +339,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "KeyboardButtonRow" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardButtonRow {
             let id = try reader.readUInt32()
@@ -430,15 +364,6 @@ extension Api {
                 throw error.inside(constructor: "keyboardButtonRow", fields: "buttons", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .keyboardButtonRow(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("buttons", c.buttons)
-                    return ("keyboardButtonRow", fields.fields)
-            }
-        }
     }
 }
 
@@ -446,7 +371,7 @@ extension Api {
     /// TL type `InputTheme`. Constructors:
     /// - `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
     /// - `inputThemeSlug#f5890df1 slug:string = InputTheme;`
-    public enum InputTheme: TLRegistrable, TLParsable {
+    public enum InputTheme: TLSchemaDescribed, TLParsable {
         /// `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
         case inputTheme(Cons_inputTheme)
         /// `inputThemeSlug#f5890df1 slug:string = InputTheme;`
@@ -487,6 +412,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputTheme" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputTheme {
             let id = try reader.readUInt32()
@@ -525,27 +451,13 @@ extension Api {
                 throw error.inside(constructor: "inputThemeSlug", fields: "slug", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputTheme(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputTheme", fields.fields)
-                case .inputThemeSlug(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("inputThemeSlug", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `GroupCallParticipantVideoSourceGroup`. Constructors:
     /// - `groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;`
-    public enum GroupCallParticipantVideoSourceGroup: TLRegistrable, TLParsable {
+    public enum GroupCallParticipantVideoSourceGroup: TLSchemaDescribed, TLParsable {
         /// `groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;`
         case groupCallParticipantVideoSourceGroup(Cons_groupCallParticipantVideoSourceGroup)
 
@@ -570,6 +482,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GroupCallParticipantVideoSourceGroup" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallParticipantVideoSourceGroup {
             let id = try reader.readUInt32()
@@ -597,23 +510,13 @@ extension Api {
                 throw error.inside(constructor: "groupCallParticipantVideoSourceGroup", fields: "semantics,sources", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallParticipantVideoSourceGroup(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("semantics", c.semantics)
-                    fields.ints("sources", c.sources)
-                    return ("groupCallParticipantVideoSourceGroup", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.bots {
     /// TL type `bots.BotInfo`. Constructors:
     /// - `bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;`
-    public enum BotInfo: TLRegistrable, TLParsable {
+    public enum BotInfo: TLSchemaDescribed, TLParsable {
         /// `bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;`
         case botInfo(Cons_botInfo)
 
@@ -641,6 +544,7 @@ extension Api.bots {
         }
 
         public static var tlTypeName: String { "bots.BotInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotInfo {
             let id = try reader.readUInt32()
@@ -670,17 +574,6 @@ extension Api.bots {
                 throw error.inside(constructor: "bots.botInfo", fields: "name,about,description", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botInfo(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("name", c.name)
-                    fields.string("about", c.about)
-                    fields.string("description", c.description)
-                    return ("bots.botInfo", fields.fields)
-            }
-        }
     }
 }
 
@@ -690,7 +583,7 @@ extension Api {
     /// - `inputReplyToStory#5881323a peer:InputPeer story_id:int = InputReplyTo;`
     /// - `inputReplyToMonoForum#69d66c45 monoforum_peer_id:InputPeer = InputReplyTo;`
     /// - `inputReplyToEphemeralMessage#4119b95e id:int = InputReplyTo;`
-    public enum InputReplyTo: TLRegistrable, TLParsable {
+    public enum InputReplyTo: TLSchemaDescribed, TLParsable {
         /// `inputReplyToMessage#3bd4b7c2 flags:# reply_to_msg_id:int top_msg_id:flags.0?int reply_to_peer_id:flags.1?InputPeer quote_text:flags.2?string quote_entities:flags.3?Vector<MessageEntity> quote_offset:flags.4?int monoforum_peer_id:flags.5?InputPeer todo_item_id:flags.6?int poll_option:flags.7?bytes = InputReplyTo;`
         case inputReplyToMessage(Cons_inputReplyToMessage)
         /// `inputReplyToStory#5881323a peer:InputPeer story_id:int = InputReplyTo;`
@@ -824,6 +717,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputReplyTo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputReplyTo {
             let id = try reader.readUInt32()
@@ -927,54 +821,6 @@ extension Api {
                 throw error.inside(constructor: "inputReplyToEphemeralMessage", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputReplyToMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.int("reply_to_msg_id", c.replyToMsgId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.topMsgId {
-                        fields.int("top_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.replyToPeerId {
-                        fields.object("reply_to_peer_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.quoteText {
-                        fields.string("quote_text", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.quoteEntities {
-                        fields.objects("quote_entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.quoteOffset {
-                        fields.int("quote_offset", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.monoforumPeerId {
-                        fields.object("monoforum_peer_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.todoItemId {
-                        fields.int("todo_item_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.pollOption {
-                        fields.bytes("poll_option", value)
-                    }
-                    return ("inputReplyToMessage", fields.fields)
-                case .inputReplyToStory(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer", c.peer)
-                    fields.int("story_id", c.storyId)
-                    return ("inputReplyToStory", fields.fields)
-                case .inputReplyToMonoForum(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("monoforum_peer_id", c.monoforumPeerId)
-                    return ("inputReplyToMonoForum", fields.fields)
-                case .inputReplyToEphemeralMessage(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("id", c.id)
-                    return ("inputReplyToEphemeralMessage", fields.fields)
-            }
-        }
     }
 }
 
@@ -982,7 +828,7 @@ extension Api {
     /// TL type `SavedDialog`. Constructors:
     /// - `savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;`
     /// - `monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;`
-    public enum SavedDialog: TLRegistrable, TLParsable {
+    public enum SavedDialog: TLSchemaDescribed, TLParsable {
         /// `savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;`
         case savedDialog(Cons_savedDialog)
         /// `monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;`
@@ -1081,6 +927,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SavedDialog" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedDialog {
             let id = try reader.readUInt32()
@@ -1139,42 +986,13 @@ extension Api {
                 throw error.inside(constructor: "monoForumDialog", fields: "flags,unread_mark,nopaid_messages_exception,peer,top_message,read_inbox_max_id,read_outbox_max_id,unread_count,unread_reactions_count,draft", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedDialog(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.object("peer", c.peer)
-                    fields.int("top_message", c.topMessage)
-                    return ("savedDialog", fields.fields)
-                case .monoForumDialog(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("unread_mark", c.unreadMark)
-                    fields.trueFlag("nopaid_messages_exception", c.nopaidMessagesException)
-                    fields.object("peer", c.peer)
-                    fields.int("top_message", c.topMessage)
-                    fields.int("read_inbox_max_id", c.readInboxMaxId)
-                    fields.int("read_outbox_max_id", c.readOutboxMaxId)
-                    fields.int("unread_count", c.unreadCount)
-                    fields.int("unread_reactions_count", c.unreadReactionsCount)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.draft {
-                        fields.object("draft", value)
-                    }
-                    return ("monoForumDialog", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.smsjobs {
     /// TL type `smsjobs.EligibilityToJoin`. Constructors:
     /// - `smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;`
-    public enum EligibilityToJoin: TLRegistrable, TLParsable {
+    public enum EligibilityToJoin: TLSchemaDescribed, TLParsable {
         /// `smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;`
         case eligibleToJoin(Cons_eligibleToJoin)
 
@@ -1199,6 +1017,7 @@ extension Api.smsjobs {
         }
 
         public static var tlTypeName: String { "smsjobs.EligibilityToJoin" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EligibilityToJoin {
             let id = try reader.readUInt32()
@@ -1224,16 +1043,6 @@ extension Api.smsjobs {
             }
             catch {
                 throw error.inside(constructor: "smsjobs.eligibleToJoin", fields: "terms_url,monthly_sent_sms", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .eligibleToJoin(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("terms_url", c.termsUrl)
-                    fields.int("monthly_sent_sms", c.monthlySentSms)
-                    return ("smsjobs.eligibleToJoin", fields.fields)
             }
         }
     }
@@ -1531,5 +1340,22 @@ extension Api {
         (0xe5afa56d, "phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;"),
         (0x8535fbd9, "stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;"),
         (0xb2e8ba03, "aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;"),
+    ]
+    static let constructorEntries28: [(UInt32, StaticString)] = [
+        (0x1117dd5f, "geoPointEmpty#1117dd5f = GeoPoint;"),
+        (0xb2a2f663, "geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;"),
+        (0xf47741f7, "peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;"),
+        (0x77608b83, "keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;"),
+        (0x3c5693e9, "inputTheme#3c5693e9 id:long access_hash:long = InputTheme;"),
+        (0xf5890df1, "inputThemeSlug#f5890df1 slug:string = InputTheme;"),
+        (0xdcb118b7, "groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;"),
+        (0xe8a775b0, "bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;"),
+        (0x3bd4b7c2, "inputReplyToMessage#3bd4b7c2 flags:# reply_to_msg_id:int top_msg_id:flags.0?int reply_to_peer_id:flags.1?InputPeer quote_text:flags.2?string quote_entities:flags.3?Vector<MessageEntity> quote_offset:flags.4?int monoforum_peer_id:flags.5?InputPeer todo_item_id:flags.6?int poll_option:flags.7?bytes = InputReplyTo;"),
+        (0x5881323a, "inputReplyToStory#5881323a peer:InputPeer story_id:int = InputReplyTo;"),
+        (0x69d66c45, "inputReplyToMonoForum#69d66c45 monoforum_peer_id:InputPeer = InputReplyTo;"),
+        (0x4119b95e, "inputReplyToEphemeralMessage#4119b95e id:int = InputReplyTo;"),
+        (0xbd87cb6c, "savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;"),
+        (0x64407ea7, "monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;"),
+        (0xdc8b44cf, "smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;"),
     ]
 }

@@ -8,7 +8,7 @@ extension Api {
     /// TL type `ChatParticipants`. Constructors:
     /// - `chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;`
     /// - `chatParticipants#3cbc93f8 chat_id:long participants:Vector<ChatParticipant> version:int = ChatParticipants;`
-    public enum ChatParticipants: TLRegistrable, TLParsable {
+    public enum ChatParticipants: TLSchemaDescribed, TLParsable {
         /// `chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;`
         case chatParticipantsForbidden(Cons_chatParticipantsForbidden)
         /// `chatParticipants#3cbc93f8 chat_id:long participants:Vector<ChatParticipant> version:int = ChatParticipants;`
@@ -70,6 +70,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatParticipants" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatParticipants {
             let id = try reader.readUInt32()
@@ -118,26 +119,6 @@ extension Api {
                 throw error.inside(constructor: "chatParticipants", fields: "chat_id,participants,version", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatParticipantsForbidden(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.long("chat_id", c.chatId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.selfParticipant {
-                        fields.object("self_participant", value)
-                    }
-                    return ("chatParticipantsForbidden", fields.fields)
-                case .chatParticipants(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("chat_id", c.chatId)
-                    fields.objects("participants", c.participants)
-                    fields.int("version", c.version)
-                    return ("chatParticipants", fields.fields)
-            }
-        }
     }
 }
 
@@ -148,7 +129,7 @@ extension Api {
     /// - `encryptedChatRequested#48f1d94c flags:# folder_id:flags.0?int id:int access_hash:long date:int admin_id:long participant_id:long g_a:bytes = EncryptedChat;`
     /// - `encryptedChat#61f0d4c7 id:int access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long = EncryptedChat;`
     /// - `encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;`
-    public enum EncryptedChat: TLRegistrable, TLParsable {
+    public enum EncryptedChat: TLSchemaDescribed, TLParsable {
         /// `encryptedChatEmpty#ab7ec0a0 id:int = EncryptedChat;`
         case encryptedChatEmpty(Cons_encryptedChatEmpty)
         /// `encryptedChatWaiting#66b25953 id:int access_hash:long date:int admin_id:long participant_id:long = EncryptedChat;`
@@ -317,6 +298,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EncryptedChat" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EncryptedChat {
             let id = try reader.readUInt32()
@@ -428,61 +410,13 @@ extension Api {
                 throw error.inside(constructor: "encryptedChatDiscarded", fields: "flags,history_deleted,id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .encryptedChatEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("id", c.id)
-                    return ("encryptedChatEmpty", fields.fields)
-                case .encryptedChatWaiting(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.int("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("date", c.date)
-                    fields.long("admin_id", c.adminId)
-                    fields.long("participant_id", c.participantId)
-                    return ("encryptedChatWaiting", fields.fields)
-                case .encryptedChatRequested(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    fields.int("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("date", c.date)
-                    fields.long("admin_id", c.adminId)
-                    fields.long("participant_id", c.participantId)
-                    fields.bytes("g_a", c.gA)
-                    return ("encryptedChatRequested", fields.fields)
-                case .encryptedChat(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.int("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("date", c.date)
-                    fields.long("admin_id", c.adminId)
-                    fields.long("participant_id", c.participantId)
-                    fields.bytes("g_a_or_b", c.gAOrB)
-                    fields.long("key_fingerprint", c.keyFingerprint)
-                    return ("encryptedChat", fields.fields)
-                case .encryptedChatDiscarded(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("history_deleted", c.historyDeleted)
-                    fields.int("id", c.id)
-                    return ("encryptedChatDiscarded", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ExportedMessageLink`. Constructors:
     /// - `exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;`
-    public enum ExportedMessageLink: TLRegistrable, TLParsable {
+    public enum ExportedMessageLink: TLSchemaDescribed, TLParsable {
         /// `exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;`
         case exportedMessageLink(Cons_exportedMessageLink)
 
@@ -507,6 +441,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ExportedMessageLink" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedMessageLink {
             let id = try reader.readUInt32()
@@ -534,23 +469,13 @@ extension Api {
                 throw error.inside(constructor: "exportedMessageLink", fields: "link,html", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedMessageLink(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("link", c.link)
-                    fields.string("html", c.html)
-                    return ("exportedMessageLink", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PaymentCharge`. Constructors:
     /// - `paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;`
-    public enum PaymentCharge: TLRegistrable, TLParsable {
+    public enum PaymentCharge: TLSchemaDescribed, TLParsable {
         /// `paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;`
         case paymentCharge(Cons_paymentCharge)
 
@@ -575,6 +500,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PaymentCharge" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentCharge {
             let id = try reader.readUInt32()
@@ -602,23 +528,13 @@ extension Api {
                 throw error.inside(constructor: "paymentCharge", fields: "id,provider_charge_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paymentCharge(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("id", c.id)
-                    fields.string("provider_charge_id", c.providerChargeId)
-                    return ("paymentCharge", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputSingleMedia`. Constructors:
     /// - `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
-    public enum InputSingleMedia: TLRegistrable, TLParsable {
+    public enum InputSingleMedia: TLSchemaDescribed, TLParsable {
         /// `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
         case inputSingleMedia(Cons_inputSingleMedia)
 
@@ -668,6 +584,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputSingleMedia" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputSingleMedia {
             let id = try reader.readUInt32()
@@ -704,29 +621,13 @@ extension Api {
                 throw error.inside(constructor: "inputSingleMedia", fields: "flags,media,random_id,message,entities", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputSingleMedia(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.object("media", c.media)
-                    fields.long("random_id", c.randomId)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    return ("inputSingleMedia", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SecureValueHash`. Constructors:
     /// - `secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;`
-    public enum SecureValueHash: TLRegistrable, TLParsable {
+    public enum SecureValueHash: TLSchemaDescribed, TLParsable {
         /// `secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;`
         case secureValueHash(Cons_secureValueHash)
 
@@ -751,6 +652,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureValueHash" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureValueHash {
             let id = try reader.readUInt32()
@@ -778,23 +680,13 @@ extension Api {
                 throw error.inside(constructor: "secureValueHash", fields: "type,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureValueHash(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("type", c.type)
-                    fields.bytes("hash", c.hash)
-                    return ("secureValueHash", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Folder`. Constructors:
     /// - `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
-    public enum Folder: TLRegistrable, TLParsable {
+    public enum Folder: TLSchemaDescribed, TLParsable {
         /// `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
         case folder(Cons_folder)
 
@@ -844,6 +736,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Folder" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Folder {
             let id = try reader.readUInt32()
@@ -878,31 +771,13 @@ extension Api {
                 throw error.inside(constructor: "folder", fields: "flags,autofill_new_broadcasts,autofill_public_groups,autofill_new_correspondents,id,title,photo", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .folder(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("autofill_new_broadcasts", c.autofillNewBroadcasts)
-                    fields.trueFlag("autofill_public_groups", c.autofillPublicGroups)
-                    fields.trueFlag("autofill_new_correspondents", c.autofillNewCorrespondents)
-                    fields.int("id", c.id)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    return ("folder", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `WebViewMessageSent`. Constructors:
     /// - `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
-    public enum WebViewMessageSent: TLRegistrable, TLParsable {
+    public enum WebViewMessageSent: TLSchemaDescribed, TLParsable {
         /// `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
         case webViewMessageSent(Cons_webViewMessageSent)
 
@@ -938,6 +813,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WebViewMessageSent" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebViewMessageSent {
             let id = try reader.readUInt32()
@@ -968,19 +844,6 @@ extension Api {
                 throw error.inside(constructor: "webViewMessageSent", fields: "flags,msg_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webViewMessageSent(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.msgId {
-                        fields.object("msg_id", value)
-                    }
-                    return ("webViewMessageSent", fields.fields)
-            }
-        }
     }
 }
 
@@ -988,7 +851,7 @@ extension Api {
     /// TL type `BotApp`. Constructors:
     /// - `botAppNotModified#5da674b7 = BotApp;`
     /// - `botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;`
-    public enum BotApp: TLRegistrable, TLParsable {
+    public enum BotApp: TLSchemaDescribed, TLParsable {
         /// `botAppNotModified#5da674b7 = BotApp;`
         case botAppNotModified
         /// `botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;`
@@ -1056,6 +919,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotApp" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotApp {
             let id = try reader.readUInt32()
@@ -1105,35 +969,13 @@ extension Api {
                 throw error.inside(constructor: "botApp", fields: "flags,id,access_hash,short_name,title,description,photo,document,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botAppNotModified:
-                    return ("botAppNotModified", [])
-                case .botApp(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.string("short_name", c.shortName)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    fields.object("photo", c.photo)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
-                        fields.object("document", value)
-                    }
-                    fields.long("hash", c.hash)
-                    return ("botApp", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stories {
     /// TL type `stories.Stories`. Constructors:
     /// - `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
-    public enum Stories: TLRegistrable, TLParsable {
+    public enum Stories: TLSchemaDescribed, TLParsable {
         /// `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
         case stories(Cons_stories)
 
@@ -1187,6 +1029,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.Stories" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Stories {
             let id = try reader.readUInt32()
@@ -1225,30 +1068,13 @@ extension Api.stories {
                 throw error.inside(constructor: "stories.stories", fields: "flags,count,stories,pinned_to_top,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .stories(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("stories", c.stories)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.pinnedToTop {
-                        fields.ints("pinned_to_top", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("stories.stories", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stories {
     /// TL type `stories.StoryViews`. Constructors:
     /// - `stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;`
-    public enum StoryViews: TLRegistrable, TLParsable {
+    public enum StoryViews: TLSchemaDescribed, TLParsable {
         /// `stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;`
         case storyViews(Cons_storyViews)
 
@@ -1273,6 +1099,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.StoryViews" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryViews {
             let id = try reader.readUInt32()
@@ -1300,23 +1127,13 @@ extension Api.stories {
                 throw error.inside(constructor: "stories.storyViews", fields: "views,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyViews(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("views", c.views)
-                    fields.objects("users", c.users)
-                    return ("stories.storyViews", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MissingInvitee`. Constructors:
     /// - `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
-    public enum MissingInvitee: TLRegistrable, TLParsable {
+    public enum MissingInvitee: TLSchemaDescribed, TLParsable {
         /// `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
         case missingInvitee(Cons_missingInvitee)
 
@@ -1355,6 +1172,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MissingInvitee" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MissingInvitee {
             let id = try reader.readUInt32()
@@ -1382,26 +1200,13 @@ extension Api {
                 throw error.inside(constructor: "missingInvitee", fields: "flags,premium_would_allow_invite,premium_required_for_pm,user_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .missingInvitee(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("premium_would_allow_invite", c.premiumWouldAllowInvite)
-                    fields.trueFlag("premium_required_for_pm", c.premiumRequiredForPm)
-                    fields.long("user_id", c.userId)
-                    return ("missingInvitee", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `KeyboardButtonStyle`. Constructors:
     /// - `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
-    public enum KeyboardButtonStyle: TLRegistrable, TLParsable {
+    public enum KeyboardButtonStyle: TLSchemaDescribed, TLParsable {
         /// `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
         case keyboardButtonStyle(Cons_keyboardButtonStyle)
 
@@ -1445,6 +1250,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "KeyboardButtonStyle" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> KeyboardButtonStyle {
             let id = try reader.readUInt32()
@@ -1475,22 +1281,6 @@ extension Api {
                 throw error.inside(constructor: "keyboardButtonStyle", fields: "flags,bg_primary,bg_danger,bg_success,icon", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .keyboardButtonStyle(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("bg_primary", c.bgPrimary)
-                    fields.trueFlag("bg_danger", c.bgDanger)
-                    fields.trueFlag("bg_success", c.bgSuccess)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.icon {
-                        fields.long("icon", value)
-                    }
-                    return ("keyboardButtonStyle", fields.fields)
-            }
-        }
     }
 }
 
@@ -1500,7 +1290,7 @@ extension Api {
     /// - `joinChatBotResultDeclined#0efa0194 = JoinChatBotResult;`
     /// - `joinChatBotResultQueued#98a3a840 = JoinChatBotResult;`
     /// - `joinChatBotResultWebView#d6e3b813 url:string = JoinChatBotResult;`
-    public enum JoinChatBotResult: TLRegistrable, TLParsable {
+    public enum JoinChatBotResult: TLSchemaDescribed, TLParsable {
         /// `joinChatBotResultApproved#ae152a69 = JoinChatBotResult;`
         case joinChatBotResultApproved
         /// `joinChatBotResultDeclined#0efa0194 = JoinChatBotResult;`
@@ -1534,6 +1324,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "JoinChatBotResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> JoinChatBotResult {
             let id = try reader.readUInt32()
@@ -1571,21 +1362,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "joinChatBotResultWebView", fields: "url", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .joinChatBotResultApproved:
-                    return ("joinChatBotResultApproved", [])
-                case .joinChatBotResultDeclined:
-                    return ("joinChatBotResultDeclined", [])
-                case .joinChatBotResultQueued:
-                    return ("joinChatBotResultQueued", [])
-                case .joinChatBotResultWebView(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("joinChatBotResultWebView", fields.fields)
             }
         }
     }
@@ -2011,5 +1787,30 @@ extension Api {
         (0x736dcfea, "communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;"),
         (0xd766e3ea, "communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;"),
         (0x93773344, "communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;"),
+    ]
+    static let constructorEntries29: [(UInt32, StaticString)] = [
+        (0x8763d3e1, "chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;"),
+        (0x3cbc93f8, "chatParticipants#3cbc93f8 chat_id:long participants:Vector<ChatParticipant> version:int = ChatParticipants;"),
+        (0xab7ec0a0, "encryptedChatEmpty#ab7ec0a0 id:int = EncryptedChat;"),
+        (0x66b25953, "encryptedChatWaiting#66b25953 id:int access_hash:long date:int admin_id:long participant_id:long = EncryptedChat;"),
+        (0x48f1d94c, "encryptedChatRequested#48f1d94c flags:# folder_id:flags.0?int id:int access_hash:long date:int admin_id:long participant_id:long g_a:bytes = EncryptedChat;"),
+        (0x61f0d4c7, "encryptedChat#61f0d4c7 id:int access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long = EncryptedChat;"),
+        (0x1e1c7c45, "encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;"),
+        (0x5dab1af4, "exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;"),
+        (0xea02c27e, "paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;"),
+        (0x1cc6e91f, "inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;"),
+        (0xed1ecdb0, "secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;"),
+        (0xff544e65, "folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;"),
+        (0x0c94511c, "webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;"),
+        (0x5da674b7, "botAppNotModified#5da674b7 = BotApp;"),
+        (0x95fcd1d6, "botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;"),
+        (0x63c3dd0a, "stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;"),
+        (0xde9eed1d, "stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;"),
+        (0x628c9224, "missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;"),
+        (0x4fdd3430, "keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;"),
+        (0xae152a69, "joinChatBotResultApproved#ae152a69 = JoinChatBotResult;"),
+        (0x0efa0194, "joinChatBotResultDeclined#0efa0194 = JoinChatBotResult;"),
+        (0x98a3a840, "joinChatBotResultQueued#98a3a840 = JoinChatBotResult;"),
+        (0xd6e3b813, "joinChatBotResultWebView#d6e3b813 url:string = JoinChatBotResult;"),
     ]
 }

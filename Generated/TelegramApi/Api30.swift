@@ -16,7 +16,7 @@ extension Api {
     /// - `inputPeerPhotoFileLocation#37257e99 flags:# big:flags.0?true peer:InputPeer photo_id:long = InputFileLocation;`
     /// - `inputStickerSetThumb#9d84f3db stickerset:InputStickerSet thumb_version:int = InputFileLocation;`
     /// - `inputGroupCallStream#0598a92a flags:# call:InputGroupCall time_ms:long scale:int video_channel:flags.0?int video_quality:flags.0?int = InputFileLocation;`
-    public enum InputFileLocation: TLRegistrable, TLParsable {
+    public enum InputFileLocation: TLSchemaDescribed, TLParsable {
         /// `inputFileLocation#dfdaabe1 volume_id:long local_id:int secret:long file_reference:bytes = InputFileLocation;`
         case inputFileLocation(Cons_inputFileLocation)
         /// `inputEncryptedFileLocation#f5235d55 id:long access_hash:long = InputFileLocation;`
@@ -274,6 +274,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputFileLocation" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputFileLocation {
             let id = try reader.readUInt32()
@@ -454,80 +455,6 @@ extension Api {
                 throw error.inside(constructor: "inputGroupCallStream", fields: "flags,call,time_ms,scale,video_channel,video_quality", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputFileLocation(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("volume_id", c.volumeId)
-                    fields.int("local_id", c.localId)
-                    fields.long("secret", c.secret)
-                    fields.bytes("file_reference", c.fileReference)
-                    return ("inputFileLocation", fields.fields)
-                case .inputEncryptedFileLocation(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputEncryptedFileLocation", fields.fields)
-                case .inputDocumentFileLocation(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.bytes("file_reference", c.fileReference)
-                    fields.string("thumb_size", c.thumbSize)
-                    return ("inputDocumentFileLocation", fields.fields)
-                case .inputSecureFileLocation(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputSecureFileLocation", fields.fields)
-                case .inputTakeoutFileLocation:
-                    return ("inputTakeoutFileLocation", [])
-                case .inputPhotoFileLocation(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.bytes("file_reference", c.fileReference)
-                    fields.string("thumb_size", c.thumbSize)
-                    return ("inputPhotoFileLocation", fields.fields)
-                case .inputPhotoLegacyFileLocation(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.bytes("file_reference", c.fileReference)
-                    fields.long("volume_id", c.volumeId)
-                    fields.int("local_id", c.localId)
-                    fields.long("secret", c.secret)
-                    return ("inputPhotoLegacyFileLocation", fields.fields)
-                case .inputPeerPhotoFileLocation(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("big", c.big)
-                    fields.object("peer", c.peer)
-                    fields.long("photo_id", c.photoId)
-                    return ("inputPeerPhotoFileLocation", fields.fields)
-                case .inputStickerSetThumb(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("stickerset", c.stickerset)
-                    fields.int("thumb_version", c.thumbVersion)
-                    return ("inputStickerSetThumb", fields.fields)
-                case .inputGroupCallStream(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.object("call", c.call)
-                    fields.long("time_ms", c.timeMs)
-                    fields.int("scale", c.scale)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.videoChannel {
-                        fields.int("video_channel", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.videoQuality {
-                        fields.int("video_quality", value)
-                    }
-                    return ("inputGroupCallStream", fields.fields)
-            }
-        }
     }
 }
 
@@ -536,7 +463,7 @@ extension Api {
     /// - `chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;`
     /// - `channelFull#a04e8d3a flags:# can_view_participants:flags.3?true can_set_username:flags.6?true can_set_stickers:flags.7?true hidden_prehistory:flags.10?true can_set_location:flags.16?true has_scheduled:flags.19?true can_view_stats:flags.20?true blocked:flags.22?true flags2:# can_delete_channel:flags2.0?true antispam:flags2.1?true participants_hidden:flags2.2?true translations_disabled:flags2.3?true stories_pinned_available:flags2.5?true view_forum_as_messages:flags2.6?true restricted_sponsored:flags2.11?true can_view_revenue:flags2.12?true paid_media_allowed:flags2.14?true can_view_stars_revenue:flags2.15?true paid_reactions_available:flags2.16?true stargifts_available:flags2.19?true paid_messages_available:flags2.20?true has_welcome_messages:flags2.24?true id:long about:string participants_count:flags.0?int admins_count:flags.1?int kicked_count:flags.2?int banned_count:flags.2?int online_count:flags.13?int read_inbox_max_id:int read_outbox_max_id:int unread_count:int chat_photo:Photo notify_settings:PeerNotifySettings exported_invite:flags.23?ExportedChatInvite bot_info:Vector<BotInfo> migrated_from_chat_id:flags.4?long migrated_from_max_id:flags.4?int pinned_msg_id:flags.5?int stickerset:flags.8?StickerSet available_min_id:flags.9?int folder_id:flags.11?int linked_chat_id:flags.14?long location:flags.15?ChannelLocation slowmode_seconds:flags.17?int slowmode_next_send_date:flags.18?int stats_dc:flags.12?int pts:int call:flags.21?InputGroupCall ttl_period:flags.24?int pending_suggestions:flags.25?Vector<string> groupcall_default_join_as:flags.26?Peer theme_emoticon:flags.27?string requests_pending:flags.28?int recent_requesters:flags.28?Vector<long> default_send_as:flags.29?Peer available_reactions:flags.30?ChatReactions reactions_limit:flags2.13?int stories:flags2.4?PeerStories wallpaper:flags2.7?WallPaper boosts_applied:flags2.8?int boosts_unrestrict:flags2.9?int emojiset:flags2.10?StickerSet bot_verification:flags2.17?BotVerification stargifts_count:flags2.18?int send_paid_messages_stars:flags2.21?long main_tab:flags2.22?ProfileTab guard_bot_id:flags2.23?long = ChatFull;`
     /// - `communityFull#cbb7a507 flags:# id:long about:string chat_photo:Photo linked_peers:Vector<CommunityPeer> admins_count:flags.1?int kicked_count:flags.2?int peer_link_requests_pending:flags.0?int = ChatFull;`
-    public enum ChatFull: TLRegistrable, TLParsable {
+    public enum ChatFull: TLSchemaDescribed, TLParsable {
         /// `chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;`
         case chatFull(Cons_chatFull)
         /// `channelFull#a04e8d3a flags:# can_view_participants:flags.3?true can_set_username:flags.6?true can_set_stickers:flags.7?true hidden_prehistory:flags.10?true can_set_location:flags.16?true has_scheduled:flags.19?true can_view_stats:flags.20?true blocked:flags.22?true flags2:# can_delete_channel:flags2.0?true antispam:flags2.1?true participants_hidden:flags2.2?true translations_disabled:flags2.3?true stories_pinned_available:flags2.5?true view_forum_as_messages:flags2.6?true restricted_sponsored:flags2.11?true can_view_revenue:flags2.12?true paid_media_allowed:flags2.14?true can_view_stars_revenue:flags2.15?true paid_reactions_available:flags2.16?true stargifts_available:flags2.19?true paid_messages_available:flags2.20?true has_welcome_messages:flags2.24?true id:long about:string participants_count:flags.0?int admins_count:flags.1?int kicked_count:flags.2?int banned_count:flags.2?int online_count:flags.13?int read_inbox_max_id:int read_outbox_max_id:int unread_count:int chat_photo:Photo notify_settings:PeerNotifySettings exported_invite:flags.23?ExportedChatInvite bot_info:Vector<BotInfo> migrated_from_chat_id:flags.4?long migrated_from_max_id:flags.4?int pinned_msg_id:flags.5?int stickerset:flags.8?StickerSet available_min_id:flags.9?int folder_id:flags.11?int linked_chat_id:flags.14?long location:flags.15?ChannelLocation slowmode_seconds:flags.17?int slowmode_next_send_date:flags.18?int stats_dc:flags.12?int pts:int call:flags.21?InputGroupCall ttl_period:flags.24?int pending_suggestions:flags.25?Vector<string> groupcall_default_join_as:flags.26?Peer theme_emoticon:flags.27?string requests_pending:flags.28?int recent_requesters:flags.28?Vector<long> default_send_as:flags.29?Peer available_reactions:flags.30?ChatReactions reactions_limit:flags2.13?int stories:flags2.4?PeerStories wallpaper:flags2.7?WallPaper boosts_applied:flags2.8?int boosts_unrestrict:flags2.9?int emojiset:flags2.10?StickerSet bot_verification:flags2.17?BotVerification stargifts_count:flags2.18?int send_paid_messages_stars:flags2.21?long main_tab:flags2.22?ProfileTab guard_bot_id:flags2.23?long = ChatFull;`
@@ -1089,6 +1016,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatFull" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatFull {
             let id = try reader.readUInt32()
@@ -1439,230 +1367,6 @@ extension Api {
                 throw error.inside(constructor: "communityFull", fields: "flags,id,about,chat_photo,linked_peers,admins_count,kicked_count,peer_link_requests_pending", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatFull(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 22)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_set_username", c.canSetUsername)
-                    fields.trueFlag("has_scheduled", c.hasScheduled)
-                    fields.trueFlag("translations_disabled", c.translationsDisabled)
-                    fields.trueFlag("has_welcome_messages", c.hasWelcomeMessages)
-                    fields.long("id", c.id)
-                    fields.string("about", c.about)
-                    fields.object("participants", c.participants)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.chatPhoto {
-                        fields.object("chat_photo", value)
-                    }
-                    fields.object("notify_settings", c.notifySettings)
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.exportedInvite {
-                        fields.object("exported_invite", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.botInfo {
-                        fields.objects("bot_info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.pinnedMsgId {
-                        fields.int("pinned_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.call {
-                        fields.object("call", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.groupcallDefaultJoinAs {
-                        fields.object("groupcall_default_join_as", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.themeEmoticon {
-                        fields.string("theme_emoticon", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.requestsPending {
-                        fields.int("requests_pending", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.recentRequesters {
-                        fields.longs("recent_requesters", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.availableReactions {
-                        fields.object("available_reactions", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100000), let value = c.reactionsLimit {
-                        fields.int("reactions_limit", value)
-                    }
-                    return ("chatFull", fields.fields)
-                case .channelFull(let c):
-                    let _flags = c.flags
-                    let _flags2 = c.flags2
-                    var fields = TLFieldList(capacity: 70)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_view_participants", c.canViewParticipants)
-                    fields.trueFlag("can_set_username", c.canSetUsername)
-                    fields.trueFlag("can_set_stickers", c.canSetStickers)
-                    fields.trueFlag("hidden_prehistory", c.hiddenPrehistory)
-                    fields.trueFlag("can_set_location", c.canSetLocation)
-                    fields.trueFlag("has_scheduled", c.hasScheduled)
-                    fields.trueFlag("can_view_stats", c.canViewStats)
-                    fields.trueFlag("blocked", c.blocked)
-                    fields.flags("flags2", _flags2)
-                    fields.trueFlag("can_delete_channel", c.canDeleteChannel)
-                    fields.trueFlag("antispam", c.antispam)
-                    fields.trueFlag("participants_hidden", c.participantsHidden)
-                    fields.trueFlag("translations_disabled", c.translationsDisabled)
-                    fields.trueFlag("stories_pinned_available", c.storiesPinnedAvailable)
-                    fields.trueFlag("view_forum_as_messages", c.viewForumAsMessages)
-                    fields.trueFlag("restricted_sponsored", c.restrictedSponsored)
-                    fields.trueFlag("can_view_revenue", c.canViewRevenue)
-                    fields.trueFlag("paid_media_allowed", c.paidMediaAllowed)
-                    fields.trueFlag("can_view_stars_revenue", c.canViewStarsRevenue)
-                    fields.trueFlag("paid_reactions_available", c.paidReactionsAvailable)
-                    fields.trueFlag("stargifts_available", c.stargiftsAvailable)
-                    fields.trueFlag("paid_messages_available", c.paidMessagesAvailable)
-                    fields.trueFlag("has_welcome_messages", c.hasWelcomeMessages)
-                    fields.long("id", c.id)
-                    fields.string("about", c.about)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.participantsCount {
-                        fields.int("participants_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
-                        fields.int("admins_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
-                        fields.int("kicked_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.bannedCount {
-                        fields.int("banned_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.onlineCount {
-                        fields.int("online_count", value)
-                    }
-                    fields.int("read_inbox_max_id", c.readInboxMaxId)
-                    fields.int("read_outbox_max_id", c.readOutboxMaxId)
-                    fields.int("unread_count", c.unreadCount)
-                    fields.object("chat_photo", c.chatPhoto)
-                    fields.object("notify_settings", c.notifySettings)
-                    if tlFlagIsSet(_flags, 0x800000), let value = c.exportedInvite {
-                        fields.object("exported_invite", value)
-                    }
-                    fields.objects("bot_info", c.botInfo)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromChatId {
-                        fields.long("migrated_from_chat_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.migratedFromMaxId {
-                        fields.int("migrated_from_max_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.pinnedMsgId {
-                        fields.int("pinned_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.stickerset {
-                        fields.object("stickerset", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.availableMinId {
-                        fields.int("available_min_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.linkedChatId {
-                        fields.long("linked_chat_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.location {
-                        fields.object("location", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000), let value = c.slowmodeSeconds {
-                        fields.int("slowmode_seconds", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.slowmodeNextSendDate {
-                        fields.int("slowmode_next_send_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.statsDc {
-                        fields.int("stats_dc", value)
-                    }
-                    fields.int("pts", c.pts)
-                    if tlFlagIsSet(_flags, 0x200000), let value = c.call {
-                        fields.object("call", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000000), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.pendingSuggestions {
-                        fields.strings("pending_suggestions", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000000), let value = c.groupcallDefaultJoinAs {
-                        fields.object("groupcall_default_join_as", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000000), let value = c.themeEmoticon {
-                        fields.string("theme_emoticon", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000000), let value = c.requestsPending {
-                        fields.int("requests_pending", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000000), let value = c.recentRequesters {
-                        fields.longs("recent_requesters", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20000000), let value = c.defaultSendAs {
-                        fields.object("default_send_as", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000000), let value = c.availableReactions {
-                        fields.object("available_reactions", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2000), let value = c.reactionsLimit {
-                        fields.int("reactions_limit", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x10), let value = c.stories {
-                        fields.object("stories", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x80), let value = c.wallpaper {
-                        fields.object("wallpaper", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x100), let value = c.boostsApplied {
-                        fields.int("boosts_applied", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200), let value = c.boostsUnrestrict {
-                        fields.int("boosts_unrestrict", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x400), let value = c.emojiset {
-                        fields.object("emojiset", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x20000), let value = c.botVerification {
-                        fields.object("bot_verification", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x40000), let value = c.stargiftsCount {
-                        fields.int("stargifts_count", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x200000), let value = c.sendPaidMessagesStars {
-                        fields.long("send_paid_messages_stars", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x400000), let value = c.mainTab {
-                        fields.object("main_tab", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x800000), let value = c.guardBotId {
-                        fields.long("guard_bot_id", value)
-                    }
-                    return ("channelFull", fields.fields)
-                case .communityFull(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.long("id", c.id)
-                    fields.string("about", c.about)
-                    fields.object("chat_photo", c.chatPhoto)
-                    fields.objects("linked_peers", c.linkedPeers)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.adminsCount {
-                        fields.int("admins_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.kickedCount {
-                        fields.int("kicked_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.peerLinkRequestsPending {
-                        fields.int("peer_link_requests_pending", value)
-                    }
-                    return ("communityFull", fields.fields)
-            }
-        }
     }
 }
 
@@ -1737,7 +1441,7 @@ extension Api {
     /// - `messageActionManagedBotCreated#16605e3e bot_id:long = MessageAction;`
     /// - `messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;`
     /// - `messageActionChatJoinedViaCommunity#4a8bfe80 community_id:long = MessageAction;`
-    public enum MessageAction: TLRegistrable, TLParsable {
+    public enum MessageAction: TLSchemaDescribed, TLParsable {
         /// `messageActionEmpty#b6aef7b0 = MessageAction;`
         case messageActionEmpty
         /// `messageActionChatCreate#bd47cbad title:string users:Vector<long> = MessageAction;`
@@ -3613,6 +3317,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageAction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageAction {
             let id = try reader.readUInt32()
@@ -4795,579 +4500,6 @@ extension Api {
                 throw error.inside(constructor: "messageActionChatJoinedViaCommunity", fields: "community_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageActionEmpty:
-                    return ("messageActionEmpty", [])
-                case .messageActionChatCreate(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("title", c.title)
-                    fields.longs("users", c.users)
-                    return ("messageActionChatCreate", fields.fields)
-                case .messageActionChatEditTitle(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("title", c.title)
-                    return ("messageActionChatEditTitle", fields.fields)
-                case .messageActionChatEditPhoto(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("photo", c.photo)
-                    return ("messageActionChatEditPhoto", fields.fields)
-                case .messageActionChatDeletePhoto:
-                    return ("messageActionChatDeletePhoto", [])
-                case .messageActionChatAddUser(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("users", c.users)
-                    return ("messageActionChatAddUser", fields.fields)
-                case .messageActionChatDeleteUser(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("user_id", c.userId)
-                    return ("messageActionChatDeleteUser", fields.fields)
-                case .messageActionChatJoinedByLink(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("inviter_id", c.inviterId)
-                    return ("messageActionChatJoinedByLink", fields.fields)
-                case .messageActionChannelCreate(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("title", c.title)
-                    return ("messageActionChannelCreate", fields.fields)
-                case .messageActionChatMigrateTo(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("channel_id", c.channelId)
-                    return ("messageActionChatMigrateTo", fields.fields)
-                case .messageActionChannelMigrateFrom(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("title", c.title)
-                    fields.long("chat_id", c.chatId)
-                    return ("messageActionChannelMigrateFrom", fields.fields)
-                case .messageActionPinMessage:
-                    return ("messageActionPinMessage", [])
-                case .messageActionHistoryClear:
-                    return ("messageActionHistoryClear", [])
-                case .messageActionGameScore(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("game_id", c.gameId)
-                    fields.int("score", c.score)
-                    return ("messageActionGameScore", fields.fields)
-                case .messageActionPaymentSentMe(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("recurring_init", c.recurringInit)
-                    fields.trueFlag("recurring_used", c.recurringUsed)
-                    fields.string("currency", c.currency)
-                    fields.long("total_amount", c.totalAmount)
-                    fields.bytes("payload", c.payload)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.info {
-                        fields.object("info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.shippingOptionId {
-                        fields.string("shipping_option_id", value)
-                    }
-                    fields.object("charge", c.charge)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionUntilDate {
-                        fields.int("subscription_until_date", value)
-                    }
-                    return ("messageActionPaymentSentMe", fields.fields)
-                case .messageActionPaymentSent(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("recurring_init", c.recurringInit)
-                    fields.trueFlag("recurring_used", c.recurringUsed)
-                    fields.string("currency", c.currency)
-                    fields.long("total_amount", c.totalAmount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.invoiceSlug {
-                        fields.string("invoice_slug", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.subscriptionUntilDate {
-                        fields.int("subscription_until_date", value)
-                    }
-                    return ("messageActionPaymentSent", fields.fields)
-                case .messageActionPhoneCall(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("video", c.video)
-                    fields.long("call_id", c.callId)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.reason {
-                        fields.object("reason", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.duration {
-                        fields.int("duration", value)
-                    }
-                    return ("messageActionPhoneCall", fields.fields)
-                case .messageActionScreenshotTaken:
-                    return ("messageActionScreenshotTaken", [])
-                case .messageActionCustomAction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("message", c.message)
-                    return ("messageActionCustomAction", fields.fields)
-                case .messageActionBotAllowed(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("attach_menu", c.attachMenu)
-                    fields.trueFlag("from_request", c.fromRequest)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.domain {
-                        fields.string("domain", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.app {
-                        fields.object("app", value)
-                    }
-                    return ("messageActionBotAllowed", fields.fields)
-                case .messageActionSecureValuesSentMe(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("values", c.values)
-                    fields.object("credentials", c.credentials)
-                    return ("messageActionSecureValuesSentMe", fields.fields)
-                case .messageActionSecureValuesSent(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("types", c.types)
-                    return ("messageActionSecureValuesSent", fields.fields)
-                case .messageActionContactSignUp:
-                    return ("messageActionContactSignUp", [])
-                case .messageActionGeoProximityReached(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("from_id", c.fromId)
-                    fields.object("to_id", c.toId)
-                    fields.int("distance", c.distance)
-                    return ("messageActionGeoProximityReached", fields.fields)
-                case .messageActionGroupCall(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.object("call", c.call)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.duration {
-                        fields.int("duration", value)
-                    }
-                    return ("messageActionGroupCall", fields.fields)
-                case .messageActionInviteToGroupCall(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("call", c.call)
-                    fields.longs("users", c.users)
-                    return ("messageActionInviteToGroupCall", fields.fields)
-                case .messageActionSetMessagesTTL(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.int("period", c.period)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.autoSettingFrom {
-                        fields.long("auto_setting_from", value)
-                    }
-                    return ("messageActionSetMessagesTTL", fields.fields)
-                case .messageActionGroupCallScheduled(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("call", c.call)
-                    fields.int("schedule_date", c.scheduleDate)
-                    return ("messageActionGroupCallScheduled", fields.fields)
-                case .messageActionSetChatTheme(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("theme", c.theme)
-                    return ("messageActionSetChatTheme", fields.fields)
-                case .messageActionChatJoinedByRequest:
-                    return ("messageActionChatJoinedByRequest", [])
-                case .messageActionWebViewDataSentMe(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("text", c.text)
-                    fields.string("data", c.data)
-                    return ("messageActionWebViewDataSentMe", fields.fields)
-                case .messageActionWebViewDataSent(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("text", c.text)
-                    return ("messageActionWebViewDataSent", fields.fields)
-                case .messageActionGiftPremium(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    fields.int("days", c.days)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoCurrency {
-                        fields.string("crypto_currency", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
-                        fields.long("crypto_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("messageActionGiftPremium", fields.fields)
-                case .messageActionTopicCreate(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("title_missing", c.titleMissing)
-                    fields.string("title", c.title)
-                    fields.int("icon_color", c.iconColor)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
-                        fields.long("icon_emoji_id", value)
-                    }
-                    return ("messageActionTopicCreate", fields.fields)
-                case .messageActionTopicEdit(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.iconEmojiId {
-                        fields.long("icon_emoji_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.closed {
-                        fields.bool("closed", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.hidden {
-                        fields.bool("hidden", value)
-                    }
-                    return ("messageActionTopicEdit", fields.fields)
-                case .messageActionSuggestProfilePhoto(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("photo", c.photo)
-                    return ("messageActionSuggestProfilePhoto", fields.fields)
-                case .messageActionRequestedPeer(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("button_id", c.buttonId)
-                    fields.objects("peers", c.peers)
-                    return ("messageActionRequestedPeer", fields.fields)
-                case .messageActionSetChatWallPaper(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("same", c.same)
-                    fields.trueFlag("for_both", c.forBoth)
-                    fields.object("wallpaper", c.wallpaper)
-                    return ("messageActionSetChatWallPaper", fields.fields)
-                case .messageActionGiftCode(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("via_giveaway", c.viaGiveaway)
-                    fields.trueFlag("unclaimed", c.unclaimed)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.boostPeer {
-                        fields.object("boost_peer", value)
-                    }
-                    fields.int("days", c.days)
-                    fields.string("slug", c.slug)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.currency {
-                        fields.string("currency", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.amount {
-                        fields.long("amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.cryptoCurrency {
-                        fields.string("crypto_currency", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.cryptoAmount {
-                        fields.long("crypto_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("messageActionGiftCode", fields.fields)
-                case .messageActionGiveawayLaunch(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.stars {
-                        fields.long("stars", value)
-                    }
-                    return ("messageActionGiveawayLaunch", fields.fields)
-                case .messageActionGiveawayResults(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("stars", c.stars)
-                    fields.int("winners_count", c.winnersCount)
-                    fields.int("unclaimed_count", c.unclaimedCount)
-                    return ("messageActionGiveawayResults", fields.fields)
-                case .messageActionBoostApply(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("boosts", c.boosts)
-                    return ("messageActionBoostApply", fields.fields)
-                case .messageActionRequestedPeerSentMe(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("button_id", c.buttonId)
-                    fields.objects("peers", c.peers)
-                    return ("messageActionRequestedPeerSentMe", fields.fields)
-                case .messageActionPaymentRefunded(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    fields.string("currency", c.currency)
-                    fields.long("total_amount", c.totalAmount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.payload {
-                        fields.bytes("payload", value)
-                    }
-                    fields.object("charge", c.charge)
-                    return ("messageActionPaymentRefunded", fields.fields)
-                case .messageActionGiftStars(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    fields.long("stars", c.stars)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoCurrency {
-                        fields.string("crypto_currency", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.cryptoAmount {
-                        fields.long("crypto_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.transactionId {
-                        fields.string("transaction_id", value)
-                    }
-                    return ("messageActionGiftStars", fields.fields)
-                case .messageActionPrizeStars(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("unclaimed", c.unclaimed)
-                    fields.long("stars", c.stars)
-                    fields.string("transaction_id", c.transactionId)
-                    fields.object("boost_peer", c.boostPeer)
-                    fields.int("giveaway_msg_id", c.giveawayMsgId)
-                    return ("messageActionPrizeStars", fields.fields)
-                case .messageActionStarGift(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 22)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("name_hidden", c.nameHidden)
-                    fields.trueFlag("saved", c.saved)
-                    fields.trueFlag("converted", c.converted)
-                    fields.trueFlag("upgraded", c.upgraded)
-                    fields.trueFlag("refunded", c.refunded)
-                    fields.trueFlag("can_upgrade", c.canUpgrade)
-                    fields.trueFlag("prepaid_upgrade", c.prepaidUpgrade)
-                    fields.trueFlag("upgrade_separate", c.upgradeSeparate)
-                    fields.trueFlag("auction_acquired", c.auctionAcquired)
-                    fields.object("gift", c.gift)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.convertStars {
-                        fields.long("convert_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.upgradeMsgId {
-                        fields.int("upgrade_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.upgradeStars {
-                        fields.long("upgrade_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.fromId {
-                        fields.object("from_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.peer {
-                        fields.object("peer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.savedId {
-                        fields.long("saved_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.prepaidUpgradeHash {
-                        fields.string("prepaid_upgrade_hash", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.giftMsgId {
-                        fields.int("gift_msg_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.toId {
-                        fields.object("to_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80000), let value = c.giftNum {
-                        fields.int("gift_num", value)
-                    }
-                    return ("messageActionStarGift", fields.fields)
-                case .messageActionStarGiftUnique(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 22)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("upgrade", c.upgrade)
-                    fields.trueFlag("transferred", c.transferred)
-                    fields.trueFlag("saved", c.saved)
-                    fields.trueFlag("refunded", c.refunded)
-                    fields.trueFlag("prepaid_upgrade", c.prepaidUpgrade)
-                    fields.trueFlag("assigned", c.assigned)
-                    fields.trueFlag("from_offer", c.fromOffer)
-                    fields.trueFlag("craft", c.craft)
-                    fields.trueFlag("name_hidden", c.nameHidden)
-                    fields.object("gift", c.gift)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.canExportAt {
-                        fields.int("can_export_at", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.transferStars {
-                        fields.long("transfer_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.fromId {
-                        fields.object("from_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.peer {
-                        fields.object("peer", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.savedId {
-                        fields.long("saved_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.resaleAmount {
-                        fields.object("resale_amount", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.canTransferAt {
-                        fields.int("can_transfer_at", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.canResellAt {
-                        fields.int("can_resell_at", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.dropOriginalDetailsStars {
-                        fields.long("drop_original_details_stars", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.canCraftAt {
-                        fields.int("can_craft_at", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40000), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    return ("messageActionStarGiftUnique", fields.fields)
-                case .messageActionPaidMessagesRefunded(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("count", c.count)
-                    fields.long("stars", c.stars)
-                    return ("messageActionPaidMessagesRefunded", fields.fields)
-                case .messageActionPaidMessagesPrice(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("broadcast_messages_allowed", c.broadcastMessagesAllowed)
-                    fields.long("stars", c.stars)
-                    return ("messageActionPaidMessagesPrice", fields.fields)
-                case .messageActionConferenceCall(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("missed", c.missed)
-                    fields.trueFlag("active", c.active)
-                    fields.trueFlag("video", c.video)
-                    fields.long("call_id", c.callId)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.duration {
-                        fields.int("duration", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.otherParticipants {
-                        fields.objects("other_participants", value)
-                    }
-                    return ("messageActionConferenceCall", fields.fields)
-                case .messageActionTodoCompletions(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.ints("completed", c.completed)
-                    fields.ints("incompleted", c.incompleted)
-                    return ("messageActionTodoCompletions", fields.fields)
-                case .messageActionTodoAppendTasks(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("list", c.list)
-                    return ("messageActionTodoAppendTasks", fields.fields)
-                case .messageActionSuggestedPostApproval(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("rejected", c.rejected)
-                    fields.trueFlag("balance_too_low", c.balanceTooLow)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rejectComment {
-                        fields.string("reject_comment", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.scheduleDate {
-                        fields.int("schedule_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.price {
-                        fields.object("price", value)
-                    }
-                    return ("messageActionSuggestedPostApproval", fields.fields)
-                case .messageActionSuggestedPostSuccess(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("price", c.price)
-                    return ("messageActionSuggestedPostSuccess", fields.fields)
-                case .messageActionSuggestedPostRefund(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("payer_initiated", c.payerInitiated)
-                    return ("messageActionSuggestedPostRefund", fields.fields)
-                case .messageActionGiftTon(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    fields.string("crypto_currency", c.cryptoCurrency)
-                    fields.long("crypto_amount", c.cryptoAmount)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.transactionId {
-                        fields.string("transaction_id", value)
-                    }
-                    return ("messageActionGiftTon", fields.fields)
-                case .messageActionSuggestBirthday(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("birthday", c.birthday)
-                    return ("messageActionSuggestBirthday", fields.fields)
-                case .messageActionStarGiftPurchaseOffer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("accepted", c.accepted)
-                    fields.trueFlag("declined", c.declined)
-                    fields.object("gift", c.gift)
-                    fields.object("price", c.price)
-                    fields.int("expires_at", c.expiresAt)
-                    return ("messageActionStarGiftPurchaseOffer", fields.fields)
-                case .messageActionStarGiftPurchaseOfferDeclined(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("expired", c.expired)
-                    fields.object("gift", c.gift)
-                    fields.object("price", c.price)
-                    return ("messageActionStarGiftPurchaseOfferDeclined", fields.fields)
-                case .messageActionNewCreatorPending(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("new_creator_id", c.newCreatorId)
-                    return ("messageActionNewCreatorPending", fields.fields)
-                case .messageActionChangeCreator(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("new_creator_id", c.newCreatorId)
-                    return ("messageActionChangeCreator", fields.fields)
-                case .messageActionNoForwardsToggle(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.bool("prev_value", c.prevValue)
-                    fields.bool("new_value", c.newValue)
-                    return ("messageActionNoForwardsToggle", fields.fields)
-                case .messageActionNoForwardsRequest(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("expired", c.expired)
-                    fields.bool("prev_value", c.prevValue)
-                    fields.bool("new_value", c.newValue)
-                    return ("messageActionNoForwardsRequest", fields.fields)
-                case .messageActionPollAppendAnswer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("answer", c.answer)
-                    return ("messageActionPollAppendAnswer", fields.fields)
-                case .messageActionPollDeleteAnswer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("answer", c.answer)
-                    return ("messageActionPollDeleteAnswer", fields.fields)
-                case .messageActionManagedBotCreated(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("bot_id", c.botId)
-                    return ("messageActionManagedBotCreated", fields.fields)
-                case .messageActionChangeCommunity(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.communityId {
-                        fields.long("community_id", value)
-                    }
-                    return ("messageActionChangeCommunity", fields.fields)
-                case .messageActionChatJoinedViaCommunity(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("community_id", c.communityId)
-                    return ("messageActionChatJoinedViaCommunity", fields.fields)
-            }
-        }
     }
 }
 
@@ -5375,7 +4507,7 @@ extension Api.help {
     /// TL type `help.AppUpdate`. Constructors:
     /// - `help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;`
     /// - `help.noAppUpdate#c45a6536 = help.AppUpdate;`
-    public enum AppUpdate: TLRegistrable, TLParsable {
+    public enum AppUpdate: TLSchemaDescribed, TLParsable {
         /// `help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;`
         case appUpdate(Cons_appUpdate)
         /// `help.noAppUpdate#c45a6536 = help.AppUpdate;`
@@ -5445,6 +4577,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.AppUpdate" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AppUpdate {
             let id = try reader.readUInt32()
@@ -5498,39 +4631,13 @@ extension Api.help {
         static func parse_noAppUpdate(_ reader: inout BufferReader) throws(TLDecodingError) -> AppUpdate {
             return .noAppUpdate
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .appUpdate(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_not_skip", c.canNotSkip)
-                    fields.int("id", c.id)
-                    fields.string("version", c.version)
-                    fields.string("text", c.text)
-                    fields.objects("entities", c.entities)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.document {
-                        fields.object("document", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.sticker {
-                        fields.object("sticker", value)
-                    }
-                    return ("help.appUpdate", fields.fields)
-                case .noAppUpdate:
-                    return ("help.noAppUpdate", [])
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.InviteText`. Constructors:
     /// - `help.inviteText#18cb9f78 message:string = help.InviteText;`
-    public enum InviteText: TLRegistrable, TLParsable {
+    public enum InviteText: TLSchemaDescribed, TLParsable {
         /// `help.inviteText#18cb9f78 message:string = help.InviteText;`
         case inviteText(Cons_inviteText)
 
@@ -5552,6 +4659,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.InviteText" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InviteText {
             let id = try reader.readUInt32()
@@ -5576,22 +4684,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.inviteText", fields: "message", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inviteText(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("message", c.message)
-                    return ("help.inviteText", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.contacts {
     /// TL type `contacts.Found`. Constructors:
     /// - `contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;`
-    public enum Found: TLRegistrable, TLParsable {
+    public enum Found: TLSchemaDescribed, TLParsable {
         /// `contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;`
         case found(Cons_found)
 
@@ -5622,6 +4721,7 @@ extension Api.contacts {
         }
 
         public static var tlTypeName: String { "contacts.Found" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Found {
             let id = try reader.readUInt32()
@@ -5653,18 +4753,6 @@ extension Api.contacts {
                 throw error.inside(constructor: "contacts.found", fields: "my_results,results,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .found(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.objects("my_results", c.myResults)
-                    fields.objects("results", c.results)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("contacts.found", fields.fields)
-            }
-        }
     }
 }
 
@@ -5684,7 +4772,7 @@ extension Api {
     /// - `privacyKeyStarGiftsAutoSave#2ca4fdf8 = PrivacyKey;`
     /// - `privacyKeyNoPaidMessages#17d348d2 = PrivacyKey;`
     /// - `privacyKeySavedMusic#ff7a571b = PrivacyKey;`
-    public enum PrivacyKey: TLRegistrable, TLParsable {
+    public enum PrivacyKey: TLSchemaDescribed, TLParsable {
         /// `privacyKeyStatusTimestamp#bc2eab30 = PrivacyKey;`
         case privacyKeyStatusTimestamp
         /// `privacyKeyChatInvite#500e6dfa = PrivacyKey;`
@@ -5748,6 +4836,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PrivacyKey" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PrivacyKey {
             let id = try reader.readUInt32()
@@ -5831,46 +4920,13 @@ extension Api {
         static func parse_privacyKeySavedMusic(_ reader: inout BufferReader) throws(TLDecodingError) -> PrivacyKey {
             return .privacyKeySavedMusic
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .privacyKeyStatusTimestamp:
-                    return ("privacyKeyStatusTimestamp", [])
-                case .privacyKeyChatInvite:
-                    return ("privacyKeyChatInvite", [])
-                case .privacyKeyPhoneCall:
-                    return ("privacyKeyPhoneCall", [])
-                case .privacyKeyPhoneP2P:
-                    return ("privacyKeyPhoneP2P", [])
-                case .privacyKeyForwards:
-                    return ("privacyKeyForwards", [])
-                case .privacyKeyProfilePhoto:
-                    return ("privacyKeyProfilePhoto", [])
-                case .privacyKeyPhoneNumber:
-                    return ("privacyKeyPhoneNumber", [])
-                case .privacyKeyAddedByPhone:
-                    return ("privacyKeyAddedByPhone", [])
-                case .privacyKeyVoiceMessages:
-                    return ("privacyKeyVoiceMessages", [])
-                case .privacyKeyAbout:
-                    return ("privacyKeyAbout", [])
-                case .privacyKeyBirthday:
-                    return ("privacyKeyBirthday", [])
-                case .privacyKeyStarGiftsAutoSave:
-                    return ("privacyKeyStarGiftsAutoSave", [])
-                case .privacyKeyNoPaidMessages:
-                    return ("privacyKeyNoPaidMessages", [])
-                case .privacyKeySavedMusic:
-                    return ("privacyKeySavedMusic", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Authorization`. Constructors:
     /// - `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
-    public enum Authorization: TLRegistrable, TLParsable {
+    public enum Authorization: TLSchemaDescribed, TLParsable {
         /// `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
         case authorization(Cons_authorization)
 
@@ -5963,6 +5019,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Authorization" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Authorization {
             let id = try reader.readUInt32()
@@ -6012,41 +5069,13 @@ extension Api {
                 throw error.inside(constructor: "authorization", fields: "flags,current,official_app,password_pending,encrypted_requests_disabled,call_requests_disabled,unconfirmed,hash,device_model,platform,system_version,api_id,app_name,app_version,date_created,date_active,ip,country,region", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .authorization(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 19)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("current", c.current)
-                    fields.trueFlag("official_app", c.officialApp)
-                    fields.trueFlag("password_pending", c.passwordPending)
-                    fields.trueFlag("encrypted_requests_disabled", c.encryptedRequestsDisabled)
-                    fields.trueFlag("call_requests_disabled", c.callRequestsDisabled)
-                    fields.trueFlag("unconfirmed", c.unconfirmed)
-                    fields.long("hash", c.hash)
-                    fields.string("device_model", c.deviceModel)
-                    fields.string("platform", c.platform)
-                    fields.string("system_version", c.systemVersion)
-                    fields.int("api_id", c.apiId)
-                    fields.string("app_name", c.appName)
-                    fields.string("app_version", c.appVersion)
-                    fields.int("date_created", c.dateCreated)
-                    fields.int("date_active", c.dateActive)
-                    fields.string("ip", c.ip)
-                    fields.string("country", c.country)
-                    fields.string("region", c.region)
-                    return ("authorization", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.PasswordSettings`. Constructors:
     /// - `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
-    public enum PasswordSettings: TLRegistrable, TLParsable {
+    public enum PasswordSettings: TLSchemaDescribed, TLParsable {
         /// `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
         case passwordSettings(Cons_passwordSettings)
 
@@ -6089,6 +5118,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.PasswordSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasswordSettings {
             let id = try reader.readUInt32()
@@ -6124,22 +5154,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.passwordSettings", fields: "flags,email,secure_settings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passwordSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.email {
-                        fields.string("email", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.secureSettings {
-                        fields.object("secure_settings", value)
-                    }
-                    return ("account.passwordSettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -6157,7 +5171,7 @@ extension Api {
     /// - `inputStickerSetEmojiDefaultTopicIcons#44c1f8e9 = InputStickerSet;`
     /// - `inputStickerSetEmojiChannelDefaultStatuses#49748553 = InputStickerSet;`
     /// - `inputStickerSetTonGifts#1cf671a0 = InputStickerSet;`
-    public enum InputStickerSet: TLRegistrable, TLParsable {
+    public enum InputStickerSet: TLSchemaDescribed, TLParsable {
         /// `inputStickerSetEmpty#ffb62b95 = InputStickerSet;`
         case inputStickerSetEmpty
         /// `inputStickerSetID#9de7a269 id:long access_hash:long = InputStickerSet;`
@@ -6248,6 +5262,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputStickerSet" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             let id = try reader.readUInt32()
@@ -6342,42 +5357,6 @@ extension Api {
         static func parse_inputStickerSetTonGifts(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStickerSet {
             return .inputStickerSetTonGifts
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputStickerSetEmpty:
-                    return ("inputStickerSetEmpty", [])
-                case .inputStickerSetID(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputStickerSetID", fields.fields)
-                case .inputStickerSetShortName(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("short_name", c.shortName)
-                    return ("inputStickerSetShortName", fields.fields)
-                case .inputStickerSetAnimatedEmoji:
-                    return ("inputStickerSetAnimatedEmoji", [])
-                case .inputStickerSetDice(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("emoticon", c.emoticon)
-                    return ("inputStickerSetDice", fields.fields)
-                case .inputStickerSetAnimatedEmojiAnimations:
-                    return ("inputStickerSetAnimatedEmojiAnimations", [])
-                case .inputStickerSetPremiumGifts:
-                    return ("inputStickerSetPremiumGifts", [])
-                case .inputStickerSetEmojiGenericAnimations:
-                    return ("inputStickerSetEmojiGenericAnimations", [])
-                case .inputStickerSetEmojiDefaultStatuses:
-                    return ("inputStickerSetEmojiDefaultStatuses", [])
-                case .inputStickerSetEmojiDefaultTopicIcons:
-                    return ("inputStickerSetEmojiDefaultTopicIcons", [])
-                case .inputStickerSetEmojiChannelDefaultStatuses:
-                    return ("inputStickerSetEmojiChannelDefaultStatuses", [])
-                case .inputStickerSetTonGifts:
-                    return ("inputStickerSetTonGifts", [])
-            }
-        }
     }
 }
 
@@ -6385,7 +5364,7 @@ extension Api {
     /// TL type `SecureFile`. Constructors:
     /// - `secureFileEmpty#64199744 = SecureFile;`
     /// - `secureFile#7d09c27e id:long access_hash:long size:long dc_id:int date:int file_hash:bytes secret:bytes = SecureFile;`
-    public enum SecureFile: TLRegistrable, TLParsable {
+    public enum SecureFile: TLSchemaDescribed, TLParsable {
         /// `secureFileEmpty#64199744 = SecureFile;`
         case secureFileEmpty
         /// `secureFile#7d09c27e id:long access_hash:long size:long dc_id:int date:int file_hash:bytes secret:bytes = SecureFile;`
@@ -6431,6 +5410,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureFile" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureFile {
             let id = try reader.readUInt32()
@@ -6473,30 +5453,13 @@ extension Api {
                 throw error.inside(constructor: "secureFile", fields: "id,access_hash,size,dc_id,date,file_hash,secret", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureFileEmpty:
-                    return ("secureFileEmpty", [])
-                case .secureFile(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.long("size", c.size)
-                    fields.int("dc_id", c.dcId)
-                    fields.int("date", c.date)
-                    fields.bytes("file_hash", c.fileHash)
-                    fields.bytes("secret", c.secret)
-                    return ("secureFile", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PageTableRow`. Constructors:
     /// - `pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;`
-    public enum PageTableRow: TLRegistrable, TLParsable {
+    public enum PageTableRow: TLSchemaDescribed, TLParsable {
         /// `pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;`
         case pageTableRow(Cons_pageTableRow)
 
@@ -6518,6 +5481,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PageTableRow" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PageTableRow {
             let id = try reader.readUInt32()
@@ -6542,22 +5506,13 @@ extension Api {
                 throw error.inside(constructor: "pageTableRow", fields: "cells", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pageTableRow(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("cells", c.cells)
-                    return ("pageTableRow", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stats {
     /// TL type `stats.MegagroupStats`. Constructors:
     /// - `stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;`
-    public enum MegagroupStats: TLRegistrable, TLParsable {
+    public enum MegagroupStats: TLSchemaDescribed, TLParsable {
         /// `stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;`
         case megagroupStats(Cons_megagroupStats)
 
@@ -6627,6 +5582,7 @@ extension Api.stats {
         }
 
         public static var tlTypeName: String { "stats.MegagroupStats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MegagroupStats {
             let id = try reader.readUInt32()
@@ -6684,38 +5640,13 @@ extension Api.stats {
                 throw error.inside(constructor: "stats.megagroupStats", fields: "period,members,messages,viewers,posters,growth_graph,members_graph,new_members_by_source_graph,languages_graph,messages_graph,actions_graph,top_hours_graph,weekdays_graph,top_posters,top_admins,top_inviters,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .megagroupStats(let c):
-                    var fields = TLFieldList(capacity: 17)
-                    fields.object("period", c.period)
-                    fields.object("members", c.members)
-                    fields.object("messages", c.messages)
-                    fields.object("viewers", c.viewers)
-                    fields.object("posters", c.posters)
-                    fields.object("growth_graph", c.growthGraph)
-                    fields.object("members_graph", c.membersGraph)
-                    fields.object("new_members_by_source_graph", c.newMembersBySourceGraph)
-                    fields.object("languages_graph", c.languagesGraph)
-                    fields.object("messages_graph", c.messagesGraph)
-                    fields.object("actions_graph", c.actionsGraph)
-                    fields.object("top_hours_graph", c.topHoursGraph)
-                    fields.object("weekdays_graph", c.weekdaysGraph)
-                    fields.objects("top_posters", c.topPosters)
-                    fields.objects("top_admins", c.topAdmins)
-                    fields.objects("top_inviters", c.topInviters)
-                    fields.objects("users", c.users)
-                    return ("stats.megagroupStats", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.Country`. Constructors:
     /// - `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
-    public enum Country: TLRegistrable, TLParsable {
+    public enum Country: TLSchemaDescribed, TLParsable {
         /// `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
         case country(Cons_country)
 
@@ -6767,6 +5698,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.Country" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Country {
             let id = try reader.readUInt32()
@@ -6803,30 +5735,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.country", fields: "flags,hidden,iso2,default_name,name,country_codes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .country(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("hidden", c.hidden)
-                    fields.string("iso2", c.iso2)
-                    fields.string("default_name", c.defaultName)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.name {
-                        fields.string("name", value)
-                    }
-                    fields.objects("country_codes", c.countryCodes)
-                    return ("help.country", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MyBoost`. Constructors:
     /// - `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
-    public enum MyBoost: TLRegistrable, TLParsable {
+    public enum MyBoost: TLSchemaDescribed, TLParsable {
         /// `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
         case myBoost(Cons_myBoost)
 
@@ -6883,6 +5798,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MyBoost" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MyBoost {
             let id = try reader.readUInt32()
@@ -6924,25 +5840,6 @@ extension Api {
                 throw error.inside(constructor: "myBoost", fields: "flags,slot,peer,date,expires,cooldown_until_date", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .myBoost(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("slot", c.slot)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.peer {
-                        fields.object("peer", value)
-                    }
-                    fields.int("date", c.date)
-                    fields.int("expires", c.expires)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.cooldownUntilDate {
-                        fields.int("cooldown_until_date", value)
-                    }
-                    return ("myBoost", fields.fields)
-            }
-        }
     }
 }
 
@@ -6950,7 +5847,7 @@ extension Api.contacts {
     /// TL type `contacts.SponsoredPeers`. Constructors:
     /// - `contacts.sponsoredPeersEmpty#ea32b4b1 = contacts.SponsoredPeers;`
     /// - `contacts.sponsoredPeers#eb032884 peers:Vector<SponsoredPeer> chats:Vector<Chat> users:Vector<User> = contacts.SponsoredPeers;`
-    public enum SponsoredPeers: TLRegistrable, TLParsable {
+    public enum SponsoredPeers: TLSchemaDescribed, TLParsable {
         /// `contacts.sponsoredPeersEmpty#ea32b4b1 = contacts.SponsoredPeers;`
         case sponsoredPeersEmpty
         /// `contacts.sponsoredPeers#eb032884 peers:Vector<SponsoredPeer> chats:Vector<Chat> users:Vector<User> = contacts.SponsoredPeers;`
@@ -6982,6 +5879,7 @@ extension Api.contacts {
         }
 
         public static var tlTypeName: String { "contacts.SponsoredPeers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredPeers {
             let id = try reader.readUInt32()
@@ -7016,19 +5914,6 @@ extension Api.contacts {
                 throw error.inside(constructor: "contacts.sponsoredPeers", fields: "peers,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sponsoredPeersEmpty:
-                    return ("contacts.sponsoredPeersEmpty", [])
-                case .sponsoredPeers(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("peers", c.peers)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("contacts.sponsoredPeers", fields.fields)
-            }
-        }
     }
 }
 
@@ -7036,7 +5921,7 @@ extension Api {
     /// TL type `InputStarGiftAuction`. Constructors:
     /// - `inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;`
     /// - `inputStarGiftAuctionSlug#7ab58308 slug:string = InputStarGiftAuction;`
-    public enum InputStarGiftAuction: TLRegistrable, TLParsable {
+    public enum InputStarGiftAuction: TLSchemaDescribed, TLParsable {
         /// `inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;`
         case inputStarGiftAuction(Cons_inputStarGiftAuction)
         /// `inputStarGiftAuctionSlug#7ab58308 slug:string = InputStarGiftAuction;`
@@ -7074,6 +5959,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputStarGiftAuction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputStarGiftAuction {
             let id = try reader.readUInt32()
@@ -7109,19 +5995,6 @@ extension Api {
                 throw error.inside(constructor: "inputStarGiftAuctionSlug", fields: "slug", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputStarGiftAuction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("gift_id", c.giftId)
-                    return ("inputStarGiftAuction", fields.fields)
-                case .inputStarGiftAuctionSlug(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("inputStarGiftAuctionSlug", fields.fields)
-            }
-        }
     }
 }
 
@@ -7132,7 +6005,7 @@ extension Api {
     /// - `starGiftAttributeRarityRare#f08d516b = StarGiftAttributeRarity;`
     /// - `starGiftAttributeRarityEpic#78fbf3a8 = StarGiftAttributeRarity;`
     /// - `starGiftAttributeRarityLegendary#cef7e7a8 = StarGiftAttributeRarity;`
-    public enum StarGiftAttributeRarity: TLRegistrable, TLParsable {
+    public enum StarGiftAttributeRarity: TLSchemaDescribed, TLParsable {
         /// `starGiftAttributeRarity#36437737 permille:int = StarGiftAttributeRarity;`
         case starGiftAttributeRarity(Cons_starGiftAttributeRarity)
         /// `starGiftAttributeRarityUncommon#dbce6389 = StarGiftAttributeRarity;`
@@ -7172,6 +6045,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftAttributeRarity" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttributeRarity {
             let id = try reader.readUInt32()
@@ -7216,30 +6090,13 @@ extension Api {
         static func parse_starGiftAttributeRarityLegendary(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttributeRarity {
             return .starGiftAttributeRarityLegendary
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAttributeRarity(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("permille", c.permille)
-                    return ("starGiftAttributeRarity", fields.fields)
-                case .starGiftAttributeRarityUncommon:
-                    return ("starGiftAttributeRarityUncommon", [])
-                case .starGiftAttributeRarityRare:
-                    return ("starGiftAttributeRarityRare", [])
-                case .starGiftAttributeRarityEpic:
-                    return ("starGiftAttributeRarityEpic", [])
-                case .starGiftAttributeRarityLegendary:
-                    return ("starGiftAttributeRarityLegendary", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `CommunityPeer`. Constructors:
     /// - `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
-    public enum CommunityPeer: TLRegistrable, TLParsable {
+    public enum CommunityPeer: TLSchemaDescribed, TLParsable {
         /// `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
         case communityPeer(Cons_communityPeer)
 
@@ -7283,6 +6140,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "CommunityPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CommunityPeer {
             let id = try reader.readUInt32()
@@ -7313,21 +6171,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "communityPeer", fields: "flags,can_view_history,visible,peer", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .communityPeer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_view_history", c.canViewHistory)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.visible {
-                        fields.bool("visible", value)
-                    }
-                    fields.object("peer", c.peer)
-                    return ("communityPeer", fields.fields)
             }
         }
     }
@@ -7962,5 +6805,137 @@ extension Api {
         (0x28e16cc8, "stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;"),
         (0xbd0415c4, "stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;"),
         (0xcf9c725b, "ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;"),
+    ]
+    static let constructorEntries30: [(UInt32, StaticString)] = [
+        (0xdfdaabe1, "inputFileLocation#dfdaabe1 volume_id:long local_id:int secret:long file_reference:bytes = InputFileLocation;"),
+        (0xf5235d55, "inputEncryptedFileLocation#f5235d55 id:long access_hash:long = InputFileLocation;"),
+        (0xbad07584, "inputDocumentFileLocation#bad07584 id:long access_hash:long file_reference:bytes thumb_size:string = InputFileLocation;"),
+        (0xcbc7ee28, "inputSecureFileLocation#cbc7ee28 id:long access_hash:long = InputFileLocation;"),
+        (0x29be5899, "inputTakeoutFileLocation#29be5899 = InputFileLocation;"),
+        (0x40181ffe, "inputPhotoFileLocation#40181ffe id:long access_hash:long file_reference:bytes thumb_size:string = InputFileLocation;"),
+        (0xd83466f3, "inputPhotoLegacyFileLocation#d83466f3 id:long access_hash:long file_reference:bytes volume_id:long local_id:int secret:long = InputFileLocation;"),
+        (0x37257e99, "inputPeerPhotoFileLocation#37257e99 flags:# big:flags.0?true peer:InputPeer photo_id:long = InputFileLocation;"),
+        (0x9d84f3db, "inputStickerSetThumb#9d84f3db stickerset:InputStickerSet thumb_version:int = InputFileLocation;"),
+        (0x0598a92a, "inputGroupCallStream#0598a92a flags:# call:InputGroupCall time_ms:long scale:int video_channel:flags.0?int video_quality:flags.0?int = InputFileLocation;"),
+        (0x2633421b, "chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;"),
+        (0xa04e8d3a, "channelFull#a04e8d3a flags:# can_view_participants:flags.3?true can_set_username:flags.6?true can_set_stickers:flags.7?true hidden_prehistory:flags.10?true can_set_location:flags.16?true has_scheduled:flags.19?true can_view_stats:flags.20?true blocked:flags.22?true flags2:# can_delete_channel:flags2.0?true antispam:flags2.1?true participants_hidden:flags2.2?true translations_disabled:flags2.3?true stories_pinned_available:flags2.5?true view_forum_as_messages:flags2.6?true restricted_sponsored:flags2.11?true can_view_revenue:flags2.12?true paid_media_allowed:flags2.14?true can_view_stars_revenue:flags2.15?true paid_reactions_available:flags2.16?true stargifts_available:flags2.19?true paid_messages_available:flags2.20?true has_welcome_messages:flags2.24?true id:long about:string participants_count:flags.0?int admins_count:flags.1?int kicked_count:flags.2?int banned_count:flags.2?int online_count:flags.13?int read_inbox_max_id:int read_outbox_max_id:int unread_count:int chat_photo:Photo notify_settings:PeerNotifySettings exported_invite:flags.23?ExportedChatInvite bot_info:Vector<BotInfo> migrated_from_chat_id:flags.4?long migrated_from_max_id:flags.4?int pinned_msg_id:flags.5?int stickerset:flags.8?StickerSet available_min_id:flags.9?int folder_id:flags.11?int linked_chat_id:flags.14?long location:flags.15?ChannelLocation slowmode_seconds:flags.17?int slowmode_next_send_date:flags.18?int stats_dc:flags.12?int pts:int call:flags.21?InputGroupCall ttl_period:flags.24?int pending_suggestions:flags.25?Vector<string> groupcall_default_join_as:flags.26?Peer theme_emoticon:flags.27?string requests_pending:flags.28?int recent_requesters:flags.28?Vector<long> default_send_as:flags.29?Peer available_reactions:flags.30?ChatReactions reactions_limit:flags2.13?int stories:flags2.4?PeerStories wallpaper:flags2.7?WallPaper boosts_applied:flags2.8?int boosts_unrestrict:flags2.9?int emojiset:flags2.10?StickerSet bot_verification:flags2.17?BotVerification stargifts_count:flags2.18?int send_paid_messages_stars:flags2.21?long main_tab:flags2.22?ProfileTab guard_bot_id:flags2.23?long = ChatFull;"),
+        (0xcbb7a507, "communityFull#cbb7a507 flags:# id:long about:string chat_photo:Photo linked_peers:Vector<CommunityPeer> admins_count:flags.1?int kicked_count:flags.2?int peer_link_requests_pending:flags.0?int = ChatFull;"),
+        (0xb6aef7b0, "messageActionEmpty#b6aef7b0 = MessageAction;"),
+        (0xbd47cbad, "messageActionChatCreate#bd47cbad title:string users:Vector<long> = MessageAction;"),
+        (0xb5a1ce5a, "messageActionChatEditTitle#b5a1ce5a title:string = MessageAction;"),
+        (0x7fcb13a8, "messageActionChatEditPhoto#7fcb13a8 photo:Photo = MessageAction;"),
+        (0x95e3fbef, "messageActionChatDeletePhoto#95e3fbef = MessageAction;"),
+        (0x15cefd00, "messageActionChatAddUser#15cefd00 users:Vector<long> = MessageAction;"),
+        (0xa43f30cc, "messageActionChatDeleteUser#a43f30cc user_id:long = MessageAction;"),
+        (0x031224c3, "messageActionChatJoinedByLink#031224c3 inviter_id:long = MessageAction;"),
+        (0x95d2ac92, "messageActionChannelCreate#95d2ac92 title:string = MessageAction;"),
+        (0xe1037f92, "messageActionChatMigrateTo#e1037f92 channel_id:long = MessageAction;"),
+        (0xea3948e9, "messageActionChannelMigrateFrom#ea3948e9 title:string chat_id:long = MessageAction;"),
+        (0x94bd38ed, "messageActionPinMessage#94bd38ed = MessageAction;"),
+        (0x9fbab604, "messageActionHistoryClear#9fbab604 = MessageAction;"),
+        (0x92a72876, "messageActionGameScore#92a72876 game_id:long score:int = MessageAction;"),
+        (0xffa00ccc, "messageActionPaymentSentMe#ffa00ccc flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string charge:PaymentCharge subscription_until_date:flags.4?int = MessageAction;"),
+        (0xc624b16e, "messageActionPaymentSent#c624b16e flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long invoice_slug:flags.0?string subscription_until_date:flags.4?int = MessageAction;"),
+        (0x80e11a7f, "messageActionPhoneCall#80e11a7f flags:# video:flags.2?true call_id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = MessageAction;"),
+        (0x4792929b, "messageActionScreenshotTaken#4792929b = MessageAction;"),
+        (0xfae69f56, "messageActionCustomAction#fae69f56 message:string = MessageAction;"),
+        (0xc516d679, "messageActionBotAllowed#c516d679 flags:# attach_menu:flags.1?true from_request:flags.3?true domain:flags.0?string app:flags.2?BotApp = MessageAction;"),
+        (0x1b287353, "messageActionSecureValuesSentMe#1b287353 values:Vector<SecureValue> credentials:SecureCredentialsEncrypted = MessageAction;"),
+        (0xd95c6154, "messageActionSecureValuesSent#d95c6154 types:Vector<SecureValueType> = MessageAction;"),
+        (0xf3f25f76, "messageActionContactSignUp#f3f25f76 = MessageAction;"),
+        (0x98e0d697, "messageActionGeoProximityReached#98e0d697 from_id:Peer to_id:Peer distance:int = MessageAction;"),
+        (0x7a0d7f42, "messageActionGroupCall#7a0d7f42 flags:# call:InputGroupCall duration:flags.0?int = MessageAction;"),
+        (0x502f92f7, "messageActionInviteToGroupCall#502f92f7 call:InputGroupCall users:Vector<long> = MessageAction;"),
+        (0x3c134d7b, "messageActionSetMessagesTTL#3c134d7b flags:# period:int auto_setting_from:flags.0?long = MessageAction;"),
+        (0xb3a07661, "messageActionGroupCallScheduled#b3a07661 call:InputGroupCall schedule_date:int = MessageAction;"),
+        (0xb91bbd3a, "messageActionSetChatTheme#b91bbd3a theme:ChatTheme = MessageAction;"),
+        (0xebbca3cb, "messageActionChatJoinedByRequest#ebbca3cb = MessageAction;"),
+        (0x47dd8079, "messageActionWebViewDataSentMe#47dd8079 text:string data:string = MessageAction;"),
+        (0xb4c38cb5, "messageActionWebViewDataSent#b4c38cb5 text:string = MessageAction;"),
+        (0x48e91302, "messageActionGiftPremium#48e91302 flags:# currency:string amount:long days:int crypto_currency:flags.0?string crypto_amount:flags.0?long message:flags.1?TextWithEntities = MessageAction;"),
+        (0x0d999256, "messageActionTopicCreate#0d999256 flags:# title_missing:flags.1?true title:string icon_color:int icon_emoji_id:flags.0?long = MessageAction;"),
+        (0xc0944820, "messageActionTopicEdit#c0944820 flags:# title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = MessageAction;"),
+        (0x57de635e, "messageActionSuggestProfilePhoto#57de635e photo:Photo = MessageAction;"),
+        (0x31518e9b, "messageActionRequestedPeer#31518e9b button_id:int peers:Vector<Peer> = MessageAction;"),
+        (0x5060a3f4, "messageActionSetChatWallPaper#5060a3f4 flags:# same:flags.0?true for_both:flags.1?true wallpaper:WallPaper = MessageAction;"),
+        (0x31c48347, "messageActionGiftCode#31c48347 flags:# via_giveaway:flags.0?true unclaimed:flags.5?true boost_peer:flags.1?Peer days:int slug:string currency:flags.2?string amount:flags.2?long crypto_currency:flags.3?string crypto_amount:flags.3?long message:flags.4?TextWithEntities = MessageAction;"),
+        (0xa80f51e4, "messageActionGiveawayLaunch#a80f51e4 flags:# stars:flags.0?long = MessageAction;"),
+        (0x87e2f155, "messageActionGiveawayResults#87e2f155 flags:# stars:flags.0?true winners_count:int unclaimed_count:int = MessageAction;"),
+        (0xcc02aa6d, "messageActionBoostApply#cc02aa6d boosts:int = MessageAction;"),
+        (0x93b31848, "messageActionRequestedPeerSentMe#93b31848 button_id:int peers:Vector<RequestedPeer> = MessageAction;"),
+        (0x41b3e202, "messageActionPaymentRefunded#41b3e202 flags:# peer:Peer currency:string total_amount:long payload:flags.0?bytes charge:PaymentCharge = MessageAction;"),
+        (0x45d5b021, "messageActionGiftStars#45d5b021 flags:# currency:string amount:long stars:long crypto_currency:flags.0?string crypto_amount:flags.0?long transaction_id:flags.1?string = MessageAction;"),
+        (0xb00c47a2, "messageActionPrizeStars#b00c47a2 flags:# unclaimed:flags.0?true stars:long transaction_id:string boost_peer:Peer giveaway_msg_id:int = MessageAction;"),
+        (0xea2c31d3, "messageActionStarGift#ea2c31d3 flags:# name_hidden:flags.0?true saved:flags.2?true converted:flags.3?true upgraded:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true prepaid_upgrade:flags.13?true upgrade_separate:flags.16?true auction_acquired:flags.17?true gift:StarGift message:flags.1?TextWithEntities convert_stars:flags.4?long upgrade_msg_id:flags.5?int upgrade_stars:flags.8?long from_id:flags.11?Peer peer:flags.12?Peer saved_id:flags.12?long prepaid_upgrade_hash:flags.14?string gift_msg_id:flags.15?int to_id:flags.18?Peer gift_num:flags.19?int = MessageAction;"),
+        (0x7e1c1187, "messageActionStarGiftUnique#7e1c1187 flags:# upgrade:flags.0?true transferred:flags.1?true saved:flags.2?true refunded:flags.5?true prepaid_upgrade:flags.11?true assigned:flags.13?true from_offer:flags.14?true craft:flags.16?true name_hidden:flags.17?true gift:StarGift can_export_at:flags.3?int transfer_stars:flags.4?long from_id:flags.6?Peer peer:flags.7?Peer saved_id:flags.7?long resale_amount:flags.8?StarsAmount can_transfer_at:flags.9?int can_resell_at:flags.10?int drop_original_details_stars:flags.12?long can_craft_at:flags.15?int message:flags.18?TextWithEntities = MessageAction;"),
+        (0xac1f1fcd, "messageActionPaidMessagesRefunded#ac1f1fcd count:int stars:long = MessageAction;"),
+        (0x84b88578, "messageActionPaidMessagesPrice#84b88578 flags:# broadcast_messages_allowed:flags.0?true stars:long = MessageAction;"),
+        (0x2ffe2f7a, "messageActionConferenceCall#2ffe2f7a flags:# missed:flags.0?true active:flags.1?true video:flags.4?true call_id:long duration:flags.2?int other_participants:flags.3?Vector<Peer> = MessageAction;"),
+        (0xcc7c5c89, "messageActionTodoCompletions#cc7c5c89 completed:Vector<int> incompleted:Vector<int> = MessageAction;"),
+        (0xc7edbc83, "messageActionTodoAppendTasks#c7edbc83 list:Vector<TodoItem> = MessageAction;"),
+        (0xee7a1596, "messageActionSuggestedPostApproval#ee7a1596 flags:# rejected:flags.0?true balance_too_low:flags.1?true reject_comment:flags.2?string schedule_date:flags.3?int price:flags.4?StarsAmount = MessageAction;"),
+        (0x95ddcf69, "messageActionSuggestedPostSuccess#95ddcf69 price:StarsAmount = MessageAction;"),
+        (0x69f916f8, "messageActionSuggestedPostRefund#69f916f8 flags:# payer_initiated:flags.0?true = MessageAction;"),
+        (0xa8a3c699, "messageActionGiftTon#a8a3c699 flags:# currency:string amount:long crypto_currency:string crypto_amount:long transaction_id:flags.0?string = MessageAction;"),
+        (0x2c8f2a25, "messageActionSuggestBirthday#2c8f2a25 birthday:Birthday = MessageAction;"),
+        (0x774278d4, "messageActionStarGiftPurchaseOffer#774278d4 flags:# accepted:flags.0?true declined:flags.1?true gift:StarGift price:StarsAmount expires_at:int = MessageAction;"),
+        (0x73ada76b, "messageActionStarGiftPurchaseOfferDeclined#73ada76b flags:# expired:flags.0?true gift:StarGift price:StarsAmount = MessageAction;"),
+        (0xb07ed085, "messageActionNewCreatorPending#b07ed085 new_creator_id:long = MessageAction;"),
+        (0xe188503b, "messageActionChangeCreator#e188503b new_creator_id:long = MessageAction;"),
+        (0xbf7d6572, "messageActionNoForwardsToggle#bf7d6572 prev_value:Bool new_value:Bool = MessageAction;"),
+        (0x3e2793ba, "messageActionNoForwardsRequest#3e2793ba flags:# expired:flags.0?true prev_value:Bool new_value:Bool = MessageAction;"),
+        (0x9da1cd6c, "messageActionPollAppendAnswer#9da1cd6c answer:PollAnswer = MessageAction;"),
+        (0x399674dc, "messageActionPollDeleteAnswer#399674dc answer:PollAnswer = MessageAction;"),
+        (0x16605e3e, "messageActionManagedBotCreated#16605e3e bot_id:long = MessageAction;"),
+        (0x5d20bae8, "messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;"),
+        (0x4a8bfe80, "messageActionChatJoinedViaCommunity#4a8bfe80 community_id:long = MessageAction;"),
+        (0xccbbce30, "help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;"),
+        (0xc45a6536, "help.noAppUpdate#c45a6536 = help.AppUpdate;"),
+        (0x18cb9f78, "help.inviteText#18cb9f78 message:string = help.InviteText;"),
+        (0xb3134d9d, "contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;"),
+        (0xbc2eab30, "privacyKeyStatusTimestamp#bc2eab30 = PrivacyKey;"),
+        (0x500e6dfa, "privacyKeyChatInvite#500e6dfa = PrivacyKey;"),
+        (0x3d662b7b, "privacyKeyPhoneCall#3d662b7b = PrivacyKey;"),
+        (0x39491cc8, "privacyKeyPhoneP2P#39491cc8 = PrivacyKey;"),
+        (0x69ec56a3, "privacyKeyForwards#69ec56a3 = PrivacyKey;"),
+        (0x96151fed, "privacyKeyProfilePhoto#96151fed = PrivacyKey;"),
+        (0xd19ae46d, "privacyKeyPhoneNumber#d19ae46d = PrivacyKey;"),
+        (0x42ffd42b, "privacyKeyAddedByPhone#42ffd42b = PrivacyKey;"),
+        (0x0697f414, "privacyKeyVoiceMessages#0697f414 = PrivacyKey;"),
+        (0xa486b761, "privacyKeyAbout#a486b761 = PrivacyKey;"),
+        (0x2000a518, "privacyKeyBirthday#2000a518 = PrivacyKey;"),
+        (0x2ca4fdf8, "privacyKeyStarGiftsAutoSave#2ca4fdf8 = PrivacyKey;"),
+        (0x17d348d2, "privacyKeyNoPaidMessages#17d348d2 = PrivacyKey;"),
+        (0xff7a571b, "privacyKeySavedMusic#ff7a571b = PrivacyKey;"),
+        (0xad01d61d, "authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;"),
+        (0x9a5c33e5, "account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;"),
+        (0xffb62b95, "inputStickerSetEmpty#ffb62b95 = InputStickerSet;"),
+        (0x9de7a269, "inputStickerSetID#9de7a269 id:long access_hash:long = InputStickerSet;"),
+        (0x861cc8a0, "inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;"),
+        (0x028703c8, "inputStickerSetAnimatedEmoji#028703c8 = InputStickerSet;"),
+        (0xe67f520e, "inputStickerSetDice#e67f520e emoticon:string = InputStickerSet;"),
+        (0x0cde3739, "inputStickerSetAnimatedEmojiAnimations#0cde3739 = InputStickerSet;"),
+        (0xc88b3b02, "inputStickerSetPremiumGifts#c88b3b02 = InputStickerSet;"),
+        (0x04c4d4ce, "inputStickerSetEmojiGenericAnimations#04c4d4ce = InputStickerSet;"),
+        (0x29d0f5ee, "inputStickerSetEmojiDefaultStatuses#29d0f5ee = InputStickerSet;"),
+        (0x44c1f8e9, "inputStickerSetEmojiDefaultTopicIcons#44c1f8e9 = InputStickerSet;"),
+        (0x49748553, "inputStickerSetEmojiChannelDefaultStatuses#49748553 = InputStickerSet;"),
+        (0x1cf671a0, "inputStickerSetTonGifts#1cf671a0 = InputStickerSet;"),
+        (0x64199744, "secureFileEmpty#64199744 = SecureFile;"),
+        (0x7d09c27e, "secureFile#7d09c27e id:long access_hash:long size:long dc_id:int date:int file_hash:bytes secret:bytes = SecureFile;"),
+        (0xe0c0c5e5, "pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;"),
+        (0xef7ff916, "stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;"),
+        (0xc3878e23, "help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;"),
+        (0xc448415c, "myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;"),
+        (0xea32b4b1, "contacts.sponsoredPeersEmpty#ea32b4b1 = contacts.SponsoredPeers;"),
+        (0xeb032884, "contacts.sponsoredPeers#eb032884 peers:Vector<SponsoredPeer> chats:Vector<Chat> users:Vector<User> = contacts.SponsoredPeers;"),
+        (0x02e16c98, "inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;"),
+        (0x7ab58308, "inputStarGiftAuctionSlug#7ab58308 slug:string = InputStarGiftAuction;"),
+        (0x36437737, "starGiftAttributeRarity#36437737 permille:int = StarGiftAttributeRarity;"),
+        (0xdbce6389, "starGiftAttributeRarityUncommon#dbce6389 = StarGiftAttributeRarity;"),
+        (0xf08d516b, "starGiftAttributeRarityRare#f08d516b = StarGiftAttributeRarity;"),
+        (0x78fbf3a8, "starGiftAttributeRarityEpic#78fbf3a8 = StarGiftAttributeRarity;"),
+        (0xcef7e7a8, "starGiftAttributeRarityLegendary#cef7e7a8 = StarGiftAttributeRarity;"),
+        (0x76141ebd, "communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;"),
     ]
 }

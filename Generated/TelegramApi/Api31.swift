@@ -7,7 +7,7 @@ import TLRuntime
 extension Api.contacts {
     /// TL type `contacts.ImportedContacts`. Constructors:
     /// - `contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;`
-    public enum ImportedContacts: TLRegistrable, TLParsable {
+    public enum ImportedContacts: TLSchemaDescribed, TLParsable {
         /// `contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;`
         case importedContacts(Cons_importedContacts)
 
@@ -38,6 +38,7 @@ extension Api.contacts {
         }
 
         public static var tlTypeName: String { "contacts.ImportedContacts" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ImportedContacts {
             let id = try reader.readUInt32()
@@ -69,25 +70,13 @@ extension Api.contacts {
                 throw error.inside(constructor: "contacts.importedContacts", fields: "imported,popular_invites,retry_contacts,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .importedContacts(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.objects("imported", c.imported)
-                    fields.objects("popular_invites", c.popularInvites)
-                    fields.longs("retry_contacts", c.retryContacts)
-                    fields.objects("users", c.users)
-                    return ("contacts.importedContacts", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.AffectedHistory`. Constructors:
     /// - `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
-    public enum AffectedHistory: TLRegistrable, TLParsable {
+    public enum AffectedHistory: TLSchemaDescribed, TLParsable {
         /// `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
         case affectedHistory(Cons_affectedHistory)
 
@@ -117,6 +106,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.AffectedHistory" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AffectedHistory {
             let id = try reader.readUInt32()
@@ -146,17 +136,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.affectedHistory", fields: "pts,pts_count,offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .affectedHistory(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    fields.int("offset", c.offset)
-                    return ("messages.affectedHistory", fields.fields)
-            }
-        }
     }
 }
 
@@ -166,7 +145,7 @@ extension Api {
     /// - `replyKeyboardForceReply#86b40b08 flags:# single_use:flags.1?true selective:flags.2?true placeholder:flags.3?string = ReplyMarkup;`
     /// - `replyKeyboardMarkup#85dd99d1 flags:# resize:flags.0?true single_use:flags.1?true selective:flags.2?true persistent:flags.4?true force_reply:flags.5?true rows:Vector<KeyboardButtonRow> placeholder:flags.3?string = ReplyMarkup;`
     /// - `replyInlineMarkup#b2b15770 flags:# force_reply:flags.5?true rows:Vector<KeyboardInlineButtonRow> = ReplyMarkup;`
-    public enum ReplyMarkup: TLRegistrable, TLParsable {
+    public enum ReplyMarkup: TLSchemaDescribed, TLParsable {
         /// `replyKeyboardHide#a03e5b85 flags:# selective:flags.2?true = ReplyMarkup;`
         case replyKeyboardHide(Cons_replyKeyboardHide)
         /// `replyKeyboardForceReply#86b40b08 flags:# single_use:flags.1?true selective:flags.2?true placeholder:flags.3?string = ReplyMarkup;`
@@ -306,6 +285,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ReplyMarkup" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReplyMarkup {
             let id = try reader.readUInt32()
@@ -380,55 +360,13 @@ extension Api {
                 throw error.inside(constructor: "replyInlineMarkup", fields: "flags,force_reply,rows", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .replyKeyboardHide(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("selective", c.selective)
-                    return ("replyKeyboardHide", fields.fields)
-                case .replyKeyboardForceReply(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("single_use", c.singleUse)
-                    fields.trueFlag("selective", c.selective)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
-                        fields.string("placeholder", value)
-                    }
-                    return ("replyKeyboardForceReply", fields.fields)
-                case .replyKeyboardMarkup(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("resize", c.resize)
-                    fields.trueFlag("single_use", c.singleUse)
-                    fields.trueFlag("selective", c.selective)
-                    fields.trueFlag("persistent", c.persistent)
-                    fields.trueFlag("force_reply", c.forceReply)
-                    fields.objects("rows", c.rows)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.placeholder {
-                        fields.string("placeholder", value)
-                    }
-                    return ("replyKeyboardMarkup", fields.fields)
-                case .replyInlineMarkup(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("force_reply", c.forceReply)
-                    fields.objects("rows", c.rows)
-                    return ("replyInlineMarkup", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Game`. Constructors:
     /// - `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
-    public enum Game: TLRegistrable, TLParsable {
+    public enum Game: TLSchemaDescribed, TLParsable {
         /// `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
         case game(Cons_game)
 
@@ -488,6 +426,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Game" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Game {
             let id = try reader.readUInt32()
@@ -530,32 +469,13 @@ extension Api {
                 throw error.inside(constructor: "game", fields: "flags,id,access_hash,short_name,title,description,photo,document", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .game(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.string("short_name", c.shortName)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    fields.object("photo", c.photo)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
-                        fields.object("document", value)
-                    }
-                    return ("game", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.SavedInfo`. Constructors:
     /// - `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
-    public enum SavedInfo: TLRegistrable, TLParsable {
+    public enum SavedInfo: TLSchemaDescribed, TLParsable {
         /// `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
         case savedInfo(Cons_savedInfo)
 
@@ -593,6 +513,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.SavedInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedInfo {
             let id = try reader.readUInt32()
@@ -623,20 +544,6 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.savedInfo", fields: "flags,has_saved_credentials,saved_info", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedInfo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_saved_credentials", c.hasSavedCredentials)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.savedInfo {
-                        fields.object("saved_info", value)
-                    }
-                    return ("payments.savedInfo", fields.fields)
-            }
-        }
     }
 }
 
@@ -644,7 +551,7 @@ extension Api {
     /// TL type `PhoneConnection`. Constructors:
     /// - `phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;`
     /// - `phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;`
-    public enum PhoneConnection: TLRegistrable, TLParsable {
+    public enum PhoneConnection: TLSchemaDescribed, TLParsable {
         /// `phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;`
         case phoneConnection(Cons_phoneConnection)
         /// `phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;`
@@ -748,6 +655,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PhoneConnection" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneConnection {
             let id = try reader.readUInt32()
@@ -807,35 +715,6 @@ extension Api {
                 throw error.inside(constructor: "phoneConnectionWebrtc", fields: "flags,turn,stun,id,ip,ipv6,port,username,password", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .phoneConnection(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("tcp", c.tcp)
-                    fields.long("id", c.id)
-                    fields.string("ip", c.ip)
-                    fields.string("ipv6", c.ipv6)
-                    fields.int("port", c.port)
-                    fields.bytes("peer_tag", c.peerTag)
-                    return ("phoneConnection", fields.fields)
-                case .phoneConnectionWebrtc(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("turn", c.turn)
-                    fields.trueFlag("stun", c.stun)
-                    fields.long("id", c.id)
-                    fields.string("ip", c.ip)
-                    fields.string("ipv6", c.ipv6)
-                    fields.int("port", c.port)
-                    fields.string("username", c.username)
-                    fields.string("password", c.password)
-                    return ("phoneConnectionWebrtc", fields.fields)
-            }
-        }
     }
 }
 
@@ -844,7 +723,7 @@ extension Api {
     /// - `inputDialogPeer#fcaafeb7 peer:InputPeer = InputDialogPeer;`
     /// - `inputDialogPeerFolder#64600527 folder_id:int = InputDialogPeer;`
     /// - `inputDialogPeerCommunity#69ef72c4 community:InputChannel = InputDialogPeer;`
-    public enum InputDialogPeer: TLRegistrable, TLParsable {
+    public enum InputDialogPeer: TLSchemaDescribed, TLParsable {
         /// `inputDialogPeer#fcaafeb7 peer:InputPeer = InputDialogPeer;`
         case inputDialogPeer(Cons_inputDialogPeer)
         /// `inputDialogPeerFolder#64600527 folder_id:int = InputDialogPeer;`
@@ -896,6 +775,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputDialogPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputDialogPeer {
             let id = try reader.readUInt32()
@@ -942,30 +822,13 @@ extension Api {
                 throw error.inside(constructor: "inputDialogPeerCommunity", fields: "community", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputDialogPeer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("inputDialogPeer", fields.fields)
-                case .inputDialogPeerFolder(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("folder_id", c.folderId)
-                    return ("inputDialogPeerFolder", fields.fields)
-                case .inputDialogPeerCommunity(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("community", c.community)
-                    return ("inputDialogPeerCommunity", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.Takeout`. Constructors:
     /// - `account.takeout#4dba4501 id:long = account.Takeout;`
-    public enum Takeout: TLRegistrable, TLParsable {
+    public enum Takeout: TLSchemaDescribed, TLParsable {
         /// `account.takeout#4dba4501 id:long = account.Takeout;`
         case takeout(Cons_takeout)
 
@@ -989,6 +852,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.Takeout" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Takeout {
             let id = try reader.readUInt32()
@@ -1013,22 +877,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.takeout", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .takeout(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("account.takeout", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SponsoredMessage`. Constructors:
     /// - `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
-    public enum SponsoredMessage: TLRegistrable, TLParsable {
+    public enum SponsoredMessage: TLSchemaDescribed, TLParsable {
         /// `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
         case sponsoredMessage(Cons_sponsoredMessage)
 
@@ -1134,6 +989,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SponsoredMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SponsoredMessage {
             let id = try reader.readUInt32()
@@ -1209,54 +1065,13 @@ extension Api {
                 throw error.inside(constructor: "sponsoredMessage", fields: "flags,recommended,can_report,random_id,url,title,message,entities,photo,media,color,button_text,sponsor_info,additional_info,min_display_duration,max_display_duration", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sponsoredMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 16)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("recommended", c.recommended)
-                    fields.trueFlag("can_report", c.canReport)
-                    fields.bytes("random_id", c.randomId)
-                    fields.string("url", c.url)
-                    fields.string("title", c.title)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.media {
-                        fields.object("media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.color {
-                        fields.object("color", value)
-                    }
-                    fields.string("button_text", c.buttonText)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.sponsorInfo {
-                        fields.string("sponsor_info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.additionalInfo {
-                        fields.string("additional_info", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.minDisplayDuration {
-                        fields.int("min_display_duration", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.maxDisplayDuration {
-                        fields.int("max_display_duration", value)
-                    }
-                    return ("sponsoredMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.SearchResultsCalendar`. Constructors:
     /// - `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
-    public enum SearchResultsCalendar: TLRegistrable, TLParsable {
+    public enum SearchResultsCalendar: TLSchemaDescribed, TLParsable {
         /// `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
         case searchResultsCalendar(Cons_searchResultsCalendar)
 
@@ -1324,6 +1139,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.SearchResultsCalendar" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchResultsCalendar {
             let id = try reader.readUInt32()
@@ -1368,34 +1184,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.searchResultsCalendar", fields: "flags,inexact,count,min_date,min_msg_id,offset_id_offset,periods,messages,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .searchResultsCalendar(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("inexact", c.inexact)
-                    fields.int("count", c.count)
-                    fields.int("min_date", c.minDate)
-                    fields.int("min_msg_id", c.minMsgId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.offsetIdOffset {
-                        fields.int("offset_id_offset", value)
-                    }
-                    fields.objects("periods", c.periods)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.searchResultsCalendar", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.auth {
     /// TL type `auth.LoggedOut`. Constructors:
     /// - `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
-    public enum LoggedOut: TLRegistrable, TLParsable {
+    public enum LoggedOut: TLSchemaDescribed, TLParsable {
         /// `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
         case loggedOut(Cons_loggedOut)
 
@@ -1433,6 +1228,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.LoggedOut" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LoggedOut {
             let id = try reader.readUInt32()
@@ -1463,26 +1259,13 @@ extension Api.auth {
                 throw error.inside(constructor: "auth.loggedOut", fields: "flags,future_auth_token", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .loggedOut(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.futureAuthToken {
-                        fields.bytes("future_auth_token", value)
-                    }
-                    return ("auth.loggedOut", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `GroupCallStreamChannel`. Constructors:
     /// - `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
-    public enum GroupCallStreamChannel: TLRegistrable, TLParsable {
+    public enum GroupCallStreamChannel: TLSchemaDescribed, TLParsable {
         /// `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
         case groupCallStreamChannel(Cons_groupCallStreamChannel)
 
@@ -1512,6 +1295,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "GroupCallStreamChannel" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallStreamChannel {
             let id = try reader.readUInt32()
@@ -1541,17 +1325,6 @@ extension Api {
                 throw error.inside(constructor: "groupCallStreamChannel", fields: "channel,scale,last_timestamp_ms", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallStreamChannel(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("channel", c.channel)
-                    fields.int("scale", c.scale)
-                    fields.long("last_timestamp_ms", c.lastTimestampMs)
-                    return ("groupCallStreamChannel", fields.fields)
-            }
-        }
     }
 }
 
@@ -1559,7 +1332,7 @@ extension Api.account {
     /// TL type `account.SavedRingtone`. Constructors:
     /// - `account.savedRingtone#b7263f6d = account.SavedRingtone;`
     /// - `account.savedRingtoneConverted#1f307eb7 document:Document = account.SavedRingtone;`
-    public enum SavedRingtone: TLRegistrable, TLParsable {
+    public enum SavedRingtone: TLSchemaDescribed, TLParsable {
         /// `account.savedRingtone#b7263f6d = account.SavedRingtone;`
         case savedRingtone
         /// `account.savedRingtoneConverted#1f307eb7 document:Document = account.SavedRingtone;`
@@ -1585,6 +1358,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.SavedRingtone" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedRingtone {
             let id = try reader.readUInt32()
@@ -1614,17 +1388,6 @@ extension Api.account {
                 throw error.inside(constructor: "account.savedRingtoneConverted", fields: "document", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedRingtone:
-                    return ("account.savedRingtone", [])
-                case .savedRingtoneConverted(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("document", c.document)
-                    return ("account.savedRingtoneConverted", fields.fields)
-            }
-        }
     }
 }
 
@@ -1632,7 +1395,7 @@ extension Api.messages {
     /// TL type `messages.Reactions`. Constructors:
     /// - `messages.reactionsNotModified#b06fdbdf = messages.Reactions;`
     /// - `messages.reactions#eafdf716 hash:long reactions:Vector<Reaction> = messages.Reactions;`
-    public enum Reactions: TLRegistrable, TLParsable {
+    public enum Reactions: TLSchemaDescribed, TLParsable {
         /// `messages.reactionsNotModified#b06fdbdf = messages.Reactions;`
         case reactionsNotModified
         /// `messages.reactions#eafdf716 hash:long reactions:Vector<Reaction> = messages.Reactions;`
@@ -1663,6 +1426,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.Reactions" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Reactions {
             let id = try reader.readUInt32()
@@ -1695,25 +1459,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.reactions", fields: "hash,reactions", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .reactionsNotModified:
-                    return ("messages.reactionsNotModified", [])
-                case .reactions(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("hash", c.hash)
-                    fields.objects("reactions", c.reactions)
-                    return ("messages.reactions", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StickerKeyword`. Constructors:
     /// - `stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;`
-    public enum StickerKeyword: TLRegistrable, TLParsable {
+    public enum StickerKeyword: TLSchemaDescribed, TLParsable {
         /// `stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;`
         case stickerKeyword(Cons_stickerKeyword)
 
@@ -1740,6 +1492,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StickerKeyword" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerKeyword {
             let id = try reader.readUInt32()
@@ -1767,23 +1520,13 @@ extension Api {
                 throw error.inside(constructor: "stickerKeyword", fields: "document_id,keyword", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .stickerKeyword(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("document_id", c.documentId)
-                    fields.strings("keyword", c.keyword)
-                    return ("stickerKeyword", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputBusinessChatLink`. Constructors:
     /// - `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
-    public enum InputBusinessChatLink: TLRegistrable, TLParsable {
+    public enum InputBusinessChatLink: TLSchemaDescribed, TLParsable {
         /// `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
         case inputBusinessChatLink(Cons_inputBusinessChatLink)
 
@@ -1832,6 +1575,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBusinessChatLink" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessChatLink {
             let id = try reader.readUInt32()
@@ -1869,23 +1613,6 @@ extension Api {
                 throw error.inside(constructor: "inputBusinessChatLink", fields: "flags,message,entities,title", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBusinessChatLink(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    return ("inputBusinessChatLink", fields.fields)
-            }
-        }
     }
 }
 
@@ -1893,7 +1620,7 @@ extension Api.payments {
     /// TL type `payments.StarGifts`. Constructors:
     /// - `payments.starGiftsNotModified#a388a368 = payments.StarGifts;`
     /// - `payments.starGifts#2ed82995 hash:int gifts:Vector<StarGift> chats:Vector<Chat> users:Vector<User> = payments.StarGifts;`
-    public enum StarGifts: TLRegistrable, TLParsable {
+    public enum StarGifts: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftsNotModified#a388a368 = payments.StarGifts;`
         case starGiftsNotModified
         /// `payments.starGifts#2ed82995 hash:int gifts:Vector<StarGift> chats:Vector<Chat> users:Vector<User> = payments.StarGifts;`
@@ -1930,6 +1657,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarGifts" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGifts {
             let id = try reader.readUInt32()
@@ -1966,20 +1694,6 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starGifts", fields: "hash,gifts,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftsNotModified:
-                    return ("payments.starGiftsNotModified", [])
-                case .starGifts(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("hash", c.hash)
-                    fields.objects("gifts", c.gifts)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("payments.starGifts", fields.fields)
-            }
-        }
     }
 }
 
@@ -1987,7 +1701,7 @@ extension Api.messages {
     /// TL type `messages.FoundStickers`. Constructors:
     /// - `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
     /// - `messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;`
-    public enum FoundStickers: TLRegistrable, TLParsable {
+    public enum FoundStickers: TLSchemaDescribed, TLParsable {
         /// `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
         case foundStickersNotModified(Cons_foundStickersNotModified)
         /// `messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;`
@@ -2063,6 +1777,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.FoundStickers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FoundStickers {
             let id = try reader.readUInt32()
@@ -2114,36 +1829,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.foundStickers", fields: "flags,next_offset,hash,stickers", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .foundStickersNotModified(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.int("next_offset", value)
-                    }
-                    return ("messages.foundStickersNotModified", fields.fields)
-                case .foundStickers(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.int("next_offset", value)
-                    }
-                    fields.long("hash", c.hash)
-                    fields.objects("stickers", c.stickers)
-                    return ("messages.foundStickers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsRating`. Constructors:
     /// - `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
-    public enum StarsRating: TLRegistrable, TLParsable {
+    public enum StarsRating: TLSchemaDescribed, TLParsable {
         /// `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
         case starsRating(Cons_starsRating)
 
@@ -2193,6 +1885,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsRating" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRating {
             let id = try reader.readUInt32()
@@ -2229,29 +1922,13 @@ extension Api {
                 throw error.inside(constructor: "starsRating", fields: "flags,level,current_level_stars,stars,next_level_stars", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsRating(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.int("level", c.level)
-                    fields.long("current_level_stars", c.currentLevelStars)
-                    fields.long("stars", c.stars)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelStars {
-                        fields.long("next_level_stars", value)
-                    }
-                    return ("starsRating", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Passkey`. Constructors:
     /// - `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
-    public enum Passkey: TLRegistrable, TLParsable {
+    public enum Passkey: TLSchemaDescribed, TLParsable {
         /// `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
         case passkey(Cons_passkey)
 
@@ -2310,6 +1987,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Passkey" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Passkey {
             let id = try reader.readUInt32()
@@ -2349,25 +2027,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "passkey", fields: "flags,id,name,date,software_emoji_id,last_usage_date", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passkey(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.string("id", c.id)
-                    fields.string("name", c.name)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.softwareEmojiId {
-                        fields.long("software_emoji_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.lastUsageDate {
-                        fields.int("last_usage_date", value)
-                    }
-                    return ("passkey", fields.fields)
             }
         }
     }
@@ -2677,5 +2336,37 @@ extension Api {
         (0xaed6e4f5, "payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;"),
         (0x9b5ae7f9, "stories.getAllReadPeerStories#9b5ae7f9 = Updates;"),
         (0xdd39316a, "aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;"),
+    ]
+    static let constructorEntries31: [(UInt32, StaticString)] = [
+        (0x77d01c3b, "contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;"),
+        (0xb45c69d1, "messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;"),
+        (0xa03e5b85, "replyKeyboardHide#a03e5b85 flags:# selective:flags.2?true = ReplyMarkup;"),
+        (0x86b40b08, "replyKeyboardForceReply#86b40b08 flags:# single_use:flags.1?true selective:flags.2?true placeholder:flags.3?string = ReplyMarkup;"),
+        (0x85dd99d1, "replyKeyboardMarkup#85dd99d1 flags:# resize:flags.0?true single_use:flags.1?true selective:flags.2?true persistent:flags.4?true force_reply:flags.5?true rows:Vector<KeyboardButtonRow> placeholder:flags.3?string = ReplyMarkup;"),
+        (0xb2b15770, "replyInlineMarkup#b2b15770 flags:# force_reply:flags.5?true rows:Vector<KeyboardInlineButtonRow> = ReplyMarkup;"),
+        (0xbdf9653b, "game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;"),
+        (0xfb8fe43c, "payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;"),
+        (0x9cc123c7, "phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;"),
+        (0x635fe375, "phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;"),
+        (0xfcaafeb7, "inputDialogPeer#fcaafeb7 peer:InputPeer = InputDialogPeer;"),
+        (0x64600527, "inputDialogPeerFolder#64600527 folder_id:int = InputDialogPeer;"),
+        (0x69ef72c4, "inputDialogPeerCommunity#69ef72c4 community:InputChannel = InputDialogPeer;"),
+        (0x4dba4501, "account.takeout#4dba4501 id:long = account.Takeout;"),
+        (0x7dbf8673, "sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;"),
+        (0x147ee23c, "messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;"),
+        (0xc3a2835f, "auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;"),
+        (0x80eb48af, "groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;"),
+        (0xb7263f6d, "account.savedRingtone#b7263f6d = account.SavedRingtone;"),
+        (0x1f307eb7, "account.savedRingtoneConverted#1f307eb7 document:Document = account.SavedRingtone;"),
+        (0xb06fdbdf, "messages.reactionsNotModified#b06fdbdf = messages.Reactions;"),
+        (0xeafdf716, "messages.reactions#eafdf716 hash:long reactions:Vector<Reaction> = messages.Reactions;"),
+        (0xfcfeb29c, "stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;"),
+        (0x11679fa7, "inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;"),
+        (0xa388a368, "payments.starGiftsNotModified#a388a368 = payments.StarGifts;"),
+        (0x2ed82995, "payments.starGifts#2ed82995 hash:int gifts:Vector<StarGift> chats:Vector<Chat> users:Vector<User> = payments.StarGifts;"),
+        (0x6010c534, "messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;"),
+        (0x82c9e290, "messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;"),
+        (0x1b0e4f07, "starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;"),
+        (0x98613ebf, "passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;"),
     ]
 }

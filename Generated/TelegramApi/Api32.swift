@@ -10,7 +10,7 @@ extension Api {
     /// - `inputUserSelf#f7c1b13f = InputUser;`
     /// - `inputUser#f21158c6 user_id:long access_hash:long = InputUser;`
     /// - `inputUserFromMessage#1da448e2 peer:InputPeer msg_id:int user_id:long = InputUser;`
-    public enum InputUser: TLRegistrable, TLParsable {
+    public enum InputUser: TLSchemaDescribed, TLParsable {
         /// `inputUserEmpty#b98886cf = InputUser;`
         case inputUserEmpty
         /// `inputUserSelf#f7c1b13f = InputUser;`
@@ -67,6 +67,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputUser" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputUser {
             let id = try reader.readUInt32()
@@ -120,26 +121,6 @@ extension Api {
                 throw error.inside(constructor: "inputUserFromMessage", fields: "peer,msg_id,user_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputUserEmpty:
-                    return ("inputUserEmpty", [])
-                case .inputUserSelf:
-                    return ("inputUserSelf", [])
-                case .inputUser(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputUser", fields.fields)
-                case .inputUserFromMessage(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.int("msg_id", c.msgId)
-                    fields.long("user_id", c.userId)
-                    return ("inputUserFromMessage", fields.fields)
-            }
-        }
     }
 }
 
@@ -147,7 +128,7 @@ extension Api.upload {
     /// TL type `upload.File`. Constructors:
     /// - `upload.file#096a18d5 type:storage.FileType mtime:int bytes:bytes = upload.File;`
     /// - `upload.fileCdnRedirect#f18cda44 dc_id:int file_token:bytes encryption_key:bytes encryption_iv:bytes file_hashes:Vector<FileHash> = upload.File;`
-    public enum File: TLRegistrable, TLParsable {
+    public enum File: TLSchemaDescribed, TLParsable {
         /// `upload.file#096a18d5 type:storage.FileType mtime:int bytes:bytes = upload.File;`
         case file(Cons_file)
         /// `upload.fileCdnRedirect#f18cda44 dc_id:int file_token:bytes encryption_key:bytes encryption_iv:bytes file_hashes:Vector<FileHash> = upload.File;`
@@ -203,6 +184,7 @@ extension Api.upload {
         }
 
         public static var tlTypeName: String { "upload.File" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> File {
             let id = try reader.readUInt32()
@@ -252,25 +234,6 @@ extension Api.upload {
                 throw error.inside(constructor: "upload.fileCdnRedirect", fields: "dc_id,file_token,encryption_key,encryption_iv,file_hashes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .file(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("type", c.type)
-                    fields.int("mtime", c.mtime)
-                    fields.bytes("bytes", c.bytes)
-                    return ("upload.file", fields.fields)
-                case .fileCdnRedirect(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.int("dc_id", c.dcId)
-                    fields.bytes("file_token", c.fileToken)
-                    fields.bytes("encryption_key", c.encryptionKey)
-                    fields.bytes("encryption_iv", c.encryptionIv)
-                    fields.objects("file_hashes", c.fileHashes)
-                    return ("upload.fileCdnRedirect", fields.fields)
-            }
-        }
     }
 }
 
@@ -278,7 +241,7 @@ extension Api.messages {
     /// TL type `messages.StickerSet`. Constructors:
     /// - `messages.stickerSet#6e153f16 set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = messages.StickerSet;`
     /// - `messages.stickerSetNotModified#d3f924eb = messages.StickerSet;`
-    public enum StickerSet: TLRegistrable, TLParsable {
+    public enum StickerSet: TLSchemaDescribed, TLParsable {
         /// `messages.stickerSet#6e153f16 set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = messages.StickerSet;`
         case stickerSet(Cons_stickerSet)
         /// `messages.stickerSetNotModified#d3f924eb = messages.StickerSet;`
@@ -313,6 +276,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.StickerSet" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSet {
             let id = try reader.readUInt32()
@@ -349,27 +313,13 @@ extension Api.messages {
         static func parse_stickerSetNotModified(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSet {
             return .stickerSetNotModified
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .stickerSet(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.object("set", c.set)
-                    fields.objects("packs", c.packs)
-                    fields.objects("keywords", c.keywords)
-                    fields.objects("documents", c.documents)
-                    return ("messages.stickerSet", fields.fields)
-                case .stickerSetNotModified:
-                    return ("messages.stickerSetNotModified", [])
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.BotResults`. Constructors:
     /// - `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
-    public enum BotResults: TLRegistrable, TLParsable {
+    public enum BotResults: TLSchemaDescribed, TLParsable {
         /// `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
         case botResults(Cons_botResults)
 
@@ -435,6 +385,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.BotResults" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotResults {
             let id = try reader.readUInt32()
@@ -483,37 +434,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.botResults", fields: "flags,gallery,query_id,next_offset,switch_pm,switch_webview,results,cache_time,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botResults(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("gallery", c.gallery)
-                    fields.long("query_id", c.queryId)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.switchPm {
-                        fields.object("switch_pm", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.switchWebview {
-                        fields.object("switch_webview", value)
-                    }
-                    fields.objects("results", c.results)
-                    fields.int("cache_time", c.cacheTime)
-                    fields.objects("users", c.users)
-                    return ("messages.botResults", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ChannelAdminLogEventsFilter`. Constructors:
     /// - `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
-    public enum ChannelAdminLogEventsFilter: TLRegistrable, TLParsable {
+    public enum ChannelAdminLogEventsFilter: TLSchemaDescribed, TLParsable {
         /// `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
         case channelAdminLogEventsFilter(Cons_channelAdminLogEventsFilter)
 
@@ -584,6 +511,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChannelAdminLogEventsFilter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelAdminLogEventsFilter {
             let id = try reader.readUInt32()
@@ -608,43 +536,13 @@ extension Api {
                 throw error.inside(constructor: "channelAdminLogEventsFilter", fields: "flags,join,leave,invite,ban,unban,kick,unkick,promote,demote,info,settings,pinned,edit,delete,group_call,invites,send,forums,sub_extend,edit_rank", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelAdminLogEventsFilter(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 21)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("join", c.join)
-                    fields.trueFlag("leave", c.leave)
-                    fields.trueFlag("invite", c.invite)
-                    fields.trueFlag("ban", c.ban)
-                    fields.trueFlag("unban", c.unban)
-                    fields.trueFlag("kick", c.kick)
-                    fields.trueFlag("unkick", c.unkick)
-                    fields.trueFlag("promote", c.promote)
-                    fields.trueFlag("demote", c.demote)
-                    fields.trueFlag("info", c.info)
-                    fields.trueFlag("settings", c.settings)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.trueFlag("edit", c.edit)
-                    fields.trueFlag("delete", c.delete)
-                    fields.trueFlag("group_call", c.groupCall)
-                    fields.trueFlag("invites", c.invites)
-                    fields.trueFlag("send", c.send)
-                    fields.trueFlag("forums", c.forums)
-                    fields.trueFlag("sub_extend", c.subExtend)
-                    fields.trueFlag("edit_rank", c.editRank)
-                    return ("channelAdminLogEventsFilter", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `SecureData`. Constructors:
     /// - `secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;`
-    public enum SecureData: TLRegistrable, TLParsable {
+    public enum SecureData: TLSchemaDescribed, TLParsable {
         /// `secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;`
         case secureData(Cons_secureData)
 
@@ -672,6 +570,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureData" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureData {
             let id = try reader.readUInt32()
@@ -701,17 +600,6 @@ extension Api {
                 throw error.inside(constructor: "secureData", fields: "data,data_hash,secret", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureData(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.bytes("data", c.data)
-                    fields.bytes("data_hash", c.dataHash)
-                    fields.bytes("secret", c.secret)
-                    return ("secureData", fields.fields)
-            }
-        }
     }
 }
 
@@ -719,7 +607,7 @@ extension Api.messages {
     /// TL type `messages.QuickReplies`. Constructors:
     /// - `messages.quickReplies#c68d6695 quick_replies:Vector<QuickReply> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.QuickReplies;`
     /// - `messages.quickRepliesNotModified#5f91eb5b = messages.QuickReplies;`
-    public enum QuickReplies: TLRegistrable, TLParsable {
+    public enum QuickReplies: TLSchemaDescribed, TLParsable {
         /// `messages.quickReplies#c68d6695 quick_replies:Vector<QuickReply> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.QuickReplies;`
         case quickReplies(Cons_quickReplies)
         /// `messages.quickRepliesNotModified#5f91eb5b = messages.QuickReplies;`
@@ -754,6 +642,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.QuickReplies" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> QuickReplies {
             let id = try reader.readUInt32()
@@ -790,27 +679,13 @@ extension Api.messages {
         static func parse_quickRepliesNotModified(_ reader: inout BufferReader) throws(TLDecodingError) -> QuickReplies {
             return .quickRepliesNotModified
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .quickReplies(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.objects("quick_replies", c.quickReplies)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.quickReplies", fields.fields)
-                case .quickRepliesNotModified:
-                    return ("messages.quickRepliesNotModified", [])
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.PreparedInlineMessage`. Constructors:
     /// - `messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;`
-    public enum PreparedInlineMessage: TLRegistrable, TLParsable {
+    public enum PreparedInlineMessage: TLSchemaDescribed, TLParsable {
         /// `messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;`
         case preparedInlineMessage(Cons_preparedInlineMessage)
 
@@ -846,6 +721,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.PreparedInlineMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PreparedInlineMessage {
             let id = try reader.readUInt32()
@@ -879,26 +755,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.preparedInlineMessage", fields: "query_id,result,peer_types,cache_time,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .preparedInlineMessage(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("query_id", c.queryId)
-                    fields.object("result", c.result)
-                    fields.objects("peer_types", c.peerTypes)
-                    fields.int("cache_time", c.cacheTime)
-                    fields.objects("users", c.users)
-                    return ("messages.preparedInlineMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stories {
     /// TL type `stories.CanSendStoryCount`. Constructors:
     /// - `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
-    public enum CanSendStoryCount: TLRegistrable, TLParsable {
+    public enum CanSendStoryCount: TLSchemaDescribed, TLParsable {
         /// `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
         case canSendStoryCount(Cons_canSendStoryCount)
 
@@ -922,6 +785,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.CanSendStoryCount" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CanSendStoryCount {
             let id = try reader.readUInt32()
@@ -946,22 +810,13 @@ extension Api.stories {
                 throw error.inside(constructor: "stories.canSendStoryCount", fields: "count_remains", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .canSendStoryCount(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("count_remains", c.countRemains)
-                    return ("stories.canSendStoryCount", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PendingSuggestion`. Constructors:
     /// - `pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;`
-    public enum PendingSuggestion: TLRegistrable, TLParsable {
+    public enum PendingSuggestion: TLSchemaDescribed, TLParsable {
         /// `pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;`
         case pendingSuggestion(Cons_pendingSuggestion)
 
@@ -992,6 +847,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PendingSuggestion" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PendingSuggestion {
             let id = try reader.readUInt32()
@@ -1023,18 +879,6 @@ extension Api {
                 throw error.inside(constructor: "pendingSuggestion", fields: "suggestion,title,description,url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .pendingSuggestion(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("suggestion", c.suggestion)
-                    fields.object("title", c.title)
-                    fields.object("description", c.description)
-                    fields.string("url", c.url)
-                    return ("pendingSuggestion", fields.fields)
-            }
-        }
     }
 }
 
@@ -1052,7 +896,7 @@ extension Api {
     /// - `inputInlineButtonTypeUserProfile#53f3ce5a user_id:InputUser = InlineButtonType;`
     /// - `inlineButtonTypeCopy#b41d3272 copy_text:string = InlineButtonType;`
     /// - `inlineButtonTypeDisabled#a438619d = InlineButtonType;`
-    public enum InlineButtonType: TLRegistrable, TLParsable {
+    public enum InlineButtonType: TLSchemaDescribed, TLParsable {
         /// `inlineButtonTypeUrl#eca4f8d4 url:string = InlineButtonType;`
         case inlineButtonTypeUrl(Cons_inlineButtonTypeUrl)
         /// `inlineButtonTypeUrlAuth#bfd02da2 flags:# fwd_text:flags.0?string url:string button_id:int = InlineButtonType;`
@@ -1288,6 +1132,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InlineButtonType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineButtonType {
             let id = try reader.readUInt32()
@@ -1448,77 +1293,6 @@ extension Api {
 
         static func parse_inlineButtonTypeDisabled(_ reader: inout BufferReader) throws(TLDecodingError) -> InlineButtonType {
             return .inlineButtonTypeDisabled
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inlineButtonTypeUrl(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("inlineButtonTypeUrl", fields.fields)
-                case .inlineButtonTypeUrlAuth(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.fwdText {
-                        fields.string("fwd_text", value)
-                    }
-                    fields.string("url", c.url)
-                    fields.int("button_id", c.buttonId)
-                    return ("inlineButtonTypeUrlAuth", fields.fields)
-                case .inputInlineButtonTypeUrlAuth(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("request_write_access", c.requestWriteAccess)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.fwdText {
-                        fields.string("fwd_text", value)
-                    }
-                    fields.string("url", c.url)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.bot {
-                        fields.object("bot", value)
-                    }
-                    return ("inputInlineButtonTypeUrlAuth", fields.fields)
-                case .inlineButtonTypeWebView(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("inlineButtonTypeWebView", fields.fields)
-                case .inlineButtonTypeCallback(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("requires_password", c.requiresPassword)
-                    fields.bytes("data", c.data)
-                    return ("inlineButtonTypeCallback", fields.fields)
-                case .inlineButtonTypeGame:
-                    return ("inlineButtonTypeGame", [])
-                case .inlineButtonTypeBuy:
-                    return ("inlineButtonTypeBuy", [])
-                case .inlineButtonTypeSwitchInline(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("same_peer", c.samePeer)
-                    fields.string("query", c.query)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.peerTypes {
-                        fields.objects("peer_types", value)
-                    }
-                    return ("inlineButtonTypeSwitchInline", fields.fields)
-                case .inlineButtonTypeUserProfile(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("user_id", c.userId)
-                    return ("inlineButtonTypeUserProfile", fields.fields)
-                case .inputInlineButtonTypeUserProfile(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("user_id", c.userId)
-                    return ("inputInlineButtonTypeUserProfile", fields.fields)
-                case .inlineButtonTypeCopy(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("copy_text", c.copyText)
-                    return ("inlineButtonTypeCopy", fields.fields)
-                case .inlineButtonTypeDisabled:
-                    return ("inlineButtonTypeDisabled", [])
-            }
         }
     }
 }
@@ -2028,5 +1802,35 @@ extension Api {
         (0x6d038b58, "payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;"),
         (0x974392f2, "phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;"),
         (0xa6b1e39a, "chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;"),
+    ]
+    static let constructorEntries32: [(UInt32, StaticString)] = [
+        (0xb98886cf, "inputUserEmpty#b98886cf = InputUser;"),
+        (0xf7c1b13f, "inputUserSelf#f7c1b13f = InputUser;"),
+        (0xf21158c6, "inputUser#f21158c6 user_id:long access_hash:long = InputUser;"),
+        (0x1da448e2, "inputUserFromMessage#1da448e2 peer:InputPeer msg_id:int user_id:long = InputUser;"),
+        (0x096a18d5, "upload.file#096a18d5 type:storage.FileType mtime:int bytes:bytes = upload.File;"),
+        (0xf18cda44, "upload.fileCdnRedirect#f18cda44 dc_id:int file_token:bytes encryption_key:bytes encryption_iv:bytes file_hashes:Vector<FileHash> = upload.File;"),
+        (0x6e153f16, "messages.stickerSet#6e153f16 set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = messages.StickerSet;"),
+        (0xd3f924eb, "messages.stickerSetNotModified#d3f924eb = messages.StickerSet;"),
+        (0xe021f2f6, "messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;"),
+        (0xea107ae4, "channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;"),
+        (0x8aeabec3, "secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;"),
+        (0xc68d6695, "messages.quickReplies#c68d6695 quick_replies:Vector<QuickReply> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.QuickReplies;"),
+        (0x5f91eb5b, "messages.quickRepliesNotModified#5f91eb5b = messages.QuickReplies;"),
+        (0xff57708d, "messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;"),
+        (0xc387c04e, "stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;"),
+        (0xe7e82e12, "pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;"),
+        (0xeca4f8d4, "inlineButtonTypeUrl#eca4f8d4 url:string = InlineButtonType;"),
+        (0xbfd02da2, "inlineButtonTypeUrlAuth#bfd02da2 flags:# fwd_text:flags.0?string url:string button_id:int = InlineButtonType;"),
+        (0x9961bcb4, "inputInlineButtonTypeUrlAuth#9961bcb4 flags:# request_write_access:flags.0?true fwd_text:flags.1?string url:string bot:flags.2?InputUser = InlineButtonType;"),
+        (0x3bcab5b4, "inlineButtonTypeWebView#3bcab5b4 url:string = InlineButtonType;"),
+        (0x2955bc38, "inlineButtonTypeCallback#2955bc38 flags:# requires_password:flags.0?true data:bytes = InlineButtonType;"),
+        (0x5cd3709d, "inlineButtonTypeGame#5cd3709d = InlineButtonType;"),
+        (0x48bad7a5, "inlineButtonTypeBuy#48bad7a5 = InlineButtonType;"),
+        (0x93773ff5, "inlineButtonTypeSwitchInline#93773ff5 flags:# same_peer:flags.0?true query:string peer_types:flags.1?Vector<InlineQueryPeerType> = InlineButtonType;"),
+        (0x3fa33fcf, "inlineButtonTypeUserProfile#3fa33fcf user_id:long = InlineButtonType;"),
+        (0x53f3ce5a, "inputInlineButtonTypeUserProfile#53f3ce5a user_id:InputUser = InlineButtonType;"),
+        (0xb41d3272, "inlineButtonTypeCopy#b41d3272 copy_text:string = InlineButtonType;"),
+        (0xa438619d, "inlineButtonTypeDisabled#a438619d = InlineButtonType;"),
     ]
 }

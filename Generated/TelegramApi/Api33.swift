@@ -9,7 +9,7 @@ extension Api {
     /// - `dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;`
     /// - `dialogFolder#71bd134c flags:# pinned:flags.2?true folder:Folder peer:Peer top_message:int unread_muted_peers_count:int unread_unmuted_peers_count:int unread_muted_messages_count:int unread_unmuted_messages_count:int = Dialog;`
     /// - `dialogCommunity#f78a0973 flags:# pinned:flags.2?true community_id:long notify_settings:PeerNotifySettings = Dialog;`
-    public enum Dialog: TLRegistrable, TLParsable {
+    public enum Dialog: TLSchemaDescribed, TLParsable {
         /// `dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;`
         case dialog(Cons_dialog)
         /// `dialogFolder#71bd134c flags:# pinned:flags.2?true folder:Folder peer:Peer top_message:int unread_muted_peers_count:int unread_unmuted_peers_count:int unread_muted_messages_count:int unread_unmuted_messages_count:int = Dialog;`
@@ -200,6 +200,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Dialog" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Dialog {
             let id = try reader.readUInt32()
@@ -305,61 +306,6 @@ extension Api {
                 throw error.inside(constructor: "dialogCommunity", fields: "flags,pinned,community_id,notify_settings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dialog(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 17)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.trueFlag("unread_mark", c.unreadMark)
-                    fields.trueFlag("view_forum_as_messages", c.viewForumAsMessages)
-                    fields.object("peer", c.peer)
-                    fields.int("top_message", c.topMessage)
-                    fields.int("read_inbox_max_id", c.readInboxMaxId)
-                    fields.int("read_outbox_max_id", c.readOutboxMaxId)
-                    fields.int("unread_count", c.unreadCount)
-                    fields.int("unread_mentions_count", c.unreadMentionsCount)
-                    fields.int("unread_reactions_count", c.unreadReactionsCount)
-                    fields.int("unread_poll_votes_count", c.unreadPollVotesCount)
-                    fields.object("notify_settings", c.notifySettings)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.pts {
-                        fields.int("pts", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.draft {
-                        fields.object("draft", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.folderId {
-                        fields.int("folder_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    return ("dialog", fields.fields)
-                case .dialogFolder(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.object("folder", c.folder)
-                    fields.object("peer", c.peer)
-                    fields.int("top_message", c.topMessage)
-                    fields.int("unread_muted_peers_count", c.unreadMutedPeersCount)
-                    fields.int("unread_unmuted_peers_count", c.unreadUnmutedPeersCount)
-                    fields.int("unread_muted_messages_count", c.unreadMutedMessagesCount)
-                    fields.int("unread_unmuted_messages_count", c.unreadUnmutedMessagesCount)
-                    return ("dialogFolder", fields.fields)
-                case .dialogCommunity(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.long("community_id", c.communityId)
-                    fields.object("notify_settings", c.notifySettings)
-                    return ("dialogCommunity", fields.fields)
-            }
-        }
     }
 }
 
@@ -367,7 +313,7 @@ extension Api {
     /// TL type `WallPaper`. Constructors:
     /// - `wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;`
     /// - `wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;`
-    public enum WallPaper: TLRegistrable, TLParsable {
+    public enum WallPaper: TLSchemaDescribed, TLParsable {
         /// `wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;`
         case wallPaper(Cons_wallPaper)
         /// `wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;`
@@ -463,6 +409,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WallPaper" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WallPaper {
             let id = try reader.readUInt32()
@@ -520,45 +467,13 @@ extension Api {
                 throw error.inside(constructor: "wallPaperNoFile", fields: "id,flags,default,dark,settings", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .wallPaper(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.long("id", c.id)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("creator", c.creator)
-                    fields.trueFlag("default", c.`default`)
-                    fields.trueFlag("pattern", c.pattern)
-                    fields.trueFlag("dark", c.dark)
-                    fields.long("access_hash", c.accessHash)
-                    fields.string("slug", c.slug)
-                    fields.object("document", c.document)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.settings {
-                        fields.object("settings", value)
-                    }
-                    return ("wallPaper", fields.fields)
-                case .wallPaperNoFile(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("id", c.id)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("default", c.`default`)
-                    fields.trueFlag("dark", c.dark)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.settings {
-                        fields.object("settings", value)
-                    }
-                    return ("wallPaperNoFile", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.TermsOfService`. Constructors:
     /// - `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
-    public enum TermsOfService: TLRegistrable, TLParsable {
+    public enum TermsOfService: TLSchemaDescribed, TLParsable {
         /// `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
         case termsOfService(Cons_termsOfService)
 
@@ -610,6 +525,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.TermsOfService" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TermsOfService {
             let id = try reader.readUInt32()
@@ -646,23 +562,6 @@ extension Api.help {
                 throw error.inside(constructor: "help.termsOfService", fields: "flags,popup,id,text,entities,min_age_confirm", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .termsOfService(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("popup", c.popup)
-                    fields.object("id", c.id)
-                    fields.string("text", c.text)
-                    fields.objects("entities", c.entities)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.minAgeConfirm {
-                        fields.int("min_age_confirm", value)
-                    }
-                    return ("help.termsOfService", fields.fields)
-            }
-        }
     }
 }
 
@@ -670,7 +569,7 @@ extension Api {
     /// TL type `InputGame`. Constructors:
     /// - `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
     /// - `inputGameShortName#c331e80a bot_id:InputUser short_name:string = InputGame;`
-    public enum InputGame: TLRegistrable, TLParsable {
+    public enum InputGame: TLSchemaDescribed, TLParsable {
         /// `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
         case inputGameID(Cons_inputGameID)
         /// `inputGameShortName#c331e80a bot_id:InputUser short_name:string = InputGame;`
@@ -714,6 +613,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputGame" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputGame {
             let id = try reader.readUInt32()
@@ -755,21 +655,6 @@ extension Api {
                 throw error.inside(constructor: "inputGameShortName", fields: "bot_id,short_name", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputGameID(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputGameID", fields.fields)
-                case .inputGameShortName(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("bot_id", c.botId)
-                    fields.string("short_name", c.shortName)
-                    return ("inputGameShortName", fields.fields)
-            }
-        }
     }
 }
 
@@ -777,7 +662,7 @@ extension Api {
     /// TL type `SecureRequiredType` (recursive). Constructors:
     /// - `secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;`
     /// - `secureRequiredTypeOneOf#027477b4 types:Vector<SecureRequiredType> = SecureRequiredType;`
-    public enum SecureRequiredType: TLRegistrable, TLParsable {
+    public enum SecureRequiredType: TLSchemaDescribed, TLParsable {
         /// `secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;`
         case secureRequiredType(Cons_secureRequiredType)
         /// `secureRequiredTypeOneOf#027477b4 types:Vector<SecureRequiredType> = SecureRequiredType;`
@@ -832,6 +717,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SecureRequiredType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SecureRequiredType {
             let id = try reader.readUInt32()
@@ -870,31 +756,13 @@ extension Api {
                 throw error.inside(constructor: "secureRequiredTypeOneOf", fields: "types", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .secureRequiredType(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("native_names", c.nativeNames)
-                    fields.trueFlag("selfie_required", c.selfieRequired)
-                    fields.trueFlag("translation_required", c.translationRequired)
-                    fields.object("type", c.type)
-                    return ("secureRequiredType", fields.fields)
-                case .secureRequiredTypeOneOf(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("types", c.types)
-                    return ("secureRequiredTypeOneOf", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.users {
     /// TL type `users.UserFull`. Constructors:
     /// - `users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;`
-    public enum UserFull: TLRegistrable, TLParsable {
+    public enum UserFull: TLSchemaDescribed, TLParsable {
         /// `users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;`
         case userFull(Cons_userFull)
 
@@ -922,6 +790,7 @@ extension Api.users {
         }
 
         public static var tlTypeName: String { "users.UserFull" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserFull {
             let id = try reader.readUInt32()
@@ -951,24 +820,13 @@ extension Api.users {
                 throw error.inside(constructor: "users.userFull", fields: "full_user,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .userFull(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("full_user", c.fullUser)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("users.userFull", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AttachMenuBotIcon`. Constructors:
     /// - `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
-    public enum AttachMenuBotIcon: TLRegistrable, TLParsable {
+    public enum AttachMenuBotIcon: TLSchemaDescribed, TLParsable {
         /// `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
         case attachMenuBotIcon(Cons_attachMenuBotIcon)
 
@@ -1014,6 +872,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AttachMenuBotIcon" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBotIcon {
             let id = try reader.readUInt32()
@@ -1048,21 +907,6 @@ extension Api {
                 throw error.inside(constructor: "attachMenuBotIcon", fields: "flags,name,icon,colors", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .attachMenuBotIcon(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.string("name", c.name)
-                    fields.object("icon", c.icon)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.colors {
-                        fields.objects("colors", value)
-                    }
-                    return ("attachMenuBotIcon", fields.fields)
-            }
-        }
     }
 }
 
@@ -1070,7 +914,7 @@ extension Api {
     /// TL type `AttachMenuBots`. Constructors:
     /// - `attachMenuBotsNotModified#f1d88a5c = AttachMenuBots;`
     /// - `attachMenuBots#3c4301c0 hash:long bots:Vector<AttachMenuBot> users:Vector<User> = AttachMenuBots;`
-    public enum AttachMenuBots: TLRegistrable, TLParsable {
+    public enum AttachMenuBots: TLSchemaDescribed, TLParsable {
         /// `attachMenuBotsNotModified#f1d88a5c = AttachMenuBots;`
         case attachMenuBotsNotModified
         /// `attachMenuBots#3c4301c0 hash:long bots:Vector<AttachMenuBot> users:Vector<User> = AttachMenuBots;`
@@ -1104,6 +948,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AttachMenuBots" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBots {
             let id = try reader.readUInt32()
@@ -1138,19 +983,6 @@ extension Api {
                 throw error.inside(constructor: "attachMenuBots", fields: "hash,bots,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .attachMenuBotsNotModified:
-                    return ("attachMenuBotsNotModified", [])
-                case .attachMenuBots(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("hash", c.hash)
-                    fields.objects("bots", c.bots)
-                    fields.objects("users", c.users)
-                    return ("attachMenuBots", fields.fields)
-            }
-        }
     }
 }
 
@@ -1158,7 +990,7 @@ extension Api {
     /// TL type `ForumTopic`. Constructors:
     /// - `forumTopicDeleted#023f109b id:int = ForumTopic;`
     /// - `forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;`
-    public enum ForumTopic: TLRegistrable, TLParsable {
+    public enum ForumTopic: TLSchemaDescribed, TLParsable {
         /// `forumTopicDeleted#023f109b id:int = ForumTopic;`
         case forumTopicDeleted(Cons_forumTopicDeleted)
         /// `forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;`
@@ -1287,6 +1119,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ForumTopic" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ForumTopic {
             let id = try reader.readUInt32()
@@ -1361,53 +1194,13 @@ extension Api {
                 throw error.inside(constructor: "forumTopic", fields: "flags,my,closed,pinned,short,hidden,title_missing,id,date,peer,title,icon_color,icon_emoji_id,top_message,read_inbox_max_id,read_outbox_max_id,unread_count,unread_mentions_count,unread_reactions_count,unread_poll_votes_count,from_id,notify_settings,draft", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .forumTopicDeleted(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("id", c.id)
-                    return ("forumTopicDeleted", fields.fields)
-                case .forumTopic(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 23)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("my", c.my)
-                    fields.trueFlag("closed", c.closed)
-                    fields.trueFlag("pinned", c.pinned)
-                    fields.trueFlag("short", c.short)
-                    fields.trueFlag("hidden", c.hidden)
-                    fields.trueFlag("title_missing", c.titleMissing)
-                    fields.int("id", c.id)
-                    fields.int("date", c.date)
-                    fields.object("peer", c.peer)
-                    fields.string("title", c.title)
-                    fields.int("icon_color", c.iconColor)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.iconEmojiId {
-                        fields.long("icon_emoji_id", value)
-                    }
-                    fields.int("top_message", c.topMessage)
-                    fields.int("read_inbox_max_id", c.readInboxMaxId)
-                    fields.int("read_outbox_max_id", c.readOutboxMaxId)
-                    fields.int("unread_count", c.unreadCount)
-                    fields.int("unread_mentions_count", c.unreadMentionsCount)
-                    fields.int("unread_reactions_count", c.unreadReactionsCount)
-                    fields.int("unread_poll_votes_count", c.unreadPollVotesCount)
-                    fields.object("from_id", c.fromId)
-                    fields.object("notify_settings", c.notifySettings)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.draft {
-                        fields.object("draft", value)
-                    }
-                    return ("forumTopic", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputChatlist`. Constructors:
     /// - `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
-    public enum InputChatlist: TLRegistrable, TLParsable {
+    public enum InputChatlist: TLSchemaDescribed, TLParsable {
         /// `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
         case inputChatlistDialogFilter(Cons_inputChatlistDialogFilter)
 
@@ -1431,6 +1224,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputChatlist" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputChatlist {
             let id = try reader.readUInt32()
@@ -1455,22 +1249,13 @@ extension Api {
                 throw error.inside(constructor: "inputChatlistDialogFilter", fields: "filter_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputChatlistDialogFilter(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("filter_id", c.filterId)
-                    return ("inputChatlistDialogFilter", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stories {
     /// TL type `stories.StoryViewsList`. Constructors:
     /// - `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
-    public enum StoryViewsList: TLRegistrable, TLParsable {
+    public enum StoryViewsList: TLSchemaDescribed, TLParsable {
         /// `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
         case storyViewsList(Cons_storyViewsList)
 
@@ -1536,6 +1321,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.StoryViewsList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryViewsList {
             let id = try reader.readUInt32()
@@ -1580,33 +1366,13 @@ extension Api.stories {
                 throw error.inside(constructor: "stories.storyViewsList", fields: "flags,count,views_count,forwards_count,reactions_count,views,chats,users,next_offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyViewsList(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.int("views_count", c.viewsCount)
-                    fields.int("forwards_count", c.forwardsCount)
-                    fields.int("reactions_count", c.reactionsCount)
-                    fields.objects("views", c.views)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    return ("stories.storyViewsList", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputBusinessRecipients`. Constructors:
     /// - `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
-    public enum InputBusinessRecipients: TLRegistrable, TLParsable {
+    public enum InputBusinessRecipients: TLSchemaDescribed, TLParsable {
         /// `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
         case inputBusinessRecipients(Cons_inputBusinessRecipients)
 
@@ -1654,6 +1420,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputBusinessRecipients" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputBusinessRecipients {
             let id = try reader.readUInt32()
@@ -1684,31 +1451,13 @@ extension Api {
                 throw error.inside(constructor: "inputBusinessRecipients", fields: "flags,existing_chats,new_chats,contacts,non_contacts,exclude_selected,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputBusinessRecipients(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("existing_chats", c.existingChats)
-                    fields.trueFlag("new_chats", c.newChats)
-                    fields.trueFlag("contacts", c.contacts)
-                    fields.trueFlag("non_contacts", c.nonContacts)
-                    fields.trueFlag("exclude_selected", c.excludeSelected)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
-                        fields.objects("users", value)
-                    }
-                    return ("inputBusinessRecipients", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessChatLink`. Constructors:
     /// - `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
-    public enum BusinessChatLink: TLRegistrable, TLParsable {
+    public enum BusinessChatLink: TLSchemaDescribed, TLParsable {
         /// `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
         case businessChatLink(Cons_businessChatLink)
 
@@ -1765,6 +1514,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessChatLink" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessChatLink {
             let id = try reader.readUInt32()
@@ -1806,32 +1556,13 @@ extension Api {
                 throw error.inside(constructor: "businessChatLink", fields: "flags,link,message,entities,title,views", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessChatLink(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.string("link", c.link)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    fields.int("views", c.views)
-                    return ("businessChatLink", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.StarsRevenueWithdrawalUrl`. Constructors:
     /// - `payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;`
-    public enum StarsRevenueWithdrawalUrl: TLRegistrable, TLParsable {
+    public enum StarsRevenueWithdrawalUrl: TLSchemaDescribed, TLParsable {
         /// `payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;`
         case starsRevenueWithdrawalUrl(Cons_starsRevenueWithdrawalUrl)
 
@@ -1853,6 +1584,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarsRevenueWithdrawalUrl" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsRevenueWithdrawalUrl {
             let id = try reader.readUInt32()
@@ -1877,15 +1609,6 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starsRevenueWithdrawalUrl", fields: "url", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsRevenueWithdrawalUrl(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("payments.starsRevenueWithdrawalUrl", fields.fields)
-            }
-        }
     }
 }
 
@@ -1893,7 +1616,7 @@ extension Api.users {
     /// TL type `users.SavedMusic`. Constructors:
     /// - `users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;`
     /// - `users.savedMusic#34a2f297 count:int documents:Vector<Document> = users.SavedMusic;`
-    public enum SavedMusic: TLRegistrable, TLParsable {
+    public enum SavedMusic: TLSchemaDescribed, TLParsable {
         /// `users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;`
         case savedMusicNotModified(Cons_savedMusicNotModified)
         /// `users.savedMusic#34a2f297 count:int documents:Vector<Document> = users.SavedMusic;`
@@ -1936,6 +1659,7 @@ extension Api.users {
         }
 
         public static var tlTypeName: String { "users.SavedMusic" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedMusic {
             let id = try reader.readUInt32()
@@ -1974,27 +1698,13 @@ extension Api.users {
                 throw error.inside(constructor: "users.savedMusic", fields: "count,documents", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedMusicNotModified(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("count", c.count)
-                    return ("users.savedMusicNotModified", fields.fields)
-                case .savedMusic(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("count", c.count)
-                    fields.objects("documents", c.documents)
-                    return ("users.savedMusic", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.bots {
     /// TL type `bots.RequestedButton`. Constructors:
     /// - `bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;`
-    public enum RequestedButton: TLRegistrable, TLParsable {
+    public enum RequestedButton: TLSchemaDescribed, TLParsable {
         /// `bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;`
         case requestedButton(Cons_requestedButton)
 
@@ -2016,6 +1726,7 @@ extension Api.bots {
         }
 
         public static var tlTypeName: String { "bots.RequestedButton" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RequestedButton {
             let id = try reader.readUInt32()
@@ -2040,15 +1751,6 @@ extension Api.bots {
                 throw error.inside(constructor: "bots.requestedButton", fields: "webapp_req_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .requestedButton(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("webapp_req_id", c.webappReqId)
-                    return ("bots.requestedButton", fields.fields)
-            }
-        }
     }
 }
 
@@ -2061,7 +1763,7 @@ extension Api {
     /// - `buttonTypeRequestPeer#4f58a237 flags:# button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
     /// - `inputButtonTypeRequestPeer#3fe268fe flags:# name_requested:flags.0?true username_requested:flags.1?true photo_requested:flags.2?true button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
     /// - `buttonTypeSimpleWebView#c01a597a url:string = ButtonType;`
-    public enum ButtonType: TLRegistrable, TLParsable {
+    public enum ButtonType: TLSchemaDescribed, TLParsable {
         /// `buttonTypeDefault#c9dd90e9 = ButtonType;`
         case buttonTypeDefault
         /// `buttonTypeRequestPhone#df3d36f9 = ButtonType;`
@@ -2193,6 +1895,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ButtonType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ButtonType {
             let id = try reader.readUInt32()
@@ -2283,48 +1986,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "buttonTypeSimpleWebView", fields: "url", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .buttonTypeDefault:
-                    return ("buttonTypeDefault", [])
-                case .buttonTypeRequestPhone:
-                    return ("buttonTypeRequestPhone", [])
-                case .buttonTypeRequestGeoLocation:
-                    return ("buttonTypeRequestGeoLocation", [])
-                case .buttonTypeRequestPoll(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.quiz {
-                        fields.bool("quiz", value)
-                    }
-                    return ("buttonTypeRequestPoll", fields.fields)
-                case .buttonTypeRequestPeer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.int("button_id", c.buttonId)
-                    fields.object("peer_type", c.peerType)
-                    fields.int("max_quantity", c.maxQuantity)
-                    return ("buttonTypeRequestPeer", fields.fields)
-                case .inputButtonTypeRequestPeer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("name_requested", c.nameRequested)
-                    fields.trueFlag("username_requested", c.usernameRequested)
-                    fields.trueFlag("photo_requested", c.photoRequested)
-                    fields.int("button_id", c.buttonId)
-                    fields.object("peer_type", c.peerType)
-                    fields.int("max_quantity", c.maxQuantity)
-                    return ("inputButtonTypeRequestPeer", fields.fields)
-                case .buttonTypeSimpleWebView(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("buttonTypeSimpleWebView", fields.fields)
             }
         }
     }
@@ -2704,5 +2365,38 @@ extension Api {
         (0xf5dad378, "channels.getGroupsForDiscussion#f5dad378 = messages.Chats;"),
         (0x1782cbb1, "aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;"),
         (0x734f9721, "ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;"),
+    ]
+    static let constructorEntries33: [(UInt32, StaticString)] = [
+        (0xfc89f7f3, "dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;"),
+        (0x71bd134c, "dialogFolder#71bd134c flags:# pinned:flags.2?true folder:Folder peer:Peer top_message:int unread_muted_peers_count:int unread_unmuted_peers_count:int unread_muted_messages_count:int unread_unmuted_messages_count:int = Dialog;"),
+        (0xf78a0973, "dialogCommunity#f78a0973 flags:# pinned:flags.2?true community_id:long notify_settings:PeerNotifySettings = Dialog;"),
+        (0xa437c3ed, "wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;"),
+        (0xe0804116, "wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;"),
+        (0x780a0310, "help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;"),
+        (0x032c3e77, "inputGameID#032c3e77 id:long access_hash:long = InputGame;"),
+        (0xc331e80a, "inputGameShortName#c331e80a bot_id:InputUser short_name:string = InputGame;"),
+        (0x829d99da, "secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;"),
+        (0x027477b4, "secureRequiredTypeOneOf#027477b4 types:Vector<SecureRequiredType> = SecureRequiredType;"),
+        (0x3b6d152e, "users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;"),
+        (0xb2a7386b, "attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;"),
+        (0xf1d88a5c, "attachMenuBotsNotModified#f1d88a5c = AttachMenuBots;"),
+        (0x3c4301c0, "attachMenuBots#3c4301c0 hash:long bots:Vector<AttachMenuBot> users:Vector<User> = AttachMenuBots;"),
+        (0x023f109b, "forumTopicDeleted#023f109b id:int = ForumTopic;"),
+        (0xfcdad815, "forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;"),
+        (0xf3e0da33, "inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;"),
+        (0x59d78fc5, "stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;"),
+        (0x6f8b32aa, "inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;"),
+        (0xb4ae666f, "businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;"),
+        (0x1dab80b7, "payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;"),
+        (0xe3878aa4, "users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;"),
+        (0x34a2f297, "users.savedMusic#34a2f297 count:int documents:Vector<Document> = users.SavedMusic;"),
+        (0xf13bbcd7, "bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;"),
+        (0xc9dd90e9, "buttonTypeDefault#c9dd90e9 = ButtonType;"),
+        (0xdf3d36f9, "buttonTypeRequestPhone#df3d36f9 = ButtonType;"),
+        (0x9beee140, "buttonTypeRequestGeoLocation#9beee140 = ButtonType;"),
+        (0xaacfff84, "buttonTypeRequestPoll#aacfff84 flags:# quiz:flags.0?Bool = ButtonType;"),
+        (0x4f58a237, "buttonTypeRequestPeer#4f58a237 flags:# button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;"),
+        (0x3fe268fe, "inputButtonTypeRequestPeer#3fe268fe flags:# name_requested:flags.0?true username_requested:flags.1?true photo_requested:flags.2?true button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;"),
+        (0xc01a597a, "buttonTypeSimpleWebView#c01a597a url:string = ButtonType;"),
     ]
 }

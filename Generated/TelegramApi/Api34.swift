@@ -9,7 +9,7 @@ extension Api.messages {
     /// - `messages.dialogs#15ba6c40 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
     /// - `messages.dialogsSlice#71e094f3 count:int dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
     /// - `messages.dialogsNotModified#f0e3e596 count:int = messages.Dialogs;`
-    public enum Dialogs: TLRegistrable, TLParsable {
+    public enum Dialogs: TLSchemaDescribed, TLParsable {
         /// `messages.dialogs#15ba6c40 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
         case dialogs(Cons_dialogs)
         /// `messages.dialogsSlice#71e094f3 count:int dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
@@ -84,6 +84,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.Dialogs" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Dialogs {
             let id = try reader.readUInt32()
@@ -146,37 +147,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.dialogsNotModified", fields: "count", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dialogs(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.objects("dialogs", c.dialogs)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.dialogs", fields.fields)
-                case .dialogsSlice(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.int("count", c.count)
-                    fields.objects("dialogs", c.dialogs)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.dialogsSlice", fields.fields)
-                case .dialogsNotModified(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("count", c.count)
-                    return ("messages.dialogsNotModified", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.photos {
     /// TL type `photos.Photo`. Constructors:
     /// - `photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;`
-    public enum Photo: TLRegistrable, TLParsable {
+    public enum Photo: TLSchemaDescribed, TLParsable {
         /// `photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;`
         case photo(Cons_photo)
 
@@ -201,6 +178,7 @@ extension Api.photos {
         }
 
         public static var tlTypeName: String { "photos.Photo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Photo {
             let id = try reader.readUInt32()
@@ -228,16 +206,6 @@ extension Api.photos {
                 throw error.inside(constructor: "photos.photo", fields: "photo,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .photo(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("photo", c.photo)
-                    fields.objects("users", c.users)
-                    return ("photos.photo", fields.fields)
-            }
-        }
     }
 }
 
@@ -251,7 +219,7 @@ extension Api {
     /// - `botInlineMessageMediaInvoice#354a9b09 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument currency:string total_amount:long reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
     /// - `botInlineMessageMediaWebPage#809ad9a6 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true manual:flags.7?true safe:flags.8?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
     /// - `botInlineMessageRichMessage#0a617e7b flags:# reply_markup:flags.2?ReplyMarkup rich_message:RichMessage = BotInlineMessage;`
-    public enum BotInlineMessage: TLRegistrable, TLParsable {
+    public enum BotInlineMessage: TLSchemaDescribed, TLParsable {
         /// `botInlineMessageMediaAuto#764cf810 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
         case botInlineMessageMediaAuto(Cons_botInlineMessageMediaAuto)
         /// `botInlineMessageText#8c7f65e2 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
@@ -632,6 +600,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotInlineMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotInlineMessage {
             let id = try reader.readUInt32()
@@ -856,126 +825,6 @@ extension Api {
                 throw error.inside(constructor: "botInlineMessageRichMessage", fields: "flags,reply_markup,rich_message", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botInlineMessageMediaAuto(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("botInlineMessageMediaAuto", fields.fields)
-                case .botInlineMessageText(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("no_webpage", c.noWebpage)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("botInlineMessageText", fields.fields)
-                case .botInlineMessageMediaGeo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.object("geo", c.geo)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.heading {
-                        fields.int("heading", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.period {
-                        fields.int("period", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.proximityNotificationRadius {
-                        fields.int("proximity_notification_radius", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("botInlineMessageMediaGeo", fields.fields)
-                case .botInlineMessageMediaVenue(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.object("geo", c.geo)
-                    fields.string("title", c.title)
-                    fields.string("address", c.address)
-                    fields.string("provider", c.provider)
-                    fields.string("venue_id", c.venueId)
-                    fields.string("venue_type", c.venueType)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("botInlineMessageMediaVenue", fields.fields)
-                case .botInlineMessageMediaContact(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.string("phone_number", c.phoneNumber)
-                    fields.string("first_name", c.firstName)
-                    fields.string("last_name", c.lastName)
-                    fields.string("vcard", c.vcard)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("botInlineMessageMediaContact", fields.fields)
-                case .botInlineMessageMediaInvoice(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("shipping_address_requested", c.shippingAddressRequested)
-                    fields.trueFlag("test", c.test)
-                    fields.string("title", c.title)
-                    fields.string("description", c.description)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("total_amount", c.totalAmount)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("botInlineMessageMediaInvoice", fields.fields)
-                case .botInlineMessageMediaWebPage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("invert_media", c.invertMedia)
-                    fields.trueFlag("force_large_media", c.forceLargeMedia)
-                    fields.trueFlag("force_small_media", c.forceSmallMedia)
-                    fields.trueFlag("manual", c.manual)
-                    fields.trueFlag("safe", c.safe)
-                    fields.string("message", c.message)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    fields.string("url", c.url)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    return ("botInlineMessageMediaWebPage", fields.fields)
-                case .botInlineMessageRichMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replyMarkup {
-                        fields.object("reply_markup", value)
-                    }
-                    fields.object("rich_message", c.richMessage)
-                    return ("botInlineMessageRichMessage", fields.fields)
-            }
-        }
     }
 }
 
@@ -986,7 +835,7 @@ extension Api.auth {
     /// - `auth.codeTypeFlashCall#226ccefb = auth.CodeType;`
     /// - `auth.codeTypeMissedCall#d61ad6ee = auth.CodeType;`
     /// - `auth.codeTypeFragmentSms#06ed998c = auth.CodeType;`
-    public enum CodeType: TLRegistrable, TLParsable {
+    public enum CodeType: TLSchemaDescribed, TLParsable {
         /// `auth.codeTypeSms#72a3158c = auth.CodeType;`
         case codeTypeSms
         /// `auth.codeTypeCall#741cd3e3 = auth.CodeType;`
@@ -1014,6 +863,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.CodeType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CodeType {
             let id = try reader.readUInt32()
@@ -1052,21 +902,6 @@ extension Api.auth {
         static func parse_codeTypeFragmentSms(_ reader: inout BufferReader) throws(TLDecodingError) -> CodeType {
             return .codeTypeFragmentSms
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .codeTypeSms:
-                    return ("auth.codeTypeSms", [])
-                case .codeTypeCall:
-                    return ("auth.codeTypeCall", [])
-                case .codeTypeFlashCall:
-                    return ("auth.codeTypeFlashCall", [])
-                case .codeTypeMissedCall:
-                    return ("auth.codeTypeMissedCall", [])
-                case .codeTypeFragmentSms:
-                    return ("auth.codeTypeFragmentSms", [])
-            }
-        }
     }
 }
 
@@ -1074,7 +909,7 @@ extension Api.messages {
     /// TL type `messages.StickerSetInstallResult`. Constructors:
     /// - `messages.stickerSetInstallResultSuccess#38641628 = messages.StickerSetInstallResult;`
     /// - `messages.stickerSetInstallResultArchive#35e410a8 sets:Vector<StickerSetCovered> = messages.StickerSetInstallResult;`
-    public enum StickerSetInstallResult: TLRegistrable, TLParsable {
+    public enum StickerSetInstallResult: TLSchemaDescribed, TLParsable {
         /// `messages.stickerSetInstallResultSuccess#38641628 = messages.StickerSetInstallResult;`
         case stickerSetInstallResultSuccess
         /// `messages.stickerSetInstallResultArchive#35e410a8 sets:Vector<StickerSetCovered> = messages.StickerSetInstallResult;`
@@ -1100,6 +935,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.StickerSetInstallResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StickerSetInstallResult {
             let id = try reader.readUInt32()
@@ -1129,24 +965,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.stickerSetInstallResultArchive", fields: "sets", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .stickerSetInstallResultSuccess:
-                    return ("messages.stickerSetInstallResultSuccess", [])
-                case .stickerSetInstallResultArchive(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("sets", c.sets)
-                    return ("messages.stickerSetInstallResultArchive", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `LangPackLanguage`. Constructors:
     /// - `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
-    public enum LangPackLanguage: TLRegistrable, TLParsable {
+    public enum LangPackLanguage: TLSchemaDescribed, TLParsable {
         /// `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
         case langPackLanguage(Cons_langPackLanguage)
 
@@ -1220,6 +1045,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "LangPackLanguage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> LangPackLanguage {
             let id = try reader.readUInt32()
@@ -1264,36 +1090,13 @@ extension Api {
                 throw error.inside(constructor: "langPackLanguage", fields: "flags,official,rtl,beta,name,native_name,lang_code,base_lang_code,plural_code,strings_count,translated_count,translations_url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .langPackLanguage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 12)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("official", c.official)
-                    fields.trueFlag("rtl", c.rtl)
-                    fields.trueFlag("beta", c.beta)
-                    fields.string("name", c.name)
-                    fields.string("native_name", c.nativeName)
-                    fields.string("lang_code", c.langCode)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.baseLangCode {
-                        fields.string("base_lang_code", value)
-                    }
-                    fields.string("plural_code", c.pluralCode)
-                    fields.int("strings_count", c.stringsCount)
-                    fields.int("translated_count", c.translatedCount)
-                    fields.string("translations_url", c.translationsUrl)
-                    return ("langPackLanguage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `WebAuthorization`. Constructors:
     /// - `webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;`
-    public enum WebAuthorization: TLRegistrable, TLParsable {
+    public enum WebAuthorization: TLSchemaDescribed, TLParsable {
         /// `webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;`
         case webAuthorization(Cons_webAuthorization)
 
@@ -1343,6 +1146,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WebAuthorization" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WebAuthorization {
             let id = try reader.readUInt32()
@@ -1384,30 +1188,13 @@ extension Api {
                 throw error.inside(constructor: "webAuthorization", fields: "hash,bot_id,domain,browser,platform,date_created,date_active,ip,region", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .webAuthorization(let c):
-                    var fields = TLFieldList(capacity: 9)
-                    fields.long("hash", c.hash)
-                    fields.long("bot_id", c.botId)
-                    fields.string("domain", c.domain)
-                    fields.string("browser", c.browser)
-                    fields.string("platform", c.platform)
-                    fields.int("date_created", c.dateCreated)
-                    fields.int("date_active", c.dateActive)
-                    fields.string("ip", c.ip)
-                    fields.string("region", c.region)
-                    return ("webAuthorization", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StatsPercentValue`. Constructors:
     /// - `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
-    public enum StatsPercentValue: TLRegistrable, TLParsable {
+    public enum StatsPercentValue: TLSchemaDescribed, TLParsable {
         /// `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
         case statsPercentValue(Cons_statsPercentValue)
 
@@ -1434,6 +1221,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StatsPercentValue" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsPercentValue {
             let id = try reader.readUInt32()
@@ -1461,23 +1249,13 @@ extension Api {
                 throw error.inside(constructor: "statsPercentValue", fields: "part,total", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .statsPercentValue(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.double("part", c.part)
-                    fields.double("total", c.total)
-                    return ("statsPercentValue", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MessageViews`. Constructors:
     /// - `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
-    public enum MessageViews: TLRegistrable, TLParsable {
+    public enum MessageViews: TLSchemaDescribed, TLParsable {
         /// `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
         case messageViews(Cons_messageViews)
 
@@ -1527,6 +1305,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageViews" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageViews {
             let id = try reader.readUInt32()
@@ -1567,32 +1346,13 @@ extension Api {
                 throw error.inside(constructor: "messageViews", fields: "flags,views,forwards,replies", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageViews(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.views {
-                        fields.int("views", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.forwards {
-                        fields.int("forwards", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.replies {
-                        fields.object("replies", value)
-                    }
-                    return ("messageViews", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.HistoryImport`. Constructors:
     /// - `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
-    public enum HistoryImport: TLRegistrable, TLParsable {
+    public enum HistoryImport: TLSchemaDescribed, TLParsable {
         /// `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
         case historyImport(Cons_historyImport)
 
@@ -1616,6 +1376,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.HistoryImport" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HistoryImport {
             let id = try reader.readUInt32()
@@ -1640,22 +1401,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.historyImport", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .historyImport(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("messages.historyImport", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AttachMenuBotsBot`. Constructors:
     /// - `attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;`
-    public enum AttachMenuBotsBot: TLRegistrable, TLParsable {
+    public enum AttachMenuBotsBot: TLSchemaDescribed, TLParsable {
         /// `attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;`
         case attachMenuBotsBot(Cons_attachMenuBotsBot)
 
@@ -1680,6 +1432,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AttachMenuBotsBot" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuBotsBot {
             let id = try reader.readUInt32()
@@ -1707,23 +1460,13 @@ extension Api {
                 throw error.inside(constructor: "attachMenuBotsBot", fields: "bot,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .attachMenuBotsBot(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("bot", c.bot)
-                    fields.objects("users", c.users)
-                    return ("attachMenuBotsBot", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PaymentFormMethod`. Constructors:
     /// - `paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;`
-    public enum PaymentFormMethod: TLRegistrable, TLParsable {
+    public enum PaymentFormMethod: TLSchemaDescribed, TLParsable {
         /// `paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;`
         case paymentFormMethod(Cons_paymentFormMethod)
 
@@ -1748,6 +1491,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PaymentFormMethod" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentFormMethod {
             let id = try reader.readUInt32()
@@ -1775,16 +1519,6 @@ extension Api {
                 throw error.inside(constructor: "paymentFormMethod", fields: "url,title", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paymentFormMethod(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.string("title", c.title)
-                    return ("paymentFormMethod", fields.fields)
-            }
-        }
     }
 }
 
@@ -1794,7 +1528,7 @@ extension Api {
     /// - `requestPeerTypeChat#c9f06e1b flags:# creator:flags.0?true bot_participant:flags.5?true has_username:flags.3?Bool forum:flags.4?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
     /// - `requestPeerTypeBroadcast#339bef6c flags:# creator:flags.0?true has_username:flags.3?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
     /// - `requestPeerTypeCreateBot#3e81e078 flags:# bot_managed:flags.0?true suggested_name:flags.1?string suggested_username:flags.2?string = RequestPeerType;`
-    public enum RequestPeerType: TLRegistrable, TLParsable {
+    public enum RequestPeerType: TLSchemaDescribed, TLParsable {
         /// `requestPeerTypeUser#5f3b8a00 flags:# bot:flags.0?Bool premium:flags.1?Bool = RequestPeerType;`
         case requestPeerTypeUser(Cons_requestPeerTypeUser)
         /// `requestPeerTypeChat#c9f06e1b flags:# creator:flags.0?true bot_participant:flags.5?true has_username:flags.3?Bool forum:flags.4?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
@@ -1971,6 +1705,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "RequestPeerType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> RequestPeerType {
             let id = try reader.readUInt32()
@@ -2087,75 +1822,13 @@ extension Api {
                 throw error.inside(constructor: "requestPeerTypeCreateBot", fields: "flags,bot_managed,suggested_name,suggested_username", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .requestPeerTypeUser(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.bot {
-                        fields.bool("bot", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.premium {
-                        fields.bool("premium", value)
-                    }
-                    return ("requestPeerTypeUser", fields.fields)
-                case .requestPeerTypeChat(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("creator", c.creator)
-                    fields.trueFlag("bot_participant", c.botParticipant)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
-                        fields.bool("has_username", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.forum {
-                        fields.bool("forum", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.userAdminRights {
-                        fields.object("user_admin_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.botAdminRights {
-                        fields.object("bot_admin_rights", value)
-                    }
-                    return ("requestPeerTypeChat", fields.fields)
-                case .requestPeerTypeBroadcast(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("creator", c.creator)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.hasUsername {
-                        fields.bool("has_username", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.userAdminRights {
-                        fields.object("user_admin_rights", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.botAdminRights {
-                        fields.object("bot_admin_rights", value)
-                    }
-                    return ("requestPeerTypeBroadcast", fields.fields)
-                case .requestPeerTypeCreateBot(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("bot_managed", c.botManaged)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.suggestedName {
-                        fields.string("suggested_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.suggestedUsername {
-                        fields.string("suggested_username", value)
-                    }
-                    return ("requestPeerTypeCreateBot", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.premium {
     /// TL type `premium.BoostsStatus`. Constructors:
     /// - `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
-    public enum BoostsStatus: TLRegistrable, TLParsable {
+    public enum BoostsStatus: TLSchemaDescribed, TLParsable {
         /// `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
         case boostsStatus(Cons_boostsStatus)
 
@@ -2237,6 +1910,7 @@ extension Api.premium {
         }
 
         public static var tlTypeName: String { "premium.BoostsStatus" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BoostsStatus {
             let id = try reader.readUInt32()
@@ -2295,36 +1969,6 @@ extension Api.premium {
                 throw error.inside(constructor: "premium.boostsStatus", fields: "flags,my_boost,level,current_level_boosts,boosts,gift_boosts,next_level_boosts,premium_audience,boost_url,prepaid_giveaways,my_boost_slots", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .boostsStatus(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 11)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("my_boost", c.myBoost)
-                    fields.int("level", c.level)
-                    fields.int("current_level_boosts", c.currentLevelBoosts)
-                    fields.int("boosts", c.boosts)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.giftBoosts {
-                        fields.int("gift_boosts", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextLevelBoosts {
-                        fields.int("next_level_boosts", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.premiumAudience {
-                        fields.object("premium_audience", value)
-                    }
-                    fields.string("boost_url", c.boostUrl)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.prepaidGiveaways {
-                        fields.objects("prepaid_giveaways", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.myBoostSlots {
-                        fields.ints("my_boost_slots", value)
-                    }
-                    return ("premium.boostsStatus", fields.fields)
-            }
-        }
     }
 }
 
@@ -2333,7 +1977,7 @@ extension Api {
     /// - `reportResultChooseOption#f0e4e0b6 title:string options:Vector<MessageReportOption> = ReportResult;`
     /// - `reportResultAddComment#6f09ac31 flags:# optional:flags.0?true option:bytes = ReportResult;`
     /// - `reportResultReported#8db33c4b = ReportResult;`
-    public enum ReportResult: TLRegistrable, TLParsable {
+    public enum ReportResult: TLSchemaDescribed, TLParsable {
         /// `reportResultChooseOption#f0e4e0b6 title:string options:Vector<MessageReportOption> = ReportResult;`
         case reportResultChooseOption(Cons_reportResultChooseOption)
         /// `reportResultAddComment#6f09ac31 flags:# optional:flags.0?true option:bytes = ReportResult;`
@@ -2391,6 +2035,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ReportResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ReportResult {
             let id = try reader.readUInt32()
@@ -2437,32 +2082,13 @@ extension Api {
         static func parse_reportResultReported(_ reader: inout BufferReader) throws(TLDecodingError) -> ReportResult {
             return .reportResultReported
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .reportResultChooseOption(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("title", c.title)
-                    fields.objects("options", c.options)
-                    return ("reportResultChooseOption", fields.fields)
-                case .reportResultAddComment(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("optional", c.optional)
-                    fields.bytes("option", c.option)
-                    return ("reportResultAddComment", fields.fields)
-                case .reportResultReported:
-                    return ("reportResultReported", [])
-            }
-        }
     }
 }
 
 extension Api.communities {
     /// TL type `communities.PeerLinkRequests`. Constructors:
     /// - `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
-    public enum PeerLinkRequests: TLRegistrable, TLParsable {
+    public enum PeerLinkRequests: TLSchemaDescribed, TLParsable {
         /// `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
         case peerLinkRequests(Cons_peerLinkRequests)
 
@@ -2516,6 +2142,7 @@ extension Api.communities {
         }
 
         public static var tlTypeName: String { "communities.PeerLinkRequests" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerLinkRequests {
             let id = try reader.readUInt32()
@@ -2552,23 +2179,6 @@ extension Api.communities {
             }
             catch {
                 throw error.inside(constructor: "communities.peerLinkRequests", fields: "flags,total_count,requests,next_offset,chats,users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerLinkRequests(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("total_count", c.totalCount)
-                    fields.objects("requests", c.requests)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("communities.peerLinkRequests", fields.fields)
             }
         }
     }
@@ -2903,5 +2513,42 @@ extension Api {
         (0xa5273abf, "phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;"),
         (0xa556dac8, "stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;"),
         (0xbfe3dd3d, "communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;"),
+    ]
+    static let constructorEntries34: [(UInt32, StaticString)] = [
+        (0x15ba6c40, "messages.dialogs#15ba6c40 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;"),
+        (0x71e094f3, "messages.dialogsSlice#71e094f3 count:int dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;"),
+        (0xf0e3e596, "messages.dialogsNotModified#f0e3e596 count:int = messages.Dialogs;"),
+        (0x20212ca8, "photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;"),
+        (0x764cf810, "botInlineMessageMediaAuto#764cf810 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;"),
+        (0x8c7f65e2, "botInlineMessageText#8c7f65e2 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;"),
+        (0x051846fd, "botInlineMessageMediaGeo#051846fd flags:# geo:GeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = BotInlineMessage;"),
+        (0x8a86659c, "botInlineMessageMediaVenue#8a86659c flags:# geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;"),
+        (0x18d1cdc2, "botInlineMessageMediaContact#18d1cdc2 flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;"),
+        (0x354a9b09, "botInlineMessageMediaInvoice#354a9b09 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument currency:string total_amount:long reply_markup:flags.2?ReplyMarkup = BotInlineMessage;"),
+        (0x809ad9a6, "botInlineMessageMediaWebPage#809ad9a6 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true manual:flags.7?true safe:flags.8?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;"),
+        (0x0a617e7b, "botInlineMessageRichMessage#0a617e7b flags:# reply_markup:flags.2?ReplyMarkup rich_message:RichMessage = BotInlineMessage;"),
+        (0x72a3158c, "auth.codeTypeSms#72a3158c = auth.CodeType;"),
+        (0x741cd3e3, "auth.codeTypeCall#741cd3e3 = auth.CodeType;"),
+        (0x226ccefb, "auth.codeTypeFlashCall#226ccefb = auth.CodeType;"),
+        (0xd61ad6ee, "auth.codeTypeMissedCall#d61ad6ee = auth.CodeType;"),
+        (0x06ed998c, "auth.codeTypeFragmentSms#06ed998c = auth.CodeType;"),
+        (0x38641628, "messages.stickerSetInstallResultSuccess#38641628 = messages.StickerSetInstallResult;"),
+        (0x35e410a8, "messages.stickerSetInstallResultArchive#35e410a8 sets:Vector<StickerSetCovered> = messages.StickerSetInstallResult;"),
+        (0xeeca5ce3, "langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;"),
+        (0xa6f8f452, "webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;"),
+        (0xcbce2fe0, "statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;"),
+        (0x455b853d, "messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;"),
+        (0x1662af0b, "messages.historyImport#1662af0b id:long = messages.HistoryImport;"),
+        (0x93bf667f, "attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;"),
+        (0x88f8f21b, "paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;"),
+        (0x5f3b8a00, "requestPeerTypeUser#5f3b8a00 flags:# bot:flags.0?Bool premium:flags.1?Bool = RequestPeerType;"),
+        (0xc9f06e1b, "requestPeerTypeChat#c9f06e1b flags:# creator:flags.0?true bot_participant:flags.5?true has_username:flags.3?Bool forum:flags.4?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;"),
+        (0x339bef6c, "requestPeerTypeBroadcast#339bef6c flags:# creator:flags.0?true has_username:flags.3?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;"),
+        (0x3e81e078, "requestPeerTypeCreateBot#3e81e078 flags:# bot_managed:flags.0?true suggested_name:flags.1?string suggested_username:flags.2?string = RequestPeerType;"),
+        (0x4959427a, "premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;"),
+        (0xf0e4e0b6, "reportResultChooseOption#f0e4e0b6 title:string options:Vector<MessageReportOption> = ReportResult;"),
+        (0x6f09ac31, "reportResultAddComment#6f09ac31 flags:# optional:flags.0?true option:bytes = ReportResult;"),
+        (0x8db33c4b, "reportResultReported#8db33c4b = ReportResult;"),
+        (0x2244afad, "communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;"),
     ]
 }

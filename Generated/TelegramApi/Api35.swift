@@ -8,7 +8,7 @@ extension Api {
     /// TL type `Photo`. Constructors:
     /// - `photoEmpty#2331b22d id:long = Photo;`
     /// - `photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;`
-    public enum Photo: TLRegistrable, TLParsable {
+    public enum Photo: TLSchemaDescribed, TLParsable {
         /// `photoEmpty#2331b22d id:long = Photo;`
         case photoEmpty(Cons_photoEmpty)
         /// `photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;`
@@ -88,6 +88,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Photo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Photo {
             let id = try reader.readUInt32()
@@ -141,37 +142,13 @@ extension Api {
                 throw error.inside(constructor: "photo", fields: "flags,has_stickers,id,access_hash,file_reference,date,sizes,video_sizes,dc_id", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .photoEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("photoEmpty", fields.fields)
-                case .photo(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_stickers", c.hasStickers)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.bytes("file_reference", c.fileReference)
-                    fields.int("date", c.date)
-                    fields.objects("sizes", c.sizes)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.videoSizes {
-                        fields.objects("video_sizes", value)
-                    }
-                    fields.int("dc_id", c.dcId)
-                    return ("photo", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Contact`. Constructors:
     /// - `contact#145ade0b user_id:long mutual:Bool = Contact;`
-    public enum Contact: TLRegistrable, TLParsable {
+    public enum Contact: TLSchemaDescribed, TLParsable {
         /// `contact#145ade0b user_id:long mutual:Bool = Contact;`
         case contact(Cons_contact)
 
@@ -198,6 +175,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Contact" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Contact {
             let id = try reader.readUInt32()
@@ -225,23 +203,13 @@ extension Api {
                 throw error.inside(constructor: "contact", fields: "user_id,mutual", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .contact(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.bool("mutual", c.mutual)
-                    return ("contact", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.Password`. Constructors:
     /// - `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
-    public enum Password: TLRegistrable, TLParsable {
+    public enum Password: TLSchemaDescribed, TLParsable {
         /// `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
         case password(Cons_password)
 
@@ -337,6 +305,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.Password" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Password {
             let id = try reader.readUInt32()
@@ -403,50 +372,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.password", fields: "flags,has_recovery,has_secure_values,has_password,current_algo,srp_B,srp_id,hint,email_unconfirmed_pattern,new_algo,new_secure_algo,secure_random,pending_reset_date,login_email_pattern", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .password(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 14)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("has_recovery", c.hasRecovery)
-                    fields.trueFlag("has_secure_values", c.hasSecureValues)
-                    fields.trueFlag("has_password", c.hasPassword)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.currentAlgo {
-                        fields.object("current_algo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.srpB {
-                        fields.bytes("srp_B", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.srpId {
-                        fields.long("srp_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.hint {
-                        fields.string("hint", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.emailUnconfirmedPattern {
-                        fields.string("email_unconfirmed_pattern", value)
-                    }
-                    fields.object("new_algo", c.newAlgo)
-                    fields.object("new_secure_algo", c.newSecureAlgo)
-                    fields.bytes("secure_random", c.secureRandom)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.pendingResetDate {
-                        fields.int("pending_reset_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.loginEmailPattern {
-                        fields.string("login_email_pattern", value)
-                    }
-                    return ("account.password", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.ArchivedStickers`. Constructors:
     /// - `messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;`
-    public enum ArchivedStickers: TLRegistrable, TLParsable {
+    public enum ArchivedStickers: TLSchemaDescribed, TLParsable {
         /// `messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;`
         case archivedStickers(Cons_archivedStickers)
 
@@ -473,6 +405,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.ArchivedStickers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ArchivedStickers {
             let id = try reader.readUInt32()
@@ -500,23 +433,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.archivedStickers", fields: "count,sets", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .archivedStickers(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("count", c.count)
-                    fields.objects("sets", c.sets)
-                    return ("messages.archivedStickers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `DataJSON`. Constructors:
     /// - `dataJSON#7d748d04 data:string = DataJSON;`
-    public enum DataJSON: TLRegistrable, TLParsable {
+    public enum DataJSON: TLSchemaDescribed, TLParsable {
         /// `dataJSON#7d748d04 data:string = DataJSON;`
         case dataJSON(Cons_dataJSON)
 
@@ -538,6 +461,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DataJSON" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DataJSON {
             let id = try reader.readUInt32()
@@ -562,22 +486,13 @@ extension Api {
                 throw error.inside(constructor: "dataJSON", fields: "data", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dataJSON(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("data", c.data)
-                    return ("dataJSON", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `FileHash`. Constructors:
     /// - `fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;`
-    public enum FileHash: TLRegistrable, TLParsable {
+    public enum FileHash: TLSchemaDescribed, TLParsable {
         /// `fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;`
         case fileHash(Cons_fileHash)
 
@@ -607,6 +522,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "FileHash" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FileHash {
             let id = try reader.readUInt32()
@@ -636,17 +552,6 @@ extension Api {
                 throw error.inside(constructor: "fileHash", fields: "offset,limit,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .fileHash(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("offset", c.offset)
-                    fields.int("limit", c.limit)
-                    fields.bytes("hash", c.hash)
-                    return ("fileHash", fields.fields)
-            }
-        }
     }
 }
 
@@ -654,7 +559,7 @@ extension Api {
     /// TL type `ChannelLocation`. Constructors:
     /// - `channelLocationEmpty#bfb5ad8b = ChannelLocation;`
     /// - `channelLocation#209b82db geo_point:GeoPoint address:string = ChannelLocation;`
-    public enum ChannelLocation: TLRegistrable, TLParsable {
+    public enum ChannelLocation: TLSchemaDescribed, TLParsable {
         /// `channelLocationEmpty#bfb5ad8b = ChannelLocation;`
         case channelLocationEmpty
         /// `channelLocation#209b82db geo_point:GeoPoint address:string = ChannelLocation;`
@@ -683,6 +588,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChannelLocation" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChannelLocation {
             let id = try reader.readUInt32()
@@ -715,25 +621,13 @@ extension Api {
                 throw error.inside(constructor: "channelLocation", fields: "geo_point,address", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .channelLocationEmpty:
-                    return ("channelLocationEmpty", [])
-                case .channelLocation(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("geo_point", c.geoPoint)
-                    fields.string("address", c.address)
-                    return ("channelLocation", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.help {
     /// TL type `help.CountryCode`. Constructors:
     /// - `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
-    public enum CountryCode: TLRegistrable, TLParsable {
+    public enum CountryCode: TLSchemaDescribed, TLParsable {
         /// `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
         case countryCode(Cons_countryCode)
 
@@ -782,6 +676,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.CountryCode" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CountryCode {
             let id = try reader.readUInt32()
@@ -819,30 +714,13 @@ extension Api.help {
                 throw error.inside(constructor: "help.countryCode", fields: "flags,country_code,prefixes,patterns", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .countryCode(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.string("country_code", c.countryCode)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.prefixes {
-                        fields.strings("prefixes", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.patterns {
-                        fields.strings("patterns", value)
-                    }
-                    return ("help.countryCode", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.SearchResultsPositions`. Constructors:
     /// - `messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;`
-    public enum SearchResultsPositions: TLRegistrable, TLParsable {
+    public enum SearchResultsPositions: TLSchemaDescribed, TLParsable {
         /// `messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;`
         case searchResultsPositions(Cons_searchResultsPositions)
 
@@ -869,6 +747,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.SearchResultsPositions" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SearchResultsPositions {
             let id = try reader.readUInt32()
@@ -896,16 +775,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.searchResultsPositions", fields: "count,positions", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .searchResultsPositions(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("count", c.count)
-                    fields.objects("positions", c.positions)
-                    return ("messages.searchResultsPositions", fields.fields)
-            }
-        }
     }
 }
 
@@ -916,7 +785,7 @@ extension Api {
     /// - `attachMenuPeerTypePM#f146d31f = AttachMenuPeerType;`
     /// - `attachMenuPeerTypeChat#0509113f = AttachMenuPeerType;`
     /// - `attachMenuPeerTypeBroadcast#7bfbdefc = AttachMenuPeerType;`
-    public enum AttachMenuPeerType: TLRegistrable, TLParsable {
+    public enum AttachMenuPeerType: TLSchemaDescribed, TLParsable {
         /// `attachMenuPeerTypeSameBotPM#7d6be90e = AttachMenuPeerType;`
         case attachMenuPeerTypeSameBotPM
         /// `attachMenuPeerTypeBotPM#c32bfa1a = AttachMenuPeerType;`
@@ -944,6 +813,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AttachMenuPeerType" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuPeerType {
             let id = try reader.readUInt32()
@@ -982,28 +852,13 @@ extension Api {
         static func parse_attachMenuPeerTypeBroadcast(_ reader: inout BufferReader) throws(TLDecodingError) -> AttachMenuPeerType {
             return .attachMenuPeerTypeBroadcast
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .attachMenuPeerTypeSameBotPM:
-                    return ("attachMenuPeerTypeSameBotPM", [])
-                case .attachMenuPeerTypeBotPM:
-                    return ("attachMenuPeerTypeBotPM", [])
-                case .attachMenuPeerTypePM:
-                    return ("attachMenuPeerTypePM", [])
-                case .attachMenuPeerTypeChat:
-                    return ("attachMenuPeerTypeChat", [])
-                case .attachMenuPeerTypeBroadcast:
-                    return ("attachMenuPeerTypeBroadcast", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsSubscription`. Constructors:
     /// - `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
-    public enum StarsSubscription: TLRegistrable, TLParsable {
+    public enum StarsSubscription: TLSchemaDescribed, TLParsable {
         /// `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
         case starsSubscription(Cons_starsSubscription)
 
@@ -1084,6 +939,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsSubscription" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsSubscription {
             let id = try reader.readUInt32()
@@ -1137,43 +993,13 @@ extension Api {
                 throw error.inside(constructor: "starsSubscription", fields: "flags,canceled,can_refulfill,missing_balance,bot_canceled,id,peer,until_date,pricing,chat_invite_hash,title,photo,invoice_slug", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsSubscription(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 13)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("canceled", c.canceled)
-                    fields.trueFlag("can_refulfill", c.canRefulfill)
-                    fields.trueFlag("missing_balance", c.missingBalance)
-                    fields.trueFlag("bot_canceled", c.botCanceled)
-                    fields.string("id", c.id)
-                    fields.object("peer", c.peer)
-                    fields.int("until_date", c.untilDate)
-                    fields.object("pricing", c.pricing)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.chatInviteHash {
-                        fields.string("chat_invite_hash", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.photo {
-                        fields.object("photo", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.invoiceSlug {
-                        fields.string("invoice_slug", value)
-                    }
-                    return ("starsSubscription", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `MessageReportOption`. Constructors:
     /// - `messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;`
-    public enum MessageReportOption: TLRegistrable, TLParsable {
+    public enum MessageReportOption: TLSchemaDescribed, TLParsable {
         /// `messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;`
         case messageReportOption(Cons_messageReportOption)
 
@@ -1198,6 +1024,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MessageReportOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageReportOption {
             let id = try reader.readUInt32()
@@ -1223,16 +1050,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "messageReportOption", fields: "text,option", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageReportOption(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("text", c.text)
-                    fields.bytes("option", c.option)
-                    return ("messageReportOption", fields.fields)
             }
         }
     }
@@ -1673,5 +1490,25 @@ extension Api {
         (0x5af4c73a, "phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;"),
         (0x621d5fa0, "stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;"),
         (0x78499170, "stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;"),
+    ]
+    static let constructorEntries35: [(UInt32, StaticString)] = [
+        (0x2331b22d, "photoEmpty#2331b22d id:long = Photo;"),
+        (0xfb197a65, "photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;"),
+        (0x145ade0b, "contact#145ade0b user_id:long mutual:Bool = Contact;"),
+        (0x957b50fb, "account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;"),
+        (0x4fcba9c8, "messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;"),
+        (0x7d748d04, "dataJSON#7d748d04 data:string = DataJSON;"),
+        (0xf39b035c, "fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;"),
+        (0xbfb5ad8b, "channelLocationEmpty#bfb5ad8b = ChannelLocation;"),
+        (0x209b82db, "channelLocation#209b82db geo_point:GeoPoint address:string = ChannelLocation;"),
+        (0x4203c5ef, "help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;"),
+        (0x53b22baf, "messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;"),
+        (0x7d6be90e, "attachMenuPeerTypeSameBotPM#7d6be90e = AttachMenuPeerType;"),
+        (0xc32bfa1a, "attachMenuPeerTypeBotPM#c32bfa1a = AttachMenuPeerType;"),
+        (0xf146d31f, "attachMenuPeerTypePM#f146d31f = AttachMenuPeerType;"),
+        (0x0509113f, "attachMenuPeerTypeChat#0509113f = AttachMenuPeerType;"),
+        (0x7bfbdefc, "attachMenuPeerTypeBroadcast#7bfbdefc = AttachMenuPeerType;"),
+        (0x2e6eab1a, "starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;"),
+        (0x7903e3d9, "messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;"),
     ]
 }

@@ -28,7 +28,7 @@ extension Api {
     /// - `inputSendMessageRichMessageDraftAction#a937c7be flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:InputRichMessage = SendMessageAction;`
     /// - `sendMessageRichMessageDraftAction#52564893 flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:RichMessage = SendMessageAction;`
     /// - `sendMessageStopDraftAction#fbf902b0 random_id:long = SendMessageAction;`
-    public enum SendMessageAction: TLRegistrable, TLParsable {
+    public enum SendMessageAction: TLSchemaDescribed, TLParsable {
         /// `sendMessageTypingAction#16bf744e = SendMessageAction;`
         case sendMessageTypingAction
         /// `sendMessageCancelAction#fd5ec8f5 = SendMessageAction;`
@@ -327,6 +327,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "SendMessageAction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SendMessageAction {
             let id = try reader.readUInt32()
@@ -542,103 +543,13 @@ extension Api {
                 throw error.inside(constructor: "sendMessageStopDraftAction", fields: "random_id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .sendMessageTypingAction:
-                    return ("sendMessageTypingAction", [])
-                case .sendMessageCancelAction:
-                    return ("sendMessageCancelAction", [])
-                case .sendMessageRecordVideoAction:
-                    return ("sendMessageRecordVideoAction", [])
-                case .sendMessageUploadVideoAction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("progress", c.progress)
-                    return ("sendMessageUploadVideoAction", fields.fields)
-                case .sendMessageRecordAudioAction:
-                    return ("sendMessageRecordAudioAction", [])
-                case .sendMessageUploadAudioAction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("progress", c.progress)
-                    return ("sendMessageUploadAudioAction", fields.fields)
-                case .sendMessageUploadPhotoAction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("progress", c.progress)
-                    return ("sendMessageUploadPhotoAction", fields.fields)
-                case .sendMessageUploadDocumentAction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("progress", c.progress)
-                    return ("sendMessageUploadDocumentAction", fields.fields)
-                case .sendMessageGeoLocationAction:
-                    return ("sendMessageGeoLocationAction", [])
-                case .sendMessageChooseContactAction:
-                    return ("sendMessageChooseContactAction", [])
-                case .sendMessageGamePlayAction:
-                    return ("sendMessageGamePlayAction", [])
-                case .sendMessageRecordRoundAction:
-                    return ("sendMessageRecordRoundAction", [])
-                case .sendMessageUploadRoundAction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("progress", c.progress)
-                    return ("sendMessageUploadRoundAction", fields.fields)
-                case .speakingInGroupCallAction:
-                    return ("speakingInGroupCallAction", [])
-                case .sendMessageHistoryImportAction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("progress", c.progress)
-                    return ("sendMessageHistoryImportAction", fields.fields)
-                case .sendMessageChooseStickerAction:
-                    return ("sendMessageChooseStickerAction", [])
-                case .sendMessageEmojiInteraction(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("emoticon", c.emoticon)
-                    fields.int("msg_id", c.msgId)
-                    fields.object("interaction", c.interaction)
-                    return ("sendMessageEmojiInteraction", fields.fields)
-                case .sendMessageEmojiInteractionSeen(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("emoticon", c.emoticon)
-                    return ("sendMessageEmojiInteractionSeen", fields.fields)
-                case .sendMessageTextDraftAction(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_stop", c.canStop)
-                    fields.trueFlag("keep_on_stop", c.keepOnStop)
-                    fields.long("random_id", c.randomId)
-                    fields.object("text", c.text)
-                    return ("sendMessageTextDraftAction", fields.fields)
-                case .inputSendMessageRichMessageDraftAction(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_stop", c.canStop)
-                    fields.trueFlag("keep_on_stop", c.keepOnStop)
-                    fields.long("random_id", c.randomId)
-                    fields.object("rich_message", c.richMessage)
-                    return ("inputSendMessageRichMessageDraftAction", fields.fields)
-                case .sendMessageRichMessageDraftAction(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("can_stop", c.canStop)
-                    fields.trueFlag("keep_on_stop", c.keepOnStop)
-                    fields.long("random_id", c.randomId)
-                    fields.object("rich_message", c.richMessage)
-                    return ("sendMessageRichMessageDraftAction", fields.fields)
-                case .sendMessageStopDraftAction(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("random_id", c.randomId)
-                    return ("sendMessageStopDraftAction", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.MessageEditData`. Constructors:
     /// - `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
-    public enum MessageEditData: TLRegistrable, TLParsable {
+    public enum MessageEditData: TLSchemaDescribed, TLParsable {
         /// `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
         case messageEditData(Cons_messageEditData)
 
@@ -671,6 +582,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.MessageEditData" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageEditData {
             let id = try reader.readUInt32()
@@ -695,17 +607,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.messageEditData", fields: "flags,caption", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageEditData(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("caption", c.caption)
-                    return ("messages.messageEditData", fields.fields)
-            }
-        }
     }
 }
 
@@ -713,7 +614,7 @@ extension Api {
     /// TL type `InputSecureFile`. Constructors:
     /// - `inputSecureFileUploaded#3334b0f0 id:long parts:int md5_checksum:string file_hash:bytes secret:bytes = InputSecureFile;`
     /// - `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
-    public enum InputSecureFile: TLRegistrable, TLParsable {
+    public enum InputSecureFile: TLSchemaDescribed, TLParsable {
         /// `inputSecureFileUploaded#3334b0f0 id:long parts:int md5_checksum:string file_hash:bytes secret:bytes = InputSecureFile;`
         case inputSecureFileUploaded(Cons_inputSecureFileUploaded)
         /// `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
@@ -768,6 +669,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputSecureFile" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputSecureFile {
             let id = try reader.readUInt32()
@@ -815,31 +717,13 @@ extension Api {
                 throw error.inside(constructor: "inputSecureFile", fields: "id,access_hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputSecureFileUploaded(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.long("id", c.id)
-                    fields.int("parts", c.parts)
-                    fields.string("md5_checksum", c.md5Checksum)
-                    fields.bytes("file_hash", c.fileHash)
-                    fields.bytes("secret", c.secret)
-                    return ("inputSecureFileUploaded", fields.fields)
-                case .inputSecureFile(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputSecureFile", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `WallPaperSettings`. Constructors:
     /// - `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
-    public enum WallPaperSettings: TLRegistrable, TLParsable {
+    public enum WallPaperSettings: TLSchemaDescribed, TLParsable {
         /// `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
         case wallPaperSettings(Cons_wallPaperSettings)
 
@@ -922,6 +806,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "WallPaperSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> WallPaperSettings {
             let id = try reader.readUInt32()
@@ -982,46 +867,13 @@ extension Api {
                 throw error.inside(constructor: "wallPaperSettings", fields: "flags,blur,motion,background_color,second_background_color,third_background_color,fourth_background_color,intensity,rotation,emoticon", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .wallPaperSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 10)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("blur", c.blur)
-                    fields.trueFlag("motion", c.motion)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.backgroundColor {
-                        fields.int("background_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.secondBackgroundColor {
-                        fields.int("second_background_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x20), let value = c.thirdBackgroundColor {
-                        fields.int("third_background_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x40), let value = c.fourthBackgroundColor {
-                        fields.int("fourth_background_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.intensity {
-                        fields.int("intensity", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.rotation {
-                        fields.int("rotation", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.emoticon {
-                        fields.string("emoticon", value)
-                    }
-                    return ("wallPaperSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.DiscussionMessage`. Constructors:
     /// - `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
-    public enum DiscussionMessage: TLRegistrable, TLParsable {
+    public enum DiscussionMessage: TLSchemaDescribed, TLParsable {
         /// `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
         case discussionMessage(Cons_discussionMessage)
 
@@ -1091,6 +943,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.DiscussionMessage" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DiscussionMessage {
             let id = try reader.readUInt32()
@@ -1139,36 +992,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.discussionMessage", fields: "flags,messages,max_id,read_inbox_max_id,read_outbox_max_id,unread_count,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .discussionMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 8)
-                    fields.flags("flags", _flags)
-                    fields.objects("messages", c.messages)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.maxId {
-                        fields.int("max_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.readInboxMaxId {
-                        fields.int("read_inbox_max_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.readOutboxMaxId {
-                        fields.int("read_outbox_max_id", value)
-                    }
-                    fields.int("unread_count", c.unreadCount)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("messages.discussionMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stats {
     /// TL type `stats.MessageStats`. Constructors:
     /// - `stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;`
-    public enum MessageStats: TLRegistrable, TLParsable {
+    public enum MessageStats: TLSchemaDescribed, TLParsable {
         /// `stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;`
         case messageStats(Cons_messageStats)
 
@@ -1193,6 +1023,7 @@ extension Api.stats {
         }
 
         public static var tlTypeName: String { "stats.MessageStats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageStats {
             let id = try reader.readUInt32()
@@ -1220,23 +1051,13 @@ extension Api.stats {
                 throw error.inside(constructor: "stats.messageStats", fields: "views_graph,reactions_by_emotion_graph", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messageStats(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("views_graph", c.viewsGraph)
-                    fields.object("reactions_by_emotion_graph", c.reactionsByEmotionGraph)
-                    return ("stats.messageStats", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.phone {
     /// TL type `phone.JoinAsPeers`. Constructors:
     /// - `phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;`
-    public enum JoinAsPeers: TLRegistrable, TLParsable {
+    public enum JoinAsPeers: TLSchemaDescribed, TLParsable {
         /// `phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;`
         case joinAsPeers(Cons_joinAsPeers)
 
@@ -1264,6 +1085,7 @@ extension Api.phone {
         }
 
         public static var tlTypeName: String { "phone.JoinAsPeers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> JoinAsPeers {
             let id = try reader.readUInt32()
@@ -1293,24 +1115,13 @@ extension Api.phone {
                 throw error.inside(constructor: "phone.joinAsPeers", fields: "peers,chats,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .joinAsPeers(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("peers", c.peers)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("phone.joinAsPeers", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessWeeklyOpen`. Constructors:
     /// - `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
-    public enum BusinessWeeklyOpen: TLRegistrable, TLParsable {
+    public enum BusinessWeeklyOpen: TLSchemaDescribed, TLParsable {
         /// `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
         case businessWeeklyOpen(Cons_businessWeeklyOpen)
 
@@ -1337,6 +1148,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessWeeklyOpen" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessWeeklyOpen {
             let id = try reader.readUInt32()
@@ -1364,23 +1176,13 @@ extension Api {
                 throw error.inside(constructor: "businessWeeklyOpen", fields: "start_minute,end_minute", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessWeeklyOpen(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("start_minute", c.startMinute)
-                    fields.int("end_minute", c.endMinute)
-                    return ("businessWeeklyOpen", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessLocation`. Constructors:
     /// - `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
-    public enum BusinessLocation: TLRegistrable, TLParsable {
+    public enum BusinessLocation: TLSchemaDescribed, TLParsable {
         /// `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
         case businessLocation(Cons_businessLocation)
 
@@ -1420,6 +1222,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessLocation" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessLocation {
             let id = try reader.readUInt32()
@@ -1452,27 +1255,13 @@ extension Api {
                 throw error.inside(constructor: "businessLocation", fields: "flags,geo_point,address", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessLocation(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 3)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.geoPoint {
-                        fields.object("geo_point", value)
-                    }
-                    fields.string("address", c.address)
-                    return ("businessLocation", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BotBusinessConnection`. Constructors:
     /// - `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
-    public enum BotBusinessConnection: TLRegistrable, TLParsable {
+    public enum BotBusinessConnection: TLSchemaDescribed, TLParsable {
         /// `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
         case botBusinessConnection(Cons_botBusinessConnection)
 
@@ -1528,6 +1317,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BotBusinessConnection" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotBusinessConnection {
             let id = try reader.readUInt32()
@@ -1566,24 +1356,6 @@ extension Api {
                 throw error.inside(constructor: "botBusinessConnection", fields: "flags,disabled,connection_id,user_id,dc_id,date,rights", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botBusinessConnection(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("disabled", c.disabled)
-                    fields.string("connection_id", c.connectionId)
-                    fields.long("user_id", c.userId)
-                    fields.int("dc_id", c.dcId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.rights {
-                        fields.object("rights", value)
-                    }
-                    return ("botBusinessConnection", fields.fields)
-            }
-        }
     }
 }
 
@@ -1592,7 +1364,7 @@ extension Api {
     /// - `paidReactionPrivacyDefault#206ad49e = PaidReactionPrivacy;`
     /// - `paidReactionPrivacyAnonymous#1f0c1ad9 = PaidReactionPrivacy;`
     /// - `paidReactionPrivacyPeer#dc6cfcf0 peer:InputPeer = PaidReactionPrivacy;`
-    public enum PaidReactionPrivacy: TLRegistrable, TLParsable {
+    public enum PaidReactionPrivacy: TLSchemaDescribed, TLParsable {
         /// `paidReactionPrivacyDefault#206ad49e = PaidReactionPrivacy;`
         case paidReactionPrivacyDefault
         /// `paidReactionPrivacyAnonymous#1f0c1ad9 = PaidReactionPrivacy;`
@@ -1622,6 +1394,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PaidReactionPrivacy" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaidReactionPrivacy {
             let id = try reader.readUInt32()
@@ -1656,19 +1429,6 @@ extension Api {
                 throw error.inside(constructor: "paidReactionPrivacyPeer", fields: "peer", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paidReactionPrivacyDefault:
-                    return ("paidReactionPrivacyDefault", [])
-                case .paidReactionPrivacyAnonymous:
-                    return ("paidReactionPrivacyAnonymous", [])
-                case .paidReactionPrivacyPeer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("peer", c.peer)
-                    return ("paidReactionPrivacyPeer", fields.fields)
-            }
-        }
     }
 }
 
@@ -1677,7 +1437,7 @@ extension Api {
     /// - `starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;`
     /// - `starGiftAttributeIdPattern#4a162433 document_id:long = StarGiftAttributeId;`
     /// - `starGiftAttributeIdBackdrop#1f01c757 backdrop_id:int = StarGiftAttributeId;`
-    public enum StarGiftAttributeId: TLRegistrable, TLParsable {
+    public enum StarGiftAttributeId: TLSchemaDescribed, TLParsable {
         /// `starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;`
         case starGiftAttributeIdModel(Cons_starGiftAttributeIdModel)
         /// `starGiftAttributeIdPattern#4a162433 document_id:long = StarGiftAttributeId;`
@@ -1733,6 +1493,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftAttributeId" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttributeId {
             let id = try reader.readUInt32()
@@ -1777,23 +1538,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "starGiftAttributeIdBackdrop", fields: "backdrop_id", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAttributeIdModel(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("document_id", c.documentId)
-                    return ("starGiftAttributeIdModel", fields.fields)
-                case .starGiftAttributeIdPattern(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("document_id", c.documentId)
-                    return ("starGiftAttributeIdPattern", fields.fields)
-                case .starGiftAttributeIdBackdrop(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("backdrop_id", c.backdropId)
-                    return ("starGiftAttributeIdBackdrop", fields.fields)
             }
         }
     }
@@ -2257,5 +2001,45 @@ extension Api {
         (0x9898ad73, "smsjobs.leave#9898ad73 = Bool;"),
         (0xba8d5f35, "ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;"),
         (0x8704f2bf, "ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;"),
+    ]
+    static let constructorEntries36: [(UInt32, StaticString)] = [
+        (0x16bf744e, "sendMessageTypingAction#16bf744e = SendMessageAction;"),
+        (0xfd5ec8f5, "sendMessageCancelAction#fd5ec8f5 = SendMessageAction;"),
+        (0xa187d66f, "sendMessageRecordVideoAction#a187d66f = SendMessageAction;"),
+        (0xe9763aec, "sendMessageUploadVideoAction#e9763aec progress:int = SendMessageAction;"),
+        (0xd52f73f7, "sendMessageRecordAudioAction#d52f73f7 = SendMessageAction;"),
+        (0xf351d7ab, "sendMessageUploadAudioAction#f351d7ab progress:int = SendMessageAction;"),
+        (0xd1d34a26, "sendMessageUploadPhotoAction#d1d34a26 progress:int = SendMessageAction;"),
+        (0xaa0cd9e4, "sendMessageUploadDocumentAction#aa0cd9e4 progress:int = SendMessageAction;"),
+        (0x176f8ba1, "sendMessageGeoLocationAction#176f8ba1 = SendMessageAction;"),
+        (0x628cbc6f, "sendMessageChooseContactAction#628cbc6f = SendMessageAction;"),
+        (0xdd6a8f48, "sendMessageGamePlayAction#dd6a8f48 = SendMessageAction;"),
+        (0x88f27fbc, "sendMessageRecordRoundAction#88f27fbc = SendMessageAction;"),
+        (0x243e1c66, "sendMessageUploadRoundAction#243e1c66 progress:int = SendMessageAction;"),
+        (0xd92c2285, "speakingInGroupCallAction#d92c2285 = SendMessageAction;"),
+        (0xdbda9246, "sendMessageHistoryImportAction#dbda9246 progress:int = SendMessageAction;"),
+        (0xb05ac6b1, "sendMessageChooseStickerAction#b05ac6b1 = SendMessageAction;"),
+        (0x25972bcb, "sendMessageEmojiInteraction#25972bcb emoticon:string msg_id:int interaction:DataJSON = SendMessageAction;"),
+        (0xb665902e, "sendMessageEmojiInteractionSeen#b665902e emoticon:string = SendMessageAction;"),
+        (0x3630b85a, "sendMessageTextDraftAction#3630b85a flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long text:TextWithEntities = SendMessageAction;"),
+        (0xa937c7be, "inputSendMessageRichMessageDraftAction#a937c7be flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:InputRichMessage = SendMessageAction;"),
+        (0x52564893, "sendMessageRichMessageDraftAction#52564893 flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:RichMessage = SendMessageAction;"),
+        (0xfbf902b0, "sendMessageStopDraftAction#fbf902b0 random_id:long = SendMessageAction;"),
+        (0x26b5dde6, "messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;"),
+        (0x3334b0f0, "inputSecureFileUploaded#3334b0f0 id:long parts:int md5_checksum:string file_hash:bytes secret:bytes = InputSecureFile;"),
+        (0x5367e5be, "inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;"),
+        (0x372efcd0, "wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;"),
+        (0xa6341782, "messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;"),
+        (0x7fe91c14, "stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;"),
+        (0xafe5623f, "phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;"),
+        (0x120b1ab9, "businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;"),
+        (0xac5c1af7, "businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;"),
+        (0x8f34b2f5, "botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;"),
+        (0x206ad49e, "paidReactionPrivacyDefault#206ad49e = PaidReactionPrivacy;"),
+        (0x1f0c1ad9, "paidReactionPrivacyAnonymous#1f0c1ad9 = PaidReactionPrivacy;"),
+        (0xdc6cfcf0, "paidReactionPrivacyPeer#dc6cfcf0 peer:InputPeer = PaidReactionPrivacy;"),
+        (0x48aaae3c, "starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;"),
+        (0x4a162433, "starGiftAttributeIdPattern#4a162433 document_id:long = StarGiftAttributeId;"),
+        (0x1f01c757, "starGiftAttributeIdBackdrop#1f01c757 backdrop_id:int = StarGiftAttributeId;"),
     ]
 }

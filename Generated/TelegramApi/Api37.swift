@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `ContactStatus`. Constructors:
     /// - `contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;`
-    public enum ContactStatus: TLRegistrable, TLParsable {
+    public enum ContactStatus: TLSchemaDescribed, TLParsable {
         /// `contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;`
         case contactStatus(Cons_contactStatus)
 
@@ -34,6 +34,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ContactStatus" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ContactStatus {
             let id = try reader.readUInt32()
@@ -61,16 +62,6 @@ extension Api {
                 throw error.inside(constructor: "contactStatus", fields: "user_id,status", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .contactStatus(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("user_id", c.userId)
-                    fields.object("status", c.status)
-                    return ("contactStatus", fields.fields)
-            }
-        }
     }
 }
 
@@ -83,7 +74,7 @@ extension Api {
     /// - `updatesCombined#725b04c3 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq_start:int seq:int = Updates;`
     /// - `updates#74ae4240 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq:int = Updates;`
     /// - `updateShortSentMessage#9015e101 flags:# out:flags.1?true id:int pts:int pts_count:int date:int media:flags.9?MessageMedia entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
-    public enum Updates: TLRegistrable, TLParsable {
+    public enum Updates: TLSchemaDescribed, TLParsable {
         /// `updatesTooLong#e317af7e = Updates;`
         case updatesTooLong
         /// `updateShortMessage#313bc7f8 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int user_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
@@ -411,6 +402,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Updates" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Updates {
             let id = try reader.readUInt32()
@@ -620,122 +612,13 @@ extension Api {
                 throw error.inside(constructor: "updateShortSentMessage", fields: "flags,out,id,pts,pts_count,date,media,entities,ttl_period", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .updatesTooLong:
-                    return ("updatesTooLong", [])
-                case .updateShortMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 16)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("out", c.out)
-                    fields.trueFlag("mentioned", c.mentioned)
-                    fields.trueFlag("media_unread", c.mediaUnread)
-                    fields.trueFlag("silent", c.silent)
-                    fields.int("id", c.id)
-                    fields.long("user_id", c.userId)
-                    fields.string("message", c.message)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
-                        fields.object("fwd_from", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
-                        fields.long("via_bot_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
-                        fields.object("reply_to", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    return ("updateShortMessage", fields.fields)
-                case .updateShortChatMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 17)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("out", c.out)
-                    fields.trueFlag("mentioned", c.mentioned)
-                    fields.trueFlag("media_unread", c.mediaUnread)
-                    fields.trueFlag("silent", c.silent)
-                    fields.int("id", c.id)
-                    fields.long("from_id", c.fromId)
-                    fields.long("chat_id", c.chatId)
-                    fields.string("message", c.message)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.fwdFrom {
-                        fields.object("fwd_from", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.viaBotId {
-                        fields.long("via_bot_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.replyTo {
-                        fields.object("reply_to", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    return ("updateShortChatMessage", fields.fields)
-                case .updateShort(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("update", c.update)
-                    fields.int("date", c.date)
-                    return ("updateShort", fields.fields)
-                case .updatesCombined(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.objects("updates", c.updates)
-                    fields.objects("users", c.users)
-                    fields.objects("chats", c.chats)
-                    fields.int("date", c.date)
-                    fields.int("seq_start", c.seqStart)
-                    fields.int("seq", c.seq)
-                    return ("updatesCombined", fields.fields)
-                case .updates(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.objects("updates", c.updates)
-                    fields.objects("users", c.users)
-                    fields.objects("chats", c.chats)
-                    fields.int("date", c.date)
-                    fields.int("seq", c.seq)
-                    return ("updates", fields.fields)
-                case .updateShortSentMessage(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("out", c.out)
-                    fields.int("id", c.id)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x200), let value = c.media {
-                        fields.object("media", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.entities {
-                        fields.objects("entities", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000000), let value = c.ttlPeriod {
-                        fields.int("ttl_period", value)
-                    }
-                    return ("updateShortSentMessage", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.auth {
     /// TL type `auth.PasswordRecovery`. Constructors:
     /// - `auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;`
-    public enum PasswordRecovery: TLRegistrable, TLParsable {
+    public enum PasswordRecovery: TLSchemaDescribed, TLParsable {
         /// `auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;`
         case passwordRecovery(Cons_passwordRecovery)
 
@@ -757,6 +640,7 @@ extension Api.auth {
         }
 
         public static var tlTypeName: String { "auth.PasswordRecovery" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PasswordRecovery {
             let id = try reader.readUInt32()
@@ -781,15 +665,6 @@ extension Api.auth {
                 throw error.inside(constructor: "auth.passwordRecovery", fields: "email_pattern", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passwordRecovery(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("email_pattern", c.emailPattern)
-                    return ("auth.passwordRecovery", fields.fields)
-            }
-        }
     }
 }
 
@@ -797,7 +672,7 @@ extension Api {
     /// TL type `ExportedChatInvite`. Constructors:
     /// - `chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;`
     /// - `chatInvitePublicJoinRequests#ed107ab7 = ExportedChatInvite;`
-    public enum ExportedChatInvite: TLRegistrable, TLParsable {
+    public enum ExportedChatInvite: TLSchemaDescribed, TLParsable {
         /// `chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;`
         case chatInviteExported(Cons_chatInviteExported)
         /// `chatInvitePublicJoinRequests#ed107ab7 = ExportedChatInvite;`
@@ -906,6 +781,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ExportedChatInvite" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatInvite {
             let id = try reader.readUInt32()
@@ -982,55 +858,13 @@ extension Api {
         static func parse_chatInvitePublicJoinRequests(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedChatInvite {
             return .chatInvitePublicJoinRequests
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatInviteExported(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 15)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("revoked", c.revoked)
-                    fields.trueFlag("permanent", c.permanent)
-                    fields.trueFlag("request_needed", c.requestNeeded)
-                    fields.string("link", c.link)
-                    fields.long("admin_id", c.adminId)
-                    fields.int("date", c.date)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.startDate {
-                        fields.int("start_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.expireDate {
-                        fields.int("expire_date", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.usageLimit {
-                        fields.int("usage_limit", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.usage {
-                        fields.int("usage", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.requested {
-                        fields.int("requested", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionExpired {
-                        fields.int("subscription_expired", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x100), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.subscriptionPricing {
-                        fields.object("subscription_pricing", value)
-                    }
-                    return ("chatInviteExported", fields.fields)
-                case .chatInvitePublicJoinRequests:
-                    return ("chatInvitePublicJoinRequests", [])
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PostAddress`. Constructors:
     /// - `postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;`
-    public enum PostAddress: TLRegistrable, TLParsable {
+    public enum PostAddress: TLSchemaDescribed, TLParsable {
         /// `postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;`
         case postAddress(Cons_postAddress)
 
@@ -1067,6 +901,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PostAddress" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PostAddress {
             let id = try reader.readUInt32()
@@ -1102,27 +937,13 @@ extension Api {
                 throw error.inside(constructor: "postAddress", fields: "street_line1,street_line2,city,state,country_iso2,post_code", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .postAddress(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.string("street_line1", c.streetLine1)
-                    fields.string("street_line2", c.streetLine2)
-                    fields.string("city", c.city)
-                    fields.string("state", c.state)
-                    fields.string("country_iso2", c.countryIso2)
-                    fields.string("post_code", c.postCode)
-                    return ("postAddress", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputPhoneCall`. Constructors:
     /// - `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
-    public enum InputPhoneCall: TLRegistrable, TLParsable {
+    public enum InputPhoneCall: TLSchemaDescribed, TLParsable {
         /// `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
         case inputPhoneCall(Cons_inputPhoneCall)
 
@@ -1149,6 +970,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputPhoneCall" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputPhoneCall {
             let id = try reader.readUInt32()
@@ -1176,23 +998,13 @@ extension Api {
                 throw error.inside(constructor: "inputPhoneCall", fields: "id,access_hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputPhoneCall(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputPhoneCall", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StatsURL`. Constructors:
     /// - `statsURL#47a971e0 url:string = StatsURL;`
-    public enum StatsURL: TLRegistrable, TLParsable {
+    public enum StatsURL: TLSchemaDescribed, TLParsable {
         /// `statsURL#47a971e0 url:string = StatsURL;`
         case statsURL(Cons_statsURL)
 
@@ -1214,6 +1026,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StatsURL" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StatsURL {
             let id = try reader.readUInt32()
@@ -1238,15 +1051,6 @@ extension Api {
                 throw error.inside(constructor: "statsURL", fields: "url", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .statsURL(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("statsURL", fields.fields)
-            }
-        }
     }
 }
 
@@ -1255,7 +1059,7 @@ extension Api {
     /// - `urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;`
     /// - `urlAuthResultAccepted#623a8fa0 flags:# url:flags.0?string = UrlAuthResult;`
     /// - `urlAuthResultDefault#a9d6db1f = UrlAuthResult;`
-    public enum UrlAuthResult: TLRegistrable, TLParsable {
+    public enum UrlAuthResult: TLSchemaDescribed, TLParsable {
         /// `urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;`
         case urlAuthResultRequest(Cons_urlAuthResultRequest)
         /// `urlAuthResultAccepted#623a8fa0 flags:# url:flags.0?string = UrlAuthResult;`
@@ -1382,6 +1186,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "UrlAuthResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UrlAuthResult {
             let id = try reader.readUInt32()
@@ -1468,53 +1273,6 @@ extension Api {
         static func parse_urlAuthResultDefault(_ reader: inout BufferReader) throws(TLDecodingError) -> UrlAuthResult {
             return .urlAuthResultDefault
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .urlAuthResultRequest(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 14)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("request_write_access", c.requestWriteAccess)
-                    fields.trueFlag("request_phone_number", c.requestPhoneNumber)
-                    fields.trueFlag("match_codes_first", c.matchCodesFirst)
-                    fields.trueFlag("is_app", c.isApp)
-                    fields.object("bot", c.bot)
-                    fields.string("domain", c.domain)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.browser {
-                        fields.string("browser", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.platform {
-                        fields.string("platform", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.ip {
-                        fields.string("ip", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.region {
-                        fields.string("region", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8), let value = c.matchCodes {
-                        fields.strings("match_codes", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10), let value = c.userIdHint {
-                        fields.long("user_id_hint", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x80), let value = c.verifiedAppName {
-                        fields.string("verified_app_name", value)
-                    }
-                    return ("urlAuthResultRequest", fields.fields)
-                case .urlAuthResultAccepted(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    return ("urlAuthResultAccepted", fields.fields)
-                case .urlAuthResultDefault:
-                    return ("urlAuthResultDefault", [])
-            }
-        }
     }
 }
 
@@ -1522,7 +1280,7 @@ extension Api {
     /// TL type `PeerLocated`. Constructors:
     /// - `peerLocated#ca461b5d peer:Peer expires:int distance:int = PeerLocated;`
     /// - `peerSelfLocated#f8ec284b expires:int = PeerLocated;`
-    public enum PeerLocated: TLRegistrable, TLParsable {
+    public enum PeerLocated: TLSchemaDescribed, TLParsable {
         /// `peerLocated#ca461b5d peer:Peer expires:int distance:int = PeerLocated;`
         case peerLocated(Cons_peerLocated)
         /// `peerSelfLocated#f8ec284b expires:int = PeerLocated;`
@@ -1568,6 +1326,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PeerLocated" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerLocated {
             let id = try reader.readUInt32()
@@ -1608,21 +1367,6 @@ extension Api {
                 throw error.inside(constructor: "peerSelfLocated", fields: "expires", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerLocated(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer", c.peer)
-                    fields.int("expires", c.expires)
-                    fields.int("distance", c.distance)
-                    return ("peerLocated", fields.fields)
-                case .peerSelfLocated(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("expires", c.expires)
-                    return ("peerSelfLocated", fields.fields)
-            }
-        }
     }
 }
 
@@ -1631,7 +1375,7 @@ extension Api.account {
     /// - `account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;`
     /// - `account.resetPasswordRequestedWait#e9effc7d until_date:int = account.ResetPasswordResult;`
     /// - `account.resetPasswordOk#e926d63e = account.ResetPasswordResult;`
-    public enum ResetPasswordResult: TLRegistrable, TLParsable {
+    public enum ResetPasswordResult: TLSchemaDescribed, TLParsable {
         /// `account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;`
         case resetPasswordFailedWait(Cons_resetPasswordFailedWait)
         /// `account.resetPasswordRequestedWait#e9effc7d until_date:int = account.ResetPasswordResult;`
@@ -1675,6 +1419,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.ResetPasswordResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResetPasswordResult {
             let id = try reader.readUInt32()
@@ -1715,21 +1460,6 @@ extension Api.account {
         static func parse_resetPasswordOk(_ reader: inout BufferReader) throws(TLDecodingError) -> ResetPasswordResult {
             return .resetPasswordOk
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .resetPasswordFailedWait(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("retry_date", c.retryDate)
-                    return ("account.resetPasswordFailedWait", fields.fields)
-                case .resetPasswordRequestedWait(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("until_date", c.untilDate)
-                    return ("account.resetPasswordRequestedWait", fields.fields)
-                case .resetPasswordOk:
-                    return ("account.resetPasswordOk", [])
-            }
-        }
     }
 }
 
@@ -1737,7 +1467,7 @@ extension Api.help {
     /// TL type `help.PeerColorSet`. Constructors:
     /// - `help.peerColorSet#26219a58 colors:Vector<int> = help.PeerColorSet;`
     /// - `help.peerColorProfileSet#767d61eb palette_colors:Vector<int> bg_colors:Vector<int> story_colors:Vector<int> = help.PeerColorSet;`
-    public enum PeerColorSet: TLRegistrable, TLParsable {
+    public enum PeerColorSet: TLSchemaDescribed, TLParsable {
         /// `help.peerColorSet#26219a58 colors:Vector<int> = help.PeerColorSet;`
         case peerColorSet(Cons_peerColorSet)
         /// `help.peerColorProfileSet#767d61eb palette_colors:Vector<int> bg_colors:Vector<int> story_colors:Vector<int> = help.PeerColorSet;`
@@ -1779,6 +1509,7 @@ extension Api.help {
         }
 
         public static var tlTypeName: String { "help.PeerColorSet" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerColorSet {
             let id = try reader.readUInt32()
@@ -1819,21 +1550,6 @@ extension Api.help {
                 throw error.inside(constructor: "help.peerColorProfileSet", fields: "palette_colors,bg_colors,story_colors", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerColorSet(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.ints("colors", c.colors)
-                    return ("help.peerColorSet", fields.fields)
-                case .peerColorProfileSet(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.ints("palette_colors", c.paletteColors)
-                    fields.ints("bg_colors", c.bgColors)
-                    fields.ints("story_colors", c.storyColors)
-                    return ("help.peerColorProfileSet", fields.fields)
-            }
-        }
     }
 }
 
@@ -1842,7 +1558,7 @@ extension Api {
     /// - `storyReaction#6090d6d5 peer_id:Peer date:int reaction:Reaction = StoryReaction;`
     /// - `storyReactionPublicForward#bbab2643 message:Message = StoryReaction;`
     /// - `storyReactionPublicRepost#cfcd0f13 peer_id:Peer story:StoryItem = StoryReaction;`
-    public enum StoryReaction: TLRegistrable, TLParsable {
+    public enum StoryReaction: TLSchemaDescribed, TLParsable {
         /// `storyReaction#6090d6d5 peer_id:Peer date:int reaction:Reaction = StoryReaction;`
         case storyReaction(Cons_storyReaction)
         /// `storyReactionPublicForward#bbab2643 message:Message = StoryReaction;`
@@ -1901,6 +1617,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StoryReaction" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryReaction {
             let id = try reader.readUInt32()
@@ -1955,33 +1672,13 @@ extension Api {
                 throw error.inside(constructor: "storyReactionPublicRepost", fields: "peer_id,story", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyReaction(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("peer_id", c.peerId)
-                    fields.int("date", c.date)
-                    fields.object("reaction", c.reaction)
-                    return ("storyReaction", fields.fields)
-                case .storyReactionPublicForward(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("message", c.message)
-                    return ("storyReactionPublicForward", fields.fields)
-                case .storyReactionPublicRepost(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("peer_id", c.peerId)
-                    fields.object("story", c.story)
-                    return ("storyReactionPublicRepost", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarsGiftOption`. Constructors:
     /// - `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
-    public enum StarsGiftOption: TLRegistrable, TLParsable {
+    public enum StarsGiftOption: TLSchemaDescribed, TLParsable {
         /// `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
         case starsGiftOption(Cons_starsGiftOption)
 
@@ -2033,6 +1730,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarsGiftOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarsGiftOption {
             let id = try reader.readUInt32()
@@ -2069,30 +1767,13 @@ extension Api {
                 throw error.inside(constructor: "starsGiftOption", fields: "flags,extended,stars,store_product,currency,amount", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starsGiftOption(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("extended", c.extended)
-                    fields.long("stars", c.stars)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
-                        fields.string("store_product", value)
-                    }
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    return ("starsGiftOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.bots {
     /// TL type `bots.PreviewInfo`. Constructors:
     /// - `bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;`
-    public enum PreviewInfo: TLRegistrable, TLParsable {
+    public enum PreviewInfo: TLSchemaDescribed, TLParsable {
         /// `bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;`
         case previewInfo(Cons_previewInfo)
 
@@ -2117,6 +1798,7 @@ extension Api.bots {
         }
 
         public static var tlTypeName: String { "bots.PreviewInfo" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PreviewInfo {
             let id = try reader.readUInt32()
@@ -2144,16 +1826,6 @@ extension Api.bots {
                 throw error.inside(constructor: "bots.previewInfo", fields: "media,lang_codes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .previewInfo(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("media", c.media)
-                    fields.strings("lang_codes", c.langCodes)
-                    return ("bots.previewInfo", fields.fields)
-            }
-        }
     }
 }
 
@@ -2161,7 +1833,7 @@ extension Api.users {
     /// TL type `users.Users`. Constructors:
     /// - `users.users#62d706b8 users:Vector<User> = users.Users;`
     /// - `users.usersSlice#315a4974 count:int users:Vector<User> = users.Users;`
-    public enum Users: TLRegistrable, TLParsable {
+    public enum Users: TLSchemaDescribed, TLParsable {
         /// `users.users#62d706b8 users:Vector<User> = users.Users;`
         case users(Cons_users)
         /// `users.usersSlice#315a4974 count:int users:Vector<User> = users.Users;`
@@ -2202,6 +1874,7 @@ extension Api.users {
         }
 
         public static var tlTypeName: String { "users.Users" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Users {
             let id = try reader.readUInt32()
@@ -2240,27 +1913,13 @@ extension Api.users {
                 throw error.inside(constructor: "users.usersSlice", fields: "count,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .users(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("users", c.users)
-                    return ("users.users", fields.fields)
-                case .usersSlice(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("count", c.count)
-                    fields.objects("users", c.users)
-                    return ("users.usersSlice", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `DisallowedGiftsSettings`. Constructors:
     /// - `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
-    public enum DisallowedGiftsSettings: TLRegistrable, TLParsable {
+    public enum DisallowedGiftsSettings: TLSchemaDescribed, TLParsable {
         /// `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
         case disallowedGiftsSettings(Cons_disallowedGiftsSettings)
 
@@ -2301,6 +1960,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DisallowedGiftsSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DisallowedGiftsSettings {
             let id = try reader.readUInt32()
@@ -2325,21 +1985,6 @@ extension Api {
                 throw error.inside(constructor: "disallowedGiftsSettings", fields: "flags,disallow_unlimited_stargifts,disallow_limited_stargifts,disallow_unique_stargifts,disallow_premium_gifts,disallow_stargifts_from_channels", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .disallowedGiftsSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("disallow_unlimited_stargifts", c.disallowUnlimitedStargifts)
-                    fields.trueFlag("disallow_limited_stargifts", c.disallowLimitedStargifts)
-                    fields.trueFlag("disallow_unique_stargifts", c.disallowUniqueStargifts)
-                    fields.trueFlag("disallow_premium_gifts", c.disallowPremiumGifts)
-                    fields.trueFlag("disallow_stargifts_from_channels", c.disallowStargiftsFromChannels)
-                    return ("disallowedGiftsSettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -2353,7 +1998,7 @@ extension Api {
     /// - `profileTabVoice#e477092e = ProfileTab;`
     /// - `profileTabLinks#d3656499 = ProfileTab;`
     /// - `profileTabGifs#a2c0f695 = ProfileTab;`
-    public enum ProfileTab: TLRegistrable, TLParsable {
+    public enum ProfileTab: TLSchemaDescribed, TLParsable {
         /// `profileTabPosts#b98cd696 = ProfileTab;`
         case profileTabPosts
         /// `profileTabGifts#4d4bd46a = ProfileTab;`
@@ -2393,6 +2038,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ProfileTab" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ProfileTab {
             let id = try reader.readUInt32()
@@ -2446,27 +2092,6 @@ extension Api {
         static func parse_profileTabGifs(_ reader: inout BufferReader) throws(TLDecodingError) -> ProfileTab {
             return .profileTabGifs
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .profileTabPosts:
-                    return ("profileTabPosts", [])
-                case .profileTabGifts:
-                    return ("profileTabGifts", [])
-                case .profileTabMedia:
-                    return ("profileTabMedia", [])
-                case .profileTabFiles:
-                    return ("profileTabFiles", [])
-                case .profileTabMusic:
-                    return ("profileTabMusic", [])
-                case .profileTabVoice:
-                    return ("profileTabVoice", [])
-                case .profileTabLinks:
-                    return ("profileTabLinks", [])
-                case .profileTabGifs:
-                    return ("profileTabGifs", [])
-            }
-        }
     }
 }
 
@@ -2475,7 +2100,7 @@ extension Api {
     /// - `starGiftAuctionStateNotModified#fe333952 = StarGiftAuctionState;`
     /// - `starGiftAuctionState#771a4e66 version:int start_date:int end_date:int min_bid_amount:long bid_levels:Vector<AuctionBidLevel> top_bidders:Vector<long> next_round_at:int last_gift_num:int gifts_left:int current_round:int total_rounds:int rounds:Vector<StarGiftAuctionRound> = StarGiftAuctionState;`
     /// - `starGiftAuctionStateFinished#972dabbf flags:# start_date:int end_date:int average_price:long listed_count:flags.0?int fragment_listed_count:flags.1?int fragment_listed_url:flags.1?string = StarGiftAuctionState;`
-    public enum StarGiftAuctionState: TLRegistrable, TLParsable {
+    public enum StarGiftAuctionState: TLSchemaDescribed, TLParsable {
         /// `starGiftAuctionStateNotModified#fe333952 = StarGiftAuctionState;`
         case starGiftAuctionStateNotModified
         /// `starGiftAuctionState#771a4e66 version:int start_date:int end_date:int min_bid_amount:long bid_levels:Vector<AuctionBidLevel> top_bidders:Vector<long> next_round_at:int last_gift_num:int gifts_left:int current_round:int total_rounds:int rounds:Vector<StarGiftAuctionRound> = StarGiftAuctionState;`
@@ -2593,6 +2218,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftAuctionState" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionState {
             let id = try reader.readUInt32()
@@ -2676,45 +2302,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "starGiftAuctionStateFinished", fields: "flags,start_date,end_date,average_price,listed_count,fragment_listed_count,fragment_listed_url", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAuctionStateNotModified:
-                    return ("starGiftAuctionStateNotModified", [])
-                case .starGiftAuctionState(let c):
-                    var fields = TLFieldList(capacity: 12)
-                    fields.int("version", c.version)
-                    fields.int("start_date", c.startDate)
-                    fields.int("end_date", c.endDate)
-                    fields.long("min_bid_amount", c.minBidAmount)
-                    fields.objects("bid_levels", c.bidLevels)
-                    fields.longs("top_bidders", c.topBidders)
-                    fields.int("next_round_at", c.nextRoundAt)
-                    fields.int("last_gift_num", c.lastGiftNum)
-                    fields.int("gifts_left", c.giftsLeft)
-                    fields.int("current_round", c.currentRound)
-                    fields.int("total_rounds", c.totalRounds)
-                    fields.objects("rounds", c.rounds)
-                    return ("starGiftAuctionState", fields.fields)
-                case .starGiftAuctionStateFinished(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.int("start_date", c.startDate)
-                    fields.int("end_date", c.endDate)
-                    fields.long("average_price", c.averagePrice)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.listedCount {
-                        fields.int("listed_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedCount {
-                        fields.int("fragment_listed_count", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.fragmentListedUrl {
-                        fields.string("fragment_listed_url", value)
-                    }
-                    return ("starGiftAuctionStateFinished", fields.fields)
             }
         }
     }
@@ -3264,5 +2851,50 @@ extension Api {
         (0x0b297e9b, "stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;"),
         (0xa74ece2d, "smsjobs.join#a74ece2d = Bool;"),
         (0x903bcf59, "aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;"),
+    ]
+    static let constructorEntries37: [(UInt32, StaticString)] = [
+        (0x16d9703b, "contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;"),
+        (0xe317af7e, "updatesTooLong#e317af7e = Updates;"),
+        (0x313bc7f8, "updateShortMessage#313bc7f8 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int user_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;"),
+        (0x4d6deea5, "updateShortChatMessage#4d6deea5 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int from_id:long chat_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;"),
+        (0x78d4dec1, "updateShort#78d4dec1 update:Update date:int = Updates;"),
+        (0x725b04c3, "updatesCombined#725b04c3 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq_start:int seq:int = Updates;"),
+        (0x74ae4240, "updates#74ae4240 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq:int = Updates;"),
+        (0x9015e101, "updateShortSentMessage#9015e101 flags:# out:flags.1?true id:int pts:int pts_count:int date:int media:flags.9?MessageMedia entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;"),
+        (0x137948a5, "auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;"),
+        (0xa22cbd96, "chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;"),
+        (0xed107ab7, "chatInvitePublicJoinRequests#ed107ab7 = ExportedChatInvite;"),
+        (0x1e8caaeb, "postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;"),
+        (0x1e36fded, "inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;"),
+        (0x47a971e0, "statsURL#47a971e0 url:string = StatsURL;"),
+        (0x3cd623ec, "urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;"),
+        (0x623a8fa0, "urlAuthResultAccepted#623a8fa0 flags:# url:flags.0?string = UrlAuthResult;"),
+        (0xa9d6db1f, "urlAuthResultDefault#a9d6db1f = UrlAuthResult;"),
+        (0xca461b5d, "peerLocated#ca461b5d peer:Peer expires:int distance:int = PeerLocated;"),
+        (0xf8ec284b, "peerSelfLocated#f8ec284b expires:int = PeerLocated;"),
+        (0xe3779861, "account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;"),
+        (0xe9effc7d, "account.resetPasswordRequestedWait#e9effc7d until_date:int = account.ResetPasswordResult;"),
+        (0xe926d63e, "account.resetPasswordOk#e926d63e = account.ResetPasswordResult;"),
+        (0x26219a58, "help.peerColorSet#26219a58 colors:Vector<int> = help.PeerColorSet;"),
+        (0x767d61eb, "help.peerColorProfileSet#767d61eb palette_colors:Vector<int> bg_colors:Vector<int> story_colors:Vector<int> = help.PeerColorSet;"),
+        (0x6090d6d5, "storyReaction#6090d6d5 peer_id:Peer date:int reaction:Reaction = StoryReaction;"),
+        (0xbbab2643, "storyReactionPublicForward#bbab2643 message:Message = StoryReaction;"),
+        (0xcfcd0f13, "storyReactionPublicRepost#cfcd0f13 peer_id:Peer story:StoryItem = StoryReaction;"),
+        (0x5e0589f1, "starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;"),
+        (0x0ca71d64, "bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;"),
+        (0x62d706b8, "users.users#62d706b8 users:Vector<User> = users.Users;"),
+        (0x315a4974, "users.usersSlice#315a4974 count:int users:Vector<User> = users.Users;"),
+        (0x71f276c4, "disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;"),
+        (0xb98cd696, "profileTabPosts#b98cd696 = ProfileTab;"),
+        (0x4d4bd46a, "profileTabGifts#4d4bd46a = ProfileTab;"),
+        (0x72c64955, "profileTabMedia#72c64955 = ProfileTab;"),
+        (0xab339c00, "profileTabFiles#ab339c00 = ProfileTab;"),
+        (0x9f27d26e, "profileTabMusic#9f27d26e = ProfileTab;"),
+        (0xe477092e, "profileTabVoice#e477092e = ProfileTab;"),
+        (0xd3656499, "profileTabLinks#d3656499 = ProfileTab;"),
+        (0xa2c0f695, "profileTabGifs#a2c0f695 = ProfileTab;"),
+        (0xfe333952, "starGiftAuctionStateNotModified#fe333952 = StarGiftAuctionState;"),
+        (0x771a4e66, "starGiftAuctionState#771a4e66 version:int start_date:int end_date:int min_bid_amount:long bid_levels:Vector<AuctionBidLevel> top_bidders:Vector<long> next_round_at:int last_gift_num:int gifts_left:int current_round:int total_rounds:int rounds:Vector<StarGiftAuctionRound> = StarGiftAuctionState;"),
+        (0x972dabbf, "starGiftAuctionStateFinished#972dabbf flags:# start_date:int end_date:int average_price:long listed_count:flags.0?int fragment_listed_count:flags.1?int fragment_listed_url:flags.1?string = StarGiftAuctionState;"),
     ]
 }

@@ -9,7 +9,7 @@ extension Api {
     /// - `chatInviteAlready#5a686d7c chat:Chat = ChatInvite;`
     /// - `chatInvite#5c9d3702 flags:# channel:flags.0?true broadcast:flags.1?true public:flags.2?true megagroup:flags.3?true request_needed:flags.6?true verified:flags.7?true scam:flags.8?true fake:flags.9?true can_refulfill_subscription:flags.11?true title:string about:flags.5?string photo:Photo participants_count:int participants:flags.4?Vector<User> color:int subscription_pricing:flags.10?StarsSubscriptionPricing subscription_form_id:flags.12?long bot_verification:flags.13?BotVerification = ChatInvite;`
     /// - `chatInvitePeek#61695cb0 chat:Chat expires:int = ChatInvite;`
-    public enum ChatInvite: TLRegistrable, TLParsable {
+    public enum ChatInvite: TLSchemaDescribed, TLParsable {
         /// `chatInviteAlready#5a686d7c chat:Chat = ChatInvite;`
         case chatInviteAlready(Cons_chatInviteAlready)
         /// `chatInvite#5c9d3702 flags:# channel:flags.0?true broadcast:flags.1?true public:flags.2?true megagroup:flags.3?true request_needed:flags.6?true verified:flags.7?true scam:flags.8?true fake:flags.9?true can_refulfill_subscription:flags.11?true title:string about:flags.5?string photo:Photo participants_count:int participants:flags.4?Vector<User> color:int subscription_pricing:flags.10?StarsSubscriptionPricing subscription_form_id:flags.12?long bot_verification:flags.13?BotVerification = ChatInvite;`
@@ -136,6 +136,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ChatInvite" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ChatInvite {
             let id = try reader.readUInt32()
@@ -219,60 +220,13 @@ extension Api {
                 throw error.inside(constructor: "chatInvitePeek", fields: "chat,expires", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .chatInviteAlready(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("chat", c.chat)
-                    return ("chatInviteAlready", fields.fields)
-                case .chatInvite(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 19)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("channel", c.channel)
-                    fields.trueFlag("broadcast", c.broadcast)
-                    fields.trueFlag("public", c.`public`)
-                    fields.trueFlag("megagroup", c.megagroup)
-                    fields.trueFlag("request_needed", c.requestNeeded)
-                    fields.trueFlag("verified", c.verified)
-                    fields.trueFlag("scam", c.scam)
-                    fields.trueFlag("fake", c.fake)
-                    fields.trueFlag("can_refulfill_subscription", c.canRefulfillSubscription)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x20), let value = c.about {
-                        fields.string("about", value)
-                    }
-                    fields.object("photo", c.photo)
-                    fields.int("participants_count", c.participantsCount)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.participants {
-                        fields.objects("participants", value)
-                    }
-                    fields.int("color", c.color)
-                    if tlFlagIsSet(_flags, 0x400), let value = c.subscriptionPricing {
-                        fields.object("subscription_pricing", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.subscriptionFormId {
-                        fields.long("subscription_form_id", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2000), let value = c.botVerification {
-                        fields.object("bot_verification", value)
-                    }
-                    return ("chatInvite", fields.fields)
-                case .chatInvitePeek(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("chat", c.chat)
-                    fields.int("expires", c.expires)
-                    return ("chatInvitePeek", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.PeerDialogs`. Constructors:
     /// - `messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;`
-    public enum PeerDialogs: TLRegistrable, TLParsable {
+    public enum PeerDialogs: TLSchemaDescribed, TLParsable {
         /// `messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;`
         case peerDialogs(Cons_peerDialogs)
 
@@ -306,6 +260,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.PeerDialogs" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerDialogs {
             let id = try reader.readUInt32()
@@ -339,19 +294,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.peerDialogs", fields: "dialogs,messages,chats,users,state", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerDialogs(let c):
-                    var fields = TLFieldList(capacity: 5)
-                    fields.objects("dialogs", c.dialogs)
-                    fields.objects("messages", c.messages)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    fields.object("state", c.state)
-                    return ("messages.peerDialogs", fields.fields)
-            }
-        }
     }
 }
 
@@ -360,7 +302,7 @@ extension Api.contacts {
     /// - `contacts.topPeersNotModified#de266ef5 = contacts.TopPeers;`
     /// - `contacts.topPeers#70b772a8 categories:Vector<TopPeerCategoryPeers> chats:Vector<Chat> users:Vector<User> = contacts.TopPeers;`
     /// - `contacts.topPeersDisabled#b52c939d = contacts.TopPeers;`
-    public enum TopPeers: TLRegistrable, TLParsable {
+    public enum TopPeers: TLSchemaDescribed, TLParsable {
         /// `contacts.topPeersNotModified#de266ef5 = contacts.TopPeers;`
         case topPeersNotModified
         /// `contacts.topPeers#70b772a8 categories:Vector<TopPeerCategoryPeers> chats:Vector<Chat> users:Vector<User> = contacts.TopPeers;`
@@ -396,6 +338,7 @@ extension Api.contacts {
         }
 
         public static var tlTypeName: String { "contacts.TopPeers" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeers {
             let id = try reader.readUInt32()
@@ -435,28 +378,13 @@ extension Api.contacts {
         static func parse_topPeersDisabled(_ reader: inout BufferReader) throws(TLDecodingError) -> TopPeers {
             return .topPeersDisabled
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .topPeersNotModified:
-                    return ("contacts.topPeersNotModified", [])
-                case .topPeers(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.objects("categories", c.categories)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("contacts.topPeers", fields.fields)
-                case .topPeersDisabled:
-                    return ("contacts.topPeersDisabled", [])
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.HighScores`. Constructors:
     /// - `messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;`
-    public enum HighScores: TLRegistrable, TLParsable {
+    public enum HighScores: TLSchemaDescribed, TLParsable {
         /// `messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;`
         case highScores(Cons_highScores)
 
@@ -481,6 +409,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.HighScores" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> HighScores {
             let id = try reader.readUInt32()
@@ -508,23 +437,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.highScores", fields: "scores,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .highScores(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("scores", c.scores)
-                    fields.objects("users", c.users)
-                    return ("messages.highScores", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PaymentSavedCredentials`. Constructors:
     /// - `paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;`
-    public enum PaymentSavedCredentials: TLRegistrable, TLParsable {
+    public enum PaymentSavedCredentials: TLSchemaDescribed, TLParsable {
         /// `paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;`
         case paymentSavedCredentialsCard(Cons_paymentSavedCredentialsCard)
 
@@ -549,6 +468,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PaymentSavedCredentials" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentSavedCredentials {
             let id = try reader.readUInt32()
@@ -576,23 +496,13 @@ extension Api {
                 throw error.inside(constructor: "paymentSavedCredentialsCard", fields: "id,title", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paymentSavedCredentialsCard(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("id", c.id)
-                    fields.string("title", c.title)
-                    return ("paymentSavedCredentialsCard", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `InputWebDocument`. Constructors:
     /// - `inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;`
-    public enum InputWebDocument: TLRegistrable, TLParsable {
+    public enum InputWebDocument: TLSchemaDescribed, TLParsable {
         /// `inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;`
         case inputWebDocument(Cons_inputWebDocument)
 
@@ -623,6 +533,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputWebDocument" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputWebDocument {
             let id = try reader.readUInt32()
@@ -654,18 +565,6 @@ extension Api {
                 throw error.inside(constructor: "inputWebDocument", fields: "url,size,mime_type,attributes", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputWebDocument(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.string("url", c.url)
-                    fields.int("size", c.size)
-                    fields.string("mime_type", c.mimeType)
-                    fields.objects("attributes", c.attributes)
-                    return ("inputWebDocument", fields.fields)
-            }
-        }
     }
 }
 
@@ -674,7 +573,7 @@ extension Api {
     /// - `inputWebFileLocation#c239d686 url:string access_hash:long = InputWebFileLocation;`
     /// - `inputWebFileGeoPointLocation#9f2221c9 geo_point:InputGeoPoint access_hash:long w:int h:int zoom:int scale:int = InputWebFileLocation;`
     /// - `inputWebFileAudioAlbumThumbLocation#f46fe924 flags:# small:flags.2?true document:flags.0?InputDocument title:flags.1?string performer:flags.1?string = InputWebFileLocation;`
-    public enum InputWebFileLocation: TLRegistrable, TLParsable {
+    public enum InputWebFileLocation: TLSchemaDescribed, TLParsable {
         /// `inputWebFileLocation#c239d686 url:string access_hash:long = InputWebFileLocation;`
         case inputWebFileLocation(Cons_inputWebFileLocation)
         /// `inputWebFileGeoPointLocation#9f2221c9 geo_point:InputGeoPoint access_hash:long w:int h:int zoom:int scale:int = InputWebFileLocation;`
@@ -773,6 +672,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "InputWebFileLocation" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> InputWebFileLocation {
             let id = try reader.readUInt32()
@@ -849,47 +749,13 @@ extension Api {
                 throw error.inside(constructor: "inputWebFileAudioAlbumThumbLocation", fields: "flags,small,document,title,performer", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .inputWebFileLocation(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.long("access_hash", c.accessHash)
-                    return ("inputWebFileLocation", fields.fields)
-                case .inputWebFileGeoPointLocation(let c):
-                    var fields = TLFieldList(capacity: 6)
-                    fields.object("geo_point", c.geoPoint)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("w", c.w)
-                    fields.int("h", c.h)
-                    fields.int("zoom", c.zoom)
-                    fields.int("scale", c.scale)
-                    return ("inputWebFileGeoPointLocation", fields.fields)
-                case .inputWebFileAudioAlbumThumbLocation(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("small", c.small)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.document {
-                        fields.object("document", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.title {
-                        fields.string("title", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.performer {
-                        fields.string("performer", value)
-                    }
-                    return ("inputWebFileAudioAlbumThumbLocation", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ShippingOption`. Constructors:
     /// - `shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;`
-    public enum ShippingOption: TLRegistrable, TLParsable {
+    public enum ShippingOption: TLSchemaDescribed, TLParsable {
         /// `shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;`
         case shippingOption(Cons_shippingOption)
 
@@ -917,6 +783,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ShippingOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ShippingOption {
             let id = try reader.readUInt32()
@@ -946,24 +813,13 @@ extension Api {
                 throw error.inside(constructor: "shippingOption", fields: "id,title,prices", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .shippingOption(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.string("id", c.id)
-                    fields.string("title", c.title)
-                    fields.objects("prices", c.prices)
-                    return ("shippingOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `Page`. Constructors:
     /// - `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
-    public enum Page: TLRegistrable, TLParsable {
+    public enum Page: TLSchemaDescribed, TLParsable {
         /// `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
         case page(Cons_page)
 
@@ -1023,6 +879,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Page" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Page {
             let id = try reader.readUInt32()
@@ -1061,33 +918,13 @@ extension Api {
                 throw error.inside(constructor: "page", fields: "flags,part,rtl,v2,url,blocks,photos,documents,views", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .page(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("part", c.part)
-                    fields.trueFlag("rtl", c.rtl)
-                    fields.trueFlag("v2", c.v2)
-                    fields.string("url", c.url)
-                    fields.objects("blocks", c.blocks)
-                    fields.objects("photos", c.photos)
-                    fields.objects("documents", c.documents)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.views {
-                        fields.int("views", value)
-                    }
-                    return ("page", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `EmojiURL`. Constructors:
     /// - `emojiURL#a575739d url:string = EmojiURL;`
-    public enum EmojiURL: TLRegistrable, TLParsable {
+    public enum EmojiURL: TLSchemaDescribed, TLParsable {
         /// `emojiURL#a575739d url:string = EmojiURL;`
         case emojiURL(Cons_emojiURL)
 
@@ -1109,6 +946,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "EmojiURL" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> EmojiURL {
             let id = try reader.readUInt32()
@@ -1133,22 +971,13 @@ extension Api {
                 throw error.inside(constructor: "emojiURL", fields: "url", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .emojiURL(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("emojiURL", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `DialogFilterSuggested`. Constructors:
     /// - `dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;`
-    public enum DialogFilterSuggested: TLRegistrable, TLParsable {
+    public enum DialogFilterSuggested: TLSchemaDescribed, TLParsable {
         /// `dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;`
         case dialogFilterSuggested(Cons_dialogFilterSuggested)
 
@@ -1173,6 +1002,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "DialogFilterSuggested" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> DialogFilterSuggested {
             let id = try reader.readUInt32()
@@ -1200,23 +1030,13 @@ extension Api {
                 throw error.inside(constructor: "dialogFilterSuggested", fields: "filter,description", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .dialogFilterSuggested(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("filter", c.filter)
-                    fields.string("description", c.description)
-                    return ("dialogFilterSuggested", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.phone {
     /// TL type `phone.GroupCallStreamChannels`. Constructors:
     /// - `phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;`
-    public enum GroupCallStreamChannels: TLRegistrable, TLParsable {
+    public enum GroupCallStreamChannels: TLSchemaDescribed, TLParsable {
         /// `phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;`
         case groupCallStreamChannels(Cons_groupCallStreamChannels)
 
@@ -1238,6 +1058,7 @@ extension Api.phone {
         }
 
         public static var tlTypeName: String { "phone.GroupCallStreamChannels" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallStreamChannels {
             let id = try reader.readUInt32()
@@ -1262,22 +1083,13 @@ extension Api.phone {
                 throw error.inside(constructor: "phone.groupCallStreamChannels", fields: "channels", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallStreamChannels(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("channels", c.channels)
-                    return ("phone.groupCallStreamChannels", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.phone {
     /// TL type `phone.GroupCallStreamRtmpUrl`. Constructors:
     /// - `phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;`
-    public enum GroupCallStreamRtmpUrl: TLRegistrable, TLParsable {
+    public enum GroupCallStreamRtmpUrl: TLSchemaDescribed, TLParsable {
         /// `phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;`
         case groupCallStreamRtmpUrl(Cons_groupCallStreamRtmpUrl)
 
@@ -1302,6 +1114,7 @@ extension Api.phone {
         }
 
         public static var tlTypeName: String { "phone.GroupCallStreamRtmpUrl" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> GroupCallStreamRtmpUrl {
             let id = try reader.readUInt32()
@@ -1329,23 +1142,13 @@ extension Api.phone {
                 throw error.inside(constructor: "phone.groupCallStreamRtmpUrl", fields: "url,key", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .groupCallStreamRtmpUrl(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.string("url", c.url)
-                    fields.string("key", c.key)
-                    return ("phone.groupCallStreamRtmpUrl", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.ExportedInvoice`. Constructors:
     /// - `payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;`
-    public enum ExportedInvoice: TLRegistrable, TLParsable {
+    public enum ExportedInvoice: TLSchemaDescribed, TLParsable {
         /// `payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;`
         case exportedInvoice(Cons_exportedInvoice)
 
@@ -1367,6 +1170,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.ExportedInvoice" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ExportedInvoice {
             let id = try reader.readUInt32()
@@ -1391,22 +1195,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.exportedInvoice", fields: "url", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .exportedInvoice(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("payments.exportedInvoice", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PremiumSubscriptionOption`. Constructors:
     /// - `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
-    public enum PremiumSubscriptionOption: TLRegistrable, TLParsable {
+    public enum PremiumSubscriptionOption: TLSchemaDescribed, TLParsable {
         /// `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
         case premiumSubscriptionOption(Cons_premiumSubscriptionOption)
 
@@ -1471,6 +1266,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PremiumSubscriptionOption" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PremiumSubscriptionOption {
             let id = try reader.readUInt32()
@@ -1514,35 +1310,13 @@ extension Api {
                 throw error.inside(constructor: "premiumSubscriptionOption", fields: "flags,current,can_purchase_upgrade,transaction,months,currency,amount,bot_url,store_product", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .premiumSubscriptionOption(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("current", c.current)
-                    fields.trueFlag("can_purchase_upgrade", c.canPurchaseUpgrade)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.transaction {
-                        fields.string("transaction", value)
-                    }
-                    fields.int("months", c.months)
-                    fields.string("currency", c.currency)
-                    fields.long("amount", c.amount)
-                    fields.string("bot_url", c.botUrl)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.storeProduct {
-                        fields.string("store_product", value)
-                    }
-                    return ("premiumSubscriptionOption", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `AutoSaveSettings`. Constructors:
     /// - `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
-    public enum AutoSaveSettings: TLRegistrable, TLParsable {
+    public enum AutoSaveSettings: TLSchemaDescribed, TLParsable {
         /// `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
         case autoSaveSettings(Cons_autoSaveSettings)
 
@@ -1584,6 +1358,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "AutoSaveSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AutoSaveSettings {
             let id = try reader.readUInt32()
@@ -1614,21 +1389,6 @@ extension Api {
                 throw error.inside(constructor: "autoSaveSettings", fields: "flags,photos,videos,video_max_size", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .autoSaveSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("photos", c.photos)
-                    fields.trueFlag("videos", c.videos)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.videoMaxSize {
-                        fields.long("video_max_size", value)
-                    }
-                    return ("autoSaveSettings", fields.fields)
-            }
-        }
     }
 }
 
@@ -1643,7 +1403,7 @@ extension Api {
     /// - `mediaAreaUrl#37381085 coordinates:MediaAreaCoordinates url:string = MediaArea;`
     /// - `mediaAreaWeather#49a6549c coordinates:MediaAreaCoordinates emoji:string temperature_c:double color:int = MediaArea;`
     /// - `mediaAreaStarGift#5787686d coordinates:MediaAreaCoordinates slug:string = MediaArea;`
-    public enum MediaArea: TLRegistrable, TLParsable {
+    public enum MediaArea: TLSchemaDescribed, TLParsable {
         /// `mediaAreaVenue#be82db9c coordinates:MediaAreaCoordinates geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MediaArea;`
         case mediaAreaVenue(Cons_mediaAreaVenue)
         /// `inputMediaAreaVenue#b282217f coordinates:MediaAreaCoordinates query_id:long result_id:string = MediaArea;`
@@ -1875,6 +1635,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "MediaArea" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MediaArea {
             let id = try reader.readUInt32()
@@ -2043,82 +1804,13 @@ extension Api {
                 throw error.inside(constructor: "mediaAreaStarGift", fields: "coordinates,slug", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .mediaAreaVenue(let c):
-                    var fields = TLFieldList(capacity: 7)
-                    fields.object("coordinates", c.coordinates)
-                    fields.object("geo", c.geo)
-                    fields.string("title", c.title)
-                    fields.string("address", c.address)
-                    fields.string("provider", c.provider)
-                    fields.string("venue_id", c.venueId)
-                    fields.string("venue_type", c.venueType)
-                    return ("mediaAreaVenue", fields.fields)
-                case .inputMediaAreaVenue(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("coordinates", c.coordinates)
-                    fields.long("query_id", c.queryId)
-                    fields.string("result_id", c.resultId)
-                    return ("inputMediaAreaVenue", fields.fields)
-                case .mediaAreaGeoPoint(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("coordinates", c.coordinates)
-                    fields.object("geo", c.geo)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.address {
-                        fields.object("address", value)
-                    }
-                    return ("mediaAreaGeoPoint", fields.fields)
-                case .mediaAreaSuggestedReaction(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 5)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("dark", c.dark)
-                    fields.trueFlag("flipped", c.flipped)
-                    fields.object("coordinates", c.coordinates)
-                    fields.object("reaction", c.reaction)
-                    return ("mediaAreaSuggestedReaction", fields.fields)
-                case .mediaAreaChannelPost(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("coordinates", c.coordinates)
-                    fields.long("channel_id", c.channelId)
-                    fields.int("msg_id", c.msgId)
-                    return ("mediaAreaChannelPost", fields.fields)
-                case .inputMediaAreaChannelPost(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.object("coordinates", c.coordinates)
-                    fields.object("channel", c.channel)
-                    fields.int("msg_id", c.msgId)
-                    return ("inputMediaAreaChannelPost", fields.fields)
-                case .mediaAreaUrl(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("coordinates", c.coordinates)
-                    fields.string("url", c.url)
-                    return ("mediaAreaUrl", fields.fields)
-                case .mediaAreaWeather(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.object("coordinates", c.coordinates)
-                    fields.string("emoji", c.emoji)
-                    fields.double("temperature_c", c.temperatureC)
-                    fields.int("color", c.color)
-                    return ("mediaAreaWeather", fields.fields)
-                case .mediaAreaStarGift(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("coordinates", c.coordinates)
-                    fields.string("slug", c.slug)
-                    return ("mediaAreaStarGift", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `PeerStories`. Constructors:
     /// - `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
-    public enum PeerStories: TLRegistrable, TLParsable {
+    public enum PeerStories: TLSchemaDescribed, TLParsable {
         /// `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
         case peerStories(Cons_peerStories)
 
@@ -2164,6 +1856,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PeerStories" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PeerStories {
             let id = try reader.readUInt32()
@@ -2198,21 +1891,6 @@ extension Api {
                 throw error.inside(constructor: "peerStories", fields: "flags,peer,max_read_id,stories", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .peerStories(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.object("peer", c.peer)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.maxReadId {
-                        fields.int("max_read_id", value)
-                    }
-                    fields.objects("stories", c.stories)
-                    return ("peerStories", fields.fields)
-            }
-        }
     }
 }
 
@@ -2220,7 +1898,7 @@ extension Api.messages {
     /// TL type `messages.SavedReactionTags`. Constructors:
     /// - `messages.savedReactionTagsNotModified#889b59ef = messages.SavedReactionTags;`
     /// - `messages.savedReactionTags#3259950a tags:Vector<SavedReactionTag> hash:long = messages.SavedReactionTags;`
-    public enum SavedReactionTags: TLRegistrable, TLParsable {
+    public enum SavedReactionTags: TLSchemaDescribed, TLParsable {
         /// `messages.savedReactionTagsNotModified#889b59ef = messages.SavedReactionTags;`
         case savedReactionTagsNotModified
         /// `messages.savedReactionTags#3259950a tags:Vector<SavedReactionTag> hash:long = messages.SavedReactionTags;`
@@ -2249,6 +1927,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.SavedReactionTags" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedReactionTags {
             let id = try reader.readUInt32()
@@ -2281,25 +1960,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.savedReactionTags", fields: "tags,hash", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedReactionTagsNotModified:
-                    return ("messages.savedReactionTagsNotModified", [])
-                case .savedReactionTags(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("tags", c.tags)
-                    fields.long("hash", c.hash)
-                    return ("messages.savedReactionTags", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.smsjobs {
     /// TL type `smsjobs.Status`. Constructors:
     /// - `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
-    public enum Status: TLRegistrable, TLParsable {
+    public enum Status: TLSchemaDescribed, TLParsable {
         /// `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
         case status(Cons_status)
 
@@ -2363,6 +2030,7 @@ extension Api.smsjobs {
         }
 
         public static var tlTypeName: String { "smsjobs.Status" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Status {
             let id = try reader.readUInt32()
@@ -2405,33 +2073,13 @@ extension Api.smsjobs {
                 throw error.inside(constructor: "smsjobs.status", fields: "flags,allow_international,recent_sent,recent_since,recent_remains,total_sent,total_since,last_gift_slug,terms_url", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .status(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("allow_international", c.allowInternational)
-                    fields.int("recent_sent", c.recentSent)
-                    fields.int("recent_since", c.recentSince)
-                    fields.int("recent_remains", c.recentRemains)
-                    fields.int("total_sent", c.totalSent)
-                    fields.int("total_since", c.totalSince)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.lastGiftSlug {
-                        fields.string("last_gift_slug", value)
-                    }
-                    fields.string("terms_url", c.termsUrl)
-                    return ("smsjobs.status", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.payments {
     /// TL type `payments.ConnectedStarRefBots`. Constructors:
     /// - `payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;`
-    public enum ConnectedStarRefBots: TLRegistrable, TLParsable {
+    public enum ConnectedStarRefBots: TLSchemaDescribed, TLParsable {
         /// `payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;`
         case connectedStarRefBots(Cons_connectedStarRefBots)
 
@@ -2461,6 +2109,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.ConnectedStarRefBots" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ConnectedStarRefBots {
             let id = try reader.readUInt32()
@@ -2490,17 +2139,6 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.connectedStarRefBots", fields: "count,connected_bots,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .connectedStarRefBots(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("count", c.count)
-                    fields.objects("connected_bots", c.connectedBots)
-                    fields.objects("users", c.users)
-                    return ("payments.connectedStarRefBots", fields.fields)
-            }
-        }
     }
 }
 
@@ -2508,7 +2146,7 @@ extension Api.account {
     /// TL type `account.SavedMusicIds`. Constructors:
     /// - `account.savedMusicIdsNotModified#4fc81d6e = account.SavedMusicIds;`
     /// - `account.savedMusicIds#998d6636 ids:Vector<long> = account.SavedMusicIds;`
-    public enum SavedMusicIds: TLRegistrable, TLParsable {
+    public enum SavedMusicIds: TLSchemaDescribed, TLParsable {
         /// `account.savedMusicIdsNotModified#4fc81d6e = account.SavedMusicIds;`
         case savedMusicIdsNotModified
         /// `account.savedMusicIds#998d6636 ids:Vector<long> = account.SavedMusicIds;`
@@ -2534,6 +2172,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.SavedMusicIds" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> SavedMusicIds {
             let id = try reader.readUInt32()
@@ -2563,24 +2202,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.savedMusicIds", fields: "ids", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .savedMusicIdsNotModified:
-                    return ("account.savedMusicIdsNotModified", [])
-                case .savedMusicIds(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.longs("ids", c.ids)
-                    return ("account.savedMusicIds", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarGiftUpgradePrice`. Constructors:
     /// - `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
-    public enum StarGiftUpgradePrice: TLRegistrable, TLParsable {
+    public enum StarGiftUpgradePrice: TLSchemaDescribed, TLParsable {
         /// `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
         case starGiftUpgradePrice(Cons_starGiftUpgradePrice)
 
@@ -2607,6 +2235,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftUpgradePrice" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftUpgradePrice {
             let id = try reader.readUInt32()
@@ -2634,23 +2263,13 @@ extension Api {
                 throw error.inside(constructor: "starGiftUpgradePrice", fields: "date,upgrade_stars", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftUpgradePrice(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("date", c.date)
-                    fields.long("upgrade_stars", c.upgradeStars)
-                    return ("starGiftUpgradePrice", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarGiftAuctionAcquiredGift`. Constructors:
     /// - `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
-    public enum StarGiftAuctionAcquiredGift: TLRegistrable, TLParsable {
+    public enum StarGiftAuctionAcquiredGift: TLSchemaDescribed, TLParsable {
         /// `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
         case starGiftAuctionAcquiredGift(Cons_starGiftAuctionAcquiredGift)
 
@@ -2717,6 +2336,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftAuctionAcquiredGift" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAuctionAcquiredGift {
             let id = try reader.readUInt32()
@@ -2760,28 +2380,6 @@ extension Api {
             }
             catch {
                 throw error.inside(constructor: "starGiftAuctionAcquiredGift", fields: "flags,name_hidden,peer,date,bid_amount,round,pos,message,gift_num", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAuctionAcquiredGift(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("name_hidden", c.nameHidden)
-                    fields.object("peer", c.peer)
-                    fields.int("date", c.date)
-                    fields.long("bid_amount", c.bidAmount)
-                    fields.int("round", c.round)
-                    fields.int("pos", c.pos)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.message {
-                        fields.object("message", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.giftNum {
-                        fields.int("gift_num", value)
-                    }
-                    return ("starGiftAuctionAcquiredGift", fields.fields)
             }
         }
     }
@@ -3142,5 +2740,47 @@ extension Api {
         (0x06de6392, "bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;"),
         (0x7f18176a, "payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;"),
         (0xb4352016, "stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;"),
+    ]
+    static let constructorEntries38: [(UInt32, StaticString)] = [
+        (0x5a686d7c, "chatInviteAlready#5a686d7c chat:Chat = ChatInvite;"),
+        (0x5c9d3702, "chatInvite#5c9d3702 flags:# channel:flags.0?true broadcast:flags.1?true public:flags.2?true megagroup:flags.3?true request_needed:flags.6?true verified:flags.7?true scam:flags.8?true fake:flags.9?true can_refulfill_subscription:flags.11?true title:string about:flags.5?string photo:Photo participants_count:int participants:flags.4?Vector<User> color:int subscription_pricing:flags.10?StarsSubscriptionPricing subscription_form_id:flags.12?long bot_verification:flags.13?BotVerification = ChatInvite;"),
+        (0x61695cb0, "chatInvitePeek#61695cb0 chat:Chat expires:int = ChatInvite;"),
+        (0x3371c354, "messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;"),
+        (0xde266ef5, "contacts.topPeersNotModified#de266ef5 = contacts.TopPeers;"),
+        (0x70b772a8, "contacts.topPeers#70b772a8 categories:Vector<TopPeerCategoryPeers> chats:Vector<Chat> users:Vector<User> = contacts.TopPeers;"),
+        (0xb52c939d, "contacts.topPeersDisabled#b52c939d = contacts.TopPeers;"),
+        (0x9a3bfd99, "messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;"),
+        (0xcdc27a1f, "paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;"),
+        (0x9bed434d, "inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;"),
+        (0xc239d686, "inputWebFileLocation#c239d686 url:string access_hash:long = InputWebFileLocation;"),
+        (0x9f2221c9, "inputWebFileGeoPointLocation#9f2221c9 geo_point:InputGeoPoint access_hash:long w:int h:int zoom:int scale:int = InputWebFileLocation;"),
+        (0xf46fe924, "inputWebFileAudioAlbumThumbLocation#f46fe924 flags:# small:flags.2?true document:flags.0?InputDocument title:flags.1?string performer:flags.1?string = InputWebFileLocation;"),
+        (0xb6213cdf, "shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;"),
+        (0x98657f0d, "page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;"),
+        (0xa575739d, "emojiURL#a575739d url:string = EmojiURL;"),
+        (0x77744d4a, "dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;"),
+        (0xd0e482b2, "phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;"),
+        (0x2dbf3432, "phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;"),
+        (0xaed0cbd9, "payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;"),
+        (0x5f2d1df2, "premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;"),
+        (0xc84834ce, "autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;"),
+        (0xbe82db9c, "mediaAreaVenue#be82db9c coordinates:MediaAreaCoordinates geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MediaArea;"),
+        (0xb282217f, "inputMediaAreaVenue#b282217f coordinates:MediaAreaCoordinates query_id:long result_id:string = MediaArea;"),
+        (0xcad5452d, "mediaAreaGeoPoint#cad5452d flags:# coordinates:MediaAreaCoordinates geo:GeoPoint address:flags.0?GeoPointAddress = MediaArea;"),
+        (0x14455871, "mediaAreaSuggestedReaction#14455871 flags:# dark:flags.0?true flipped:flags.1?true coordinates:MediaAreaCoordinates reaction:Reaction = MediaArea;"),
+        (0x770416af, "mediaAreaChannelPost#770416af coordinates:MediaAreaCoordinates channel_id:long msg_id:int = MediaArea;"),
+        (0x2271f2bf, "inputMediaAreaChannelPost#2271f2bf coordinates:MediaAreaCoordinates channel:InputChannel msg_id:int = MediaArea;"),
+        (0x37381085, "mediaAreaUrl#37381085 coordinates:MediaAreaCoordinates url:string = MediaArea;"),
+        (0x49a6549c, "mediaAreaWeather#49a6549c coordinates:MediaAreaCoordinates emoji:string temperature_c:double color:int = MediaArea;"),
+        (0x5787686d, "mediaAreaStarGift#5787686d coordinates:MediaAreaCoordinates slug:string = MediaArea;"),
+        (0x9a35e999, "peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;"),
+        (0x889b59ef, "messages.savedReactionTagsNotModified#889b59ef = messages.SavedReactionTags;"),
+        (0x3259950a, "messages.savedReactionTags#3259950a tags:Vector<SavedReactionTag> hash:long = messages.SavedReactionTags;"),
+        (0x2aee9191, "smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;"),
+        (0x98d5ea1d, "payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;"),
+        (0x4fc81d6e, "account.savedMusicIdsNotModified#4fc81d6e = account.SavedMusicIds;"),
+        (0x998d6636, "account.savedMusicIds#998d6636 ids:Vector<long> = account.SavedMusicIds;"),
+        (0x99ea331d, "starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;"),
+        (0x42b00348, "starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;"),
     ]
 }

@@ -7,7 +7,7 @@ import TLRuntime
 extension Api {
     /// TL type `Config`. Constructors:
     /// - `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
-    public enum Config: TLRegistrable, TLParsable {
+    public enum Config: TLSchemaDescribed, TLParsable {
         /// `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
         case config(Cons_config)
 
@@ -251,6 +251,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "Config" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Config {
             let id = try reader.readUInt32()
@@ -393,92 +394,13 @@ extension Api {
                 throw error.inside(constructor: "config", fields: "flags,default_p2p_contacts,preload_featured_stickers,revoke_pm_inbox,blocked_mode,force_try_ipv6,date,expires,test_mode,this_dc,dc_options,dc_txt_domain_name,chat_size_max,megagroup_size_max,forwarded_count_max,online_update_period_ms,offline_blur_timeout_ms,offline_idle_timeout_ms,online_cloud_timeout_ms,notify_cloud_delay_ms,notify_default_delay_ms,push_chat_period_ms,push_chat_limit,edit_time_limit,revoke_time_limit,revoke_pm_time_limit,rating_e_decay,stickers_recent_limit,channels_read_media_period,tmp_sessions,call_receive_timeout_ms,call_ring_timeout_ms,call_connect_timeout_ms,call_packet_timeout_ms,me_url_prefix,autoupdate_url_prefix,gif_search_username,venue_search_username,img_search_username,static_maps_provider,caption_length_max,message_length_max,webfile_dc_id,suggested_lang_code,lang_pack_version,base_lang_pack_version,reactions_default,autologin_token", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .config(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 48)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("default_p2p_contacts", c.defaultP2pContacts)
-                    fields.trueFlag("preload_featured_stickers", c.preloadFeaturedStickers)
-                    fields.trueFlag("revoke_pm_inbox", c.revokePmInbox)
-                    fields.trueFlag("blocked_mode", c.blockedMode)
-                    fields.trueFlag("force_try_ipv6", c.forceTryIpv6)
-                    fields.int("date", c.date)
-                    fields.int("expires", c.expires)
-                    fields.bool("test_mode", c.testMode)
-                    fields.int("this_dc", c.thisDc)
-                    fields.objects("dc_options", c.dcOptions)
-                    fields.string("dc_txt_domain_name", c.dcTxtDomainName)
-                    fields.int("chat_size_max", c.chatSizeMax)
-                    fields.int("megagroup_size_max", c.megagroupSizeMax)
-                    fields.int("forwarded_count_max", c.forwardedCountMax)
-                    fields.int("online_update_period_ms", c.onlineUpdatePeriodMs)
-                    fields.int("offline_blur_timeout_ms", c.offlineBlurTimeoutMs)
-                    fields.int("offline_idle_timeout_ms", c.offlineIdleTimeoutMs)
-                    fields.int("online_cloud_timeout_ms", c.onlineCloudTimeoutMs)
-                    fields.int("notify_cloud_delay_ms", c.notifyCloudDelayMs)
-                    fields.int("notify_default_delay_ms", c.notifyDefaultDelayMs)
-                    fields.int("push_chat_period_ms", c.pushChatPeriodMs)
-                    fields.int("push_chat_limit", c.pushChatLimit)
-                    fields.int("edit_time_limit", c.editTimeLimit)
-                    fields.int("revoke_time_limit", c.revokeTimeLimit)
-                    fields.int("revoke_pm_time_limit", c.revokePmTimeLimit)
-                    fields.int("rating_e_decay", c.ratingEDecay)
-                    fields.int("stickers_recent_limit", c.stickersRecentLimit)
-                    fields.int("channels_read_media_period", c.channelsReadMediaPeriod)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.tmpSessions {
-                        fields.int("tmp_sessions", value)
-                    }
-                    fields.int("call_receive_timeout_ms", c.callReceiveTimeoutMs)
-                    fields.int("call_ring_timeout_ms", c.callRingTimeoutMs)
-                    fields.int("call_connect_timeout_ms", c.callConnectTimeoutMs)
-                    fields.int("call_packet_timeout_ms", c.callPacketTimeoutMs)
-                    fields.string("me_url_prefix", c.meUrlPrefix)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.autoupdateUrlPrefix {
-                        fields.string("autoupdate_url_prefix", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x200), let value = c.gifSearchUsername {
-                        fields.string("gif_search_username", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x400), let value = c.venueSearchUsername {
-                        fields.string("venue_search_username", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x800), let value = c.imgSearchUsername {
-                        fields.string("img_search_username", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1000), let value = c.staticMapsProvider {
-                        fields.string("static_maps_provider", value)
-                    }
-                    fields.int("caption_length_max", c.captionLengthMax)
-                    fields.int("message_length_max", c.messageLengthMax)
-                    fields.int("webfile_dc_id", c.webfileDcId)
-                    if tlFlagIsSet(_flags, 0x4), let value = c.suggestedLangCode {
-                        fields.string("suggested_lang_code", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.langPackVersion {
-                        fields.int("lang_pack_version", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.baseLangPackVersion {
-                        fields.int("base_lang_pack_version", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x8000), let value = c.reactionsDefault {
-                        fields.object("reactions_default", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x10000), let value = c.autologinToken {
-                        fields.string("autologin_token", value)
-                    }
-                    return ("config", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.BotCallbackAnswer`. Constructors:
     /// - `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
-    public enum BotCallbackAnswer: TLRegistrable, TLParsable {
+    public enum BotCallbackAnswer: TLSchemaDescribed, TLParsable {
         /// `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
         case botCallbackAnswer(Cons_botCallbackAnswer)
 
@@ -533,6 +455,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.BotCallbackAnswer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BotCallbackAnswer {
             let id = try reader.readUInt32()
@@ -570,26 +493,6 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.botCallbackAnswer", fields: "flags,alert,has_url,native_ui,message,url,cache_time", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .botCallbackAnswer(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("alert", c.alert)
-                    fields.trueFlag("has_url", c.hasUrl)
-                    fields.trueFlag("native_ui", c.nativeUi)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.message {
-                        fields.string("message", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4), let value = c.url {
-                        fields.string("url", value)
-                    }
-                    fields.int("cache_time", c.cacheTime)
-                    return ("messages.botCallbackAnswer", fields.fields)
-            }
-        }
     }
 }
 
@@ -600,7 +503,7 @@ extension Api {
     /// - `phoneCallDiscardReasonHangup#57adc690 = PhoneCallDiscardReason;`
     /// - `phoneCallDiscardReasonBusy#faf7e8c9 = PhoneCallDiscardReason;`
     /// - `phoneCallDiscardReasonMigrateConferenceCall#9fbbf1f7 slug:string = PhoneCallDiscardReason;`
-    public enum PhoneCallDiscardReason: TLRegistrable, TLParsable {
+    public enum PhoneCallDiscardReason: TLSchemaDescribed, TLParsable {
         /// `phoneCallDiscardReasonMissed#85e42301 = PhoneCallDiscardReason;`
         case phoneCallDiscardReasonMissed
         /// `phoneCallDiscardReasonDisconnect#e095c1a0 = PhoneCallDiscardReason;`
@@ -638,6 +541,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PhoneCallDiscardReason" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneCallDiscardReason {
             let id = try reader.readUInt32()
@@ -682,23 +586,6 @@ extension Api {
                 throw error.inside(constructor: "phoneCallDiscardReasonMigrateConferenceCall", fields: "slug", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .phoneCallDiscardReasonMissed:
-                    return ("phoneCallDiscardReasonMissed", [])
-                case .phoneCallDiscardReasonDisconnect:
-                    return ("phoneCallDiscardReasonDisconnect", [])
-                case .phoneCallDiscardReasonHangup:
-                    return ("phoneCallDiscardReasonHangup", [])
-                case .phoneCallDiscardReasonBusy:
-                    return ("phoneCallDiscardReasonBusy", [])
-                case .phoneCallDiscardReasonMigrateConferenceCall(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("slug", c.slug)
-                    return ("phoneCallDiscardReasonMigrateConferenceCall", fields.fields)
-            }
-        }
     }
 }
 
@@ -706,7 +593,7 @@ extension Api.payments {
     /// TL type `payments.PaymentResult`. Constructors:
     /// - `payments.paymentResult#4e5f810d updates:Updates = payments.PaymentResult;`
     /// - `payments.paymentVerificationNeeded#d8411139 url:string = payments.PaymentResult;`
-    public enum PaymentResult: TLRegistrable, TLParsable {
+    public enum PaymentResult: TLSchemaDescribed, TLParsable {
         /// `payments.paymentResult#4e5f810d updates:Updates = payments.PaymentResult;`
         case paymentResult(Cons_paymentResult)
         /// `payments.paymentVerificationNeeded#d8411139 url:string = payments.PaymentResult;`
@@ -742,6 +629,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.PaymentResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PaymentResult {
             let id = try reader.readUInt32()
@@ -777,19 +665,6 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.paymentVerificationNeeded", fields: "url", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .paymentResult(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("updates", c.updates)
-                    return ("payments.paymentResult", fields.fields)
-                case .paymentVerificationNeeded(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("url", c.url)
-                    return ("payments.paymentVerificationNeeded", fields.fields)
-            }
-        }
     }
 }
 
@@ -801,7 +676,7 @@ extension Api {
     /// - `phoneCallAccepted#3660c311 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_b:bytes protocol:PhoneCallProtocol = PhoneCall;`
     /// - `phoneCall#30535af5 flags:# p2p_allowed:flags.5?true video:flags.6?true conference_supported:flags.8?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long protocol:PhoneCallProtocol connections:Vector<PhoneConnection> start_date:int custom_parameters:flags.7?DataJSON = PhoneCall;`
     /// - `phoneCallDiscarded#50ca4de1 flags:# need_rating:flags.2?true need_debug:flags.3?true video:flags.6?true id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = PhoneCall;`
-    public enum PhoneCall: TLRegistrable, TLParsable {
+    public enum PhoneCall: TLSchemaDescribed, TLParsable {
         /// `phoneCallEmpty#5366c915 id:long = PhoneCall;`
         case phoneCallEmpty(Cons_phoneCallEmpty)
         /// `phoneCallWaiting#c5226f17 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long protocol:PhoneCallProtocol receive_date:flags.0?int = PhoneCall;`
@@ -1106,6 +981,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "PhoneCall" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> PhoneCall {
             let id = try reader.readUInt32()
@@ -1272,99 +1148,13 @@ extension Api {
                 throw error.inside(constructor: "phoneCallDiscarded", fields: "flags,need_rating,need_debug,video,id,reason,duration", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .phoneCallEmpty(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("phoneCallEmpty", fields.fields)
-                case .phoneCallWaiting(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("video", c.video)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("date", c.date)
-                    fields.long("admin_id", c.adminId)
-                    fields.long("participant_id", c.participantId)
-                    fields.object("protocol", c.`protocol`)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.receiveDate {
-                        fields.int("receive_date", value)
-                    }
-                    return ("phoneCallWaiting", fields.fields)
-                case .phoneCallRequested(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("video", c.video)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("date", c.date)
-                    fields.long("admin_id", c.adminId)
-                    fields.long("participant_id", c.participantId)
-                    fields.bytes("g_a_hash", c.gAHash)
-                    fields.object("protocol", c.`protocol`)
-                    return ("phoneCallRequested", fields.fields)
-                case .phoneCallAccepted(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("video", c.video)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("date", c.date)
-                    fields.long("admin_id", c.adminId)
-                    fields.long("participant_id", c.participantId)
-                    fields.bytes("g_b", c.gB)
-                    fields.object("protocol", c.`protocol`)
-                    return ("phoneCallAccepted", fields.fields)
-                case .phoneCall(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 15)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("p2p_allowed", c.p2pAllowed)
-                    fields.trueFlag("video", c.video)
-                    fields.trueFlag("conference_supported", c.conferenceSupported)
-                    fields.long("id", c.id)
-                    fields.long("access_hash", c.accessHash)
-                    fields.int("date", c.date)
-                    fields.long("admin_id", c.adminId)
-                    fields.long("participant_id", c.participantId)
-                    fields.bytes("g_a_or_b", c.gAOrB)
-                    fields.long("key_fingerprint", c.keyFingerprint)
-                    fields.object("protocol", c.`protocol`)
-                    fields.objects("connections", c.connections)
-                    fields.int("start_date", c.startDate)
-                    if tlFlagIsSet(_flags, 0x80), let value = c.customParameters {
-                        fields.object("custom_parameters", value)
-                    }
-                    return ("phoneCall", fields.fields)
-                case .phoneCallDiscarded(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("need_rating", c.needRating)
-                    fields.trueFlag("need_debug", c.needDebug)
-                    fields.trueFlag("video", c.video)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.reason {
-                        fields.object("reason", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.duration {
-                        fields.int("duration", value)
-                    }
-                    return ("phoneCallDiscarded", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `ThemeSettings`. Constructors:
     /// - `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
-    public enum ThemeSettings: TLRegistrable, TLParsable {
+    public enum ThemeSettings: TLSchemaDescribed, TLParsable {
         /// `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
         case themeSettings(Cons_themeSettings)
 
@@ -1426,6 +1216,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "ThemeSettings" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ThemeSettings {
             let id = try reader.readUInt32()
@@ -1470,35 +1261,13 @@ extension Api {
                 throw error.inside(constructor: "themeSettings", fields: "flags,message_colors_animated,base_theme,accent_color,outbox_accent_color,message_colors,wallpaper", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .themeSettings(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("message_colors_animated", c.messageColorsAnimated)
-                    fields.object("base_theme", c.baseTheme)
-                    fields.int("accent_color", c.accentColor)
-                    if tlFlagIsSet(_flags, 0x8), let value = c.outboxAccentColor {
-                        fields.int("outbox_accent_color", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x1), let value = c.messageColors {
-                        fields.ints("message_colors", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x2), let value = c.wallpaper {
-                        fields.object("wallpaper", value)
-                    }
-                    return ("themeSettings", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.AffectedFoundMessages`. Constructors:
     /// - `messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;`
-    public enum AffectedFoundMessages: TLRegistrable, TLParsable {
+    public enum AffectedFoundMessages: TLSchemaDescribed, TLParsable {
         /// `messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;`
         case affectedFoundMessages(Cons_affectedFoundMessages)
 
@@ -1531,6 +1300,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.AffectedFoundMessages" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> AffectedFoundMessages {
             let id = try reader.readUInt32()
@@ -1562,25 +1332,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.affectedFoundMessages", fields: "pts,pts_count,offset,messages", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .affectedFoundMessages(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.int("pts", c.pts)
-                    fields.int("pts_count", c.ptsCount)
-                    fields.int("offset", c.offset)
-                    fields.ints("messages", c.messages)
-                    return ("messages.affectedFoundMessages", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.messages {
     /// TL type `messages.CheckedHistoryImportPeer`. Constructors:
     /// - `messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;`
-    public enum CheckedHistoryImportPeer: TLRegistrable, TLParsable {
+    public enum CheckedHistoryImportPeer: TLSchemaDescribed, TLParsable {
         /// `messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;`
         case checkedHistoryImportPeer(Cons_checkedHistoryImportPeer)
 
@@ -1602,6 +1360,7 @@ extension Api.messages {
         }
 
         public static var tlTypeName: String { "messages.CheckedHistoryImportPeer" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CheckedHistoryImportPeer {
             let id = try reader.readUInt32()
@@ -1626,22 +1385,13 @@ extension Api.messages {
                 throw error.inside(constructor: "messages.checkedHistoryImportPeer", fields: "confirm_text", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .checkedHistoryImportPeer(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.string("confirm_text", c.confirmText)
-                    return ("messages.checkedHistoryImportPeer", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.stories {
     /// TL type `stories.StoryReactionsList`. Constructors:
     /// - `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
-    public enum StoryReactionsList: TLRegistrable, TLParsable {
+    public enum StoryReactionsList: TLSchemaDescribed, TLParsable {
         /// `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
         case storyReactionsList(Cons_storyReactionsList)
 
@@ -1695,6 +1445,7 @@ extension Api.stories {
         }
 
         public static var tlTypeName: String { "stories.StoryReactionsList" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StoryReactionsList {
             let id = try reader.readUInt32()
@@ -1733,30 +1484,13 @@ extension Api.stories {
                 throw error.inside(constructor: "stories.storyReactionsList", fields: "flags,count,reactions,chats,users,next_offset", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .storyReactionsList(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 6)
-                    fields.flags("flags", _flags)
-                    fields.int("count", c.count)
-                    fields.objects("reactions", c.reactions)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.nextOffset {
-                        fields.string("next_offset", value)
-                    }
-                    return ("stories.storyReactionsList", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `BusinessRecipients`. Constructors:
     /// - `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
-    public enum BusinessRecipients: TLRegistrable, TLParsable {
+    public enum BusinessRecipients: TLSchemaDescribed, TLParsable {
         /// `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
         case businessRecipients(Cons_businessRecipients)
 
@@ -1804,6 +1538,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "BusinessRecipients" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> BusinessRecipients {
             let id = try reader.readUInt32()
@@ -1834,31 +1569,13 @@ extension Api {
                 throw error.inside(constructor: "businessRecipients", fields: "flags,existing_chats,new_chats,contacts,non_contacts,exclude_selected,users", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .businessRecipients(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 7)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("existing_chats", c.existingChats)
-                    fields.trueFlag("new_chats", c.newChats)
-                    fields.trueFlag("contacts", c.contacts)
-                    fields.trueFlag("non_contacts", c.nonContacts)
-                    fields.trueFlag("exclude_selected", c.excludeSelected)
-                    if tlFlagIsSet(_flags, 0x10), let value = c.users {
-                        fields.longs("users", value)
-                    }
-                    return ("businessRecipients", fields.fields)
-            }
-        }
     }
 }
 
 extension Api {
     /// TL type `StarGiftAttributeCounter`. Constructors:
     /// - `starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;`
-    public enum StarGiftAttributeCounter: TLRegistrable, TLParsable {
+    public enum StarGiftAttributeCounter: TLSchemaDescribed, TLParsable {
         /// `starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;`
         case starGiftAttributeCounter(Cons_starGiftAttributeCounter)
 
@@ -1883,6 +1600,7 @@ extension Api {
         }
 
         public static var tlTypeName: String { "StarGiftAttributeCounter" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftAttributeCounter {
             let id = try reader.readUInt32()
@@ -1910,16 +1628,6 @@ extension Api {
                 throw error.inside(constructor: "starGiftAttributeCounter", fields: "attribute,count", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftAttributeCounter(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.object("attribute", c.attribute)
-                    fields.int("count", c.count)
-                    return ("starGiftAttributeCounter", fields.fields)
-            }
-        }
     }
 }
 
@@ -1927,7 +1635,7 @@ extension Api.payments {
     /// TL type `payments.StarGiftCollections`. Constructors:
     /// - `payments.starGiftCollectionsNotModified#a0ba4f17 = payments.StarGiftCollections;`
     /// - `payments.starGiftCollections#8a2932f3 collections:Vector<StarGiftCollection> = payments.StarGiftCollections;`
-    public enum StarGiftCollections: TLRegistrable, TLParsable {
+    public enum StarGiftCollections: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftCollectionsNotModified#a0ba4f17 = payments.StarGiftCollections;`
         case starGiftCollectionsNotModified
         /// `payments.starGiftCollections#8a2932f3 collections:Vector<StarGiftCollection> = payments.StarGiftCollections;`
@@ -1953,6 +1661,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.StarGiftCollections" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> StarGiftCollections {
             let id = try reader.readUInt32()
@@ -1982,17 +1691,6 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.starGiftCollections", fields: "collections", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .starGiftCollectionsNotModified:
-                    return ("payments.starGiftCollectionsNotModified", [])
-                case .starGiftCollections(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("collections", c.collections)
-                    return ("payments.starGiftCollections", fields.fields)
-            }
-        }
     }
 }
 
@@ -2000,7 +1698,7 @@ extension Api.payments {
     /// TL type `payments.CheckCanSendGiftResult`. Constructors:
     /// - `payments.checkCanSendGiftResultOk#374fa7ad = payments.CheckCanSendGiftResult;`
     /// - `payments.checkCanSendGiftResultFail#d5e58274 reason:TextWithEntities = payments.CheckCanSendGiftResult;`
-    public enum CheckCanSendGiftResult: TLRegistrable, TLParsable {
+    public enum CheckCanSendGiftResult: TLSchemaDescribed, TLParsable {
         /// `payments.checkCanSendGiftResultOk#374fa7ad = payments.CheckCanSendGiftResult;`
         case checkCanSendGiftResultOk
         /// `payments.checkCanSendGiftResultFail#d5e58274 reason:TextWithEntities = payments.CheckCanSendGiftResult;`
@@ -2026,6 +1724,7 @@ extension Api.payments {
         }
 
         public static var tlTypeName: String { "payments.CheckCanSendGiftResult" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> CheckCanSendGiftResult {
             let id = try reader.readUInt32()
@@ -2055,24 +1754,13 @@ extension Api.payments {
                 throw error.inside(constructor: "payments.checkCanSendGiftResultFail", fields: "reason", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .checkCanSendGiftResultOk:
-                    return ("payments.checkCanSendGiftResultOk", [])
-                case .checkCanSendGiftResultFail(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.object("reason", c.reason)
-                    return ("payments.checkCanSendGiftResultFail", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.account {
     /// TL type `account.Passkeys`. Constructors:
     /// - `account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;`
-    public enum Passkeys: TLRegistrable, TLParsable {
+    public enum Passkeys: TLSchemaDescribed, TLParsable {
         /// `account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;`
         case passkeys(Cons_passkeys)
 
@@ -2094,6 +1782,7 @@ extension Api.account {
         }
 
         public static var tlTypeName: String { "account.Passkeys" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Passkeys {
             let id = try reader.readUInt32()
@@ -2118,22 +1807,13 @@ extension Api.account {
                 throw error.inside(constructor: "account.passkeys", fields: "passkeys", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .passkeys(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("passkeys", c.passkeys)
-                    return ("account.passkeys", fields.fields)
-            }
-        }
     }
 }
 
 extension Api.communities {
     /// TL type `communities.ParticipantJoinedChats`. Constructors:
     /// - `communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;`
-    public enum ParticipantJoinedChats: TLRegistrable, TLParsable {
+    public enum ParticipantJoinedChats: TLSchemaDescribed, TLParsable {
         /// `communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;`
         case participantJoinedChats(Cons_participantJoinedChats)
 
@@ -2164,6 +1844,7 @@ extension Api.communities {
         }
 
         public static var tlTypeName: String { "communities.ParticipantJoinedChats" }
+        public static var tlRegistry: TLRegistry { Api.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ParticipantJoinedChats {
             let id = try reader.readUInt32()
@@ -2193,18 +1874,6 @@ extension Api.communities {
             }
             catch {
                 throw error.inside(constructor: "communities.participantJoinedChats", fields: "creator_chat_ids,joined_chat_ids,chats,users", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .participantJoinedChats(let c):
-                    var fields = TLFieldList(capacity: 4)
-                    fields.longs("creator_chat_ids", c.creatorChatIds)
-                    fields.longs("joined_chat_ids", c.joinedChatIds)
-                    fields.objects("chats", c.chats)
-                    fields.objects("users", c.users)
-                    return ("communities.participantJoinedChats", fields.fields)
             }
         }
     }
@@ -2709,5 +2378,34 @@ extension Api {
         (0xc558d8ab, "phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;"),
         (0x5f150144, "stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;"),
         (0x25b3eac7, "stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;"),
+    ]
+    static let constructorEntries39: [(UInt32, StaticString)] = [
+        (0xcc1a241e, "config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;"),
+        (0x36585ea4, "messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;"),
+        (0x85e42301, "phoneCallDiscardReasonMissed#85e42301 = PhoneCallDiscardReason;"),
+        (0xe095c1a0, "phoneCallDiscardReasonDisconnect#e095c1a0 = PhoneCallDiscardReason;"),
+        (0x57adc690, "phoneCallDiscardReasonHangup#57adc690 = PhoneCallDiscardReason;"),
+        (0xfaf7e8c9, "phoneCallDiscardReasonBusy#faf7e8c9 = PhoneCallDiscardReason;"),
+        (0x9fbbf1f7, "phoneCallDiscardReasonMigrateConferenceCall#9fbbf1f7 slug:string = PhoneCallDiscardReason;"),
+        (0x4e5f810d, "payments.paymentResult#4e5f810d updates:Updates = payments.PaymentResult;"),
+        (0xd8411139, "payments.paymentVerificationNeeded#d8411139 url:string = payments.PaymentResult;"),
+        (0x5366c915, "phoneCallEmpty#5366c915 id:long = PhoneCall;"),
+        (0xc5226f17, "phoneCallWaiting#c5226f17 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long protocol:PhoneCallProtocol receive_date:flags.0?int = PhoneCall;"),
+        (0x14b0ed0c, "phoneCallRequested#14b0ed0c flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_hash:bytes protocol:PhoneCallProtocol = PhoneCall;"),
+        (0x3660c311, "phoneCallAccepted#3660c311 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_b:bytes protocol:PhoneCallProtocol = PhoneCall;"),
+        (0x30535af5, "phoneCall#30535af5 flags:# p2p_allowed:flags.5?true video:flags.6?true conference_supported:flags.8?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long protocol:PhoneCallProtocol connections:Vector<PhoneConnection> start_date:int custom_parameters:flags.7?DataJSON = PhoneCall;"),
+        (0x50ca4de1, "phoneCallDiscarded#50ca4de1 flags:# need_rating:flags.2?true need_debug:flags.3?true video:flags.6?true id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = PhoneCall;"),
+        (0xfa58b6d4, "themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;"),
+        (0xef8d3e6c, "messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;"),
+        (0xa24de717, "messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;"),
+        (0xaa5f789c, "stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;"),
+        (0x21108ff7, "businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;"),
+        (0x2eb1b658, "starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;"),
+        (0xa0ba4f17, "payments.starGiftCollectionsNotModified#a0ba4f17 = payments.StarGiftCollections;"),
+        (0x8a2932f3, "payments.starGiftCollections#8a2932f3 collections:Vector<StarGiftCollection> = payments.StarGiftCollections;"),
+        (0x374fa7ad, "payments.checkCanSendGiftResultOk#374fa7ad = payments.CheckCanSendGiftResult;"),
+        (0xd5e58274, "payments.checkCanSendGiftResultFail#d5e58274 reason:TextWithEntities = payments.CheckCanSendGiftResult;"),
+        (0xf8e0aa1c, "account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;"),
+        (0x8d78512a, "communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;"),
     ]
 }

@@ -126,13 +126,14 @@ public struct SwiftEmitter {
             w.line("/// Parses any boxed constructor or function of this schema from its constructor ID.")
             w.line("public static let registry = TLRegistry(")
             w.line("    name: \"\(ns)\",")
-            for (label, prefix) in [("entries", "registryEntries"), ("functions", "functionEntries")] {
+            let lists = [("entries", "registryEntries"), ("functions", "functionEntries"), ("constructors", "constructorEntries")]
+            for (label, prefix) in lists {
                 let parts = (0..<options.fileCount).map { "\(prefix)\(fileSuffix($0))" }
                 w.line("    \(label): Array([")
                 for chunk in stride(from: 0, to: parts.count, by: 6) {
                     w.line("        " + parts[chunk..<min(chunk + 6, parts.count)].joined(separator: ", ") + ",")
                 }
-                w.line("    ].joined())\(label == "entries" ? "," : ")")")
+                w.line("    ].joined())\(label == lists.last?.0 ? ")" : ",")")
             }
             w.line("")
             w.line("/// Parses exactly one boxed value from `buffer`; trailing bytes are an error.")
@@ -180,11 +181,14 @@ public struct SwiftEmitter {
         w.raw(header("Types and functions of \(ns), part \(index + 1) of \(options.fileCount)."))
         var entries: [(UInt32, String)] = []
         var functionEntries: [(UInt32, String)] = []
+        var constructorEntries: [(UInt32, String)] = []
         for type in types {
             w.line("")
             emitType(type, into: w)
             for name in type.constructors {
-                if let c = schema.constructor(named: name) { entries.append((c.id, qualified(type.name))) }
+                guard let c = schema.constructor(named: name) else { continue }
+                entries.append((c.id, qualified(type.name)))
+                constructorEntries.append((c.id, definitionLiteral(c)))
             }
         }
         for function in functions {
@@ -199,6 +203,9 @@ public struct SwiftEmitter {
             w.line("]")
             w.line("static let functionEntries\(fileSuffix(index)): [(UInt32, StaticString)] = [")
             for (id, definition) in functionEntries { w.line("    (\(hexLiteral(id)), \(definition)),") }
+            w.line("]")
+            w.line("static let constructorEntries\(fileSuffix(index)): [(UInt32, StaticString)] = [")
+            for (id, definition) in constructorEntries { w.line("    (\(hexLiteral(id)), \(definition)),") }
             w.line("]")
         }
         return GeneratedFile(name: fileName(index), contents: w.text)
@@ -663,6 +670,20 @@ public struct SwiftEmitter {
         }
     }
 
+    /// Whether the registry can describe these constructors' values from their definitions (`TLSchemaDescribed`),
+    /// which is all of them but those holding MTProto's `Object`: its extent is not in the definition (`message`
+    /// gives it in another field), so those types describe themselves.
+    func describedBySchema(_ constructors: [Combinator]) -> Bool {
+        func opaque(_ type: TLType) -> Bool {
+            switch type {
+            case .anyObject, .generic: true
+            case .vector(let element, _): opaque(element)
+            default: false
+            }
+        }
+        return !constructors.contains { $0.fields.contains { opaque($0.type) } }
+    }
+
     /// Statements building the `descriptionFields()` list, in schema order, absent fields left out.
     func emitDescription(_ c: Combinator, payload v: String, into w: SwiftWriter) {
         if c.fields.isEmpty {
@@ -751,7 +772,8 @@ public struct SwiftEmitter {
         w.block("extension \(container)") {
             w.line("/// TL type `\(type.name)`\(type.isRecursive ? " (recursive)" : ""). Constructors:")
             for c in constructors { w.line("/// - `\(c.definition)`") }
-            w.block("public enum \(swiftName): TLRegistrable, TLParsable") {
+            let schemaDescribed = describedBySchema(constructors)
+            w.block("public enum \(swiftName): \(schemaDescribed ? "TLSchemaDescribed" : "TLRegistrable"), TLParsable") {
                 for c in constructors {
                     w.line("/// `\(c.definition)`")
                     w.line(emittedFields(c).isEmpty ? "case \(caseName(c))" : "case \(caseName(c))(\(consName(c)))")
@@ -780,6 +802,7 @@ public struct SwiftEmitter {
                 }
                 w.line("")
                 w.line("public static var tlTypeName: String { \"\(type.name)\" }")
+                if schemaDescribed { w.line("public static var tlRegistry: TLRegistry { \(ns).registry }") }
                 w.line("")
                 w.block("public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> \(swiftName)") {
                     w.line("let id = try reader.readUInt32()")
@@ -808,6 +831,7 @@ public struct SwiftEmitter {
                         emitParseBody(c, returnStatement: ret, into: w)
                     }
                 }
+                if schemaDescribed { return }
                 w.line("")
                 w.block("public func descriptionFields() -> (String, [(String, TLValue)])") {
                     w.block("switch self") {
@@ -824,7 +848,8 @@ public struct SwiftEmitter {
 
     // MARK: Functions
 
-    /// The definition as a string literal: the registry keeps it, to read a request back (a server, a log line).
+    /// The definition as a string literal: the registry keeps it, to read a request back (a server, a log line) and
+    /// to describe a constructor's value.
     func definitionLiteral(_ f: Combinator) -> String {
         "\"" + f.definition + "\""
     }

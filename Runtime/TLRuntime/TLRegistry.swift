@@ -13,18 +13,22 @@ public struct TLRegistry: Sendable {
     @usableFromInline let table: [UInt32: any TLRegistrable.Type]
     /// Functions by ID, as their TL definitions: requests parse into `TLRequest` (a server decodes them).
     @usableFromInline let functions: [UInt32: StaticString]
+    /// Constructors by ID, as their TL definitions: descriptions read a value's fields through them
+    /// (`TLSchemaDescribed`).
+    let constructors: [UInt32: DefinitionEntry]
     /// `table` and `functions` again, for `parse`: a `Dictionary` lookup hashes the ID with SipHash, which was about
     /// 5 % of decoding the corpus (callgrind); this table hashes it with one multiply.
     let lookup: IDTable
 
     enum Entry: Sendable {
         case constructor(any TLRegistrable.Type)
-        case function(FunctionEntry)
+        case function(DefinitionEntry)
     }
 
-    /// A function's definition and its signature, parsed on first use and then read with one atomic load: a server
-    /// reads every request through here, and `TLSignature.cached` takes a lock and hashes with SipHash.
-    final class FunctionEntry: Sendable {
+    /// A function's or constructor's definition and its signature, parsed on first use and then read with one
+    /// atomic load: a server reads every request through here (and a description every value), and
+    /// `TLSignature.cached` takes a lock and hashes with SipHash.
+    final class DefinitionEntry: Sendable {
         let definition: StaticString
         /// The signature's object pointer, retained once (0 until first use). Not `AtomicLazyReference`: its `load`
         /// is not specialized across modules and instantiated generic metadata on every call (perf).
@@ -53,8 +57,10 @@ public struct TLRegistry: Sendable {
         }
     }
 
-    /// A registry of `entries` (constructors) and `functions`; when an ID repeats, the first entry wins.
-    public init(name: String, entries: [(UInt32, any TLRegistrable.Type)], functions: [(UInt32, StaticString)] = []) {
+    /// A registry of `entries` (constructors), `functions` and the `constructors`' TL definitions; when an ID
+    /// repeats, the first entry wins.
+    public init(name: String, entries: [(UInt32, any TLRegistrable.Type)], functions: [(UInt32, StaticString)] = [],
+                constructors: [(UInt32, StaticString)] = []) {
         self.name = name
         var table: [UInt32: any TLRegistrable.Type] = [:]
         table.reserveCapacity(entries.count)
@@ -64,12 +70,18 @@ public struct TLRegistry: Sendable {
         definitions.reserveCapacity(functions.count)
         for (id, definition) in functions where table[id] == nil && definitions[id] == nil { definitions[id] = definition }
         self.functions = definitions
+        var constructorDefinitions: [UInt32: DefinitionEntry] = [:]
+        constructorDefinitions.reserveCapacity(constructors.count)
+        for (id, definition) in constructors where constructorDefinitions[id] == nil {
+            constructorDefinitions[id] = DefinitionEntry(definition)
+        }
+        self.constructors = constructorDefinitions
         lookup = Self.lookupTable(table, definitions)
     }
 
     static func lookupTable(_ table: [UInt32: any TLRegistrable.Type], _ functions: [UInt32: StaticString]) -> IDTable {
         IDTable(table.map { ($0.key, Entry.constructor($0.value)) }
-                + functions.map { ($0.key, Entry.function(FunctionEntry($0.value))) })
+                + functions.map { ($0.key, Entry.function(DefinitionEntry($0.value))) })
     }
 
     /// The union of `registries`; for an ID in several, the earliest registry wins.
@@ -77,11 +89,14 @@ public struct TLRegistry: Sendable {
         name = registries.map(\.name).joined(separator: "+")
         var table: [UInt32: any TLRegistrable.Type] = [:]
         var functions: [UInt32: StaticString] = [:]
+        var constructors: [UInt32: DefinitionEntry] = [:]
         for registry in registries {
             table.merge(registry.table) { first, _ in first }
             functions.merge(registry.functions) { first, _ in first }
+            constructors.merge(registry.constructors) { first, _ in first }
         }
         self.table = table
+        self.constructors = constructors
         self.functions = functions.filter { table[$0.key] == nil }
         lookup = Self.lookupTable(table, self.functions)
     }
@@ -101,6 +116,9 @@ public struct TLRegistry: Sendable {
     public func functionDefinition(for id: UInt32) -> StaticString? { functions[id] }
 
     public func type(for id: UInt32) -> (any TLRegistrable.Type)? { table[id] }
+
+    /// The TL definition of constructor `id`, if this registry has it.
+    public func constructorDefinition(for id: UInt32) -> StaticString? { constructors[id]?.definition }
 
     /// The ID of the function named `name` (`help.getConfig`), if this registry has it; a scan of every function.
     public func functionID(named name: String) -> UInt32? {

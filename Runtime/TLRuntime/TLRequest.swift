@@ -246,26 +246,53 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
                       registry: TLRegistry) throws(TLDecodingError) -> TLRequest {
         try reader.enterObject()
         defer { reader.leaveObject() }
-        var flags: [String: Int32] = [:]
-        var arguments: [(String, TLValue)] = []
-        arguments.reserveCapacity(signature.fields.count)
+        let arguments = try readFields(signature, from: &reader, registry: registry, listingWords: false)
+        return TLRequest(definition: definition, arguments: arguments, signature: signature)
+    }
+
+    /// The fields of a constructor or function (its ID already read) in schema order, absent ones left out; `#`
+    /// words as `.flags` when `listingWords` (a description lists them, a request derives them).
+    static func readFields(_ signature: TLSignature, from reader: inout BufferReader, registry: TLRegistry,
+                           listingWords: Bool) throws(TLDecodingError) -> [(String, TLValue)] {
+        // The `#` words read so far, by `Field.wordIndex`: two in registers, more (none in Telegram's schemas) in an
+        // array. A dictionary by word name hashed a `String` per flagged field.
+        var word0: Int32 = 0, word1: Int32 = 0
+        var moreWords: [Int32] = []
+        var words = 0
+        var fields: [(String, TLValue)] = []
+        fields.reserveCapacity(signature.fields.count)
         for field in signature.fields {
             do {
-                if field.kind == .nat {
-                    flags[field.name] = try reader.readInt32()
+                if field.code == .nat {
+                    let word = try reader.readInt32()
+                    switch words {
+                    case 0: word0 = word
+                    case 1: word1 = word
+                    default: moreWords.append(word)
+                    }
+                    words += 1
+                    if listingWords { fields.append((field.name, .flags(UInt32(bitPattern: word)))) }
                     continue
                 }
-                if let condition = field.condition, !tlFlagIsSet(flags[condition.flags] ?? 0, condition.mask) { continue }
-                if field.kind == .trueFlag {
-                    arguments.append((field.name, .trueFlag))
+                if field.condition != nil {
+                    let word = switch field.wordIndex {
+                    case 0: word0
+                    case 1: word1
+                    case let index where index >= 2 && index - 2 < moreWords.count: moreWords[index - 2]
+                    default: Int32(0)  // not a `#` field read before this one: the generator rejects such schemas
+                    }
+                    if !tlFlagIsSet(word, field.mask) { continue }
+                }
+                if field.code == .trueFlag {
+                    fields.append((field.name, .trueFlag))
                     continue
                 }
-                arguments.append((field.name, try read(field.kind, from: &reader, registry: registry)))
+                fields.append((field.name, try read(field.kind, from: &reader, registry: registry)))
             } catch {
                 throw error.inside(TLDecodingError.Frame(constructor: signature.name, field: field.name))
             }
         }
-        return TLRequest(definition: definition, arguments: arguments, signature: signature)
+        return fields
     }
 
     static func read(_ kind: TLSignature.Kind, from reader: inout BufferReader, registry: TLRegistry)
@@ -288,6 +315,12 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
             for _ in 0..<count { items.append(try read(element, from: &reader, registry: registry)) }
             return .vector(items)
         case .boxed(let typeName):
+            // The registry's entry tells the type before parsing: a cast of the parsed object to `TLRegistrable`
+            // looked up the conformance for every object (30 % of describing the corpus's objects, callgrind).
+            if let id = reader.peekUInt32(), case .constructor(let type)? = registry.lookup[id], type.tlTypeName == typeName {
+                _ = try reader.readUInt32()
+                return .object(try type.parse(&reader, constructor: id))
+            }
             let at = reader.offset
             let object = try registry.parse(&reader)
             // A function parses through the registry too, but is a value of no boxed type.
@@ -304,6 +337,8 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
             }
             return .object(object)
         case .unsupported(let text):
+            // A bare constructor (`future_salt`, `%Message`): the registry parses it from its known ID.
+            if let object = try registry.parseBare(text, from: &reader) { return .object(object) }
             throw TLDecodingError(.invalidValue("the runtime cannot read a field of type \(text)"), offset: reader.offset)
         }
     }
@@ -316,7 +351,8 @@ final class TLSignature: Sendable {
         case int, long, double, string, bytes, int128, int256, bool, trueFlag, nat, generic
         case boxed(String)
         case vector(Kind, boxed: Bool)
-        /// Bare constructors (`%T`, `future_salt`): no function in Telegram's schemas takes one.
+        /// Bare constructors (`%T`, `future_salt`): read through the registry's constructor definitions, if it has
+        /// them (no function in Telegram's schemas takes one).
         case unsupported(String)
     }
 

@@ -20,6 +20,9 @@ public enum FlagsApi {
         ].joined()),
         functions: Array([
             functionEntries0,
+        ].joined()),
+        constructors: Array([
+            constructorEntries0,
         ].joined()))
 
     /// Parses exactly one boxed value from `buffer`; trailing bytes are an error.

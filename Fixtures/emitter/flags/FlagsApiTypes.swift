@@ -8,7 +8,7 @@ extension FlagsApi {
     /// TL type `Photo`. Constructors:
     /// - `photo#32e47466 id:long = Photo;`
     /// - `photoEmpty#b5a19f0a = Photo;`
-    public enum Photo: TLRegistrable, TLParsable {
+    public enum Photo: TLSchemaDescribed, TLParsable {
         /// `photo#32e47466 id:long = Photo;`
         case photo(Cons_photo)
         /// `photoEmpty#b5a19f0a = Photo;`
@@ -36,6 +36,7 @@ extension FlagsApi {
         }
 
         public static var tlTypeName: String { "Photo" }
+        public static var tlRegistry: TLRegistry { FlagsApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Photo {
             let id = try reader.readUInt32()
@@ -65,24 +66,13 @@ extension FlagsApi {
         static func parse_photoEmpty(_ reader: inout BufferReader) throws(TLDecodingError) -> Photo {
             return .photoEmpty
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .photo(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("photo", fields.fields)
-                case .photoEmpty:
-                    return ("photoEmpty", [])
-            }
-        }
     }
 }
 
 extension FlagsApi {
     /// TL type `User`. Constructors:
     /// - `user#f3a846e9 flags:# self:flags.10?true bot:flags.14?true id:long first_name:flags.1?string bot_info_version:flags.14?int flags2:# premium:flags2.3?true usernames:flags2.0?Vector<string> photos:flags2.1?Vector<Photo> ids:flags.31?Vector<long> blobs:flags2.2?Vector<bytes> = User;`
-    public enum User: TLRegistrable, TLParsable {
+    public enum User: TLSchemaDescribed, TLParsable {
         /// `user#f3a846e9 flags:# self:flags.10?true bot:flags.14?true id:long first_name:flags.1?string bot_info_version:flags.14?int flags2:# premium:flags2.3?true usernames:flags2.0?Vector<string> photos:flags2.1?Vector<Photo> ids:flags.31?Vector<long> blobs:flags2.2?Vector<bytes> = User;`
         case user(Cons_user)
 
@@ -174,6 +164,7 @@ extension FlagsApi {
         }
 
         public static var tlTypeName: String { "User" }
+        public static var tlRegistry: TLRegistry { FlagsApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> User {
             let id = try reader.readUInt32()
@@ -233,47 +224,13 @@ extension FlagsApi {
                 throw error.inside(constructor: "user", fields: "flags,self,bot,id,first_name,bot_info_version,flags2,premium,usernames,photos,ids,blobs", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .user(let c):
-                    let _flags = c.flags
-                    let _flags2 = c.flags2
-                    var fields = TLFieldList(capacity: 12)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("self", c.isSelf)
-                    fields.trueFlag("bot", c.bot)
-                    fields.long("id", c.id)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.firstName {
-                        fields.string("first_name", value)
-                    }
-                    if tlFlagIsSet(_flags, 0x4000), let value = c.botInfoVersion {
-                        fields.int("bot_info_version", value)
-                    }
-                    fields.flags("flags2", _flags2)
-                    fields.trueFlag("premium", c.premium)
-                    if tlFlagIsSet(_flags2, 0x1), let value = c.usernames {
-                        fields.strings("usernames", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x2), let value = c.photos {
-                        fields.objects("photos", value)
-                    }
-                    if tlFlagIsSet(_flags, Int32(bitPattern: 0x8000_0000)), let value = c.ids {
-                        fields.longs("ids", value)
-                    }
-                    if tlFlagIsSet(_flags2, 0x4), let value = c.blobs {
-                        fields.bytesList("blobs", value)
-                    }
-                    return ("user", fields.fields)
-            }
-        }
     }
 }
 
 extension FlagsApi {
     /// TL type `UserStatus`. Constructors:
     /// - `userStatus#0ce86825 flags:# by_me:flags.0?true = UserStatus;`
-    public enum UserStatus: TLRegistrable, TLParsable {
+    public enum UserStatus: TLSchemaDescribed, TLParsable {
         /// `userStatus#0ce86825 flags:# by_me:flags.0?true = UserStatus;`
         case userStatus(Cons_userStatus)
 
@@ -306,6 +263,7 @@ extension FlagsApi {
         }
 
         public static var tlTypeName: String { "UserStatus" }
+        public static var tlRegistry: TLRegistry { FlagsApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> UserStatus {
             let id = try reader.readUInt32()
@@ -328,17 +286,6 @@ extension FlagsApi {
             }
             catch {
                 throw error.inside(constructor: "userStatus", fields: "flags,by_me", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .userStatus(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 2)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("by_me", c.byMe)
-                    return ("userStatus", fields.fields)
             }
         }
     }
@@ -379,5 +326,11 @@ extension FlagsApi {
     ]
     static let functionEntries0: [(UInt32, StaticString)] = [
         (0xa9063f07, "users.setFlags#a9063f07 flags:# silent:flags.0?true user:flags.1?User status:flags.1?UserStatus = Bool;"),
+    ]
+    static let constructorEntries0: [(UInt32, StaticString)] = [
+        (0x32e47466, "photo#32e47466 id:long = Photo;"),
+        (0xb5a19f0a, "photoEmpty#b5a19f0a = Photo;"),
+        (0xf3a846e9, "user#f3a846e9 flags:# self:flags.10?true bot:flags.14?true id:long first_name:flags.1?string bot_info_version:flags.14?int flags2:# premium:flags2.3?true usernames:flags2.0?Vector<string> photos:flags2.1?Vector<Photo> ids:flags.31?Vector<long> blobs:flags2.2?Vector<bytes> = User;"),
+        (0x0ce86825, "userStatus#0ce86825 flags:# by_me:flags.0?true = UserStatus;"),
     ]
 }

@@ -7,7 +7,7 @@ import TLRuntime
 extension GenericsApi {
     /// TL type `Error`. Constructors:
     /// - `error#c4b9f9bb code:int text:string = Error;`
-    public enum Error: TLRegistrable, TLParsable {
+    public enum Error: TLSchemaDescribed, TLParsable {
         /// `error#c4b9f9bb code:int text:string = Error;`
         case error(Cons_error)
 
@@ -34,6 +34,7 @@ extension GenericsApi {
         }
 
         public static var tlTypeName: String { "Error" }
+        public static var tlRegistry: TLRegistry { GenericsApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Error {
             let id = try reader.readUInt32()
@@ -61,23 +62,13 @@ extension GenericsApi {
                 throw error.inside(constructor: "error", fields: "code,text", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .error(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("code", c.code)
-                    fields.string("text", c.text)
-                    return ("error", fields.fields)
-            }
-        }
     }
 }
 
 extension GenericsApi {
     /// TL type `Config`. Constructors:
     /// - `config#70d0f553 date:int test_mode:Bool = Config;`
-    public enum Config: TLRegistrable, TLParsable {
+    public enum Config: TLSchemaDescribed, TLParsable {
         /// `config#70d0f553 date:int test_mode:Bool = Config;`
         case config(Cons_config)
 
@@ -104,6 +95,7 @@ extension GenericsApi {
         }
 
         public static var tlTypeName: String { "Config" }
+        public static var tlRegistry: TLRegistry { GenericsApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Config {
             let id = try reader.readUInt32()
@@ -129,16 +121,6 @@ extension GenericsApi {
             }
             catch {
                 throw error.inside(constructor: "config", fields: "date,test_mode", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .config(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.int("date", c.date)
-                    fields.bool("test_mode", c.testMode)
-                    return ("config", fields.fields)
             }
         }
     }
@@ -247,5 +229,9 @@ extension GenericsApi {
         (0xda9b0d0d, "invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;"),
         (0x3dc4b4f0, "invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;"),
         (0xaf16c849, "initConnection#af16c849 {X:Type} flags:# api_id:int proxy:flags.0?string query:!X = X;"),
+    ]
+    static let constructorEntries0: [(UInt32, StaticString)] = [
+        (0xc4b9f9bb, "error#c4b9f9bb code:int text:string = Error;"),
+        (0x70d0f553, "config#70d0f553 date:int test_mode:Bool = Config;"),
     ]
 }

@@ -8,7 +8,7 @@ extension KeywordsApi {
     /// TL type `Keys`. Constructors:
     /// - `keys#1413010c flags:# self:flags.0?true default:string static:long type:int Type:int protocol:flags.1?int init:int class:Bool = Keys;`
     /// - `default#006e058b = Keys;`
-    public enum Keys: TLRegistrable, TLParsable {
+    public enum Keys: TLSchemaDescribed, TLParsable {
         /// `keys#1413010c flags:# self:flags.0?true default:string static:long type:int Type:int protocol:flags.1?int init:int class:Bool = Keys;`
         case keys(Cons_keys)
         /// `default#006e058b = Keys;`
@@ -78,6 +78,7 @@ extension KeywordsApi {
         }
 
         public static var tlTypeName: String { "Keys" }
+        public static var tlRegistry: TLRegistry { KeywordsApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Keys {
             let id = try reader.readUInt32()
@@ -124,28 +125,6 @@ extension KeywordsApi {
 
         static func parse_default(_ reader: inout BufferReader) throws(TLDecodingError) -> Keys {
             return .`default`
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .keys(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 9)
-                    fields.flags("flags", _flags)
-                    fields.trueFlag("self", c.isSelf)
-                    fields.string("default", c.`default`)
-                    fields.long("static", c.`static`)
-                    fields.int("type", c.type)
-                    fields.int("Type", c.type_)
-                    if tlFlagIsSet(_flags, 0x2), let value = c.`protocol` {
-                        fields.int("protocol", value)
-                    }
-                    fields.int("init", c.init_)
-                    fields.bool("class", c.`class`)
-                    return ("keys", fields.fields)
-                case .`default`:
-                    return ("default", [])
-            }
         }
     }
 }
@@ -198,5 +177,9 @@ extension KeywordsApi {
     static let functionEntries0: [(UInt32, StaticString)] = [
         (0x9b71967c, "keys.default#9b71967c static:int = Keys;"),
         (0x22847a86, "keys.set#22847a86 flags:# default:flags.0?true in:flags.1?string = Bool;"),
+    ]
+    static let constructorEntries0: [(UInt32, StaticString)] = [
+        (0x1413010c, "keys#1413010c flags:# self:flags.0?true default:string static:long type:int Type:int protocol:flags.1?int init:int class:Bool = Keys;"),
+        (0x006e058b, "default#006e058b = Keys;"),
     ]
 }

@@ -23,6 +23,9 @@ public enum NamespacesApi {
         ].joined()),
         functions: Array([
             functionEntries0, functionEntries1, functionEntries2,
+        ].joined()),
+        constructors: Array([
+            constructorEntries0, constructorEntries1, constructorEntries2,
         ].joined()))
 
     /// Parses exactly one boxed value from `buffer`; trailing bytes are an error.

@@ -7,7 +7,7 @@ import TLRuntime
 extension NamespacesApi {
     /// TL type `FutureSalt`. Constructors:
     /// - `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
-    public enum FutureSalt: TLRegistrable, TLParsable {
+    public enum FutureSalt: TLSchemaDescribed, TLParsable {
         /// `future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;`
         case future_salt(Cons_future_salt)
 
@@ -37,6 +37,7 @@ extension NamespacesApi {
         }
 
         public static var tlTypeName: String { "FutureSalt" }
+        public static var tlRegistry: TLRegistry { NamespacesApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FutureSalt {
             let id = try reader.readUInt32()
@@ -64,17 +65,6 @@ extension NamespacesApi {
             }
             catch {
                 throw error.inside(constructor: "future_salt", fields: "valid_since,valid_until,salt", index: field)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .future_salt(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int("valid_since", c.validSince)
-                    fields.int("valid_until", c.validUntil)
-                    fields.long("salt", c.salt)
-                    return ("future_salt", fields.fields)
             }
         }
     }
@@ -165,7 +155,7 @@ extension NamespacesApi {
 extension NamespacesApi {
     /// TL type `MessageContainer`. Constructors:
     /// - `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
-    public enum MessageContainer: TLRegistrable, TLParsable {
+    public enum MessageContainer: TLSchemaDescribed, TLParsable {
         /// `msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;`
         case msg_container(Cons_msg_container)
 
@@ -187,6 +177,7 @@ extension NamespacesApi {
         }
 
         public static var tlTypeName: String { "MessageContainer" }
+        public static var tlRegistry: TLRegistry { NamespacesApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> MessageContainer {
             let id = try reader.readUInt32()
@@ -216,15 +207,6 @@ extension NamespacesApi {
             }
             catch {
                 throw error.inside(constructor: "msg_container", fields: "messages", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .msg_container(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("messages", c.messages)
-                    return ("msg_container", fields.fields)
             }
         }
     }
@@ -274,5 +256,10 @@ extension NamespacesApi {
     static let functionEntries0: [(UInt32, StaticString)] = [
         (0x876a530b, "messages.getHistory#876a530b peer:int limit:int = messages.Messages;"),
         (0xb921bd04, "get_future_salts#b921bd04 num:int = FutureSalts;"),
+    ]
+    static let constructorEntries0: [(UInt32, StaticString)] = [
+        (0x0949d9dc, "future_salt#0949d9dc valid_since:int valid_until:int salt:long = FutureSalt;"),
+        (0x5bb8e511, "message#5bb8e511 msg_id:long seqno:int bytes:int body:Object = Message;"),
+        (0x73f1f8dc, "msg_container#73f1f8dc messages:vector<%Message> = MessageContainer;"),
     ]
 }

@@ -39,4 +39,6 @@ extension NamespacesApi {
         (0xc061b66b, "messages.getIds#c061b66b = Vector<long>;"),
         (0x78eae3a8, "help.getConfig#78eae3a8 = help.Config;"),
     ]
+    static let constructorEntries1: [(UInt32, StaticString)] = [
+    ]
 }

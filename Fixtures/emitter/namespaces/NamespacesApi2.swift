@@ -7,7 +7,7 @@ import TLRuntime
 extension NamespacesApi {
     /// TL type `FutureSalts`. Constructors:
     /// - `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
-    public enum FutureSalts: TLRegistrable, TLParsable {
+    public enum FutureSalts: TLSchemaDescribed, TLParsable {
         /// `future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;`
         case future_salts(Cons_future_salts)
 
@@ -37,6 +37,7 @@ extension NamespacesApi {
         }
 
         public static var tlTypeName: String { "FutureSalts" }
+        public static var tlRegistry: TLRegistry { NamespacesApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> FutureSalts {
             let id = try reader.readUInt32()
@@ -73,24 +74,13 @@ extension NamespacesApi {
                 throw error.inside(constructor: "future_salts", fields: "req_msg_id,now,salts", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .future_salts(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.long("req_msg_id", c.reqMsgId)
-                    fields.int("now", c.now)
-                    fields.objects("salts", c.salts)
-                    return ("future_salts", fields.fields)
-            }
-        }
     }
 }
 
 extension NamespacesApi {
     /// TL type `ResPQ`. Constructors:
     /// - `resPQ#45570f49 nonce:int128 new_nonce:int256 pq:bytes = ResPQ;`
-    public enum ResPQ: TLRegistrable, TLParsable {
+    public enum ResPQ: TLSchemaDescribed, TLParsable {
         /// `resPQ#45570f49 nonce:int128 new_nonce:int256 pq:bytes = ResPQ;`
         case resPQ(Cons_resPQ)
 
@@ -120,6 +110,7 @@ extension NamespacesApi {
         }
 
         public static var tlTypeName: String { "ResPQ" }
+        public static var tlRegistry: TLRegistry { NamespacesApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> ResPQ {
             let id = try reader.readUInt32()
@@ -149,17 +140,6 @@ extension NamespacesApi {
                 throw error.inside(constructor: "resPQ", fields: "nonce,new_nonce,pq", index: field)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .resPQ(let c):
-                    var fields = TLFieldList(capacity: 3)
-                    fields.int128("nonce", c.nonce)
-                    fields.int256("new_nonce", c.newNonce)
-                    fields.bytes("pq", c.pq)
-                    return ("resPQ", fields.fields)
-            }
-        }
     }
 }
 
@@ -167,7 +147,7 @@ extension NamespacesApi.messages {
     /// TL type `messages.Messages`. Constructors:
     /// - `messages.messages#65e96239 messages:Vector<Message> count:int = messages.Messages;`
     /// - `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
-    public enum Messages: TLRegistrable, TLParsable {
+    public enum Messages: TLSchemaDescribed, TLParsable {
         /// `messages.messages#65e96239 messages:Vector<Message> count:int = messages.Messages;`
         case messages(Cons_messages)
         /// `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
@@ -208,6 +188,7 @@ extension NamespacesApi.messages {
         }
 
         public static var tlTypeName: String { "messages.Messages" }
+        public static var tlRegistry: TLRegistry { NamespacesApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Messages {
             let id = try reader.readUInt32()
@@ -246,27 +227,13 @@ extension NamespacesApi.messages {
                 throw error.inside(constructor: "messages.messagesNotModified", fields: "count", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .messages(let c):
-                    var fields = TLFieldList(capacity: 2)
-                    fields.objects("messages", c.messages)
-                    fields.int("count", c.count)
-                    return ("messages.messages", fields.fields)
-                case .messagesNotModified(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("count", c.count)
-                    return ("messages.messagesNotModified", fields.fields)
-            }
-        }
     }
 }
 
 extension NamespacesApi.help {
     /// TL type `help.Config`. Constructors:
     /// - `help.config#05316cfa date:int = help.Config;`
-    public enum Config: TLRegistrable, TLParsable {
+    public enum Config: TLSchemaDescribed, TLParsable {
         /// `help.config#05316cfa date:int = help.Config;`
         case config(Cons_config)
 
@@ -290,6 +257,7 @@ extension NamespacesApi.help {
         }
 
         public static var tlTypeName: String { "help.Config" }
+        public static var tlRegistry: TLRegistry { NamespacesApi.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Config {
             let id = try reader.readUInt32()
@@ -312,15 +280,6 @@ extension NamespacesApi.help {
             }
             catch {
                 throw error.inside(constructor: "help.config", fields: "date", index: 0)
-            }
-        }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .config(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.int("date", c.date)
-                    return ("help.config", fields.fields)
             }
         }
     }
@@ -368,5 +327,12 @@ extension NamespacesApi {
     static let functionEntries2: [(UInt32, StaticString)] = [
         (0x1a7bde94, "messages.getAll#1a7bde94 = Vector<messages.Messages>;"),
         (0x60469778, "req_pq#60469778 nonce:int128 = ResPQ;"),
+    ]
+    static let constructorEntries2: [(UInt32, StaticString)] = [
+        (0xae500895, "future_salts#ae500895 req_msg_id:long now:int salts:vector<future_salt> = FutureSalts;"),
+        (0x45570f49, "resPQ#45570f49 nonce:int128 new_nonce:int256 pq:bytes = ResPQ;"),
+        (0x65e96239, "messages.messages#65e96239 messages:Vector<Message> count:int = messages.Messages;"),
+        (0x74535f21, "messages.messagesNotModified#74535f21 count:int = messages.Messages;"),
+        (0x05316cfa, "help.config#05316cfa date:int = help.Config;"),
     ]
 }

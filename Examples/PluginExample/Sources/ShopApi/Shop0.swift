@@ -8,7 +8,7 @@ extension Shop {
     /// TL type `Item`. Constructors:
     /// - `item#f391eb97 flags:# id:long title:string price:flags.0?int = Item;`
     /// - `itemGone#cf84c2ae id:long = Item;`
-    public enum Item: TLRegistrable, TLParsable {
+    public enum Item: TLSchemaDescribed, TLParsable {
         /// `item#f391eb97 flags:# id:long title:string price:flags.0?int = Item;`
         case item(Cons_item)
         /// `itemGone#cf84c2ae id:long = Item;`
@@ -70,6 +70,7 @@ extension Shop {
         }
 
         public static var tlTypeName: String { "Item" }
+        public static var tlRegistry: TLRegistry { Shop.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Item {
             let id = try reader.readUInt32()
@@ -115,25 +116,6 @@ extension Shop {
                 throw error.inside(constructor: "itemGone", fields: "id", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .item(let c):
-                    let _flags = c.flags
-                    var fields = TLFieldList(capacity: 4)
-                    fields.flags("flags", _flags)
-                    fields.long("id", c.id)
-                    fields.string("title", c.title)
-                    if tlFlagIsSet(_flags, 0x1), let value = c.price {
-                        fields.int("price", value)
-                    }
-                    return ("item", fields.fields)
-                case .itemGone(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.long("id", c.id)
-                    return ("itemGone", fields.fields)
-            }
-        }
     }
 }
 
@@ -177,5 +159,9 @@ extension Shop {
     static let functionEntries0: [(UInt32, StaticString)] = [
         (0x98b0114d, "shop.getCart#98b0114d = Cart;"),
         (0x03c71115, "shop.addItem#03c71115 id:long quantity:int = Bool;"),
+    ]
+    static let constructorEntries0: [(UInt32, StaticString)] = [
+        (0xf391eb97, "item#f391eb97 flags:# id:long title:string price:flags.0?int = Item;"),
+        (0xcf84c2ae, "itemGone#cf84c2ae id:long = Item;"),
     ]
 }

@@ -7,7 +7,7 @@ import TLRuntime
 extension Shop {
     /// TL type `Cart`. Constructors:
     /// - `cart#7f1223f6 items:Vector<Item> = Cart;`
-    public enum Cart: TLRegistrable, TLParsable {
+    public enum Cart: TLSchemaDescribed, TLParsable {
         /// `cart#7f1223f6 items:Vector<Item> = Cart;`
         case cart(Cons_cart)
 
@@ -29,6 +29,7 @@ extension Shop {
         }
 
         public static var tlTypeName: String { "Cart" }
+        public static var tlRegistry: TLRegistry { Shop.registry }
 
         public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Cart {
             let id = try reader.readUInt32()
@@ -53,15 +54,6 @@ extension Shop {
                 throw error.inside(constructor: "cart", fields: "items", index: 0)
             }
         }
-
-        public func descriptionFields() -> (String, [(String, TLValue)]) {
-            switch self {
-                case .cart(let c):
-                    var fields = TLFieldList(capacity: 1)
-                    fields.objects("items", c.items)
-                    return ("cart", fields.fields)
-            }
-        }
     }
 }
 
@@ -70,5 +62,8 @@ extension Shop {
         (0x7f1223f6, Shop.Cart.self),
     ]
     static let functionEntries1: [(UInt32, StaticString)] = [
+    ]
+    static let constructorEntries1: [(UInt32, StaticString)] = [
+        (0x7f1223f6, "cart#7f1223f6 items:Vector<Item> = Cart;"),
     ]
 }
