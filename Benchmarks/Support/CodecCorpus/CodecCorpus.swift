@@ -56,6 +56,22 @@ public struct CorpusPart: @unchecked Sendable {
         return parsed
     }
 
+    /// Every value described, nested objects too, as a log line or tl-json reads it (`descriptionFields()` at every
+    /// level). Returns the number of fields.
+    public func describe() -> Int {
+        func fields(_ value: TLValue) -> Int {
+            switch value {
+            case .object(let object): fields(of: object)
+            case .vector(let items): items.reduce(0) { $0 &+ fields($1) }
+            default: 1
+            }
+        }
+        func fields(of object: any TLObject) -> Int {
+            object.descriptionFields().1.reduce(1) { $0 &+ fields($1.1) }
+        }
+        return decoded.reduce(0) { $0 &+ fields(of: $1) }
+    }
+
     /// Every value written boxed into `buffer` (emptied first). Returns the bytes written. Requests go through their
     /// generated writers, as an application builds them; objects through their generated `serialize`.
     public func encode(into buffer: Buffer) -> Int {
