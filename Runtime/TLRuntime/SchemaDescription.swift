@@ -27,23 +27,21 @@ extension TLRegistry {
     public func descriptionFields(of value: any TLSerializable) -> (String, [(String, TLValue)]) {
         let buffer = Buffer()
         value.serialize(buffer, true)
-        var name: String?
-        do {
-            return try BufferReader.withReader(over: buffer.bytes[...]) {
-                (reader) throws(TLDecodingError) -> (String, [(String, TLValue)]) in
-                let id = try reader.readUInt32()
-                guard let signature = constructors[id]?.signature else {
-                    throw TLDecodingError(.unknownConstructor(id, type: self.name), offset: 0)
-                }
-                name = signature.name
-                try reader.enterObject()
-                let fields = try TLRequest.readFields(signature, from: &reader, registry: self, listingWords: true)
-                reader.leaveObject()
-                try reader.expectEnd()
-                return (signature.name, fields)
+        var reader = BufferReader(buffer)
+        var name = "unknown"
+        do throws(TLDecodingError) {
+            let id = try reader.readUInt32()
+            guard let signature = constructors[id]?.signature else {
+                throw TLDecodingError(.unknownConstructor(id, type: self.name), offset: 0)
             }
+            name = signature.name
+            try reader.enterObject()
+            let fields = try TLRequest.readFields(signature, from: &reader, registry: self, listingWords: true)
+            reader.leaveObject()
+            try reader.expectEnd()
+            return (name, fields)
         } catch {
-            return (name ?? "unknown", [("description error", .string("\(error)"))])
+            return (name, [("description error", .string("\(error)"))])
         }
     }
 
@@ -52,22 +50,14 @@ extension TLRegistry {
     func parseBare(_ text: String, from reader: inout BufferReader) throws(TLDecodingError) -> (any TLObject)? {
         let id: UInt32?
         if text.hasPrefix("%") {
+            // The type's constructors are the registry's entries of that type, as a boxed field's check reads them.
             let typeName = text.dropFirst()
-            let ids = constructors.filter { TLSignature.resultType(of: $0.value.definition) == typeName }.map(\.key)
+            let ids = table.filter { $0.value.tlTypeName == typeName }.map(\.key)
             id = ids.count == 1 ? ids[0] : nil
         } else {
             id = constructors.first { TLSignature.definition($0.value.definition, isNamed: text) }?.key
         }
         guard let id, let type = table[id] else { return nil }
         return try type.parse(&reader, constructor: id)
-    }
-}
-
-extension TLSignature {
-    /// `Result` of `name#id … = Result;`.
-    static func resultType(of definition: StaticString) -> Substring {
-        let text = definition.description
-        guard let equals = text.lastIndex(of: "=") else { return "" }
-        return text[text.index(after: equals)...].drop { $0 == " " }.prefix { $0 != ";" && $0 != " " }
     }
 }
