@@ -3,20 +3,40 @@
 
 /// An argument a request does not have, or has with another type than asked for.
 public struct TLArgumentError: Error, Sendable, Equatable, CustomStringConvertible {
+    // One reference wide, as `TLDecodingError` is, so typed throws pass it in a register: the generated
+    // `RequestReplay` has a `try` per argument.
+    final class Storage: Sendable {
+        let function: String
+        let argument: String
+        let expected: String
+        let found: String
+
+        init(function: String, argument: String, expected: String, found: String) {
+            self.function = function
+            self.argument = argument
+            self.expected = expected
+            self.found = found
+        }
+    }
+
+    let storage: Storage
+
     /// The function's TL name.
-    public let function: String
+    public var function: String { storage.function }
     /// The argument's TL name.
-    public let argument: String
+    public var argument: String { storage.argument }
     /// The Swift type asked for.
-    public let expected: String
+    public var expected: String { storage.expected }
     /// What the request holds: a `TLValue` case, or `nothing`.
-    public let found: String
+    public var found: String { storage.found }
 
     public init(function: String, argument: String, expected: String, found: String) {
-        self.function = function
-        self.argument = argument
-        self.expected = expected
-        self.found = found
+        storage = Storage(function: function, argument: argument, expected: expected, found: found)
+    }
+
+    public static func == (lhs: TLArgumentError, rhs: TLArgumentError) -> Bool {
+        lhs.function == rhs.function && lhs.argument == rhs.argument && lhs.expected == rhs.expected
+            && lhs.found == rhs.found
     }
 
     public var description: String {

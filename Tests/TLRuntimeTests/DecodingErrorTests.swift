@@ -70,6 +70,25 @@ private let readStarts: [(offset: Int, path: [TLDecodingError.Frame])] = [
                 + "0xbc799737) (in inner.f <- messages.messages.messages)")
     }
 
+    /// One reference wide, so that typed throws pass it in a register (a stored field added to the struct would
+    /// double `TelegramApi`'s parse functions in debug builds); still a value: a copy keeps what it had.
+    @Test func oneWordWithValueSemantics() {
+        #expect(MemoryLayout<TLDecodingError>.size == MemoryLayout<Int>.size)
+        #expect(MemoryLayout<TLArgumentError>.size == MemoryLayout<Int>.size)
+        let original = TLDecodingError(.invalidBool(7), offset: 3, path: [.init(constructor: "a", field: "b")])
+        var copy = original
+        copy.offset = 11
+        copy.reason = .trailingBytes(2)
+        copy.path.append(.init(constructor: "c", field: nil))
+        #expect(original == TLDecodingError(.invalidBool(7), offset: 3, path: [.init(constructor: "a", field: "b")]))
+        #expect(copy.offset == 11 && copy.reason == .trailingBytes(2) && copy.path.count == 2)
+        #expect(copy != original)
+        #expect(TLArgumentError(function: "f", argument: "a", expected: "Int32", found: "string")
+                == TLArgumentError(function: "f", argument: "a", expected: "Int32", found: "string"))
+        #expect(TLArgumentError(function: "f", argument: "a", expected: "Int32", found: "string")
+                != TLArgumentError(function: "f", argument: "b", expected: "Int32", found: "string"))
+    }
+
     @Test func reasonDescriptions() {
         #expect(TLDecodingError(.truncated(needed: 1, available: 0), offset: 3).description
                 == "truncated at byte 3: needed 1 byte, 0 available")
