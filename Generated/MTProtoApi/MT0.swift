@@ -52,7 +52,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x05162463: return try parse_resPQ(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ResPQ"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ResPQ")
             }
         }
 
@@ -144,7 +144,7 @@ extension MT {
             switch id {
                 case 0x79cb045d: return try parse_server_DH_params_fail(&reader)
                 case 0xd0e8075c: return try parse_server_DH_params_ok(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Server_DH_Params"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Server_DH_Params")
             }
         }
 
@@ -273,7 +273,7 @@ extension MT {
                 case 0x3bcbf734: return try parse_dh_gen_ok(&reader)
                 case 0x46dc1fb9: return try parse_dh_gen_retry(&reader)
                 case 0xa69dae02: return try parse_dh_gen_fail(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Set_client_DH_params_answer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Set_client_DH_params_answer")
             }
         }
 
@@ -363,7 +363,7 @@ extension MT {
                 case 0xf660e1d4: return try parse_destroy_auth_key_ok(&reader)
                 case 0x0a9f2259: return try parse_destroy_auth_key_none(&reader)
                 case 0xea109b13: return try parse_destroy_auth_key_fail(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DestroyAuthKeyRes"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DestroyAuthKeyRes")
             }
         }
 
@@ -418,7 +418,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x62d6b459: return try parse_msgs_ack(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MsgsAck"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MsgsAck")
             }
         }
 
@@ -506,7 +506,7 @@ extension MT {
             switch id {
                 case 0xa7eff811: return try parse_bad_msg_notification(&reader)
                 case 0xedab447b: return try parse_bad_server_salt(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BadMsgNotification"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BadMsgNotification")
             }
         }
 
@@ -581,7 +581,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0xda69fb52: return try parse_msgs_state_req(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MsgsStateReq"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MsgsStateReq")
             }
         }
 
@@ -639,7 +639,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x04deb57d: return try parse_msgs_state_info(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MsgsStateInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MsgsStateInfo")
             }
         }
 
@@ -698,7 +698,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8cc0d131: return try parse_msgs_all_info(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MsgsAllInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MsgsAllInfo")
             }
         }
 
@@ -789,7 +789,7 @@ extension MT {
             switch id {
                 case 0x276d3ec6: return try parse_msg_detailed_info(&reader)
                 case 0x809db6df: return try parse_msg_new_detailed_info(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MsgDetailedInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MsgDetailedInfo")
             }
         }
 
@@ -869,7 +869,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2144ca19: return try parse_rpc_error(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RpcError"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RpcError")
             }
         }
 
@@ -933,7 +933,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0949d9dc: return try parse_future_salt(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FutureSalt"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FutureSalt")
             }
         }
 
@@ -1001,7 +1001,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5bb8e511: return try parse_message(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Message"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Message")
             }
         }
 
@@ -1073,7 +1073,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3072cfa1: return try parse_gzip_packed(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Object"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Object")
             }
         }
 
@@ -1134,7 +1134,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9299359f: return try parse_http_wait(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "HttpWait"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "HttpWait")
             }
         }
 
@@ -1200,7 +1200,7 @@ extension MT.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5a592a6c: return try parse_configSimple(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.ConfigSimple"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.ConfigSimple")
             }
         }
 

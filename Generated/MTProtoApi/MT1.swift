@@ -169,7 +169,7 @@ extension MT {
                 case 0xa9f55f95: return try parse_p_q_inner_data_dc(&reader)
                 case 0x3c6a84d4: return try parse_p_q_inner_data_temp(&reader)
                 case 0x56fddf88: return try parse_p_q_inner_data_temp_dc(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "P_Q_inner_data"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "P_Q_inner_data")
             }
         }
 
@@ -318,7 +318,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x75a3f765: return try parse_bind_auth_key_inner(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BindAuthKeyInner"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BindAuthKeyInner")
             }
         }
 
@@ -397,7 +397,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb5890dba: return try parse_server_DH_inner_data(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Server_DH_inner_data"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Server_DH_inner_data")
             }
         }
 
@@ -472,7 +472,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6643b654: return try parse_client_DH_inner_data(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Client_DH_Inner_Data"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Client_DH_Inner_Data")
             }
         }
 
@@ -532,7 +532,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7d861a08: return try parse_msg_resend_req(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MsgResendReq"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MsgResendReq")
             }
         }
 
@@ -589,7 +589,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf35c6d01: return try parse_rpc_result(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RpcResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RpcResult")
             }
         }
 
@@ -675,7 +675,7 @@ extension MT {
                 case 0x5e2ad36e: return try parse_rpc_answer_unknown(&reader)
                 case 0xcd78e586: return try parse_rpc_answer_dropped_running(&reader)
                 case 0xa43ad8b7: return try parse_rpc_answer_dropped(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RpcDropAnswer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RpcDropAnswer")
             }
         }
 
@@ -749,7 +749,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0xae500895: return try parse_future_salts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FutureSalts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FutureSalts")
             }
         }
 
@@ -819,7 +819,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x347773c5: return try parse_pong(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Pong"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Pong")
             }
         }
 
@@ -895,7 +895,7 @@ extension MT {
             switch id {
                 case 0xe22045fc: return try parse_destroy_session_ok(&reader)
                 case 0x62d350c9: return try parse_destroy_session_none(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DestroySessionRes"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DestroySessionRes")
             }
         }
 
@@ -966,7 +966,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9ec20908: return try parse_new_session_created(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "NewSession"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "NewSession")
             }
         }
 
@@ -1024,7 +1024,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x73f1f8dc: return try parse_msg_container(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageContainer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageContainer")
             }
         }
 
@@ -1084,7 +1084,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe06046b2: return try parse_msg_copy(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageCopy"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageCopy")
             }
         }
 
@@ -1166,7 +1166,7 @@ extension MT {
             switch id {
                 case 0xd433ad73: return try parse_ipPort(&reader)
                 case 0x37982646: return try parse_ipPortSecret(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "IpPort"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "IpPort")
             }
         }
 
@@ -1243,7 +1243,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4679b65f: return try parse_accessPointRule(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AccessPointRule"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AccessPointRule")
             }
         }
 
@@ -1301,7 +1301,7 @@ extension MT {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6c52c484: return try parse_tlsClientHello(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TlsClientHello"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TlsClientHello")
             }
         }
 
@@ -1436,7 +1436,7 @@ extension MT {
                 case 0xe675a1c1: return try parse_tlsBlockGrease(&reader)
                 case 0x9eb95b5c: return try parse_tlsBlockPublicKey(&reader)
                 case 0xe725d44f: return try parse_tlsBlockScope(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TlsBlock"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TlsBlock")
             }
         }
 

@@ -329,7 +329,7 @@ extension SecretApi73 {
                 case 0x7afe8ae2: return try parse_decryptedMessageMediaDocument(&reader)
                 case 0x8a0df56f: return try parse_decryptedMessageMediaVenue(&reader)
                 case 0xe50511d8: return try parse_decryptedMessageMediaWebPage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessageMedia"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DecryptedMessageMedia")
             }
         }
 
@@ -751,7 +751,7 @@ extension SecretApi73 {
                 case 0xdd05ec6b: return try parse_decryptedMessageActionAbortKey(&reader)
                 case 0xec2e0b9b: return try parse_decryptedMessageActionCommitKey(&reader)
                 case 0xa82fdd63: return try parse_decryptedMessageActionNoop(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessageAction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DecryptedMessageAction")
             }
         }
 
@@ -997,7 +997,7 @@ extension SecretApi73 {
             switch id {
                 case 0x73164160: return try parse_decryptedMessageService(&reader)
                 case 0x91cc4674: return try parse_decryptedMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DecryptedMessage")
             }
         }
 
@@ -1109,7 +1109,7 @@ extension SecretApi73 {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1be31789: return try parse_decryptedMessageLayer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessageLayer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DecryptedMessageLayer")
             }
         }
 
@@ -1308,7 +1308,7 @@ extension SecretApi73 {
                 case 0x3a556302: return try parse_documentAttributeSticker(&reader)
                 case 0x9852f9c6: return try parse_documentAttributeAudio(&reader)
                 case 0x0ef02ce6: return try parse_documentAttributeVideo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DocumentAttribute"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DocumentAttribute")
             }
         }
 
@@ -1496,7 +1496,7 @@ extension SecretApi73 {
                 case 0x0e17e23c: return try parse_photoSizeEmpty(&reader)
                 case 0x77bfb61b: return try parse_photoSize(&reader)
                 case 0xe9a734fa: return try parse_photoCachedSize(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PhotoSize"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PhotoSize")
             }
         }
 
@@ -1622,7 +1622,7 @@ extension SecretApi73 {
             switch id {
                 case 0x7c596b46: return try parse_fileLocationUnavailable(&reader)
                 case 0x53d69076: return try parse_fileLocation(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FileLocation"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FileLocation")
             }
         }
 
@@ -1918,7 +1918,7 @@ extension SecretApi73 {
                 case 0x28a20571: return try parse_messageEntityCode(&reader)
                 case 0x73924be0: return try parse_messageEntityPre(&reader)
                 case 0x76a6d327: return try parse_messageEntityTextUrl(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageEntity"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageEntity")
             }
         }
 
@@ -2114,7 +2114,7 @@ extension SecretApi73 {
             switch id {
                 case 0x861cc8a0: return try parse_inputStickerSetShortName(&reader)
                 case 0xffb62b95: return try parse_inputStickerSetEmpty(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputStickerSet"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputStickerSet")
             }
         }
 

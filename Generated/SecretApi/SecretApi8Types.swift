@@ -76,7 +76,7 @@ extension SecretApi8 {
             switch id {
                 case 0x1f814f1f: return try parse_decryptedMessage(&reader)
                 case 0xaa48327d: return try parse_decryptedMessageService(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DecryptedMessage")
             }
         }
 
@@ -334,7 +334,7 @@ extension SecretApi8 {
                 case 0x588a0a97: return try parse_decryptedMessageMediaContact(&reader)
                 case 0xb095434b: return try parse_decryptedMessageMediaDocument(&reader)
                 case 0x6080758f: return try parse_decryptedMessageMediaAudio(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessageMedia"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DecryptedMessageMedia")
             }
         }
 
@@ -579,7 +579,7 @@ extension SecretApi8 {
                 case 0x8ac1f475: return try parse_decryptedMessageActionScreenshotMessages(&reader)
                 case 0x6719e45c: return try parse_decryptedMessageActionFlushHistory(&reader)
                 case 0xf3048883: return try parse_decryptedMessageActionNotifyLayer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DecryptedMessageAction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DecryptedMessageAction")
             }
         }
 

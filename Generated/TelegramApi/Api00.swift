@@ -125,7 +125,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4e4df4bb: return try parse_messageFwdHeader(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageFwdHeader"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageFwdHeader")
             }
         }
 
@@ -293,7 +293,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x049ee584: return try parse_invoice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Invoice"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Invoice")
             }
         }
 
@@ -380,7 +380,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1142bd56: return try parse_savedPhoneContact(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SavedContact"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SavedContact")
             }
         }
 
@@ -443,7 +443,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6f747657: return try parse_pageCaption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PageCaption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PageCaption")
             }
         }
 
@@ -567,7 +567,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x966e2dbf: return try parse_poll(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Poll"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Poll")
             }
         }
 
@@ -679,7 +679,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8c5adfd9: return try parse_chatInviteImporter(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatInviteImporter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatInviteImporter")
             }
         }
 
@@ -787,7 +787,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xd90d8dfe: return try parse_attachMenuBot(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AttachMenuBot"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AttachMenuBot")
             }
         }
 
@@ -913,7 +913,7 @@ extension Api.stories {
             switch id {
                 case 0x1158fe3e: return try parse_allStoriesNotModified(&reader)
                 case 0x6efc5e81: return try parse_allStories(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.AllStories"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.AllStories")
             }
         }
 
@@ -1040,7 +1040,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc99b1950: return try parse_botAppSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotAppSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotAppSettings")
             }
         }
 
@@ -1141,7 +1141,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xee430c85: return try parse_groupCallDonor(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GroupCallDonor"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GroupCallDonor")
             }
         }
 
@@ -1202,7 +1202,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4203998f: return try parse_translatedRichMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.TranslatedRichMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.TranslatedRichMessage")
             }
         }
 
@@ -1272,7 +1272,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x03c610bd: return try parse_richButtonStyle(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RichButtonStyle"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RichButtonStyle")
             }
         }
 

@@ -46,7 +46,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc4b9f9bb: return try parse_error(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Error"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Error")
             }
         }
 
@@ -142,7 +142,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x18b7a10d: return try parse_dcOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DcOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DcOption")
             }
         }
 
@@ -213,7 +213,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x50a04e45: return try parse_privacyRules(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.PrivacyRules"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.PrivacyRules")
             }
         }
 
@@ -282,7 +282,7 @@ extension Api.messages {
             switch id {
                 case 0xf1749a22: return try parse_stickersNotModified(&reader)
                 case 0x30a6ec7e: return try parse_stickers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.Stickers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.Stickers")
             }
         }
 
@@ -593,7 +593,7 @@ extension Api {
                 case 0x34c3bb53: return try parse_channelParticipantAdmin(&reader)
                 case 0xd5f0ad91: return try parse_channelParticipantBanned(&reader)
                 case 0x1b03f006: return try parse_channelParticipantLeft(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChannelParticipant"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChannelParticipant")
             }
         }
 
@@ -777,7 +777,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1527bcac: return try parse_secureSecretSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureSecretSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureSecretSettings")
             }
         }
 
@@ -846,7 +846,7 @@ extension Api.account {
             switch id {
                 case 0x1c199183: return try parse_wallPapersNotModified(&reader)
                 case 0xcdc3858c: return try parse_wallPapers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.WallPapers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.WallPapers")
             }
         }
 
@@ -947,7 +947,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xad253d78: return try parse_codeSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "CodeSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "CodeSettings")
             }
         }
 
@@ -1027,7 +1027,7 @@ extension Api {
             switch id {
                 case 0x481eadfa: return try parse_emojiListNotModified(&reader)
                 case 0x7a1e11d1: return try parse_emojiList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmojiList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmojiList")
             }
         }
 
@@ -1123,7 +1123,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcfc9e002: return try parse_mediaAreaCoordinates(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MediaAreaCoordinates"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MediaAreaCoordinates")
             }
         }
 
@@ -1244,7 +1244,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x947a12df: return try parse_resaleStarGifts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.ResaleStarGifts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.ResaleStarGifts")
             }
         }
 
@@ -1334,7 +1334,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xda2ad647: return try parse_emojiGameOutcome(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.EmojiGameOutcome"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.EmojiGameOutcome")
             }
         }
 

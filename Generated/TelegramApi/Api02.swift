@@ -88,7 +88,7 @@ extension Api {
                 case 0xbad88395: return try parse_inputMessageReplyTo(&reader)
                 case 0x86872538: return try parse_inputMessagePinned(&reader)
                 case 0xacfa1a7e: return try parse_inputMessageCallbackQuery(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputMessage")
             }
         }
 
@@ -179,7 +179,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1d1b1245: return try parse_inputAppEvent(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputAppEvent"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputAppEvent")
             }
         }
 
@@ -279,7 +279,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x34566b6a: return try parse_pageTableCell(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PageTableCell"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PageTableCell")
             }
         }
 
@@ -417,7 +417,7 @@ extension Api {
             switch id {
                 case 0x4b7d786a: return try parse_pollAnswer(&reader)
                 case 0x199fed96: return try parse_inputPollAnswer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PollAnswer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PollAnswer")
             }
         }
 
@@ -519,7 +519,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5cc761bd: return try parse_emojiKeywordsDifference(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmojiKeywordsDifference"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmojiKeywordsDifference")
             }
         }
 
@@ -588,7 +588,7 @@ extension Api.help {
             switch id {
                 case 0x93cc1f32: return try parse_countriesListNotModified(&reader)
                 case 0x87d0759e: return try parse_countriesList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.CountriesList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.CountriesList")
             }
         }
 
@@ -683,7 +683,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x367617d3: return try parse_forumTopics(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ForumTopics"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ForumTopics")
             }
         }
 
@@ -752,7 +752,7 @@ extension Api.chatlists {
             defer { reader.leaveObject() }
             switch id {
                 case 0x10e6e3a6: return try parse_exportedChatlistInvite(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "chatlists.ExportedChatlistInvite"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "chatlists.ExportedChatlistInvite")
             }
         }
 
@@ -831,7 +831,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x832175e0: return try parse_inputBusinessAwayMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBusinessAwayMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBusinessAwayMessage")
             }
         }
 
@@ -897,7 +897,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xff9289f5: return try parse_timezone(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Timezone"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Timezone")
             }
         }
 
@@ -960,7 +960,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1d998733: return try parse_contactBirthday(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ContactBirthday"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ContactBirthday")
             }
         }
 
@@ -1030,7 +1030,7 @@ extension Api.messages {
             switch id {
                 case 0xd1ed9a5b: return try parse_availableEffectsNotModified(&reader)
                 case 0xbddb616e: return try parse_availableEffects(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.AvailableEffects"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.AvailableEffects")
             }
         }
 
@@ -1098,7 +1098,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8c9a88ac: return try parse_webPagePreview(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.WebPagePreview"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.WebPagePreview")
             }
         }
 

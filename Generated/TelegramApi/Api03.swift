@@ -46,7 +46,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc13e3c50: return try parse_importedContact(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ImportedContact"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ImportedContact")
             }
         }
 
@@ -127,7 +127,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfc878fc8: return try parse_phoneCallProtocol(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PhoneCallProtocol"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PhoneCallProtocol")
             }
         }
 
@@ -187,7 +187,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb3fb5361: return try parse_emojiLanguage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmojiLanguage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmojiLanguage")
             }
         }
 
@@ -246,7 +246,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa927fec5: return try parse_inactiveChats(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.InactiveChats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.InactiveChats")
             }
         }
 
@@ -309,7 +309,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcb43acde: return try parse_statsAbsValueAndPrev(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StatsAbsValueAndPrev"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StatsAbsValueAndPrev")
             }
         }
 
@@ -385,7 +385,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5e0fb7b9: return try parse_historyImportParsed(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.HistoryImportParsed"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.HistoryImportParsed")
             }
         }
 
@@ -468,7 +468,7 @@ extension Api {
             switch id {
                 case 0xa920bd7a: return try parse_inputBotAppID(&reader)
                 case 0x908c0407: return try parse_inputBotAppShortName(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBotApp"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBotApp")
             }
         }
 
@@ -633,7 +633,7 @@ extension Api {
                 case 0xb0bdeac5: return try parse_storyView(&reader)
                 case 0x9083670b: return try parse_storyViewPublicForward(&reader)
                 case 0xbd74cf49: return try parse_storyViewPublicRepost(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StoryView"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StoryView")
             }
         }
 
@@ -826,7 +826,7 @@ extension Api.payments {
             switch id {
                 case 0x4367daa0: return try parse_giveawayInfo(&reader)
                 case 0xe175e66f: return try parse_giveawayInfoResults(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.GiveawayInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.GiveawayInfo")
             }
         }
 
@@ -961,7 +961,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9d6b13b0: return try parse_starGiftCollection(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftCollection"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftCollection")
             }
         }
 
@@ -1062,7 +1062,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1a8afc7e: return try parse_groupCallMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GroupCallMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GroupCallMessage")
             }
         }
 
@@ -1147,7 +1147,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x711d692d: return try parse_recentStory(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RecentStory"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RecentStory")
             }
         }
 
@@ -1206,7 +1206,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe16b5ce1: return try parse_passkeyRegistrationOptions(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.PasskeyRegistrationOptions"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.PasskeyRegistrationOptions")
             }
         }
 
@@ -1281,7 +1281,7 @@ extension Api {
             switch id {
                 case 0x9b00622b: return try parse_inputRichFilePhoto(&reader)
                 case 0x83281dbd: return try parse_inputRichFileDocument(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputRichFile"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputRichFile")
             }
         }
 

@@ -149,7 +149,7 @@ extension Api {
                 case 0x38e79fde: return try parse_chatParticipant(&reader)
                 case 0xe1f867b8: return try parse_chatParticipantCreator(&reader)
                 case 0x0360d5d2: return try parse_chatParticipantAdmin(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatParticipant"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatParticipant")
             }
         }
 
@@ -320,7 +320,7 @@ extension Api.auth {
             switch id {
                 case 0x2ea2c0d4: return try parse_authorization(&reader)
                 case 0x44747e9a: return try parse_authorizationSignUpRequired(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.Authorization"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.Authorization")
             }
         }
 
@@ -428,7 +428,7 @@ extension Api.messages {
             switch id {
                 case 0x64ff9fd5: return try parse_chats(&reader)
                 case 0x9cd81144: return try parse_chatsSlice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.Chats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.Chats")
             }
         }
 
@@ -567,7 +567,7 @@ extension Api {
             switch id {
                 case 0x36f8c871: return try parse_documentEmpty(&reader)
                 case 0x8fd4c4d8: return try parse_document(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Document"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Document")
             }
         }
 
@@ -697,7 +697,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc23727c9: return try parse_passwordInputSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.PasswordInputSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.PasswordInputSettings")
             }
         }
 
@@ -858,7 +858,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2dd14edc: return try parse_stickerSet(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StickerSet"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StickerSet")
             }
         }
 
@@ -1354,7 +1354,7 @@ extension Api {
                 case 0xd7e78225: return try parse_inputBotInlineMessageMediaInvoice(&reader)
                 case 0xbddcc510: return try parse_inputBotInlineMessageMediaWebPage(&reader)
                 case 0xb43df56c: return try parse_inputBotInlineMessageRichMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBotInlineMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBotInlineMessage")
             }
         }
 
@@ -1922,7 +1922,7 @@ extension Api.auth {
                 case 0x009fd736: return try parse_sentCodeTypeFirebaseSms(&reader)
                 case 0xa416ac81: return try parse_sentCodeTypeSmsWord(&reader)
                 case 0xb37794af: return try parse_sentCodeTypeSmsPhrase(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.SentCodeType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.SentCodeType")
             }
         }
 
@@ -2152,7 +2152,7 @@ extension Api {
             switch id {
                 case 0x7d6099dd: return try parse_securePlainPhone(&reader)
                 case 0x21ec5a5f: return try parse_securePlainEmail(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecurePlainData"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecurePlainData")
             }
         }
 
@@ -2307,7 +2307,7 @@ extension Api {
             switch id {
                 case 0x15031189: return try parse_pageListOrderedItemText(&reader)
                 case 0x8ff2d5f0: return try parse_pageListOrderedItemBlocks(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PageListOrderedItem"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PageListOrderedItem")
             }
         }
 
@@ -2465,7 +2465,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9f120418: return try parse_chatBannedRights(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatBannedRights"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatBannedRights")
             }
         }
 
@@ -2538,7 +2538,7 @@ extension Api.phone {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf47751b6: return try parse_groupParticipants(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "phone.GroupParticipants"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "phone.GroupParticipants")
             }
         }
 
@@ -2605,7 +2605,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4576f3f0: return try parse_attachMenuBotIconColor(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AttachMenuBotIconColor"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AttachMenuBotIconColor")
             }
         }
 
@@ -2672,7 +2672,7 @@ extension Api.account {
             switch id {
                 case 0xfbf6e8b1: return try parse_savedRingtonesNotModified(&reader)
                 case 0xc1e92cc5: return try parse_savedRingtones(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.SavedRingtones"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.SavedRingtones")
             }
         }
 
@@ -2766,7 +2766,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcfb9d957: return try parse_transcribedAudio(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.TranscribedAudio"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.TranscribedAudio")
             }
         }
 
@@ -2900,7 +2900,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4b3e14d6: return try parse_boost(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Boost"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Boost")
             }
         }
 
@@ -3008,7 +3008,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xef156a5c: return try parse_businessAwayMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessAwayMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessAwayMessage")
             }
         }
 
@@ -3083,7 +3083,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2ad93719: return try parse_dialogFilters(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.DialogFilters"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.DialogFilters")
             }
         }
 
@@ -3170,7 +3170,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc69708d3: return try parse_sponsoredPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SponsoredPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SponsoredPeer")
             }
         }
 
@@ -3356,7 +3356,7 @@ extension Api {
                 case 0xe4c449fc: return try parse_inputRichMessage(&reader)
                 case 0xdacb836a: return try parse_inputRichMessageHTML(&reader)
                 case 0x004b572c: return try parse_inputRichMessageMarkdown(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputRichMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputRichMessage")
             }
         }
 

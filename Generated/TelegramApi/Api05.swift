@@ -769,7 +769,7 @@ extension Api {
                 case 0xc4103386: return try parse_inputMediaPaidMedia(&reader)
                 case 0x9fc55fde: return try parse_inputMediaTodo(&reader)
                 case 0xf3a9244a: return try parse_inputMediaStakeDice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputMedia"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputMedia")
             }
         }
 
@@ -1237,7 +1237,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x12b299d4: return try parse_stickerPack(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StickerPack"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StickerPack")
             }
         }
 
@@ -1369,7 +1369,7 @@ extension Api {
                 case 0xb2da71d2: return try parse_recentMeUrlChat(&reader)
                 case 0xeb49081d: return try parse_recentMeUrlChatInvite(&reader)
                 case 0xbc0a57dc: return try parse_recentMeUrlStickerSet(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RecentMeUrl"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RecentMeUrl")
             }
         }
 
@@ -1506,7 +1506,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0xad2e1cd8: return try parse_authorizationForm(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.AuthorizationForm"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.AuthorizationForm")
             }
         }
 
@@ -1575,7 +1575,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf041e250: return try parse_chatOnlines(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatOnlines"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatOnlines")
             }
         }
 
@@ -1670,7 +1670,7 @@ extension Api.auth {
                 case 0x629f1980: return try parse_loginToken(&reader)
                 case 0x068e9916: return try parse_loginTokenMigrateTo(&reader)
                 case 0x390d5c5e: return try parse_loginTokenSuccess(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.LoginToken"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.LoginToken")
             }
         }
 
@@ -1775,7 +1775,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4d22ff98: return try parse_webViewResultUrl(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WebViewResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WebViewResult")
             }
         }
 
@@ -1869,7 +1869,7 @@ extension Api {
                 case 0x6f0c34df: return try parse_notificationSoundNone(&reader)
                 case 0x830b9ae4: return try parse_notificationSoundLocal(&reader)
                 case 0xff6c8049: return try parse_notificationSoundRingtone(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "NotificationSound"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "NotificationSound")
             }
         }
 
@@ -1946,7 +1946,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x751f3146: return try parse_textWithEntities(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TextWithEntities"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TextWithEntities")
             }
         }
 
@@ -2010,7 +2010,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0194cb3b: return try parse_inputBusinessGreetingMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBusinessGreetingMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBusinessGreetingMessage")
             }
         }
 
@@ -2110,7 +2110,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x033ed001: return try parse_connectedBot(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ConnectedBot"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ConnectedBot")
             }
         }
 
@@ -2202,7 +2202,7 @@ extension Api.fragment {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6ebdff91: return try parse_collectibleInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "fragment.CollectibleInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "fragment.CollectibleInfo")
             }
         }
 
@@ -2296,7 +2296,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0bd915c0: return try parse_starsTopupOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsTopupOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsTopupOption")
             }
         }
 
@@ -2369,7 +2369,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x310240cc: return try parse_auctionBidLevel(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AuctionBidLevel"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AuctionBidLevel")
             }
         }
 
@@ -2511,7 +2511,7 @@ extension Api {
             switch id {
                 case 0xcff63ea9: return try parse_aiComposeTone(&reader)
                 case 0x9bad6414: return try parse_aiComposeToneDefault(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AiComposeTone"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AiComposeTone")
             }
         }
 
@@ -2635,7 +2635,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x11c1a322: return try parse_keyboardInlineButton(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "KeyboardInlineButton"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "KeyboardInlineButton")
             }
         }
 

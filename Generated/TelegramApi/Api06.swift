@@ -55,7 +55,7 @@ extension Api {
             switch id {
                 case 0x72f0eaae: return try parse_inputDocumentEmpty(&reader)
                 case 0x1abfb575: return try parse_inputDocument(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputDocument"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputDocument")
             }
         }
 
@@ -120,7 +120,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3c20629f: return try parse_inlineBotSwitchPM(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InlineBotSwitchPM"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InlineBotSwitchPM")
             }
         }
 
@@ -230,7 +230,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xba7bb15e: return try parse_pollResults(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PollResults"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PollResults")
             }
         }
 
@@ -475,7 +475,7 @@ extension Api {
                 case 0x31cad303: return try parse_webPageAttributeStarGiftCollection(&reader)
                 case 0x01c641c2: return try parse_webPageAttributeStarGiftAuction(&reader)
                 case 0x7781fe18: return try parse_webPageAttributeAiComposeTone(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WebPageAttribute"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WebPageAttribute")
             }
         }
 
@@ -623,7 +623,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xbdc62dcc: return try parse_exportedChatInvites(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ExportedChatInvites"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ExportedChatInvites")
             }
         }
 
@@ -683,7 +683,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x43b46b20: return try parse_defaultHistoryTTL(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DefaultHistoryTTL"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DefaultHistoryTTL")
             }
         }
 
@@ -742,7 +742,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfd5e12bd: return try parse_webPage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.WebPage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.WebPage")
             }
         }
 
@@ -805,7 +805,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcba9a52f: return try parse_todoItem(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TodoItem"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TodoItem")
             }
         }
 
@@ -879,7 +879,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x90d7adfa: return try parse_composedMessageWithAI(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ComposedMessageWithAI"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ComposedMessageWithAI")
             }
         }
 
@@ -954,7 +954,7 @@ extension Api.aicompose {
             switch id {
                 case 0xc1f46103: return try parse_tonesNotModified(&reader)
                 case 0x6c9d0efe: return try parse_tones(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "aicompose.Tones"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "aicompose.Tones")
             }
         }
 

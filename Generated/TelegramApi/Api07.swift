@@ -154,7 +154,7 @@ extension Api {
                 case 0xe062db83: return try parse_inputMessagesFilterContacts(&reader)
                 case 0x1bb00451: return try parse_inputMessagesFilterPinned(&reader)
                 case 0xfa2bc90a: return try parse_inputMessagesFilterPoll(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessagesFilter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessagesFilter")
             }
         }
 
@@ -337,7 +337,7 @@ extension Api {
                 case 0x64bd0306: return try parse_inputEncryptedFileUploaded(&reader)
                 case 0x5a17b5e5: return try parse_inputEncryptedFile(&reader)
                 case 0x2dc173c8: return try parse_inputEncryptedFileBigUploaded(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputEncryptedFile"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputEncryptedFile")
             }
         }
 
@@ -448,7 +448,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9852d6d2: return try parse_botCommand(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotCommand"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotCommand")
             }
         }
 
@@ -1075,7 +1075,7 @@ extension Api {
                 case 0x71777116: return try parse_messageEntityDiffInsert(&reader)
                 case 0xc6c1e5a7: return try parse_messageEntityDiffReplace(&reader)
                 case 0x0652c1c5: return try parse_messageEntityDiffDelete(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageEntity"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageEntity")
             }
         }
 
@@ -1472,7 +1472,7 @@ extension Api.messages {
             switch id {
                 case 0xe8025ca2: return try parse_savedGifsNotModified(&reader)
                 case 0x84a02a0d: return try parse_savedGifs(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.SavedGifs"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.SavedGifs")
             }
         }
 
@@ -1537,7 +1537,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x535f779d: return try parse_statsGroupTopInviter(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StatsGroupTopInviter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StatsGroupTopInviter")
             }
         }
 
@@ -1607,7 +1607,7 @@ extension Api {
                 case 0x050a9839: return try parse_requirementToContactEmpty(&reader)
                 case 0xe581e4e9: return try parse_requirementToContactPremium(&reader)
                 case 0xb4f67e93: return try parse_requirementToContactPaidMessages(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RequirementToContact"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RequirementToContact")
             }
         }
 
@@ -1676,7 +1676,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x221bb5e4: return try parse_todoCompletion(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TodoCompletion"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TodoCompletion")
             }
         }
 
@@ -1745,7 +1745,7 @@ extension Api.phone {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9d1dbd26: return try parse_groupCallStars(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "phone.GroupCallStars"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "phone.GroupCallStars")
             }
         }
 
@@ -1811,7 +1811,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xd31bc45d: return try parse_starGiftActiveAuctionState(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftActiveAuctionState"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftActiveAuctionState")
             }
         }
 
@@ -1909,7 +1909,7 @@ extension Api.messages {
             switch id {
                 case 0x59e65335: return try parse_emojiGameUnavailable(&reader)
                 case 0x44e56023: return try parse_emojiGameDiceInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.EmojiGameInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.EmojiGameInfo")
             }
         }
 
@@ -2033,7 +2033,7 @@ extension Api {
                 case 0x0773c080: return try parse_inputAiComposeToneID(&reader)
                 case 0x1fa01357: return try parse_inputAiComposeToneSlug(&reader)
                 case 0x0e0c35af: return try parse_inputAiComposeToneSingleUse(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputAiComposeTone"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputAiComposeTone")
             }
         }
 

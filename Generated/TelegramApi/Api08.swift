@@ -96,7 +96,7 @@ extension Api {
                 case 0xd612e8ef: return try parse_notifyBroadcasts(&reader)
                 case 0x226e6308: return try parse_notifyForumTopic(&reader)
                 case 0xbe376999: return try parse_notifyCommunity(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "NotifyPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "NotifyPeer")
             }
         }
 
@@ -187,7 +187,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xedcdc05b: return try parse_topPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TopPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TopPeer")
             }
         }
 
@@ -798,7 +798,7 @@ extension Api {
                 case 0xa5b45e2b: return try parse_textDate(&reader)
                 case 0x9686cb50: return try parse_textDiff(&reader)
                 case 0xafc79cd6: return try parse_textButton(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RichText"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RichText")
             }
         }
 
@@ -1227,7 +1227,7 @@ extension Api {
             switch id {
                 case 0x1c570ed1: return try parse_webDocument(&reader)
                 case 0xf9c8bcc6: return try parse_webDocumentNoProxy(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WebDocument"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WebDocument")
             }
         }
 
@@ -1312,7 +1312,7 @@ extension Api.channels {
             defer { reader.leaveObject() }
             switch id {
                 case 0xed8af74d: return try parse_adminLogResults(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "channels.AdminLogResults"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "channels.AdminLogResults")
             }
         }
 
@@ -1393,7 +1393,7 @@ extension Api.help {
             switch id {
                 case 0xe3309f7f: return try parse_termsOfServiceUpdateEmpty(&reader)
                 case 0x28ecf961: return try parse_termsOfServiceUpdate(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.TermsOfServiceUpdate"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.TermsOfServiceUpdate")
             }
         }
 
@@ -1533,7 +1533,7 @@ extension Api {
                 case 0xb71e767a: return try parse_jsonString(&reader)
                 case 0xf7444763: return try parse_jsonArray(&reader)
                 case 0x99c1d49d: return try parse_jsonObject(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "JSONValue"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "JSONValue")
             }
         }
 
@@ -1636,7 +1636,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x63cacf26: return try parse_autoDownloadSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.AutoDownloadSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.AutoDownloadSettings")
             }
         }
 
@@ -1746,7 +1746,7 @@ extension Api {
                 case 0x4a27eb2d: return try parse_statsGraphAsync(&reader)
                 case 0xbedc9822: return try parse_statsGraphError(&reader)
                 case 0x8ea464b6: return try parse_statsGraph(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StatsGraph"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StatsGraph")
             }
         }
 
@@ -1859,7 +1859,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x31bd492d: return try parse_messageReactionsList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.MessageReactionsList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.MessageReactionsList")
             }
         }
 
@@ -1941,7 +1941,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5334759c: return try parse_premiumPromo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.PremiumPromo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.PremiumPromo")
             }
         }
 
@@ -2037,7 +2037,7 @@ extension Api {
                 case 0x922e55a9: return try parse_emailVerificationCode(&reader)
                 case 0xdb909ec2: return try parse_emailVerificationGoogle(&reader)
                 case 0x96d074fd: return try parse_emailVerificationApple(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmailVerification"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmailVerification")
             }
         }
 
@@ -2153,7 +2153,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8d595cd6: return try parse_storyViews(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StoryViews"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StoryViews")
             }
         }
 
@@ -2267,7 +2267,7 @@ extension Api {
             switch id {
                 case 0xe7058e7f: return try parse_postInteractionCountersMessage(&reader)
                 case 0x8a480e27: return try parse_postInteractionCountersStory(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PostInteractionCounters"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PostInteractionCounters")
             }
         }
 
@@ -2346,7 +2346,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1e109708: return try parse_paidMessagesRevenue(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.PaidMessagesRevenue"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.PaidMessagesRevenue")
             }
         }
 
@@ -2410,7 +2410,7 @@ extension Api.stories {
             switch id {
                 case 0x564edaeb: return try parse_albumsNotModified(&reader)
                 case 0xc3987a3a: return try parse_albums(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.Albums"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.Albums")
             }
         }
 

@@ -192,7 +192,7 @@ extension Api.messages {
                 case 0x5f206716: return try parse_messagesSlice(&reader)
                 case 0xc776ba4e: return try parse_channelMessages(&reader)
                 case 0x74535f21: return try parse_messagesNotModified(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.Messages"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.Messages")
             }
         }
 
@@ -422,7 +422,7 @@ extension Api {
                 case 0xece9814b: return try parse_privacyValueAllowPremium(&reader)
                 case 0x21461b5d: return try parse_privacyValueAllowBots(&reader)
                 case 0xf6a5f82f: return try parse_privacyValueDisallowBots(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PrivacyRule"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PrivacyRule")
             }
         }
 
@@ -539,7 +539,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb8d0afdf: return try parse_accountDaysTTL(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AccountDaysTTL"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AccountDaysTTL")
             }
         }
 
@@ -597,7 +597,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0ae30253: return try parse_messageRange(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageRange"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageRange")
             }
         }
 
@@ -688,7 +688,7 @@ extension Api {
             switch id {
                 case 0x890c3d89: return try parse_inputBotInlineMessageID(&reader)
                 case 0xb6d915d7: return try parse_inputBotInlineMessageID64(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBotInlineMessageID"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBotInlineMessageID")
             }
         }
 
@@ -850,7 +850,7 @@ extension Api {
                 case 0xcad181f6: return try parse_langPackString(&reader)
                 case 0x6c47ac9f: return try parse_langPackStringPluralized(&reader)
                 case 0x2979eeb2: return try parse_langPackStringDeleted(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "LangPackString"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "LangPackString")
             }
         }
 
@@ -959,7 +959,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe9baa668: return try parse_folderPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FolderPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FolderPeer")
             }
         }
 
@@ -1021,7 +1021,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xd072acb4: return try parse_restrictionReason(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RestrictionReason"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RestrictionReason")
             }
         }
 
@@ -1167,7 +1167,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2a3dc7ac: return try parse_groupCallParticipant(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GroupCallParticipant"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GroupCallParticipant")
             }
         }
 
@@ -1287,7 +1287,7 @@ extension Api.messages {
             switch id {
                 case 0x1871be50: return try parse_exportedChatInvite(&reader)
                 case 0x222600ef: return try parse_exportedChatInviteReplaced(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ExportedChatInvite"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ExportedChatInvite")
             }
         }
 
@@ -1364,7 +1364,7 @@ extension Api.stories {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcae68768: return try parse_peerStories(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.PeerStories"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.PeerStories")
             }
         }
 
@@ -1444,7 +1444,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x09c469cd: return try parse_inputBusinessIntro(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBusinessIntro"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBusinessIntro")
             }
         }
 
@@ -1546,7 +1546,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x93c3e27e: return try parse_availableEffect(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AvailableEffect"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AvailableEffect")
             }
         }
 
@@ -1648,7 +1648,7 @@ extension Api.stories {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe2de7737: return try parse_foundStories(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.FoundStories"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.FoundStories")
             }
         }
 
@@ -1735,7 +1735,7 @@ extension Api.bots {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1991b13b: return try parse_popularAppBots(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "bots.PopularAppBots"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "bots.PopularAppBots")
             }
         }
 
@@ -1822,7 +1822,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb0cd6617: return try parse_botVerifierSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotVerifierSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotVerifierSettings")
             }
         }
 
@@ -1906,7 +1906,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x49b92a26: return try parse_todoList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TodoList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TodoList")
             }
         }
 

@@ -269,7 +269,7 @@ extension Api {
             switch id {
                 case 0xd3bc4b7a: return try parse_userEmpty(&reader)
                 case 0xb1b8cc83: return try parse_user(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "User"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "User")
             }
         }
 
@@ -472,7 +472,7 @@ extension Api {
                 case 0xee8c1e86: return try parse_inputChannelEmpty(&reader)
                 case 0xf35aec28: return try parse_inputChannel(&reader)
                 case 0x5b934f9d: return try parse_inputChannelFromMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputChannel"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputChannel")
             }
         }
 
@@ -564,7 +564,7 @@ extension Api.channels {
             switch id {
                 case 0x9ab0feaf: return try parse_channelParticipants(&reader)
                 case 0xf0173fe9: return try parse_channelParticipantsNotModified(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "channels.ChannelParticipants"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "channels.ChannelParticipants")
             }
         }
 
@@ -741,7 +741,7 @@ extension Api {
             switch id {
                 case 0x11965f3a: return try parse_botInlineResult(&reader)
                 case 0x17db940b: return try parse_botInlineMediaResult(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotInlineResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotInlineResult")
             }
         }
 
@@ -863,7 +863,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5725e40a: return try parse_cdnConfig(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "CdnConfig"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "CdnConfig")
             }
         }
 
@@ -929,7 +929,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x57e28221: return try parse_contentSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.ContentSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.ContentSettings")
             }
         }
 
@@ -987,7 +987,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb637edaf: return try parse_statsDateRangeDays(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StatsDateRangeDays"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StatsDateRangeDays")
             }
         }
 
@@ -1049,7 +1049,7 @@ extension Api.chatlists {
             defer { reader.leaveObject() }
             switch id {
                 case 0x93bd878d: return try parse_chatlistUpdates(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "chatlists.ChatlistUpdates"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "chatlists.ChatlistUpdates")
             }
         }
 
@@ -1148,7 +1148,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0xadec6ebe: return try parse_peerColorOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.PeerColorOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.PeerColorOption")
             }
         }
 
@@ -1409,7 +1409,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x13659eb0: return try parse_starsTransaction(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsTransaction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsTransaction")
             }
         }
 
@@ -1571,7 +1571,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x23e91ba3: return try parse_botPreviewMedia(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotPreviewMedia"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotPreviewMedia")
             }
         }
 
@@ -1655,7 +1655,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb4d5d859: return try parse_suggestedStarRefBots(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.SuggestedStarRefBots"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.SuggestedStarRefBots")
             }
         }
 
@@ -1854,7 +1854,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x41df43fc: return try parse_savedStarGift(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SavedStarGift"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SavedStarGift")
             }
         }
 
@@ -2069,7 +2069,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x512fe446: return try parse_uniqueStarGiftValueInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.UniqueStarGiftValueInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.UniqueStarGiftValueInfo")
             }
         }
 
@@ -2174,7 +2174,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7d5bd1f0: return try parse_starGiftAuctionAcquiredGifts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarGiftAuctionAcquiredGifts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarGiftAuctionAcquiredGifts")
             }
         }
 

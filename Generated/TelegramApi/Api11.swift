@@ -145,7 +145,7 @@ extension Api {
                 case 0x27bcbbfc: return try parse_inputPeerChannel(&reader)
                 case 0xa87b0a1c: return try parse_inputPeerUserFromMessage(&reader)
                 case 0xbd2a0840: return try parse_inputPeerChannelFromMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPeer")
             }
         }
 
@@ -318,7 +318,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcacb6ae2: return try parse_inputPeerNotifySettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPeerNotifySettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPeerNotifySettings")
             }
         }
 
@@ -419,7 +419,7 @@ extension Api.contacts {
             switch id {
                 case 0xb74ba9d2: return try parse_contactsNotModified(&reader)
                 case 0xeae87e42: return try parse_contacts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "contacts.Contacts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "contacts.Contacts")
             }
         }
 
@@ -508,7 +508,7 @@ extension Api.photos {
             switch id {
                 case 0x8dca6aa5: return try parse_photos(&reader)
                 case 0x15051f54: return try parse_photosSlice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "photos.Photos"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "photos.Photos")
             }
         }
 
@@ -705,7 +705,7 @@ extension Api.updates {
                 case 0x3e11affb: return try parse_channelDifferenceEmpty(&reader)
                 case 0xa4bcc6fe: return try parse_channelDifferenceTooLong(&reader)
                 case 0x2064674e: return try parse_channelDifference(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "updates.ChannelDifference"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "updates.ChannelDifference")
             }
         }
 
@@ -861,7 +861,7 @@ extension Api.messages {
             switch id {
                 case 0xc6dc0c66: return try parse_featuredStickersNotModified(&reader)
                 case 0xbe382906: return try parse_featuredStickers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.FeaturedStickers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.FeaturedStickers")
             }
         }
 
@@ -1849,7 +1849,7 @@ extension Api {
                 case 0x0e6e47c4: return try parse_pageBlockBlockquoteBlocks(&reader)
                 case 0x6d640318: return try parse_pageBlockButtonRow(&reader)
                 case 0x38fa3ba3: return try parse_pageBlockDocument(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PageBlock"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PageBlock")
             }
         }
 
@@ -2441,7 +2441,7 @@ extension Api.messages {
             switch id {
                 case 0x9e8fa6d3: return try parse_favedStickersNotModified(&reader)
                 case 0x2cb51097: return try parse_favedStickers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.FavedStickers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.FavedStickers")
             }
         }
 
@@ -2509,7 +2509,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0e0310d7: return try parse_recentMeUrls(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.RecentMeUrls"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.RecentMeUrls")
             }
         }
 
@@ -2589,7 +2589,7 @@ extension Api {
                 case 0x004a8537: return try parse_securePasswordKdfAlgoUnknown(&reader)
                 case 0xbbf2dda0: return try parse_securePasswordKdfAlgoPBKDF2HMACSHA512iter100000(&reader)
                 case 0x86471d92: return try parse_securePasswordKdfAlgoSHA512(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecurePasswordKdfAlgo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecurePasswordKdfAlgo")
             }
         }
 
@@ -2699,7 +2699,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xbaa57628: return try parse_autoDownloadSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AutoDownloadSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AutoDownloadSettings")
             }
         }
 
@@ -2838,7 +2838,7 @@ extension Api.help {
             switch id {
                 case 0x98f6ac75: return try parse_promoDataEmpty(&reader)
                 case 0x08a4d87a: return try parse_promoData(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.PromoData"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.PromoData")
             }
         }
 
@@ -2965,7 +2965,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfe41b34f: return try parse_globalPrivacySettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GlobalPrivacySettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GlobalPrivacySettings")
             }
         }
 
@@ -3044,7 +3044,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb81c7034: return try parse_sendAsPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SendAsPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SendAsPeer")
             }
         }
 
@@ -3105,7 +3105,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfaff629d: return try parse_myStickers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.MyStickers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.MyStickers")
             }
         }
 
@@ -3472,7 +3472,7 @@ extension Api {
             switch id {
                 case 0x313a9547: return try parse_starGift(&reader)
                 case 0x85f0a9cd: return try parse_starGiftUnique(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGift"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGift")
             }
         }
 

@@ -412,7 +412,7 @@ extension Api {
                 case 0x90a6ca84: return try parse_messageEmpty(&reader)
                 case 0x7600b9d3: return try parse_message(&reader)
                 case 0x7a800e0a: return try parse_messageService(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Message"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Message")
             }
         }
 
@@ -5051,7 +5051,7 @@ extension Api {
                 case 0x4bbb8f01: return try parse_updateEditEphemeralMessage(&reader)
                 case 0x7c1079d6: return try parse_updateEphemeralBotCallbackQuery(&reader)
                 case 0x6c0d8e23: return try parse_updateBotStarsSubscription(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Update"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Update")
             }
         }
 
@@ -7583,7 +7583,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8e1a1775: return try parse_nearestDc(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "NearestDc"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "NearestDc")
             }
         }
 
@@ -7709,7 +7709,7 @@ extension Api {
                 case 0xe1732341: return try parse_inputPrivacyKeyStarGiftsAutoSave(&reader)
                 case 0xbdc597b4: return try parse_inputPrivacyKeyNoPaidMessages(&reader)
                 case 0x4dbe9226: return try parse_inputPrivacyKeySavedMusic(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPrivacyKey"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPrivacyKey")
             }
         }
 
@@ -8034,7 +8034,7 @@ extension Api {
                 case 0x15590068: return try parse_documentAttributeFilename(&reader)
                 case 0x9801d2f7: return try parse_documentAttributeHasStickers(&reader)
                 case 0xfd149899: return try parse_documentAttributeCustomEmoji(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DocumentAttribute"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DocumentAttribute")
             }
         }
 
@@ -8208,7 +8208,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc982eaba: return try parse_cdnPublicKey(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "CdnPublicKey"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "CdnPublicKey")
             }
         }
 
@@ -8279,7 +8279,7 @@ extension Api {
             switch id {
                 case 0xd45ab096: return try parse_passwordKdfAlgoUnknown(&reader)
                 case 0x3a912d4a: return try parse_passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PasswordKdfAlgo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PasswordKdfAlgo")
             }
         }
 
@@ -8365,7 +8365,7 @@ extension Api {
             switch id {
                 case 0xd5b3b9f9: return try parse_emojiKeyword(&reader)
                 case 0x236df622: return try parse_emojiKeywordDeleted(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmojiKeyword"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmojiKeyword")
             }
         }
 
@@ -8437,7 +8437,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3e24e573: return try parse_bankCardData(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.BankCardData"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.BankCardData")
             }
         }
 
@@ -8513,7 +8513,7 @@ extension Api {
                 case 0x5ec4be43: return try parse_inlineQueryPeerTypeMegagroup(&reader)
                 case 0x6334ee9a: return try parse_inlineQueryPeerTypeBroadcast(&reader)
                 case 0x0e3b2d0c: return try parse_inlineQueryPeerTypeBotPM(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InlineQueryPeerType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InlineQueryPeerType")
             }
         }
 
@@ -8588,7 +8588,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf2ecef23: return try parse_chatAdminWithInvites(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatAdminWithInvites"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatAdminWithInvites")
             }
         }
 
@@ -8665,7 +8665,7 @@ extension Api {
             switch id {
                 case 0xc3dffc04: return try parse_chatTheme(&reader)
                 case 0x3458f9c8: return try parse_chatThemeUniqueGift(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatTheme"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatTheme")
             }
         }
 
@@ -8764,7 +8764,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0a339f0b: return try parse_messageReactions(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageReactions"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageReactions")
             }
         }
 
@@ -8877,7 +8877,7 @@ extension Api {
                 case 0x7a9abda9: return try parse_emojiGroup(&reader)
                 case 0x80d26cc7: return try parse_emojiGroupGreeting(&reader)
                 case 0x093bcf34: return try parse_emojiGroupPremium(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmojiGroup"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmojiGroup")
             }
         }
 
@@ -9063,7 +9063,7 @@ extension Api {
                 case 0xb54b5acf: return try parse_peerColor(&reader)
                 case 0xb9c0639a: return try parse_peerColorCollectible(&reader)
                 case 0xb8ea86a9: return try parse_inputPeerColorCollectible(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PeerColor"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PeerColor")
             }
         }
 
@@ -9179,7 +9179,7 @@ extension Api.help {
             switch id {
                 case 0x2ba1f5ce: return try parse_peerColorsNotModified(&reader)
                 case 0x00f8ed08: return try parse_peerColors(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.PeerColors"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.PeerColors")
             }
         }
 
@@ -9263,7 +9263,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6c8e1e06: return try parse_birthday(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Birthday"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Birthday")
             }
         }
 
@@ -9329,7 +9329,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe87acbc0: return try parse_foundStory(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FoundStory"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FoundStory")
             }
         }
 
@@ -9419,7 +9419,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xde4c5d93: return try parse_geoPointAddress(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GeoPointAddress"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GeoPointAddress")
             }
         }
 
@@ -9530,7 +9530,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2eeed1c4: return try parse_starGiftAuctionUserState(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftAuctionUserState"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftAuctionUserState")
             }
         }
 
@@ -9606,7 +9606,7 @@ extension Api.auth {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe2037789: return try parse_passkeyLoginOptions(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.PasskeyLoginOptions"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.PasskeyLoginOptions")
             }
         }
 
@@ -9677,7 +9677,7 @@ extension Api.bots {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdd1fbf93: return try parse_accessSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "bots.AccessSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "bots.AccessSettings")
             }
         }
 
@@ -9736,7 +9736,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4c4537c8: return try parse_composedRichMessageWithAI(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ComposedRichMessageWithAI"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ComposedRichMessageWithAI")
             }
         }
 

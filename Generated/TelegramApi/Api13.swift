@@ -71,7 +71,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6a1dc4be: return try parse_inputPhoneContact(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputContact"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputContact")
             }
         }
 
@@ -189,7 +189,7 @@ extension Api {
                 case 0xf52ff27f: return try parse_inputFile(&reader)
                 case 0xfa4f0bb5: return try parse_inputFileBig(&reader)
                 case 0x62dc8b48: return try parse_inputFileStoryDocument(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputFile"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputFile")
             }
         }
 
@@ -288,7 +288,7 @@ extension Api {
             switch id {
                 case 0x1cd7bf0d: return try parse_inputPhotoEmpty(&reader)
                 case 0x3bb3b94a: return try parse_inputPhoto(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPhoto"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPhoto")
             }
         }
 
@@ -426,7 +426,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x99622c0c: return try parse_peerNotifySettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PeerNotifySettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PeerNotifySettings")
             }
         }
 
@@ -555,7 +555,7 @@ extension Api {
             switch id {
                 case 0xc21f497e: return try parse_encryptedFileEmpty(&reader)
                 case 0xa8008cd8: return try parse_encryptedFile(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EncryptedFile"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EncryptedFile")
             }
         }
 
@@ -627,7 +627,7 @@ extension Api.channels {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdfb80317: return try parse_channelParticipant(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "channels.ChannelParticipant"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "channels.ChannelParticipant")
             }
         }
 
@@ -693,7 +693,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x73a379eb: return try parse_highScore(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "HighScore"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "HighScore")
             }
         }
 
@@ -780,7 +780,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x32da9e9c: return try parse_inputStickerSetItem(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputStickerSetItem"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputStickerSetItem")
             }
         }
 
@@ -1033,7 +1033,7 @@ extension Api {
                 case 0x869d758f: return try parse_secureValueError(&reader)
                 case 0xa1144770: return try parse_secureValueErrorTranslationFile(&reader)
                 case 0x34636dd8: return try parse_secureValueErrorTranslationFiles(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureValueError"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureValueError")
             }
         }
 
@@ -1243,7 +1243,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3645230a: return try parse_pollAnswerVoters(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PollAnswerVoters"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PollAnswerVoters")
             }
         }
 
@@ -1320,7 +1320,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xd7584c87: return try parse_statsGroupTopAdmin(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StatsGroupTopAdmin"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StatsGroupTopAdmin")
             }
         }
 
@@ -1482,7 +1482,7 @@ extension Api {
             switch id {
                 case 0x1b97dd66: return try parse_messageReplyHeader(&reader)
                 case 0x0e5af939: return try parse_messageReplyStoryHeader(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageReplyHeader"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageReplyHeader")
             }
         }
 
@@ -1658,7 +1658,7 @@ extension Api {
                 case 0xdb9d897d: return try parse_botCommandScopePeer(&reader)
                 case 0x3fd863d1: return try parse_botCommandScopePeerAdmins(&reader)
                 case 0x0a1321f3: return try parse_botCommandScopePeerUser(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotCommandScope"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotCommandScope")
             }
         }
 
@@ -1761,7 +1761,7 @@ extension Api.help {
             switch id {
                 case 0x7cde641d: return try parse_appConfigNotModified(&reader)
                 case 0xdd18782e: return try parse_appConfig(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.AppConfig"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.AppConfig")
             }
         }
 
@@ -1834,7 +1834,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0c5181ac: return try parse_exportedChatlistInvite(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ExportedChatlistInvite"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ExportedChatlistInvite")
             }
         }
 
@@ -1900,7 +1900,7 @@ extension Api.chatlists {
             defer { reader.leaveObject() }
             switch id {
                 case 0x10ab6dc7: return try parse_exportedInvites(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "chatlists.ExportedInvites"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "chatlists.ExportedInvites")
             }
         }
 
@@ -1977,7 +1977,7 @@ extension Api {
             switch id {
                 case 0x01f2bf4a: return try parse_publicForwardMessage(&reader)
                 case 0xedf3add0: return try parse_publicForwardStory(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PublicForward"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PublicForward")
             }
         }
 
@@ -2075,7 +2075,7 @@ extension Api.stats {
             defer { reader.leaveObject() }
             switch id {
                 case 0x93037e20: return try parse_publicForwards(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stats.PublicForwards"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stats.PublicForwards")
             }
         }
 
@@ -2166,7 +2166,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcb6ff828: return try parse_savedReactionTag(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SavedReactionTag"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SavedReactionTag")
             }
         }
 
@@ -2235,7 +2235,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe6a1eeb8: return try parse_smsJob(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SmsJob"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SmsJob")
             }
         }
 
@@ -2312,7 +2312,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8c92b098: return try parse_businessWorkHours(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessWorkHours"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessWorkHours")
             }
         }
 
@@ -2376,7 +2376,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x416c56e8: return try parse_uniqueStarGift(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.UniqueStarGift"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.UniqueStarGift")
             }
         }
 

@@ -74,7 +74,7 @@ extension Api.contacts {
             switch id {
                 case 0x0ade1591: return try parse_blocked(&reader)
                 case 0xe1664194: return try parse_blockedSlice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "contacts.Blocked"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "contacts.Blocked")
             }
         }
 
@@ -154,7 +154,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa384b779: return try parse_receivedNotifyMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ReceivedNotifyMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ReceivedNotifyMessage")
             }
         }
 
@@ -274,7 +274,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4d8a0299: return try parse_botInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotInfo")
             }
         }
 
@@ -436,7 +436,7 @@ extension Api {
                 case 0x3407e51b: return try parse_stickerSetMultiCovered(&reader)
                 case 0x40d13c0e: return try parse_stickerSetFullCovered(&reader)
                 case 0x77b15d1c: return try parse_stickerSetNoCovered(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StickerSetCovered"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StickerSetCovered")
             }
         }
 
@@ -546,7 +546,7 @@ extension Api.upload {
             defer { reader.leaveObject() }
             switch id {
                 case 0x21e753bc: return try parse_webFile(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "upload.WebFile"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "upload.WebFile")
             }
         }
 
@@ -611,7 +611,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0xed56c9fc: return try parse_webAuthorizations(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.WebAuthorizations"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.WebAuthorizations")
             }
         }
 
@@ -673,7 +673,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb6c4f543: return try parse_messageViews(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.MessageViews"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.MessageViews")
             }
         }
 
@@ -761,7 +761,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb826e150: return try parse_storyFwdHeader(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StoryFwdHeader"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StoryFwdHeader")
             }
         }
 
@@ -833,7 +833,7 @@ extension Api.stats {
             defer { reader.leaveObject() }
             switch id {
                 case 0x50cd067c: return try parse_storyStats(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stats.StoryStats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stats.StoryStats")
             }
         }
 
@@ -925,7 +925,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdd0c66f2: return try parse_starRefProgram(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarRefProgram"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarRefProgram")
             }
         }
 
@@ -1042,7 +1042,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x19a13f71: return try parse_connectedBotStarRef(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ConnectedBotStarRef"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ConnectedBotStarRef")
             }
         }
 
@@ -1152,7 +1152,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x95f389b1: return try parse_savedStarGifts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.SavedStarGifts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.SavedStarGifts")
             }
         }
 
@@ -1241,7 +1241,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x402b4495: return try parse_inputMessageReadMetric(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputMessageReadMetric"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputMessageReadMetric")
             }
         }
 
@@ -1330,7 +1330,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xbaf39d8b: return try parse_richMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RichMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RichMessage")
             }
         }
 
@@ -1401,7 +1401,7 @@ extension Api.ephemeral {
             switch id {
                 case 0x59ffdb31: return try parse_welcomeMessagesNotModified(&reader)
                 case 0x104fc872: return try parse_welcomeMessages(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ephemeral.WelcomeMessages"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ephemeral.WelcomeMessages")
             }
         }
 

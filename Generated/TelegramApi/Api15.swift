@@ -52,7 +52,7 @@ extension Api.messages {
             switch id {
                 case 0x0d54b65d: return try parse_foundStickerSetsNotModified(&reader)
                 case 0x8af09dd2: return try parse_foundStickerSets(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.FoundStickerSets"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.FoundStickerSets")
             }
         }
 
@@ -120,7 +120,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9d04af9b: return try parse_statsGroupTopPoster(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StatsGroupTopPoster"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StatsGroupTopPoster")
             }
         }
 
@@ -181,7 +181,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe8fd8014: return try parse_peerBlocked(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PeerBlocked"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PeerBlocked")
             }
         }
 
@@ -259,7 +259,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5a0a066d: return try parse_businessIntro(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessIntro"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessIntro")
             }
         }
 
@@ -322,7 +322,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x394e7f21: return try parse_starsRevenueAdsAccountUrl(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarsRevenueAdsAccountUrl"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarsRevenueAdsAccountUrl")
             }
         }
 
@@ -380,7 +380,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x05416d58: return try parse_starsSubscriptionPricing(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsSubscriptionPricing"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsSubscriptionPricing")
             }
         }
 
@@ -460,7 +460,7 @@ extension Api.messages {
             switch id {
                 case 0x445663a7: return try parse_chatInviteJoinResultOk(&reader)
                 case 0x61ca29d3: return try parse_chatInviteJoinResultWebView(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ChatInviteJoinResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ChatInviteJoinResult")
             }
         }
 

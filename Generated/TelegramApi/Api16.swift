@@ -752,7 +752,7 @@ extension Api {
                 case 0xa8852491: return try parse_messageMediaPaidMedia(&reader)
                 case 0x8a53b014: return try parse_messageMediaToDo(&reader)
                 case 0xca5cab89: return try parse_messageMediaVideoStream(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageMedia"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageMedia")
             }
         }
 
@@ -1206,7 +1206,7 @@ extension Api.messages {
             switch id {
                 case 0x560f8935: return try parse_sentEncryptedMessage(&reader)
                 case 0x9493ff32: return try parse_sentEncryptedFile(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.SentEncryptedMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.SentEncryptedMessage")
             }
         }
 
@@ -1316,7 +1316,7 @@ extension Api {
                 case 0xfbeec0f0: return try parse_topPeerCategoryForwardChats(&reader)
                 case 0xfd9e7bec: return try parse_topPeerCategoryBotsApp(&reader)
                 case 0x6c24f3dd: return try parse_topPeerCategoryBotsGuestChat(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TopPeerCategory"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TopPeerCategory")
             }
         }
 
@@ -1556,7 +1556,7 @@ extension Api.payments {
                 case 0xa0058751: return try parse_paymentForm(&reader)
                 case 0x7bf6b15c: return try parse_paymentFormStars(&reader)
                 case 0xb425cfe1: return try parse_paymentFormStarGift(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.PaymentForm"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.PaymentForm")
             }
         }
 
@@ -1697,7 +1697,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8c05f1c9: return try parse_supportName(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.SupportName"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.SupportName")
             }
         }
 
@@ -1813,7 +1813,7 @@ extension Api.stats {
             defer { reader.leaveObject() }
             switch id {
                 case 0x396ca5fc: return try parse_broadcastStats(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stats.BroadcastStats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stats.BroadcastStats")
             }
         }
 
@@ -1915,7 +1915,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6880b94d: return try parse_peerSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.PeerSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.PeerSettings")
             }
         }
 
@@ -2323,7 +2323,7 @@ extension Api {
                 case 0x1d741ef7: return try parse_inputStorePaymentStarsGift(&reader)
                 case 0x751f08fa: return try parse_inputStorePaymentStarsGiveaway(&reader)
                 case 0x3fc18057: return try parse_inputStorePaymentAuthCode(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputStorePaymentPurpose"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputStorePaymentPurpose")
             }
         }
 
@@ -2569,7 +2569,7 @@ extension Api {
                 case 0x4345be73: return try parse_emailVerifyPurposeLoginSetup(&reader)
                 case 0x527d22eb: return try parse_emailVerifyPurposeLoginChange(&reader)
                 case 0xbbf51685: return try parse_emailVerifyPurposePassport(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmailVerifyPurpose"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmailVerifyPurpose")
             }
         }
 
@@ -2633,7 +2633,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x33db32f8: return try parse_translateResult(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.TranslatedText"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.TranslatedText")
             }
         }
 
@@ -2689,7 +2689,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb57295d5: return try parse_inlineBotWebView(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InlineBotWebView"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InlineBotWebView")
             }
         }
 
@@ -2747,7 +2747,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3bb842ac: return try parse_outboxReadDate(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "OutboxReadDate"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "OutboxReadDate")
             }
         }
 
@@ -2813,7 +2813,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0697102b: return try parse_quickReply(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "QuickReply"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "QuickReply")
             }
         }
 
@@ -2876,7 +2876,7 @@ extension Api.contacts {
             defer { reader.leaveObject() }
             switch id {
                 case 0x114ff30d: return try parse_contactBirthdays(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "contacts.ContactBirthdays"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "contacts.ContactBirthdays")
             }
         }
 
@@ -2962,7 +2962,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfebe5491: return try parse_starsRevenueStatus(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsRevenueStatus"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsRevenueStatus")
             }
         }
 
@@ -3067,7 +3067,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x94ce852a: return try parse_starsGiveawayOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsGiveawayOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsGiveawayOption")
             }
         }
 
@@ -3158,7 +3158,7 @@ extension Api {
             switch id {
                 case 0x3c27b78f: return try parse_inputPasskeyCredentialPublicKey(&reader)
                 case 0x5b1ccb28: return try parse_inputPasskeyCredentialFirebasePNV(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPasskeyCredential"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPasskeyCredential")
             }
         }
 
@@ -3258,7 +3258,7 @@ extension Api {
             switch id {
                 case 0x3aae0528: return try parse_starGiftAuctionRound(&reader)
                 case 0x0aa021e5: return try parse_starGiftAuctionRoundExtendable(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftAuctionRound"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftAuctionRound")
             }
         }
 

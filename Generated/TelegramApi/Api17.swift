@@ -46,7 +46,7 @@ extension Api.auth {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb434e2b8: return try parse_exportedAuthorization(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.ExportedAuthorization"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.ExportedAuthorization")
             }
         }
 
@@ -118,7 +118,7 @@ extension Api {
             switch id {
                 case 0x4a992157: return try parse_inputStickeredMediaPhoto(&reader)
                 case 0x0438865b: return try parse_inputStickeredMediaDocument(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputStickeredMedia"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputStickeredMedia")
             }
         }
 
@@ -192,7 +192,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1fad68cd: return try parse_channelAdminLogEvent(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChannelAdminLogEvent"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChannelAdminLogEvent")
             }
         }
 
@@ -314,7 +314,7 @@ extension Api {
                 case 0xea02ec33: return try parse_secureValueTypeTemporaryRegistration(&reader)
                 case 0xb320aadb: return try parse_secureValueTypePhone(&reader)
                 case 0x8e3ca7ee: return try parse_secureValueTypeEmail(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureValueType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureValueType")
             }
         }
 
@@ -412,7 +412,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x811f854f: return try parse_sentEmailCode(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.SentEmailCode"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.SentEmailCode")
             }
         }
 
@@ -471,7 +471,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc0de1bd9: return try parse_jsonObjectValue(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "JSONObjectValue"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "JSONObjectValue")
             }
         }
 
@@ -575,7 +575,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8fde504f: return try parse_inputThemeSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputThemeSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputThemeSettings")
             }
         }
 
@@ -677,7 +677,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa3d1cb80: return try parse_reactionCount(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ReactionCount"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ReactionCount")
             }
         }
 
@@ -755,7 +755,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4c3e069d: return try parse_autoSaveSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.AutoSaveSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.AutoSaveSettings")
             }
         }
 
@@ -838,7 +838,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xeb50adf5: return try parse_botApp(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.BotApp"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.BotApp")
             }
         }
 
@@ -951,7 +951,7 @@ extension Api.messages {
                 case 0xf83ae221: return try parse_savedDialogs(&reader)
                 case 0x44ba9dd9: return try parse_savedDialogsSlice(&reader)
                 case 0xc01f6fe8: return try parse_savedDialogsNotModified(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.SavedDialogs"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.SavedDialogs")
             }
         }
 
@@ -1057,7 +1057,7 @@ extension Api {
                 case 0xc9b9e2b9: return try parse_businessAwayMessageScheduleAlways(&reader)
                 case 0xc3f2f501: return try parse_businessAwayMessageScheduleOutsideWorkHours(&reader)
                 case 0xcc4d9ecc: return try parse_businessAwayMessageScheduleCustom(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessAwayMessageSchedule"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessAwayMessageSchedule")
             }
         }
 
@@ -1149,7 +1149,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb89bfccf: return try parse_factCheck(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FactCheck"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FactCheck")
             }
         }
 
@@ -1223,7 +1223,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf93cd45c: return try parse_botVerification(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotVerification"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotVerification")
             }
         }
 
@@ -1405,7 +1405,7 @@ extension Api {
                 case 0x4e7085ea: return try parse_starGiftAttributePattern(&reader)
                 case 0x9f2504e4: return try parse_starGiftAttributeBackdrop(&reader)
                 case 0xe0bff26c: return try parse_starGiftAttributeOriginalDetails(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftAttribute"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftAttribute")
             }
         }
 

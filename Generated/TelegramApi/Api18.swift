@@ -47,7 +47,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe5d7d19c: return try parse_chatFull(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ChatFull"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ChatFull")
             }
         }
 
@@ -111,7 +111,7 @@ extension Api.contacts {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7f077ad9: return try parse_resolvedPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "contacts.ResolvedPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "contacts.ResolvedPeer")
             }
         }
 
@@ -190,7 +190,7 @@ extension Api {
             switch id {
                 case 0x94d42ee7: return try parse_channelMessagesFilterEmpty(&reader)
                 case 0xcd77d957: return try parse_channelMessagesFilter(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChannelMessagesFilter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChannelMessagesFilter")
             }
         }
 
@@ -273,7 +273,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0xd1451883: return try parse_validatedRequestedInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.ValidatedRequestedInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.ValidatedRequestedInfo")
             }
         }
 
@@ -340,7 +340,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdb64fd34: return try parse_tmpPassword(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.TmpPassword"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.TmpPassword")
             }
         }
 
@@ -424,7 +424,7 @@ extension Api.help {
             switch id {
                 case 0x66afa166: return try parse_deepLinkInfoEmpty(&reader)
                 case 0x6a4ee832: return try parse_deepLinkInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.DeepLinkInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.DeepLinkInfo")
             }
         }
 
@@ -546,7 +546,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa00e67d6: return try parse_theme(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Theme"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Theme")
             }
         }
 
@@ -666,7 +666,7 @@ extension Api.account {
             switch id {
                 case 0xe011e1c4: return try parse_chatThemesNotModified(&reader)
                 case 0xbe098173: return try parse_chatThemes(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.ChatThemes"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.ChatThemes")
             }
         }
 
@@ -1098,7 +1098,7 @@ extension Api {
                 case 0x3e77f614: return try parse_inputInvoicePremiumAuthCode(&reader)
                 case 0x0923d8d1: return try parse_inputInvoiceStarGiftDropOriginalDetails(&reader)
                 case 0x1ecafa10: return try parse_inputInvoiceStarGiftAuctionBid(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputInvoice"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputInvoice")
             }
         }
 
@@ -1359,7 +1359,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4a4ff172: return try parse_readParticipantDate(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ReadParticipantDate"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ReadParticipantDate")
             }
         }
 
@@ -1470,7 +1470,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0xeb983f8f: return try parse_checkedGiftCode(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.CheckedGiftCode"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.CheckedGiftCode")
             }
         }
 
@@ -1585,7 +1585,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc4e5921e: return try parse_inputBusinessBotRecipients(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBusinessBotRecipients"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBusinessBotRecipients")
             }
         }
 
@@ -1645,7 +1645,7 @@ extension Api {
             switch id {
                 case 0xbac3a61a: return try parse_reactionNotificationsFromContacts(&reader)
                 case 0x4b9e22a0: return try parse_reactionNotificationsFromAll(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ReactionNotificationsFrom"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ReactionNotificationsFrom")
             }
         }
 
@@ -1720,7 +1720,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4ba3a95a: return try parse_messageReactor(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageReactor"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageReactor")
             }
         }
 
@@ -1803,7 +1803,7 @@ extension Api {
                 case 0x83268483: return try parse_inputChatThemeEmpty(&reader)
                 case 0xc93de95c: return try parse_inputChatTheme(&reader)
                 case 0x87e5dfe4: return try parse_inputChatThemeUniqueGift(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputChatTheme"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputChatTheme")
             }
         }
 
@@ -1882,7 +1882,7 @@ extension Api.payments {
             switch id {
                 case 0xdb33dad0: return try parse_starGiftActiveAuctionsNotModified(&reader)
                 case 0xaef6abbc: return try parse_starGiftActiveAuctions(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarGiftActiveAuctions"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarGiftActiveAuctions")
             }
         }
 
@@ -1944,7 +1944,7 @@ extension Api.bots {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3c60b621: return try parse_exportedBotToken(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "bots.ExportedBotToken"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "bots.ExportedBotToken")
             }
         }
 

@@ -94,7 +94,7 @@ extension Api {
                 case 0x1ca48f57: return try parse_inputChatPhotoEmpty(&reader)
                 case 0xbdcdaec0: return try parse_inputChatUploadedPhoto(&reader)
                 case 0x8953ad37: return try parse_inputChatPhoto(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputChatPhoto"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputChatPhoto")
             }
         }
 
@@ -664,7 +664,7 @@ extension Api {
                 case 0x17d493d5: return try parse_channelForbidden(&reader)
                 case 0xfd3cdab8: return try parse_communityForbidden(&reader)
                 case 0x65efe954: return try parse_community(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Chat"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Chat")
             }
         }
 
@@ -1225,7 +1225,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x06cbe645: return try parse_userFull(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "UserFull"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "UserFull")
             }
         }
 
@@ -1462,7 +1462,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x17c6b5f6: return try parse_support(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.Support"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.Support")
             }
         }
 
@@ -1614,7 +1614,7 @@ extension Api {
                 case 0x77cdc9f1: return try parse_inputPrivacyValueAllowPremium(&reader)
                 case 0x5a4fcce5: return try parse_inputPrivacyValueAllowBots(&reader)
                 case 0xc4e57915: return try parse_inputPrivacyValueDisallowBots(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPrivacyRule"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPrivacyRule")
             }
         }
 
@@ -1740,7 +1740,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xaed6dbb2: return try parse_maskCoords(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MaskCoords"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MaskCoords")
             }
         }
 
@@ -1811,7 +1811,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf385c1f6: return try parse_langPackDifference(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "LangPackDifference"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "LangPackDifference")
             }
         }
 
@@ -1923,7 +1923,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdb21d0a7: return try parse_inputSecureValue(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputSecureValue"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputSecureValue")
             }
         }
 
@@ -2029,7 +2029,7 @@ extension Api.help {
             switch id {
                 case 0xf3ae2eed: return try parse_userInfoEmpty(&reader)
                 case 0x01eb3758: return try parse_userInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.UserInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.UserInfo")
             }
         }
 
@@ -2112,7 +2112,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe844ebff: return try parse_searchCounter(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.SearchCounter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.SearchCounter")
             }
         }
 
@@ -2296,7 +2296,7 @@ extension Api {
                 case 0xaa472651: return try parse_dialogFilter(&reader)
                 case 0x363293ae: return try parse_dialogFilterDefault(&reader)
                 case 0x96537bd7: return try parse_dialogFilterChatlist(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DialogFilter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DialogFilter")
             }
         }
 
@@ -2406,7 +2406,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb69b72d7: return try parse_chatAdminsWithInvites(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ChatAdminsWithInvites"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ChatAdminsWithInvites")
             }
         }
 
@@ -2489,7 +2489,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8c79b63c: return try parse_messagePeerReaction(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessagePeerReaction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessagePeerReaction")
             }
         }
 
@@ -2599,7 +2599,7 @@ extension Api {
             switch id {
                 case 0xad628cc8: return try parse_messageExtendedMediaPreview(&reader)
                 case 0xee479c64: return try parse_messageExtendedMedia(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageExtendedMedia"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageExtendedMedia")
             }
         }
 
@@ -2699,7 +2699,7 @@ extension Api {
             switch id {
                 case 0xe39460a9: return try parse_inputCollectibleUsername(&reader)
                 case 0xa2e214a4: return try parse_inputCollectiblePhone(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputCollectible"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputCollectible")
             }
         }
 
@@ -2768,7 +2768,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0xec43a2d1: return try parse_businessChatLinks(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.BusinessChatLinks"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.BusinessChatLinks")
             }
         }
 
@@ -2858,7 +2858,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9a23af21: return try parse_resolvedBusinessChatLinks(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.ResolvedBusinessChatLinks"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.ResolvedBusinessChatLinks")
             }
         }
 
@@ -2957,7 +2957,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x71e4ea58: return try parse_reactionsNotifySettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ReactionsNotifySettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ReactionsNotifySettings")
             }
         }
 
@@ -3030,7 +3030,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x46c6e36f: return try parse_starGiftUpgradeAttributes(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarGiftUpgradeAttributes"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarGiftUpgradeAttributes")
             }
         }
 

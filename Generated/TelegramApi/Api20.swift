@@ -31,7 +31,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x56730bcc: return try parse_null(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Null"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Null")
             }
         }
 
@@ -185,7 +185,7 @@ extension Api {
                 case 0x7b197dc8: return try parse_userStatusRecently(&reader)
                 case 0x541a1d1a: return try parse_userStatusLastWeek(&reader)
                 case 0x65899777: return try parse_userStatusLastMonth(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "UserStatus"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "UserStatus")
             }
         }
 
@@ -361,7 +361,7 @@ extension Api.auth {
                 case 0x5e002502: return try parse_sentCode(&reader)
                 case 0x2390fe44: return try parse_sentCodeSuccess(&reader)
                 case 0xf8827ebf: return try parse_sentCodePaymentRequired(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.SentCode"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.SentCode")
             }
         }
 
@@ -473,7 +473,7 @@ extension Api.messages {
             switch id {
                 case 0xe86602c3: return try parse_allStickersNotModified(&reader)
                 case 0xcdbbcebb: return try parse_allStickers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.AllStickers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.AllStickers")
             }
         }
 
@@ -538,7 +538,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4bff8ea0: return try parse_authorizations(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.Authorizations"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.Authorizations")
             }
         }
 
@@ -748,7 +748,7 @@ extension Api {
                 case 0xa8d864a7: return try parse_inputBotInlineResultPhoto(&reader)
                 case 0xfff8fdc4: return try parse_inputBotInlineResultDocument(&reader)
                 case 0x4fa417f2: return try parse_inputBotInlineResultGame(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBotInlineResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBotInlineResult")
             }
         }
 
@@ -897,7 +897,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x75588b3f: return try parse_inputClientProxy(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputClientProxy"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputClientProxy")
             }
         }
 
@@ -964,7 +964,7 @@ extension Api.account {
             switch id {
                 case 0xf41eb622: return try parse_themesNotModified(&reader)
                 case 0x9a3d8c6d: return try parse_themes(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.Themes"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.Themes")
             }
         }
 
@@ -1073,7 +1073,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x83d60fc2: return try parse_messageReplies(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageReplies"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageReplies")
             }
         }
 
@@ -1286,7 +1286,7 @@ extension Api {
             switch id {
                 case 0x7780bcb4: return try parse_groupCallDiscarded(&reader)
                 case 0xefb2b617: return try parse_groupCall(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GroupCall"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GroupCall")
             }
         }
 
@@ -1411,7 +1411,7 @@ extension Api.channels {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf496b0c6: return try parse_sendAsPeers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "channels.SendAsPeers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "channels.SendAsPeers")
             }
         }
 
@@ -1480,7 +1480,7 @@ extension Api.messages {
             switch id {
                 case 0x9f071957: return try parse_availableReactionsNotModified(&reader)
                 case 0x768e3aad: return try parse_availableReactions(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.AvailableReactions"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.AvailableReactions")
             }
         }
 
@@ -1543,7 +1543,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x81602d47: return try parse_autoSaveException(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AutoSaveException"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AutoSaveException")
             }
         }
 
@@ -1646,7 +1646,7 @@ extension Api {
                 case 0xb6cc2d5c: return try parse_messagePeerVote(&reader)
                 case 0x74cda504: return try parse_messagePeerVoteInputOption(&reader)
                 case 0x4628f6e6: return try parse_messagePeerVoteMultiple(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessagePeerVote"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessagePeerVote")
             }
         }
 
@@ -1741,7 +1741,7 @@ extension Api.help {
             switch id {
                 case 0x970708cc: return try parse_timezonesListNotModified(&reader)
                 case 0x7b74ed71: return try parse_timezonesList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.TimezonesList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.TimezonesList")
             }
         }
 
@@ -1819,7 +1819,7 @@ extension Api {
             switch id {
                 case 0x24596d41: return try parse_inputQuickReplyShortcut(&reader)
                 case 0x01190cf1: return try parse_inputQuickReplyShortcutId(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputQuickReplyShortcut"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputQuickReplyShortcut")
             }
         }
 
@@ -1915,7 +1915,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb88cf373: return try parse_businessBotRecipients(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessBotRecipients"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessBotRecipients")
             }
         }
 
@@ -1994,7 +1994,7 @@ extension Api.channels {
                 case 0x846f9e42: return try parse_sponsoredMessageReportResultChooseOption(&reader)
                 case 0x3e3bcf2f: return try parse_sponsoredMessageReportResultAdsHidden(&reader)
                 case 0xad798849: return try parse_sponsoredMessageReportResultReported(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "channels.SponsoredMessageReportResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "channels.SponsoredMessageReportResult")
             }
         }
 
@@ -2073,7 +2073,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x206ae6d1: return try parse_inputStarsTransaction(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputStarsTransaction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputStarsTransaction")
             }
         }
 
@@ -2166,7 +2166,7 @@ extension Api {
                 case 0x69279795: return try parse_inputSavedStarGiftUser(&reader)
                 case 0xf101aa7f: return try parse_inputSavedStarGiftChat(&reader)
                 case 0x2085c238: return try parse_inputSavedStarGiftSlug(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputSavedStarGift"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputSavedStarGift")
             }
         }
 
@@ -2272,7 +2272,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3e0b5b6a: return try parse_searchPostsFlood(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SearchPostsFlood"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SearchPostsFlood")
             }
         }
 
@@ -2352,7 +2352,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6b39f4ec: return try parse_starGiftAuctionState(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarGiftAuctionState"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarGiftAuctionState")
             }
         }
 

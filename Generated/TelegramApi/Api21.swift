@@ -31,7 +31,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3fedd339: return try parse_true(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "True"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "True")
             }
         }
 
@@ -110,7 +110,7 @@ extension Api {
             switch id {
                 case 0x37c1011c: return try parse_chatPhotoEmpty(&reader)
                 case 0x1c6e1c11: return try parse_chatPhoto(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatPhoto"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatPhoto")
             }
         }
 
@@ -182,7 +182,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x84d19185: return try parse_affectedMessages(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.AffectedMessages"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.AffectedMessages")
             }
         }
 
@@ -244,7 +244,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfb834291: return try parse_topPeerCategoryPeers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "TopPeerCategoryPeers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "TopPeerCategoryPeers")
             }
         }
 
@@ -305,7 +305,7 @@ extension Api.phone {
             defer { reader.leaveObject() }
             switch id {
                 case 0xec82e140: return try parse_phoneCall(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "phone.PhoneCall"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "phone.PhoneCall")
             }
         }
 
@@ -397,7 +397,7 @@ extension Api {
                 case 0xe56dbf05: return try parse_dialogPeer(&reader)
                 case 0x514519e2: return try parse_dialogPeerFolder(&reader)
                 case 0x2f65c8e4: return try parse_dialogPeerCommunity(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DialogPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DialogPeer")
             }
         }
 
@@ -522,7 +522,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb390dc08: return try parse_pageRelatedArticle(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PageRelatedArticle"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PageRelatedArticle")
             }
         }
 
@@ -619,7 +619,7 @@ extension Api {
                 case 0xb7b31ea8: return try parse_baseThemeNight(&reader)
                 case 0x6d5f77ee: return try parse_baseThemeTinted(&reader)
                 case 0x5b11125a: return try parse_baseThemeArctic(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BaseTheme"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BaseTheme")
             }
         }
 
@@ -759,7 +759,7 @@ extension Api {
                 case 0xde33b094: return try parse_videoSize(&reader)
                 case 0xf85c413c: return try parse_videoSizeEmojiMarkup(&reader)
                 case 0x0da082fe: return try parse_videoSizeStickerMarkup(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "VideoSize"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "VideoSize")
             }
         }
 
@@ -862,7 +862,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x81b6b00a: return try parse_chatInviteImporters(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ChatInviteImporters"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ChatInviteImporters")
             }
         }
 
@@ -935,7 +935,7 @@ extension Api {
                 case 0x7533a588: return try parse_botMenuButtonDefault(&reader)
                 case 0x4258c205: return try parse_botMenuButtonCommands(&reader)
                 case 0xc7b57ce6: return try parse_botMenuButton(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotMenuButton"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotMenuButton")
             }
         }
 
@@ -1063,7 +1063,7 @@ extension Api.chatlists {
             switch id {
                 case 0xfa87f659: return try parse_chatlistInviteAlready(&reader)
                 case 0xf10ece2f: return try parse_chatlistInvite(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "chatlists.ChatlistInvite"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "chatlists.ChatlistInvite")
             }
         }
 
@@ -1152,7 +1152,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8ecf0511: return try parse_botPreparedInlineMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.BotPreparedInlineMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.BotPreparedInlineMessage")
             }
         }
 
@@ -1239,7 +1239,7 @@ extension Api.account {
             switch id {
                 case 0xc31c8f4e: return try parse_webBrowserSettingsNotModified(&reader)
                 case 0x79eb8cb3: return try parse_webBrowserSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.WebBrowserSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.WebBrowserSettings")
             }
         }
 

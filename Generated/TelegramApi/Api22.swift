@@ -85,7 +85,7 @@ extension Api.storage {
                 case 0x4b09ebbc: return try parse_fileMov(&reader)
                 case 0xb3cea0e4: return try parse_fileMp4(&reader)
                 case 0x1081464c: return try parse_fileWebp(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "storage.FileType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "storage.FileType")
             }
         }
 
@@ -221,7 +221,7 @@ extension Api {
                 case 0xb1db7c7e: return try parse_inputNotifyBroadcasts(&reader)
                 case 0x5c467992: return try parse_inputNotifyForumTopic(&reader)
                 case 0x27bb1adc: return try parse_inputNotifyCommunity(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputNotifyPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputNotifyPeer")
             }
         }
 
@@ -394,7 +394,7 @@ extension Api.updates {
                 case 0x00f49ca0: return try parse_difference(&reader)
                 case 0xa8fb1981: return try parse_differenceSlice(&reader)
                 case 0x4afe8f6d: return try parse_differenceTooLong(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "updates.Difference"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "updates.Difference")
             }
         }
 
@@ -639,7 +639,7 @@ extension Api.payments {
             switch id {
                 case 0x70c4fe03: return try parse_paymentReceipt(&reader)
                 case 0xdabbf83a: return try parse_paymentReceiptStars(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.PaymentReceipt"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.PaymentReceipt")
             }
         }
 
@@ -772,7 +772,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5ce14175: return try parse_popularContact(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PopularContact"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PopularContact")
             }
         }
 
@@ -834,7 +834,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x33f0ea47: return try parse_secureCredentialsEncrypted(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureCredentialsEncrypted"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureCredentialsEncrypted")
             }
         }
 
@@ -895,7 +895,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf568028a: return try parse_bankCardOpenUrl(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BankCardOpenUrl"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BankCardOpenUrl")
             }
         }
 
@@ -990,7 +990,7 @@ extension Api {
                 case 0xd8aa840f: return try parse_inputGroupCall(&reader)
                 case 0xfe06823f: return try parse_inputGroupCallSlug(&reader)
                 case 0x8c10603f: return try parse_inputGroupCallInviteMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputGroupCall"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputGroupCall")
             }
         }
 
@@ -1078,7 +1078,7 @@ extension Api.phone {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9e727aad: return try parse_groupCall(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "phone.GroupCall"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "phone.GroupCall")
             }
         }
 
@@ -1140,7 +1140,7 @@ extension Api.phone {
             defer { reader.leaveObject() }
             switch id {
                 case 0x204bd158: return try parse_exportedGroupCallInvite(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "phone.ExportedGroupCallInvite"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "phone.ExportedGroupCallInvite")
             }
         }
 
@@ -1201,7 +1201,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7f648b67: return try parse_searchResultPosition(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SearchResultsPosition"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SearchResultsPosition")
             }
         }
 
@@ -1282,7 +1282,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x712e27fd: return try parse_storiesStealthMode(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StoriesStealthMode"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StoriesStealthMode")
             }
         }
 
@@ -1352,7 +1352,7 @@ extension Api.premium {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9ae228e2: return try parse_myBoosts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "premium.MyBoosts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "premium.MyBoosts")
             }
         }
 
@@ -1429,7 +1429,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x54236209: return try parse_starsGiveawayWinnersOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsGiveawayWinnersOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsGiveawayWinnersOption")
             }
         }
 
@@ -1512,7 +1512,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0e8e37e5: return try parse_suggestedPost(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SuggestedPost"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SuggestedPost")
             }
         }
 
@@ -1604,7 +1604,7 @@ extension Api {
             switch id {
                 case 0x3e63935c: return try parse_inputPasskeyResponseRegister(&reader)
                 case 0xc31fc14a: return try parse_inputPasskeyResponseLogin(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPasskeyResponse"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPasskeyResponse")
             }
         }
 
@@ -1705,7 +1705,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x933ca597: return try parse_webDomainException(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WebDomainException"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WebDomainException")
             }
         }
 
@@ -1792,7 +1792,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x692a5488: return try parse_pageButton(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PageButton"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PageButton")
             }
         }
 

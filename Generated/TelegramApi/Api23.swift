@@ -85,7 +85,7 @@ extension Api {
                 case 0xf5ddd6e7: return try parse_inputReportReasonFake(&reader)
                 case 0x0a8eb2be: return try parse_inputReportReasonIllegalDrugs(&reader)
                 case 0x9ec7863d: return try parse_inputReportReasonPersonalDetails(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ReportReason"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ReportReason")
             }
         }
 
@@ -173,7 +173,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf141b5e1: return try parse_inputEncryptedChat(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputEncryptedChat"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputEncryptedChat")
             }
         }
 
@@ -256,7 +256,7 @@ extension Api.messages {
             switch id {
                 case 0xc0e24635: return try parse_dhConfigNotModified(&reader)
                 case 0x2c221edd: return try parse_dhConfig(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.DhConfig"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.DhConfig")
             }
         }
 
@@ -392,7 +392,7 @@ extension Api {
                 case 0x3417d728: return try parse_inputPaymentCredentials(&reader)
                 case 0x0aa1c39f: return try parse_inputPaymentCredentialsApplePay(&reader)
                 case 0x8ac32801: return try parse_inputPaymentCredentialsGooglePay(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPaymentCredentials"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPaymentCredentials")
             }
         }
 
@@ -484,7 +484,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfbd2c296: return try parse_inputFolderPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputFolderPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputFolderPeer")
             }
         }
 
@@ -672,7 +672,7 @@ extension Api {
                 case 0xe7ff068a: return try parse_emojiStatus(&reader)
                 case 0x7184603b: return try parse_emojiStatusCollectible(&reader)
                 case 0x07141dbf: return try parse_inputEmojiStatusCollectible(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmojiStatus"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmojiStatus")
             }
         }
 
@@ -792,7 +792,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x41bf109b: return try parse_exportedContactToken(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ExportedContactToken"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ExportedContactToken")
             }
         }
 
@@ -851,7 +851,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x17d7f87b: return try parse_connectedBots(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.ConnectedBots"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.ConnectedBots")
             }
         }
 
@@ -915,7 +915,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xaff56398: return try parse_starGiftBackground(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftBackground"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftBackground")
             }
         }
 

@@ -63,7 +63,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2f67a72f: return try parse_keyboardButton(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "KeyboardButton"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "KeyboardButton")
             }
         }
 
@@ -231,7 +231,7 @@ extension Api {
                 case 0x0656ac4b: return try parse_channelParticipantsSearch(&reader)
                 case 0xbb6ae88d: return try parse_channelParticipantsContacts(&reader)
                 case 0xe04b5ceb: return try parse_channelParticipantsMentions(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChannelParticipantsFilter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChannelParticipantsFilter")
             }
         }
 
@@ -358,7 +358,7 @@ extension Api.help {
             switch id {
                 case 0xbfb9f457: return try parse_passportConfigNotModified(&reader)
                 case 0xa098d6af: return try parse_passportConfig(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.PassportConfig"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.PassportConfig")
             }
         }
 
@@ -444,7 +444,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x67753ac8: return try parse_groupCallParticipantVideo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GroupCallParticipantVideo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GroupCallParticipantVideo")
             }
         }
 
@@ -555,7 +555,7 @@ extension Api.messages {
             switch id {
                 case 0xffda656d: return try parse_sponsoredMessages(&reader)
                 case 0x1839490f: return try parse_sponsoredMessagesEmpty(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.SponsoredMessages"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.SponsoredMessages")
             }
         }
 
@@ -673,7 +673,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x257e962b: return try parse_premiumGiftCodeOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PremiumGiftCodeOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PremiumGiftCodeOption")
             }
         }
 
@@ -773,7 +773,7 @@ extension Api.premium {
             defer { reader.leaveObject() }
             switch id {
                 case 0x86f8613c: return try parse_boostsList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "premium.BoostsList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "premium.BoostsList")
             }
         }
 
@@ -841,7 +841,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7f5defa6: return try parse_invitedUsers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.InvitedUsers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.InvitedUsers")
             }
         }
 
@@ -900,7 +900,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x430d3150: return try parse_sponsoredMessageReportOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SponsoredMessageReportOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SponsoredMessageReportOption")
             }
         }
 
@@ -959,7 +959,7 @@ extension Api.auth {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdf5ac00c: return try parse_firebasePnvIntent(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.FirebasePnvIntent"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.FirebasePnvIntent")
             }
         }
 

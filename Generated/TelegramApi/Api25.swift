@@ -79,7 +79,7 @@ extension Api {
                 case 0x59511722: return try parse_peerUser(&reader)
                 case 0x36c6019a: return try parse_peerChat(&reader)
                 case 0xa2a5371e: return try parse_peerChannel(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Peer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Peer")
             }
         }
 
@@ -186,7 +186,7 @@ extension Api {
             switch id {
                 case 0x4f11bae1: return try parse_userProfilePhotoEmpty(&reader)
                 case 0x82d1f706: return try parse_userProfilePhoto(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "UserProfilePhoto"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "UserProfilePhoto")
             }
         }
 
@@ -256,7 +256,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcb296bf8: return try parse_labeledPrice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "LabeledPrice"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "LabeledPrice")
             }
         }
 
@@ -368,7 +368,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x187fa0ca: return try parse_secureValue(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureValue"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureValue")
             }
         }
 
@@ -511,7 +511,7 @@ extension Api {
             switch id {
                 case 0x2f58683c: return try parse_pageListItemText(&reader)
                 case 0x63ca67aa: return try parse_pageListItemBlocks(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PageListItem"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PageListItem")
             }
         }
 
@@ -627,7 +627,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5fb224d5: return try parse_chatAdminRights(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatAdminRights"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatAdminRights")
             }
         }
 
@@ -680,7 +680,7 @@ extension Api.stickers {
             defer { reader.leaveObject() }
             switch id {
                 case 0x85fea03f: return try parse_suggestedShortName(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stickers.SuggestedShortName"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stickers.SuggestedShortName")
             }
         }
 
@@ -766,7 +766,7 @@ extension Api {
                 case 0xeafc32bc: return try parse_chatReactionsNone(&reader)
                 case 0x52928bca: return try parse_chatReactionsAll(&reader)
                 case 0x661d4037: return try parse_chatReactionsSome(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatReactions"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatReactions")
             }
         }
 
@@ -850,7 +850,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb4073647: return try parse_username(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Username"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Username")
             }
         }
 
@@ -917,7 +917,7 @@ extension Api.messages {
             switch id {
                 case 0x6fb4ad87: return try parse_emojiGroupsNotModified(&reader)
                 case 0x881fb94b: return try parse_emojiGroups(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.EmojiGroups"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.EmojiGroups")
             }
         }
 
@@ -1139,7 +1139,7 @@ extension Api {
                 case 0x51e6ee4f: return try parse_storyItemDeleted(&reader)
                 case 0xffadc913: return try parse_storyItemSkipped(&reader)
                 case 0x16a4b93c: return try parse_storyItem(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StoryItem"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StoryItem")
             }
         }
 
@@ -1305,7 +1305,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9325705a: return try parse_storyAlbum(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StoryAlbum"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StoryAlbum")
             }
         }
 
@@ -1376,7 +1376,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf1d628ec: return try parse_aiComposeToneExample(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AiComposeToneExample"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AiComposeToneExample")
             }
         }
 

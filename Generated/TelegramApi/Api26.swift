@@ -71,7 +71,7 @@ extension Api {
             switch id {
                 case 0xe4c123d6: return try parse_inputGeoPointEmpty(&reader)
                 case 0x48222faf: return try parse_inputGeoPoint(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputGeoPoint"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputGeoPoint")
             }
         }
 
@@ -257,7 +257,7 @@ extension Api {
                 case 0xe0b0bc2e: return try parse_photoStrippedSize(&reader)
                 case 0xfa3efb95: return try parse_photoSizeProgressive(&reader)
                 case 0xd8214d41: return try parse_photoPathSize(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PhotoSize"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PhotoSize")
             }
         }
 
@@ -401,7 +401,7 @@ extension Api.updates {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa56c2a3e: return try parse_state(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "updates.State"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "updates.State")
             }
         }
 
@@ -504,7 +504,7 @@ extension Api {
             switch id {
                 case 0xed18c118: return try parse_encryptedMessage(&reader)
                 case 0x23734b06: return try parse_encryptedMessageService(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EncryptedMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EncryptedMessage")
             }
         }
 
@@ -812,7 +812,7 @@ extension Api {
                 case 0xb0d13e47: return try parse_webPagePending(&reader)
                 case 0xe89c45b2: return try parse_webPage(&reader)
                 case 0x7311ca11: return try parse_webPageNotModified(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WebPage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WebPage")
             }
         }
 
@@ -1015,7 +1015,7 @@ extension Api.messages {
             switch id {
                 case 0x0b17f890: return try parse_recentStickersNotModified(&reader)
                 case 0x88d37c56: return try parse_recentStickers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.RecentStickers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.RecentStickers")
             }
         }
 
@@ -1111,7 +1111,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4899484e: return try parse_votesList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.VotesList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.VotesList")
             }
         }
 
@@ -1189,7 +1189,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc9b0539f: return try parse_searchResultsCalendarPeriod(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SearchResultsCalendarPeriod"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SearchResultsCalendarPeriod")
             }
         }
 
@@ -1260,7 +1260,7 @@ extension Api.account {
             switch id {
                 case 0xd08ce645: return try parse_emojiStatusesNotModified(&reader)
                 case 0x90c467d1: return try parse_emojiStatuses(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.EmojiStatuses"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.EmojiStatuses")
             }
         }
 
@@ -1350,7 +1350,7 @@ extension Api {
                 case 0x1b2286b8: return try parse_reactionEmoji(&reader)
                 case 0x8935fc73: return try parse_reactionCustomEmoji(&reader)
                 case 0x523da4eb: return try parse_reactionPaid(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Reaction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Reaction")
             }
         }
 
@@ -1440,7 +1440,7 @@ extension Api.account {
             switch id {
                 case 0x2b96cd1b: return try parse_emailVerified(&reader)
                 case 0xe1bb0d61: return try parse_emailVerifiedLogin(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.EmailVerified"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.EmailVerified")
             }
         }
 
@@ -1548,7 +1548,7 @@ extension Api {
                 case 0xd80da15d: return try parse_starsTransactionPeer(&reader)
                 case 0x60682812: return try parse_starsTransactionPeerAds(&reader)
                 case 0xf9677aad: return try parse_starsTransactionPeerAPI(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsTransactionPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsTransactionPeer")
             }
         }
 
@@ -1655,7 +1655,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6c207376: return try parse_starsRevenueStats(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarsRevenueStats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarsRevenueStats")
             }
         }
 
@@ -1743,7 +1743,7 @@ extension Api {
             switch id {
                 case 0xbbb6b4a3: return try parse_starsAmount(&reader)
                 case 0x74aee3e0: return try parse_starsTonAmount(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsAmount"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsAmount")
             }
         }
 
@@ -1815,7 +1815,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3de1dfed: return try parse_starGiftUpgradePreview(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarGiftUpgradePreview"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarGiftUpgradePreview")
             }
         }
 
@@ -1873,7 +1873,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x84aa3a9c: return try parse_starGiftWithdrawalUrl(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarGiftWithdrawalUrl"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarGiftWithdrawalUrl")
             }
         }
 
@@ -1926,7 +1926,7 @@ extension Api.stats {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2999beed: return try parse_pollStats(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stats.PollStats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stats.PollStats")
             }
         }
 

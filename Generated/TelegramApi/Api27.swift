@@ -130,7 +130,7 @@ extension Api {
             switch id {
                 case 0x1b0c841a: return try parse_draftMessageEmpty(&reader)
                 case 0x60fe3294: return try parse_draftMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DraftMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DraftMessage")
             }
         }
 
@@ -269,7 +269,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x909c3f94: return try parse_paymentRequestedInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PaymentRequestedInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PaymentRequestedInfo")
             }
         }
 
@@ -359,7 +359,7 @@ extension Api.upload {
             switch id {
                 case 0xeea8e46e: return try parse_cdnFileReuploadNeeded(&reader)
                 case 0xa99fca4f: return try parse_cdnFile(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "upload.CdnFile"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "upload.CdnFile")
             }
         }
 
@@ -1356,7 +1356,7 @@ extension Api {
                 case 0x64642db3: return try parse_channelAdminLogEventActionParticipantSubExtend(&reader)
                 case 0xc517f77e: return try parse_channelAdminLogEventActionToggleAutotranslation(&reader)
                 case 0x5806b4ec: return try parse_channelAdminLogEventActionParticipantEditRank(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChannelAdminLogEventAction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChannelAdminLogEventAction")
             }
         }
 
@@ -2012,7 +2012,7 @@ extension Api {
             switch id {
                 case 0x9880f658: return try parse_inputCheckPasswordEmpty(&reader)
                 case 0xd27ff082: return try parse_inputCheckPasswordSRP(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputCheckPasswordSRP"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputCheckPasswordSRP")
             }
         }
 
@@ -2113,7 +2113,7 @@ extension Api {
                 case 0xe630b979: return try parse_inputWallPaper(&reader)
                 case 0x72091c80: return try parse_inputWallPaperSlug(&reader)
                 case 0x967a462e: return try parse_inputWallPaperNoFile(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputWallPaper"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputWallPaper")
             }
         }
 
@@ -2243,7 +2243,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc077ec01: return try parse_availableReaction(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AvailableReaction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AvailableReaction")
             }
         }
 
@@ -2321,7 +2321,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3fc9053b: return try parse_exportedStoryLink(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ExportedStoryLink"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ExportedStoryLink")
             }
         }
 
@@ -2415,7 +2415,7 @@ extension Api {
             switch id {
                 case 0xb2539d54: return try parse_prepaidGiveaway(&reader)
                 case 0x9a9d77e0: return try parse_prepaidStarsGiveaway(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PrepaidGiveaway"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PrepaidGiveaway")
             }
         }
 
@@ -2502,7 +2502,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe519abab: return try parse_businessGreetingMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessGreetingMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessGreetingMessage")
             }
         }
 
@@ -2687,7 +2687,7 @@ extension Api {
                 case 0xd62ff46a: return try parse_requestedPeerUser(&reader)
                 case 0x7307544f: return try parse_requestedPeerChat(&reader)
                 case 0x8ba403e4: return try parse_requestedPeerChannel(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RequestedPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RequestedPeer")
             }
         }
 
@@ -2870,7 +2870,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6c9ce8ed: return try parse_starsStatus(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarsStatus"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarsStatus")
             }
         }
 
@@ -2992,7 +2992,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa0624cf7: return try parse_businessBotRights(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessBotRights"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessBotRights")
             }
         }
 
@@ -3070,7 +3070,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7beafa85: return try parse_communityPeerRequest(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "CommunityPeerRequest"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "CommunityPeerRequest")
             }
         }
 
@@ -3224,7 +3224,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdd27bee9: return try parse_ephemeralMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EphemeralMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EphemeralMessage")
             }
         }
 
@@ -3333,7 +3333,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x19420af6: return try parse_keyboardInlineButtonRow(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "KeyboardInlineButtonRow"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "KeyboardInlineButtonRow")
             }
         }
 

@@ -75,7 +75,7 @@ extension Api {
             switch id {
                 case 0x1117dd5f: return try parse_geoPointEmpty(&reader)
                 case 0xb2a2f663: return try parse_geoPoint(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GeoPoint"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GeoPoint")
             }
         }
 
@@ -247,7 +247,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf47741f7: return try parse_peerSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PeerSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PeerSettings")
             }
         }
 
@@ -351,7 +351,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x77608b83: return try parse_keyboardButtonRow(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "KeyboardButtonRow"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "KeyboardButtonRow")
             }
         }
 
@@ -425,7 +425,7 @@ extension Api {
             switch id {
                 case 0x3c5693e9: return try parse_inputTheme(&reader)
                 case 0xf5890df1: return try parse_inputThemeSlug(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputTheme"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputTheme")
             }
         }
 
@@ -494,7 +494,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdcb118b7: return try parse_groupCallParticipantVideoSourceGroup(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GroupCallParticipantVideoSourceGroup"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GroupCallParticipantVideoSourceGroup")
             }
         }
 
@@ -556,7 +556,7 @@ extension Api.bots {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe8a775b0: return try parse_botInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "bots.BotInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "bots.BotInfo")
             }
         }
 
@@ -732,7 +732,7 @@ extension Api {
                 case 0x5881323a: return try parse_inputReplyToStory(&reader)
                 case 0x69d66c45: return try parse_inputReplyToMonoForum(&reader)
                 case 0x4119b95e: return try parse_inputReplyToEphemeralMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputReplyTo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputReplyTo")
             }
         }
 
@@ -940,7 +940,7 @@ extension Api {
             switch id {
                 case 0xbd87cb6c: return try parse_savedDialog(&reader)
                 case 0x64407ea7: return try parse_monoForumDialog(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SavedDialog"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SavedDialog")
             }
         }
 
@@ -1029,7 +1029,7 @@ extension Api.smsjobs {
             defer { reader.leaveObject() }
             switch id {
                 case 0xdc8b44cf: return try parse_eligibleToJoin(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.EligibilityToJoin"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "smsjobs.EligibilityToJoin")
             }
         }
 

@@ -83,7 +83,7 @@ extension Api {
             switch id {
                 case 0x8763d3e1: return try parse_chatParticipantsForbidden(&reader)
                 case 0x3cbc93f8: return try parse_chatParticipants(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatParticipants"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatParticipants")
             }
         }
 
@@ -314,7 +314,7 @@ extension Api {
                 case 0x48f1d94c: return try parse_encryptedChatRequested(&reader)
                 case 0x61f0d4c7: return try parse_encryptedChat(&reader)
                 case 0x1e1c7c45: return try parse_encryptedChatDiscarded(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EncryptedChat"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EncryptedChat")
             }
         }
 
@@ -453,7 +453,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5dab1af4: return try parse_exportedMessageLink(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ExportedMessageLink"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ExportedMessageLink")
             }
         }
 
@@ -512,7 +512,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xea02c27e: return try parse_paymentCharge(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PaymentCharge"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PaymentCharge")
             }
         }
 
@@ -596,7 +596,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1cc6e91f: return try parse_inputSingleMedia(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputSingleMedia"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputSingleMedia")
             }
         }
 
@@ -664,7 +664,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xed1ecdb0: return try parse_secureValueHash(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureValueHash"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureValueHash")
             }
         }
 
@@ -748,7 +748,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xff544e65: return try parse_folder(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Folder"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Folder")
             }
         }
 
@@ -825,7 +825,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0c94511c: return try parse_webViewMessageSent(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WebViewMessageSent"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WebViewMessageSent")
             }
         }
 
@@ -932,7 +932,7 @@ extension Api {
             switch id {
                 case 0x5da674b7: return try parse_botAppNotModified(&reader)
                 case 0x95fcd1d6: return try parse_botApp(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotApp"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotApp")
             }
         }
 
@@ -1041,7 +1041,7 @@ extension Api.stories {
             defer { reader.leaveObject() }
             switch id {
                 case 0x63c3dd0a: return try parse_stories(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.Stories"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.Stories")
             }
         }
 
@@ -1111,7 +1111,7 @@ extension Api.stories {
             defer { reader.leaveObject() }
             switch id {
                 case 0xde9eed1d: return try parse_storyViews(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.StoryViews"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.StoryViews")
             }
         }
 
@@ -1184,7 +1184,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x628c9224: return try parse_missingInvitee(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MissingInvitee"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MissingInvitee")
             }
         }
 
@@ -1262,7 +1262,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4fdd3430: return try parse_keyboardButtonStyle(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "KeyboardButtonStyle"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "KeyboardButtonStyle")
             }
         }
 
@@ -1339,7 +1339,7 @@ extension Api {
                 case 0x0efa0194: return try parse_joinChatBotResultDeclined(&reader)
                 case 0x98a3a840: return try parse_joinChatBotResultQueued(&reader)
                 case 0xd6e3b813: return try parse_joinChatBotResultWebView(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "JoinChatBotResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "JoinChatBotResult")
             }
         }
 

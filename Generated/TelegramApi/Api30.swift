@@ -295,7 +295,7 @@ extension Api {
                 case 0x37257e99: return try parse_inputPeerPhotoFileLocation(&reader)
                 case 0x9d84f3db: return try parse_inputStickerSetThumb(&reader)
                 case 0x0598a92a: return try parse_inputGroupCallStream(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputFileLocation"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputFileLocation")
             }
         }
 
@@ -1030,7 +1030,7 @@ extension Api {
                 case 0x2633421b: return try parse_chatFull(&reader)
                 case 0xa04e8d3a: return try parse_channelFull(&reader)
                 case 0xcbb7a507: return try parse_communityFull(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatFull"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatFull")
             }
         }
 
@@ -3397,7 +3397,7 @@ extension Api {
                 case 0x16605e3e: return try parse_messageActionManagedBotCreated(&reader)
                 case 0x5d20bae8: return try parse_messageActionChangeCommunity(&reader)
                 case 0x4a8bfe80: return try parse_messageActionChatJoinedViaCommunity(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageAction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageAction")
             }
         }
 
@@ -4590,7 +4590,7 @@ extension Api.help {
             switch id {
                 case 0xccbbce30: return try parse_appUpdate(&reader)
                 case 0xc45a6536: return try parse_noAppUpdate(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.AppUpdate"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.AppUpdate")
             }
         }
 
@@ -4671,7 +4671,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x18cb9f78: return try parse_inviteText(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.InviteText"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.InviteText")
             }
         }
 
@@ -4733,7 +4733,7 @@ extension Api.contacts {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb3134d9d: return try parse_found(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "contacts.Found"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "contacts.Found")
             }
         }
 
@@ -4861,7 +4861,7 @@ extension Api {
                 case 0x2ca4fdf8: return try parse_privacyKeyStarGiftsAutoSave(&reader)
                 case 0x17d348d2: return try parse_privacyKeyNoPaidMessages(&reader)
                 case 0xff7a571b: return try parse_privacyKeySavedMusic(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PrivacyKey"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PrivacyKey")
             }
         }
 
@@ -5031,7 +5031,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xad01d61d: return try parse_authorization(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Authorization"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Authorization")
             }
         }
 
@@ -5130,7 +5130,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9a5c33e5: return try parse_passwordSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.PasswordSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.PasswordSettings")
             }
         }
 
@@ -5285,7 +5285,7 @@ extension Api {
                 case 0x44c1f8e9: return try parse_inputStickerSetEmojiDefaultTopicIcons(&reader)
                 case 0x49748553: return try parse_inputStickerSetEmojiChannelDefaultStatuses(&reader)
                 case 0x1cf671a0: return try parse_inputStickerSetTonGifts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputStickerSet"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputStickerSet")
             }
         }
 
@@ -5423,7 +5423,7 @@ extension Api {
             switch id {
                 case 0x64199744: return try parse_secureFileEmpty(&reader)
                 case 0x7d09c27e: return try parse_secureFile(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureFile"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureFile")
             }
         }
 
@@ -5493,7 +5493,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe0c0c5e5: return try parse_pageTableRow(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PageTableRow"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PageTableRow")
             }
         }
 
@@ -5594,7 +5594,7 @@ extension Api.stats {
             defer { reader.leaveObject() }
             switch id {
                 case 0xef7ff916: return try parse_megagroupStats(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stats.MegagroupStats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stats.MegagroupStats")
             }
         }
 
@@ -5710,7 +5710,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc3878e23: return try parse_country(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.Country"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.Country")
             }
         }
 
@@ -5810,7 +5810,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc448415c: return try parse_myBoost(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MyBoost"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MyBoost")
             }
         }
 
@@ -5892,7 +5892,7 @@ extension Api.contacts {
             switch id {
                 case 0xea32b4b1: return try parse_sponsoredPeersEmpty(&reader)
                 case 0xeb032884: return try parse_sponsoredPeers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "contacts.SponsoredPeers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "contacts.SponsoredPeers")
             }
         }
 
@@ -5972,7 +5972,7 @@ extension Api {
             switch id {
                 case 0x02e16c98: return try parse_inputStarGiftAuction(&reader)
                 case 0x7ab58308: return try parse_inputStarGiftAuctionSlug(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputStarGiftAuction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputStarGiftAuction")
             }
         }
 
@@ -6061,7 +6061,7 @@ extension Api {
                 case 0xf08d516b: return try parse_starGiftAttributeRarityRare(&reader)
                 case 0x78fbf3a8: return try parse_starGiftAttributeRarityEpic(&reader)
                 case 0xcef7e7a8: return try parse_starGiftAttributeRarityLegendary(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftAttributeRarity"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftAttributeRarity")
             }
         }
 
@@ -6152,7 +6152,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x76141ebd: return try parse_communityPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "CommunityPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "CommunityPeer")
             }
         }
 

@@ -50,7 +50,7 @@ extension Api.contacts {
             defer { reader.leaveObject() }
             switch id {
                 case 0x77d01c3b: return try parse_importedContacts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "contacts.ImportedContacts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "contacts.ImportedContacts")
             }
         }
 
@@ -118,7 +118,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb45c69d1: return try parse_affectedHistory(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.AffectedHistory"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.AffectedHistory")
             }
         }
 
@@ -300,7 +300,7 @@ extension Api {
                 case 0x86b40b08: return try parse_replyKeyboardForceReply(&reader)
                 case 0x85dd99d1: return try parse_replyKeyboardMarkup(&reader)
                 case 0xb2b15770: return try parse_replyInlineMarkup(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ReplyMarkup"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ReplyMarkup")
             }
         }
 
@@ -438,7 +438,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xbdf9653b: return try parse_game(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Game"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Game")
             }
         }
 
@@ -525,7 +525,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfb8fe43c: return try parse_savedInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.SavedInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.SavedInfo")
             }
         }
 
@@ -668,7 +668,7 @@ extension Api {
             switch id {
                 case 0x9cc123c7: return try parse_phoneConnection(&reader)
                 case 0x635fe375: return try parse_phoneConnectionWebrtc(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PhoneConnection"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PhoneConnection")
             }
         }
 
@@ -789,7 +789,7 @@ extension Api {
                 case 0xfcaafeb7: return try parse_inputDialogPeer(&reader)
                 case 0x64600527: return try parse_inputDialogPeerFolder(&reader)
                 case 0x69ef72c4: return try parse_inputDialogPeerCommunity(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputDialogPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputDialogPeer")
             }
         }
 
@@ -864,7 +864,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4dba4501: return try parse_takeout(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.Takeout"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.Takeout")
             }
         }
 
@@ -1001,7 +1001,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7dbf8673: return try parse_sponsoredMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SponsoredMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SponsoredMessage")
             }
         }
 
@@ -1151,7 +1151,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x147ee23c: return try parse_searchResultsCalendar(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.SearchResultsCalendar"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.SearchResultsCalendar")
             }
         }
 
@@ -1240,7 +1240,7 @@ extension Api.auth {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc3a2835f: return try parse_loggedOut(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.LoggedOut"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.LoggedOut")
             }
         }
 
@@ -1307,7 +1307,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x80eb48af: return try parse_groupCallStreamChannel(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "GroupCallStreamChannel"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "GroupCallStreamChannel")
             }
         }
 
@@ -1371,7 +1371,7 @@ extension Api.account {
             switch id {
                 case 0xb7263f6d: return try parse_savedRingtone(&reader)
                 case 0x1f307eb7: return try parse_savedRingtoneConverted(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.SavedRingtone"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.SavedRingtone")
             }
         }
 
@@ -1439,7 +1439,7 @@ extension Api.messages {
             switch id {
                 case 0xb06fdbdf: return try parse_reactionsNotModified(&reader)
                 case 0xeafdf716: return try parse_reactions(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.Reactions"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.Reactions")
             }
         }
 
@@ -1504,7 +1504,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfcfeb29c: return try parse_stickerKeyword(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StickerKeyword"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StickerKeyword")
             }
         }
 
@@ -1587,7 +1587,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x11679fa7: return try parse_inputBusinessChatLink(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBusinessChatLink"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBusinessChatLink")
             }
         }
 
@@ -1670,7 +1670,7 @@ extension Api.payments {
             switch id {
                 case 0xa388a368: return try parse_starGiftsNotModified(&reader)
                 case 0x2ed82995: return try parse_starGifts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarGifts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarGifts")
             }
         }
 
@@ -1790,7 +1790,7 @@ extension Api.messages {
             switch id {
                 case 0x6010c534: return try parse_foundStickersNotModified(&reader)
                 case 0x82c9e290: return try parse_foundStickers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.FoundStickers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.FoundStickers")
             }
         }
 
@@ -1897,7 +1897,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1b0e4f07: return try parse_starsRating(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsRating"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsRating")
             }
         }
 
@@ -1999,7 +1999,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x98613ebf: return try parse_passkey(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Passkey"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Passkey")
             }
         }
 

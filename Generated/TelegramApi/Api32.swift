@@ -82,7 +82,7 @@ extension Api {
                 case 0xf7c1b13f: return try parse_inputUserSelf(&reader)
                 case 0xf21158c6: return try parse_inputUser(&reader)
                 case 0x1da448e2: return try parse_inputUserFromMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputUser"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputUser")
             }
         }
 
@@ -197,7 +197,7 @@ extension Api.upload {
             switch id {
                 case 0x096a18d5: return try parse_file(&reader)
                 case 0xf18cda44: return try parse_fileCdnRedirect(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "upload.File"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "upload.File")
             }
         }
 
@@ -289,7 +289,7 @@ extension Api.messages {
             switch id {
                 case 0x6e153f16: return try parse_stickerSet(&reader)
                 case 0xd3f924eb: return try parse_stickerSetNotModified(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.StickerSet"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.StickerSet")
             }
         }
 
@@ -397,7 +397,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe021f2f6: return try parse_botResults(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.BotResults"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.BotResults")
             }
         }
 
@@ -523,7 +523,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xea107ae4: return try parse_channelAdminLogEventsFilter(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChannelAdminLogEventsFilter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChannelAdminLogEventsFilter")
             }
         }
 
@@ -582,7 +582,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8aeabec3: return try parse_secureData(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureData"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureData")
             }
         }
 
@@ -655,7 +655,7 @@ extension Api.messages {
             switch id {
                 case 0xc68d6695: return try parse_quickReplies(&reader)
                 case 0x5f91eb5b: return try parse_quickRepliesNotModified(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.QuickReplies"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.QuickReplies")
             }
         }
 
@@ -733,7 +733,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xff57708d: return try parse_preparedInlineMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.PreparedInlineMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.PreparedInlineMessage")
             }
         }
 
@@ -797,7 +797,7 @@ extension Api.stories {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc387c04e: return try parse_canSendStoryCount(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.CanSendStoryCount"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.CanSendStoryCount")
             }
         }
 
@@ -859,7 +859,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xe7e82e12: return try parse_pendingSuggestion(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PendingSuggestion"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PendingSuggestion")
             }
         }
 
@@ -1155,7 +1155,7 @@ extension Api {
                 case 0x53f3ce5a: return try parse_inputInlineButtonTypeUserProfile(&reader)
                 case 0xb41d3272: return try parse_inlineButtonTypeCopy(&reader)
                 case 0xa438619d: return try parse_inlineButtonTypeDisabled(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InlineButtonType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InlineButtonType")
             }
         }
 

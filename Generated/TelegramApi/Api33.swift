@@ -214,7 +214,7 @@ extension Api {
                 case 0xfc89f7f3: return try parse_dialog(&reader)
                 case 0x71bd134c: return try parse_dialogFolder(&reader)
                 case 0xf78a0973: return try parse_dialogCommunity(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Dialog"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Dialog")
             }
         }
 
@@ -422,7 +422,7 @@ extension Api {
             switch id {
                 case 0xa437c3ed: return try parse_wallPaper(&reader)
                 case 0xe0804116: return try parse_wallPaperNoFile(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WallPaper"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WallPaper")
             }
         }
 
@@ -537,7 +537,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x780a0310: return try parse_termsOfService(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.TermsOfService"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.TermsOfService")
             }
         }
 
@@ -626,7 +626,7 @@ extension Api {
             switch id {
                 case 0x032c3e77: return try parse_inputGameID(&reader)
                 case 0xc331e80a: return try parse_inputGameShortName(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputGame"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputGame")
             }
         }
 
@@ -730,7 +730,7 @@ extension Api {
             switch id {
                 case 0x829d99da: return try parse_secureRequiredType(&reader)
                 case 0x027477b4: return try parse_secureRequiredTypeOneOf(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SecureRequiredType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SecureRequiredType")
             }
         }
 
@@ -802,7 +802,7 @@ extension Api.users {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3b6d152e: return try parse_userFull(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "users.UserFull"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "users.UserFull")
             }
         }
 
@@ -884,7 +884,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb2a7386b: return try parse_attachMenuBotIcon(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AttachMenuBotIcon"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AttachMenuBotIcon")
             }
         }
 
@@ -961,7 +961,7 @@ extension Api {
             switch id {
                 case 0xf1d88a5c: return try parse_attachMenuBotsNotModified(&reader)
                 case 0x3c4301c0: return try parse_attachMenuBots(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AttachMenuBots"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AttachMenuBots")
             }
         }
 
@@ -1132,7 +1132,7 @@ extension Api {
             switch id {
                 case 0x023f109b: return try parse_forumTopicDeleted(&reader)
                 case 0xfcdad815: return try parse_forumTopic(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ForumTopic"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ForumTopic")
             }
         }
 
@@ -1236,7 +1236,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf3e0da33: return try parse_inputChatlistDialogFilter(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputChatlist"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputChatlist")
             }
         }
 
@@ -1333,7 +1333,7 @@ extension Api.stories {
             defer { reader.leaveObject() }
             switch id {
                 case 0x59d78fc5: return try parse_storyViewsList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.StoryViewsList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.StoryViewsList")
             }
         }
 
@@ -1432,7 +1432,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x6f8b32aa: return try parse_inputBusinessRecipients(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputBusinessRecipients"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputBusinessRecipients")
             }
         }
 
@@ -1526,7 +1526,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb4ae666f: return try parse_businessChatLink(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessChatLink"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessChatLink")
             }
         }
 
@@ -1596,7 +1596,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1dab80b7: return try parse_starsRevenueWithdrawalUrl(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarsRevenueWithdrawalUrl"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarsRevenueWithdrawalUrl")
             }
         }
 
@@ -1672,7 +1672,7 @@ extension Api.users {
             switch id {
                 case 0xe3878aa4: return try parse_savedMusicNotModified(&reader)
                 case 0x34a2f297: return try parse_savedMusic(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "users.SavedMusic"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "users.SavedMusic")
             }
         }
 
@@ -1738,7 +1738,7 @@ extension Api.bots {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf13bbcd7: return try parse_requestedButton(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "bots.RequestedButton"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "bots.RequestedButton")
             }
         }
 
@@ -1913,7 +1913,7 @@ extension Api {
                 case 0x4f58a237: return try parse_buttonTypeRequestPeer(&reader)
                 case 0x3fe268fe: return try parse_inputButtonTypeRequestPeer(&reader)
                 case 0xc01a597a: return try parse_buttonTypeSimpleWebView(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ButtonType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ButtonType")
             }
         }
 

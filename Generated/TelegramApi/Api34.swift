@@ -98,7 +98,7 @@ extension Api.messages {
                 case 0x15ba6c40: return try parse_dialogs(&reader)
                 case 0x71e094f3: return try parse_dialogsSlice(&reader)
                 case 0xf0e3e596: return try parse_dialogsNotModified(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.Dialogs"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.Dialogs")
             }
         }
 
@@ -190,7 +190,7 @@ extension Api.photos {
             defer { reader.leaveObject() }
             switch id {
                 case 0x20212ca8: return try parse_photo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "photos.Photo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "photos.Photo")
             }
         }
 
@@ -619,7 +619,7 @@ extension Api {
                 case 0x354a9b09: return try parse_botInlineMessageMediaInvoice(&reader)
                 case 0x809ad9a6: return try parse_botInlineMessageMediaWebPage(&reader)
                 case 0x0a617e7b: return try parse_botInlineMessageRichMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotInlineMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotInlineMessage")
             }
         }
 
@@ -879,7 +879,7 @@ extension Api.auth {
                 case 0x226ccefb: return try parse_codeTypeFlashCall(&reader)
                 case 0xd61ad6ee: return try parse_codeTypeMissedCall(&reader)
                 case 0x06ed998c: return try parse_codeTypeFragmentSms(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.CodeType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.CodeType")
             }
         }
 
@@ -948,7 +948,7 @@ extension Api.messages {
             switch id {
                 case 0x38641628: return try parse_stickerSetInstallResultSuccess(&reader)
                 case 0x35e410a8: return try parse_stickerSetInstallResultArchive(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.StickerSetInstallResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.StickerSetInstallResult")
             }
         }
 
@@ -1057,7 +1057,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xeeca5ce3: return try parse_langPackLanguage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "LangPackLanguage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "LangPackLanguage")
             }
         }
 
@@ -1158,7 +1158,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa6f8f452: return try parse_webAuthorization(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WebAuthorization"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WebAuthorization")
             }
         }
 
@@ -1233,7 +1233,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcbce2fe0: return try parse_statsPercentValue(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StatsPercentValue"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StatsPercentValue")
             }
         }
 
@@ -1317,7 +1317,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x455b853d: return try parse_messageViews(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageViews"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageViews")
             }
         }
 
@@ -1388,7 +1388,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1662af0b: return try parse_historyImport(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.HistoryImport"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.HistoryImport")
             }
         }
 
@@ -1444,7 +1444,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x93bf667f: return try parse_attachMenuBotsBot(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AttachMenuBotsBot"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AttachMenuBotsBot")
             }
         }
 
@@ -1503,7 +1503,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x88f8f21b: return try parse_paymentFormMethod(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PaymentFormMethod"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PaymentFormMethod")
             }
         }
 
@@ -1720,7 +1720,7 @@ extension Api {
                 case 0xc9f06e1b: return try parse_requestPeerTypeChat(&reader)
                 case 0x339bef6c: return try parse_requestPeerTypeBroadcast(&reader)
                 case 0x3e81e078: return try parse_requestPeerTypeCreateBot(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "RequestPeerType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "RequestPeerType")
             }
         }
 
@@ -1922,7 +1922,7 @@ extension Api.premium {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4959427a: return try parse_boostsStatus(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "premium.BoostsStatus"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "premium.BoostsStatus")
             }
         }
 
@@ -2049,7 +2049,7 @@ extension Api {
                 case 0xf0e4e0b6: return try parse_reportResultChooseOption(&reader)
                 case 0x6f09ac31: return try parse_reportResultAddComment(&reader)
                 case 0x8db33c4b: return try parse_reportResultReported(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ReportResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ReportResult")
             }
         }
 
@@ -2154,7 +2154,7 @@ extension Api.communities {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2244afad: return try parse_peerLinkRequests(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "communities.PeerLinkRequests"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "communities.PeerLinkRequests")
             }
         }
 

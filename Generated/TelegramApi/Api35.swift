@@ -101,7 +101,7 @@ extension Api {
             switch id {
                 case 0x2331b22d: return try parse_photoEmpty(&reader)
                 case 0xfb197a65: return try parse_photo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Photo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Photo")
             }
         }
 
@@ -187,7 +187,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x145ade0b: return try parse_contact(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Contact"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Contact")
             }
         }
 
@@ -317,7 +317,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0x957b50fb: return try parse_password(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.Password"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.Password")
             }
         }
 
@@ -417,7 +417,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4fcba9c8: return try parse_archivedStickers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.ArchivedStickers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.ArchivedStickers")
             }
         }
 
@@ -473,7 +473,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7d748d04: return try parse_dataJSON(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DataJSON"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DataJSON")
             }
         }
 
@@ -534,7 +534,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf39b035c: return try parse_fileHash(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FileHash"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FileHash")
             }
         }
 
@@ -601,7 +601,7 @@ extension Api {
             switch id {
                 case 0xbfb5ad8b: return try parse_channelLocationEmpty(&reader)
                 case 0x209b82db: return try parse_channelLocation(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChannelLocation"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChannelLocation")
             }
         }
 
@@ -688,7 +688,7 @@ extension Api.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x4203c5ef: return try parse_countryCode(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.CountryCode"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.CountryCode")
             }
         }
 
@@ -759,7 +759,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x53b22baf: return try parse_searchResultsPositions(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.SearchResultsPositions"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.SearchResultsPositions")
             }
         }
 
@@ -829,7 +829,7 @@ extension Api {
                 case 0xf146d31f: return try parse_attachMenuPeerTypePM(&reader)
                 case 0x0509113f: return try parse_attachMenuPeerTypeChat(&reader)
                 case 0x7bfbdefc: return try parse_attachMenuPeerTypeBroadcast(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AttachMenuPeerType"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AttachMenuPeerType")
             }
         }
 
@@ -951,7 +951,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2e6eab1a: return try parse_starsSubscription(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsSubscription"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsSubscription")
             }
         }
 
@@ -1036,7 +1036,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7903e3d9: return try parse_messageReportOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageReportOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageReportOption")
             }
         }
 

@@ -360,7 +360,7 @@ extension Api {
                 case 0xa937c7be: return try parse_inputSendMessageRichMessageDraftAction(&reader)
                 case 0x52564893: return try parse_sendMessageRichMessageDraftAction(&reader)
                 case 0xfbf902b0: return try parse_sendMessageStopDraftAction(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "SendMessageAction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "SendMessageAction")
             }
         }
 
@@ -594,7 +594,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x26b5dde6: return try parse_messageEditData(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.MessageEditData"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.MessageEditData")
             }
         }
 
@@ -682,7 +682,7 @@ extension Api {
             switch id {
                 case 0x3334b0f0: return try parse_inputSecureFileUploaded(&reader)
                 case 0x5367e5be: return try parse_inputSecureFile(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputSecureFile"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputSecureFile")
             }
         }
 
@@ -818,7 +818,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x372efcd0: return try parse_wallPaperSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "WallPaperSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "WallPaperSettings")
             }
         }
 
@@ -955,7 +955,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa6341782: return try parse_discussionMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.DiscussionMessage"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.DiscussionMessage")
             }
         }
 
@@ -1035,7 +1035,7 @@ extension Api.stats {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7fe91c14: return try parse_messageStats(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stats.MessageStats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stats.MessageStats")
             }
         }
 
@@ -1097,7 +1097,7 @@ extension Api.phone {
             defer { reader.leaveObject() }
             switch id {
                 case 0xafe5623f: return try parse_joinAsPeers(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "phone.JoinAsPeers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "phone.JoinAsPeers")
             }
         }
 
@@ -1160,7 +1160,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x120b1ab9: return try parse_businessWeeklyOpen(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessWeeklyOpen"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessWeeklyOpen")
             }
         }
 
@@ -1234,7 +1234,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xac5c1af7: return try parse_businessLocation(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessLocation"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessLocation")
             }
         }
 
@@ -1329,7 +1329,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8f34b2f5: return try parse_botBusinessConnection(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BotBusinessConnection"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BotBusinessConnection")
             }
         }
 
@@ -1408,7 +1408,7 @@ extension Api {
                 case 0x206ad49e: return try parse_paidReactionPrivacyDefault(&reader)
                 case 0x1f0c1ad9: return try parse_paidReactionPrivacyAnonymous(&reader)
                 case 0xdc6cfcf0: return try parse_paidReactionPrivacyPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PaidReactionPrivacy"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PaidReactionPrivacy")
             }
         }
 
@@ -1507,7 +1507,7 @@ extension Api {
                 case 0x48aaae3c: return try parse_starGiftAttributeIdModel(&reader)
                 case 0x4a162433: return try parse_starGiftAttributeIdPattern(&reader)
                 case 0x1f01c757: return try parse_starGiftAttributeIdBackdrop(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftAttributeId"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftAttributeId")
             }
         }
 

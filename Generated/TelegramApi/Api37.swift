@@ -46,7 +46,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x16d9703b: return try parse_contactStatus(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ContactStatus"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ContactStatus")
             }
         }
 
@@ -420,7 +420,7 @@ extension Api {
                 case 0x725b04c3: return try parse_updatesCombined(&reader)
                 case 0x74ae4240: return try parse_updates(&reader)
                 case 0x9015e101: return try parse_updateShortSentMessage(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Updates"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Updates")
             }
         }
 
@@ -652,7 +652,7 @@ extension Api.auth {
             defer { reader.leaveObject() }
             switch id {
                 case 0x137948a5: return try parse_passwordRecovery(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "auth.PasswordRecovery"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "auth.PasswordRecovery")
             }
         }
 
@@ -794,7 +794,7 @@ extension Api {
             switch id {
                 case 0xa22cbd96: return try parse_chatInviteExported(&reader)
                 case 0xed107ab7: return try parse_chatInvitePublicJoinRequests(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ExportedChatInvite"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ExportedChatInvite")
             }
         }
 
@@ -913,7 +913,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1e8caaeb: return try parse_postAddress(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PostAddress"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PostAddress")
             }
         }
 
@@ -982,7 +982,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x1e36fded: return try parse_inputPhoneCall(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputPhoneCall"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputPhoneCall")
             }
         }
 
@@ -1038,7 +1038,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x47a971e0: return try parse_statsURL(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StatsURL"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StatsURL")
             }
         }
 
@@ -1200,7 +1200,7 @@ extension Api {
                 case 0x3cd623ec: return try parse_urlAuthResultRequest(&reader)
                 case 0x623a8fa0: return try parse_urlAuthResultAccepted(&reader)
                 case 0xa9d6db1f: return try parse_urlAuthResultDefault(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "UrlAuthResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "UrlAuthResult")
             }
         }
 
@@ -1339,7 +1339,7 @@ extension Api {
             switch id {
                 case 0xca461b5d: return try parse_peerLocated(&reader)
                 case 0xf8ec284b: return try parse_peerSelfLocated(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PeerLocated"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PeerLocated")
             }
         }
 
@@ -1433,7 +1433,7 @@ extension Api.account {
                 case 0xe3779861: return try parse_resetPasswordFailedWait(&reader)
                 case 0xe9effc7d: return try parse_resetPasswordRequestedWait(&reader)
                 case 0xe926d63e: return try parse_resetPasswordOk(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.ResetPasswordResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.ResetPasswordResult")
             }
         }
 
@@ -1522,7 +1522,7 @@ extension Api.help {
             switch id {
                 case 0x26219a58: return try parse_peerColorSet(&reader)
                 case 0x767d61eb: return try parse_peerColorProfileSet(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.PeerColorSet"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.PeerColorSet")
             }
         }
 
@@ -1631,7 +1631,7 @@ extension Api {
                 case 0x6090d6d5: return try parse_storyReaction(&reader)
                 case 0xbbab2643: return try parse_storyReactionPublicForward(&reader)
                 case 0xcfcd0f13: return try parse_storyReactionPublicRepost(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StoryReaction"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StoryReaction")
             }
         }
 
@@ -1742,7 +1742,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5e0589f1: return try parse_starsGiftOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarsGiftOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarsGiftOption")
             }
         }
 
@@ -1810,7 +1810,7 @@ extension Api.bots {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0ca71d64: return try parse_previewInfo(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "bots.PreviewInfo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "bots.PreviewInfo")
             }
         }
 
@@ -1887,7 +1887,7 @@ extension Api.users {
             switch id {
                 case 0x62d706b8: return try parse_users(&reader)
                 case 0x315a4974: return try parse_usersSlice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "users.Users"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "users.Users")
             }
         }
 
@@ -1972,7 +1972,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x71f276c4: return try parse_disallowedGiftsSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DisallowedGiftsSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DisallowedGiftsSettings")
             }
         }
 
@@ -2057,7 +2057,7 @@ extension Api {
                 case 0xe477092e: return try parse_profileTabVoice(&reader)
                 case 0xd3656499: return try parse_profileTabLinks(&reader)
                 case 0xa2c0f695: return try parse_profileTabGifs(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ProfileTab"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ProfileTab")
             }
         }
 
@@ -2232,7 +2232,7 @@ extension Api {
                 case 0xfe333952: return try parse_starGiftAuctionStateNotModified(&reader)
                 case 0x771a4e66: return try parse_starGiftAuctionState(&reader)
                 case 0x972dabbf: return try parse_starGiftAuctionStateFinished(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftAuctionState"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftAuctionState")
             }
         }
 

@@ -150,7 +150,7 @@ extension Api {
                 case 0x5a686d7c: return try parse_chatInviteAlready(&reader)
                 case 0x5c9d3702: return try parse_chatInvite(&reader)
                 case 0x61695cb0: return try parse_chatInvitePeek(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ChatInvite"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ChatInvite")
             }
         }
 
@@ -272,7 +272,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x3371c354: return try parse_peerDialogs(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.PeerDialogs"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.PeerDialogs")
             }
         }
 
@@ -352,7 +352,7 @@ extension Api.contacts {
                 case 0xde266ef5: return try parse_topPeersNotModified(&reader)
                 case 0x70b772a8: return try parse_topPeers(&reader)
                 case 0xb52c939d: return try parse_topPeersDisabled(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "contacts.TopPeers"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "contacts.TopPeers")
             }
         }
 
@@ -421,7 +421,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9a3bfd99: return try parse_highScores(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.HighScores"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.HighScores")
             }
         }
 
@@ -480,7 +480,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcdc27a1f: return try parse_paymentSavedCredentialsCard(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PaymentSavedCredentials"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PaymentSavedCredentials")
             }
         }
 
@@ -545,7 +545,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9bed434d: return try parse_inputWebDocument(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputWebDocument"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputWebDocument")
             }
         }
 
@@ -686,7 +686,7 @@ extension Api {
                 case 0xc239d686: return try parse_inputWebFileLocation(&reader)
                 case 0x9f2221c9: return try parse_inputWebFileGeoPointLocation(&reader)
                 case 0xf46fe924: return try parse_inputWebFileAudioAlbumThumbLocation(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "InputWebFileLocation"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "InputWebFileLocation")
             }
         }
 
@@ -795,7 +795,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xb6213cdf: return try parse_shippingOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ShippingOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ShippingOption")
             }
         }
 
@@ -891,7 +891,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x98657f0d: return try parse_page(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Page"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Page")
             }
         }
 
@@ -958,7 +958,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa575739d: return try parse_emojiURL(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "EmojiURL"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "EmojiURL")
             }
         }
 
@@ -1014,7 +1014,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x77744d4a: return try parse_dialogFilterSuggested(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "DialogFilterSuggested"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "DialogFilterSuggested")
             }
         }
 
@@ -1070,7 +1070,7 @@ extension Api.phone {
             defer { reader.leaveObject() }
             switch id {
                 case 0xd0e482b2: return try parse_groupCallStreamChannels(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "phone.GroupCallStreamChannels"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "phone.GroupCallStreamChannels")
             }
         }
 
@@ -1126,7 +1126,7 @@ extension Api.phone {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2dbf3432: return try parse_groupCallStreamRtmpUrl(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "phone.GroupCallStreamRtmpUrl"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "phone.GroupCallStreamRtmpUrl")
             }
         }
 
@@ -1182,7 +1182,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0xaed0cbd9: return try parse_exportedInvoice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.ExportedInvoice"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.ExportedInvoice")
             }
         }
 
@@ -1278,7 +1278,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5f2d1df2: return try parse_premiumSubscriptionOption(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PremiumSubscriptionOption"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PremiumSubscriptionOption")
             }
         }
 
@@ -1370,7 +1370,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc84834ce: return try parse_autoSaveSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "AutoSaveSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "AutoSaveSettings")
             }
         }
 
@@ -1655,7 +1655,7 @@ extension Api {
                 case 0x37381085: return try parse_mediaAreaUrl(&reader)
                 case 0x49a6549c: return try parse_mediaAreaWeather(&reader)
                 case 0x5787686d: return try parse_mediaAreaStarGift(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MediaArea"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MediaArea")
             }
         }
 
@@ -1868,7 +1868,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x9a35e999: return try parse_peerStories(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PeerStories"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PeerStories")
             }
         }
 
@@ -1940,7 +1940,7 @@ extension Api.messages {
             switch id {
                 case 0x889b59ef: return try parse_savedReactionTagsNotModified(&reader)
                 case 0x3259950a: return try parse_savedReactionTags(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.SavedReactionTags"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.SavedReactionTags")
             }
         }
 
@@ -2042,7 +2042,7 @@ extension Api.smsjobs {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2aee9191: return try parse_status(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "smsjobs.Status"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "smsjobs.Status")
             }
         }
 
@@ -2121,7 +2121,7 @@ extension Api.payments {
             defer { reader.leaveObject() }
             switch id {
                 case 0x98d5ea1d: return try parse_connectedStarRefBots(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.ConnectedStarRefBots"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.ConnectedStarRefBots")
             }
         }
 
@@ -2185,7 +2185,7 @@ extension Api.account {
             switch id {
                 case 0x4fc81d6e: return try parse_savedMusicIdsNotModified(&reader)
                 case 0x998d6636: return try parse_savedMusicIds(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.SavedMusicIds"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.SavedMusicIds")
             }
         }
 
@@ -2247,7 +2247,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x99ea331d: return try parse_starGiftUpgradePrice(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftUpgradePrice"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftUpgradePrice")
             }
         }
 
@@ -2348,7 +2348,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x42b00348: return try parse_starGiftAuctionAcquiredGift(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftAuctionAcquiredGift"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftAuctionAcquiredGift")
             }
         }
 

@@ -263,7 +263,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xcc1a241e: return try parse_config(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Config"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Config")
             }
         }
 
@@ -467,7 +467,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0x36585ea4: return try parse_botCallbackAnswer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.BotCallbackAnswer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.BotCallbackAnswer")
             }
         }
 
@@ -557,7 +557,7 @@ extension Api {
                 case 0x57adc690: return try parse_phoneCallDiscardReasonHangup(&reader)
                 case 0xfaf7e8c9: return try parse_phoneCallDiscardReasonBusy(&reader)
                 case 0x9fbbf1f7: return try parse_phoneCallDiscardReasonMigrateConferenceCall(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PhoneCallDiscardReason"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PhoneCallDiscardReason")
             }
         }
 
@@ -642,7 +642,7 @@ extension Api.payments {
             switch id {
                 case 0x4e5f810d: return try parse_paymentResult(&reader)
                 case 0xd8411139: return try parse_paymentVerificationNeeded(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.PaymentResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.PaymentResult")
             }
         }
 
@@ -998,7 +998,7 @@ extension Api {
                 case 0x3660c311: return try parse_phoneCallAccepted(&reader)
                 case 0x30535af5: return try parse_phoneCall(&reader)
                 case 0x50ca4de1: return try parse_phoneCallDiscarded(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "PhoneCall"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "PhoneCall")
             }
         }
 
@@ -1228,7 +1228,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0xfa58b6d4: return try parse_themeSettings(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ThemeSettings"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ThemeSettings")
             }
         }
 
@@ -1312,7 +1312,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xef8d3e6c: return try parse_affectedFoundMessages(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.AffectedFoundMessages"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.AffectedFoundMessages")
             }
         }
 
@@ -1372,7 +1372,7 @@ extension Api.messages {
             defer { reader.leaveObject() }
             switch id {
                 case 0xa24de717: return try parse_checkedHistoryImportPeer(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.CheckedHistoryImportPeer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.CheckedHistoryImportPeer")
             }
         }
 
@@ -1457,7 +1457,7 @@ extension Api.stories {
             defer { reader.leaveObject() }
             switch id {
                 case 0xaa5f789c: return try parse_storyReactionsList(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "stories.StoryReactionsList"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "stories.StoryReactionsList")
             }
         }
 
@@ -1550,7 +1550,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x21108ff7: return try parse_businessRecipients(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "BusinessRecipients"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "BusinessRecipients")
             }
         }
 
@@ -1612,7 +1612,7 @@ extension Api {
             defer { reader.leaveObject() }
             switch id {
                 case 0x2eb1b658: return try parse_starGiftAttributeCounter(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "StarGiftAttributeCounter"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "StarGiftAttributeCounter")
             }
         }
 
@@ -1674,7 +1674,7 @@ extension Api.payments {
             switch id {
                 case 0xa0ba4f17: return try parse_starGiftCollectionsNotModified(&reader)
                 case 0x8a2932f3: return try parse_starGiftCollections(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.StarGiftCollections"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.StarGiftCollections")
             }
         }
 
@@ -1737,7 +1737,7 @@ extension Api.payments {
             switch id {
                 case 0x374fa7ad: return try parse_checkCanSendGiftResultOk(&reader)
                 case 0xd5e58274: return try parse_checkCanSendGiftResultFail(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "payments.CheckCanSendGiftResult"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "payments.CheckCanSendGiftResult")
             }
         }
 
@@ -1794,7 +1794,7 @@ extension Api.account {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf8e0aa1c: return try parse_passkeys(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "account.Passkeys"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "account.Passkeys")
             }
         }
 
@@ -1856,7 +1856,7 @@ extension Api.communities {
             defer { reader.leaveObject() }
             switch id {
                 case 0x8d78512a: return try parse_participantJoinedChats(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "communities.ParticipantJoinedChats"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "communities.ParticipantJoinedChats")
             }
         }
 

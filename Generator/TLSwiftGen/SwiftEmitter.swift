@@ -814,7 +814,7 @@ public struct SwiftEmitter {
                     w.line("defer { reader.leaveObject() }")
                     w.block("switch id") {
                         for c in constructors { w.line("case \(hexLiteral(c.id)): return try parse_\(c.shortName)(&reader)") }
-                        w.line("default: throw TLDecodingError(.unknownConstructor(id, type: \"\(type.name)\"), offset: reader.offset - 4)")
+                        w.line("default: throw reader.unknownConstructor(id, type: \"\(type.name)\")")
                     }
                 }
                 for c in constructors {

@@ -331,6 +331,12 @@ public struct BufferReader: @unchecked Sendable {  // Sendable: `_base` points i
         if _depth > 0 { _depth &-= 1 }
     }
 
+    /// The error for a constructor ID just read (the last 4 bytes) that `type` does not have: what a generated
+    /// `parse` throws. `mutating` only so that a debug build passes the reader by address instead of copying it.
+    public mutating func unknownConstructor(_ id: UInt32, type: StaticString) -> TLDecodingError {
+        TLDecodingError(.unknownConstructor(id, type: type.description), offset: Swift.max(_position &- 4, 0))
+    }
+
     /// Fails when bytes are left over.
     @inlinable public func expectEnd() throws(TLDecodingError) {
         guard _position == _end else {

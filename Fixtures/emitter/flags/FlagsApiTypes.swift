@@ -49,7 +49,7 @@ extension FlagsApi {
             switch id {
                 case 0x32e47466: return try parse_photo(&reader)
                 case 0xb5a19f0a: return try parse_photoEmpty(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Photo"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Photo")
             }
         }
 
@@ -176,7 +176,7 @@ extension FlagsApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0xf3a846e9: return try parse_user(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "User"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "User")
             }
         }
 
@@ -275,7 +275,7 @@ extension FlagsApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0ce86825: return try parse_userStatus(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "UserStatus"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "UserStatus")
             }
         }
 

@@ -46,7 +46,7 @@ extension GenericsApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0xc4b9f9bb: return try parse_error(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Error"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Error")
             }
         }
 
@@ -107,7 +107,7 @@ extension GenericsApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0x70d0f553: return try parse_config(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Config"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Config")
             }
         }
 

@@ -91,7 +91,7 @@ extension KeywordsApi {
             switch id {
                 case 0x1413010c: return try parse_keys(&reader)
                 case 0x006e058b: return try parse_default(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Keys"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Keys")
             }
         }
 

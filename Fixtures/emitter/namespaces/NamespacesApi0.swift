@@ -49,7 +49,7 @@ extension NamespacesApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0x0949d9dc: return try parse_future_salt(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FutureSalt"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FutureSalt")
             }
         }
 
@@ -117,7 +117,7 @@ extension NamespacesApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0x5bb8e511: return try parse_message(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Message"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Message")
             }
         }
 
@@ -189,7 +189,7 @@ extension NamespacesApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0x73f1f8dc: return try parse_msg_container(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "MessageContainer"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "MessageContainer")
             }
         }
 

@@ -49,7 +49,7 @@ extension NamespacesApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0xae500895: return try parse_future_salts(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "FutureSalts"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "FutureSalts")
             }
         }
 
@@ -122,7 +122,7 @@ extension NamespacesApi {
             defer { reader.leaveObject() }
             switch id {
                 case 0x45570f49: return try parse_resPQ(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "ResPQ"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "ResPQ")
             }
         }
 
@@ -201,7 +201,7 @@ extension NamespacesApi.messages {
             switch id {
                 case 0x65e96239: return try parse_messages(&reader)
                 case 0x74535f21: return try parse_messagesNotModified(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "messages.Messages"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "messages.Messages")
             }
         }
 
@@ -269,7 +269,7 @@ extension NamespacesApi.help {
             defer { reader.leaveObject() }
             switch id {
                 case 0x05316cfa: return try parse_config(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "help.Config"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "help.Config")
             }
         }
 

@@ -83,7 +83,7 @@ extension Shop {
             switch id {
                 case 0xf391eb97: return try parse_item(&reader)
                 case 0xcf84c2ae: return try parse_itemGone(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Item"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Item")
             }
         }
 

@@ -41,7 +41,7 @@ extension Shop {
             defer { reader.leaveObject() }
             switch id {
                 case 0x7f1223f6: return try parse_cart(&reader)
-                default: throw TLDecodingError(.unknownConstructor(id, type: "Cart"), offset: reader.offset - 4)
+                default: throw reader.unknownConstructor(id, type: "Cart")
             }
         }
 
