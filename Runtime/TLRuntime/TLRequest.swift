@@ -423,6 +423,44 @@ final class TLSignature: Sendable {
         }
     }
 
+    /// The signature of `fields` as parsed: each condition's word and bit, each field's code, and the flag groups.
+    convenience init(name: String, id: UInt32, fields parsed: [Field]) {
+        var fields = parsed
+        let words = fields.filter { $0.kind == .nat }.map(\.name)
+        for index in fields.indices {
+            if let condition = fields[index].condition {
+                fields[index].wordIndex = words.firstIndex(of: condition.flags) ?? -1
+                fields[index].mask = condition.mask
+            }
+            fields[index].code = switch fields[index].kind {
+            case .nat: .nat
+            case .trueFlag: .trueFlag
+            case .int: .int
+            case .long: .long
+            case .string: .string
+            case .bytes: .bytes
+            case .boxed, .generic: .object
+            default: .other
+            }
+        }
+        var groups: [FlagGroup] = []
+        for field in fields {
+            guard let condition = field.condition else { continue }
+            var index = groups.count
+            if let existing = groups.firstIndex(where: { $0.flags == condition.flags && $0.mask == condition.mask }) {
+                index = existing
+            } else {
+                groups.append(FlagGroup(flags: condition.flags, mask: condition.mask, values: [], trueFlags: []))
+            }
+            if field.kind == .trueFlag {
+                groups[index].trueFlags.append(field.name)
+            } else {
+                groups[index].values.append(field.name)
+            }
+        }
+        self.init(name: name, id: id, fields: fields, groups: groups)
+    }
+
     /// Parsed signatures by the address of their (static, immortal) definition text.
     private static let cache = Mutex<[UInt: TLSignature]>([:])
 
@@ -460,87 +498,107 @@ final class TLSignature: Sendable {
     }
 
     /// Reads `name#id field:type … = Result;`. The definitions come from the generator, which checked them.
+    ///
+    /// Works on the literal's bytes: splitting it as a `String` walked `Character`s, about 100,000 instructions a
+    /// definition, paid at the first description of each constructor and a server's first request of each function.
     static func parse(_ definition: StaticString) -> TLSignature {
-        let text = definition.description
-        var tokens = text.split(separator: " ")
-        let head = tokens.isEmpty ? Substring(text) : tokens.removeFirst()
-        let parts = head.split(separator: "#", maxSplits: 1)
-        let name = String(parts.first ?? head)
-        let id = parts.count == 2 ? UInt32(parts[1], radix: 16) ?? 0 : 0
-        var fields: [Field] = []
-        for token in tokens {
-            if token == "=" { break }
-            if token.hasPrefix("{") { continue }  // {X:Type}
-            guard let colon = token.firstIndex(of: ":") else { continue }
-            let fieldName = String(token[..<colon])
-            var type = token[token.index(after: colon)...]
-            var condition: (String, Int32)?
-            if let question = type.firstIndex(of: "?"), let dot = type.firstIndex(of: "."), dot < question,
-               let bit = Int32(type[type.index(after: dot)..<question]), (0...31).contains(bit) {
-                condition = (String(type[..<dot]), Int32(bitPattern: UInt32(1) << UInt32(bit)))
-                type = type[type.index(after: question)...]
-            }
-            fields.append(Field(name: fieldName, kind: kind(type), condition: condition))
-        }
-        let words = fields.filter { $0.kind == .nat }.map(\.name)
-        for index in fields.indices {
-            guard let condition = fields[index].condition else { continue }
-            fields[index].wordIndex = words.firstIndex(of: condition.flags) ?? -1
-            fields[index].mask = condition.mask
-        }
-        for index in fields.indices {
-            switch fields[index].kind {
-            case .nat: fields[index].code = .nat
-            case .trueFlag: fields[index].code = .trueFlag
-            case .int: fields[index].code = .int
-            case .long: fields[index].code = .long
-            case .string: fields[index].code = .string
-            case .bytes: fields[index].code = .bytes
-            case .boxed, .generic: fields[index].code = .object
-            default: fields[index].code = .other
-            }
-        }
-        var groups: [FlagGroup] = []
-        for field in fields {
-            guard let condition = field.condition else { continue }
-            var index = groups.count
-            if let existing = groups.firstIndex(where: { $0.flags == condition.flags && $0.mask == condition.mask }) {
-                index = existing
-            } else {
-                groups.append(FlagGroup(flags: condition.flags, mask: condition.mask, values: [], trueFlags: []))
-            }
-            if field.kind == .trueFlag {
-                groups[index].trueFlags.append(field.name)
-            } else {
-                groups[index].values.append(field.name)
-            }
-        }
-        return TLSignature(name: name, id: id, fields: fields, groups: groups)
+        definition.withUTF8Buffer { parse(utf8: $0) }
     }
 
-    static func kind(_ type: Substring) -> Kind {
-        switch type {
-        case "int": return .int
-        case "long": return .long
-        case "double": return .double
-        case "string": return .string
-        case "bytes": return .bytes
-        case "int128": return .int128
-        case "int256": return .int256
-        case "Bool": return .bool
-        case "true": return .trueFlag
-        case "#": return .nat
+    typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
+
+    static func parse(utf8 text: UnsafeBufferPointer<UInt8>) -> TLSignature {
+        var tokens: [Bytes] = []
+        var tokenStart = 0
+        for index in 0...text.count where index == text.count || text[index] == UInt8(ascii: " ") {
+            if index > tokenStart { tokens.append(text[tokenStart..<index]) }
+            tokenStart = index + 1
+        }
+        let head = tokens.first ?? text[...]
+        let hash = head.firstIndex(of: UInt8(ascii: "#"))
+        let name = string(head[..<(hash ?? head.endIndex)])
+        let id = hash.map { hexWord(head[($0 + 1)...]) } ?? 0
+        var fields: [Field] = []
+        for token in tokens.dropFirst() {
+            if token.elementsEqual("=".utf8) { break }
+            if token.first == UInt8(ascii: "{") { continue }  // {X:Type}
+            guard let colon = token.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            var type = token[(colon + 1)...]
+            var condition: (String, Int32)?
+            if let question = type.firstIndex(of: UInt8(ascii: "?")), let dot = type.firstIndex(of: UInt8(ascii: ".")),
+               dot < question, let bit = smallDecimal(type[(dot + 1)..<question]), bit <= 31 {
+                condition = (string(type[..<dot]), Int32(bitPattern: UInt32(1) << UInt32(bit)))
+                type = type[(question + 1)...]
+            }
+            fields.append(Field(name: string(token[..<colon]), kind: kind(type), condition: condition))
+        }
+        return TLSignature(name: name, id: id, fields: fields)
+    }
+
+    static func string(_ bytes: Bytes) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes), as: UTF8.self)
+    }
+
+    /// The 8 hex digits of a constructor ID; 0 for anything else (the generator writes them).
+    static func hexWord(_ bytes: Bytes) -> UInt32 {
+        guard !bytes.isEmpty, bytes.count <= 8 else { return 0 }
+        var value: UInt32 = 0
+        for byte in bytes {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return 0
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
+    /// A flag's bit number: one or two decimal digits.
+    static func smallDecimal(_ bytes: Bytes) -> Int? {
+        guard !bytes.isEmpty, bytes.count <= 2 else { return nil }
+        var value = 0
+        for byte in bytes {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    static func kind(_ type: Bytes) -> Kind {
+        func equals(_ literal: StaticString) -> Bool {
+            literal.withUTF8Buffer { type.elementsEqual($0) }
+        }
+        func hasPrefix(_ literal: StaticString) -> Bool {
+            literal.withUTF8Buffer { type.starts(with: $0) }
+        }
+        switch type.count {
+        case 1 where equals("#"): return .nat
+        case 3 where equals("int"): return .int
+        case 4 where equals("long"): return .long
+        case 4 where equals("Bool"): return .bool
+        case 4 where equals("true"): return .trueFlag
+        case 5 where equals("bytes"): return .bytes
+        case 6 where equals("double"): return .double
+        case 6 where equals("string"): return .string
+        case 6 where equals("int128"): return .int128
+        case 6 where equals("int256"): return .int256
         default: break
         }
-        if type.hasPrefix("!") { return .generic }
-        for (prefix, boxed) in [("Vector<", true), ("vector<", false)] where type.hasPrefix(prefix) && type.hasSuffix(">") {
-            let inner = type.dropFirst(prefix.count).dropLast()
-            return .vector(kind(inner), boxed: boxed)
+        if type.first == UInt8(ascii: "!") { return .generic }
+        if type.last == UInt8(ascii: ">") {
+            for (prefix, boxed) in [("Vector<" as StaticString, true), ("vector<", false)] where hasPrefix(prefix) {
+                return .vector(kind(type.dropFirst(prefix.utf8CodeUnitCount).dropLast()), boxed: boxed)
+            }
         }
-        if type.hasPrefix("%") || type.first?.isLowercase == true && !type.contains(".") {
-            return .unsupported(String(type))
+        let first = type.first ?? 0
+        if first == UInt8(ascii: "%")
+            || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) && !type.contains(UInt8(ascii: ".")) {
+            return .unsupported(string(type))
         }
-        return .boxed(String(type))
+        return .boxed(string(type))
     }
 
     /// The `#` words for these arguments. A bit is set when every value field on it is present; a bit carrying
