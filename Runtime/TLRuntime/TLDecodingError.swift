@@ -91,16 +91,19 @@ public struct TLDecodingError: Error, Sendable, CustomStringConvertible, Equatab
     /// `fields` is the constructor's field names joined by ","; an `index` past the last field (the count) means the
     /// error happened after every field, so the frame has no field.
     public func inside(constructor: StaticString, fields: StaticString, index: Int) -> TLDecodingError {
-        var field: String?
-        if index >= 0 {
-            var i = 0
-            for name in fields.description.split(separator: ",", omittingEmptySubsequences: false) {
-                if i == index {
-                    field = String(name)
-                    break
+        // A scan of the literal's bytes: splitting it as a `String` walked `Character`s, most of what rejecting
+        // malformed input cost.
+        let field: String? = index < 0 ? nil : fields.withUTF8Buffer { names in
+            var start = 0
+            var current = 0
+            for end in 0...names.count where end == names.count || names[end] == UInt8(ascii: ",") {
+                if current == index {
+                    return String(decoding: UnsafeBufferPointer(rebasing: names[start..<end]), as: UTF8.self)
                 }
-                i += 1
+                current += 1
+                start = end + 1
             }
+            return nil
         }
         return inside(Frame(constructor: constructor.description, field: field))
     }
