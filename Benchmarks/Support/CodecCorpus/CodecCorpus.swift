@@ -22,6 +22,8 @@ public struct CorpusPart: @unchecked Sendable {
     public let replayed: [any ReplayedRequest]
     /// Wire bytes of all records.
     public let bytes: Int
+    /// Each record cut to its first half: malformed input for `reject()`.
+    public let halves: [[UInt8]]
 
     /// The records of `sections` (the corpus file's `section` field), read from the repository's fixtures.
     public init(sections: Set<String>) {
@@ -37,6 +39,7 @@ public struct CorpusPart: @unchecked Sendable {
         decoded = records.compactMap { try? corpusRegistry.parse(bytes: $0) }
         replayed = decoded.compactMap { ($0 as? TLRequest).flatMap { try? RequestReplay.replay($0) } }
         bytes = records.reduce(0) { $0 + $1.count }
+        halves = records.map { Array($0.prefix($0.count / 2)) }
     }
 
     public static let objects = CorpusPart(sections: ["constructor-random", "constructor-all-flags", "constructor-no-flags"])
@@ -47,6 +50,16 @@ public struct CorpusPart: @unchecked Sendable {
         buffer.removeAll(keepingCapacity: true)
         for record in records { buffer.appendRaw(record) }
         return buffer.count
+    }
+
+    /// Every record's first half parsed through the registry: each read ends in a `TLDecodingError` that carries the
+    /// path down to the cut, as a server rejecting malformed input builds it. Returns the errors' frames in all.
+    public func reject() -> Int {
+        var frames = 0
+        for record in halves {
+            do { _ = try corpusRegistry.parse(bytes: record) } catch { frames &+= error.path.count &+ 1 }
+        }
+        return frames
     }
 
     /// Every record parsed through the registry. Returns how many parsed.

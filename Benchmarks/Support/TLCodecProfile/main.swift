@@ -1,7 +1,7 @@
 // Runs one codec operation over one corpus part in a loop, for profilers:
 //   swift build -c release --product TLCodecProfile
 //   valgrind --tool=callgrind .build/release/TLCodecProfile objects decode 20
-// Arguments: objects|requests, copy|decode|encode|serialize|describe, passes (default 100); or `calls build N` (Calls.swift).
+// Arguments: objects|requests, copy|decode|reject|encode|serialize|describe, passes (default 100); or `calls build N` (Calls.swift).
 // For requests, `encode` runs the generated writers and `serialize` re-encodes the parsed requests through `TLRequest`.
 import CodecCorpus
 import Foundation
@@ -31,6 +31,7 @@ for _ in 0..<passes {
             case "encode": total &+= part.encode(into: buffer)
             case "serialize": total &+= part.serialize(into: buffer)
             case "describe": total &+= part.describe()
+            case "reject": total &+= part.reject()
             default: total &+= part.decode()
         }
     }
