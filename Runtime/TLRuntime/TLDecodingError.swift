@@ -43,7 +43,7 @@ public struct TLDecodingError: Error, Sendable, CustomStringConvertible, Equatab
 
     // The fields live in one immutable object, so the error is one reference wide. Every generated parse function
     // passes it up through typed throws at each `try`: 48 bytes inline went through memory and were copied word by
-    // word on every error path (about a quarter of a parse function's debug machine code); one reference travels in a
+    // word on every error path (about half of a parse function's debug machine code); one reference travels in a
     // register. Errors are rare, so a setter allocating a new object costs nothing that matters.
     final class Storage: Sendable {
         let reason: Reason
