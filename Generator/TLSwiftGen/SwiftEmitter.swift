@@ -201,12 +201,12 @@ public struct SwiftEmitter {
             w.line("static let registryEntries\(fileSuffix(index)): [(UInt32, any TLRegistrable.Type)] = [")
             for (id, type) in entries { w.line("    (\(hexLiteral(id)), \(type).self),") }
             w.line("]")
-            w.line("static let functionEntries\(fileSuffix(index)): [(UInt32, StaticString)] = [")
-            for (id, definition) in functionEntries { w.line("    (\(hexLiteral(id)), \(definition)),") }
-            w.line("]")
-            w.line("static let constructorEntries\(fileSuffix(index)): [(UInt32, StaticString)] = [")
-            for (id, definition) in constructorEntries { w.line("    (\(hexLiteral(id)), \(definition)),") }
-            w.line("]")
+            let definitionLists = [("functionEntries", functionEntries), ("constructorEntries", constructorEntries)]
+            for (prefix, definitions) in definitionLists {
+                w.line("static let \(prefix)\(fileSuffix(index)): [(UInt32, StaticString)] = [")
+                for (id, definition) in definitions { w.line("    (\(hexLiteral(id)), \(definition)),") }
+                w.line("]")
+            }
         }
         return GeneratedFile(name: fileName(index), contents: w.text)
     }
