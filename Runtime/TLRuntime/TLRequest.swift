@@ -508,12 +508,7 @@ final class TLSignature: Sendable {
     typealias Bytes = Slice<UnsafeBufferPointer<UInt8>>
 
     static func parse(utf8 text: UnsafeBufferPointer<UInt8>) -> TLSignature {
-        var tokens: [Bytes] = []
-        var tokenStart = 0
-        for index in 0...text.count where index == text.count || text[index] == UInt8(ascii: " ") {
-            if index > tokenStart { tokens.append(text[tokenStart..<index]) }
-            tokenStart = index + 1
-        }
+        let tokens = text.split(separator: UInt8(ascii: " "))
         let head = tokens.first ?? text[...]
         let hash = head.firstIndex(of: UInt8(ascii: "#"))
         let name = string(head[..<(hash ?? head.endIndex)])
