@@ -1,7 +1,8 @@
 // Runs one codec operation over one corpus part in a loop, for profilers:
 //   swift build -c release --product TLCodecProfile
 //   valgrind --tool=callgrind .build/release/TLCodecProfile objects decode 20
-// Arguments: objects|requests, copy|decode|reject|encode|serialize|describe, passes (default 100); or `calls build N` (Calls.swift).
+// Arguments: objects|requests, copy|decode|reject|encode|serialize|describe, passes (default 100); or `calls build N`
+// (Calls.swift); or `targets [ROUNDS] [SECONDS]`, the codec against issue 14's targets in one process (Targets.swift).
 // For requests, `encode` runs the generated writers and `serialize` re-encodes the parsed requests through `TLRequest`.
 import CodecCorpus
 import Foundation
@@ -12,6 +13,12 @@ if arguments.first == "calls" {
     let passes = arguments.dropFirst(2).first.flatMap { Int($0) } ?? 1000
     let upload = arguments.dropFirst().first == "upload"
     print("calls \(upload ? "upload" : "build"): \(passes) passes, total \(upload ? buildUploads(passes) : buildCalls(passes))")
+    exit(0)
+}
+if arguments.first == "targets" {
+    let rounds = arguments.dropFirst().first.flatMap { Int($0) } ?? 5
+    let seconds = arguments.dropFirst(2).first.flatMap { Double($0) } ?? 0.5
+    for line in measureTargets(rounds: rounds, seconds: seconds) { print(line) }
     exit(0)
 }
 let partName = arguments.first ?? "objects"
