@@ -2,7 +2,7 @@
 //   swift build -c release --product TLCodecProfile
 //   valgrind --tool=callgrind .build/release/TLCodecProfile objects decode 20
 // Arguments: objects|requests, copy|decode|reject|encode|serialize|describe, passes (default 100); or `calls build N`
-// (Calls.swift); or `targets [ROUNDS] [SECONDS]`, the codec against issue 14's targets in one process (Targets.swift).
+// (Calls.swift); or `targets [ROUNDS] [SECONDS] [requests-first]`, the codec against issue 14's targets in one process (Targets.swift).
 // For requests, `encode` runs the generated writers and `serialize` re-encodes the parsed requests through `TLRequest`.
 import CodecCorpus
 import Foundation
@@ -18,7 +18,8 @@ if arguments.first == "calls" {
 if arguments.first == "targets" {
     let rounds = arguments.dropFirst().first.flatMap { Int($0) } ?? 5
     let seconds = arguments.dropFirst(2).first.flatMap { Double($0) } ?? 0.5
-    for line in measureTargets(rounds: rounds, seconds: seconds) { print(line) }
+    let requestsFirst = arguments.dropFirst(3).first == "requests-first"
+    for line in measureTargets(rounds: rounds, seconds: seconds, requestsFirst: requestsFirst) { print(line) }
     exit(0)
 }
 let partName = arguments.first ?? "objects"
