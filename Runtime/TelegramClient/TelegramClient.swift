@@ -5,8 +5,8 @@
 // addresses from `help.getConfig`, keeps keys (permanent, and with `temporaryKeys` the bound temporary ones), the
 // home DC and addresses in a `SessionStore`, and merges every DC's updates into one stream of typed `Api.Updates`
 // kept in the account's order by an `UpdatesState`: gaps, and what was missed while disconnected or closed, are
-// filled with `updates.getDifference`, duplicates dropped, and the box kept in the store's documents
-// (core.telegram.org/api/datacenter, /api/invoking, /api/pfs, /api/updates).
+// filled with `updates.getDifference` (each channel's with `updates.getChannelDifference`), duplicates dropped, and
+// the boxes kept in the store's documents (core.telegram.org/api/datacenter, /api/invoking, /api/pfs, /api/updates).
 import Foundation
 import Logging
 import MTProto
@@ -85,7 +85,8 @@ public actor TelegramClient {
         /// the DC's permanent key, replaced before it expires. nil (the default) uses the permanent keys directly.
         public var temporaryKeys: TemporaryKeyPolicy?
         /// Whether the client follows the account's update sequence (the default): `updates.getState` after a
-        /// sign-in, gaps filled with `updates.getDifference`, and a catch-up each time the home DC is ready again.
+        /// sign-in, gaps filled with `updates.getDifference` (a channel's with `updates.getChannelDifference`), and
+        /// a catch-up each time the home DC is ready again.
         /// When false, no such call is made: pushed updates and typed results that are `Api.Updates` still come
         /// out on `updates`, unchecked (for one-shot tools and clients that do not need every update).
         public var followsUpdates: Bool
@@ -147,7 +148,8 @@ public actor TelegramClient {
         case connecting
         /// TCP and the transport are up; the key exchange or binding runs.
         case connected
-        /// Connected; `updates.getState` or `updates.getDifference` is out, so missed updates are still coming.
+        /// Connected; `updates.getState`, `updates.getDifference` or a `getChannelDifference` is out, so missed
+        /// updates are still coming.
         case updating
         /// Connected and caught up.
         case ready
@@ -156,6 +158,10 @@ public actor TelegramClient {
 
     /// The store document the update box is kept in (see `UpdateBox.serialized`).
     public static let updateBoxDocument = "updates.box"
+    /// The store document the channels' boxes are kept in (see `ChannelBox.serialized`).
+    public static let channelBoxesDocument = "updates.channels"
+    /// Messages and updates asked per `updates.getChannelDifference` (Telegram's most for a user account).
+    public static let channelDifferenceLimit: Int32 = 100
 
     public let configuration: Configuration
     public private(set) var homeDC: Int32
@@ -193,7 +199,10 @@ public actor TelegramClient {
     private var sequenceGeneration = 0
     private var gapTimer: (task: Task<Void, Never>, deadline: Double)?
     private var savedBox: UpdateBox?
+    private var savedChannels: [Int64: ChannelBox] = [:]
     private var boxSave: Task<Void, Never>?
+    /// The `getChannelDifference`s out, one per channel at most.
+    private var channelFetches: [Int64: Task<Void, Never>] = [:]
     /// The monotonic origin of the times `updateState` is given (gaps are timed on it, not on `clock`).
     private let started = ContinuousClock.now
 
@@ -365,18 +374,31 @@ public actor TelegramClient {
     private func load() async throws {
         guard stored == nil else { return }
         let state = try await configuration.store?.load() ?? ClientState()
-        var boxBytes: [UInt8]?
+        var boxBytes: [UInt8]?, channelBytes: [UInt8]?
         if let documents = configuration.store as? any SessionDocumentStore {
             boxBytes = try await documents.document(named: Self.updateBoxDocument)
+            channelBytes = try await documents.document(named: Self.channelBoxesDocument)
         }
         guard stored == nil else { return }
+        var box: UpdateBox?, channels: [Int64: ChannelBox] = [:]
         if let boxBytes, !boxBytes.isEmpty {
-            if let box = UpdateBox(serialized: boxBytes) {
-                updateState = UpdatesState(box: box)
-                savedBox = box
-            } else {
+            box = UpdateBox(serialized: boxBytes)
+            if box == nil {
                 configuration.logger.warning("the stored update box is not one (\(boxBytes.count) bytes): getState")
             }
+        }
+        if let channelBytes, !channelBytes.isEmpty {
+            if let restored = ChannelBox.boxes(serialized: channelBytes) {
+                channels = restored
+            } else {
+                configuration.logger.warning(
+                    "the stored channel boxes are not (\(channelBytes.count) bytes): channels start from their next update")
+            }
+        }
+        if box != nil || !channels.isEmpty {
+            updateState = UpdatesState(box: box, channels: channels)
+            savedBox = box
+            savedChannels = updateState.channels
         }
         stored = state
         if let home = state.homeDC { homeDC = home }
@@ -550,6 +572,8 @@ public actor TelegramClient {
         sequenceGeneration += 1
         fetchTask?.cancel()
         fetchTask = nil
+        for task in channelFetches.values { task.cancel() }
+        channelFetches.removeAll()
     }
 
     /// Seconds since the client was made, on the monotonic clock.
@@ -572,6 +596,14 @@ public actor TelegramClient {
                 case .differenceTooLong(let pts):
                     configuration.logger.warning(
                         "updates: the difference is too long; pts moved to \(pts), refetch what is shown")
+                case .getChannelDifference(let id, let hash, let pts):
+                    fetchChannel(id) { try await $0.invoke(Api.functions.updates.getChannelDifference(
+                        channel: .inputChannel(.init(channelId: id, accessHash: hash)), filter: .channelMessagesFilterEmpty,
+                        pts: pts, limit: Self.channelDifferenceLimit)) }
+                case .channelDifferenceTooLong(let id, let pts):
+                    let moved = pts.map(String.init) ?? "?"
+                    configuration.logger.warning(
+                        "updates: channel \(id)'s difference is too long; its pts moved to \(moved), refetch its history")
             }
         }
         armGapTimer()
@@ -617,6 +649,42 @@ public actor TelegramClient {
         if signedOut { gapTimer?.task.cancel(); gapTimer = nil }
     }
 
+    private func fetchChannel(_ id: Int64,
+                              _ call: @escaping @Sendable (TelegramClient) async throws -> Api.updates.ChannelDifference) {
+        let generation = sequenceGeneration
+        channelFetches[id] = Task(executorPreference: taskExecutor) { [weak self] in
+            guard let self else { return }
+            do {
+                let answer = try await call(self)
+                await self.channelFetched(answer, id: id, generation: generation)
+            } catch {
+                await self.channelFetchFailed(error, id: id, generation: generation)
+            }
+        }
+    }
+
+    private func channelFetched(_ answer: Api.updates.ChannelDifference, id: Int64, generation: Int) {
+        guard !closed, generation == sequenceGeneration else { return }
+        channelFetches[id] = nil
+        perform(updateState.receiveChannelDifference(answer, channelID: id, now: elapsed()))
+    }
+
+    /// A `CHANNEL_…` error (`CHANNEL_PRIVATE`: the account left or was removed; `CHANNEL_INVALID`) ends following
+    /// that channel; any other failure is retried after a wait.
+    private func channelFetchFailed(_ error: any Error, id: Int64, generation: Int) {
+        guard !closed, generation == sequenceGeneration else { return }
+        channelFetches[id] = nil
+        var permanent = false
+        if case MTProtoClientError.rpc(let rpc) = error {
+            permanent = rpc.message.hasPrefix("CHANNEL_")
+            if rpc.code == 401 { signedOut = true }
+        }
+        let outcome = permanent ? "no longer following it" : "asking again later"
+        configuration.logger.warning("updates: fetching channel \(id)'s missed updates failed: \(error); \(outcome)")
+        perform(updateState.channelFetchFailed(channelID: id, permanent: permanent, now: elapsed()))
+        if signedOut { gapTimer?.task.cancel(); gapTimer = nil }
+    }
+
     /// One timer for the open gap's deadline.
     private func armGapTimer() {
         guard !signedOut, let deadline = updateState.gapDeadline else {
@@ -642,13 +710,18 @@ public actor TelegramClient {
     /// Saves the box when it moved, one save at a time (the newest box wins); no box (logged out) is saved as an
     /// empty document.
     private func saveBox() {
-        let box = updateState.box
-        guard boxSave == nil, box != savedBox, let documents = configuration.store as? any SessionDocumentStore
+        let box = updateState.box, channels = updateState.channels
+        let boxMoved = box != savedBox, channelsMoved = channels != savedChannels
+        guard boxSave == nil, boxMoved || channelsMoved, let documents = configuration.store as? any SessionDocumentStore
         else { return }
         savedBox = box
+        savedChannels = channels
         boxSave = Task(executorPreference: taskExecutor) { [logger = configuration.logger] in
             do {
-                try await documents.saveDocument(box?.serialized ?? [], named: Self.updateBoxDocument)
+                if boxMoved { try await documents.saveDocument(box?.serialized ?? [], named: Self.updateBoxDocument) }
+                if channelsMoved {
+                    try await documents.saveDocument(ChannelBox.serialized(channels), named: Self.channelBoxesDocument)
+                }
             } catch {
                 logger.warning("updates: saving the box failed: \(error)")
             }

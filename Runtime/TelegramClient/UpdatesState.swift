@@ -2,8 +2,8 @@
 // with the `Api.Updates` the server pushes or a call returns and with the answers of `updates.getState` and
 // `updates.getDifference`; it answers with what to deliver, in order and once, and what to ask the server. A gap is
 // waited for (the missing update may still come) and then filled by `updates.getDifference`, as is whatever was
-// missed while the connection was down. Channel boxes (`updates.getChannelDifference`) are not kept: channel
-// updates pass through without checks and never move the common box.
+// missed while the connection was down. Each channel has a box of its own (its pts), kept by the same rules and
+// filled with `updates.getChannelDifference` (ChannelUpdates.swift); channel updates never move the common box.
 import TelegramApi
 
 /// The common box: where the account's update sequence stands (core.telegram.org/api/updates#update-handling).
@@ -53,19 +53,44 @@ public enum UpdatesAction: Sendable {
     /// The server had too much to send (`updates.differenceTooLong`): pts moved to this value and what was missed
     /// must be fetched some other way (dialogs, history). `.deliver(.updatesTooLong)` comes with it.
     case differenceTooLong(pts: Int32)
+    /// Call `updates.getChannelDifference(channel: inputChannel(channelID, accessHash), filter:
+    /// channelMessagesFilterEmpty, pts, limit)` and pass the answer to `receiveChannelDifference` (or report a
+    /// failure with `channelFetchFailed`).
+    case getChannelDifference(channelID: Int64, accessHash: Int64, pts: Int32)
+    /// The channel had too much to send (`updates.channelDifferenceTooLong`): its box moved to `pts` (nil when the
+    /// server sent no dialog pts) and its history must be fetched again; a delivered `updateChannelTooLong` with
+    /// the channel's newest messages comes with it.
+    case channelDifferenceTooLong(channelID: Int64, pts: Int32?)
 }
 
 public struct UpdatesState: Sendable {
     /// The box; nil until `updates.getState` answered (or one was restored).
     public private(set) var box: UpdateBox?
-    /// When waiting for a missing update ends and `updates.getDifference` is asked (nil: no gap open).
-    public private(set) var gapDeadline: Double?
-    /// Whether a `getState` or `getDifference` is out (the client is "updating").
-    public var isFetching: Bool { fetch != .idle }
+    /// Each channel's box, by channel id: made by the first update of the channel that comes (or restored).
+    public internal(set) var channels: [Int64: ChannelBox]
+    /// The earliest moment a gap still open is filled by a difference, the common box's or a channel's (nil: no gap
+    /// open); `tick` at that time asks for it.
+    public var gapDeadline: Double? {
+        channelSync.values.reduce(commonDeadline) { earliest, sync in
+            guard let deadline = sync.deadline, !sync.fetching else { return earliest }
+            return earliest.map { min($0, deadline) } ?? deadline
+        }
+    }
+    /// Whether a `getState`, `getDifference` or `getChannelDifference` is out (the client is "updating").
+    public var isFetching: Bool { fetch != .idle || channelSync.values.contains { $0.fetching } }
+    /// When the common box's open gap is filled by `updates.getDifference`.
+    private var commonDeadline: Double?
     /// How long a gap is given to fill itself: 0.5 s in the spec (core.telegram.org/api/updates#recovering-gaps).
     public let gapWait: Double
-    /// Updates held for a gap or during a fetch; past this many the difference is asked at once and the oldest dropped.
+    /// Updates held for a gap or during a fetch (per box); past this many the difference is asked at once and the
+    /// oldest dropped.
     public let maxPending: Int
+    /// Channel boxes and access hashes kept at most: updates of channels past this many pass unchecked.
+    public let maxChannels: Int
+    /// Fetch state and held updates of each channel with either (ChannelUpdates.swift).
+    var channelSync: [Int64: ChannelSync] = [:]
+    /// Access hashes of channels without a box yet, from the `channel`s that updates and differences carry.
+    var accessHashes: [Int64: Int64] = [:]
 
     private enum Fetch { case idle, state, difference }
     private var fetch = Fetch.idle
@@ -85,10 +110,14 @@ public struct UpdatesState: Sendable {
         case pts(Int32, count: Int32)
     }
 
-    public init(box: UpdateBox? = nil, gapWait: Double = 0.5, maxPending: Int = 512) {
+    public init(box: UpdateBox? = nil, channels: [Int64: ChannelBox] = [:], gapWait: Double = 0.5,
+                maxPending: Int = 512, maxChannels: Int = 10_000) {
         self.box = box
         self.gapWait = gapWait
         self.maxPending = max(1, maxPending)
+        self.maxChannels = max(0, maxChannels)
+        self.channels = channels.count <= self.maxChannels
+            ? channels : Dictionary(uniqueKeysWithValues: channels.sorted { $0.key < $1.key }.prefix(self.maxChannels).map { ($0.key, $0.value) })
     }
 
     // MARK: Input
@@ -130,14 +159,14 @@ public struct UpdatesState: Sendable {
                 return finishFetch(now: now)
             case .difference(let d):
                 self.box = UpdateBox(d.state)
-                let delivered = Self.recovered(d.newMessages, d.newEncryptedMessages, d.otherUpdates, d.users, d.chats,
-                                               at: UpdateBox(d.state))
+                let delivered = recovered(d.newMessages, d.newEncryptedMessages, d.otherUpdates, d.users, d.chats,
+                                          at: UpdateBox(d.state), now: now)
                 return delivered + finishFetch(now: now)
             case .differenceSlice(let d):
                 let reached = UpdateBox(d.intermediateState)
                 self.box = reached
-                let delivered = Self.recovered(d.newMessages, d.newEncryptedMessages, d.otherUpdates, d.users, d.chats,
-                                               at: reached)
+                let delivered = recovered(d.newMessages, d.newEncryptedMessages, d.otherUpdates, d.users, d.chats,
+                                          at: reached, now: now)
                 // A slice that does not move the box would be asked for again forever: stop there.
                 guard reached.pts > box.pts || reached.qts > box.qts || reached.date > box.date else {
                     return delivered + finishFetch(now: now)
@@ -160,17 +189,24 @@ public struct UpdatesState: Sendable {
         guard box != nil else {
             let held = pending
             pending.removeAll()
-            gapDeadline = nil
+            commonDeadline = nil
             return held.compactMap { if case .updates(let u) = $0.unit { .deliver(u) } else { nil } }
         }
-        gapDeadline = now + max(gapWait, 1) * Double(1 << min(failures - 1, 6))
+        commonDeadline = now + Self.retryWait(gapWait, failures: failures)
         return []
     }
 
-    /// Time passed: a gap that is still open at its deadline is filled by `getDifference`.
+    /// The wait before asking again after `failures` failed fetches in a row: 1 s, 2 s, … 64 s.
+    static func retryWait(_ gapWait: Double, failures: Int) -> Double {
+        max(gapWait, 1) * Double(1 << min(max(failures, 1) - 1, 6))
+    }
+
+    /// Time passed: a gap that is still open at its deadline is filled by `getDifference`, or by
+    /// `getChannelDifference` for a channel's.
     public mutating func tick(now: Double) -> [UpdatesAction] {
-        guard let deadline = gapDeadline, now >= deadline, fetch == .idle else { return [] }
-        return startFetch()
+        var actions: [UpdatesAction] = []
+        if let deadline = commonDeadline, now >= deadline, fetch == .idle { actions += startFetch() }
+        return actions + tickChannels(now: now)
     }
 
     // MARK: Rules
@@ -185,9 +221,9 @@ public struct UpdatesState: Sendable {
             hold(unit)
             return []
         }
-        guard let applied = apply(unit) else {
+        guard let applied = apply(unit, now: now) else {
             hold(unit)
-            if gapDeadline == nil { gapDeadline = now + gapWait }
+            if commonDeadline == nil { commonDeadline = now + gapWait }
             if pending.count >= maxPending { return startFetch() }
             return []
         }
@@ -204,14 +240,15 @@ public struct UpdatesState: Sendable {
     }
 
     /// Applies `unit` if it fits the box: the box moves, and what is new is returned for delivery (nothing for a
-    /// duplicate). nil for a gap.
-    private mutating func apply(_ unit: Unit) -> [UpdatesAction]? {
+    /// duplicate), its channel updates checked against their channels' boxes. nil for a gap.
+    private mutating func apply(_ unit: Unit, now: Double) -> [UpdatesAction]? {
         switch verdict(unit) {
             case .gap: return nil
             case .duplicate: return []
             case .apply(let updates, let moved):
                 box = moved
-                return updates.map { [.deliver($0)] } ?? []
+                guard let updates else { return [] }
+                return checkChannels(updates, now: now)
         }
     }
 
@@ -267,7 +304,7 @@ public struct UpdatesState: Sendable {
 
     /// local + count against remote, in 64 bits (hostile values must not overflow): equal applies, greater was
     /// applied already, smaller leaves a gap.
-    private static func order(_ local: Int32, _ count: Int32, _ remote: Int32) -> Check {
+    static func order(_ local: Int32, _ count: Int32, _ remote: Int32) -> Check {
         let sum = Int64(local) + Int64(count)
         return sum == Int64(remote) ? .apply : sum > Int64(remote) ? .duplicate : .gap
     }
@@ -284,7 +321,7 @@ public struct UpdatesState: Sendable {
         }
     }
 
-    private enum Check { case apply, duplicate, gap }
+    enum Check { case apply, duplicate, gap }
 
     /// One update against the box, moving it when the update applies. Updates without a common pts or qts apply
     /// as they are (channel updates among them).
@@ -367,7 +404,7 @@ public struct UpdatesState: Sendable {
     // MARK: Fetching
 
     private mutating func startFetch() -> [UpdatesAction] {
-        gapDeadline = nil
+        commonDeadline = nil
         catchUpAgain = false
         guard let box else {
             fetch = .state
@@ -382,11 +419,11 @@ public struct UpdatesState: Sendable {
     private mutating func finishFetch(now: Double) -> [UpdatesAction] {
         fetch = .idle
         failures = 0
-        gapDeadline = nil
+        commonDeadline = nil
         let actions = drainPending(now: now)
         for index in pending.indices { pending[index].fetches += 1 }
         pending.removeAll { $0.fetches >= Self.fetchesBeforeDrop }
-        if pending.isEmpty { gapDeadline = nil }
+        if pending.isEmpty { commonDeadline = nil }
         if catchUpAgain { return actions + startFetch() }
         return actions
     }
@@ -400,7 +437,7 @@ public struct UpdatesState: Sendable {
             progress = false
             var index = 0
             while index < pending.count {
-                if let applied = apply(pending[index].unit) {
+                if let applied = apply(pending[index].unit, now: now) {
                     pending.remove(at: index)
                     actions += applied
                     progress = true
@@ -410,22 +447,27 @@ public struct UpdatesState: Sendable {
             }
         }
         if pending.isEmpty {
-            gapDeadline = nil
-        } else if gapDeadline == nil {
-            gapDeadline = now + gapWait
+            commonDeadline = nil
+        } else if commonDeadline == nil {
+            commonDeadline = now + gapWait
         }
         return actions
     }
 
     /// What a difference recovered, as one `updates` in the server's order: new messages (as `updateNewMessage`
     /// with the reached pts and pts_count 0, since each one's own pts is not sent), new encrypted messages (as
-    /// `updateNewEncryptedMessage` with the reached qts), then the other updates.
-    private static func recovered(_ messages: [Api.Message], _ encrypted: [Api.EncryptedMessage],
-                                  _ others: [Api.Update], _ users: [Api.User], _ chats: [Api.Chat],
-                                  at box: UpdateBox) -> [UpdatesAction] {
+    /// `updateNewEncryptedMessage` with the reached qts), then the other updates. Channel updates among them are
+    /// checked against their channels' boxes, and an `updateChannelTooLong` starts that channel's difference.
+    private mutating func recovered(_ messages: [Api.Message], _ encrypted: [Api.EncryptedMessage],
+                                    _ others: [Api.Update], _ users: [Api.User], _ chats: [Api.Chat],
+                                    at box: UpdateBox, now: Double) -> [UpdatesAction] {
         let list = messages.map { Api.Update.updateNewMessage(.init(message: $0, pts: box.pts, ptsCount: 0)) }
             + encrypted.map { Api.Update.updateNewEncryptedMessage(.init(message: $0, qts: box.qts)) } + others
-        guard !list.isEmpty else { return [] }
-        return [.deliver(.updates(.init(updates: list, users: users, chats: chats, date: box.date, seq: box.seq)))]
+        guard !list.isEmpty else {
+            learnChannels(chats)
+            return []
+        }
+        return checkChannels(.updates(.init(updates: list, users: users, chats: chats, date: box.date, seq: box.seq)),
+                             now: now)
     }
 }
