@@ -143,6 +143,24 @@ extension UpdatesState {
         return []
     }
 
+    /// A channel call's pts: moves the box when it fits; a gap is fetched at once (there is no update to hold).
+    mutating func receiveChannel(pts: Int32, ptsCount: Int32, channelID id: Int64, now: Double) -> [UpdatesAction] {
+        // A difference out reaches past it (or the next update shows the gap).
+        if channelSync[id]?.fetching == true { return [] }
+        guard var box = channels[id] else {
+            if channels.count < maxChannels { channels[id] = ChannelBox(pts: pts, accessHash: accessHashes.removeValue(forKey: id)) }
+            return []
+        }
+        switch Self.order(box.pts, ptsCount, pts) {
+            case .apply:
+                box.pts = pts
+                channels[id] = box
+                return drainChannel(id, now: now)
+            case .duplicate: return []
+            case .gap: return startChannelFetch(id, now: now)
+        }
+    }
+
     /// Channel gaps due by `now` are fetched, in channel id order.
     mutating func tickChannels(now: Double) -> [UpdatesAction] {
         let due = channelSync.filter { !$0.value.fetching && ($0.value.deadline.map { now >= $0 } ?? false) }
@@ -193,6 +211,8 @@ extension UpdatesState {
             case .updatesCombined(let c):
                 .updatesCombined(.init(updates: kept, users: c.users, chats: c.chats, date: c.date, seqStart: c.seqStart,
                                        seq: c.seq))
+            case .updates(let c):
+                .updates(.init(updates: kept, users: c.users, chats: c.chats, date: c.date, seq: c.seq))
             default:
                 .updates(.init(updates: kept, users: context.users, chats: context.chats, date: context.date, seq: 0))
         }
@@ -296,8 +316,11 @@ extension UpdatesState {
     /// Asks channel `id`'s difference from its box. Without an access hash there is no asking: what is held is
     /// delivered as it came, in pts order, and the box moves past it (the gap stays a gap).
     private mutating func startChannelFetch(_ id: Int64, now: Double) -> [UpdatesAction] {
-        guard var box = channels[id] else { return [] }
         var sync = channelSync[id] ?? ChannelSync()
+        guard var box = channels[id] else {
+            channelSync[id] = nil
+            return Self.deliveries(sync.pending)
+        }
         sync.deadline = nil
         guard let hash = box.accessHash else {
             let held = sync.pending.sorted { (Self.channelPts($0.update)?.1 ?? 0) < (Self.channelPts($1.update)?.1 ?? 0) }

@@ -235,7 +235,7 @@ public actor TelegramClient {
     public nonisolated func invoke<T: Sendable>(_ call: (FunctionDescription, Buffer, DeserializeFunctionResponse<T>),
                                                 timeout: Duration? = nil) async throws -> T {
         let result = try Self.parse(await invokeInPlace(raw: call.1.bytes, timeout: timeout), with: call.2)
-        await noteResult(result)
+        await noteResult(result, of: call.0)
         return result
     }
 
@@ -246,7 +246,7 @@ public actor TelegramClient {
         let result = try Self.parse(await invoke(raw: call.1.bytes, on: dc, timeout: timeout, followHome: dc == homeDC,
                                                  after: nil),
                                     with: call.2)
-        noteResult(result)
+        noteResult(result, of: call.0)
         return result
     }
 
@@ -534,7 +534,7 @@ public actor TelegramClient {
     /// What a call's result tells the update sequence: `Api.Updates` go through it like pushed ones (and on to
     /// `updates`), `messages.affected*` move pts, a sign-in starts it afresh (the box may be another account's) and
     /// a log-out ends it.
-    private func noteResult<T>(_ result: T) {
+    private func noteResult<T>(_ result: T, of request: FunctionDescription) {
         guard !closed else { return }
         guard configuration.followsUpdates else {
             if let updates = result as? Api.Updates { updatesSink.yield(updates) }
@@ -546,13 +546,13 @@ public actor TelegramClient {
                 perform(updateState.receive(updates, now: now))
             case let affected as Api.messages.AffectedMessages:
                 guard case .affectedMessages(let a) = affected else { return }
-                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, now: now))
+                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, channelID: Self.channelID(of: request), now: now))
             case let affected as Api.messages.AffectedHistory:
                 guard case .affectedHistory(let a) = affected else { return }
-                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, now: now))
+                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, channelID: Self.channelID(of: request), now: now))
             case let affected as Api.messages.AffectedFoundMessages:
                 guard case .affectedFoundMessages(let a) = affected else { return }
-                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, now: now))
+                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, channelID: Self.channelID(of: request), now: now))
             case let authorization as Api.auth.Authorization:
                 guard case .authorization = authorization else { return }
                 signedOut = false
@@ -565,6 +565,30 @@ public actor TelegramClient {
             default:
                 return
         }
+    }
+
+    /// The channel a call acts on, from its `channel` or `peer` argument: its `messages.affected…` result then
+    /// carries that channel's pts, not the common one (core.telegram.org/api/updates#pts).
+    public static func channelID(of request: FunctionDescription) -> Int64? {
+        for (name, value) in request.parameters where name == "channel" || name == "peer" {
+            guard case .object(let object) = value else { continue }
+            switch object {
+                case let channel as Api.InputChannel:
+                    switch channel {
+                        case .inputChannel(let c): return c.channelId
+                        case .inputChannelFromMessage(let c): return c.channelId
+                        case .inputChannelEmpty: continue
+                    }
+                case let peer as Api.InputPeer:
+                    switch peer {
+                        case .inputPeerChannel(let c): return c.channelId
+                        case .inputPeerChannelFromMessage(let c): return c.channelId
+                        default: continue
+                    }
+                default: continue
+            }
+        }
+        return nil
     }
 
     private func restartSequence() {

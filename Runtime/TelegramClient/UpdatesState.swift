@@ -138,9 +138,12 @@ public struct UpdatesState: Sendable {
         return receive(.updates(updates), now: now)
     }
 
-    /// A call's `pts`/`pts_count` (`messages.affectedMessages`, `affectedHistory`, `affectedFoundMessages`).
-    public mutating func receive(pts: Int32, ptsCount: Int32, now: Double) -> [UpdatesAction] {
-        receive(.pts(pts, count: ptsCount), now: now)
+    /// A call's `pts`/`pts_count` (`messages.affectedMessages`, `affectedHistory`, `affectedFoundMessages`). A call
+    /// on a channel (`channels.deleteMessages`, or a `messages.…` call whose peer is a channel) reports that
+    /// channel's pts: give its id as `channelID`.
+    public mutating func receive(pts: Int32, ptsCount: Int32, channelID: Int64? = nil, now: Double) -> [UpdatesAction] {
+        if let channelID { return receiveChannel(pts: pts, ptsCount: ptsCount, channelID: channelID, now: now) }
+        return receive(.pts(pts, count: ptsCount), now: now)
     }
 
     public mutating func receiveState(_ state: Api.updates.State, now: Double) -> [UpdatesAction] {

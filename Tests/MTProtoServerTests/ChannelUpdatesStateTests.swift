@@ -265,6 +265,31 @@ import Testing
         #expect(machine.gapDeadline == nil)
     }
 
+    @Test func aChannelCallsPtsMovesThatChannelsBox() {
+        var machine = Self.machine()
+        // channels.deleteMessages of two messages: pts 7, pts_count 2, on channel 77; the common box stays.
+        #expect(machine.receive(pts: 7, ptsCount: 2, channelID: 77, now: 0).isEmpty)
+        #expect(machine.channels[77]?.pts == 7 && machine.box?.pts == 10)
+        #expect(machine.receive(pts: 7, ptsCount: 2, channelID: 77, now: 0).isEmpty)
+        #expect(machine.channels[77]?.pts == 7)
+        // A gap: nothing to hold, so the difference is asked at once.
+        let asked = machine.receive(pts: 12, ptsCount: 1, channelID: 77, now: 0)
+        #expect(Self.fetches(asked) == ["getChannelDifference(77,\(Self.hash),7)"])
+        // The common one is unchanged by all of it, and still takes its own.
+        #expect(UpdatesStateTests.fetches(machine.receive(pts: 11, ptsCount: 1, now: 0)).isEmpty)
+        #expect(machine.box?.pts == 11)
+    }
+
+    @Test func theChannelOfACallComesFromItsChannelOrPeer() {
+        let channel = Api.InputChannel.inputChannel(.init(channelId: 77, accessHash: 1))
+        #expect(TelegramClient.channelID(of: Api.functions.channels.deleteMessages(channel: channel, id: [1, 2]).0) == 77)
+        let peer = Api.InputPeer.inputPeerChannel(.init(channelId: 78, accessHash: 1))
+        #expect(TelegramClient.channelID(of: Api.functions.messages.readMentions(peer: peer).0) == 78)
+        let user = Api.InputPeer.inputPeerUser(.init(userId: 5, accessHash: 1))
+        #expect(TelegramClient.channelID(of: Api.functions.messages.readMentions(peer: user).0) == nil)
+        #expect(TelegramClient.channelID(of: Api.functions.messages.deleteMessages(id: [1]).0) == nil)
+    }
+
     @Test func theBoxesStoredFormRoundTripsAndRejectsOthers() {
         let boxes: [Int64: ChannelBox] = [77: ChannelBox(pts: 5, accessHash: -3), 1 << 40: ChannelBox(pts: .max)]
         let bytes = ChannelBox.serialized(boxes)
