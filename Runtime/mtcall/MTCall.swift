@@ -46,6 +46,12 @@ struct MTCall: AsyncParsableCommand {
             input (`request @bob`, `send CHAT TEXT`, `sendfile CHAT PATH`, `rekey CHAT`, `help`), events as JSON \
             lines on standard output; the chats' keys and state persist in --session.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite secret-chat
+
+            METHOD `updates` follows the account's updates for --timeout seconds instead (updates.getState or \
+            getDifference, and each channel's getChannelDifference, as TelegramClient does) and prints each \
+            `Updates` as one tl-json line, in order and once. With --session the update boxes are kept, so the next \
+            run prints what came while none ran.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite --timeout 10 updates
             """)
 
     @Option(help: "A server's address, HOST:PORT (a local mtserver); its DC is --dc. Other DCs come from help.getConfig.")
@@ -100,7 +106,7 @@ struct MTCall: AsyncParsableCommand {
     @Flag(help: "Log what the client does on standard error.")
     var verbose = false
 
-    @Argument(help: "The method, e.g. help.getConfig; or secret-chat for an interactive secret-chat session.")
+    @Argument(help: "The method, e.g. help.getConfig; secret-chat for an interactive secret-chat session; updates to print the account's updates for --timeout seconds.")
     var method: String
 
     @Argument(help: "Its arguments as a tl-json object (default {}).")
@@ -139,6 +145,7 @@ struct MTCall: AsyncParsableCommand {
         var logger = Logger(label: "mtcall")
         logger.logLevel = verbose ? .debug : .error
         if method == "secret-chat" { return try await runSecretChat(logger: logger) }
+        if method == "updates" { return try await runUpdates(logger: logger) }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)
         // The request, as the schema's encoder writes it from tl-json.
         guard case .object(var members) = try parse(params, what: "TL-JSON-PARAMS") else {
@@ -221,6 +228,35 @@ struct MTCall: AsyncParsableCommand {
         do {
             if let phone, let code { try await signIn(client, phone: phone, code: code) }
             try await SecretChatSession(client: client, store: store).run()
+        } catch {
+            failure = error
+        }
+        await client.close()
+        try await store?.close()
+        if let failure {
+            FileHandle.standardError.write(Data("error: \(failure)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    /// `mtcall updates`: every `Updates` the client yields for --timeout seconds, one tl-json line each.
+    func runUpdates(logger: Logger) async throws {
+        let (client, store) = try await makeClient(logger: logger, followsUpdates: true)
+        var failure: (any Error)?
+        do {
+            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+            try await client.connect()
+            let updates = client.updates, seconds = timeout
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await update in updates {
+                        FileHandle.standardOutput.write(Data((TLJSONWriter.json(update).description + "\n").utf8))
+                    }
+                }
+                group.addTask { try await Task.sleep(for: .seconds(seconds)) }
+                _ = try await group.next()
+                group.cancelAll()
+            }
         } catch {
             failure = error
         }
