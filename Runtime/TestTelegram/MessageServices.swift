@@ -145,30 +145,16 @@ extension TestTelegramService {
     private func history(_ call: RPCCall) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
         let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let offsetID = try call.request.int("offset_id"), offsetDate = try call.request.int("offset_date")
-        let addOffset = try call.request.int("add_offset"), maxID = try call.request.int("max_id")
-        let minID = try call.request.int("min_id")
-        var limit = Int(try call.request.int("limit"))
-        if limit <= 0 || limit > 100 { limit = 100 }
+        let paging = try HistoryPaging(call.request)
         let page = try state.withLock { state throws(RPCError) -> Api.messages.Messages in
             guard let with = state.resolve(peer, me: me), let account = state.accounts[me] else {
                 throw RPCError(code: 400, message: "PEER_ID_INVALID")
             }
-            // Newest first; offset_id/offset_date pick where the page starts, add_offset moves it (negative:
-            // towards newer messages), max_id/min_id bound the ids (core.telegram.org/api/offsets).
-            let all = account.messages.values.filter { $0.peer == with && (maxID <= 0 || $0.id < maxID) && $0.id > minID }
-                .sorted { $0.id > $1.id }
-            var start = 0
-            if offsetID > 0 {
-                start = all.firstIndex { $0.id < offsetID } ?? all.count
-            } else if offsetDate > 0 {
-                start = all.firstIndex { $0.date < offsetDate } ?? all.count
-            }
-            start = min(max(0, start + Int(addOffset)), all.count)
-            let end = min(all.count, start + limit)
-            let messages = all[start..<end].map { $0.api(owner: me) }
+            let all = paging.bounded(account.messages.values.filter { $0.peer == with }, id: \.id)
+            let range = paging.range(in: all, id: \.id, date: \.date)
+            let messages = all[range].map { $0.api(owner: me) }
             let users = state.users([me, with], viewer: me)
-            if start == 0 && end == all.count {
+            if range.count == all.count {
                 return .messages(.init(messages: messages, topics: [], chats: [], users: users))
             }
             return .messagesSlice(.init(count: Int32(clamping: all.count), messages: messages, topics: [], chats: [],
@@ -327,5 +313,39 @@ extension StoredMessage {
     func api(owner: Int64) -> Api.Message {
         .message(.init(out: out, id: id, fromId: out ? .peerUser(.init(userId: owner)) : nil,
                        peerId: .peerUser(.init(userId: peer)), date: date, message: text, media: media))
+    }
+}
+
+/// `messages.getHistory`'s paging: newest first; offset_id/offset_date pick where the page starts, add_offset moves it
+/// (negative: towards newer messages), max_id/min_id bound the ids, limit is 1…100 (core.telegram.org/api/offsets).
+struct HistoryPaging {
+    let offsetID: Int32, offsetDate: Int32, addOffset: Int32, maxID: Int32, minID: Int32
+    let limit: Int
+
+    init(_ request: TLRequest) throws(RPCError) {
+        offsetID = try request.int("offset_id")
+        offsetDate = try request.int("offset_date")
+        addOffset = try request.int("add_offset")
+        maxID = try request.int("max_id")
+        minID = try request.int("min_id")
+        let asked = Int(try request.int("limit"))
+        limit = asked <= 0 || asked > 100 ? 100 : asked
+    }
+
+    /// The messages within max_id/min_id, newest first.
+    func bounded<T>(_ messages: some Sequence<T>, id: (T) -> Int32) -> [T] {
+        messages.filter { (maxID <= 0 || id($0) < maxID) && id($0) > minID }.sorted { id($0) > id($1) }
+    }
+
+    /// The page's place in `all` (newest first).
+    func range<T>(in all: [T], id: (T) -> Int32, date: (T) -> Int32) -> Range<Int> {
+        var start = 0
+        if offsetID > 0 {
+            start = all.firstIndex { id($0) < offsetID } ?? all.count
+        } else if offsetDate > 0 {
+            start = all.firstIndex { date($0) < offsetDate } ?? all.count
+        }
+        start = min(max(0, start + Int(addOffset)), all.count)
+        return start..<min(all.count, start + limit)
     }
 }
