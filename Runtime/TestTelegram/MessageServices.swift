@@ -90,6 +90,10 @@ extension TestTelegramService {
         let me = try caller(call)
         let peer = try call.request.object("peer", as: Api.InputPeer.self)
         let randomID = try call.request.long("random_id")
+        if case .inputPeerChannel(let channel) = peer {
+            return try sendToChannel(call, me: me, channel: channel.channelId, accessHash: channel.accessHash,
+                                     randomID: randomID, text: text, media: media)
+        }
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
@@ -146,6 +150,9 @@ extension TestTelegramService {
         let me = try caller(call)
         let peer = try call.request.object("peer", as: Api.InputPeer.self)
         let paging = try HistoryPaging(call.request)
+        if case .inputPeerChannel(let channel) = peer {
+            return try channelHistory(me: me, channel: channel.channelId, accessHash: channel.accessHash, paging: paging)
+        }
         let page = try state.withLock { state throws(RPCError) -> Api.messages.Messages in
             guard let with = state.resolve(peer, me: me), let account = state.accounts[me] else {
                 throw RPCError(code: 400, message: "PEER_ID_INVALID")

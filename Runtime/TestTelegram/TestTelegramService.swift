@@ -37,6 +37,14 @@ public final class TestTelegramService: Sendable {
         public var codeLifetime: Double = 300
         /// Secret chats, their queued messages and encrypted files.
         public var secretChats = SecretChatLimits()
+        /// Channels and supergroups in all, and members of each (ChannelServices.swift).
+        public var maxChannels = 1_000
+        public var maxChannelMembers = 1_000
+        /// Messages kept per channel (the oldest are forgotten first).
+        public var maxChannelMessages = 1_000
+        /// Updates kept per channel for `updates.getChannelDifference`; a member further behind gets
+        /// `channelDifferenceTooLong`.
+        public var maxChannelLog = 1_000
 
         public init() {}
     }
@@ -62,6 +70,7 @@ public final class TestTelegramService: Sendable {
         registerUpdates(into: &handlers)
         registerFiles(into: &handlers)
         registerEncrypted(into: &handlers)
+        registerChannels(into: &handlers)
         return handlers
     }
 
@@ -255,6 +264,9 @@ struct ServiceState {
     var secret = SecretChatsState()
     /// Messages sent since the service started: what `FaultPlan.withholdMessagePush` counts.
     var messagesSent = 0
+    var channels: [Int64: Channel] = [:]
+    /// Channel ids have their own range: users count up from 1,000,001, bounded by `Limits.maxAccounts`.
+    var nextChannelID: Int64 = 2_000_000_001
 
     mutating func createAccount(number: TestPhone, firstName: String, lastName: String, username: String?,
                                 homeDC: Int32?, accessHash: Int64, limits: TestTelegramService.Limits) throws(RPCError) -> Int64 {
