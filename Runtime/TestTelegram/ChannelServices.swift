@@ -1,8 +1,9 @@
 // Channels: supergroups (megagroups) and broadcast channels (core.telegram.org/api/channel). A channel keeps its own
 // message ids (1, 2, 3…), its own pts and a bounded log of its pts-carrying updates, apart from its members' boxes:
 // it is an update box of its own, caught up with `updates.getChannelDifference` (core.telegram.org/api/updates,
-// "Recovering gaps"). A message is stored once, in the channel; each member sees it with its own `out`. The service
-// keeps the pts each member is known to have. Unlike Telegram, creating a channel and inviting to it make no service
+// "Recovering gaps"). A message is stored once, in the channel; each member sees it with its own `out`. The common
+// `updates.getDifference` only names the channels a member is behind in (`updateChannelTooLong`), from the pts the
+// service knows each member to have. Unlike Telegram, creating a channel and inviting to it make no service
 // messages, so only sent messages move a channel's pts.
 import MTProto
 import MTProtoServer
@@ -362,5 +363,14 @@ extension ServiceState {
         guard var channel = channels.removeValue(forKey: id) else { throw RPCError(code: 400, message: "CHANNEL_INVALID") }
         defer { channels[id] = channel }
         return try body(&channel)
+    }
+
+    /// For `updates.getDifference`: `updateChannelTooLong` with the channel's pts for each channel whose pts is past
+    /// the one `user` is known to have, and those channels.
+    func channelsBehind(for user: Int64) -> (updates: [Api.Update], chats: [Api.Chat]) {
+        let behind = channels.values.filter { channel in channel.members[user].map { $0 < channel.pts } ?? false }
+            .sorted { $0.id < $1.id }
+        return (behind.map { .updateChannelTooLong(.init(channelId: $0.id, pts: $0.pts)) },
+                behind.map { $0.api(viewer: user) })
     }
 }

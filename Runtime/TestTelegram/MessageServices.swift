@@ -249,7 +249,8 @@ extension TestTelegramService {
 
     /// `updates.getDifference` from the client's pts: the logged updates after it (new messages apart), or
     /// `differenceEmpty`, or `differenceTooLong` when the log no longer reaches back that far; with the encrypted
-    /// messages after its qts and the secret chats' dated updates (EncryptedServices.swift).
+    /// messages after its qts and the secret chats' dated updates (EncryptedServices.swift), and in a final
+    /// `difference` an `updateChannelTooLong` for each channel the account is behind in (ChannelServices.swift).
     private func difference(_ call: RPCCall) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
         let pts = try call.request.int("pts")
@@ -258,7 +259,9 @@ extension TestTelegramService {
         let result = state.withLock { state -> Api.updates.Difference in
             guard let account = state.accounts[me] else { return .differenceEmpty(.init(date: date, seq: 0)) }
             let secret = state.secret.difference(for: me, qts: qts, since: since, limits: limits.secretChats)
-            guard pts < account.pts || !secret.isEmpty || secret.tooLong else {
+            // Channels with messages the account is not known to have: only named, for getChannelDifference.
+            let behind = state.channelsBehind(for: me)
+            guard pts < account.pts || !secret.isEmpty || secret.tooLong || !behind.updates.isEmpty else {
                 return .differenceEmpty(.init(date: date, seq: account.seq))
             }
             let oldest = account.updateLog.first?.pts ?? account.pts &+ 1
@@ -284,8 +287,8 @@ extension TestTelegramService {
                     users: state.users(peers, viewer: me), intermediateState: reached))
             }
             return .difference(.init(
-                newMessages: messages, newEncryptedMessages: secret.messages, otherUpdates: others, chats: [],
-                users: state.users(peers, viewer: me), state: reached))
+                newMessages: messages, newEncryptedMessages: secret.messages, otherUpdates: others + behind.updates,
+                chats: behind.chats, users: state.users(peers, viewer: me), state: reached))
         }
         return TestTelegram.serialized(result)
     }

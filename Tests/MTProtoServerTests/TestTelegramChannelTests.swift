@@ -1,7 +1,8 @@
 // Channels on the test Telegram (core.telegram.org/api/channel, /api/updates): a supergroup's members get each
 // message pushed with the channel's consecutive pts; `updates.getChannelDifference` answers empty, with the messages
 // after a pts (sliced by its limit), or too long past the channel's log, and each of its errors; a broadcast channel
-// lets only its creator post; and the bounds answer errors.
+// lets only its creator post; a withheld push leaves a gap that getChannelDifference fills; the common
+// `updates.getDifference` names a channel a member is behind in until it catches up; and the bounds answer errors.
 import Foundation
 import MTProto
 import MTProtoClient
@@ -385,6 +386,88 @@ actor PushLog {
         guard case .message(let post)? = seen.messages.first else { Issue.record("no post"); return }
         #expect(post.message == "news" && post.post && !post.out && post.fromId == nil && seen.users.isEmpty)
         #expect(seen.pts == 2 && seen.count == 1)
+    }
+
+    /// Over sockets, with the second message's push withheld: Bob gets pts 2 and 4, the common getDifference names
+    /// the channel (a later push does not make up for the missed one), and getChannelDifference from 2 fills the gap.
+    @Test func aWithheldPushLeavesAGapThatGetChannelDifferenceFills() async throws {
+        let (server, alice, bob, bobUser) = try await TestTelegramLoopbackTests.startPair(seed: 62)
+        server.faults.withholdMessagePush = 2
+        let pushed = PushLog(bob)
+        guard case .updates(let made) = try await alice.invoke(Api.functions.channels.createChannel(
+            megagroup: true, title: "Gaps", about: "")), case .channel(let channel)? = made.chats.first
+        else { throw HarnessFailure(description: "no channel") }
+        _ = try await alice.invoke(Api.functions.channels.inviteToChannel(channel: channel.input, users: [bobUser.inputUser]))
+        guard case .state(let before) = try await bob.invoke(Api.functions.updates.getState()) else { return }
+        for (index, text) in ["one", "two", "three"].enumerated() {
+            _ = try await alice.invoke(Api.functions.messages.sendMessage(peer: channel.peer, message: text,
+                                                                          randomId: Int64(index + 1)))
+        }
+        let messages = try await pushed.first(2, PushLog.newChannelMessage)
+        #expect(messages.map(\.pts) == [2, 4] && messages.map(\.text) == ["one", "three"])
+
+        let named = try await bob.invoke(Api.functions.updates.getDifference(pts: before.pts, date: before.date, qts: 0))
+        guard case .difference(let difference) = named, case .state(let state) = difference.state,
+              case .updateChannelTooLong(let tooLong)? = difference.otherUpdates.first
+        else { throw HarnessFailure(description: "\(named)") }
+        #expect(tooLong.channelId == channel.id && tooLong.pts == 4 && difference.otherUpdates.count == 1)
+        #expect(difference.newMessages.isEmpty && difference.chats.compactMap(\.channelID) == [channel.id])
+        #expect(state.pts == before.pts && state.seq == before.seq)
+
+        let filled = try await bob.invoke(Api.functions.updates.getChannelDifference(
+            channel: channel.input, filter: .channelMessagesFilterEmpty, pts: 2, limit: 10))
+        guard case .channelDifference(let gap) = filled else { throw HarnessFailure(description: "\(filled)") }
+        #expect(gap.newMessages.compactMap(\.text) == ["two", "three"] && gap.pts == 4 && gap.final)
+        let after = try await bob.invoke(Api.functions.updates.getDifference(pts: before.pts, date: before.date, qts: 0))
+        guard case .differenceEmpty = after else { throw HarnessFailure(description: "\(after)") }
+        await alice.close()
+        await bob.close()
+        try await server.shutdown()
+    }
+
+    /// Without a server nothing reaches Bob, so after each message the common getDifference names the channel with
+    /// its pts (beside his private messages, and with his state unchanged when that is all), until he calls
+    /// getChannelDifference. Alice, whose call results carried the messages, is never told.
+    @Test func getDifferenceNamesAChannelAMemberIsBehindInUntilItCatchesUp() throws {
+        let c = try ChannelHarness()
+        let bob = ChannelHarness.bob, alice = ChannelHarness.alice
+        let start = try c.state(bob)
+        let channel = try c.create()
+        _ = try c.invite([c.bob], to: channel)
+        guard case .differenceEmpty = try c.commonDifference(from: start, as: bob) else {
+            Issue.record("an invite alone is nothing new")
+            return
+        }
+        try c.send("hi", to: channel)
+        _ = try c.call(Api.functions.messages.sendMessage(peer: c.bob.inputPeer, message: "direct", randomId: 99), as: alice)
+        guard case .difference(let both) = try c.commonDifference(from: start, as: bob),
+              case .state(let reached) = both.state,
+              case .updateChannelTooLong(let tooLong)? = both.otherUpdates.last
+        else { Issue.record("expected a difference"); return }
+        #expect(both.newMessages.compactMap(\.text) == ["direct"] && reached.pts == start.pts + 1)
+        #expect(tooLong.channelId == channel.id && tooLong.pts == 2 && both.chats.compactMap(\.channelID) == [channel.id])
+        guard case .differenceEmpty = try c.commonDifference(from: try c.state(alice), as: alice) else {
+            Issue.record("the sender is not behind")
+            return
+        }
+
+        guard case .channelDifference(let caught) = try c.difference(channel, pts: 1) else { Issue.record("no difference"); return }
+        #expect(caught.newMessages.compactMap(\.text) == ["hi"] && caught.pts == 2)
+        guard case .differenceEmpty = try c.commonDifference(from: reached, as: bob) else {
+            Issue.record("caught up, yet named")
+            return
+        }
+        guard case .difference(let direct) = try c.commonDifference(from: start, as: bob) else { return }
+        #expect(direct.newMessages.compactMap(\.text) == ["direct"] && direct.otherUpdates.isEmpty && direct.chats.isEmpty)
+
+        // Only the channel is new: a `difference` whose state is the one Bob already has.
+        try c.send("again", to: channel)
+        guard case .difference(let only) = try c.commonDifference(from: reached, as: bob),
+              case .state(let same) = only.state,
+              case .updateChannelTooLong(let again)? = only.otherUpdates.first
+        else { Issue.record("expected a difference"); return }
+        #expect(only.newMessages.isEmpty && only.otherUpdates.count == 1 && again.pts == 3)
+        #expect(same.pts == reached.pts && same.seq == reached.seq && same.qts == reached.qts)
     }
 
     @Test func theBoundsAnswerRPCErrors() throws {
