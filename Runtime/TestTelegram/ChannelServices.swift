@@ -212,14 +212,8 @@ extension TestTelegramService {
                 reached = pts
             } else if pts < oldest &- 1 {
                 let newest = channel.messageOrder.suffix(limit).reversed().compactMap { channel.messages[$0] }
-                let top = channel.messageOrder.last ?? 0
-                // Read state is not kept for channels: the dialog says all is read.
-                let dialog = Api.Dialog.dialog(.init(
-                    peer: .peerChannel(.init(channelId: channel.id)), topMessage: top, readInboxMaxId: top,
-                    readOutboxMaxId: top, unreadCount: 0, unreadMentionsCount: 0, unreadReactionsCount: 0,
-                    unreadPollVotesCount: 0, notifySettings: .peerNotifySettings(.init()), pts: channel.pts))
                 answer = .channelDifferenceTooLong(.init(
-                    final: true, timeout: timeout, dialog: dialog,
+                    final: true, timeout: timeout, dialog: channel.dialog(viewer: me).dialog,
                     messages: newest.map { $0.api(in: channel, viewer: me) }, chats: [channel.api(viewer: me)],
                     users: state.users(channel.broadcast ? [] : newest.map(\.sender), viewer: me)))
                 reached = channel.pts
@@ -293,6 +287,21 @@ struct Channel {
         return .channel(.init(creator: creator == viewer, broadcast: broadcast, megagroup: !broadcast, id: id,
                               accessHash: accessHash, title: title, photo: .chatPhotoEmpty, date: date,
                               participantsCount: Int32(clamping: members.count)))
+    }
+
+    /// The member's dialog with its newest kept message (dated by it, or by the channel's creation when there is
+    /// none) and the channel's pts, for `messages.getDialogs` and `channelDifferenceTooLong`. Read state is not kept
+    /// for channels: the dialog says all is read.
+    func dialog(viewer: Int64) -> DialogEntry {
+        let top = messageOrder.last.flatMap { messages[$0] }
+        let topID = top?.id ?? 0
+        let dialog = Api.Dialog.dialog(.init(
+            peer: .peerChannel(.init(channelId: id)), topMessage: topID, readInboxMaxId: topID, readOutboxMaxId: topID,
+            unreadCount: 0, unreadMentionsCount: 0, unreadReactionsCount: 0, unreadPollVotesCount: 0,
+            notifySettings: .peerNotifySettings(.init()), pts: pts))
+        return DialogEntry(date: top?.date ?? date, top: topID, peer: id, dialog: dialog,
+                           message: top?.api(in: self, viewer: viewer),
+                           users: broadcast ? [] : (top.map { [$0.sender] } ?? []), chat: api(viewer: viewer))
     }
 
     /// Stores a new message with the next id and logs it with the next pts (pts_count 1), forgetting the oldest

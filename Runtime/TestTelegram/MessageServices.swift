@@ -170,6 +170,8 @@ extension TestTelegramService {
         return TestTelegram.serialized(page)
     }
 
+    /// Private chats with a message and the channels the account is in, newest first; a channel's dialog carries its
+    /// pts, where a client starts that channel's update box (core.telegram.org/api/updates).
     private func dialogs(_ call: RPCCall) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
         let offsetDate = try call.request.int("offset_date")
@@ -179,21 +181,25 @@ extension TestTelegramService {
             guard let account = state.accounts[me] else {
                 return .dialogs(.init(dialogs: [], messages: [], chats: [], users: []))
             }
-            let all = account.dialogs.filter { $0.value.topMessage > 0 }
-                .sorted { ($0.value.topDate, $0.value.topMessage) > ($1.value.topDate, $1.value.topMessage) }
-            let after = offsetDate > 0 ? all.filter { $0.value.topDate < offsetDate } : all
-            let page = after.prefix(limit)
-            let dialogs = page.map { peer, dialog in
-                Api.Dialog.dialog(.init(peer: .peerUser(.init(userId: peer)), topMessage: dialog.topMessage,
-                                        readInboxMaxId: dialog.readInboxMaxID, readOutboxMaxId: dialog.readOutboxMaxID,
-                                        unreadCount: account.unreadCount(with: peer), unreadMentionsCount: 0,
-                                        unreadReactionsCount: 0, unreadPollVotesCount: 0,
-                                        notifySettings: .peerNotifySettings(.init())))
+            var all = account.dialogs.filter { $0.value.topMessage > 0 }.map { peer, dialog in
+                DialogEntry(date: dialog.topDate, top: dialog.topMessage, peer: peer, dialog: .dialog(.init(
+                    peer: .peerUser(.init(userId: peer)), topMessage: dialog.topMessage,
+                    readInboxMaxId: dialog.readInboxMaxID, readOutboxMaxId: dialog.readOutboxMaxID,
+                    unreadCount: account.unreadCount(with: peer), unreadMentionsCount: 0, unreadReactionsCount: 0,
+                    unreadPollVotesCount: 0, notifySettings: .peerNotifySettings(.init()))),
+                            message: account.messages[dialog.topMessage]?.api(owner: me), users: [peer], chat: nil)
             }
-            let messages = page.compactMap { account.messages[$0.value.topMessage]?.api(owner: me) }
-            let users = state.users([me] + page.map(\.key), viewer: me)
-            if page.count == all.count { return .dialogs(.init(dialogs: dialogs, messages: messages, chats: [], users: users)) }
-            return .dialogsSlice(.init(count: Int32(clamping: all.count), dialogs: dialogs, messages: messages, chats: [],
+            for channel in state.channels.values where channel.members[me] != nil {
+                all.append(channel.dialog(viewer: me))
+            }
+            // The peer id breaks ties, so the order does not depend on the tables' hashing.
+            all.sort { ($0.date, $0.top, $0.peer) > ($1.date, $1.top, $1.peer) }
+            let after = offsetDate > 0 ? all.filter { $0.date < offsetDate } : all
+            let page = after.prefix(limit)
+            let dialogs = page.map(\.dialog), messages = page.compactMap(\.message), chats = page.compactMap(\.chat)
+            let users = state.users([me] + page.flatMap(\.users), viewer: me)
+            if page.count == all.count { return .dialogs(.init(dialogs: dialogs, messages: messages, chats: chats, users: users)) }
+            return .dialogsSlice(.init(count: Int32(clamping: all.count), dialogs: dialogs, messages: messages, chats: chats,
                                        users: users))
         }
         return TestTelegram.serialized(result)
@@ -292,6 +298,18 @@ extension TestTelegramService {
         }
         return TestTelegram.serialized(result)
     }
+}
+
+/// A row of `messages.getDialogs`, with what it needs in the answer's messages, chats and users.
+struct DialogEntry {
+    let date: Int32
+    let top: Int32
+    /// The user's or the channel's id.
+    let peer: Int64
+    let dialog: Api.Dialog
+    let message: Api.Message?
+    let users: [Int64]
+    let chat: Api.Chat?
 }
 
 extension ServiceState {

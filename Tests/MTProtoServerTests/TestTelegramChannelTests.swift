@@ -2,7 +2,8 @@
 // message pushed with the channel's consecutive pts; `updates.getChannelDifference` answers empty, with the messages
 // after a pts (sliced by its limit), or too long past the channel's log, and each of its errors; a broadcast channel
 // lets only its creator post; a withheld push leaves a gap that getChannelDifference fills; the common
-// `updates.getDifference` names a channel a member is behind in until it catches up; and the bounds answer errors.
+// `updates.getDifference` names a channel a member is behind in until it catches up; `messages.getDialogs` lists a
+// member's channels with their pts; and the bounds answer errors.
 import Foundation
 import MTProto
 import MTProtoClient
@@ -15,7 +16,7 @@ import Testing
 /// Alice, Bob and Carol signed in on DC 2 of a `ServiceHarness`. There is no server, so nothing is pushed: a member
 /// learns of a message another sent only by asking.
 struct ChannelHarness {
-    let h: ServiceHarness
+    var h: ServiceHarness
     let alice: Api.User, bob: Api.User, carol: Api.User
     static let alice: UInt64 = 1, bob: UInt64 = 2, carol: UInt64 = 3
 
@@ -468,6 +469,45 @@ actor PushLog {
         else { Issue.record("expected a difference"); return }
         #expect(only.newMessages.isEmpty && only.otherUpdates.count == 1 && again.pts == 3)
         #expect(same.pts == reached.pts && same.seq == reached.seq && same.qts == reached.qts)
+    }
+
+    /// Bob's dialogs, newest first: a broadcast channel without messages (dated by its creation), the supergroup
+    /// with Alice's message, the private chat; each channel's dialog carries its pts.
+    @Test func getDialogsListsAMembersChannelsWithTheirPts() throws {
+        var c = try ChannelHarness()
+        _ = try c.call(Api.functions.messages.sendMessage(peer: c.bob.inputPeer, message: "direct", randomId: 1),
+                       as: ChannelHarness.alice)
+        c.h.now += 10
+        let club = try c.create()
+        _ = try c.invite([c.bob], to: club)
+        c.h.now += 10
+        try c.send("in club", to: club)
+        c.h.now += 10
+        let quiet = try c.create(broadcast: true, as: ChannelHarness.bob)
+        func dialogs(offsetDate: Int32 = 0, as key: UInt64 = ChannelHarness.bob) throws
+            -> (dialogs: [Api.Dialog], messages: [Api.Message], chats: [Api.Chat], users: [Api.User], count: Int32?) {
+            let answer = try c.call(Api.functions.messages.getDialogs(offsetDate: offsetDate, offsetId: 0,
+                                                                      offsetPeer: .inputPeerEmpty, limit: 10, hash: 0),
+                                    as: key)
+            switch answer {
+            case .dialogs(let all): return (all.dialogs, all.messages, all.chats, all.users, nil)
+            case .dialogsSlice(let slice): return (slice.dialogs, slice.messages, slice.chats, slice.users, slice.count)
+            case .dialogsNotModified: throw HarnessFailure(description: "\(answer)")
+            }
+        }
+        let list = try dialogs()
+        let shown = list.dialogs.map { dialog -> [Int64] in
+            guard case .dialog(let d) = dialog else { return [] }
+            return [d.peer.channelID ?? d.peer.userID ?? 0, Int64(d.topMessage), Int64(d.pts ?? -1)]
+        }
+        #expect(shown == [[quiet.id, 0, 1], [club.id, 1, 2], [c.alice.userID, 1, -1]])
+        #expect(list.messages.compactMap(\.text) == ["in club", "direct"])
+        #expect(list.chats.compactMap(\.channelID) == [quiet.id, club.id])
+        #expect(Set(list.users.map(\.userID)) == [c.alice.userID, c.bob.userID])
+        let older = try dialogs(offsetDate: Int32(c.h.now))
+        #expect(older.chats.compactMap(\.channelID) == [club.id] && older.dialogs.count == 2 && older.count == 3)
+        #expect(list.count == nil)
+        #expect(try dialogs(as: ChannelHarness.carol).dialogs.isEmpty)
     }
 
     @Test func theBoundsAnswerRPCErrors() throws {
