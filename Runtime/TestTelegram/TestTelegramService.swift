@@ -1,5 +1,5 @@
 // The stateful half of the test Telegram: accounts, login, private chats with per-user message boxes and update
-// state (pts/seq/date), uploads and documents, shared by every DC of one cluster. One lock guards it all; handlers
+// state (pts/seq/date), channels with their own boxes, uploads and documents, shared by every DC of one cluster. One lock guards it all; handlers
 // hold it only while they read or change state, never while they push updates to other sessions. Every table is
 // bounded by `TestTelegramService.Limits`, so a client that makes accounts, messages or uploads without end costs a
 // fixed amount of memory and gets an `rpc_error` once a bound is hit.
