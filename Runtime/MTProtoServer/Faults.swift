@@ -31,8 +31,9 @@ public struct FaultPlan: Sendable {
     /// the first DC.
     public var dropEncryptedMessage: Int?
     /// The N-th message (counting from 1) sent with `messages.sendMessage`/`sendMedia` since the test Telegram
-    /// started is stored, logged with its pts and answered to its sender, but not pushed to its recipient, whose
-    /// next update then shows a pts gap to heal with `updates.getDifference` (core.telegram.org/api/updates).
+    /// started is stored, logged with its pts and answered to its sender, but not pushed to its recipient (in a
+    /// channel, to any other member), whose next update then shows a pts gap to heal with `updates.getDifference`
+    /// (`updates.getChannelDifference` in a channel; core.telegram.org/api/updates).
     /// Applied by `TestTelegramService`, which reads it from the first DC.
     public var withholdMessagePush: Int?
 

@@ -90,6 +90,10 @@ extension TestTelegramService {
         let me = try caller(call)
         let peer = try call.request.object("peer", as: Api.InputPeer.self)
         let randomID = try call.request.long("random_id")
+        if case .inputPeerChannel(let channel) = peer {
+            return try sendToChannel(call, me: me, channel: channel.channelId, accessHash: channel.accessHash,
+                                     randomID: randomID, text: text, media: media)
+        }
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
@@ -145,30 +149,19 @@ extension TestTelegramService {
     private func history(_ call: RPCCall) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
         let peer = try call.request.object("peer", as: Api.InputPeer.self)
-        let offsetID = try call.request.int("offset_id"), offsetDate = try call.request.int("offset_date")
-        let addOffset = try call.request.int("add_offset"), maxID = try call.request.int("max_id")
-        let minID = try call.request.int("min_id")
-        var limit = Int(try call.request.int("limit"))
-        if limit <= 0 || limit > 100 { limit = 100 }
+        let paging = try HistoryPaging(call.request)
+        if case .inputPeerChannel(let channel) = peer {
+            return try channelHistory(me: me, channel: channel.channelId, accessHash: channel.accessHash, paging: paging)
+        }
         let page = try state.withLock { state throws(RPCError) -> Api.messages.Messages in
             guard let with = state.resolve(peer, me: me), let account = state.accounts[me] else {
                 throw RPCError(code: 400, message: "PEER_ID_INVALID")
             }
-            // Newest first; offset_id/offset_date pick where the page starts, add_offset moves it (negative:
-            // towards newer messages), max_id/min_id bound the ids (core.telegram.org/api/offsets).
-            let all = account.messages.values.filter { $0.peer == with && (maxID <= 0 || $0.id < maxID) && $0.id > minID }
-                .sorted { $0.id > $1.id }
-            var start = 0
-            if offsetID > 0 {
-                start = all.firstIndex { $0.id < offsetID } ?? all.count
-            } else if offsetDate > 0 {
-                start = all.firstIndex { $0.date < offsetDate } ?? all.count
-            }
-            start = min(max(0, start + Int(addOffset)), all.count)
-            let end = min(all.count, start + limit)
-            let messages = all[start..<end].map { $0.api(owner: me) }
+            let all = paging.bounded(account.messages.values.filter { $0.peer == with }, id: \.id)
+            let range = paging.range(in: all, id: \.id, date: \.date)
+            let messages = all[range].map { $0.api(owner: me) }
             let users = state.users([me, with], viewer: me)
-            if start == 0 && end == all.count {
+            if range.count == all.count {
                 return .messages(.init(messages: messages, topics: [], chats: [], users: users))
             }
             return .messagesSlice(.init(count: Int32(clamping: all.count), messages: messages, topics: [], chats: [],
@@ -177,6 +170,8 @@ extension TestTelegramService {
         return TestTelegram.serialized(page)
     }
 
+    /// Private chats with a message and the channels the account is in, newest first; a channel's dialog carries its
+    /// pts, where a client starts that channel's update box (core.telegram.org/api/updates).
     private func dialogs(_ call: RPCCall) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
         let offsetDate = try call.request.int("offset_date")
@@ -186,21 +181,25 @@ extension TestTelegramService {
             guard let account = state.accounts[me] else {
                 return .dialogs(.init(dialogs: [], messages: [], chats: [], users: []))
             }
-            let all = account.dialogs.filter { $0.value.topMessage > 0 }
-                .sorted { ($0.value.topDate, $0.value.topMessage) > ($1.value.topDate, $1.value.topMessage) }
-            let after = offsetDate > 0 ? all.filter { $0.value.topDate < offsetDate } : all
-            let page = after.prefix(limit)
-            let dialogs = page.map { peer, dialog in
-                Api.Dialog.dialog(.init(peer: .peerUser(.init(userId: peer)), topMessage: dialog.topMessage,
-                                        readInboxMaxId: dialog.readInboxMaxID, readOutboxMaxId: dialog.readOutboxMaxID,
-                                        unreadCount: account.unreadCount(with: peer), unreadMentionsCount: 0,
-                                        unreadReactionsCount: 0, unreadPollVotesCount: 0,
-                                        notifySettings: .peerNotifySettings(.init())))
+            var all = account.dialogs.filter { $0.value.topMessage > 0 }.map { peer, dialog in
+                DialogEntry(date: dialog.topDate, top: dialog.topMessage, peer: peer, dialog: .dialog(.init(
+                    peer: .peerUser(.init(userId: peer)), topMessage: dialog.topMessage,
+                    readInboxMaxId: dialog.readInboxMaxID, readOutboxMaxId: dialog.readOutboxMaxID,
+                    unreadCount: account.unreadCount(with: peer), unreadMentionsCount: 0, unreadReactionsCount: 0,
+                    unreadPollVotesCount: 0, notifySettings: .peerNotifySettings(.init()))),
+                            message: account.messages[dialog.topMessage]?.api(owner: me), users: [peer], chat: nil)
             }
-            let messages = page.compactMap { account.messages[$0.value.topMessage]?.api(owner: me) }
-            let users = state.users([me] + page.map(\.key), viewer: me)
-            if page.count == all.count { return .dialogs(.init(dialogs: dialogs, messages: messages, chats: [], users: users)) }
-            return .dialogsSlice(.init(count: Int32(clamping: all.count), dialogs: dialogs, messages: messages, chats: [],
+            for channel in state.channels.values where channel.members[me] != nil {
+                all.append(channel.dialog(viewer: me))
+            }
+            // The peer id breaks ties, so the order does not depend on the tables' hashing.
+            all.sort { ($0.date, $0.top, $0.peer) > ($1.date, $1.top, $1.peer) }
+            let after = offsetDate > 0 ? all.filter { $0.date < offsetDate } : all
+            let page = after.prefix(limit)
+            let dialogs = page.map(\.dialog), messages = page.compactMap(\.message), chats = page.compactMap(\.chat)
+            let users = state.users([me] + page.flatMap(\.users), viewer: me)
+            if page.count == all.count { return .dialogs(.init(dialogs: dialogs, messages: messages, chats: chats, users: users)) }
+            return .dialogsSlice(.init(count: Int32(clamping: all.count), dialogs: dialogs, messages: messages, chats: chats,
                                        users: users))
         }
         return TestTelegram.serialized(result)
@@ -256,7 +255,8 @@ extension TestTelegramService {
 
     /// `updates.getDifference` from the client's pts: the logged updates after it (new messages apart), or
     /// `differenceEmpty`, or `differenceTooLong` when the log no longer reaches back that far; with the encrypted
-    /// messages after its qts and the secret chats' dated updates (EncryptedServices.swift).
+    /// messages after its qts and the secret chats' dated updates (EncryptedServices.swift), and in a final
+    /// `difference` an `updateChannelTooLong` for each channel the account is behind in (ChannelServices.swift).
     private func difference(_ call: RPCCall) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
         let pts = try call.request.int("pts")
@@ -265,7 +265,9 @@ extension TestTelegramService {
         let result = state.withLock { state -> Api.updates.Difference in
             guard let account = state.accounts[me] else { return .differenceEmpty(.init(date: date, seq: 0)) }
             let secret = state.secret.difference(for: me, qts: qts, since: since, limits: limits.secretChats)
-            guard pts < account.pts || !secret.isEmpty || secret.tooLong else {
+            // Channels with messages the account is not known to have: only named, for getChannelDifference.
+            let behind = state.channelsBehind(for: me)
+            guard pts < account.pts || !secret.isEmpty || secret.tooLong || !behind.updates.isEmpty else {
                 return .differenceEmpty(.init(date: date, seq: account.seq))
             }
             let oldest = account.updateLog.first?.pts ?? account.pts &+ 1
@@ -291,11 +293,23 @@ extension TestTelegramService {
                     users: state.users(peers, viewer: me), intermediateState: reached))
             }
             return .difference(.init(
-                newMessages: messages, newEncryptedMessages: secret.messages, otherUpdates: others, chats: [],
-                users: state.users(peers, viewer: me), state: reached))
+                newMessages: messages, newEncryptedMessages: secret.messages, otherUpdates: others + behind.updates,
+                chats: behind.chats, users: state.users(peers, viewer: me), state: reached))
         }
         return TestTelegram.serialized(result)
     }
+}
+
+/// A row of `messages.getDialogs`, with what it needs in the answer's messages, chats and users.
+struct DialogEntry {
+    let date: Int32
+    let top: Int32
+    /// The user's or the channel's id.
+    let peer: Int64
+    let dialog: Api.Dialog
+    let message: Api.Message?
+    let users: [Int64]
+    let chat: Api.Chat?
 }
 
 extension ServiceState {
@@ -327,5 +341,39 @@ extension StoredMessage {
     func api(owner: Int64) -> Api.Message {
         .message(.init(out: out, id: id, fromId: out ? .peerUser(.init(userId: owner)) : nil,
                        peerId: .peerUser(.init(userId: peer)), date: date, message: text, media: media))
+    }
+}
+
+/// `messages.getHistory`'s paging: newest first; offset_id/offset_date pick where the page starts, add_offset moves it
+/// (negative: towards newer messages), max_id/min_id bound the ids, limit is 1…100 (core.telegram.org/api/offsets).
+struct HistoryPaging {
+    let offsetID: Int32, offsetDate: Int32, addOffset: Int32, maxID: Int32, minID: Int32
+    let limit: Int
+
+    init(_ request: TLRequest) throws(RPCError) {
+        offsetID = try request.int("offset_id")
+        offsetDate = try request.int("offset_date")
+        addOffset = try request.int("add_offset")
+        maxID = try request.int("max_id")
+        minID = try request.int("min_id")
+        let asked = Int(try request.int("limit"))
+        limit = asked <= 0 || asked > 100 ? 100 : asked
+    }
+
+    /// The messages within max_id/min_id, newest first.
+    func bounded<T>(_ messages: some Sequence<T>, id: (T) -> Int32) -> [T] {
+        messages.filter { (maxID <= 0 || id($0) < maxID) && id($0) > minID }.sorted { id($0) > id($1) }
+    }
+
+    /// The page's place in `all` (newest first).
+    func range<T>(in all: [T], id: (T) -> Int32, date: (T) -> Int32) -> Range<Int> {
+        var start = 0
+        if offsetID > 0 {
+            start = all.firstIndex { id($0) < offsetID } ?? all.count
+        } else if offsetDate > 0 {
+            start = all.firstIndex { date($0) < offsetDate } ?? all.count
+        }
+        start = min(max(0, start + Int(addOffset)), all.count)
+        return start..<min(all.count, start + limit)
     }
 }

@@ -1,5 +1,5 @@
 // The stateful half of the test Telegram: accounts, login, private chats with per-user message boxes and update
-// state (pts/seq/date), uploads and documents, shared by every DC of one cluster. One lock guards it all; handlers
+// state (pts/seq/date), channels with their own boxes, uploads and documents, shared by every DC of one cluster. One lock guards it all; handlers
 // hold it only while they read or change state, never while they push updates to other sessions. Every table is
 // bounded by `TestTelegramService.Limits`, so a client that makes accounts, messages or uploads without end costs a
 // fixed amount of memory and gets an `rpc_error` once a bound is hit.
@@ -37,6 +37,14 @@ public final class TestTelegramService: Sendable {
         public var codeLifetime: Double = 300
         /// Secret chats, their queued messages and encrypted files.
         public var secretChats = SecretChatLimits()
+        /// Channels and supergroups in all, and members of each (ChannelServices.swift).
+        public var maxChannels = 1_000
+        public var maxChannelMembers = 1_000
+        /// Messages kept per channel (the oldest are forgotten first).
+        public var maxChannelMessages = 1_000
+        /// Updates kept per channel for `updates.getChannelDifference`; a member further behind gets
+        /// `channelDifferenceTooLong`.
+        public var maxChannelLog = 1_000
 
         public init() {}
     }
@@ -62,6 +70,7 @@ public final class TestTelegramService: Sendable {
         registerUpdates(into: &handlers)
         registerFiles(into: &handlers)
         registerEncrypted(into: &handlers)
+        registerChannels(into: &handlers)
         return handlers
     }
 
@@ -103,19 +112,23 @@ public final class TestTelegramService: Sendable {
     }
 
     /// Sends `update` to every session of `userID`'s logged-in keys (and of the temporary keys bound to them), on
-    /// every DC, except the calling session.
-    func push(_ update: Api.Updates, to userID: Int64, except call: RPCCall?) {
-        guard let server = server.withLock({ $0.value }) else { return }
+    /// every DC, except the calling session. Returns how many sessions it was handed to (channels count a member
+    /// as having an update only then).
+    @discardableResult
+    func push(_ update: Api.Updates, to userID: Int64, except call: RPCCall?) -> Int {
+        guard let server = server.withLock({ $0.value }) else { return 0 }
         let bytes = TestTelegram.serialized(update)
         let keys = state.withLock { $0.accounts[userID]?.keys ?? [] }
+        var handed = 0
         for key in keys {
             guard let context = server.contexts[key.dcID] else { continue }
             for session in context.sessionKeys(authorizedAs: key.authKeyID) {
                 if let call, call.endpoint.dcID == key.dcID, (call.temporaryKeyID ?? call.authKeyID) == session.authKeyID,
                    call.sessionID == session.sessionID { continue }
-                server.push(bytes, to: session, dc: key.dcID)
+                if server.push(bytes, to: session, dc: key.dcID) { handed += 1 }
             }
         }
+        return handed
     }
 
     static func checkUsername(_ username: String) throws(RPCError) {
@@ -251,6 +264,9 @@ struct ServiceState {
     var secret = SecretChatsState()
     /// Messages sent since the service started: what `FaultPlan.withholdMessagePush` counts.
     var messagesSent = 0
+    var channels: [Int64: Channel] = [:]
+    /// Channel ids have their own range: users count up from 1,000,001, bounded by `Limits.maxAccounts`.
+    var nextChannelID: Int64 = 2_000_000_001
 
     mutating func createAccount(number: TestPhone, firstName: String, lastName: String, username: String?,
                                 homeDC: Int32?, accessHash: Int64, limits: TestTelegramService.Limits) throws(RPCError) -> Int64 {

@@ -1,0 +1,385 @@
+// Channels: supergroups (megagroups) and broadcast channels (core.telegram.org/api/channel). A channel keeps its own
+// message ids (1, 2, 3…), its own pts and a bounded log of its pts-carrying updates, apart from its members' boxes:
+// it is an update box of its own, caught up with `updates.getChannelDifference` (core.telegram.org/api/updates,
+// "Recovering gaps"). A message is stored once, in the channel; each member sees it with its own `out`. The common
+// `updates.getDifference` only names the channels a member is behind in (`updateChannelTooLong`), from the pts the
+// service knows each member to have. Unlike Telegram, creating a channel and inviting to it make no service
+// messages, so only sent messages move a channel's pts.
+import MTProto
+import MTProtoServer
+import TLRuntime
+import TelegramApi
+
+extension TestTelegramService {
+    func registerChannels(into handlers: inout RPCHandlers) {
+        handlers.register("channels.createChannel") { [self] call throws(RPCError) in try createChannel(call) }
+        handlers.register("channels.inviteToChannel") { [self] call throws(RPCError) in try invite(call) }
+        handlers.register("channels.getChannels") { [self] call throws(RPCError) in
+            let me = try caller(call)
+            let inputs = try call.request.objects("id", as: Api.InputChannel.self)
+            guard inputs.count <= 200 else { throw RPCError(code: 400, message: "LIMIT_INVALID") }
+            let chats = try state.withLock { state throws(RPCError) in
+                try inputs.map { input throws(RPCError) in try state.channel(input).api(viewer: me) }
+            }
+            return TestTelegram.serialized(Api.messages.Chats.chats(.init(chats: chats)))
+        }
+        handlers.register("updates.getChannelDifference") { [self] call throws(RPCError) in try channelDifference(call) }
+    }
+
+    // MARK: Making and joining
+
+    /// A channel with the caller as its creator and only member, announced with `updateChannel` (seq 0: channel
+    /// updates are outside the common box's seq).
+    private func createChannel(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let title = try call.request.string("title"), about = try call.request.string("about")
+        guard !title.allSatisfy(\.isWhitespace) else { throw RPCError(code: 400, message: "CHAT_TITLE_EMPTY") }
+        guard about.count <= 255 else { throw RPCError(code: 400, message: "CHAT_ABOUT_TOO_LONG") }
+        // Without `megagroup` a channel is a broadcast channel, as Telegram makes it; for_import, forum, geo and
+        // ttl are ignored.
+        let broadcast = !call.request.flag("megagroup")
+        let accessHash = random.int64()
+        let date = Self.date(call)
+        let limit = limits
+        let result = try state.withLock { state throws(RPCError) -> Api.Updates in
+            guard state.accounts[me] != nil else { throw RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED") }
+            guard state.channels.count < limit.maxChannels, limit.maxChannelMembers > 0 else {
+                throw RPCError(code: 400, message: "CHANNELS_TOO_MUCH")
+            }
+            let id = state.nextChannelID
+            state.nextChannelID += 1
+            // A title is kept to 128 characters, so its size is bounded like everything else.
+            let channel = Channel(id: id, accessHash: accessHash, title: String(title.prefix(128)), about: about,
+                                  broadcast: broadcast, creator: me, date: date, members: [me: 1])
+            state.channels[id] = channel
+            return .updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [],
+                                  chats: [channel.api(viewer: me)], date: date, seq: 0))
+        }
+        push(result, to: me, except: call)
+        return TestTelegram.serialized(result)
+    }
+
+    /// Adds users to a channel (any member may in a supergroup, only the creator in a broadcast channel); those
+    /// already in it are left as they are. Each new member is known to have the channel's pts as it is now, and
+    /// gets `updateChannel` pushed.
+    private func invite(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let input = try call.request.object("channel", as: Api.InputChannel.self)
+        let inputs = try call.request.objects("users", as: Api.InputUser.self)
+        guard inputs.count <= 200 else { throw RPCError(code: 400, message: "USERS_TOO_MUCH") }
+        let date = Self.date(call)
+        let maxMembers = limits.maxChannelMembers
+        typealias Delivery = (user: Int64, update: Api.Updates)
+        let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
+            let id = try state.channelID(input)
+            var users: [Int64] = []
+            for user in inputs {
+                guard let resolved = state.resolve(user, me: me) else { throw RPCError(code: 400, message: "USER_ID_INVALID") }
+                users.append(resolved)
+            }
+            let (channel, added) = try state.modifyChannel(id) { channel throws(RPCError) -> (Channel, [Int64]) in
+                try channel.checkMember(me)
+                guard !channel.broadcast || channel.creator == me else {
+                    throw RPCError(code: 400, message: "CHAT_ADMIN_REQUIRED")
+                }
+                var added: [Int64] = []
+                for user in users where channel.members[user] == nil && !added.contains(user) { added.append(user) }
+                guard channel.members.count + added.count <= maxMembers else {
+                    throw RPCError(code: 400, message: "USERS_TOO_MUCH")
+                }
+                for user in added { channel.members[user] = channel.pts }
+                return (channel, added)
+            }
+            let deliveries = added.map { user in
+                (user, Api.Updates.updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [],
+                                                 chats: [channel.api(viewer: user)], date: date, seq: 0)))
+            }
+            let result = Api.Updates.updates(.init(updates: [.updateChannel(.init(channelId: id))],
+                                                   users: state.users(added, viewer: me),
+                                                   chats: [channel.api(viewer: me)], date: date, seq: 0))
+            return (result, deliveries)
+        }
+        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        return TestTelegram.serialized(Api.messages.InvitedUsers.invitedUsers(.init(updates: result, missingInvitees: [])))
+    }
+
+    // MARK: Sending and reading
+
+    /// Stores a message in the channel with the channel's next pts; the sender gets `updateMessageID` and
+    /// `updateNewChannelMessage` as the result, every other member's sessions (and the sender's others) get the
+    /// `updateNewChannelMessage` pushed. A member a push reached is known to have the new pts.
+    func sendToChannel(_ call: RPCCall, me: Int64, channel input: Int64, accessHash: Int64, randomID: Int64,
+                       text: String, media: Api.MessageMedia?) throws(RPCError) -> [UInt8] {
+        let date = Self.date(call)
+        let limit = limits
+        let withheld = faults?.withholdMessagePush
+        typealias Delivery = (user: Int64, update: Api.Updates)
+        let (result, deliveries, pts) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery], Int32) in
+            let id = try state.channelID(id: input, accessHash: accessHash)
+            try state.channels[id]?.checkPoster(me)
+            try state.modify(me, missing: RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")) { sender throws(RPCError) in
+                guard sender.remember(randomID: randomID) else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
+            }
+            state.messagesSent += 1
+            let withhold = state.messagesSent == withheld
+            let (message, channel) = try state.modifyChannel(id) { channel throws(RPCError) in
+                let message = channel.post(from: me, date: date, text: text, media: media, limits: limit)
+                // The call's result reaches the sender.
+                channel.delivered(pts: channel.pts, to: me)
+                return (message, channel)
+            }
+            // Each member's copy: its own `out`, and the sender as that member sees it.
+            let senders = channel.broadcast ? [] : [me]
+            func published(for viewer: Int64) -> (update: Api.Update, container: Api.Updates) {
+                let update = Api.Update.updateNewChannelMessage(.init(
+                    message: message.api(in: channel, viewer: viewer), pts: channel.pts, ptsCount: 1))
+                return (update, .updates(.init(updates: [update], users: state.users(senders, viewer: viewer),
+                                               chats: [channel.api(viewer: viewer)], date: date, seq: 0)))
+            }
+            var deliveries: [Delivery] = []
+            if !withhold {
+                for member in channel.members.keys.sorted() where member != me {
+                    deliveries.append((member, published(for: member).container))
+                }
+            }
+            let mine = published(for: me)
+            deliveries.append((me, mine.container))
+            let result = Api.Updates.updates(.init(
+                updates: [.updateMessageID(.init(id: message.id, randomId: randomID)), mine.update],
+                users: state.users(senders, viewer: me), chats: [channel.api(viewer: me)], date: date, seq: 0))
+            return (result, deliveries, channel.pts)
+        }
+        var reached: [Int64] = []
+        for delivery in deliveries {
+            let sessions = push(delivery.update, to: delivery.user, except: call)
+            if sessions > 0, delivery.user != me { reached.append(delivery.user) }
+        }
+        if !reached.isEmpty {
+            state.withLock { state in
+                for member in reached { state.channels[input]?.delivered(pts: pts, to: member) }
+            }
+        }
+        return TestTelegram.serialized(result)
+    }
+
+    /// `messages.getHistory` in a channel, for members: the private chats' paging (`HistoryPaging`), answered as
+    /// `messages.channelMessages` with the channel's pts.
+    func channelHistory(me: Int64, channel input: Int64, accessHash: Int64,
+                        paging: HistoryPaging) throws(RPCError) -> [UInt8] {
+        let page = try state.withLock { state throws(RPCError) -> Api.messages.Messages in
+            let channel = try state.channel(.inputChannel(.init(channelId: input, accessHash: accessHash)))
+            try channel.checkMember(me)
+            let all = paging.bounded(channel.messages.values, id: \.id)
+            let range = paging.range(in: all, id: \.id, date: \.date)
+            let page = all[range]
+            return .channelMessages(.init(
+                pts: channel.pts, count: Int32(clamping: all.count), messages: page.map { $0.api(in: channel, viewer: me) },
+                topics: [], chats: [channel.api(viewer: me)],
+                users: state.users(channel.broadcast ? [] : page.map(\.sender), viewer: me)))
+        }
+        return TestTelegram.serialized(page)
+    }
+
+    // MARK: Catching up
+
+    /// `updates.getChannelDifference` (core.telegram.org/api/updates, "Recovering gaps"): the messages after the
+    /// client's pts, at most `limit` (1…100, Telegram's bound for users) with `final` once they reach the channel's
+    /// pts; `channelDifferenceEmpty` when there is nothing new; `channelDifferenceTooLong` with the newest messages
+    /// and the channel's pts in the dialog when the log no longer reaches back that far. Whatever the answer, the
+    /// caller is then known to have the pts it reached. `force` changes nothing here; a
+    /// `channelMessagesFilter` (message id ranges) is refused with FILTER_NOT_SUPPORTED rather than ignored, so a
+    /// client that relies on it finds out.
+    private func channelDifference(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let input = try call.request.object("channel", as: Api.InputChannel.self)
+        let filter = try call.request.object("filter", as: Api.ChannelMessagesFilter.self)
+        let pts = try call.request.int("pts")
+        let limit = Int(max(1, min(100, try call.request.int("limit"))))
+        // Clients refetch after this many seconds while they look at the channel.
+        let timeout: Int32 = 30
+        let result = try state.withLock { state throws(RPCError) -> Api.updates.ChannelDifference in
+            let channel = try state.channel(input)
+            try channel.checkMember(me)
+            guard case .channelMessagesFilterEmpty = filter else {
+                throw RPCError(code: 400, message: "FILTER_NOT_SUPPORTED")
+            }
+            guard pts > 0 else { throw RPCError(code: 400, message: "PERSISTENT_TIMESTAMP_EMPTY") }
+            guard pts <= channel.pts else { throw RPCError(code: 400, message: "PERSISTENT_TIMESTAMP_INVALID") }
+            let answer: Api.updates.ChannelDifference, reached: Int32
+            let oldest = channel.log.first?.pts ?? channel.pts &+ 1
+            if pts == channel.pts {
+                answer = .channelDifferenceEmpty(.init(final: true, pts: pts, timeout: timeout))
+                reached = pts
+            } else if pts < oldest &- 1 {
+                let newest = channel.messageOrder.suffix(limit).reversed().compactMap { channel.messages[$0] }
+                answer = .channelDifferenceTooLong(.init(
+                    final: true, timeout: timeout, dialog: channel.dialog(viewer: me).dialog,
+                    messages: newest.map { $0.api(in: channel, viewer: me) }, chats: [channel.api(viewer: me)],
+                    users: state.users(channel.broadcast ? [] : newest.map(\.sender), viewer: me)))
+                reached = channel.pts
+            } else {
+                let entries = channel.log.lazy.filter { $0.pts > pts }.prefix(limit)
+                reached = entries.last?.pts ?? pts
+                let final = reached == channel.pts
+                answer = .channelDifference(.init(
+                    final: final, pts: reached, timeout: final ? timeout : nil,
+                    newMessages: entries.map { $0.message.api(in: channel, viewer: me) }, otherUpdates: [],
+                    chats: [channel.api(viewer: me)],
+                    users: state.users(channel.broadcast ? [] : entries.map(\.message.sender), viewer: me)))
+            }
+            state.channels[channel.id]?.members[me] = reached
+            return answer
+        }
+        return TestTelegram.serialized(result)
+    }
+}
+
+/// A supergroup or broadcast channel.
+struct Channel {
+    let id: Int64
+    let accessHash: Int64
+    var title: String
+    var about: String
+    /// A broadcast channel (only the creator posts, posts carry no sender); else a supergroup.
+    let broadcast: Bool
+    let creator: Int64
+    let date: Int32
+    /// Each member, with the channel pts it is known to have had every update up to: the pts of the last update
+    /// its call result, a push to at least one of its sessions or its getChannelDifference gave it.
+    var members: [Int64: Int32]
+    var pts: Int32 = 1
+    var nextMessageID: Int32 = 1
+    var messages: [Int32: ChannelMessage] = [:]
+    var messageOrder: [Int32] = []
+    /// pts-ordered `updateNewChannelMessage`s, each with the pts after it.
+    var log: [(pts: Int32, message: ChannelMessage)] = []
+
+    init(id: Int64, accessHash: Int64, title: String, about: String, broadcast: Bool, creator: Int64, date: Int32,
+         members: [Int64: Int32]) {
+        self.id = id
+        self.accessHash = accessHash
+        self.title = title
+        self.about = about
+        self.broadcast = broadcast
+        self.creator = creator
+        self.date = date
+        self.members = members
+    }
+
+    /// 406 CHANNEL_PRIVATE for anyone not in it, as Telegram answers about a channel one has not joined.
+    func checkMember(_ user: Int64) throws(RPCError) {
+        guard members[user] != nil else { throw RPCError(code: 406, message: "CHANNEL_PRIVATE") }
+    }
+
+    /// Members post in a supergroup; only the creator in a broadcast channel (403 CHAT_WRITE_FORBIDDEN).
+    func checkPoster(_ user: Int64) throws(RPCError) {
+        try checkMember(user)
+        guard !broadcast || creator == user else { throw RPCError(code: 403, message: "CHAT_WRITE_FORBIDDEN") }
+    }
+
+    /// The channel as `viewer` sees it: `channelForbidden` for non-members (channels here have no usernames, so
+    /// none is public).
+    func api(viewer: Int64) -> Api.Chat {
+        guard members[viewer] != nil else {
+            return .channelForbidden(.init(broadcast: broadcast, megagroup: !broadcast, id: id, accessHash: accessHash,
+                                           title: title))
+        }
+        return .channel(.init(creator: creator == viewer, broadcast: broadcast, megagroup: !broadcast, id: id,
+                              accessHash: accessHash, title: title, photo: .chatPhotoEmpty, date: date,
+                              participantsCount: Int32(clamping: members.count)))
+    }
+
+    /// The member's dialog with its newest kept message (dated by it, or by the channel's creation when there is
+    /// none) and the channel's pts, for `messages.getDialogs` and `channelDifferenceTooLong`. Read state is not kept
+    /// for channels: the dialog says all is read.
+    func dialog(viewer: Int64) -> DialogEntry {
+        let top = messageOrder.last.flatMap { messages[$0] }
+        let topID = top?.id ?? 0
+        let dialog = Api.Dialog.dialog(.init(
+            peer: .peerChannel(.init(channelId: id)), topMessage: topID, readInboxMaxId: topID, readOutboxMaxId: topID,
+            unreadCount: 0, unreadMentionsCount: 0, unreadReactionsCount: 0, unreadPollVotesCount: 0,
+            notifySettings: .peerNotifySettings(.init()), pts: pts))
+        return DialogEntry(date: top?.date ?? date, top: topID, peer: id, dialog: dialog,
+                           message: top?.api(in: self, viewer: viewer),
+                           users: broadcast ? [] : (top.map { [$0.sender] } ?? []), chat: api(viewer: viewer))
+    }
+
+    /// Stores a new message with the next id and logs it with the next pts (pts_count 1), forgetting the oldest
+    /// past the bounds.
+    mutating func post(from sender: Int64, date: Int32, text: String, media: Api.MessageMedia?,
+                       limits: TestTelegramService.Limits) -> ChannelMessage {
+        let message = ChannelMessage(id: nextMessageID, sender: sender, date: date, text: text, media: media)
+        nextMessageID &+= 1
+        messages[message.id] = message
+        messageOrder.append(message.id)
+        if messageOrder.count > limits.maxChannelMessages {
+            messages.removeValue(forKey: messageOrder.removeFirst())
+        }
+        pts &+= 1
+        log.append((pts, message))
+        if log.count > limits.maxChannelLog { log.removeFirst(log.count - limits.maxChannelLog) }
+        return message
+    }
+
+    /// Records that `member` got the update that made `pts` (pts_count 1). Its known pts moves only if it had the
+    /// update before, so a member that missed one stays behind until getChannelDifference, even if later pushes
+    /// reach it (its client sees the gap in those too).
+    mutating func delivered(pts: Int32, to member: Int64) {
+        if let known = members[member], known == pts &- 1 { members[member] = pts }
+    }
+}
+
+/// A message in a channel, stored once for all members.
+struct ChannelMessage {
+    let id: Int32
+    let sender: Int64
+    let date: Int32
+    let text: String
+    let media: Api.MessageMedia?
+
+    /// The message as `viewer` sees it: a supergroup's carry `from_id`, a broadcast channel's are `post`s without
+    /// one; `out` for the sender.
+    func api(in channel: Channel, viewer: Int64) -> Api.Message {
+        .message(.init(out: sender == viewer, post: channel.broadcast, id: id,
+                       fromId: channel.broadcast ? nil : .peerUser(.init(userId: sender)),
+                       peerId: .peerChannel(.init(channelId: channel.id)), date: date, message: text, media: media))
+    }
+}
+
+extension ServiceState {
+    /// The channel an input names, if it exists and the access hash is right; 400 CHANNEL_INVALID otherwise.
+    func channel(_ input: Api.InputChannel) throws(RPCError) -> Channel {
+        let id = try channelID(input)
+        guard let channel = channels[id] else { throw RPCError(code: 400, message: "CHANNEL_INVALID") }
+        return channel
+    }
+
+    /// The same check, for code about to change the channel in place (a copy held meanwhile would be copied
+    /// whole on the first change).
+    func channelID(_ input: Api.InputChannel) throws(RPCError) -> Int64 {
+        guard case .inputChannel(let channel) = input else { throw RPCError(code: 400, message: "CHANNEL_INVALID") }
+        return try channelID(id: channel.channelId, accessHash: channel.accessHash)
+    }
+
+    func channelID(id: Int64, accessHash: Int64) throws(RPCError) -> Int64 {
+        guard channels[id]?.accessHash == accessHash else { throw RPCError(code: 400, message: "CHANNEL_INVALID") }
+        return id
+    }
+
+    /// Runs `body` on a channel in place (out of the table meanwhile, as `modify` does for accounts, so its
+    /// messages and log are not copied).
+    mutating func modifyChannel<T>(_ id: Int64, _ body: (inout Channel) throws(RPCError) -> T) throws(RPCError) -> T {
+        guard var channel = channels.removeValue(forKey: id) else { throw RPCError(code: 400, message: "CHANNEL_INVALID") }
+        defer { channels[id] = channel }
+        return try body(&channel)
+    }
+
+    /// For `updates.getDifference`: `updateChannelTooLong` with the channel's pts for each channel whose pts is past
+    /// the one `user` is known to have, and those channels.
+    func channelsBehind(for user: Int64) -> (updates: [Api.Update], chats: [Api.Chat]) {
+        let behind = channels.values.filter { channel in channel.members[user].map { $0 < channel.pts } ?? false }
+            .sorted { $0.id < $1.id }
+        return (behind.map { .updateChannelTooLong(.init(channelId: $0.id, pts: $0.pts)) },
+                behind.map { $0.api(viewer: user) })
+    }
+}
