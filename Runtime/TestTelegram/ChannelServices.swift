@@ -107,14 +107,16 @@ extension TestTelegramService {
 
     /// Stores a message in the channel with the channel's next pts; the sender gets `updateMessageID` and
     /// `updateNewChannelMessage` as the result, every other member's sessions (and the sender's others) get the
-    /// `updateNewChannelMessage` pushed. A member a push reached is known to have the new pts.
+    /// `updateNewChannelMessage` pushed. Only the sender is then known to have the new pts: a push is queued to a
+    /// session, which may have no connection (a closed client's), so it proves nothing; the members catch up through
+    /// the `updateChannelTooLong` of their next getDifference and their getChannelDifference.
     func sendToChannel(_ call: RPCCall, me: Int64, channel input: Int64, accessHash: Int64, randomID: Int64,
                        text: String, media: Api.MessageMedia?) throws(RPCError) -> [UInt8] {
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
         typealias Delivery = (user: Int64, update: Api.Updates)
-        let (result, deliveries, pts) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery], Int32) in
+        let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(id: input, accessHash: accessHash)
             try state.channels[id]?.checkPoster(me)
             try state.modify(me, missing: RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")) { sender throws(RPCError) in
@@ -147,18 +149,9 @@ extension TestTelegramService {
             let result = Api.Updates.updates(.init(
                 updates: [.updateMessageID(.init(id: message.id, randomId: randomID)), mine.update],
                 users: state.users(senders, viewer: me), chats: [channel.api(viewer: me)], date: date, seq: 0))
-            return (result, deliveries, channel.pts)
+            return (result, deliveries)
         }
-        var reached: [Int64] = []
-        for delivery in deliveries {
-            let sessions = push(delivery.update, to: delivery.user, except: call)
-            if sessions > 0, delivery.user != me { reached.append(delivery.user) }
-        }
-        if !reached.isEmpty {
-            state.withLock { state in
-                for member in reached { state.channels[input]?.delivered(pts: pts, to: member) }
-            }
-        }
+        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
         return TestTelegram.serialized(result)
     }
 
@@ -245,7 +238,7 @@ struct Channel {
     let creator: Int64
     let date: Int32
     /// Each member, with the channel pts it is known to have had every update up to: the pts of the last update
-    /// its call result, a push to at least one of its sessions or its getChannelDifference gave it.
+    /// its own call's result or its getChannelDifference gave it.
     var members: [Int64: Int32]
     var pts: Int32 = 1
     var nextMessageID: Int32 = 1
@@ -321,9 +314,8 @@ struct Channel {
         return message
     }
 
-    /// Records that `member` got the update that made `pts` (pts_count 1). Its known pts moves only if it had the
-    /// update before, so a member that missed one stays behind until getChannelDifference, even if later pushes
-    /// reach it (its client sees the gap in those too).
+    /// Records that `member` got the update that made `pts` (pts_count 1) as its call's result. Its known pts moves
+    /// only if it had the update before, so a member behind stays behind until getChannelDifference.
     mutating func delivered(pts: Int32, to member: Int64) {
         if let known = members[member], known == pts &- 1 { members[member] = pts }
     }

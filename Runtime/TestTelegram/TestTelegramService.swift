@@ -112,23 +112,19 @@ public final class TestTelegramService: Sendable {
     }
 
     /// Sends `update` to every session of `userID`'s logged-in keys (and of the temporary keys bound to them), on
-    /// every DC, except the calling session. Returns how many sessions it was handed to (channels count a member
-    /// as having an update only then).
-    @discardableResult
-    func push(_ update: Api.Updates, to userID: Int64, except call: RPCCall?) -> Int {
-        guard let server = server.withLock({ $0.value }) else { return 0 }
+    /// every DC, except the calling session.
+    func push(_ update: Api.Updates, to userID: Int64, except call: RPCCall?) {
+        guard let server = server.withLock({ $0.value }) else { return }
         let bytes = TestTelegram.serialized(update)
         let keys = state.withLock { $0.accounts[userID]?.keys ?? [] }
-        var handed = 0
         for key in keys {
             guard let context = server.contexts[key.dcID] else { continue }
             for session in context.sessionKeys(authorizedAs: key.authKeyID) {
                 if let call, call.endpoint.dcID == key.dcID, (call.temporaryKeyID ?? call.authKeyID) == session.authKeyID,
                    call.sessionID == session.sessionID { continue }
-                if server.push(bytes, to: session, dc: key.dcID) { handed += 1 }
+                server.push(bytes, to: session, dc: key.dcID)
             }
         }
-        return handed
     }
 
     static func checkUsername(_ username: String) throws(RPCError) {

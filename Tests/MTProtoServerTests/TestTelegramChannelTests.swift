@@ -164,7 +164,7 @@ actor PushLog {
 
 @Suite struct TestTelegramChannelTests {
     /// Over sockets: Alice (DC 2) makes a supergroup and invites Bob (DC 1), who gets `updateChannel`; her messages
-    /// reach him pushed with pts 2 and 3, and since they reached him the common getDifference has nothing to say.
+    /// reach him pushed with pts 2 and 3; his common getDifference names the channel until his getChannelDifference.
     @Test func membersGetEachMessagePushedWithConsecutivePts() async throws {
         let (server, alice, bob, bobUser) = try await TestTelegramLoopbackTests.startPair(seed: 61)
         let pushed = PushLog(bob)
@@ -205,13 +205,21 @@ actor PushLog {
               case .channel(let seen)? = chats.chats.first
         else { throw HarnessFailure(description: "no chats") }
         #expect(!seen.creator && seen.participantsCount == 2)
+        // A push proves nothing about what Bob's client has (it may have no connection), so his common difference
+        // names the channel until his own getChannelDifference reaches its pts; the common state stays.
         guard case .state(let state) = try await bob.invoke(Api.functions.updates.getState()) else { return }
         let common = try await bob.invoke(Api.functions.updates.getDifference(pts: state.pts, date: state.date, qts: 0))
-        guard case .differenceEmpty = common else { throw HarnessFailure(description: "\(common)") }
+        guard case .difference(let named) = common, case .state(let unchanged) = named.state,
+              case .updateChannelTooLong(let tooLong)? = named.otherUpdates.first
+        else { throw HarnessFailure(description: "\(common)") }
+        #expect(named.otherUpdates.count == 1 && tooLong.channelId == channel.id && tooLong.pts == 3)
+        #expect(named.newMessages.isEmpty && unchanged.pts == state.pts && unchanged.seq == state.seq)
         let caughtUp = try await bob.invoke(Api.functions.updates.getChannelDifference(
             channel: channel.input, filter: .channelMessagesFilterEmpty, pts: 3, limit: 10))
         guard case .channelDifferenceEmpty(let empty) = caughtUp else { throw HarnessFailure(description: "\(caughtUp)") }
         #expect(empty.pts == 3 && empty.final && empty.timeout == 30)
+        let again = try await bob.invoke(Api.functions.updates.getDifference(pts: state.pts, date: state.date, qts: 0))
+        guard case .differenceEmpty = again else { throw HarnessFailure(description: "\(again)") }
         await alice.close()
         await bob.close()
         try await server.shutdown()
