@@ -223,30 +223,17 @@ struct MTCall: AsyncParsableCommand {
     }
 
     func runSecretChat(logger: Logger) async throws {
-        let (client, store) = try await makeClient(logger: logger, followsUpdates: true)
-        var failure: (any Error)?
-        do {
-            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+        try await followingUpdates(logger: logger) { client, store in
             try await SecretChatSession(client: client, store: store).run()
-        } catch {
-            failure = error
-        }
-        await client.close()
-        try await store?.close()
-        if let failure {
-            FileHandle.standardError.write(Data("error: \(failure)\n".utf8))
-            throw ExitCode(1)
         }
     }
 
     /// `mtcall updates`: every `Updates` the client yields for --timeout seconds, one tl-json line each.
     func runUpdates(logger: Logger) async throws {
-        let (client, store) = try await makeClient(logger: logger, followsUpdates: true)
-        var failure: (any Error)?
-        do {
-            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+        let seconds = timeout
+        try await followingUpdates(logger: logger) { client, _ in
             try await client.connect()
-            let updates = client.updates, seconds = timeout
+            let updates = client.updates
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await update in updates {
@@ -257,6 +244,18 @@ struct MTCall: AsyncParsableCommand {
                 _ = try await group.next()
                 group.cancelAll()
             }
+        }
+    }
+
+    /// A client that follows the account's updates, signed in when --phone is given, running `body`; then closed
+    /// (which saves its update boxes), and an error printed and exit status 1 if anything failed.
+    func followingUpdates(logger: Logger,
+                          _ body: (TelegramClient, SQLiteSessionStore?) async throws -> Void) async throws {
+        let (client, store) = try await makeClient(logger: logger, followsUpdates: true)
+        var failure: (any Error)?
+        do {
+            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+            try await body(client, store)
         } catch {
             failure = error
         }
