@@ -360,6 +360,9 @@ public actor TelegramClient {
     /// Where the account's update sequence stands (nil until `updates.getState` answered or a box was restored).
     public var updateBox: UpdateBox? { updateState.box }
 
+    /// Where each followed channel's update sequence stands, by channel id.
+    public var channelBoxes: [Int64: ChannelBox] { updateState.channels }
+
     /// Drops the home DC's TCP connection as a network failure would (for tests of catching up); it reconnects.
     public func dropHomeConnection() async {
         await clients[homeDC]?.dropConnection()

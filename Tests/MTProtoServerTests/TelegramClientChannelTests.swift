@@ -65,6 +65,7 @@ struct ChannelChat {
         try await group.post(["last"])
         try await Conversation.nothingMore(reader, than: ["first", "withheld", "after", "last"])
         #expect(try await group.savedChannelBox(atLeast: box.pts + 3).pts == box.pts + 3)
+        #expect(await group.chat.bob.channelBoxes[group.channelID]?.pts == box.pts + 3)
         // The common box did not move for any of it.
         #expect(await group.chat.bob.updateBox?.pts == group.chat.box.pts)
         try await group.chat.close()
