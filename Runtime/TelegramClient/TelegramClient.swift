@@ -346,6 +346,7 @@ public actor TelegramClient {
         clients.removeAll()
         for pump in pumps { pump.cancel() }
         fetchTask?.cancel()
+        for task in channelFetches.values { task.cancel() }
         gapTimer?.task.cancel()
         while let save = boxSave {
             boxSave = nil
