@@ -23,6 +23,7 @@ extension TestTelegramService {
             }
             return TestTelegram.serialized(Api.messages.Chats.chats(.init(chats: chats)))
         }
+        handlers.register("channels.deleteMessages") { [self] call throws(RPCError) in try deleteMessages(call) }
         handlers.register("updates.getChannelDifference") { [self] call throws(RPCError) in try channelDifference(call) }
     }
 
@@ -155,6 +156,51 @@ extension TestTelegramService {
         return TestTelegram.serialized(result)
     }
 
+    /// `channels.deleteMessages`: deletes the caller's own messages (the creator's: any) among `id` and moves the
+    /// channel's pts by how many went (pts_count; ids already gone or never there are skipped). The caller gets
+    /// `messages.affectedMessages` with the channel's pts — a channel's, not the common box's — and every other
+    /// member's sessions `updateDeleteChannelMessages`.
+    private func deleteMessages(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let input = try call.request.object("channel", as: Api.InputChannel.self)
+        let ids = try call.request.objects("id", as: Int32.self)
+        guard ids.count <= 100 else { throw RPCError(code: 400, message: "MESSAGE_IDS_TOO_MUCH") }
+        let date = Self.date(call)
+        let limit = limits
+        typealias Delivery = (user: Int64, update: Api.Updates)
+        let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.messages.AffectedMessages, [Delivery]) in
+            let id = try state.channelID(input)
+            let (deleted, channel) = try state.modifyChannel(id) { channel throws(RPCError) -> ([Int32], Channel) in
+                try channel.checkMember(me)
+                var deleted: [Int32] = []
+                for message in ids where !deleted.contains(message) {
+                    guard let stored = channel.messages[message] else { continue }
+                    guard stored.sender == me || channel.creator == me else {
+                        throw RPCError(code: 403, message: "MESSAGE_DELETE_FORBIDDEN")
+                    }
+                    deleted.append(message)
+                }
+                if !deleted.isEmpty {
+                    channel.delete(deleted, limits: limit)
+                    channel.delivered(pts: channel.pts, count: Int32(deleted.count), to: me)
+                }
+                return (deleted, channel)
+            }
+            let result = Api.messages.AffectedMessages.affectedMessages(.init(
+                pts: channel.pts, ptsCount: Int32(deleted.count)))
+            guard !deleted.isEmpty else { return (result, []) }
+            let update = Api.Update.updateDeleteChannelMessages(.init(
+                channelId: id, messages: deleted, pts: channel.pts, ptsCount: Int32(deleted.count)))
+            let deliveries = channel.members.keys.sorted().map { member in
+                (member, Api.Updates.updates(.init(updates: [update], users: [], chats: [channel.api(viewer: member)],
+                                                   date: date, seq: 0)))
+            }
+            return (result, deliveries)
+        }
+        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        return TestTelegram.serialized(result)
+    }
+
     /// `messages.getHistory` in a channel, for members: the private chats' paging (`HistoryPaging`), answered as
     /// `messages.channelMessages` with the channel's pts.
     func channelHistory(me: Int64, channel input: Int64, accessHash: Int64,
@@ -199,7 +245,7 @@ extension TestTelegramService {
             guard pts > 0 else { throw RPCError(code: 400, message: "PERSISTENT_TIMESTAMP_EMPTY") }
             guard pts <= channel.pts else { throw RPCError(code: 400, message: "PERSISTENT_TIMESTAMP_INVALID") }
             let answer: Api.updates.ChannelDifference, reached: Int32
-            let oldest = channel.log.first?.pts ?? channel.pts &+ 1
+            let oldest = channel.log.first.map { $0.pts &- $0.count &+ 1 } ?? channel.pts &+ 1
             if pts == channel.pts {
                 answer = .channelDifferenceEmpty(.init(final: true, pts: pts, timeout: timeout))
                 reached = pts
@@ -214,11 +260,18 @@ extension TestTelegramService {
                 let entries = channel.log.lazy.filter { $0.pts > pts }.prefix(limit)
                 reached = entries.last?.pts ?? pts
                 let final = reached == channel.pts
+                // New messages first, then the deletions, as a client applies a difference.
+                let created = entries.compactMap { if case .new(let message) = $0.entry { message } else { nil } }
+                let deletions = entries.compactMap { entry -> Api.Update? in
+                    guard case .deleted(let ids) = entry.entry else { return nil }
+                    return .updateDeleteChannelMessages(.init(channelId: channel.id, messages: ids, pts: entry.pts,
+                                                              ptsCount: entry.count))
+                }
                 answer = .channelDifference(.init(
                     final: final, pts: reached, timeout: final ? timeout : nil,
-                    newMessages: entries.map { $0.message.api(in: channel, viewer: me) }, otherUpdates: [],
+                    newMessages: created.map { $0.api(in: channel, viewer: me) }, otherUpdates: Array(deletions),
                     chats: [channel.api(viewer: me)],
-                    users: state.users(channel.broadcast ? [] : entries.map(\.message.sender), viewer: me)))
+                    users: state.users(channel.broadcast ? [] : created.map(\.sender), viewer: me)))
             }
             state.channels[channel.id]?.members[me] = reached
             return answer
@@ -244,8 +297,13 @@ struct Channel {
     var nextMessageID: Int32 = 1
     var messages: [Int32: ChannelMessage] = [:]
     var messageOrder: [Int32] = []
-    /// pts-ordered `updateNewChannelMessage`s, each with the pts after it.
-    var log: [(pts: Int32, message: ChannelMessage)] = []
+    /// pts-ordered updates (new messages and deletions), each with the pts after it and its pts_count.
+    var log: [(pts: Int32, count: Int32, entry: LogEntry)] = []
+
+    enum LogEntry {
+        case new(ChannelMessage)
+        case deleted([Int32])
+    }
 
     init(id: Int64, accessHash: Int64, title: String, about: String, broadcast: Bool, creator: Int64, date: Int32,
          members: [Int64: Int32]) {
@@ -309,15 +367,27 @@ struct Channel {
             messages.removeValue(forKey: messageOrder.removeFirst())
         }
         pts &+= 1
-        log.append((pts, message))
-        if log.count > limits.maxChannelLog { log.removeFirst(log.count - limits.maxChannelLog) }
+        append(.new(message), count: 1, limits: limits)
         return message
     }
 
-    /// Records that `member` got the update that made `pts` (pts_count 1) as its call's result. Its known pts moves
-    /// only if it had the update before, so a member behind stays behind until getChannelDifference.
-    mutating func delivered(pts: Int32, to member: Int64) {
-        if let known = members[member], known == pts &- 1 { members[member] = pts }
+    /// Forgets messages `ids` (all kept) and logs their deletion with pts_count their number.
+    mutating func delete(_ ids: [Int32], limits: TestTelegramService.Limits) {
+        for id in ids { messages.removeValue(forKey: id) }
+        messageOrder.removeAll { ids.contains($0) }
+        pts &+= Int32(ids.count)
+        append(.deleted(ids), count: Int32(ids.count), limits: limits)
+    }
+
+    private mutating func append(_ entry: LogEntry, count: Int32, limits: TestTelegramService.Limits) {
+        log.append((pts, count, entry))
+        if log.count > limits.maxChannelLog { log.removeFirst(log.count - limits.maxChannelLog) }
+    }
+
+    /// Records that `member` got the update that made `pts` (pts_count `count`) as its call's result. Its known pts
+    /// moves only if it had the updates before, so a member behind stays behind until getChannelDifference.
+    mutating func delivered(pts: Int32, count: Int32 = 1, to member: Int64) {
+        if let known = members[member], known == pts &- count { members[member] = pts }
     }
 }
 

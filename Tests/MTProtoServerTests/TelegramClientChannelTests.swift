@@ -71,6 +71,33 @@ struct ChannelChat {
         try await group.chat.close()
     }
 
+    /// A deletion's `messages.affectedMessages` carries the channel's pts: Alice's client moves her channel box with
+    /// it (`TelegramClient.channelID(of:)`), and Bob's moves with the pushed `updateDeleteChannelMessages`, so the
+    /// next post applies at once in both.
+    @Test func aChannelDeletionMovesTheChannelBoxes() async throws {
+        let group = try await ChannelChat.start(seed: 104)
+        let alice = group.chat.alice, bob = group.chat.bob
+        let reader = MessageReader(bob)
+        try await group.post(["one", "two", "three"])
+        #expect(try await reader.first(3) == ["one", "two", "three"])
+        #expect(await alice.channelBoxes[group.channelID]?.pts == 4)
+        let common = await alice.updateBox
+        guard case .affectedMessages(let affected) = try await alice.invoke(Api.functions.channels.deleteMessages(
+            channel: group.channel, id: [2])) else { throw HarnessFailure(description: "no affectedMessages") }
+        #expect(affected.pts == 5 && affected.ptsCount == 1)
+        #expect(await alice.channelBoxes[group.channelID]?.pts == 5)
+        #expect(await alice.updateBox == common)
+        for _ in 0..<1_000 where await bob.channelBoxes[group.channelID]?.pts != 5 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await bob.channelBoxes[group.channelID]?.pts == 5)
+        try await group.post(["four"])
+        try await Conversation.nothingMore(reader, than: ["one", "two", "three", "four"])
+        #expect(await bob.channelBoxes[group.channelID]?.pts == 6)
+        #expect(await alice.channelBoxes[group.channelID]?.pts == 6)
+        try await group.chat.close()
+    }
+
     /// In memory and in an SQLite file.
     @Test(arguments: [false, true])
     func aReopenedClientCatchesUpOnTheChannel(sqlite: Bool) async throws {

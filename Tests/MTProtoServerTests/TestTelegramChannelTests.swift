@@ -335,6 +335,48 @@ actor PushLog {
         else { Issue.record("expected differenceEmpty"); return }
     }
 
+    /// `channels.deleteMessages`: own messages (the creator's: any), pts moved by how many went, the result a
+    /// channel `affectedMessages`; the deletion comes after the new messages in getChannelDifference.
+    @Test func deletionsMoveTheChannelsPtsByTheirCount() throws {
+        let c = try ChannelHarness()
+        let channel = try c.invite([c.bob], to: c.create())
+        for text in ["one", "two", "three"] { try c.send(text, to: channel) }
+        let bobs = try c.send("bob's", to: channel, as: ChannelHarness.bob)
+        #expect(bobs.id == 4 && bobs.pts == 5)
+        let delete = { (ids: [Int32], key: UInt64) in Api.functions.channels.deleteMessages(channel: channel.input, id: ids) }
+        #expect(c.error(delete([1], ChannelHarness.bob), as: ChannelHarness.bob)
+                == RPCError(code: 403, message: "MESSAGE_DELETE_FORBIDDEN"))
+        guard case .affectedMessages(let affected) = try c.call(delete([2, 4, 99, 2], ChannelHarness.alice),
+                                                               as: ChannelHarness.alice)
+        else { throw HarnessFailure(description: "no affectedMessages") }
+        #expect(affected.pts == 7 && affected.ptsCount == 2)
+        // Nothing left to delete: the pts as it is, pts_count 0.
+        guard case .affectedMessages(let none) = try c.call(delete([2], ChannelHarness.alice), as: ChannelHarness.alice)
+        else { throw HarnessFailure(description: "no affectedMessages") }
+        #expect(none.pts == 7 && none.ptsCount == 0)
+        #expect(try c.history(channel).messages.compactMap(\.text) == ["three", "one"])
+
+        guard case .channelDifference(let recent) = try c.difference(channel, pts: 5) else {
+            throw HarnessFailure(description: "no difference")
+        }
+        guard case .updateDeleteChannelMessages(let deleted)? = recent.otherUpdates.first else {
+            throw HarnessFailure(description: "\(recent.otherUpdates)")
+        }
+        #expect(recent.newMessages.isEmpty && recent.pts == 7 && recent.final && recent.otherUpdates.count == 1)
+        #expect(deleted.channelId == channel.id && deleted.messages == [2, 4] && deleted.pts == 7 && deleted.ptsCount == 2)
+        guard case .channelDifference(let all) = try c.difference(channel, pts: 1) else {
+            throw HarnessFailure(description: "no difference")
+        }
+        #expect(all.newMessages.compactMap(\.text) == ["one", "two", "three", "bob's"] && all.otherUpdates.count == 1)
+        // A limit that ends inside the log still ends on an entry: the deletion's two pts go together.
+        guard case .channelDifference(let sliced) = try c.difference(channel, pts: 1, limit: 4) else {
+            throw HarnessFailure(description: "no difference")
+        }
+        #expect(sliced.pts == 5 && !sliced.final && sliced.otherUpdates.isEmpty)
+        #expect(c.error(Api.functions.channels.deleteMessages(channel: channel.input, id: [1]), as: ChannelHarness.carol)
+                == RPCError(code: 406, message: "CHANNEL_PRIVATE"))
+    }
+
     @Test func eachErrorOfTheChannelCalls() throws {
         let c = try ChannelHarness()
         let channel = try c.create()
