@@ -2,13 +2,15 @@
 """Channel updates across implementations: Telethon 1.45 and our client (`mtcall updates`) in one supergroup on
 `mtserver`.
 
-Alice (Telethon) makes a supergroup and invites Carol (Telethon) and Bob (our client); then she posts p1…p5:
+Alice (Telethon) makes a supergroup and invites Carol (Telethon) and Bob (our client); then she posts p1…p5, deletes
+p2 and posts p6:
   - Carol listens throughout. The server withholds the push of p4 (fault withhold-push), so Carol's next push, p5,
     skips a channel pts: Telethon's own update handling must find the gap and fill it with
-    `updates.getChannelDifference` from our server. Carol must see p1…p5, each once, in order.
+    `updates.getChannelDifference` from our server. Carol must see p1…p5, each once, in order; then p2's deletion
+    (`updateDeleteChannelMessages`, pts_count 1) and p6 with no further getChannelDifference.
   - Bob runs `mtcall updates` while p1 arrives (his channel box starts there), then stops. p2…p5 come while no client
     of his runs; his next `mtcall updates` asks `updates.getDifference`, which carries `updateChannelTooLong`, and
-    then the channel's difference from his saved box: he must print p2…p5, each once, in order.
+    then the channel's difference from his saved box: he must print p2…p6, each once, in order.
   - The server's log must show both Carol's and Bob's `updates.getChannelDifference`.
 Every subprocess and await is bounded in time. Exit status 0 only if every check passed.
 
@@ -93,17 +95,22 @@ async def scenario(args, ready, keyfile, workdir, log_path):
     try:
         seen = []
         arrived = asyncio.Event()
+        deletions = asyncio.Queue()
 
         async def on_message(event):
             seen.append(event.message.message)
             if len(seen) >= len(POSTS):
                 arrived.set()
 
+        async def on_deleted(event):
+            deletions.put_nowait(sorted(event.deleted_ids))
+
         created = await asyncio.wait_for(alice(CreateChannelRequest(title="Interop group", about="", megagroup=True)),
                                          30)
         group = created.chats[0]
         await asyncio.wait_for(alice(InviteToChannelRequest(group, ["@carol_test", "@bob_test"])), 30)
         carol.add_event_handler(on_message, events.NewMessage(chats=[group]))
+        carol.add_event_handler(on_deleted, events.MessageDeleted())
         # What Carol's Telethon asks of the server, by request type (its update loop calls through `_call` too).
         carol_asked = []
         original_call = carol._call
@@ -126,8 +133,9 @@ async def scenario(args, ready, keyfile, workdir, log_path):
         assert bob_first == [POSTS[0]], f"Bob's first run printed {bob_first}"
         print("ok   our client got p1 pushed in the group", flush=True)
 
+        sent = {POSTS[0]: 1}
         for text in POSTS[1:]:
-            await asyncio.wait_for(alice.send_message(group, text), 15)
+            sent[text] = (await asyncio.wait_for(alice.send_message(group, text), 15)).id
         await asyncio.wait_for(arrived.wait(), 30)
         await asyncio.sleep(1)  # nothing more may come
         assert seen == POSTS, f"Carol (Telethon) saw {seen}"
@@ -136,11 +144,26 @@ async def scenario(args, ready, keyfile, workdir, log_path):
         print(f"ok   Telethon filled the withheld p4 with {fills} getChannelDifference and saw p1..p5 once, in order",
               flush=True)
 
+        # A deletion moves the channel's pts by its count: Telethon's box must follow it without asking again.
+        await asyncio.wait_for(alice.delete_messages(group, [sent["p2"]]), 15)
+        gone = await asyncio.wait_for(deletions.get(), 15)
+        assert gone == [sent["p2"]], f"Carol saw {gone} deleted"
+        arrived.clear()
+        await asyncio.wait_for(alice.send_message(group, "p6"), 15)
+        for _ in range(100):
+            if "p6" in seen:
+                break
+            await asyncio.sleep(0.1)
+        assert seen == POSTS + ["p6"], f"Carol (Telethon) saw {seen}"
+        assert carol_asked.count("GetChannelDifferenceRequest") == fills, f"Carol's Telethon asked {carol_asked}"
+        print("ok   Telethon applied the deletion (updateDeleteChannelMessages, pts_count 1) and p6 with no new gap",
+              flush=True)
+
         again = await mtcall_updates(args, ready, keyfile, bob_session, 6)
         bob_later = await read_texts(again, limit=60)
         await asyncio.wait_for(again.wait(), 30)
-        assert bob_later == POSTS[1:], f"Bob's second run printed {bob_later}"
-        print("ok   our client caught up p2..p5 once, in order, after it was closed", flush=True)
+        assert bob_later == POSTS[1:] + ["p6"], f"Bob's second run printed {bob_later}"
+        print("ok   our client caught up p2..p6 once, in order, after it was closed", flush=True)
     finally:
         for client in (alice, carol):
             await asyncio.wait_for(client.disconnect(), 10)
