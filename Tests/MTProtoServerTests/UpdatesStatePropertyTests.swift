@@ -221,4 +221,71 @@ import Testing
         }
         #expect(failures.isEmpty, "\(failures.count) of 500 runs broke; first: \(failures.prefix(3))")
     }
+
+    /// A hostile server: any pts and pts_count (the extremes too), channels without end, differences that go
+    /// backwards or say nothing, failures of every kind, in any order (200 seeds of 400 steps, in a debug build,
+    /// where an arithmetic overflow traps). Nothing traps, the boxes stay within `maxChannels`, no input makes the
+    /// machine ask more than a handful of fetches at once, and the gap deadline stays a time.
+    @Test func hostileInputNeitherTrapsNorGrowsWithoutBound() {
+        let extremes: [Int32] = [.min, -1, 0, 1, 2, 5, 6, 7, 100, .max - 1, .max]
+        for seed in UInt64(1)...200 {
+            var random = Random(seed: seed)
+            var machine = UpdatesState(box: UpdateBox(pts: 5, qts: 0, date: 1, seq: 0), maxPending: 4, maxChannels: 8)
+            var now = 0.0
+            func number() -> Int32 {
+                random.chance(30) ? extremes[random.below(extremes.count)] : Int32(random.below(20))
+            }
+            func channel() -> Int64 { Int64(random.below(random.chance(80) ? 4 : 1_000)) }
+            var worst = 0
+            for _ in 0..<400 {
+                let actions: [UpdatesAction]
+                switch random.below(9) {
+                    case 0, 1, 2:
+                        let id = channel()
+                        let update = Api.Update.updateNewChannelMessage(.init(
+                            message: Server.channelMessage(id, number()), pts: number(), ptsCount: number()))
+                        actions = machine.receive(.updates(.init(updates: [update], users: [],
+                                                                 chats: random.chance(50) ? [Server.chat(id)] : [],
+                                                                 date: number(), seq: 0)), now: now)
+                    case 3:
+                        let update = Api.Update.updateChannelTooLong(.init(channelId: channel(),
+                                                                           pts: random.chance(50) ? number() : nil))
+                        actions = machine.receive(.updates(.init(updates: [update], users: [], chats: [], date: 1, seq: 0)),
+                                                  now: now)
+                    case 4:
+                        actions = machine.receive(pts: number(), ptsCount: number(), channelID: random.chance(50) ? channel() : nil,
+                                                  now: now)
+                    case 5:
+                        let id = channel()
+                        let difference: Api.updates.ChannelDifference = switch random.below(3) {
+                            case 0: .channelDifferenceEmpty(.init(final: random.chance(50), pts: number()))
+                            case 1: .channelDifference(.init(final: random.chance(50), pts: number(),
+                                                             newMessages: [Server.channelMessage(id, number())],
+                                                             otherUpdates: [], chats: [Server.chat(id)], users: []))
+                            default: .channelDifferenceTooLong(.init(
+                                dialog: .dialog(.init(peer: .peerChannel(.init(channelId: id)), topMessage: 1,
+                                                      readInboxMaxId: 0, readOutboxMaxId: 0, unreadCount: 0,
+                                                      unreadMentionsCount: 0, unreadReactionsCount: 0,
+                                                      unreadPollVotesCount: 0, notifySettings: .peerNotifySettings(.init()),
+                                                      pts: random.chance(50) ? number() : nil)),
+                                messages: [], chats: [], users: []))
+                        }
+                        actions = machine.receiveChannelDifference(difference, channelID: id, now: now)
+                    case 6:
+                        actions = machine.channelFetchFailed(channelID: channel(), permanent: random.chance(30), now: now)
+                    case 7:
+                        actions = machine.receive(.updates(.init(updates: [.updateNewMessage(.init(
+                            message: Server.commonMessage(number()), pts: number(), ptsCount: number()))],
+                            users: [], chats: [], date: number(), seq: number())), now: now)
+                    default:
+                        now += Double(random.below(30)) / 10
+                        actions = machine.tick(now: now)
+                }
+                worst = max(worst, actions.filter { if case .deliver = $0 { false } else { true } }.count)
+            }
+            #expect(machine.channels.count <= 8, "seed \(seed): \(machine.channels.count) channel boxes")
+            #expect(worst <= 16, "seed \(seed): \(worst) fetches asked at once")
+            if let deadline = machine.gapDeadline { #expect(deadline.isFinite && deadline >= 0, "seed \(seed)") }
+        }
+    }
 }
