@@ -54,20 +54,25 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     func forEachWrittenField(_ signature: TLSignature, _ body: (TLSignature.Field, WrittenField) -> Void) {
         let flags = signature.flagWords(present: arguments)
         var next = 0
-        for field in signature.fields {
-            if field.kind == .nat {
-                body(field, .flags(flags[field.name] ?? 0))
-                continue
+        // Each field used where it lies (`for field in signature.fields` copied every `Field`: see `readFields`).
+        signature.fields.withUnsafeBufferPointer { fields in
+            for at in fields.indices {
+                if fields[at].code == .nat {
+                    body(fields[at], .flags(flags[fields[at].name] ?? 0))
+                    continue
+                }
+                if let condition = fields[at].condition, !tlFlagIsSet(flags[condition.flags] ?? 0, condition.mask) {
+                    continue
+                }
+                if fields[at].code == .trueFlag {
+                    body(fields[at], .trueFlag)
+                    continue
+                }
+                // Arguments are in schema order, so one forward scan finds each.
+                guard let index = arguments[next...].firstIndex(where: { $0.0 == fields[at].name }) else { continue }
+                next = index + 1
+                body(fields[at], .value(arguments[index].1, fields[at].kind))
             }
-            if let condition = field.condition, !tlFlagIsSet(flags[condition.flags] ?? 0, condition.mask) { continue }
-            if field.kind == .trueFlag {
-                body(field, .trueFlag)
-                continue
-            }
-            // Arguments are in schema order, so one forward scan finds each.
-            guard let index = arguments[next...].firstIndex(where: { $0.0 == field.name }) else { continue }
-            next = index + 1
-            body(field, .value(arguments[index].1, field.kind))
         }
     }
 
