@@ -84,12 +84,12 @@ extension UpdatesState {
     public mutating func receiveChannelDifference(_ difference: Api.updates.ChannelDifference, channelID: Int64,
                                                   now: Double) -> [UpdatesAction] {
         guard channelSync[channelID]?.fetching == true, channels[channelID] != nil else { return [] }
-        switch difference {
-            case .channelDifferenceEmpty: break
+        let left: [UpdatesAction] = switch difference {
+            case .channelDifferenceEmpty: []
             case .channelDifference(let d): learnChannels(d.chats)
             case .channelDifferenceTooLong(let d): learnChannels(d.chats)
         }
-        guard var box = channels[channelID] else { return [] }
+        guard var box = channels[channelID] else { return left }
         // Channel boxes keep no date: what a difference delivers carries the common box's.
         let date = self.box?.date ?? 0
         switch difference {
@@ -169,16 +169,39 @@ extension UpdatesState {
 
     // MARK: Rules
 
-    /// Access hashes of the non-`min` channels in `chats` (a `min` channel's hash is not valid for the account).
-    mutating func learnChannels(_ chats: [Api.Chat]) {
-        for case .channel(let channel) in chats where !channel.min {
-            guard let hash = channel.accessHash else { continue }
-            if channels[channel.id] != nil {
-                channels[channel.id]?.accessHash = hash
-            } else if accessHashes[channel.id] != nil || accessHashes.count + channels.count < maxChannels {
-                accessHashes[channel.id] = hash
+    /// Access hashes of the non-`min` channels in `chats` (a `min` channel's hash is not valid for the account); a
+    /// channel the account is out of (`channelForbidden`, or `left`) is no longer followed: its box goes, and what
+    /// was held for it is returned for delivery as it came.
+    mutating func learnChannels(_ chats: [Api.Chat]) -> [UpdatesAction] {
+        var actions: [UpdatesAction] = []
+        for chat in chats {
+            switch chat {
+                case .channel(let channel) where !channel.min:
+                    if channel.left {
+                        actions += forgetChannel(channel.id)
+                        continue
+                    }
+                    guard let hash = channel.accessHash else { continue }
+                    if channels[channel.id] != nil {
+                        channels[channel.id]?.accessHash = hash
+                    } else if accessHashes[channel.id] != nil || accessHashes.count + channels.count < maxChannels {
+                        accessHashes[channel.id] = hash
+                    }
+                case .channelForbidden(let channel):
+                    actions += forgetChannel(channel.id)
+                default:
+                    continue
             }
         }
+        return actions
+    }
+
+    /// Stops following channel `id`: its box and hash go; what was held for it comes back as it came.
+    private mutating func forgetChannel(_ id: Int64) -> [UpdatesAction] {
+        channels[id] = nil
+        accessHashes[id] = nil
+        guard let sync = channelSync.removeValue(forKey: id) else { return [] }
+        return Self.deliveries(sync.pending)
     }
 
     /// `updates` (already applied to the common box) with its channel updates checked against their channels'
@@ -197,9 +220,8 @@ extension UpdatesState {
             default:
                 return [.deliver(updates)]
         }
-        learnChannels(context.chats)
+        var after = learnChannels(context.chats)
         var kept: [Api.Update] = []
-        var after: [UpdatesAction] = []
         for update in list {
             let (keep, actions) = checkChannel(update, context: context, now: now)
             if keep { kept.append(update) }

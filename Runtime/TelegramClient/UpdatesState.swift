@@ -466,10 +466,7 @@ public struct UpdatesState: Sendable {
                                     at box: UpdateBox, now: Double) -> [UpdatesAction] {
         let list = messages.map { Api.Update.updateNewMessage(.init(message: $0, pts: box.pts, ptsCount: 0)) }
             + encrypted.map { Api.Update.updateNewEncryptedMessage(.init(message: $0, qts: box.qts)) } + others
-        guard !list.isEmpty else {
-            learnChannels(chats)
-            return []
-        }
+        guard !list.isEmpty else { return learnChannels(chats) }
         return checkChannels(.updates(.init(updates: list, users: users, chats: chats, date: box.date, seq: box.seq)),
                              now: now)
     }

@@ -24,6 +24,7 @@ extension TestTelegramService {
             return TestTelegram.serialized(Api.messages.Chats.chats(.init(chats: chats)))
         }
         handlers.register("channels.deleteMessages") { [self] call throws(RPCError) in try deleteMessages(call) }
+        handlers.register("channels.leaveChannel") { [self] call throws(RPCError) in try leave(call) }
         handlers.register("updates.getChannelDifference") { [self] call throws(RPCError) in try channelDifference(call) }
     }
 
@@ -102,6 +103,28 @@ extension TestTelegramService {
         }
         for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
         return TestTelegram.serialized(Api.messages.InvitedUsers.invitedUsers(.init(updates: result, missingInvitees: [])))
+    }
+
+    /// `channels.leaveChannel`: the caller is no longer a member (the creator cannot leave: `USER_CREATOR`, as
+    /// Telegram answers before ownership moves). The answer, and the caller's other sessions, carry `updateChannel`
+    /// with the channel as `channelForbidden`: what a client sees once it is out.
+    private func leave(_ call: RPCCall) throws(RPCError) -> [UInt8] {
+        let me = try caller(call)
+        let input = try call.request.object("channel", as: Api.InputChannel.self)
+        let date = Self.date(call)
+        let result = try state.withLock { state throws(RPCError) -> Api.Updates in
+            let id = try state.channelID(input)
+            let channel = try state.modifyChannel(id) { channel throws(RPCError) -> Channel in
+                try channel.checkMember(me)
+                guard channel.creator != me else { throw RPCError(code: 400, message: "USER_CREATOR") }
+                channel.members[me] = nil
+                return channel
+            }
+            return .updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [],
+                                  chats: [channel.api(viewer: me)], date: date, seq: 0))
+        }
+        push(result, to: me, except: call)
+        return TestTelegram.serialized(result)
     }
 
     // MARK: Sending and reading

@@ -290,6 +290,29 @@ import Testing
         #expect(TelegramClient.channelID(of: Api.functions.messages.deleteMessages(id: [1]).0) == nil)
     }
 
+    @Test func aChannelTheAccountIsOutOfIsNoLongerFollowed() {
+        var machine = Self.machine()
+        _ = machine.receive(Self.pushed(30, channel: 88), now: 0)
+        #expect(machine.receive(Self.pushed(8), now: 0).isEmpty)  // held for a gap in 77
+        // A min channel says nothing about the account: still followed.
+        let minLeft = Api.Chat.channel(.init(left: true, megagroup: true, min: true, id: 77, title: "c", photo: .chatPhotoEmpty,
+                                             date: 1))
+        _ = machine.receive(.updates(.init(updates: [.updateChannel(.init(channelId: 77))], users: [], chats: [minLeft],
+                                           date: 1, seq: 0)), now: 0.1)
+        #expect(machine.channels[77] != nil)
+        // Out of 77 (forbidden): its box goes, and what was held comes out as it came.
+        let forbidden = Api.Chat.channelForbidden(.init(megagroup: true, id: 77, accessHash: Self.hash, title: "c"))
+        let out = machine.receive(.updates(.init(updates: [.updateChannel(.init(channelId: 77))], users: [],
+                                                 chats: [forbidden], date: 1, seq: 0)), now: 0.2)
+        #expect(Self.texts(out) == ["c77.8"])
+        #expect(machine.channels[77] == nil && machine.gapDeadline == nil)
+        // Out of 88 (left): the same.
+        let left = Api.Chat.channel(.init(left: true, megagroup: true, id: 88, accessHash: Self.hash, title: "c",
+                                          photo: .chatPhotoEmpty, date: 1))
+        _ = machine.receive(.updates(.init(updates: [], users: [], chats: [left], date: 1, seq: 0)), now: 0.3)
+        #expect(machine.channels.isEmpty)
+    }
+
     @Test func theBoxesStoredFormRoundTripsAndRejectsOthers() {
         let boxes: [Int64: ChannelBox] = [77: ChannelBox(pts: 5, accessHash: -3), 1 << 40: ChannelBox(pts: .max)]
         let bytes = ChannelBox.serialized(boxes)

@@ -98,6 +98,23 @@ struct ChannelChat {
         try await group.chat.close()
     }
 
+    /// Bob leaves: his client stops following the channel (the answer shows it `channelForbidden`) and gets none
+    /// of what is posted after.
+    @Test func aLeftChannelIsNoLongerFollowed() async throws {
+        let group = try await ChannelChat.start(seed: 105)
+        let bob = group.chat.bob
+        let reader = MessageReader(bob)
+        try await group.post(["one"])
+        #expect(try await reader.first(1) == ["one"])
+        #expect(await bob.channelBoxes[group.channelID]?.pts == 2)
+        _ = try await bob.invoke(Api.functions.channels.leaveChannel(channel: group.channel))
+        #expect(await bob.channelBoxes[group.channelID] == nil)
+        try await group.post(["after"])
+        try await Conversation.nothingMore(reader, than: ["one"])
+        #expect(await bob.channelBoxes.isEmpty)
+        try await group.chat.close()
+    }
+
     /// In memory and in an SQLite file.
     @Test(arguments: [false, true])
     func aReopenedClientCatchesUpOnTheChannel(sqlite: Bool) async throws {

@@ -377,6 +377,29 @@ actor PushLog {
                 == RPCError(code: 406, message: "CHANNEL_PRIVATE"))
     }
 
+    /// `channels.leaveChannel`: the member is out (its answer shows the channel as `channelForbidden`), gets no more
+    /// of it and may not read it; the creator cannot leave.
+    @Test func aMemberLeavesAndIsOut() throws {
+        let c = try ChannelHarness()
+        let channel = try c.invite([c.bob], to: c.create())
+        try c.send("before", to: channel)
+        let left = try c.call(Api.functions.channels.leaveChannel(channel: channel.input), as: ChannelHarness.bob)
+        guard case .updates(let updates) = left, case .updateChannel(let update)? = updates.updates.first,
+              case .channelForbidden(let forbidden)? = updates.chats.first
+        else { throw HarnessFailure(description: "\(left)") }
+        #expect(update.channelId == channel.id && forbidden.id == channel.id && updates.seq == 0)
+        let isPrivate = RPCError(code: 406, message: "CHANNEL_PRIVATE")
+        #expect(c.error(Api.functions.channels.leaveChannel(channel: channel.input), as: ChannelHarness.bob) == isPrivate)
+        #expect(c.error(Api.functions.updates.getChannelDifference(channel: channel.input, filter: .channelMessagesFilterEmpty,
+                                                                   pts: 1, limit: 10), as: ChannelHarness.bob) == isPrivate)
+        #expect(c.error(Api.functions.channels.leaveChannel(channel: channel.input), as: ChannelHarness.alice)
+                == RPCError(code: 400, message: "USER_CREATOR"))
+        guard case .chats(let chats) = try c.call(Api.functions.channels.getChannels(id: [channel.input]), as: ChannelHarness.alice),
+              case .channel(let after)? = chats.chats.first
+        else { throw HarnessFailure(description: "no channel") }
+        #expect(after.participantsCount == 1)
+    }
+
     @Test func eachErrorOfTheChannelCalls() throws {
         let c = try ChannelHarness()
         let channel = try c.create()
