@@ -71,7 +71,6 @@ extension TestTelegramService {
         guard inputs.count <= 200 else { throw RPCError(code: 400, message: "USERS_TOO_MUCH") }
         let date = Self.date(call)
         let maxMembers = limits.maxChannelMembers
-        typealias Delivery = (user: Int64, update: Api.Updates)
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(input)
             var users: [Int64] = []
@@ -101,7 +100,7 @@ extension TestTelegramService {
                                                    chats: [channel.api(viewer: me)], date: date, seq: 0))
             return (result, deliveries)
         }
-        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        push(deliveries, except: call)
         return TestTelegram.serialized(Api.messages.InvitedUsers.invitedUsers(.init(updates: result, missingInvitees: [])))
     }
 
@@ -139,7 +138,6 @@ extension TestTelegramService {
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
-        typealias Delivery = (user: Int64, update: Api.Updates)
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             let id = try state.channelID(id: input, accessHash: accessHash)
             try state.channels[id]?.checkPoster(me)
@@ -175,7 +173,7 @@ extension TestTelegramService {
                 users: state.users(senders, viewer: me), chats: [channel.api(viewer: me)], date: date, seq: 0))
             return (result, deliveries)
         }
-        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        push(deliveries, except: call)
         return TestTelegram.serialized(result)
     }
 
@@ -190,7 +188,6 @@ extension TestTelegramService {
         guard ids.count <= 100 else { throw RPCError(code: 400, message: "MESSAGE_IDS_TOO_MUCH") }
         let date = Self.date(call)
         let limit = limits
-        typealias Delivery = (user: Int64, update: Api.Updates)
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.messages.AffectedMessages, [Delivery]) in
             let id = try state.channelID(input)
             let (deleted, channel) = try state.modifyChannel(id) { channel throws(RPCError) -> ([Int32], Channel) in
@@ -220,7 +217,7 @@ extension TestTelegramService {
             }
             return (result, deliveries)
         }
-        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        push(deliveries, except: call)
         return TestTelegram.serialized(result)
     }
 

@@ -98,7 +98,7 @@ extension TestTelegramService {
         let hashes = (admin: random.int64(), participant: random.int64())
         let date = Self.date(call)
         let limit = limits.secretChats.maxChatsPerAccount
-        let (answer, deliveries) = try state.withLock { state throws(RPCError) -> (Api.EncryptedChat, [SecretDelivery]) in
+        let (answer, deliveries) = try state.withLock { state throws(RPCError) -> (Api.EncryptedChat, [Delivery]) in
             guard let to = state.resolve(user, me: me), to != me else { throw RPCError(code: 400, message: "USER_ID_INVALID") }
             guard let id = candidates.first(where: { $0 > 0 && state.secret.chats[$0] == nil }) else {
                 throw RPCError(code: 500, message: "CHAT_ID_GENERATE_FAILED")
@@ -116,7 +116,7 @@ extension TestTelegramService {
             state.secret.boxes[to, default: SecretBox()].chats.append(id)
             return (chat.api(for: me), state.announce(id, date: date))
         }
-        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        push(deliveries, except: call)
         return TestTelegram.serialized(answer)
     }
 
@@ -128,7 +128,7 @@ extension TestTelegramService {
         let gB = try call.request.bytes("g_b")
         let fingerprint = try call.request.long("key_fingerprint")
         let date = Self.date(call)
-        let (answer, deliveries) = try state.withLock { state throws(RPCError) -> (Api.EncryptedChat, [SecretDelivery]) in
+        let (answer, deliveries) = try state.withLock { state throws(RPCError) -> (Api.EncryptedChat, [Delivery]) in
             guard let chat = state.secret.chat(peer, me: me), chat.participant == me else {
                 throw RPCError(code: 400, message: "CHAT_ID_INVALID")
             }
@@ -143,7 +143,7 @@ extension TestTelegramService {
             let deliveries = state.announce(chat.id, date: date)
             return (state.secret.chats[chat.id]?.api(for: me) ?? .encryptedChatEmpty(.init(id: chat.id)), deliveries)
         }
-        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        push(deliveries, except: call)
         return TestTelegram.serialized(answer)
     }
 
@@ -154,7 +154,7 @@ extension TestTelegramService {
         let deleteHistory = call.request.flag("delete_history")
         let date = Self.date(call)
         guard chatID != 0 else { throw RPCError(code: 400, message: "CHAT_ID_EMPTY") }
-        let deliveries = try state.withLock { state throws(RPCError) -> [SecretDelivery] in
+        let deliveries = try state.withLock { state throws(RPCError) -> [Delivery] in
             guard let chat = state.secret.chats[chatID], chat.accessHash(for: me) != nil else {
                 throw RPCError(code: 400, message: "ENCRYPTION_ID_INVALID")
             }
@@ -163,7 +163,7 @@ extension TestTelegramService {
             state.secret.chats[chatID]?.historyDeleted = deleteHistory
             return state.announce(chatID, date: date)
         }
-        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        push(deliveries, except: call)
         return TestTelegram.serializedTrue()
     }
 
@@ -189,7 +189,7 @@ extension TestTelegramService {
         let fileID = random.int64(), fileHash = random.int64()
         let date = Self.date(call)
         let dcID = call.endpoint.dcID
-        let (answer, delivery) = try state.withLock { state throws(RPCError) -> (Api.messages.SentEncryptedMessage, SecretDelivery?) in
+        let (answer, delivery) = try state.withLock { state throws(RPCError) -> (Api.messages.SentEncryptedMessage, Delivery?) in
             let chat = try state.secret.usableChat(peer, me: me)
             guard state.secret.chats[chat.id]?.randomIDs.contains(randomID) != true else {
                 throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE")
@@ -243,7 +243,7 @@ extension TestTelegramService {
         let maxDate = try call.request.int("max_date")
         let date = Self.date(call)
         guard maxDate <= date else { throw RPCError(code: 400, message: "MAX_DATE_INVALID") }
-        let delivery = try state.withLock { state throws(RPCError) -> SecretDelivery? in
+        let delivery = try state.withLock { state throws(RPCError) -> Delivery? in
             let chat = try state.secret.usableChat(peer, me: me)
             guard maxDate > state.secret.chats[chat.id]?.readMaxDate[me] ?? 0 else { return nil }
             state.secret.chats[chat.id]?.readMaxDate[me] = maxDate
@@ -263,7 +263,7 @@ extension TestTelegramService {
             throw RPCError(code: 400, message: "INPUT_REQUEST_INVALID: messages.setEncryptedTyping.typing")
         }
         let date = Self.date(call)
-        let delivery = try state.withLock { state throws(RPCError) -> SecretDelivery? in
+        let delivery = try state.withLock { state throws(RPCError) -> Delivery? in
             let chat = try state.secret.usableChat(peer, me: me)
             guard typing else { return nil }
             return state.secret.deliver(.updateEncryptedChatTyping(.init(chatId: chat.id)), to: chat.other, users: [],
@@ -298,9 +298,6 @@ extension TestTelegram {
         return buffer.bytes
     }
 }
-
-/// An update for one account: what a handler pushes once it has let go of the state.
-typealias SecretDelivery = (user: Int64, update: Api.Updates)
 
 /// The last `limit` values inserted, to refuse a repeated random_id.
 struct RecentSet<Value: Hashable> {
@@ -508,7 +505,7 @@ struct SecretChatsState {
 
     /// The `updates` (seq 0) carrying `update` to `user`, kept for `getDifference` under `logAs` if given.
     mutating func deliver(_ update: Api.Update, to user: Int64, users: [Api.User], date: Int32,
-                          logAs key: SecretEventKey?) -> SecretDelivery {
+                          logAs key: SecretEventKey?) -> Delivery {
         if let key { boxes[user, default: SecretBox()].note(update, as: key, date: date) }
         return (user, .updates(.init(updates: [update], users: users, chats: [], date: date, seq: 0)))
     }
@@ -516,7 +513,7 @@ struct SecretChatsState {
     /// Queues an encrypted message for `user` with its next qts, forgetting the oldest past the bounds, and
     /// returns the `updateNewEncryptedMessage` to push.
     mutating func enqueue(_ message: Api.EncryptedMessage, randomID: Int64, size: Int, for user: Int64, date: Int32,
-                          limits: TestTelegramService.SecretChatLimits) -> SecretDelivery {
+                          limits: TestTelegramService.SecretChatLimits) -> Delivery {
         let qts = boxes[user, default: SecretBox()].enqueue(message, randomID: randomID, size: size, limits: limits)
         return deliver(.updateNewEncryptedMessage(.init(message: message, qts: qts)), to: user, users: [], date: date,
                        logAs: nil)
@@ -570,7 +567,7 @@ struct SecretDifference {
 extension ServiceState {
     /// `updateEncryption` with the chat's state to both parties, each as it sees the chat (and kept for
     /// `getDifference`).
-    mutating func announce(_ id: Int32, date: Int32) -> [SecretDelivery] {
+    mutating func announce(_ id: Int32, date: Int32) -> [Delivery] {
         guard let chat = secret.chats[id] else { return [] }
         return [chat.participant, chat.admin].map { user in
             secret.deliver(.updateEncryption(.init(chat: chat.api(for: user), date: date)), to: user,

@@ -97,7 +97,6 @@ extension TestTelegramService {
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
-        typealias Delivery = (user: Int64, update: Api.Updates)
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
             guard let to = state.resolve(peer, me: me) else { throw RPCError(code: 400, message: "PEER_ID_INVALID") }
             let unregistered = RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")
@@ -140,7 +139,7 @@ extension TestTelegramService {
                 users: users, chats: [], date: date, seq: seq))
             return (result, deliveries)
         }
-        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        push(deliveries, except: call)
         return TestTelegram.serialized(result)
     }
 
@@ -213,7 +212,6 @@ extension TestTelegramService {
         let maxID = try call.request.int("max_id")
         let date = Self.date(call)
         let limit = limits.maxUpdateLog
-        typealias Delivery = (user: Int64, update: Api.Updates)
         let (pts, deliveries) = try state.withLock { state throws(RPCError) -> (Int32, [Delivery]) in
             let invalid = RPCError(code: 400, message: "PEER_ID_INVALID")
             guard let with = state.resolve(peer, me: me) else { throw invalid }
@@ -246,7 +244,7 @@ extension TestTelegramService {
             }
             return (read.pts, deliveries)
         }
-        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
+        push(deliveries, except: call)
         return TestTelegram.serialized(Api.messages.AffectedMessages.affectedMessages(
             .init(pts: pts, ptsCount: deliveries.isEmpty ? 0 : 1)))
     }

@@ -1,14 +1,17 @@
 // The stateful half of the test Telegram: accounts, login, private chats with per-user message boxes and update
-// state (pts/seq/date), channels with their own boxes, uploads and documents, shared by every DC of one cluster. One lock guards it all; handlers
-// hold it only while they read or change state, never while they push updates to other sessions. Every table is
-// bounded by `TestTelegramService.Limits`, so a client that makes accounts, messages or uploads without end costs a
-// fixed amount of memory and gets an `rpc_error` once a bound is hit.
+// state (pts/seq/date), channels with their own boxes, uploads and documents, shared by every DC of one cluster. One
+// lock guards it all; handlers hold it only while they read or change state, never while they push updates to other
+// sessions. Every table is bounded by `TestTelegramService.Limits`, so a client that makes accounts, messages or
+// uploads without end costs a fixed amount of memory and gets an `rpc_error` once a bound is hit.
 import MTProto
 import MTProtoCrypto
 import MTProtoServer
 import Synchronization
 import TLRuntime
 import TelegramApi
+
+/// An update for one account: what a handler pushes once it has let go of the state.
+typealias Delivery = (user: Int64, update: Api.Updates)
 
 /// The test Telegram's accounts, chats and files, with the handlers that serve them.
 ///
@@ -125,6 +128,11 @@ public final class TestTelegramService: Sendable {
                 server.push(bytes, to: session, dc: key.dcID)
             }
         }
+    }
+
+    /// Each delivery pushed to its account's sessions, the calling one excepted.
+    func push(_ deliveries: [Delivery], except call: RPCCall?) {
+        for delivery in deliveries { push(delivery.update, to: delivery.user, except: call) }
     }
 
     static func checkUsername(_ username: String) throws(RPCError) {
