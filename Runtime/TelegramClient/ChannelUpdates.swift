@@ -148,7 +148,7 @@ extension UpdatesState {
         // A difference out reaches past it (or the next update shows the gap).
         if channelSync[id]?.fetching == true { return [] }
         guard var box = channels[id] else {
-            if channels.count < maxChannels { channels[id] = ChannelBox(pts: pts, accessHash: accessHashes.removeValue(forKey: id)) }
+            _ = startBox(id, at: pts)
             return []
         }
         switch Self.order(box.pts, ptsCount, pts) {
@@ -194,6 +194,14 @@ extension UpdatesState {
             }
         }
         return actions
+    }
+
+    /// Starts following channel `id` at `pts`, with the access hash seen for it; false past `maxChannels`, where a
+    /// channel's updates pass unchecked.
+    private mutating func startBox(_ id: Int64, at pts: Int32) -> Bool {
+        guard channels.count < maxChannels else { return false }
+        channels[id] = ChannelBox(pts: pts, accessHash: accessHashes.removeValue(forKey: id))
+        return true
     }
 
     /// Stops following channel `id`: its box and hash go; what was held for it comes back as it came.
@@ -254,8 +262,7 @@ extension UpdatesState {
         }
         guard var box = channels[id] else {
             // The channel's first update starts its box (its earlier updates were never ours to check).
-            guard channels.count < maxChannels else { return (true, []) }
-            channels[id] = ChannelBox(pts: pts, accessHash: accessHashes.removeValue(forKey: id))
+            _ = startBox(id, at: pts)
             return (true, [])
         }
         switch Self.order(box.pts, count, pts) {
@@ -277,8 +284,7 @@ extension UpdatesState {
                                          now: Double) -> (Bool, [UpdatesAction]) {
         let id = tooLong.channelId
         if channels[id] == nil {
-            guard let pts = tooLong.pts, channels.count < maxChannels else { return (true, []) }
-            channels[id] = ChannelBox(pts: pts, accessHash: accessHashes.removeValue(forKey: id))
+            guard let pts = tooLong.pts, startBox(id, at: pts) else { return (true, []) }
             return (false, [])
         }
         guard channels[id]?.accessHash != nil else { return (true, []) }
