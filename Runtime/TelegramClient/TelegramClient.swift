@@ -545,30 +545,34 @@ public actor TelegramClient {
             return
         }
         let now = elapsed()
+        let affected: (pts: Int32, count: Int32)
         switch result {
             case let updates as Api.Updates:
-                perform(updateState.receive(updates, now: now))
-            case let affected as Api.messages.AffectedMessages:
-                guard case .affectedMessages(let a) = affected else { return }
-                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, channelID: Self.channelID(of: request), now: now))
-            case let affected as Api.messages.AffectedHistory:
-                guard case .affectedHistory(let a) = affected else { return }
-                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, channelID: Self.channelID(of: request), now: now))
-            case let affected as Api.messages.AffectedFoundMessages:
-                guard case .affectedFoundMessages(let a) = affected else { return }
-                perform(updateState.receive(pts: a.pts, ptsCount: a.ptsCount, channelID: Self.channelID(of: request), now: now))
+                return perform(updateState.receive(updates, now: now))
+            case let messages as Api.messages.AffectedMessages:
+                guard case .affectedMessages(let a) = messages else { return }
+                affected = (a.pts, a.ptsCount)
+            case let history as Api.messages.AffectedHistory:
+                guard case .affectedHistory(let a) = history else { return }
+                affected = (a.pts, a.ptsCount)
+            case let found as Api.messages.AffectedFoundMessages:
+                guard case .affectedFoundMessages(let a) = found else { return }
+                affected = (a.pts, a.ptsCount)
             case let authorization as Api.auth.Authorization:
                 guard case .authorization = authorization else { return }
                 signedOut = false
                 restartSequence()
-                perform(updateState.catchUp())
+                return perform(updateState.catchUp())
             case is Api.auth.LoggedOut:
                 signedOut = true
                 restartSequence()
-                perform([])
+                return perform([])
             default:
                 return
         }
+        // The pts of the box the call acted on: its channel's, or the common one.
+        perform(updateState.receive(pts: affected.pts, ptsCount: affected.count, channelID: Self.channelID(of: request),
+                                    now: now))
     }
 
     /// The channel a call acts on, from its `channel` or `peer` argument: its `messages.affected…` result then
@@ -625,9 +629,7 @@ public actor TelegramClient {
                     configuration.logger.warning(
                         "updates: the difference is too long; pts moved to \(pts), refetch what is shown")
                 case .getChannelDifference(let id, let hash, let pts):
-                    fetchChannel(id) { try await $0.invoke(Api.functions.updates.getChannelDifference(
-                        channel: .inputChannel(.init(channelId: id, accessHash: hash)), filter: .channelMessagesFilterEmpty,
-                        pts: pts, limit: Self.channelDifferenceLimit)) }
+                    fetchChannel(id, accessHash: hash, pts: pts)
                 case .channelDifferenceTooLong(let id, let pts):
                     let moved = pts.map(String.init) ?? "?"
                     configuration.logger.warning(
@@ -677,13 +679,15 @@ public actor TelegramClient {
         if signedOut { gapTimer?.task.cancel(); gapTimer = nil }
     }
 
-    private func fetchChannel(_ id: Int64,
-                              _ call: @escaping @Sendable (TelegramClient) async throws -> Api.updates.ChannelDifference) {
+    private func fetchChannel(_ id: Int64, accessHash: Int64, pts: Int32) {
         let generation = sequenceGeneration
+        let call = Api.functions.updates.getChannelDifference(
+            channel: .inputChannel(.init(channelId: id, accessHash: accessHash)), filter: .channelMessagesFilterEmpty,
+            pts: pts, limit: Self.channelDifferenceLimit)
         channelFetches[id] = Task(executorPreference: taskExecutor) { [weak self] in
             guard let self else { return }
             do {
-                let answer = try await call(self)
+                let answer = try await self.invoke(call)
                 await self.channelFetched(answer, id: id, generation: generation)
             } catch {
                 await self.channelFetchFailed(error, id: id, generation: generation)
