@@ -277,7 +277,7 @@ extension TestTelegramService {
                     users: state.users(channel.broadcast ? [] : newest.map(\.sender), viewer: me)))
                 reached = channel.pts
             } else {
-                let entries = channel.log.lazy.filter { $0.pts > pts }.prefix(limit)
+                let entries = Array(channel.log.lazy.filter { $0.pts > pts }.prefix(limit))
                 reached = entries.last?.pts ?? pts
                 let final = reached == channel.pts
                 // New messages first, then the deletions, as a client applies a difference.
@@ -289,7 +289,7 @@ extension TestTelegramService {
                 }
                 answer = .channelDifference(.init(
                     final: final, pts: reached, timeout: final ? timeout : nil,
-                    newMessages: created.map { $0.api(in: channel, viewer: me) }, otherUpdates: Array(deletions),
+                    newMessages: created.map { $0.api(in: channel, viewer: me) }, otherUpdates: deletions,
                     chats: [channel.api(viewer: me)],
                     users: state.users(channel.broadcast ? [] : created.map(\.sender), viewer: me)))
             }
