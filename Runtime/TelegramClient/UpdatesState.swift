@@ -116,8 +116,9 @@ public struct UpdatesState: Sendable {
         self.gapWait = gapWait
         self.maxPending = max(1, maxPending)
         self.maxChannels = max(0, maxChannels)
-        self.channels = channels.count <= self.maxChannels
-            ? channels : Dictionary(uniqueKeysWithValues: channels.sorted { $0.key < $1.key }.prefix(self.maxChannels).map { ($0.key, $0.value) })
+        // Past the bound, the lowest ids are kept (any choice would do; this one is the same every time).
+        self.channels = channels.count <= self.maxChannels ? channels : Dictionary(
+            uniqueKeysWithValues: channels.sorted { $0.key < $1.key }.prefix(self.maxChannels).map { ($0.key, $0.value) })
     }
 
     // MARK: Input
