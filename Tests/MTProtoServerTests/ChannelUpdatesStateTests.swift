@@ -27,18 +27,8 @@ import Testing
                        users: [], chats: hash.map { [channel(id, hash: $0)] } ?? [], date: 100, seq: 0))
     }
 
-    static func fetches(_ actions: [UpdatesAction]) -> [String] {
-        actions.compactMap { action in
-            switch action {
-                case .getChannelDifference(let id, let hash, let pts): "getChannelDifference(\(id),\(hash),\(pts))"
-                case .channelDifferenceTooLong(let id, let pts): "channelTooLong(\(id),\(pts.map { "\($0)" } ?? "nil"))"
-                case .getState: "getState"
-                case .getDifference(let box): "getDifference(\(box.pts))"
-                case .differenceTooLong(let pts): "tooLong(\(pts))"
-                case .deliver: nil
-            }
-        }
-    }
+    /// The fetches asked, as `UpdatesStateTests` names them.
+    static func fetches(_ actions: [UpdatesAction]) -> [String] { UpdatesStateTests.fetches(actions) }
 
     static func texts(_ actions: [UpdatesAction]) -> [String] { UpdatesStateTests.texts(actions) }
 
@@ -188,7 +178,7 @@ import Testing
         var machine = Self.machine()
         _ = machine.receive(UpdatesStateTests.pushed(12, seq: 6), now: 0)
         let asked = machine.tick(now: 1)
-        #expect(Self.fetches(asked) == ["getDifference(10)"])
+        #expect(Self.fetches(asked) == ["getDifference(10,0,5)"])
         let difference = Api.updates.Difference.difference(.init(
             newMessages: [UpdatesStateTests.message("m11", id: 11), UpdatesStateTests.message("m12", id: 12)],
             newEncryptedMessages: [], otherUpdates: [.updateChannelTooLong(.init(channelId: 77, pts: 9))],

@@ -49,8 +49,8 @@ import Testing
                 case .differenceTooLong(let pts): "tooLong(\(pts))"
                 case .deliver(.updatesTooLong): "updatesTooLong"
                 case .deliver: nil
-                case .getChannelDifference(let id, _, let pts): "getChannelDifference(\(id),\(pts))"
-                case .channelDifferenceTooLong(let id, _): "channelTooLong(\(id))"
+                case .getChannelDifference(let id, let hash, let pts): "getChannelDifference(\(id),\(hash),\(pts))"
+                case .channelDifferenceTooLong(let id, let pts): "channelTooLong(\(id),\(pts.map { "\($0)" } ?? "nil"))"
             }
         }
     }
