@@ -31,17 +31,14 @@ import Testing
 
         static func hash(_ channel: Int64) -> Int64 { channel &* 7 }
 
+        // The messages and channels of the rule tests, each message's id its pts.
         static func channelMessage(_ channel: Int64, _ pts: Int32) -> Api.Message {
-            .message(.init(id: pts, peerId: .peerChannel(.init(channelId: channel)), date: 1, message: "c\(channel).\(pts)"))
+            ChannelUpdatesStateTests.message("c\(channel).\(pts)", channel: channel, id: pts)
         }
 
-        static func commonMessage(_ pts: Int32) -> Api.Message {
-            .message(.init(id: pts, peerId: .peerUser(.init(userId: 7)), date: 1, message: "m\(pts)"))
-        }
+        static func commonMessage(_ pts: Int32) -> Api.Message { UpdatesStateTests.message("m\(pts)", id: pts) }
 
-        static func chat(_ channel: Int64) -> Api.Chat {
-            .channel(.init(megagroup: true, id: channel, accessHash: hash(channel), title: "c", photo: .chatPhotoEmpty, date: 1))
-        }
+        static func chat(_ channel: Int64) -> Api.Chat { ChannelUpdatesStateTests.channel(channel, hash: hash(channel)) }
 
         mutating func newCommon() -> Api.Update {
             commonPts += 1
