@@ -23,27 +23,17 @@ import os
 import sys
 import tempfile
 
-from telethon import TelegramClient, events
+from telethon import events
 from telethon.crypto import rsa
-from telethon.sessions import MemorySession
 from telethon.tl.functions.channels import CreateChannelRequest, InviteToChannelRequest
 
-from telethon_common import start_mtserver, stop_mtserver
+from telethon_common import signed_in, start_mtserver, stop_mtserver
 
 ALICE = ("9996620001", "22222")
 BOB = ("9996610002", "11111")
 CAROL = ("9996620003", "22222")
 POSTS = ["p1", "p2", "p3", "p4", "p5"]
 WITHHELD = 4  # the fourth message sent on the server (all are posts) is not pushed
-
-
-async def telethon_user(ready, account):
-    client = TelegramClient(MemorySession(), api_id=1, api_hash="0" * 32, timeout=10, connection_retries=3)
-    client.session.set_dc(2, "127.0.0.1", ready["ports"]["2"])
-    await asyncio.wait_for(client.connect(), 30)
-    await asyncio.wait_for(client.send_code_request(account[0]), 30)
-    await asyncio.wait_for(client.sign_in(account[0], account[1]), 30)
-    return client
 
 
 async def mtcall_updates(args, ready, keyfile, session, seconds, sign_in=False):
@@ -90,8 +80,8 @@ async def scenario(args, ready, keyfile, workdir, log_path):
     _, err = await asyncio.wait_for(first.communicate(), 60)
     assert first.returncode == 0, f"mtcall sign-in run: {err.decode()}"
 
-    alice = await telethon_user(ready, ALICE)
-    carol = await telethon_user(ready, CAROL)
+    alice = await signed_in(ready, *ALICE)
+    carol = await signed_in(ready, *CAROL)
     try:
         seen = []
         arrived = asyncio.Event()

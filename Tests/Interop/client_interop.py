@@ -19,11 +19,10 @@ import subprocess
 import sys
 import tempfile
 
-from telethon import TelegramClient, events
+from telethon import events
 from telethon.crypto import rsa
-from telethon.sessions import MemorySession
 
-from telethon_common import start_mtserver, stop_mtserver
+from telethon_common import signed_in, start_mtserver, stop_mtserver
 
 SECRET = "0123456789abcdef" * 2
 FAKE_TLS_DOMAIN = "localhost".encode().hex()
@@ -85,12 +84,8 @@ async def conversation(mtcall, ready, workdir, results):
     bob_id = me[0]["id"]
     state = mtcall("updates.getState", "{}", *bob_flags)
 
-    alice = TelegramClient(MemorySession(), api_id=1, api_hash="0" * 32, timeout=10, connection_retries=3)
-    alice.session.set_dc(2, "127.0.0.1", ready["ports"]["2"])
-    await asyncio.wait_for(alice.connect(), 30)
+    alice = await signed_in(ready, "9996620001", "22222")
     try:
-        await asyncio.wait_for(alice.send_code_request("9996620001"), 30)
-        await asyncio.wait_for(alice.sign_in("9996620001", "22222"), 30)
         inbox = asyncio.Queue()
         async def deliver(event):
             inbox.put_nowait(event.message)

@@ -1,9 +1,11 @@
 """What the interop scripts share: starting and stopping mtserver, Telethon's seven TCP connection classes and how
-each reaches mtserver."""
+each reaches mtserver, and a Telethon user signed in on it."""
+import asyncio
 import json
 import subprocess
 
-from telethon import connection
+from telethon import TelegramClient, connection
+from telethon.sessions import MemorySession
 
 CLASSES = [
     connection.ConnectionTcpFull,
@@ -43,3 +45,18 @@ def stop_mtserver(process):
         process.wait(10)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+async def signed_in(ready, phone, code):
+    """A Telethon client on an in-memory session that starts on DC 2 of `ready`'s mtserver, connected and signed in
+    as the test account `phone`; disconnected again if that fails."""
+    client = TelegramClient(MemorySession(), api_id=1, api_hash="0" * 32, timeout=10, connection_retries=3)
+    client.session.set_dc(2, "127.0.0.1", ready["ports"]["2"])
+    try:
+        await asyncio.wait_for(client.connect(), 30)
+        await asyncio.wait_for(client.send_code_request(phone), 30)
+        await asyncio.wait_for(client.sign_in(phone, code), 30)
+    except BaseException:
+        await asyncio.wait_for(client.disconnect(), 10)
+        raise
+    return client
