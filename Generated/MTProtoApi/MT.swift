@@ -41,11 +41,11 @@ extension MT {
     public static var schemaSource: String {
         #"""
 // MTProto service schema: everything a client and a server exchange below the API layer.
-// Merged by this project from ../shared/schemas (see Schemas/PROVENANCE.md):
+// Merged by this project from Schemas/sources (see Schemas/PROVENANCE.md):
 //  - the base is Telethon's mtproto.tl (tdesktop's set: req_pq, every p_q_inner_data*, server_DH_params_fail,
 //    bind_auth_key_inner, destroy_auth_key, ipPort*, configSimple, tls*), kept line for line;
 //  - rpc_result, message, msg_container, msg_copy and gzip_packed are live lines, as in the official
-//    core.telegram.org/schema/mtproto text (mtproto_core.tl) instead of "parsed manually" comments;
+//    core.telegram.org/schema/mtproto text (sources/mtproto_core.tl) instead of "parsed manually" comments;
 //  - the 21 auth-key blobs (pq, p, q, dh_prime, g_a, g_b, encrypted_*) are `bytes`, as in the official text:
 //    they carry binary data. The wire form and the constructor IDs are unchanged (the ID rule reads bytes as string).
 

@@ -1,5 +1,5 @@
 // Constructor IDs Telegram assigned that the CRC rule does not reproduce. The built-in list has a reason each
-// (source: ../shared/schemas/PROVENANCE.md, "Known exceptions"); a generator configuration adds its own for upstream
+// (source: Schemas/PROVENANCE.md, "Known exceptions"); a generator configuration adds its own for upstream
 // files (TDLib's renamed and ID-sharing helpers). Where a variant of the rule does reproduce the ID, the checker
 // still verifies it with that variant, so an exception cannot hide a typo.
 

@@ -1,5 +1,5 @@
 // The emitter: a checked `Schema` -> Swift source files, in the shape measured fastest to compile
-// (../shared/design/compile-time.md): one enum per boxed type with `final class` payloads (structs when small and
+// (Benchmarks/compile-time-shapes.md): one enum per boxed type with `final class` payloads (structs when small and
 // fixed-size), throwing parse functions, each type parsing its own constructors, a registry of metatypes (no
 // closures), flag tests on the raw integer, and types spread over a fixed number of files by a hash of their name.
 
@@ -357,7 +357,7 @@ public struct SwiftEmitter {
 
     /// Payloads of fixed-size fields within `inlinePayloadLimit` are structs: decoding `peerUser` then allocates
     /// nothing (by callgrind's call counts, ~1,800 of the 13,400 allocations of decoding the corpus's objects once
-    /// were such payloads). All others stay `final class`es, which compile faster (../shared/design/compile-time.md)
+    /// were such payloads). All others stay `final class`es, which compile faster (Benchmarks/compile-time-shapes.md)
     /// and take one word in their enum.
     func payloadIsInline(_ c: Combinator) -> Bool {
         fixedPayloadSize(c).map { $0 <= Self.inlinePayloadLimit } ?? false

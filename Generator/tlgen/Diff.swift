@@ -13,7 +13,7 @@ struct Diff: ParsableCommand {
         discussion: """
             Both files must check without errors. Redefined entries list their fields added, removed, retyped and \
             moved to another flag bit, and whether the ID changed; then every change to the generated Swift API, \
-            `!` marking source breaks. Example: tlgen diff ../shared/schemas/history/api228_tdlib.tl Schemas/api.tl
+            `!` marking source breaks. Example: tlgen diff Schemas/history/api228_tdlib.tl Schemas/api.tl
             """)
 
     @Argument(help: "The older schema.", completion: .file(extensions: ["tl"]))

@@ -35,15 +35,13 @@ enum Paths {
     static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// `../shared`, the sibling of the repository root (present on CI and on the team's machines).
-    static let shared: URL = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared")
-
     static func schema(_ relativePath: String) -> URL {
         repositoryRoot.appendingPathComponent("Schemas").appendingPathComponent(relativePath)
     }
 
+    /// Older API layers (provenance in Schemas/PROVENANCE.md).
     static func history(_ name: String) -> URL {
-        shared.appendingPathComponent("schemas/history").appendingPathComponent(name)
+        repositoryRoot.appendingPathComponent("Schemas/history").appendingPathComponent(name)
     }
 }
 

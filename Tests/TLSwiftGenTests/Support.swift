@@ -11,9 +11,9 @@ enum Paths {
 
     static let diffFixtures: URL = repositoryRoot.appendingPathComponent("Fixtures/diff")
 
-    /// `../shared/schemas/history/<name>`: older API layers, beside the repository (as the schema tests use them).
+    /// `Schemas/history/<name>`: older API layers, for the diff tests (provenance in Schemas/PROVENANCE.md).
     static func history(_ name: String) -> URL {
-        repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/schemas/history").appendingPathComponent(name)
+        repositoryRoot.appendingPathComponent("Schemas/history").appendingPathComponent(name)
     }
 
     static func schema(_ relativePath: String) -> URL {
