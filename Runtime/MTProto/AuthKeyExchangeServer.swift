@@ -18,6 +18,7 @@ extension AuthKeyExchange {
             case fail
         }
 
+        /// What the server holds and allows: its RSA keys, the DH group, retry and time bounds.
         public struct Configuration: Sendable {
             /// The RSA keys the server holds; resPQ lists all their fingerprints.
             public var keys: [RSAPrivateKey]
@@ -53,6 +54,7 @@ extension AuthKeyExchange {
 
         /// What the server ends with; the same key, salt and id as the client's `Result`.
         public struct Result: Sendable, Hashable {
+            /// The agreed 2048-bit auth key.
             public let authKey: AuthKey
             /// new_nonce[0..<8] XOR server_nonce[0..<8] as a little-endian long.
             public let firstSalt: Int64
@@ -60,16 +62,20 @@ extension AuthKeyExchange {
             public let dcID: Int32?
             /// For a temporary key: `expires_in` as sent, and server_time + expires_in (what the binding must carry).
             public let expiresIn: Int32?
+            /// For a temporary key, when it expires in server time (Unix seconds); nil for a permanent key.
             public let expiresAt: Int32?
             /// The fingerprint of the key the client used, and whether it used the legacy SHA-1 scheme.
             public let fingerprint: Int64
+            /// Whether the client encrypted `p_q_inner_data` with the legacy RSA scheme instead of RSA_PAD.
             public let usedLegacyRSA: Bool
             /// dh_gen_retry rounds it took.
             public let retries: Int
 
+            /// Whether the key is temporary (made with `expires_in`).
             public var isTemporary: Bool { expiresIn != nil }
         }
 
+        /// What a step of the exchange returns.
         public enum Output: Sendable, Equatable {
             /// Send this frame and wait for the client's next one.
             case send([UInt8])
@@ -112,12 +118,14 @@ extension AuthKeyExchange {
             case over
         }
 
+        /// The configuration the exchange was made with.
         public let configuration: Configuration
         private let random: any RandomSource
         private var state: State = .awaitingReqPQ
         private var messageIDs = MessageIDGenerator(role: .server)
         private var clientIDs: PeerMessageIDs
 
+        /// A server exchange awaiting the client's `req_pq`. `random` supplies the server nonce, the DH exponent and padding.
         public init(configuration: Configuration, random: any RandomSource) {
             self.configuration = configuration
             self.random = random

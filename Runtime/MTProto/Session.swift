@@ -48,8 +48,11 @@ import TLRuntime
 /// of our (corrected) clock, not a duplicate. A server session also checks the salt (48), seq_no parity for acks,
 /// containers and requests (34, 35) and order (32, 33), and answers a failed check with `bad_msg_notification`.
 public struct Session: Sendable {
+    /// Which end of the connection this session is.
     public let role: Role
+    /// The session's timing and bounds.
     public let configuration: SessionConfiguration
+    /// The session_id every message carries (a client's is random; after a reset it is replaced).
     public internal(set) var sessionID: Int64
     /// The salt the next message carries (client), or the newest the schedule allows (server).
     public internal(set) var salt: Int64
@@ -59,6 +62,7 @@ public struct Session: Sendable {
     public internal(set) var saltSchedule: SaltSchedule
     /// Seconds to add to the local clock to get the server's.
     public var timeOffset: Double { messageIDs.timeOffset }
+    /// The auth key messages are encrypted with.
     public let authKey: AuthKey
 
     let cipher: MTProto2Cipher

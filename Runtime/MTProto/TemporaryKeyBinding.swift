@@ -17,6 +17,7 @@ public enum TemporaryKeyBindingError: Error, Sendable, Equatable, CustomStringCo
     /// expires_at is already past, or later than the temporary key's own expiry.
     case expired(expiresAt: Int32)
 
+    /// A one-line account of the failed check.
     public var description: String {
         switch self {
             case .decryption(let e): "bind_auth_key_inner does not decrypt under the permanent key: \(e)"
@@ -40,6 +41,7 @@ public struct TemporaryKeyBinding: Sendable, Hashable {
     /// bind_auth_key_inner ‖ padding), with the MTProto 1.0 key derivation (x = 0) under the permanent key.
     public let encryptedMessage: [UInt8]
 
+    /// A binding from its fields.
     public init(permanentKeyID: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) {
         self.permanentKeyID = permanentKeyID
         self.nonce = nonce
