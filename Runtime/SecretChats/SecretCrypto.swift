@@ -44,6 +44,7 @@ public enum SecretChatError: Error, Sendable, Equatable, CustomStringConvertible
     /// A file whose key fingerprint, size or padding does not check out.
     case file(String)
 
+    /// A one-line account of the failed check.
     public var description: String {
         switch self {
         case .tooShort(let n): "secret message too short: \(n) bytes"
@@ -147,15 +148,19 @@ public enum SecretChatCrypto {
 /// A file encrypted for a secret chat: a fresh AES-256-IGE key and IV per file
 /// (core.telegram.org/api/end-to-end, "Sending encrypted files").
 public struct SecretFileKey: Sendable, Hashable {
+    /// The 32-byte AES-256 key.
     public let key: [UInt8]
+    /// The 32-byte IGE initialization vector.
     public let iv: [UInt8]
 
+    /// A key and IV; each must be 32 bytes, else ``SecretChatError/file(_:)``.
     public init(key: [UInt8], iv: [UInt8]) throws(SecretChatError) {
         guard key.count == 32, iv.count == 32 else { throw .file("key and iv must be 32 bytes each") }
         self.key = key
         self.iv = iv
     }
 
+    /// A fresh key and IV from `random`.
     public static func random(_ random: some RandomSource) -> SecretFileKey {
         SecretFileKey(checkedKey: random.bytes(32), iv: random.bytes(32))
     }

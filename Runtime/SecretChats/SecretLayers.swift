@@ -16,6 +16,7 @@ public enum SecretLayer: Int32, Sendable, Codable, CaseIterable, Comparable, Cus
     case layer101 = 101
     case layer144 = 144
 
+    /// Orders layers by number.
     public static func < (a: SecretLayer, b: SecretLayer) -> Bool { a.rawValue < b.rawValue }
 
     /// The highest generated layer not above `layer` (a peer at 120 is spoken to with the 101 namespace).
@@ -30,6 +31,7 @@ public enum SecretLayer: Int32, Sendable, Codable, CaseIterable, Comparable, Cus
     /// Both parties at layer 73 or above use MTProto 2.0.
     public var mtproto: SecretMTProtoVersion { rawValue >= 73 ? .v2 : .v1 }
 
+    /// `layer N`.
     public var description: String { "layer \(rawValue)" }
 }
 
@@ -41,6 +43,7 @@ public enum SecretPayload: Sendable {
     case layer101(SecretApi101.DecryptedMessage)
     case layer144(SecretApi144.DecryptedMessage)
 
+    /// The layer the message was parsed with.
     public var layer: SecretLayer {
         switch self {
         case .layer8: .layer8
@@ -103,12 +106,18 @@ public enum SecretPayload: Sendable {
 
 /// What the engine needs to know of a document attached to a message.
 public struct SecretDocumentInfo: Sendable, Hashable {
+    /// The file's AES-256 key, 32 bytes.
     public var key: [UInt8]
+    /// The file's IGE initialization vector, 32 bytes.
     public var iv: [UInt8]
+    /// The file's size before padding, bytes.
     public var size: Int64
+    /// Its MIME type.
     public var mimeType: String
+    /// Its file name.
     public var fileName: String
 
+    /// A document's key, IV, size and names.
     public init(key: [UInt8], iv: [UInt8], size: Int64, mimeType: String, fileName: String) {
         self.key = key
         self.iv = iv
@@ -120,11 +129,14 @@ public struct SecretDocumentInfo: Sendable, Hashable {
 
 /// The text and optional document of an ordinary message, the part common to every layer.
 public struct SecretContent: Sendable, Hashable {
+    /// The message's text (may be empty when a document is attached).
     public var text: String
+    /// The attached document, if any.
     public var document: SecretDocumentInfo?
     /// Self-destruct timer in seconds (layer 17+; ignored at layer 8).
     public var ttl: Int32
 
+    /// A message with `text`, an optional document and self-destruct timer.
     public init(text: String, document: SecretDocumentInfo? = nil, ttl: Int32 = 0) {
         self.text = text
         self.document = document
