@@ -4,12 +4,15 @@
 import Foundation
 import TLSchema
 
+/// A file the pipeline produces.
 public struct OutputFile: Sendable, Equatable {
     /// Path relative to the configuration file's directory.
     public var path: String
+    /// The file's full text.
     public var contents: String
 }
 
+/// The generator's steps from a configuration file: render every module, compare with what is on disk, write.
 public enum GeneratorPipeline {
     /// Every file the configuration produces, in a stable order.
     public static func render(configurationPath: String) throws -> [OutputFile] {
@@ -78,11 +81,16 @@ public enum GeneratorPipeline {
         return SwiftEmitter(schema: schema, options: options)
     }
 
+    /// How a file on disk differs from what `render` produces (what `tlgen check` reports).
     public enum Drift: Sendable, Equatable, CustomStringConvertible {
+        /// A file that should exist does not.
         case missing(String)
+        /// A file's text differs.
         case changed(String)
+        /// A file in an output directory that the configuration no longer produces.
         case extra(String)
 
+        /// `missing: PATH`, `changed: PATH` or `extra: PATH`.
         public var description: String {
             switch self {
             case .missing(let path): "missing: \(path)"
