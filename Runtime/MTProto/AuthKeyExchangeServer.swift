@@ -13,8 +13,11 @@ extension AuthKeyExchange {
         /// What to answer a client whose key is otherwise good (auth_key, step 9). A real server answers `.retry`
         /// when the new auth_key_id collides with a stored key; tests use it to exercise the client's other paths.
         public enum KeyDecision: Sendable, Hashable {
+            /// Finish the exchange (`dh_gen_ok`).
             case accept
+            /// Ask the client to try again with a new b (`dh_gen_retry`).
             case retry
+            /// Refuse the key (`dh_gen_fail`).
             case fail
         }
 

@@ -34,10 +34,15 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Which `*_MIGRATE_X` error: the first three move the home DC, the last two run one call elsewhere.
     public enum MigrationKind: String, Sendable, Hashable, CaseIterable {
+        /// The phone number belongs to another DC (`auth.sendCode`): move the home DC there.
         case phone = "PHONE_MIGRATE"
+        /// The account belongs to another DC (`auth.signIn`): move the home DC there.
         case user = "USER_MIGRATE"
+        /// The DC asks the client to use another one for now: move the home DC there.
         case network = "NETWORK_MIGRATE"
+        /// The file lives on another DC: run this call there.
         case file = "FILE_MIGRATE"
+        /// The statistics live on another DC: run this call there.
         case stats = "STATS_MIGRATE"
     }
 

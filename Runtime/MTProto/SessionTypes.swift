@@ -220,13 +220,17 @@ public enum SessionEvent: Sendable {
 
 /// What `rpc_drop_answer` achieved (`RpcDropAnswer`).
 public enum DropAnswerOutcome: Sendable, Hashable {
+    /// The server knows nothing of the request (`rpc_answer_unknown`).
     case unknown
+    /// The request is running and its answer will still come (`rpc_answer_dropped_running`).
     case droppedRunning
+    /// The answer was dropped before it was sent (`rpc_answer_dropped`).
     case dropped(messageID: Int64, seqNo: Int32, bytes: Int32)
 }
 
 /// Why one message was ignored.
 public enum IgnoredMessage: Sendable, Hashable, CustomStringConvertible {
+    /// The msg_id was seen before.
     case duplicate
     /// Its msg_id claims a time this many seconds from ours (negative: in the past), outside the window.
     case outsideTimeWindow(seconds: Double)

@@ -50,15 +50,19 @@ public enum SecretChatEvent: Sendable {
     case requested(chatID: Int32, peerUserID: Int64)
     /// The key is established; compare `keyVisualization` out of band.
     case ready(chatID: Int32, keyFingerprint: Int64)
+    /// The chat now speaks `layer` (the lower of both parties' layers).
     case layerChanged(chatID: Int32, layer: SecretLayer)
     /// A message or a service action for the application (TTL, read, delete, screenshot, flush), in order.
     case message(chatID: Int32, SecretIncoming)
+    /// A new key is in use.
     case rekeyed(chatID: Int32, keyFingerprint: Int64)
+    /// A re-key was abandoned (by either side, or because the other party's exchange won).
     case rekeyAborted(chatID: Int32, exchangeID: Int64)
     /// We asked the peer to resend raw sequence numbers start...end.
     case resendRequested(chatID: Int32, start: Int32, end: Int32)
     /// We resent our messages start...end (raw) because the peer asked.
     case resent(chatID: Int32, start: Int32, end: Int32)
+    /// The chat was discarded (by either party or the server); it is gone.
     case discarded(chatID: Int32)
     /// The chat broke a rule the spec says ends it; discard it on the server.
     case aborted(chatID: Int32, SecretChatError)
@@ -86,7 +90,9 @@ public struct SecretOutgoing: Sendable {
 
 /// What one input produced.
 public enum SecretChatOutput: Sendable {
+    /// Send this message with the matching `messages.sendEncrypted*` call, in order.
     case send(SecretOutgoing)
+    /// Tell the application.
     case event(SecretChatEvent)
 }
 

@@ -9,7 +9,9 @@ import MTProtoCrypto
 
 /// Which MTProto version encrypts a secret-chat message.
 public enum SecretMTProtoVersion: Int, Sendable, Codable, Hashable {
+    /// MTProto 1.0: SHA-1 msg_key and key derivation (either party below layer 73).
     case v1 = 1
+    /// MTProto 2.0: SHA-256 msg_key and key derivation (both parties at layer 73 or above).
     case v2 = 2
 }
 
@@ -40,6 +42,7 @@ public enum SecretChatError: Error, Sendable, Equatable, CustomStringConvertible
     case diffieHellman(CryptoError)
     /// A chat id this engine does not know, or in a state where the operation does not apply.
     case unknownChat(Int32)
+    /// The operation does not apply in the chat's state (say, sending before the key is established).
     case invalidState(String)
     /// A file whose key fingerprint, size or padding does not check out.
     case file(String)

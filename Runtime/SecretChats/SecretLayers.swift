@@ -10,10 +10,15 @@ import TLRuntime
 
 /// The secret-chat layers this package generates.
 public enum SecretLayer: Int32, Sendable, Codable, CaseIterable, Comparable, CustomStringConvertible {
+    /// Layer 8: messages without sequence numbers, MTProto 1.0.
     case layer8 = 8
+    /// Layer 46.
     case layer46 = 46
+    /// Layer 73: the first with MTProto 2.0.
     case layer73 = 73
+    /// Layer 101.
     case layer101 = 101
+    /// Layer 144, the newest generated.
     case layer144 = 144
 
     /// Orders layers by number.
@@ -37,10 +42,15 @@ public enum SecretLayer: Int32, Sendable, Codable, CaseIterable, Comparable, Cus
 
 /// A decrypted message in the namespace of the layer it was parsed with.
 public enum SecretPayload: Sendable {
+    /// Parsed with `SecretApi8`.
     case layer8(SecretApi8.DecryptedMessage)
+    /// Parsed with `SecretApi46`.
     case layer46(SecretApi46.DecryptedMessage)
+    /// Parsed with `SecretApi73`.
     case layer73(SecretApi73.DecryptedMessage)
+    /// Parsed with `SecretApi101`.
     case layer101(SecretApi101.DecryptedMessage)
+    /// Parsed with `SecretApi144`.
     case layer144(SecretApi144.DecryptedMessage)
 
     /// The layer the message was parsed with.
@@ -146,18 +156,29 @@ public struct SecretContent: Sendable, Hashable {
 
 /// Service actions the engine sends or acts on; the same constructors in every layer that has them.
 public enum SecretServiceAction: Sendable, Hashable {
+    /// The sender's layer (`decryptedMessageActionNotifyLayer`).
     case notifyLayer(Int32)
+    /// The self-destruct timer for the chat, seconds.
     case setMessageTTL(Int32)
+    /// Messages the peer read, by random id.
     case readMessages([Int64])
+    /// Messages to delete, by random id.
     case deleteMessages([Int64])
+    /// Messages the peer took a screenshot of, by random id.
     case screenshotMessages([Int64])
+    /// Clear the chat's history.
     case flushHistory
     /// Sequence numbers in their wire form (2n + x of the party asked to resend).
     case resend(start: Int32, end: Int32)
+    /// A re-key request with the requester's g_a.
     case requestKey(exchangeID: Int64, gA: [UInt8])
+    /// A re-key acceptance with g_b and the new key's fingerprint.
     case acceptKey(exchangeID: Int64, gB: [UInt8], keyFingerprint: Int64)
+    /// A re-key abandoned.
     case abortKey(exchangeID: Int64)
+    /// The requester switches to the new key.
     case commitKey(exchangeID: Int64, keyFingerprint: Int64)
+    /// Nothing: fills a sequence number during a re-key.
     case noop
 
     /// Reads an action of any layer through the layer-144 model, which has every action of the older layers.

@@ -183,6 +183,7 @@ public actor TelegramClient {
         case updating
         /// Connected and caught up.
         case ready
+        /// Closed by `close()`, or after the last reconnect attempt failed.
         case closed
     }
 
