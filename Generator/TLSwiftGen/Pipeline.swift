@@ -55,6 +55,11 @@ public enum GeneratorPipeline {
 
     /// Check a schema and emit its files; a schema with errors emits nothing.
     /// - Parameters:
+    ///   - schemaText: the schema's TL text.
+    ///   - displayName: the name its diagnostics and generated headers give it (usually its path).
+    ///   - namespace: the Swift namespace of the generated types (`Api`).
+    ///   - fileCount: how many files the types are spread over.
+    ///   - embedSchema: whether the namespace file embeds the schema text.
     ///   - layer: the configured layer, for a schema without a `// LAYER` line; a schema that has one must agree.
     ///   - exceptions: constructor IDs accepted although the CRC rule does not reproduce them.
     public static func emit(schemaText: String, displayName: String, namespace: String, fileCount: Int,

@@ -29,7 +29,12 @@ public struct SourceCompatibility: Sendable {
     /// The changes that do not.
     public var compatible: [SourceImpact] { impacts.filter { !$0.breaking } }
 
-    /// - Parameter namespace: the configured Swift namespace (`Api`), the prefix of every symbol.
+    /// The changes `diff` makes to the generated API.
+    /// - Parameters:
+    ///   - diff: the schema difference.
+    ///   - old: the schema before.
+    ///   - new: the schema after.
+    ///   - namespace: the configured Swift namespace (`Api`), the prefix of every symbol.
     public init(diff: SchemaDiff, old: Schema, new: Schema, namespace: String) {
         let before = Surface(schema: old, namespace: namespace)
         let after = Surface(schema: new, namespace: namespace)

@@ -39,8 +39,14 @@ extension AuthKeyExchange {
             public var keyDecision: @Sendable (AuthKey) -> KeyDecision
 
             /// - Parameters:
+            ///   - keys: the RSA keys the server holds.
             ///   - dcID: accepted as itself and as −dcID (Telegram's media-only DCs).
-            ///   - dhPrime, g: default Telegram's 2048-bit prime with g = 3, as its servers send.
+            ///   - dhPrime: the DH prime, big-endian; by default Telegram's 2048-bit prime, as its servers send.
+            ///   - g: the DH generator; 3 by default.
+            ///   - maxTemporaryKeyLifetime: the longest `expires_in` accepted, seconds.
+            ///   - maxRetries: dh_gen_retry rounds allowed.
+            ///   - messageTimeTolerance: how far the client's msg_ids may drift, seconds.
+            ///   - keyDecision: the answer to a good set_client_DH_params.
             public init(keys: [RSAPrivateKey], dcID: Int32, dhPrime: [UInt8] = DHPrimeCache.telegramPrime, g: Int = 3,
                         maxTemporaryKeyLifetime: Int32 = Int32.max, maxRetries: Int = AuthKeyExchange.defaultMaxRetries,
                         messageTimeTolerance: Double = AuthKeyExchange.defaultMessageTimeTolerance,

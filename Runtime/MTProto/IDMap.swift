@@ -26,6 +26,7 @@ public protocol IDMapKey: Sendable {
     init(idBits: UInt64)
 }
 
+/// Signed ids (msg_ids, session ids) as `IDMap` keys.
 extension Int64: IDMapKey {
     /// The id's bit pattern.
     @inlinable public var idBits: UInt64 { UInt64(bitPattern: self) }
@@ -33,6 +34,7 @@ extension Int64: IDMapKey {
     @inlinable public init(idBits: UInt64) { self.init(bitPattern: idBits) }
 }
 
+/// Unsigned ids (auth key ids) as `IDMap` keys.
 extension UInt64: IDMapKey {
     /// The id itself.
     @inlinable public var idBits: UInt64 { self }
@@ -40,6 +42,7 @@ extension UInt64: IDMapKey {
     @inlinable public init(idBits: UInt64) { self = idBits }
 }
 
+/// Constructor and function IDs as `IDMap` keys.
 extension UInt32: IDMapKey {
     /// The id, zero-extended.
     @inlinable public var idBits: UInt64 { UInt64(self) }

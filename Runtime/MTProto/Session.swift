@@ -113,11 +113,15 @@ public struct Session: Sendable {
 
     /// A session over `authKey`.
     /// - Parameters:
+    ///   - role: which end of the connection this session is.
+    ///   - authKey: the key every message is encrypted with.
     ///   - sessionID: a client picks a random one (`nil` draws it from `random`); a server uses the client's.
     ///   - salt: the key exchange's first salt, or the last salt known.
     ///   - timeOffset: server time minus local time, from the key exchange (client).
     ///   - saltSchedule: the salts a server accepts; by default hour-long salts starting with `salt`.
     ///   - now: the local time, for the default schedule.
+    ///   - configuration: timing and bounds.
+    ///   - random: where session ids, padding and message nonces come from.
     public init(role: Role, authKey: AuthKey, sessionID: Int64? = nil, salt: Int64, timeOffset: Double = 0,
                 saltSchedule: SaltSchedule? = nil, now: Double = 0,
                 configuration: SessionConfiguration = SessionConfiguration(), random: any RandomSource) {

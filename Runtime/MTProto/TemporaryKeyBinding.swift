@@ -51,9 +51,12 @@ public struct TemporaryKeyBinding: Sendable, Hashable {
 
     /// Client role: the binding for the `auth.bindTempAuthKey` call about to be sent over the temporary key.
     /// - Parameters:
+    ///   - permanentKey: the key the temporary one is bound to.
+    ///   - temporaryKey: the key the call goes under.
     ///   - messageID: the msg_id that call will be sent with (the server checks they are equal).
     ///   - temporarySessionID: the session id that call will be sent in.
     ///   - expiresAt: usually the temporary exchange's `Result.expiresAt`.
+    ///   - random: where the binding's nonce and padding come from.
     public init(permanentKey: AuthKey, temporaryKey: AuthKey, temporarySessionID: Int64, expiresAt: Int32,
                 messageID: Int64, random: some RandomSource) throws(CryptoError) {
         let nonce = AuthKeyExchange.long(random.bytes(8))
@@ -89,7 +92,8 @@ public struct TemporaryKeyBinding: Sendable, Hashable {
     /// - Parameters:
     ///   - permanentKey: the key named by `permanentKeyID` (the caller looks it up; a mismatch is reported).
     ///   - temporaryKey: the key the call arrived under.
-    ///   - messageID, sessionID: the msg_id and session of the call.
+    ///   - messageID: the msg_id of the call.
+    ///   - sessionID: the session_id of the call.
     ///   - temporaryKeyExpiresAt: the temporary key's expiry from its exchange, if it was made temporary.
     ///   - now: the server's clock.
     public func verify(permanentKey: AuthKey, temporaryKey: AuthKey, messageID: Int64, sessionID: Int64,

@@ -144,7 +144,10 @@ public struct ClientConnection: Sendable {
     /// With temporary keys: the temporary key of the session (reused, or made and being or already bound).
     public private(set) var temporaryKey: TemporaryAuthKey?
 
+    /// A connection about to send its transport's opening bytes.
     /// - Parameters:
+    ///   - configuration: the transport, the server's keys and DC, stored keys and the session's settings.
+    ///   - random: where nonces, exponents, padding and obfuscation keys come from.
     ///   - now: the local clock (seconds since 1970), also mixed into a fake-TLS ClientHello.
     public init(configuration: Configuration, random: any RandomSource, now: Double) throws(ClientConnectionError) {
         self.configuration = configuration

@@ -274,10 +274,12 @@ public struct ServerConnection: Sendable {
     /// produced (its answers among it), or nil when nothing waits. A driver that writes each step's output at once
     /// lets the client decrypt one answer while the next is encrypted, instead of receiving every answer to a read
     /// (or to a container of file requests) together.
-    /// - Parameter readContinues: the driver reads again at once and calls `step` or `flush(now:)` before it
-    ///   waits (NIO: inside `channelRead`, with `flush` from `channelReadComplete`). A large last answer may then
-    ///   be kept back, hashed, and encrypted while the answer to the next read's request is hashed: requests for
-    ///   file parts arrive one per read, so holding only within a read would hash nearly every part alone.
+    /// - Parameters:
+    ///   - now: the server's clock, Unix seconds.
+    ///   - readContinues: the driver reads again at once and calls `step` or `flush(now:)` before it
+    ///     waits (NIO: inside `channelRead`, with `flush` from `channelReadComplete`). A large last answer may then
+    ///     be kept back, hashed, and encrypted while the answer to the next read's request is hashed: requests for
+    ///     file parts arrive one per read, so holding only within a read would hash nearly every part alone.
     public mutating func step(now: Double, readContinues: Bool = false) -> ServerConnectionOutput? {
         guard closed == nil else { return nil }
         var output = ServerConnectionOutput()

@@ -77,7 +77,12 @@ public enum SecretChatCrypto {
     }
 
     /// Encrypts a serialized `DecryptedMessageLayer` (or layer-8 `DecryptedMessage`).
-    /// - Parameter fromOriginator: the sender created the chat (x = 0 in the 2.0 KDF) or accepted it (x = 8).
+    /// - Parameters:
+    ///   - payload: the serialized message.
+    ///   - key: the chat's key.
+    ///   - version: MTProto 2.0 or 1.0, as the chat's layer decides.
+    ///   - fromOriginator: the sender created the chat (x = 0 in the 2.0 KDF) or accepted it (x = 8).
+    ///   - random: where the padding comes from.
     public static func encrypt(_ payload: [UInt8], key: AuthKey, version: SecretMTProtoVersion, fromOriginator: Bool,
                                random: some RandomSource) throws(CryptoError) -> [UInt8] {
         var plaintext = [UInt8]()

@@ -90,6 +90,7 @@ public enum TLValue: Sendable {
 
 // MARK: Primitive conformances
 
+/// TL `int`.
 extension Int32: TLParsable, TLSerializable {
     /// Reads a little-endian TL `int`.
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Int32 {
@@ -100,6 +101,7 @@ extension Int32: TLParsable, TLSerializable {
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt32(self) }
 }
 
+/// TL `long`.
 extension Int64: TLParsable, TLSerializable {
     /// Reads a little-endian TL `long`.
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Int64 {
@@ -110,6 +112,7 @@ extension Int64: TLParsable, TLSerializable {
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt64(self) }
 }
 
+/// TL `double`.
 extension Double: TLParsable, TLSerializable {
     /// Reads a TL `double` (IEEE 754, little-endian).
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Double {

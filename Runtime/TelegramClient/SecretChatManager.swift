@@ -9,7 +9,7 @@ import SecretChats
 import TelegramApi
 import TLRuntime
 
-/// Secret chats over a ``TelegramClient``: runs a `SecretChatEngine` against the API and saves every chat in the
+/// Secret chats over a ``TelegramClient/TelegramClient``: runs a `SecretChatEngine` against the API and saves every chat in the
 /// session store after each change.
 ///
 /// Pass it every update the client yields (`handle(_:)`) and read ``events``. Calls on one

@@ -72,7 +72,7 @@ public enum UpdatesAction: Sendable {
 /// time, and it answers with ``UpdatesAction``s: what to deliver, in order and once, and what to ask the server.
 ///
 /// Times are seconds on any monotonic clock the driver keeps; ``gapDeadline`` says when to call ``tick(now:)``.
-/// ``TelegramClient`` drives one; a driver of your own can too.
+/// ``TelegramClient/TelegramClient`` drives one; a driver of your own can too.
 public struct UpdatesState: Sendable {
     /// The box; nil until `updates.getState` answered (or one was restored).
     public private(set) var box: UpdateBox?
@@ -123,6 +123,8 @@ public struct UpdatesState: Sendable {
     /// A sequence starting from a saved box and channel boxes (or none: it asks `updates.getState` on ``catchUp()``).
     ///
     /// - Parameters:
+    ///   - box: The saved common box, or nil.
+    ///   - channels: The saved channel boxes, by channel id.
     ///   - gapWait: Seconds a gap may fill itself before a difference is asked (0.5 s, as the spec says).
     ///   - maxPending: Updates held per box while a gap is open, at least 1.
     ///   - maxChannels: Channels followed at most; past it the lowest ids are kept.
