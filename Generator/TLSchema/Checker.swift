@@ -1,6 +1,7 @@
 // Checker: declarations -> `Schema`. Resolves every type reference, checks flag references, duplicate names and
 // IDs, and verifies each constructor ID against the CRC rule. Every problem is reported; none stops the run.
 
+/// Turns declarations into a checked ``Schema``, reporting every problem as a ``Diagnostic`` (none stops the run).
 public enum Checker {
     /// Names the language defines; `bytes = Bytes;` style re-declarations of them are not constructors.
     static let primitiveNames: Set<String> = ["int", "long", "double", "string", "bytes", "int128", "int256", "nat"]
@@ -10,6 +11,7 @@ public enum Checker {
         check(Parser.parse(file: file, text: text), exceptions: exceptions)
     }
 
+    /// Checks parsed declarations; `exceptions` lists the constructor IDs the CRC rule may not reproduce.
     public static func check(_ parsed: ParsedSchema, exceptions: [KnownIDException] = KnownIDException.all) -> Schema {
         var context = Context(parsed: parsed, exceptions: exceptions)
         return context.run()

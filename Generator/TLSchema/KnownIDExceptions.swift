@@ -3,7 +3,10 @@
 // files (TDLib's renamed and ID-sharing helpers). Where a variant of the rule does reproduce the ID, the checker
 // still verifies it with that variant, so an exception cannot hide a typo.
 
+/// A constructor whose published ID the CRC rule does not reproduce, with how the checker still verifies it and
+/// why it is accepted.
 public struct KnownIDException: Sendable, Hashable {
+    /// How the checker verifies an exception's ID.
     public enum Verification: Sendable, Hashable {
         /// The ID is the CRC computed without rule 4 (`bytes` kept as `bytes`).
         case withoutBytesNormalization
@@ -13,14 +16,19 @@ public struct KnownIDException: Sendable, Hashable {
         case accepted
     }
 
+    /// The constructor's name.
     public var name: String
+    /// Its published ID.
     public var id: UInt32
+    /// How the ID is verified.
     public var verification: Verification
+    /// Why the exception exists.
     public var reason: String
     /// The entry whose ID this one deliberately reuses (TDLib's `invokeWithReCaptchaPrefix` shares
     /// `invokeWithReCaptcha`'s): the duplicate-ID check accepts exactly that pair.
     public var sharedWith: String?
 
+    /// An exception.
     public init(name: String, id: UInt32, verification: Verification, reason: String, sharedWith: String? = nil) {
         self.name = name
         self.id = id
@@ -29,6 +37,7 @@ public struct KnownIDException: Sendable, Hashable {
         self.sharedWith = sharedWith
     }
 
+    /// Telegram's exceptions, each with its reason (`Schemas/PROVENANCE.md`, "Known exceptions").
     public static let all: [KnownIDException] = [
         KnownIDException(name: "ipPortSecret", id: 0x3798_2646, verification: .withoutBytesNormalization,
                          reason: "assigned from the definition with `secret:bytes` left as bytes"),

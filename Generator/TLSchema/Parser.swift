@@ -1,19 +1,26 @@
 // Parser: tokens -> declarations. One declaration ends at `;`. On a syntax error the parser reports it at the
 // offending token and resumes after the next `;`, so one run finds every broken line.
 
+/// The declarations of one schema file, as written, with the problems the parser found.
 public struct ParsedSchema: Sendable {
+    /// The file's path.
     public var file: String
+    /// The declarations, in file order.
     public var declarations: [Declaration]
     /// `// LAYER N`, if the file has one.
     public var layer: Int?
+    /// Syntax errors; the parser resumes after the next `;`, so every broken line is reported.
     public var diagnostics: [Diagnostic]
     /// The source lines, for diagnostics raised by later stages.
     public var lines: [String]
 
+    /// Source line `line` (from 1), or an empty string outside the file.
     public func sourceLine(_ line: Int) -> String { line >= 1 && line <= lines.count ? lines[line - 1] : "" }
 }
 
+/// Reads TL text into declarations.
 public enum Parser {
+    /// Parses `text`; `file` names it in locations.
     public static func parse(file: String, text: String) -> ParsedSchema {
         let lexer = Lexer(file: file, text: text)
         let lexed = lexer.lex()

@@ -3,10 +3,14 @@
 // and whether its ID changed. A definition can change without a new ID: bare `true` flags do not count in the CRC.
 // `tlgen diff OLD NEW` renders it; TLSwiftGen adds what the change means for Swift code using the generated API.
 
+/// What changed between two schemas: types, constructors and functions added, removed and redefined, field by
+/// field, and whether IDs changed.
 public struct SchemaDiff: Sendable {
     /// One field-level change inside a redefined constructor or function.
     public enum FieldChange: Sendable, Equatable, CustomStringConvertible {
+        /// A field that is new.
         case added(Field)
+        /// A field that is gone.
         case removed(Field)
         /// Another type, or optional <-> required (the condition appeared or went away).
         case retyped(old: Field, new: Field)
@@ -15,6 +19,7 @@ public struct SchemaDiff: Sendable {
         /// The common fields keep their names and types but come in another order.
         case reordered(old: [String], new: [String])
 
+        /// `+ FIELD`, `- FIELD`, `~ FIELD: OLD -> NEW`, as in the report.
         public var description: String {
             switch self {
             case .added(let f): "+ \(f.text)"
@@ -26,11 +31,17 @@ public struct SchemaDiff: Sendable {
         }
     }
 
+    /// A constructor or function present in both schemas with another definition.
     public struct Redefinition: Sendable {
+        /// The old definition.
         public var old: Combinator
+        /// The new definition.
         public var new: Combinator
+        /// Whether the ID changed.
         public var idChanged: Bool { old.id != new.id }
+        /// Whether the result type changed.
         public var resultChanged: Bool { old.result != new.result }
+        /// What changed in the fields.
         public var fieldChanges: [FieldChange]
 
         init(old: Combinator, new: Combinator) {
@@ -62,11 +73,16 @@ public struct SchemaDiff: Sendable {
         }
     }
 
+    /// Changes to constructors, or to functions.
     public struct Section: Sendable {
+        /// Entries only the new schema has.
         public var added: [Combinator] = []
+        /// Entries only the old schema has.
         public var removed: [Combinator] = []
+        /// Entries both have, defined differently.
         public var redefined: [Redefinition] = []
 
+        /// Whether nothing changed.
         public var isEmpty: Bool { added.isEmpty && removed.isEmpty && redefined.isEmpty }
 
         init(old: [Combinator], new: [Combinator]) {
@@ -85,14 +101,20 @@ public struct SchemaDiff: Sendable {
         }
     }
 
+    /// The old schema's layer, if it gives one.
     public var oldLayer: Int?
+    /// The new schema's layer, if it gives one.
     public var newLayer: Int?
     /// Boxed types by name: new ones, and ones no constructor builds any more.
     public var addedTypes: [String]
+    /// Boxed types no constructor of the new schema builds.
     public var removedTypes: [String]
+    /// Changes to constructors.
     public var constructors: Section
+    /// Changes to functions.
     public var functions: Section
 
+    /// Compares `old` with `new`.
     public init(old: Schema, new: Schema) {
         oldLayer = old.layer
         newLayer = new.layer
@@ -103,6 +125,7 @@ public struct SchemaDiff: Sendable {
         functions = Section(old: old.functions, new: new.functions)
     }
 
+    /// Whether the schemas define the same constructors and functions.
     public var isEmpty: Bool { constructors.isEmpty && functions.isEmpty }
 
     /// Plain text for a terminal or a review comment: summary lines, then `+`, `-` and `~` lines, a redefined entry
@@ -132,6 +155,7 @@ public struct SchemaDiff: Sendable {
         return lines.joined(separator: "\n")
     }
 
+    /// A layer as text, `-` when there is none.
     public static func layerText(_ value: Int?) -> String { value.map(String.init) ?? "-" }
 }
 

@@ -3,16 +3,20 @@
 
 /// A type as written: `int`, `Vector<long>`, `messages.Messages`, `%Message`, `!X`, `#`.
 public struct TypeExpression: Sendable, Hashable, CustomStringConvertible {
+    /// The type's name, with its namespace (`messages.Messages`).
     public var name: String
+    /// Type arguments (`long` in `Vector<long>`).
     public var arguments: [TypeExpression]
     /// `!X`: a function call of the generic type X travels here.
     public var isBang: Bool
     /// `%T`: the bare form of boxed type T.
     public var isPercent: Bool
+    /// Where it is written.
     public var location: SourceLocation
     /// Whether the arguments were written `T<A>` (true) or `T A` (false; only in result types like `Vector t`).
     public var angleBrackets: Bool
 
+    /// A type expression.
     public init(name: String, arguments: [TypeExpression] = [], isBang: Bool = false, isPercent: Bool = false,
                 location: SourceLocation, angleBrackets: Bool = true) {
         self.name = name
@@ -40,13 +44,19 @@ public struct TypeExpression: Sendable, Hashable, CustomStringConvertible {
 
 /// `flags.3?` in `name:flags.3?Type`.
 public struct FlagCondition: Sendable, Hashable {
+    /// The `#` field the bit is in (`flags`).
     public var field: String
+    /// The bit, 0…31.
     public var bit: Int
+    /// Where the condition is written.
     public var location: SourceLocation
+    /// Where the bit number is written.
     public var bitLocation: SourceLocation
 }
 
+/// One parameter of a declaration.
 public struct Parameter: Sendable, Hashable {
+    /// What kind of parameter.
     public enum Kind: Sendable, Hashable {
         /// `name:Type` or `name:flags.N?Type`.
         case field(name: String, type: TypeExpression, condition: FlagCondition?)
@@ -56,13 +66,19 @@ public struct Parameter: Sendable, Hashable {
         case raw(String)
     }
 
+    /// What the parameter is.
     public var kind: Kind
+    /// Where it is written.
     public var location: SourceLocation
 }
 
+/// One `name#id params = Result;` line of a schema, as written.
 public struct Declaration: Sendable, Hashable {
+    /// Whether a declaration is in the types part or after `---functions---`.
     public enum Section: String, Sendable, Hashable {
+        /// Before `---functions---`: a constructor.
         case types
+        /// After `---functions---`: a function.
         case functions
     }
 
@@ -70,12 +86,17 @@ public struct Declaration: Sendable, Hashable {
     public var name: String
     /// The ID written after `#`, if any.
     public var explicitID: UInt32?
+    /// Where the ID is written, if it is.
     public var idLocation: SourceLocation?
     /// Columns the `#id` token spans (IDs may be written without leading zeros: `#dbaeae9`).
     public var idLength: Int = 9
+    /// The parameters, in order.
     public var parameters: [Parameter]
+    /// The result type.
     public var result: TypeExpression
+    /// Types or functions.
     public var section: Section
+    /// Where the declaration starts.
     public var location: SourceLocation
     /// A declaration of a primitive (`int ? = Int;`, `bytes = Bytes;`, `int128 4*[ int ] = Int128;`):
     /// part of the language, not a constructor.
@@ -106,5 +127,6 @@ public struct Declaration: Sendable, Hashable {
         return parts.joined(separator: " ")
     }
 
+    /// The CRC-32 of ``normalizedText(bytesAsString:)``: the ID the rule gives.
     public var computedID: UInt32 { CRC32.checksum(normalizedText()) }
 }

@@ -4,15 +4,20 @@
 import Foundation
 import TLSchema
 
+/// A `tlgen.json` configuration: the modules to generate, each from its schemas, the optional request replay
+/// module, and constructor-ID exceptions.
 public struct GeneratorConfiguration: Codable, Sendable, Equatable {
+    /// One generated Swift module and the schemas it is made from.
     public struct Module: Codable, Sendable, Equatable {
         /// The Swift module the files belong to, e.g. `TelegramApi`.
         public var module: String
         /// Output directory, relative to the configuration file.
         public var directory: String
+        /// The schemas, each in its own namespace.
         public var schemas: [SchemaEntry]
     }
 
+    /// One schema of a module: its path, Swift namespace, how many files its types are spread over, and options.
     public struct SchemaEntry: Codable, Sendable, Equatable {
         /// Schema path, relative to the configuration file.
         public var schema: String
@@ -25,6 +30,7 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         /// The layer, for a schema without a `// LAYER N` line (TDLib's `telegram_api.tl`); must agree with one.
         public var layer: Int?
 
+        /// An entry; `files` is how many files the types are spread over (by a hash of their name).
         public init(schema: String, namespace: String, files: Int, embedSchema: Bool? = nil, layer: Int? = nil) {
             self.schema = schema
             self.namespace = namespace
@@ -36,9 +42,11 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
 
     /// A constructor ID the CRC rule does not reproduce, accepted for every schema of this configuration.
     public struct IDException: Codable, Sendable, Equatable {
+        /// The constructor's name, as the schema writes it.
         public var name: String
         /// Hex, as the schema writes it: `"dd289f8e"` or `"#dd289f8e"`.
         public var id: String
+        /// Why the rule does not apply, for whoever reads the list.
         public var reason: String
         /// A definition whose CRC is the ID (an older name or spelling); the checker verifies it.
         public var spelling: String?
@@ -49,12 +57,15 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
     /// The request replay module (`RequestReplay`): a converter from a parsed request to each function's generated
     /// writer, for the tests and benchmarks. Covers every function of every schema above.
     public struct Replay: Codable, Sendable, Equatable {
+        /// The replay module's Swift name.
         public var module: String
         /// Output directory, relative to the configuration file.
         public var directory: String
     }
 
+    /// The modules to generate.
     public var modules: [Module]
+    /// The request replay module, when wanted.
     public var replay: Replay?
     /// Added to the built-in list (`KnownIDException.all`), which applies when none are declared.
     public var idExceptions: [IDException]?
@@ -92,6 +103,8 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         }
     }
 
+    /// Reads and decodes the configuration at `path`; throws ``GeneratorError/configuration(path:message:)`` when
+    /// the file cannot be read or does not decode.
     public static func load(from path: String) throws -> GeneratorConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw GeneratorError.configuration(path: path, message: "cannot read the file")
@@ -128,11 +141,16 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
     }
 }
 
+/// Why generation failed.
 public enum GeneratorError: Error, CustomStringConvertible, Sendable {
+    /// The configuration file cannot be read, or says something invalid.
     case configuration(path: String, message: String)
+    /// A schema file cannot be read.
     case schemaFile(path: String, message: String)
+    /// A schema has errors (each with its location).
     case invalidSchema(SchemaErrors)
 
+    /// The error as `PATH: error: MESSAGE`, or the schema's diagnostics.
     public var description: String {
         switch self {
         case .configuration(let path, let message): "\(path): error: \(message)"

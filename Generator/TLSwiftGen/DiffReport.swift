@@ -3,14 +3,23 @@
 
 import TLSchema
 
+/// What a layer bump changes: on the wire (`SchemaDiff`) and in the generated Swift (``SourceCompatibility``),
+/// rendered as text or Markdown.
 public struct DiffReport: Sendable {
+    /// How a report is rendered.
     public enum Format: String, Sendable, CaseIterable {
-        case text, markdown
+        /// Plain text for a terminal.
+        case text
+        /// Markdown for a pull request.
+        case markdown
     }
 
+    /// The wire-level difference between the two schemas.
     public var diff: SchemaDiff
+    /// What the difference does to code using the generated API.
     public var compatibility: SourceCompatibility
 
+    /// Compares `old` with `new`; `namespace` is the Swift namespace the symbols are named in (`Api`).
     public init(old: Schema, new: Schema, namespace: String) {
         diff = SchemaDiff(old: old, new: new)
         compatibility = SourceCompatibility(diff: diff, old: old, new: new, namespace: namespace)
@@ -20,6 +29,7 @@ public struct DiffReport: Sendable {
         "Swift source: \(compatibility.breaking.count) breaking, \(compatibility.compatible.count) compatible"
     }
 
+    /// The report as text or Markdown; `entries: false` keeps only the summary lines.
     public func rendered(_ format: Format, entries: Bool = true) -> String {
         switch format {
         case .text: text(entries: entries)

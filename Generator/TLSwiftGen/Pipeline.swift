@@ -4,12 +4,15 @@
 import Foundation
 import TLSchema
 
+/// A file the pipeline produces.
 public struct OutputFile: Sendable, Equatable {
     /// Path relative to the configuration file's directory.
     public var path: String
+    /// The file's full text.
     public var contents: String
 }
 
+/// The generator's steps from a configuration file: render every module, compare with what is on disk, write.
 public enum GeneratorPipeline {
     /// Every file the configuration produces, in a stable order.
     public static func render(configurationPath: String) throws -> [OutputFile] {
@@ -52,6 +55,11 @@ public enum GeneratorPipeline {
 
     /// Check a schema and emit its files; a schema with errors emits nothing.
     /// - Parameters:
+    ///   - schemaText: the schema's TL text.
+    ///   - displayName: the name its diagnostics and generated headers give it (usually its path).
+    ///   - namespace: the Swift namespace of the generated types (`Api`).
+    ///   - fileCount: how many files the types are spread over.
+    ///   - embedSchema: whether the namespace file embeds the schema text.
     ///   - layer: the configured layer, for a schema without a `// LAYER` line; a schema that has one must agree.
     ///   - exceptions: constructor IDs accepted although the CRC rule does not reproduce them.
     public static func emit(schemaText: String, displayName: String, namespace: String, fileCount: Int,
@@ -78,11 +86,16 @@ public enum GeneratorPipeline {
         return SwiftEmitter(schema: schema, options: options)
     }
 
+    /// How a file on disk differs from what `render` produces (what `tlgen check` reports).
     public enum Drift: Sendable, Equatable, CustomStringConvertible {
+        /// A file that should exist does not.
         case missing(String)
+        /// A file's text differs.
         case changed(String)
+        /// A file in an output directory that the configuration no longer produces.
         case extra(String)
 
+        /// `missing: PATH`, `changed: PATH` or `extra: PATH`.
         public var description: String {
             switch self {
             case .missing(let path): "missing: \(path)"

@@ -7,21 +7,34 @@
 
 import TLSchema
 
+/// One change to the generated Swift API, and whether it breaks code using it.
 public struct SourceImpact: Sendable, Equatable, CustomStringConvertible {
     /// The Swift symbol affected: `Api.InputPeer`, `Api.functions.messages.sendMessage`.
     public var symbol: String
+    /// What changed, in words (`new required parameter \`dc: Int32\``).
     public var change: String
+    /// Whether code using the symbol stops compiling.
     public var breaking: Bool
 
+    /// `! SYMBOL: CHANGE` for a breaking change, `  SYMBOL: CHANGE` otherwise.
     public var description: String { "\(breaking ? "!" : " ") \(symbol): \(change)" }
 }
 
+/// The changes a schema difference makes to the generated Swift API, by the emitter's rules.
 public struct SourceCompatibility: Sendable {
+    /// Every change, in the order of the schema difference.
     public var impacts: [SourceImpact]
+    /// The changes that break code using the API.
     public var breaking: [SourceImpact] { impacts.filter(\.breaking) }
+    /// The changes that do not.
     public var compatible: [SourceImpact] { impacts.filter { !$0.breaking } }
 
-    /// - Parameter namespace: the configured Swift namespace (`Api`), the prefix of every symbol.
+    /// The changes `diff` makes to the generated API.
+    /// - Parameters:
+    ///   - diff: the schema difference.
+    ///   - old: the schema before.
+    ///   - new: the schema after.
+    ///   - namespace: the configured Swift namespace (`Api`), the prefix of every symbol.
     public init(diff: SchemaDiff, old: Schema, new: Schema, namespace: String) {
         let before = Surface(schema: old, namespace: namespace)
         let after = Surface(schema: new, namespace: namespace)

@@ -7,10 +7,13 @@ import TLSchema
 
 /// One output file: a name relative to the module's directory, and its full text.
 public struct GeneratedFile: Sendable, Equatable {
+    /// The file's name, relative to the module's directory.
     public var name: String
+    /// The file's full text.
     public var contents: String
 }
 
+/// What the emitter needs besides the schema: the namespace, the file count, and the schema's name, digest and text.
 public struct EmitOptions: Sendable {
     /// The Swift namespace every type lives in: `Api`, `MT`, `SecretApi8`.
     public var namespace: String
@@ -23,6 +26,7 @@ public struct EmitOptions: Sendable {
     /// The schema text, embedded as `<namespace>.schemaSource` when set (the `tl` inspector reads it).
     public var schemaText: String?
 
+    /// Options; `fileCount` is at least 1.
     public init(namespace: String, fileCount: Int, schemaName: String, schemaSHA256: String, schemaText: String? = nil) {
         self.namespace = namespace
         self.fileCount = max(1, fileCount)
@@ -32,6 +36,7 @@ public struct EmitOptions: Sendable {
     }
 }
 
+/// Renders a checked schema as Swift source files, deterministically (the same schema gives the same text).
 public struct SwiftEmitter {
     let schema: Schema
     let options: EmitOptions
@@ -43,6 +48,7 @@ public struct SwiftEmitter {
     static let builtinTypes: Set<String> = ["Bool"]
     static let builtinConstructors: Set<String> = ["vector", "boolTrue", "boolFalse"]
 
+    /// An emitter for `schema` with `options`.
     public init(schema: Schema, options: EmitOptions) {
         self.schema = schema
         self.options = options
@@ -65,6 +71,8 @@ public struct SwiftEmitter {
         options.fileCount == 1 ? "\(ns)Types.swift" : "\(ns)\(fileSuffix(index)).swift"
     }
 
+    /// Every file of the module: the types spread over `fileCount` files by a hash of their name, and the namespace
+    /// file with the layer, the registry and (optionally) the schema text.
     public func emit() -> [GeneratedFile] {
         var typesByFile = [[BoxedType]](repeating: [], count: options.fileCount)
         for type in emittedTypes { typesByFile[Self.fileIndex(type.name, of: options.fileCount)].append(type) }

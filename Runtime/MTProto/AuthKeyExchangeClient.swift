@@ -10,6 +10,7 @@ extension AuthKeyExchange {
     /// The client side of one exchange. Call `start(now:)`, send its frame, then feed each answer to
     /// `receive(frame:now:)` until it returns `.done`. Any error ends the exchange (further input is `.notExpected`).
     public struct Client: Sendable {
+        /// What the client trusts and asks for: the server keys, the DC, a temporary key's lifetime, retry and time bounds.
         public struct Configuration: Sendable {
             /// The server keys we trust; the first of the server's fingerprints we hold a key for is used.
             public var keys: [RSAPublicKey]
@@ -25,6 +26,8 @@ extension AuthKeyExchange {
             /// Primes already proven safe; others are tested (and then remembered).
             public var primeCache: DHPrimeCache
 
+            /// A configuration; `dcID` nil uses the forms of `p_q_inner_data` that name no DC, and a `temporaryKeyLifetime`
+            /// (seconds) makes a temporary key (`p_q_inner_data_temp_dc`).
             public init(keys: [RSAPublicKey], dcID: Int32?, temporaryKeyLifetime: Int32? = nil,
                         maxRetries: Int = AuthKeyExchange.defaultMaxRetries,
                         messageTimeTolerance: Double = AuthKeyExchange.defaultMessageTimeTolerance,
@@ -54,15 +57,18 @@ extension AuthKeyExchange {
             /// For a temporary key: its lifetime and when it expires in server time (server_time + expires_in),
             /// the value `bind_auth_key_inner.expires_at` carries. nil for a permanent key.
             public let expiresIn: Int32?
+            /// For a temporary key, when it expires in server time (Unix seconds); nil for a permanent key.
             public let expiresAt: Int32?
             /// The fingerprint of the server key p_q_inner_data was encrypted to.
             public let fingerprint: Int64
             /// dh_gen_retry rounds it took.
             public let retries: Int
 
+            /// Whether the key is temporary (made with `expires_in`).
             public var isTemporary: Bool { expiresIn != nil }
         }
 
+        /// What a step of the exchange returns.
         public enum Output: Sendable, Equatable {
             /// Send this frame and feed the answer to `receive`.
             case send([UInt8])
@@ -100,12 +106,14 @@ extension AuthKeyExchange {
             case over
         }
 
+        /// The configuration the exchange was made with.
         public let configuration: Configuration
         private let random: any RandomSource
         private var state: State = .idle
         private var messageIDs = MessageIDGenerator(role: .client)
         private var serverIDs: PeerMessageIDs
 
+        /// A client exchange, not started: call `start(now:)` next. `random` supplies the nonces and the DH exponent.
         public init(configuration: Configuration, random: any RandomSource) {
             self.configuration = configuration
             self.random = random

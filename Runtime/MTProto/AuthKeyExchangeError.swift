@@ -84,14 +84,18 @@ public struct AuthKeyExchangeError: Error, Sendable, Equatable, CustomStringConv
         case notExpected
     }
 
+    /// The step the exchange was at.
     public let step: Step
+    /// What went wrong there.
     public let reason: Reason
 
+    /// An error at `step` for `reason`.
     public init(_ step: Step, _ reason: Reason) {
         self.step = step
         self.reason = reason
     }
 
+    /// A one-line account naming the step and the failed check.
     public var description: String {
         let what: String = switch reason {
             case let .frameTooLong(n, limit): "frame of \(n) bytes exceeds the \(limit)-byte limit"

@@ -13,11 +13,15 @@ extension AuthKeyExchange {
         /// What to answer a client whose key is otherwise good (auth_key, step 9). A real server answers `.retry`
         /// when the new auth_key_id collides with a stored key; tests use it to exercise the client's other paths.
         public enum KeyDecision: Sendable, Hashable {
+            /// Finish the exchange (`dh_gen_ok`).
             case accept
+            /// Ask the client to try again with a new b (`dh_gen_retry`).
             case retry
+            /// Refuse the key (`dh_gen_fail`).
             case fail
         }
 
+        /// What the server holds and allows: its RSA keys, the DH group, retry and time bounds.
         public struct Configuration: Sendable {
             /// The RSA keys the server holds; resPQ lists all their fingerprints.
             public var keys: [RSAPrivateKey]
@@ -35,8 +39,14 @@ extension AuthKeyExchange {
             public var keyDecision: @Sendable (AuthKey) -> KeyDecision
 
             /// - Parameters:
+            ///   - keys: the RSA keys the server holds.
             ///   - dcID: accepted as itself and as −dcID (Telegram's media-only DCs).
-            ///   - dhPrime, g: default Telegram's 2048-bit prime with g = 3, as its servers send.
+            ///   - dhPrime: the DH prime, big-endian; by default Telegram's 2048-bit prime, as its servers send.
+            ///   - g: the DH generator; 3 by default.
+            ///   - maxTemporaryKeyLifetime: the longest `expires_in` accepted, seconds.
+            ///   - maxRetries: dh_gen_retry rounds allowed.
+            ///   - messageTimeTolerance: how far the client's msg_ids may drift, seconds.
+            ///   - keyDecision: the answer to a good set_client_DH_params.
             public init(keys: [RSAPrivateKey], dcID: Int32, dhPrime: [UInt8] = DHPrimeCache.telegramPrime, g: Int = 3,
                         maxTemporaryKeyLifetime: Int32 = Int32.max, maxRetries: Int = AuthKeyExchange.defaultMaxRetries,
                         messageTimeTolerance: Double = AuthKeyExchange.defaultMessageTimeTolerance,
@@ -53,6 +63,7 @@ extension AuthKeyExchange {
 
         /// What the server ends with; the same key, salt and id as the client's `Result`.
         public struct Result: Sendable, Hashable {
+            /// The agreed 2048-bit auth key.
             public let authKey: AuthKey
             /// new_nonce[0..<8] XOR server_nonce[0..<8] as a little-endian long.
             public let firstSalt: Int64
@@ -60,16 +71,20 @@ extension AuthKeyExchange {
             public let dcID: Int32?
             /// For a temporary key: `expires_in` as sent, and server_time + expires_in (what the binding must carry).
             public let expiresIn: Int32?
+            /// For a temporary key, when it expires in server time (Unix seconds); nil for a permanent key.
             public let expiresAt: Int32?
             /// The fingerprint of the key the client used, and whether it used the legacy SHA-1 scheme.
             public let fingerprint: Int64
+            /// Whether the client encrypted `p_q_inner_data` with the legacy RSA scheme instead of RSA_PAD.
             public let usedLegacyRSA: Bool
             /// dh_gen_retry rounds it took.
             public let retries: Int
 
+            /// Whether the key is temporary (made with `expires_in`).
             public var isTemporary: Bool { expiresIn != nil }
         }
 
+        /// What a step of the exchange returns.
         public enum Output: Sendable, Equatable {
             /// Send this frame and wait for the client's next one.
             case send([UInt8])
@@ -112,12 +127,14 @@ extension AuthKeyExchange {
             case over
         }
 
+        /// The configuration the exchange was made with.
         public let configuration: Configuration
         private let random: any RandomSource
         private var state: State = .awaitingReqPQ
         private var messageIDs = MessageIDGenerator(role: .server)
         private var clientIDs: PeerMessageIDs
 
+        /// A server exchange awaiting the client's `req_pq`. `random` supplies the server nonce, the DH exponent and padding.
         public init(configuration: Configuration, random: any RandomSource) {
             self.configuration = configuration
             self.random = random

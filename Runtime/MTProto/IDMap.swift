@@ -20,27 +20,40 @@ private let idMapPeerSeed: UInt64 = {
 
 /// A 64-bit identifier usable as an `IDMap` key.
 public protocol IDMapKey: Sendable {
+    /// The key's 64 bits, as the map hashes and stores them.
     var idBits: UInt64 { get }
+    /// The key the bits were made from.
     init(idBits: UInt64)
 }
 
+/// Signed ids (msg_ids, session ids) as `IDMap` keys.
 extension Int64: IDMapKey {
+    /// The id's bit pattern.
     @inlinable public var idBits: UInt64 { UInt64(bitPattern: self) }
+    /// The id with this bit pattern.
     @inlinable public init(idBits: UInt64) { self.init(bitPattern: idBits) }
 }
 
+/// Unsigned ids (auth key ids) as `IDMap` keys.
 extension UInt64: IDMapKey {
+    /// The id itself.
     @inlinable public var idBits: UInt64 { self }
+    /// The id itself.
     @inlinable public init(idBits: UInt64) { self = idBits }
 }
 
+/// Constructor and function IDs as `IDMap` keys.
 extension UInt32: IDMapKey {
+    /// The id, zero-extended.
     @inlinable public var idBits: UInt64 { UInt64(self) }
+    /// The low 32 bits.
     @inlinable public init(idBits: UInt64) { self.init(truncatingIfNeeded: idBits) }
 }
 
 extension RequestID: IDMapKey {
+    /// The request's number.
     @inlinable public var idBits: UInt64 { value }
+    /// The request with this number.
     @inlinable public init(idBits: UInt64) { self.init(idBits) }
 }
 
@@ -85,7 +98,9 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
         shift = 64 - 3
     }
 
+    /// How many entries the map holds.
     @inlinable public var count: Int { _count }
+    /// Whether the map holds no entry.
     @inlinable public var isEmpty: Bool { _count == 0 }
 
     @inlinable func home(_ bits: UInt64) -> Int {
@@ -105,6 +120,7 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
         return (index, false)
     }
 
+    /// The value stored for `key`, or nil; setting nil removes the entry. Lookups take constant time on average.
     public subscript(key: Key) -> Value? {
         // A copy of the value (reading one field through it copies the whole value); `modify` works in place.
         @inlinable get {
@@ -166,6 +182,7 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
         return old
     }
 
+    /// Removes every entry; `keepingCapacity` keeps the slots for reuse.
     @inlinable public mutating func removeAll(keepingCapacity: Bool = false) {
         _count = 0
         let size = keepingCapacity ? used.count : 0
@@ -231,15 +248,19 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
         }
     }
 
+    /// Every key, in slot order (not sorted, not insertion order).
     @inlinable public var keys: [Key] { map(\.key) }
+    /// Every value, in the same order as ``keys``.
     @inlinable public var values: [Value] { map(\.value) }
 
+    /// Walks the entries in slot order.
     public struct Iterator: IteratorProtocol {
         @usableFromInline let map: IDMap
         @usableFromInline var index = 0
 
         @inlinable init(map: IDMap) { self.map = map }
 
+        /// The next entry, or nil after the last.
         @inlinable public mutating func next() -> (key: Key, value: Value)? {
             while index < map.used.count {
                 defer { index += 1 }
@@ -249,6 +270,7 @@ public struct IDMap<Key: IDMapKey, Value>: Sequence {
         }
     }
 
+    /// An iterator over the entries in slot order.
     @inlinable public func makeIterator() -> Iterator { Iterator(map: self) }
 }
 

@@ -4,6 +4,7 @@
 
 /// Issues msg_ids from a clock the caller passes in, corrected by the offset to the peer's clock.
 public struct MessageIDGenerator: Sendable {
+    /// Which end issues the ids: a client's are divisible by 4, a server's are 1 or 3 mod 4.
     public let role: Role
     /// Seconds to add to the local clock to get the server's (learned from the key exchange and from
     /// `bad_msg_notification` 16/17). Always 0 for a server.
@@ -11,6 +12,7 @@ public struct MessageIDGenerator: Sendable {
     /// The last id issued; the next one is strictly greater.
     public private(set) var last: Int64 = 0
 
+    /// A generator for `role`; a server's clock offset is always 0.
     public init(role: Role, timeOffset: Double = 0) {
         self.role = role
         self.timeOffset = role == .server ? 0 : timeOffset

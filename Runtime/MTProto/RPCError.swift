@@ -13,6 +13,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The number the message carries, if any (`30` in `FLOOD_WAIT_30`, `3` in `FILE_PART_3_MISSING`).
     public let value: Int?
 
+    /// An error from its code and message; `name` and `value` are parsed out of the message.
     public init(code: Int32, message: String) {
         self.code = code
         self.message = message
@@ -33,13 +34,19 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Which `*_MIGRATE_X` error: the first three move the home DC, the last two run one call elsewhere.
     public enum MigrationKind: String, Sendable, Hashable, CaseIterable {
+        /// The phone number belongs to another DC (`auth.sendCode`): move the home DC there.
         case phone = "PHONE_MIGRATE"
+        /// The account belongs to another DC (`auth.signIn`): move the home DC there.
         case user = "USER_MIGRATE"
+        /// The DC asks the client to use another one for now: move the home DC there.
         case network = "NETWORK_MIGRATE"
+        /// The file lives on another DC: run this call there.
         case file = "FILE_MIGRATE"
+        /// The statistics live on another DC: run this call there.
         case stats = "STATS_MIGRATE"
     }
 
+    /// What the error asks of the caller: wait, go to another DC, sign in, or nothing in particular.
     public var kind: Kind {
         if let value {
             switch name {
@@ -51,6 +58,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
         return code == 401 ? .unauthorized : .other
     }
 
+    /// `rpc_error CODE MESSAGE`.
     public var description: String { "rpc_error \(code) \(message)" }
 
     /// Takes the first all-digit `_`-separated part out of the message: `FILE_PART_3_MISSING` → (`FILE_PART_MISSING`,

@@ -4,7 +4,9 @@ import MTProtoCrypto
 
 /// The end of an MTProto connection a state machine plays.
 public enum Role: Sendable, Hashable {
+    /// The end that makes the key and sends requests.
     case client
+    /// The end that answers them.
     case server
 
     /// The direction of the messages this end sends (x = 0 for a client, 8 for a server in the 2.0 KDF).

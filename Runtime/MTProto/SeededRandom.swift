@@ -7,8 +7,10 @@ import Synchronization
 /// draws. Never use it for real keys.
 public final class SeededRandom: RandomSource, RandomNumberGenerator, @unchecked Sendable {
     private let state: Mutex<(UInt64, UInt64, UInt64, UInt64)>
+    /// The seed the sequence was made from.
     public let seed: UInt64
 
+    /// A source whose sequence is fixed by `seed`.
     public init(seed: UInt64) {
         self.seed = seed
         var x = seed
@@ -22,6 +24,7 @@ public final class SeededRandom: RandomSource, RandomNumberGenerator, @unchecked
         state = Mutex((splitMix(), splitMix(), splitMix(), splitMix()))
     }
 
+    /// The next 64 bits of the sequence.
     public func next() -> UInt64 {
         state.withLock { s in
             let result = ((s.1 &* 5) << 7 | (s.1 &* 5) >> 57) &* 9
@@ -36,6 +39,7 @@ public final class SeededRandom: RandomSource, RandomNumberGenerator, @unchecked
         }
     }
 
+    /// Fills `buffer` with the next bytes of the sequence.
     public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         var i = 0
         while i < buffer.count {

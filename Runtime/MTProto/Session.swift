@@ -48,8 +48,11 @@ import TLRuntime
 /// of our (corrected) clock, not a duplicate. A server session also checks the salt (48), seq_no parity for acks,
 /// containers and requests (34, 35) and order (32, 33), and answers a failed check with `bad_msg_notification`.
 public struct Session: Sendable {
+    /// Which end of the connection this session is.
     public let role: Role
+    /// The session's timing and bounds.
     public let configuration: SessionConfiguration
+    /// The session_id every message carries (a client's is random; after a reset it is replaced).
     public internal(set) var sessionID: Int64
     /// The salt the next message carries (client), or the newest the schedule allows (server).
     public internal(set) var salt: Int64
@@ -59,6 +62,7 @@ public struct Session: Sendable {
     public internal(set) var saltSchedule: SaltSchedule
     /// Seconds to add to the local clock to get the server's.
     public var timeOffset: Double { messageIDs.timeOffset }
+    /// The auth key messages are encrypted with.
     public let authKey: AuthKey
 
     let cipher: MTProto2Cipher
@@ -109,11 +113,15 @@ public struct Session: Sendable {
 
     /// A session over `authKey`.
     /// - Parameters:
+    ///   - role: which end of the connection this session is.
+    ///   - authKey: the key every message is encrypted with.
     ///   - sessionID: a client picks a random one (`nil` draws it from `random`); a server uses the client's.
     ///   - salt: the key exchange's first salt, or the last salt known.
     ///   - timeOffset: server time minus local time, from the key exchange (client).
     ///   - saltSchedule: the salts a server accepts; by default hour-long salts starting with `salt`.
     ///   - now: the local time, for the default schedule.
+    ///   - configuration: timing and bounds.
+    ///   - random: where session ids, padding and message nonces come from.
     public init(role: Role, authKey: AuthKey, sessionID: Int64? = nil, salt: Int64, timeOffset: Double = 0,
                 saltSchedule: SaltSchedule? = nil, now: Double = 0,
                 configuration: SessionConfiguration = SessionConfiguration(), random: any RandomSource) {

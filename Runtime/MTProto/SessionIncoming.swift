@@ -40,7 +40,7 @@ extension Session {
         return forDriver(pendingEvents)
     }
 
-    /// `events` less the ends of the session's own requests, which name ids the driver never got.
+    /// `events` less the ends of requests the session made itself, which name ids the driver never got.
     mutating func forDriver(_ events: [SessionEvent]) -> [SessionEvent] {
         guard !ownRequests.isEmpty else { return events }
         return events.compactMap { event in

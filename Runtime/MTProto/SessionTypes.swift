@@ -4,9 +4,13 @@ import MTProtoCrypto
 
 /// A request handed to a client session, stable across the msg_ids it may be sent under (resends get new ids).
 public struct RequestID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The request's number, unique within its session.
     public let value: UInt64
+    /// The request numbered `value`.
     public init(_ value: UInt64) { self.value = value }
+    /// Orders requests by number, that is, in the order the session took them.
     public static func < (a: RequestID, b: RequestID) -> Bool { a.value < b.value }
+    /// `request#N`.
     public var description: String { "request#\(value)" }
 }
 
@@ -46,6 +50,7 @@ public struct SessionConfiguration: Sendable {
     /// How far back and ahead of the local (corrected) clock a received msg_id may claim to be (seconds):
     /// "300 seconds in the past or 30 seconds in the future" (description, "Checking msg_id").
     public var pastWindow: Double = 300
+    /// How far ahead of the local (corrected) clock a received msg_id may be, seconds.
     public var futureWindow: Double = 30
     /// A client asks for future salts when none it knows stays valid for this much longer (seconds).
     public var saltRefreshMargin: Double = 600
@@ -56,15 +61,20 @@ public struct SessionConfiguration: Sendable {
     /// Whether a client asks for quick acks on frames carrying requests.
     public var quickAcks = false
 
+    /// The defaults, as the spec and Telegram's clients choose them.
     public init() {}
 }
 
 /// A salt and the server-time interval it is valid in (`future_salt`).
 public struct FutureSalt: Sendable, Hashable {
+    /// Server time (Unix seconds) from which the salt is valid.
     public let validSince: Int32
+    /// Server time (Unix seconds) until which the salt is valid.
     public let validUntil: Int32
+    /// The salt.
     public let salt: Int64
 
+    /// A salt valid from `validSince` to `validUntil` (server time).
     public init(validSince: Int32, validUntil: Int32, salt: Int64) {
         self.validSince = validSince
         self.validUntil = validUntil
@@ -77,8 +87,10 @@ public struct FutureSalt: Sendable, Hashable {
 /// The salts a server accepts, oldest first. A server session checks each message's salt against it and answers
 /// `get_future_salts` from it; the server replaces it to rotate salts.
 public struct SaltSchedule: Sendable, Hashable {
+    /// The salts, by `validSince` ascending.
     public private(set) var salts: [FutureSalt]
 
+    /// A schedule of `salts`, sorted by when each becomes valid.
     public init(_ salts: [FutureSalt]) { self.salts = salts.sorted { $0.validSince < $1.validSince } }
 
     /// A schedule of hour-long salts from `start`, overlapping by `overlap` seconds ("a salt stays valid for a
@@ -95,6 +107,7 @@ public struct SaltSchedule: Sendable, Hashable {
         return SaltSchedule(salts)
     }
 
+    /// Whether `salt` is valid at server time `time` (Unix seconds).
     public func accepts(_ salt: Int64, at time: Double) -> Bool {
         salts.contains { $0.salt == salt && $0.isValid(at: time) }
     }
@@ -135,6 +148,7 @@ public enum RequestFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The answer could not be parsed as an `rpc_result` payload (gzip that does not inflate, a truncated error).
     case malformedAnswer(String)
 
+    /// A one-line account of the failure.
     public var description: String {
         switch self {
             case let .rejected(code, attempts): "rejected by the server with bad_msg_notification \(code) (\(attempts) attempts)"
@@ -206,13 +220,17 @@ public enum SessionEvent: Sendable {
 
 /// What `rpc_drop_answer` achieved (`RpcDropAnswer`).
 public enum DropAnswerOutcome: Sendable, Hashable {
+    /// The server knows nothing of the request (`rpc_answer_unknown`).
     case unknown
+    /// The request is running and its answer will still come (`rpc_answer_dropped_running`).
     case droppedRunning
+    /// The answer was dropped before it was sent (`rpc_answer_dropped`).
     case dropped(messageID: Int64, seqNo: Int32, bytes: Int32)
 }
 
 /// Why one message was ignored.
 public enum IgnoredMessage: Sendable, Hashable, CustomStringConvertible {
+    /// The msg_id was seen before.
     case duplicate
     /// Its msg_id claims a time this many seconds from ours (negative: in the past), outside the window.
     case outsideTimeWindow(seconds: Double)
@@ -225,6 +243,7 @@ public enum IgnoredMessage: Sendable, Hashable, CustomStringConvertible {
     /// Older than anything remembered: cannot tell whether it is a duplicate.
     case tooOld
 
+    /// A one-line account of why the message was ignored.
     public var description: String {
         switch self {
             case .duplicate: "duplicate msg_id"
@@ -246,6 +265,7 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A client session has too many requests pending.
     case tooManyPendingRequests(limit: Int)
 
+    /// A one-line account of the error.
     public var description: String {
         switch self {
             case .decryption(let error): "frame rejected: \(error)"

@@ -17,6 +17,7 @@ public enum TemporaryKeyBindingError: Error, Sendable, Equatable, CustomStringCo
     /// expires_at is already past, or later than the temporary key's own expiry.
     case expired(expiresAt: Int32)
 
+    /// A one-line account of the failed check.
     public var description: String {
         switch self {
             case .decryption(let e): "bind_auth_key_inner does not decrypt under the permanent key: \(e)"
@@ -40,6 +41,7 @@ public struct TemporaryKeyBinding: Sendable, Hashable {
     /// bind_auth_key_inner ‖ padding), with the MTProto 1.0 key derivation (x = 0) under the permanent key.
     public let encryptedMessage: [UInt8]
 
+    /// A binding from its fields.
     public init(permanentKeyID: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) {
         self.permanentKeyID = permanentKeyID
         self.nonce = nonce
@@ -49,9 +51,12 @@ public struct TemporaryKeyBinding: Sendable, Hashable {
 
     /// Client role: the binding for the `auth.bindTempAuthKey` call about to be sent over the temporary key.
     /// - Parameters:
+    ///   - permanentKey: the key the temporary one is bound to.
+    ///   - temporaryKey: the key the call goes under.
     ///   - messageID: the msg_id that call will be sent with (the server checks they are equal).
     ///   - temporarySessionID: the session id that call will be sent in.
     ///   - expiresAt: usually the temporary exchange's `Result.expiresAt`.
+    ///   - random: where the binding's nonce and padding come from.
     public init(permanentKey: AuthKey, temporaryKey: AuthKey, temporarySessionID: Int64, expiresAt: Int32,
                 messageID: Int64, random: some RandomSource) throws(CryptoError) {
         let nonce = AuthKeyExchange.long(random.bytes(8))
@@ -87,7 +92,8 @@ public struct TemporaryKeyBinding: Sendable, Hashable {
     /// - Parameters:
     ///   - permanentKey: the key named by `permanentKeyID` (the caller looks it up; a mismatch is reported).
     ///   - temporaryKey: the key the call arrived under.
-    ///   - messageID, sessionID: the msg_id and session of the call.
+    ///   - messageID: the msg_id of the call.
+    ///   - sessionID: the session_id of the call.
     ///   - temporaryKeyExpiresAt: the temporary key's expiry from its exchange, if it was made temporary.
     ///   - now: the server's clock.
     public func verify(permanentKey: AuthKey, temporaryKey: AuthKey, messageID: Int64, sessionID: Int64,

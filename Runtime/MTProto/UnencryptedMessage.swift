@@ -11,6 +11,7 @@ public enum UnencryptedMessageError: Error, Sendable, Equatable, CustomStringCon
     /// message_data_length disagrees with the bytes that follow the header.
     case lengthMismatch(declared: Int32, available: Int)
 
+    /// A one-line account of what is wrong.
     public var description: String {
         switch self {
             case .tooShort(let n): "unencrypted message of \(n) bytes is shorter than its 20-byte header"
@@ -23,9 +24,12 @@ public enum UnencryptedMessageError: Error, Sendable, Equatable, CustomStringCon
 
 /// An unencrypted message: a msg_id and a TL body.
 public struct UnencryptedMessage: Sendable, Hashable {
+    /// The message's msg_id.
     public let messageID: Int64
+    /// The TL body (`message_data`).
     public let body: [UInt8]
 
+    /// A message with `messageID` and `body`.
     public init(messageID: Int64, body: [UInt8]) {
         self.messageID = messageID
         self.body = body

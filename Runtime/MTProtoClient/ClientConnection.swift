@@ -12,24 +12,29 @@ import MTProtoTransport
 /// An auth key with what a client keeps next to it, so a later connection skips the exchange. Its description
 /// names the key by id only.
 public struct StoredAuthKey: Sendable, Hashable, CustomStringConvertible {
+    /// The 2048-bit auth key itself (its description names it by id only).
     public let authKey: AuthKey
     /// The last salt known.
     public var salt: Int64
     /// Server time minus local time, seconds.
     public var timeOffset: Double
 
+    /// A key with its last salt and clock offset.
     public init(authKey: AuthKey, salt: Int64, timeOffset: Double) {
         self.authKey = authKey
         self.salt = salt
         self.timeOffset = timeOffset
     }
 
+    /// The key's id, never its bytes.
     public var description: String { "StoredAuthKey(\(authKey), salt: set, offset: \(timeOffset))" }
 }
 
 /// Why a connection ended. After any of them the connection is over; the driver reconnects.
 public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The transport failed: a bad frame, a bad length, an obfuscation or proxy header the client cannot read.
     case transport(TransportError)
+    /// The auth-key exchange failed one of its checks (see `AuthKeyExchangeError` for which).
     case exchange(AuthKeyExchangeError)
     /// The server sent a transport error code: −404 means it does not know the auth key (forget it and exchange a
     /// new one), −429 too many connections (back off).
@@ -46,6 +51,7 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// `auth.bindTempAuthKey` ended without an answer, or with one that is not `boolTrue`.
     case bindingFailed(RequestFailure)
 
+    /// A one-line account of why the connection ended.
     public var description: String {
         switch self {
             case .transport(let error): "transport: \(error)"
@@ -59,8 +65,13 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
     }
 }
 
+/// One client connection, sans-IO: the transport, the key exchange (and with temporary keys the binding) and the
+/// MTProto session, driven with bytes and the time. `MTProtoClient` drives one over a socket; tests drive one
+/// directly. Not thread-safe: it is a value its driver owns.
 public struct ClientConnection: Sendable {
+    /// What a connection needs: the transport, the server's keys and DC, a stored key if any, and the session's settings.
     public struct Configuration: Sendable {
+        /// The framing and obfuscation (or MTProxy) the connection speaks.
         public var transport: TransportConfiguration
         /// The server's RSA keys, for the exchange.
         public var serverKeys: [RSAPublicKey]
@@ -68,6 +79,7 @@ public struct ClientConnection: Sendable {
         public var dcID: Int32
         /// A key from an earlier connection; nil runs the exchange. With `temporaryKeys`, the permanent key.
         public var storedKey: StoredAuthKey?
+        /// The MTProto session's timing and bounds.
         public var session: SessionConfiguration
         /// Run the session over a temporary key bound to the permanent one (perfect forward secrecy); nil uses the
         /// permanent key directly.
@@ -75,6 +87,7 @@ public struct ClientConnection: Sendable {
         /// A bound temporary key from an earlier connection, used while `temporaryKeys` deems it fresh.
         public var storedTemporaryKey: TemporaryAuthKey?
 
+        /// A configuration; with no `storedKey`, the connection runs the key exchange first.
         public init(transport: TransportConfiguration, serverKeys: [RSAPublicKey], dcID: Int32,
                     storedKey: StoredAuthKey? = nil, session: SessionConfiguration = SessionConfiguration(),
                     temporaryKeys: TemporaryKeyPolicy? = nil, storedTemporaryKey: TemporaryAuthKey? = nil) {
@@ -88,6 +101,7 @@ public struct ClientConnection: Sendable {
         }
     }
 
+    /// What a connection reports to its driver.
     public enum Event: Sendable {
         /// The session is up on this key: from a stored key at once, or after a new key was agreed (persist it).
         /// With temporary keys it is the temporary key, reported once the server accepted its binding.
@@ -118,6 +132,7 @@ public struct ClientConnection: Sendable {
         case probing(refusal: RPCError)
     }
 
+    /// The configuration the connection was made with.
     public let configuration: Configuration
     let random: any RandomSource
     var transport: ClientTransport
@@ -129,7 +144,10 @@ public struct ClientConnection: Sendable {
     /// With temporary keys: the temporary key of the session (reused, or made and being or already bound).
     public private(set) var temporaryKey: TemporaryAuthKey?
 
+    /// A connection about to send its transport's opening bytes.
     /// - Parameters:
+    ///   - configuration: the transport, the server's keys and DC, stored keys and the session's settings.
+    ///   - random: where nonces, exponents, padding and obfuscation keys come from.
     ///   - now: the local clock (seconds since 1970), also mixed into a fake-TLS ClientHello.
     public init(configuration: Configuration, random: any RandomSource, now: Double) throws(ClientConnectionError) {
         self.configuration = configuration

@@ -16,8 +16,11 @@ import TLRuntime
 
 /// Why a call or the connection failed.
 public enum MTProtoClientError: Error, Sendable, CustomStringConvertible {
+    /// A call was made on a client that is not connected and will not reconnect.
     case notConnected
+    /// The connection ended for good (after the reconnect attempts, or with an error reconnecting cannot fix).
     case connection(ClientConnectionError)
+    /// The session failed in a way it cannot recover from (see `SessionError`).
     case session(SessionError)
     /// The server answered with `rpc_error`.
     case rpc(RPCError)
@@ -25,11 +28,14 @@ public enum MTProtoClientError: Error, Sendable, CustomStringConvertible {
     case request(RequestFailure)
     /// The answer did not parse as the call's result type.
     case decoding(TLDecodingError)
+    /// No answer came within the call's timeout (`requestTimeout` unless the call named one).
     case timeout
+    /// The calling task was cancelled; the session told the server to drop the answer (`rpc_drop_answer`).
     case cancelled
     /// The connection closed before the answer came.
     case closed
 
+    /// A one-line account of the error.
     public var description: String {
         switch self {
             case .notConnected: "not connected"
@@ -45,9 +51,17 @@ public enum MTProtoClientError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// One MTProto connection to one DC over SwiftNIO: connects, makes or loads the auth key, runs calls over the
+/// encrypted session, and reconnects with backoff, carrying the session and its pending calls to the new
+/// connection.
+///
+/// Calls come from any task; many may be in flight at once. `TelegramClient` keeps one per DC.
 public actor MTProtoClient {
+    /// Where to connect and how: the address, the connection's settings, timeouts, the store and the reconnect policy.
     public struct Configuration: Sendable {
+        /// The DC's host name or IP address.
         public var host: String
+        /// The DC's TCP port.
         public var port: Int
         /// The connection, including `temporaryKeys` (nil: every session runs on the permanent key).
         public var connection: ClientConnection.Configuration
@@ -59,10 +73,12 @@ public actor MTProtoClient {
         /// `FLOOD_WAIT_X` (and `FLOOD_PREMIUM_WAIT_X`, `SLOWMODE_WAIT_X`) up to this many seconds is waited out and
         /// the call sent again (at most `maxFloodWaitRetries` times); longer waits are thrown as `.rpc`.
         public var floodWaitThreshold: Int
+        /// How many times one call waits out a flood wait and is sent again before the error is thrown (3 by default).
         public var maxFloodWaitRetries: Int
         /// Bytes put in front of the first request on every connection: `TelegramClient` puts
         /// `invokeWithLayer` + `initConnection` there (both end with the wrapped query, so a prefix suffices).
         public var firstRequestPrefix: [UInt8]
+        /// When and how often a lost connection is opened again.
         public var reconnect: ReconnectPolicy
         /// Called with the DC's keys whenever they change (a permanent key made, a temporary key bound or
         /// replaced), before waiting calls go out on them; `TelegramClient` keeps them this way. When nil they go
@@ -73,6 +89,7 @@ public actor MTProtoClient {
         /// Randomness for exchanges, sessions, ping ids and reconnect jitter.
         public var random: any RandomSource
 
+        /// A configuration for one DC; every setting but the address and connection has a default.
         public init(host: String, port: Int, connection: ClientConnection.Configuration,
                     requestTimeout: Duration = .seconds(30), store: (any SessionStore)? = nil,
                     floodWaitThreshold: Int = 60, maxFloodWaitRetries: Int = 3, firstRequestPrefix: [UInt8] = [],
@@ -100,9 +117,12 @@ public actor MTProtoClient {
     public struct ReconnectPolicy: Sendable {
         /// Attempts after a loss before calls in flight fail; 0 turns reconnecting off.
         public var maxAttempts: Int
+        /// The longest wait before the first attempt (the cap for attempt 0).
         public var initialDelay: Duration
+        /// The cap on any attempt's wait.
         public var maxDelay: Duration
 
+        /// A policy; the defaults wait up to 0.2 s, 0.4 s, 0.8 s, … capped at 30 s, for 8 attempts.
         public init(maxAttempts: Int = 8, initialDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(30)) {
             self.maxAttempts = maxAttempts
             self.initialDelay = initialDelay
@@ -158,6 +178,7 @@ public actor MTProtoClient {
         var failure: MTProtoClientError?
     }
 
+    /// The configuration the client was made with.
     public let configuration: Configuration
     /// Where the client's own tasks run (its connection's reader, reconnects, timers; frames are written there too):
     /// the event loop its connections use. Calls made from tasks that prefer it (`withTaskExecutorPreference`) stay
@@ -208,6 +229,7 @@ public actor MTProtoClient {
     /// Updates (`Api.Updates`, serialized) as the server pushes them.
     public nonisolated let updates: AsyncStream<[UInt8]>
     private let updatesSink: AsyncStream<[UInt8]>.Continuation
+    /// The connection's current state; ``states`` yields every change.
     public private(set) var state: State = .connecting
     /// Every change of `state`, in order (the newest 64 are kept for a slow reader).
     public nonisolated let states: AsyncStream<State>
@@ -905,6 +927,7 @@ extension ClientConnection {
 /// Runs tasks that prefer it on one event loop: `MTProtoClient`'s own tasks, and calls made inside
 /// `withTaskExecutorPreference(client.taskExecutor)`, reach the client and its socket without changing threads.
 public final class EventLoopTaskExecutor: TaskExecutor {
+    /// The loop the executor runs jobs on.
     public let eventLoop: any EventLoop
     /// Jobs enqueued on the loop's own thread, run together by one `execute`: NIO allocates a closure and takes its
     /// task lock for every `execute`, and a pipelined call enqueues two or three jobs.
@@ -917,11 +940,14 @@ public final class EventLoopTaskExecutor: TaskExecutor {
         var drainScheduled = false
     }
 
+    /// An executor running jobs on `eventLoop`.
     public init(_ eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
         local = .makeBoxSendingValue(LocalJobs(), as: LocalJobs.self, eventLoop: eventLoop)
     }
 
+    /// Runs `job` on the event loop: at once in a batch when called on the loop's thread, otherwise through
+    /// `EventLoop.execute`.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         guard eventLoop.inEventLoop else {

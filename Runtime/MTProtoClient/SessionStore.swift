@@ -5,10 +5,14 @@ import Foundation
 import MTProtoCrypto
 import SQLiteNIO
 
+/// Where a DC listens: a host name or IP address, and a TCP port.
 public struct DCAddress: Sendable, Hashable {
+    /// The host name or IP address.
     public var host: String
+    /// The TCP port.
     public var port: Int
 
+    /// An address.
     public init(host: String, port: Int) {
         self.host = host
         self.port = port
@@ -17,9 +21,12 @@ public struct DCAddress: Sendable, Hashable {
 
 /// A temporary key (perfect forward secrecy) and the server time it expires at.
 public struct TemporaryAuthKey: Sendable, Hashable {
+    /// The key with its salt and clock offset.
     public var key: StoredAuthKey
+    /// When the key expires, in server time (Unix seconds).
     public var expiresAt: Int32
 
+    /// A temporary key that expires at `expiresAt` (server time).
     public init(key: StoredAuthKey, expiresAt: Int32) {
         self.key = key
         self.expiresAt = expiresAt
@@ -28,11 +35,16 @@ public struct TemporaryAuthKey: Sendable, Hashable {
 
 /// Everything a client persists.
 public struct ClientState: Sendable, Hashable {
+    /// The DC the account lives on; nil until a client has chosen one.
     public var homeDC: Int32?
+    /// DC addresses learned or configured, by DC id.
     public var addresses: [Int32: DCAddress]
+    /// The permanent auth key of each DC, by DC id.
     public var permanentKeys: [Int32: StoredAuthKey]
+    /// The bound temporary key of each DC, by DC id (with temporary keys on).
     public var temporaryKeys: [Int32: TemporaryAuthKey]
 
+    /// A state; empty by default.
     public init(homeDC: Int32? = nil, addresses: [Int32: DCAddress] = [:], permanentKeys: [Int32: StoredAuthKey] = [:],
                 temporaryKeys: [Int32: TemporaryAuthKey] = [:]) {
         self.homeDC = homeDC
@@ -44,13 +56,17 @@ public struct ClientState: Sendable, Hashable {
 
 /// A place to load and save `ClientState`.
 public protocol SessionStore: Sendable {
+    /// Loads the saved state; an empty `ClientState` when nothing was saved. Throws when the store cannot be read.
     func load() async throws -> ClientState
+    /// Saves the whole state, replacing what was saved.
     func save(_ state: ClientState) async throws
 }
 
 /// Named blobs kept beside the session, for state other layers own (secret chats keep theirs here).
 public protocol SessionDocumentStore: Sendable {
+    /// The document saved under `name`, or nil when there is none.
     func document(named name: String) async throws -> [UInt8]?
+    /// Saves `bytes` under `name`, replacing what was there.
     func saveDocument(_ bytes: [UInt8], named name: String) async throws
 }
 
@@ -59,20 +75,27 @@ public actor MemorySessionStore: SessionStore, SessionDocumentStore {
     private var state: ClientState
     private var documents: [String: [UInt8]] = [:]
 
+    /// A store holding `state` (empty by default).
     public init(_ state: ClientState = ClientState()) { self.state = state }
 
+    /// The state as last saved.
     public func load() -> ClientState { state }
+    /// Keeps `state`, replacing the last.
     public func save(_ state: ClientState) { self.state = state }
+    /// The document saved under `name`, or nil.
     public func document(named name: String) -> [UInt8]? { documents[name] }
+    /// Keeps `bytes` under `name`.
     public func saveDocument(_ bytes: [UInt8], named name: String) { documents[name] = bytes }
 }
 
+/// Why a session store failed.
 public enum SessionStoreError: Error, Sendable, CustomStringConvertible {
     /// The file could not be created or restricted to its owner.
     case file(path: String, reason: String)
     /// A row that does not hold what this store writes (the file is someone else's, or damaged).
     case corrupt(String)
 
+    /// A one-line account of the error.
     public var description: String {
         switch self {
             case let .file(path, reason): "session file \(path): \(reason)"
@@ -84,6 +107,7 @@ public enum SessionStoreError: Error, Sendable, CustomStringConvertible {
 /// An SQLite file, created with mode 0600 (auth keys are as good as a login).
 public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
     private let connection: SQLiteConnection
+    /// The file's path.
     public nonisolated let path: String
 
     /// Opens (creating, mode 0600) the store at `path`.
@@ -123,6 +147,7 @@ public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
         _ = try await connection.query("CREATE TABLE IF NOT EXISTS document (name TEXT PRIMARY KEY, value BLOB)")
     }
 
+    /// The document saved under `name`, or nil. Throws ``SessionStoreError/corrupt(_:)`` when its row is not a blob.
     public func document(named name: String) async throws -> [UInt8]? {
         for row in try await connection.query("SELECT value FROM document WHERE name = ?", [.text(name)]) {
             guard case .blob(var blob)? = row.column("value") else { throw SessionStoreError.corrupt("document \(name)") }
@@ -131,11 +156,14 @@ public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
         return nil
     }
 
+    /// Saves `bytes` under `name` in one statement, replacing what was there.
     public func saveDocument(_ bytes: [UInt8], named name: String) async throws {
         _ = try await connection.query("INSERT OR REPLACE INTO document VALUES (?, ?)",
                                        [.text(name), .blob(ByteBuffer(bytes: bytes))])
     }
 
+    /// Reads every DC's address and keys and the home DC. Throws ``SessionStoreError/corrupt(_:)`` for rows this store
+    /// did not write.
     public func load() async throws -> ClientState {
         var state = ClientState()
         for row in try await connection.query("SELECT value FROM meta WHERE name = 'home_dc'") {
@@ -169,6 +197,7 @@ public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
                              timeOffset: row.column(offsetColumn)?.double ?? 0)
     }
 
+    /// Writes the whole state in one transaction, replacing what was saved.
     public func save(_ state: ClientState) async throws {
         _ = try await connection.query("BEGIN IMMEDIATE")
         do {

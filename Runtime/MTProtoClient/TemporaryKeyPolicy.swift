@@ -27,9 +27,12 @@ public struct TemporaryKeyPolicy: Sendable, Hashable {
 
 /// A DC's keys as a client keeps them: the permanent key, and with temporary keys the bound one in use.
 public struct DCKeys: Sendable, Hashable {
+    /// The permanent key; nil until an exchange made one.
     public var permanent: StoredAuthKey?
+    /// The bound temporary key in use; nil without temporary keys or while a new one is made.
     public var temporary: TemporaryAuthKey?
 
+    /// A DC's keys.
     public init(permanent: StoredAuthKey?, temporary: TemporaryAuthKey?) {
         self.permanent = permanent
         self.temporary = temporary

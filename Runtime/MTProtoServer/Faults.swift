@@ -10,12 +10,15 @@ import Synchronization
 public struct FaultPlan: Sendable {
     /// Probability (0…1) that an outgoing encrypted frame is dropped, sent twice, or swapped with the next one.
     public var dropOutgoing: Double = 0
+    /// Probability (0…1) that an outgoing encrypted frame is sent twice.
     public var duplicateOutgoing: Double = 0
+    /// Probability (0…1) that an outgoing encrypted frame is swapped with the next one.
     public var reorderOutgoing: Double = 0
     /// Methods answered with this error instead of their handler (`FLOOD_WAIT_5`, `PHONE_MIGRATE_3`…).
     public var errors: [String: RPCError] = [:]
     /// Probability that an outgoing encrypted frame is held back for `delaySeconds` before it is sent.
     public var delayOutgoing: Double = 0
+    /// How long a delayed frame is held, seconds.
     public var delaySeconds: Double = 1
     /// Methods whose arrival closes the connection before the answer is sent: the call runs and its answer waits in
     /// the session for the client's next connection, as on Telegram.
@@ -37,12 +40,16 @@ public struct FaultPlan: Sendable {
     /// Applied by `TestTelegramService`, which reads it from the first DC.
     public var withholdMessagePush: Int?
 
+    /// No faults.
     public init() {}
 
     /// Why a fault specification was refused.
     public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The specification item that was refused (`drop=2`).
         public let item: String
+        /// Why it was refused.
         public let reason: String
+        /// `fault 'ITEM': REASON`.
         public var description: String { "fault '\(item)': \(reason)" }
     }
 

@@ -15,31 +15,41 @@ import Synchronization
 /// a directory `help.getConfig` lists. With an MTProxy secret the first DC has a second port speaking MTProxy (the
 /// plain port accepts the plain tags and obfuscated2 without a secret; the proxy port only the secret's protocol).
 public final class MTProtoTestServer: Sendable {
+    /// What to run: the address and ports, the DCs, the RSA keys, the handlers, limits, faults and the clock.
     public struct Configuration: Sendable {
+        /// The address to listen on (loopback by default).
         public var host: String
         /// 0 picks a free port.
         public var port: Int
+        /// The MTProxy listener's port when `proxySecret` is set; 0 picks a free port.
         public var proxyPort: Int
         /// The DCs to run, each on a port of its own (the first on `port`, the others on free ports). A single DC
         /// also accepts key exchanges naming any of Telegram's DC ids, as one server stands in for all.
         public var dcIDs: [Int32]
+        /// The RSA keys the key exchange offers (their fingerprints go in `resPQ`).
         public var rsaKeys: [RSAPrivateKey]
         /// Adds a listener speaking MTProxy with this secret.
         public var proxySecret: MTProxySecret?
+        /// The methods served, and the registry requests are decoded with.
         public var handlers: RPCHandlers
+        /// Bounds on keys, sessions, frames and exchanges.
         public var limits: ServerLimits
+        /// The server sessions' timing and bounds.
         public var sessionConfiguration: SessionConfiguration
+        /// Where keys, nonces, salts and fault draws come from.
         public var random: any RandomSource
         /// The most padding sent on padded-intermediate frames: 3, because Telethon 1.x strips only `length % 4`.
         public var maximumPadding: Int
         /// Faults applied from the start, drawn from `faultSeed`.
         public var faults = FaultPlan()
+        /// The seed fault draws come from, so a run with faults replays.
         public var faultSeed: UInt64 = 0
         /// Called for every connection event and close, from the connection's event loop.
         public var onEvent: @Sendable (ConnectionReport) -> Void
         /// The server's clock, Unix seconds (the wall clock unless a test injects one it can advance).
         public var clock: @Sendable () -> Double = ServerContext.wallClock
 
+        /// A configuration; with the defaults, one DC (2) on a free loopback port, no proxy, no faults.
         public init(rsaKeys: [RSAPrivateKey], handlers: RPCHandlers, host: String = "127.0.0.1", port: Int = 0,
                     proxyPort: Int = 0, dcIDs: [Int32] = [2], proxySecret: MTProxySecret? = nil,
                     limits: ServerLimits = ServerLimits(),
@@ -63,11 +73,16 @@ public final class MTProtoTestServer: Sendable {
 
     /// One thing that happened on one connection.
     public struct ConnectionReport: Sendable {
+        /// The connection's number, unique within the server.
         public let connection: UInt64
+        /// What happened.
         public let kind: Kind
 
+        /// What happened on a connection.
         public enum Kind: Sendable {
+            /// A client connected from `remote` (address and port).
             case opened(remote: String)
+            /// The connection reported an event (a request handled, a session made, a key exchanged…).
             case event(ServerConnectionEvent)
             /// Closed: by the server for this reason, or by the client (nil).
             case closed(ServerConnectionError?)
@@ -76,13 +91,16 @@ public final class MTProtoTestServer: Sendable {
 
     /// The first DC's context and port.
     public let context: ServerContext
+    /// The first DC's port.
     public let port: Int
     /// Every DC's context and port, by DC id.
     public let contexts: [Int32: ServerContext]
+    /// Every DC's port, by DC id.
     public let ports: [Int32: Int]
     /// The context of the MTProxy listener (the first DC's keys, sessions and handlers; a client naming another
     /// DC in its header is forwarded to that DC's), when there is one.
     public let proxyContext: ServerContext?
+    /// The MTProxy listener's port, when there is one.
     public let proxyPort: Int?
     private let group: MultiThreadedEventLoopGroup
     private let channels: [any Channel]

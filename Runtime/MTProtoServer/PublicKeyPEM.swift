@@ -2,6 +2,7 @@
 // and clients load (Telethon's `add_key`), so a test server can hand its key to them.
 import MTProtoCrypto
 
+/// The PKCS#1 PEM form Telegram publishes its keys in, for handing a test server's key to clients.
 extension RSAPublicKey {
     /// RSAPublicKey ::= SEQUENCE { modulus INTEGER, publicExponent INTEGER } (RFC 8017, A.1.1) as PEM.
     public var pkcs1PEM: String {

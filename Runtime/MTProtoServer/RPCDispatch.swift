@@ -20,6 +20,7 @@ public struct RPCCall: Sendable {
     public let authKeyID: UInt64
     /// The temporary key the call arrived under, when it was one (`authKeyID` is then its permanent key if bound).
     public let temporaryKeyID: UInt64?
+    /// The session_id the request came in.
     public let sessionID: Int64
     /// The msg_id the client sent the request under.
     public let messageID: Int64
@@ -33,10 +34,14 @@ public struct RPCCall: Sendable {
 
 /// A DC as clients see it.
 public struct ServerEndpoint: Sendable, Hashable {
+    /// The DC's id.
     public var dcID: Int32
+    /// The host clients connect to.
     public var host: String
+    /// The port clients connect to.
     public var port: Int
 
+    /// An endpoint.
     public init(dcID: Int32, host: String, port: Int) {
         self.dcID = dcID
         self.host = host
@@ -48,6 +53,7 @@ public struct ServerEndpoint: Sendable, Hashable {
 public final class DCDirectory: Sendable {
     private let state: Mutex<[ServerEndpoint]>
 
+    /// A directory of `endpoints`, kept sorted by DC id.
     public init(_ endpoints: [ServerEndpoint]) { state = Mutex(endpoints.sorted { $0.dcID < $1.dcID }) }
 
     /// Adds or replaces the endpoint of `endpoint.dcID`.
@@ -59,6 +65,7 @@ public final class DCDirectory: Sendable {
         }
     }
 
+    /// Every DC, by id ascending.
     public var endpoints: [ServerEndpoint] { state.withLock { $0 } }
 }
 
@@ -66,10 +73,13 @@ public final class DCDirectory: Sendable {
 public final class DCRouting: Sendable {
     private let state = Mutex<[Int32: ServerContext]>([:])
 
+    /// An empty routing table.
     public init() {}
 
+    /// Sets the contexts of every DC, replacing what was set.
     public func set(_ contexts: [Int32: ServerContext]) { state.withLock { $0 = contexts } }
 
+    /// The context of `dcID`, or nil when the cluster has no such DC.
     public func context(for dcID: Int32) -> ServerContext? { state.withLock { $0[dcID] } }
 }
 
@@ -78,7 +88,9 @@ public typealias RPCHandler = @Sendable (RPCCall) throws(RPCError) -> [UInt8]
 
 /// Handlers by method name (`help.getConfig`), and the registry requests are decoded with.
 public struct RPCHandlers: Sendable {
+    /// The registry requests are decoded with (`Api.registry` for the test Telegram).
     public let registry: TLRegistry
+    /// The handlers by method name.
     public private(set) var handlers: [String: RPCHandler] = [:]
     /// Wrappers nested deeper than this are refused (each is a call holding a call).
     public var maxWrapperDepth = 8
@@ -99,6 +111,7 @@ public struct RPCHandlers: Sendable {
         let handler: RPCHandler
     }
 
+    /// No handlers, decoding with `registry`.
     public init(registry: TLRegistry) {
         self.registry = registry
         wrapperIDs = Self.wrapperNames.compactMap { registry.functionID(named: $0) }

@@ -20,6 +20,7 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxAuthKeys = 10_000
     /// Sessions kept in all, and per auth key (least recently used forgotten first).
     public var maxSessions = 10_000
+    /// Sessions kept per auth key (the least recently used is forgotten first).
     public var maxSessionsPerKey = 16
     /// Largest transport payload accepted (an upload part is 512 KiB).
     public var maxFramePayload = 1 << 20
@@ -32,21 +33,30 @@ public struct ServerLimits: Sendable, Hashable {
     /// Distinct sessions one connection may address.
     public var maxSessionsPerConnection = 16
 
+    /// The defaults, sized for tests with thousands of clients.
     public init() {}
 }
 
 /// Everything a server's connections share: configuration, keys, sessions, handlers and randomness. Listeners of
 /// one DC pass the same `keys` and `sessions`.
 public final class ServerContext: Sendable {
+    /// The key exchange's settings: the RSA keys and the DH group.
     public let exchange: AuthKeyExchange.Server.Configuration
+    /// The transport's settings: MTProxy secret and padding.
     public let transport: ServerTransportConfiguration
+    /// Bounds on keys, sessions, frames and exchanges.
     public let limits: ServerLimits
+    /// The methods served.
     public let handlers: RPCHandlers
+    /// The server sessions' timing and bounds.
     public let sessionConfiguration: SessionConfiguration
+    /// The auth keys this DC knows.
     public let keys: AuthKeyStore
+    /// The sessions this DC keeps.
     public let sessions: SessionRegistry
     /// Fake-TLS ClientHello digests accepted by this listener (replays are refused).
     public let replayCache = FakeTLSReplayCache()
+    /// Where keys, nonces, salts and fault draws come from.
     public let random: any RandomSource
     let faultState: FaultState
     /// The seed fault draws come from.
@@ -59,6 +69,7 @@ public final class ServerContext: Sendable {
     /// The server's clock (Unix seconds) as the listener feeds it to connections; tests pass one they advance.
     public let clock: @Sendable () -> Double
 
+    /// A context for one DC's listeners; `endpoint` names the DC and how clients reach it.
     public init(exchange: AuthKeyExchange.Server.Configuration, transport: ServerTransportConfiguration,
                 handlers: RPCHandlers, endpoint: ServerEndpoint, limits: ServerLimits = ServerLimits(),
                 sessionConfiguration: SessionConfiguration = SessionConfiguration(),
@@ -144,6 +155,7 @@ public enum ServerConnectionError: Error, Sendable, Equatable, CustomStringConve
     /// `FaultPlan.closeOn` named this method.
     case faultInjected(method: String)
 
+    /// A one-line account of why the connection closed.
     public var description: String {
         switch self {
         case .transport(let error): "transport: \(error)"
@@ -174,10 +186,12 @@ public struct ServerConnectionOutput: Sendable {
     /// Bytes to write now, in order, as pieces written back to back (none empty). A frame's transport header and its
     /// payload are separate pieces, so a 512 KiB answer is copied once, into the socket's buffers.
     public private(set) var pieces: [[UInt8]] = []
+    /// What the connection reports to its driver, in order.
     public var events: [ServerConnectionEvent] = []
     /// Set when the connection must close after `outbound` is written; later calls produce nothing.
     public var close: ServerConnectionError?
 
+    /// Nothing to write, nothing to report.
     public init() {}
 
     /// The pieces joined: everything to write now.
@@ -224,8 +238,10 @@ public struct ServerConnection: Sendable {
     private var fed: [TransportEvent] = []
     /// The frame whose requests the next step goes on running.
     private var running: RunningFrame?
+    /// Why the connection closed; nil while open. Once set, further input produces nothing.
     public private(set) var closed: ServerConnectionError?
 
+    /// A new connection at server time `now` (Unix seconds), sharing `context` with the DC's other connections.
     public init(context: ServerContext, now: Double) {
         self.context = context
         transport = ServerTransport(configuration: context.transport, random: context.random,
@@ -258,10 +274,12 @@ public struct ServerConnection: Sendable {
     /// produced (its answers among it), or nil when nothing waits. A driver that writes each step's output at once
     /// lets the client decrypt one answer while the next is encrypted, instead of receiving every answer to a read
     /// (or to a container of file requests) together.
-    /// - Parameter readContinues: the driver reads again at once and calls `step` or `flush(now:)` before it
-    ///   waits (NIO: inside `channelRead`, with `flush` from `channelReadComplete`). A large last answer may then
-    ///   be kept back, hashed, and encrypted while the answer to the next read's request is hashed: requests for
-    ///   file parts arrive one per read, so holding only within a read would hash nearly every part alone.
+    /// - Parameters:
+    ///   - now: the server's clock, Unix seconds.
+    ///   - readContinues: the driver reads again at once and calls `step` or `flush(now:)` before it
+    ///     waits (NIO: inside `channelRead`, with `flush` from `channelReadComplete`). A large last answer may then
+    ///     be kept back, hashed, and encrypted while the answer to the next read's request is hashed: requests for
+    ///     file parts arrive one per read, so holding only within a read would hash nearly every part alone.
     public mutating func step(now: Double, readContinues: Bool = false) -> ServerConnectionOutput? {
         guard closed == nil else { return nil }
         var output = ServerConnectionOutput()

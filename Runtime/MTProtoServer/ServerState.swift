@@ -13,21 +13,28 @@ import Synchronization
 public final class AuthKeyStore: Sendable {
     /// A key with the salts its sessions accept (one schedule per key, so every session of it agrees).
     public struct Entry: Sendable {
+        /// The auth key.
         public let key: AuthKey
+        /// The MTProto 2.0 cipher for the key (its key-derivation inputs prepared once).
         public let cipher: MTProto2Cipher
+        /// The salts the key's sessions accept.
         public internal(set) var salts: SaltSchedule
+        /// When the key was made, server time (Unix seconds).
         public let createdAt: Double
         /// For a temporary key: the server time it stops existing (server_time + expires_in of its exchange).
         public let expiresAt: Int32?
         /// For a bound temporary key: the permanent key and the binding's expires_at.
         public internal(set) var binding: Binding?
 
+        /// Whether the key is temporary (made with `expires_in`).
         public var isTemporary: Bool { expiresAt != nil }
     }
 
     /// What `auth.bindTempAuthKey` established for a temporary key.
     public struct Binding: Sendable, Hashable {
+        /// The permanent key's id the temporary key stands for.
         public let permanentKeyID: UInt64
+        /// When the binding ends, server time (Unix seconds).
         public let expiresAt: Int32
     }
 
@@ -57,9 +64,11 @@ public final class AuthKeyStore: Sendable {
         }
     }
 
+    /// The most keys kept; past it the oldest is forgotten.
     public let capacity: Int
     private let state = Mutex(State())
 
+    /// A store of at most `capacity` keys (at least 1).
     public init(capacity: Int) { self.capacity = max(1, capacity) }
 
     /// Stores a key made by an exchange; its salts are hour-long from `now`, the first being the exchange's.
@@ -79,6 +88,7 @@ public final class AuthKeyStore: Sendable {
         }
     }
 
+    /// The key with `id`, without the expiry check of `liveEntry(id:now:)`.
     public func entry(id: UInt64) -> Entry? { state.withLock { $0.entries[id] } }
 
     /// The key, unless it is a temporary key past its expiry: then it is forgotten (with its binding) and nil
@@ -135,6 +145,7 @@ public final class AuthKeyStore: Sendable {
         }
     }
 
+    /// Forgets key `id` and its binding; false when it was not there.
     @discardableResult
     public func remove(id: UInt64) -> Bool {
         state.withLock { state in
@@ -144,6 +155,7 @@ public final class AuthKeyStore: Sendable {
         }
     }
 
+    /// How many keys are kept now.
     public var count: Int { state.withLock { $0.entries.count } }
 
     /// Keys stored since the store was made (every finished exchange counts, evicted or not).
@@ -152,9 +164,12 @@ public final class AuthKeyStore: Sendable {
 
 /// A session's identity on a server.
 public struct SessionKey: Sendable, Hashable {
+    /// The auth key the session runs on.
     public let authKeyID: UInt64
+    /// The client's session_id.
     public let sessionID: Int64
 
+    /// A session's identity.
     public init(authKeyID: UInt64, sessionID: Int64) {
         self.authKeyID = authKeyID
         self.sessionID = sessionID
@@ -165,7 +180,9 @@ public struct SessionKey: Sendable, Hashable {
 /// first. A session outlives its connection: a client that reconnects with the same session_id finds it. Use
 /// stamps make each access O(1); only creating a session past a bound scans for the one to evict.
 public final class SessionRegistry: Sendable {
+    /// The most sessions kept in all.
     public let capacity: Int
+    /// The most sessions kept per auth key.
     public let perKey: Int
     private struct State {
         var sessions: [SessionKey: (session: Session, used: UInt64)] = [:]
@@ -189,6 +206,7 @@ public final class SessionRegistry: Sendable {
     }
     private let state = Mutex(State())
 
+    /// A registry of at most `capacity` sessions in all and `perKey` per auth key (each at least 1).
     public init(capacity: Int, perKey: Int) {
         self.capacity = max(1, capacity)
         self.perKey = max(1, perKey)
@@ -228,6 +246,7 @@ public final class SessionRegistry: Sendable {
         }
     }
 
+    /// Forgets the session; false when it was not there.
     @discardableResult
     public func remove(_ key: SessionKey) -> Bool { state.withLock { $0.remove(key) } }
 
@@ -243,6 +262,7 @@ public final class SessionRegistry: Sendable {
         state.withLock { $0.sessions.keys.filter { $0.authKeyID == authKeyID } }
     }
 
+    /// How many sessions are kept now.
     public var count: Int { state.withLock { $0.sessions.count } }
 
     /// Every session open now.

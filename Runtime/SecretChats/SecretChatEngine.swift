@@ -26,6 +26,7 @@ public struct SecretChatConfiguration: Sendable {
     /// Secret chats per engine.
     public var maxChats = 1_000
 
+    /// A configuration offering `maxLayer`; every bound has its default.
     public init(maxLayer: SecretLayer = .layer144) {
         self.maxLayer = maxLayer
     }
@@ -35,7 +36,9 @@ public struct SecretChatConfiguration: Sendable {
 public struct SecretIncoming: Sendable {
     /// Raw sequence number (0, 1, 2, …) of the message among the peer's; nil for bare layer-8 messages.
     public let sequence: Int32?
+    /// The decrypted message, parsed with the chat's layer.
     public let payload: SecretPayload
+    /// When the server received the message, Unix seconds.
     public let date: Int32
     /// The encrypted file the server attached, if any.
     public let file: SecretFileReference?
@@ -47,15 +50,19 @@ public enum SecretChatEvent: Sendable {
     case requested(chatID: Int32, peerUserID: Int64)
     /// The key is established; compare `keyVisualization` out of band.
     case ready(chatID: Int32, keyFingerprint: Int64)
+    /// The chat now speaks `layer` (the lower of both parties' layers).
     case layerChanged(chatID: Int32, layer: SecretLayer)
     /// A message or a service action for the application (TTL, read, delete, screenshot, flush), in order.
     case message(chatID: Int32, SecretIncoming)
+    /// A new key is in use.
     case rekeyed(chatID: Int32, keyFingerprint: Int64)
+    /// A re-key was abandoned (by either side, or because the other party's exchange won).
     case rekeyAborted(chatID: Int32, exchangeID: Int64)
     /// We asked the peer to resend raw sequence numbers start...end.
     case resendRequested(chatID: Int32, start: Int32, end: Int32)
     /// We resent our messages start...end (raw) because the peer asked.
     case resent(chatID: Int32, start: Int32, end: Int32)
+    /// The chat was discarded (by either party or the server); it is gone.
     case discarded(chatID: Int32)
     /// The chat broke a rule the spec says ends it; discard it on the server.
     case aborted(chatID: Int32, SecretChatError)
@@ -65,12 +72,17 @@ public enum SecretChatEvent: Sendable {
 
 /// An encrypted message to send with `messages.sendEncrypted`, `sendEncryptedService` or `sendEncryptedFile`.
 public struct SecretOutgoing: Sendable {
+    /// The chat the message belongs to.
     public let chatID: Int32
+    /// The chat's access hash, for the call's `InputEncryptedChat`.
     public let accessHash: Int64
     /// The call's random_id (the server's duplicate guard; a fresh one for resends).
     public let randomID: Int64
+    /// The encrypted envelope (`data` of the call): key fingerprint, msg_key and ciphertext.
     public let data: [UInt8]
+    /// Whether it goes with `messages.sendEncryptedService` (a service action) rather than `sendEncrypted`.
     public let isService: Bool
+    /// The encrypted file to attach (`sendEncryptedFile`), if any.
     public let attachment: SecretAttachment?
     /// The raw out_seq_no the message took, for `fileSent(chatID:outSeqNo:file:)`; nil for bare messages.
     public let outSeqNo: Int32?
@@ -78,18 +90,24 @@ public struct SecretOutgoing: Sendable {
 
 /// What one input produced.
 public enum SecretChatOutput: Sendable {
+    /// Send this message with the matching `messages.sendEncrypted*` call, in order.
     case send(SecretOutgoing)
+    /// Tell the application.
     case event(SecretChatEvent)
 }
 
 /// The engine for one account's secret chats. A value type: persist `chats` and `dhConfig` after each call.
 public struct SecretChatEngine: Sendable {
+    /// The settings the engine was made with.
     public let configuration: SecretChatConfiguration
+    /// Every chat the engine holds, by chat id.
     public private(set) var chats: [Int32: SecretChatState] = [:]
     /// The last DH parameters from the server, used for re-keying.
     public private(set) var dhConfig: SecretDHConfig?
     private let random: any RandomSource
 
+    /// An engine holding `chats` (restored from storage, or none) and the last DH parameters, if known.
+    /// `random` supplies DH exponents, padding and random ids.
     public init(configuration: SecretChatConfiguration = .init(), random: any RandomSource,
                 chats: [SecretChatState] = [], dhConfig: SecretDHConfig? = nil) {
         self.configuration = configuration
@@ -102,6 +120,7 @@ public struct SecretChatEngine: Sendable {
 
     /// A secret exponent and its public value, for `messages.requestEncryption` (originator) or the re-key.
     public struct KeyShare: Sendable {
+        /// g^a (or g^b) mod p, 256 bytes big-endian, as the API call carries it.
         public let publicValue: [UInt8]
         let exponent: [UInt8]
     }

@@ -5,10 +5,14 @@ import MTProtoCrypto
 
 /// The Diffie–Hellman parameters from `messages.getDhConfig`, before their checks.
 public struct SecretDHConfig: Sendable, Codable, Hashable {
+    /// The DH prime p, 256 bytes big-endian.
     public var prime: [UInt8]
+    /// The generator g.
     public var g: Int32
+    /// The server's version of these parameters (`messages.getDhConfig`'s `version`).
     public var version: Int32
 
+    /// Parameters as `messages.getDhConfig` returned them.
     public init(prime: [UInt8], g: Int32, version: Int32) {
         self.prime = prime
         self.g = g
@@ -27,6 +31,7 @@ public struct SecretDHConfig: Sendable, Codable, Hashable {
 
 /// One secret chat, as the engine sees it.
 public struct SecretChatState: Sendable, Codable {
+    /// Where a chat is in its life.
     public enum Phase: String, Sendable, Codable {
         /// We asked (`requestEncryption`) and wait for the peer to accept.
         case waiting
@@ -63,11 +68,15 @@ public struct SecretChatState: Sendable, Codable {
         var newKey: [UInt8]?
     }
 
+    /// The chat's id, from the server.
     public let id: Int32
+    /// The chat's access hash, for `InputEncryptedChat`.
     public internal(set) var accessHash: Int64
+    /// The other party's user id.
     public let peerUserID: Int64
     /// We created the chat (x = 0 in the 2.0 KDF and the seq_no parities of the originator).
     public let isOriginator: Bool
+    /// Where the chat is in its life.
     public internal(set) var phase: Phase
     /// Our highest layer for this chat.
     public internal(set) var maxLayer: SecretLayer
@@ -75,9 +84,11 @@ public struct SecretChatState: Sendable, Codable {
     public internal(set) var peerLayer: Int32?
     /// Raw counts: messages received and processed in order, messages sent (end-to-end/seq_no).
     public internal(set) var inSeqNo: Int32 = 0
+    /// Messages sent (raw count; see `inSeqNo`).
     public internal(set) var outSeqNo: Int32 = 0
     /// Self-destruct timer the peer set, seconds.
     public internal(set) var ttl: Int32 = 0
+    /// The fingerprint of the current key: its SHA-1's low 64 bits, as `sendEncrypted` carries it.
     public internal(set) var keyFingerprint: Int64 = 0
 
     var exponent: [UInt8]?
@@ -120,12 +131,18 @@ public struct SecretChatState: Sendable, Codable {
 /// A file attached to an encrypted message, as the server refers to it (the manager maps it to the API's
 /// InputEncryptedFile/EncryptedFile).
 public struct SecretFileReference: Sendable, Codable, Hashable {
+    /// The encrypted file's id.
     public var id: Int64
+    /// Its access hash.
     public var accessHash: Int64
+    /// Its size in bytes, as uploaded (padded to 16).
     public var size: Int64
+    /// The DC it is stored on.
     public var dcID: Int32
+    /// The fingerprint of the file's key, which the message's document carries too.
     public var keyFingerprint: Int32
 
+    /// A reference to an uploaded encrypted file.
     public init(id: Int64, accessHash: Int64, size: Int64, dcID: Int32, keyFingerprint: Int32) {
         self.id = id
         self.accessHash = accessHash

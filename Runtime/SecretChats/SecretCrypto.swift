@@ -9,7 +9,9 @@ import MTProtoCrypto
 
 /// Which MTProto version encrypts a secret-chat message.
 public enum SecretMTProtoVersion: Int, Sendable, Codable, Hashable {
+    /// MTProto 1.0: SHA-1 msg_key and key derivation (either party below layer 73).
     case v1 = 1
+    /// MTProto 2.0: SHA-256 msg_key and key derivation (both parties at layer 73 or above).
     case v2 = 2
 }
 
@@ -40,10 +42,12 @@ public enum SecretChatError: Error, Sendable, Equatable, CustomStringConvertible
     case diffieHellman(CryptoError)
     /// A chat id this engine does not know, or in a state where the operation does not apply.
     case unknownChat(Int32)
+    /// The operation does not apply in the chat's state (say, sending before the key is established).
     case invalidState(String)
     /// A file whose key fingerprint, size or padding does not check out.
     case file(String)
 
+    /// A one-line account of the failed check.
     public var description: String {
         switch self {
         case .tooShort(let n): "secret message too short: \(n) bytes"
@@ -73,7 +77,12 @@ public enum SecretChatCrypto {
     }
 
     /// Encrypts a serialized `DecryptedMessageLayer` (or layer-8 `DecryptedMessage`).
-    /// - Parameter fromOriginator: the sender created the chat (x = 0 in the 2.0 KDF) or accepted it (x = 8).
+    /// - Parameters:
+    ///   - payload: the serialized message.
+    ///   - key: the chat's key.
+    ///   - version: MTProto 2.0 or 1.0, as the chat's layer decides.
+    ///   - fromOriginator: the sender created the chat (x = 0 in the 2.0 KDF) or accepted it (x = 8).
+    ///   - random: where the padding comes from.
     public static func encrypt(_ payload: [UInt8], key: AuthKey, version: SecretMTProtoVersion, fromOriginator: Bool,
                                random: some RandomSource) throws(CryptoError) -> [UInt8] {
         var plaintext = [UInt8]()
@@ -147,15 +156,19 @@ public enum SecretChatCrypto {
 /// A file encrypted for a secret chat: a fresh AES-256-IGE key and IV per file
 /// (core.telegram.org/api/end-to-end, "Sending encrypted files").
 public struct SecretFileKey: Sendable, Hashable {
+    /// The 32-byte AES-256 key.
     public let key: [UInt8]
+    /// The 32-byte IGE initialization vector.
     public let iv: [UInt8]
 
+    /// A key and IV; each must be 32 bytes, else ``SecretChatError/file(_:)``.
     public init(key: [UInt8], iv: [UInt8]) throws(SecretChatError) {
         guard key.count == 32, iv.count == 32 else { throw .file("key and iv must be 32 bytes each") }
         self.key = key
         self.iv = iv
     }
 
+    /// A fresh key and IV from `random`.
     public static func random(_ random: some RandomSource) -> SecretFileKey {
         SecretFileKey(checkedKey: random.bytes(32), iv: random.bytes(32))
     }

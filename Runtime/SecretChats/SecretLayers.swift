@@ -10,12 +10,18 @@ import TLRuntime
 
 /// The secret-chat layers this package generates.
 public enum SecretLayer: Int32, Sendable, Codable, CaseIterable, Comparable, CustomStringConvertible {
+    /// Layer 8: messages without sequence numbers, MTProto 1.0.
     case layer8 = 8
+    /// Layer 46.
     case layer46 = 46
+    /// Layer 73: the first with MTProto 2.0.
     case layer73 = 73
+    /// Layer 101.
     case layer101 = 101
+    /// Layer 144, the newest generated.
     case layer144 = 144
 
+    /// Orders layers by number.
     public static func < (a: SecretLayer, b: SecretLayer) -> Bool { a.rawValue < b.rawValue }
 
     /// The highest generated layer not above `layer` (a peer at 120 is spoken to with the 101 namespace).
@@ -30,17 +36,24 @@ public enum SecretLayer: Int32, Sendable, Codable, CaseIterable, Comparable, Cus
     /// Both parties at layer 73 or above use MTProto 2.0.
     public var mtproto: SecretMTProtoVersion { rawValue >= 73 ? .v2 : .v1 }
 
+    /// `layer N`.
     public var description: String { "layer \(rawValue)" }
 }
 
 /// A decrypted message in the namespace of the layer it was parsed with.
 public enum SecretPayload: Sendable {
+    /// Parsed with `SecretApi8`.
     case layer8(SecretApi8.DecryptedMessage)
+    /// Parsed with `SecretApi46`.
     case layer46(SecretApi46.DecryptedMessage)
+    /// Parsed with `SecretApi73`.
     case layer73(SecretApi73.DecryptedMessage)
+    /// Parsed with `SecretApi101`.
     case layer101(SecretApi101.DecryptedMessage)
+    /// Parsed with `SecretApi144`.
     case layer144(SecretApi144.DecryptedMessage)
 
+    /// The layer the message was parsed with.
     public var layer: SecretLayer {
         switch self {
         case .layer8: .layer8
@@ -103,12 +116,18 @@ public enum SecretPayload: Sendable {
 
 /// What the engine needs to know of a document attached to a message.
 public struct SecretDocumentInfo: Sendable, Hashable {
+    /// The file's AES-256 key, 32 bytes.
     public var key: [UInt8]
+    /// The file's IGE initialization vector, 32 bytes.
     public var iv: [UInt8]
+    /// The file's size before padding, bytes.
     public var size: Int64
+    /// Its MIME type.
     public var mimeType: String
+    /// Its file name.
     public var fileName: String
 
+    /// A document's key, IV, size and names.
     public init(key: [UInt8], iv: [UInt8], size: Int64, mimeType: String, fileName: String) {
         self.key = key
         self.iv = iv
@@ -120,11 +139,14 @@ public struct SecretDocumentInfo: Sendable, Hashable {
 
 /// The text and optional document of an ordinary message, the part common to every layer.
 public struct SecretContent: Sendable, Hashable {
+    /// The message's text (may be empty when a document is attached).
     public var text: String
+    /// The attached document, if any.
     public var document: SecretDocumentInfo?
     /// Self-destruct timer in seconds (layer 17+; ignored at layer 8).
     public var ttl: Int32
 
+    /// A message with `text`, an optional document and self-destruct timer.
     public init(text: String, document: SecretDocumentInfo? = nil, ttl: Int32 = 0) {
         self.text = text
         self.document = document
@@ -134,18 +156,29 @@ public struct SecretContent: Sendable, Hashable {
 
 /// Service actions the engine sends or acts on; the same constructors in every layer that has them.
 public enum SecretServiceAction: Sendable, Hashable {
+    /// The sender's layer (`decryptedMessageActionNotifyLayer`).
     case notifyLayer(Int32)
+    /// The self-destruct timer for the chat, seconds.
     case setMessageTTL(Int32)
+    /// Messages the peer read, by random id.
     case readMessages([Int64])
+    /// Messages to delete, by random id.
     case deleteMessages([Int64])
+    /// Messages the peer took a screenshot of, by random id.
     case screenshotMessages([Int64])
+    /// Clear the chat's history.
     case flushHistory
     /// Sequence numbers in their wire form (2n + x of the party asked to resend).
     case resend(start: Int32, end: Int32)
+    /// A re-key request with the requester's g_a.
     case requestKey(exchangeID: Int64, gA: [UInt8])
+    /// A re-key acceptance with g_b and the new key's fingerprint.
     case acceptKey(exchangeID: Int64, gB: [UInt8], keyFingerprint: Int64)
+    /// A re-key abandoned.
     case abortKey(exchangeID: Int64)
+    /// The requester switches to the new key.
     case commitKey(exchangeID: Int64, keyFingerprint: Int64)
+    /// Nothing: fills a sequence number during a re-key.
     case noop
 
     /// Reads an action of any layer through the layer-144 model, which has every action of the older layers.

@@ -14,6 +14,7 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
 
     let source: Source
 
+    /// The description of a request value (its fields are read from the value itself).
     public init(_ function: any TLFunction) {
         source = .function(function)
     }
@@ -62,16 +63,19 @@ public struct FunctionDescription: Sendable, CustomStringConvertible {
 
 /// Request bytes a registry could not read back, kept as they are: writing it writes the same bytes.
 public struct TLUnreadableRequest: TLFunction {
+    /// The request as it was given, boxed (function ID first).
     public let bytes: [UInt8]
     /// The function's name, when the registry knows its ID.
     public let name: String?
     /// Why reading failed; nil when the ID is a constructor's, not a function's.
     public let error: TLDecodingError?
 
+    /// Writes the kept bytes: all of them when `boxed`, without the function ID otherwise.
     public func serialize(_ buffer: Buffer, _ boxed: Bool) {
         (boxed ? bytes[...] : bytes.dropFirst(4)).withUnsafeBytes { buffer.appendRaw($0) }
     }
 
+    /// The function's name (or its ID in hex) and the raw bytes as its one field.
     public func descriptionFields() -> (String, [(String, TLValue)]) {
         (name ?? Self.label(bytes.withUnsafeBytes(Self.id(of:))), [("bytes", .raw(bytes))])
     }
@@ -91,6 +95,7 @@ public struct TLUnreadableRequest: TLFunction {
 public struct DeserializeFunctionResponse<T>: Sendable {
     @usableFromInline let _parse: @Sendable (inout BufferReader) throws(TLDecodingError) -> T
 
+    /// A result reader from a parse function (generated code passes the result type's).
     public init(_ parse: @escaping @Sendable (inout BufferReader) throws(TLDecodingError) -> T) {
         _parse = parse
     }

@@ -11,6 +11,7 @@ public protocol TLSchemaDescribed: TLRegistrable {
 }
 
 extension TLSchemaDescribed {
+    /// The value's TL name and fields, read back from its bytes with its module's schema.
     public func descriptionFields() -> (String, [(String, TLValue)]) {
         Self.tlRegistry.descriptionFields(of: self)
     }

@@ -32,9 +32,12 @@ public struct TLDecodingError: Error, Sendable, CustomStringConvertible, Equatab
 
     /// One level of the object tree: a constructor (or function) name and the field being read, if any.
     public struct Frame: Sendable, Equatable {
+        /// The constructor or function TL name.
         public var constructor: String
+        /// The field being read, if any.
         public var field: String?
 
+        /// A frame of `constructor`, reading `field`.
         public init(constructor: String, field: String?) {
             self.constructor = constructor
             self.field = field
@@ -77,10 +80,12 @@ public struct TLDecodingError: Error, Sendable, CustomStringConvertible, Equatab
         set { storage = Storage(reason: storage.reason, offset: storage.offset, path: newValue) }
     }
 
+    /// An error for `reason` at byte `offset` of the input, inside `path` (outermost first).
     public init(_ reason: Reason, offset: Int, path: [Frame] = []) {
         storage = Storage(reason: reason, offset: offset, path: path)
     }
 
+    /// Equal when the reason, offset and path are.
     public static func == (lhs: TLDecodingError, rhs: TLDecodingError) -> Bool {
         lhs.storage === rhs.storage
             || (lhs.reason == rhs.reason && lhs.offset == rhs.offset && lhs.path == rhs.path)

@@ -6,9 +6,12 @@
 
 /// A field whose value logs must not show: `constructor` is a constructor or function TL name with its namespace.
 public struct RedactedField: Hashable, Sendable {
+    /// The constructor or function, with its namespace (`auth.sendCode`).
     public var constructor: String
+    /// The field's TL name (`phone_number`).
     public var field: String
 
+    /// The field `field` of `constructor`.
     public init(_ constructor: String, _ field: String) {
         self.constructor = constructor
         self.field = field
@@ -40,6 +43,9 @@ public struct TLLogFormatter: Sendable {
     /// The default: Telegram's sensitive fields redacted.
     public static let telegram = TLLogFormatter(redactedFields: defaultRedactedFields)
 
+    /// A formatter that redacts `redactedFields` and elides what is long: vectors past `maxVectorElements`
+    /// elements, bytes past `maxBytesShown` bytes (shown as a hex prefix and the length), strings past
+    /// `maxStringLength` characters.
     public init(redactedFields: Set<RedactedField>, maxVectorElements: Int = 8, maxBytesShown: Int = 16,
                 maxStringLength: Int = 256) {
         self.redactedFields = redactedFields

@@ -7,6 +7,8 @@
 ///
 /// `SendableMetatype`: result parsers are `@Sendable` closures that use the element type.
 public protocol TLParsable: SendableMetatype {
+    /// Reads one value, boxed or bare as the type's form requires; throws a `TLDecodingError` that says where the
+    /// input broke.
     static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Self
 }
 
@@ -16,6 +18,7 @@ public protocol TLParsable: SendableMetatype {
 /// such code calls `serialize` on a value in place, where code over copyable `T` that is not specialized copies each
 /// value first through the type's value witnesses (`Buffer.appendVector`). Every generated type is copyable.
 public protocol TLSerializable: ~Copyable {
+    /// Appends the value's wire form to `buffer`, with its constructor ID first when `boxed`.
     func serialize(_ buffer: Buffer, _ boxed: Bool)
 }
 
@@ -46,6 +49,7 @@ public protocol TLFunction: TLObject {}
 /// Depth accounting belongs to the implementation: it should call `reader.enterObject()` first and
 /// `reader.leaveObject()` when done. `TLRegistry` does not change the depth itself.
 public protocol TLRegistrable: TLObject {
+    /// Reads the fields of constructor `id`, which the caller has already read; throws on malformed input.
     static func parse(_ reader: inout BufferReader, constructor id: UInt32) throws(TLDecodingError) -> Self
     /// The boxed TL type with its namespace (`"messages.Messages"`), to check an object read through the registry
     /// is of the type a field expects.
@@ -56,19 +60,29 @@ public protocol TLRegistrable: TLObject {
 /// 17 bytes and loadable, so reading an `int` or a `string` argument of a request retains nothing or only the string
 /// (every case boxed: a retain of the box per read; none boxed: an existential inline, copied through metadata).
 public enum TLValue: Sendable {
+    /// A TL `int`.
     case int(Int32)
+    /// A TL `long`.
     case long(Int64)
+    /// A TL `double`.
     case double(Double)
+    /// A TL `int128`.
     case int128(TLInt128)
+    /// A TL `int256`.
     indirect case int256(TLInt256)
+    /// A TL `string`.
     case string(String)
+    /// A TL `bytes`.
     case bytes([UInt8])
+    /// A TL `Bool`.
     case bool(Bool)
     /// A `#` field.
     case flags(UInt32)
     /// A set `flags.N?true` field.
     case trueFlag
+    /// A TL vector, of any element type.
     case vector([TLValue])
+    /// A nested constructor's value.
     indirect case object(any TLObject)
     /// An opaque embedded object (MTProto `Object`), as serialized.
     case raw([UInt8])
@@ -76,60 +90,77 @@ public enum TLValue: Sendable {
 
 // MARK: Primitive conformances
 
+/// TL `int`.
 extension Int32: TLParsable, TLSerializable {
+    /// Reads a little-endian TL `int`.
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Int32 {
         try reader.readInt32()
     }
 
+    /// Appends a little-endian TL `int` (never boxed).
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt32(self) }
 }
 
+/// TL `long`.
 extension Int64: TLParsable, TLSerializable {
+    /// Reads a little-endian TL `long`.
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Int64 {
         try reader.readInt64()
     }
 
+    /// Appends a little-endian TL `long` (never boxed).
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt64(self) }
 }
 
+/// TL `double`.
 extension Double: TLParsable, TLSerializable {
+    /// Reads a TL `double` (IEEE 754, little-endian).
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Double {
         try reader.readDouble()
     }
 
+    /// Appends a TL `double` (never boxed).
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendDouble(self) }
 }
 
 /// TL `string`.
 extension String: TLParsable, TLSerializable {
+    /// Reads a TL `string`: its length, UTF-8 bytes and padding; invalid UTF-8 is an error.
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> String {
         try reader.readTLString()
     }
 
+    /// Appends a TL `string` with its length and padding.
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendTLString(self) }
 }
 
 /// TL `Bool`, which only exists boxed: `boxed` is ignored.
 extension Bool: TLParsable, TLSerializable {
+    /// Reads `boolTrue` or `boolFalse`; any other ID is an error.
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> Bool {
         try reader.readBool()
     }
 
+    /// Appends `boolTrue` or `boolFalse`.
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendBool(self) }
 }
 
 extension TLInt128: TLParsable, TLSerializable {
+    /// Reads 16 bytes as a TL `int128`.
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TLInt128 {
         try reader.readInt128()
     }
 
+    /// Appends the 16 bytes of a TL `int128`.
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt128(self) }
 }
 
 extension TLInt256: TLParsable, TLSerializable {
+    /// Reads 32 bytes as a TL `int256`.
     @inlinable public static func parse(_ reader: inout BufferReader) throws(TLDecodingError) -> TLInt256 {
         try reader.readInt256()
     }
 
+    /// Appends the 32 bytes of a TL `int256`.
     @inlinable public func serialize(_ buffer: Buffer, _ boxed: Bool) { buffer.appendInt256(self) }
 }

@@ -110,11 +110,13 @@ public struct TLRegistry: Sendable {
     /// Every function ID, in no particular order.
     public var functionIDs: Dictionary<UInt32, StaticString>.Keys { functions.keys }
 
+    /// Whether `id` is a constructor or a function this registry knows.
     public func contains(_ id: UInt32) -> Bool { table[id] != nil || functions[id] != nil }
 
     /// The TL definition of function `id`, if this registry has it.
     public func functionDefinition(for id: UInt32) -> StaticString? { functions[id] }
 
+    /// The generated type constructor `id` belongs to, if this registry has it.
     public func type(for id: UInt32) -> (any TLRegistrable.Type)? { table[id] }
 
     /// The TL definition of constructor `id`, if this registry has it.

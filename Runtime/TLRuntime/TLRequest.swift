@@ -40,6 +40,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
         arguments.first { $0.0 == name }?.1
     }
 
+    /// The request formatted for logs, with Telegram's sensitive fields redacted (``TLLogFormatter/telegram``).
     public var description: String { TLLogFormatter.telegram.format(self) }
 
     /// One field as the wire carries it for these arguments.
@@ -78,6 +79,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
 
     // MARK: Writing
 
+    /// Writes the request back as it was read, with its function ID first when `boxed`.
     public func serialize(_ buffer: Buffer, _ boxed: Bool) {
         if boxed { buffer.appendUInt32(signature.id) }
         let start = buffer.count
@@ -224,6 +226,7 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
 
     // MARK: Describing
 
+    /// The function's TL name and its arguments in schema order.
     public func descriptionFields() -> (String, [(String, TLValue)]) {
         var fields: [(String, TLValue)] = []
         fields.reserveCapacity(signature.fields.count)

@@ -30,15 +30,18 @@ public struct TLArgumentError: Error, Sendable, Equatable, CustomStringConvertib
     /// What the request holds: a `TLValue` case, or `nothing`.
     public var found: String { storage.found }
 
+    /// An error for `argument` of `function`: what was expected and what was found.
     public init(function: String, argument: String, expected: String, found: String) {
         storage = Storage(function: function, argument: argument, expected: expected, found: found)
     }
 
+    /// Equal when all four parts are.
     public static func == (lhs: TLArgumentError, rhs: TLArgumentError) -> Bool {
         lhs.function == rhs.function && lhs.argument == rhs.argument && lhs.expected == rhs.expected
             && lhs.found == rhs.found
     }
 
+    /// `FUNCTION: argument 'NAME' is FOUND, expected EXPECTED`.
     public var description: String {
         "\(function): argument '\(argument)' is \(found), expected \(expected)"
     }

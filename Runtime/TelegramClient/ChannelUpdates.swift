@@ -7,11 +7,13 @@ import TelegramApi
 
 /// Where one channel's update sequence stands.
 public struct ChannelBox: Sendable, Hashable {
+    /// The channel's last applied pts.
     public var pts: Int32
     /// The access hash `getChannelDifference` needs: from the last non-`min` `channel` an update or difference
     /// carried. nil until one came; a gap in a channel without one cannot be fetched (see `UpdatesState`).
     public var accessHash: Int64?
 
+    /// A box at `pts`, with the channel's access hash when one is known.
     public init(pts: Int32, accessHash: Int64? = nil) {
         self.pts = pts
         self.accessHash = accessHash

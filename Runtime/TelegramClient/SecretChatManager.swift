@@ -9,17 +9,26 @@ import SecretChats
 import TelegramApi
 import TLRuntime
 
+/// Secret chats over a ``TelegramClient/TelegramClient``: runs a `SecretChatEngine` against the API and saves every chat in the
+/// session store after each change.
+///
+/// Pass it every update the client yields (`handle(_:)`) and read ``events``. Calls on one
+/// manager are serialized by the actor; envelopes go out in the order the engine made them.
 public actor SecretChatManager {
+    /// How a manager runs its chats.
     public struct Options: Sendable {
+        /// The engine's settings: the highest layer offered, re-key thresholds, history bounds.
         public var engine: SecretChatConfiguration
         /// Accept incoming requests without asking (the `requested` event still fires).
         public var autoAccept: Bool
         /// Where the state is saved; nil keeps it in memory only.
         public var store: (any SessionDocumentStore)?
+        /// Where key-exchange exponents, padding and random ids come from (tests inject a seeded source).
         public var random: any RandomSource
         /// Parts of uploaded encrypted files (upload.saveFilePart's rules: a divisor of 512 KiB).
         public var partSize: Int
 
+        /// Options with the defaults: no auto-accept, state in memory, 128 KiB file parts.
         public init(engine: SecretChatConfiguration = .init(), autoAccept: Bool = false,
                     store: (any SessionDocumentStore)? = nil, random: any RandomSource = SystemRandom(),
                     partSize: Int = 128 * 1024) {
@@ -39,6 +48,7 @@ public actor SecretChatManager {
 
     static let documentName = "secret_chats"
 
+    /// The client the manager calls the API through.
     public let client: TelegramClient
     private let options: Options
     private var engine: SecretChatEngine
@@ -64,6 +74,7 @@ public actor SecretChatManager {
     /// The chat's state (layer, sequence numbers, key fingerprint and visualization).
     public func chat(_ id: Int32) -> SecretChatState? { engine.chats[id] }
 
+    /// The ids of every chat the manager holds, ascending.
     public var chatIDs: [Int32] { engine.chats.keys.sorted() }
 
     // MARK: Starting and ending chats
@@ -207,6 +218,9 @@ public actor SecretChatManager {
         for update in list { try await handle(update) }
     }
 
+    /// Feeds one update to the engine: `updateEncryption`, `updateNewEncryptedMessage` and
+    /// `updateEncryptedMessagesRead` are acted on, other updates are ignored. Throws what the API call or the
+    /// store throws; a message that fails the engine's checks is reported as an event, not thrown.
     public func handle(_ update: Api.Update) async throws {
         switch update {
         case .updateEncryption(let u):

@@ -27,6 +27,7 @@ public enum TelegramClientError: Error, Sendable, CustomStringConvertible {
     /// The client was closed.
     case closed
 
+    /// A one-line account of the error.
     public var description: String {
         switch self {
             case .unknownDC(let dc): "no address known for DC \(dc)"
@@ -36,18 +37,32 @@ public enum TelegramClientError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// A Telegram client: one MTProto connection per DC, calls routed to the account's home DC, migrations, flood waits
+/// and reconnects handled, and the account's updates delivered in order and once on ``updates``.
+///
+/// Create it with a ``Configuration``, call ``invoke(_:timeout:)`` with a generated request, and ``close()`` it
+/// when done. The actor serializes its own bookkeeping; calls run concurrently from any task.
 public actor TelegramClient {
     /// What `initConnection` tells the server about the app (core.telegram.org/method/initConnection).
     public struct App: Sendable {
+        /// The app's `api_id` from my.telegram.org.
         public var apiID: Int32
+        /// The app's `api_hash` from my.telegram.org (sent only in `auth.sendCode` and similar calls, by the caller).
         public var apiHash: String
+        /// The device model the server shows in the account's sessions list.
         public var deviceModel: String
+        /// The operating system and its version.
         public var systemVersion: String
+        /// The app's version.
         public var appVersion: String
+        /// The system's language code (ISO 639-1).
         public var systemLangCode: String
+        /// The language pack's name; empty for none.
         public var langPack: String
+        /// The app's language code (ISO 639-1).
         public var langCode: String
 
+        /// The app's identity; every field but the id and hash has a default.
         public init(apiID: Int32, apiHash: String, deviceModel: String = "swift-mtproto", systemVersion: String = "Linux",
                     appVersion: String = "1.0", systemLangCode: String = "en", langPack: String = "", langCode: String = "en") {
             self.apiID = apiID
@@ -61,25 +76,36 @@ public actor TelegramClient {
         }
     }
 
+    /// Everything a client needs: the app, the DCs and their keys, the transport, the store, timeouts and limits.
     public struct Configuration: Sendable {
+        /// What `initConnection` tells the server about the app.
         public var app: App
         /// Addresses by DC id; more are learned from `help.getConfig` when a migration names an unknown DC.
         public var dcs: [Int32: DCAddress]
         /// Where the account lives until the store or a migration says otherwise.
         public var homeDC: Int32
+        /// The RSA public keys the key exchange accepts (the server proves it holds one of them).
         public var serverKeys: [RSAPublicKey]
+        /// The MTProto framing every connection uses (intermediate by default).
         public var transport: TransportKind
         /// `.none`, `.obfuscated2`, or `.mtproxy(secret)` with `proxy` set.
         public var obfuscation: TransportConfiguration.Obfuscation
         /// An MTProxy every DC is reached through (the DC id travels in the obfuscation header).
         public var proxy: DCAddress?
+        /// Where keys, the home DC, addresses and the update state are kept across runs; nil keeps them in memory only.
         public var store: (any SessionStore)?
+        /// Where the client logs: connections, migrations, retries, gaps (at `debug` and above; nothing secret).
         public var logger: Logger
+        /// How long a call waits for its answer before failing with `MTProtoClientError.timeout` (30 s by default).
         public var requestTimeout: Duration
         /// Flood waits up to this many seconds are waited out; longer ones are thrown.
         public var floodWaitThreshold: Int
+        /// How a lost connection is retried (jittered exponential backoff, 8 attempts by default).
         public var reconnect: MTProtoClient.ReconnectPolicy
+        /// How many `*_MIGRATE_X` answers in a row one call follows before it fails with
+        /// ``TelegramClientError/tooManyMigrations(last:)``.
         public var maxMigrations: Int
+        /// The MTProto session's timing and bounds (acks, state queries, resend limits, containers).
         public var session: SessionConfiguration
         /// Perfect forward secrecy (core.telegram.org/api/pfs): every connection runs over a temporary key bound to
         /// the DC's permanent key, replaced before it expires. nil (the default) uses the permanent keys directly.
@@ -92,8 +118,10 @@ public actor TelegramClient {
         public var followsUpdates: Bool
         /// The local clock, Unix seconds, and the randomness of every connection (tests inject both).
         public var clock: @Sendable () -> Double
+        /// Where key exchanges and sessions take their random bytes from.
         public var random: any RandomSource
 
+        /// A configuration for the given DCs and keys; every other setting has the default described on its property.
         public init(app: App, dcs: [Int32: DCAddress], homeDC: Int32 = 2, serverKeys: [RSAPublicKey],
                     transport: TransportKind = .intermediate, obfuscation: TransportConfiguration.Obfuscation = .none,
                     proxy: DCAddress? = nil, store: (any SessionStore)? = nil,
@@ -136,7 +164,9 @@ public actor TelegramClient {
 
     /// A DC's connection state, for `states`.
     public struct DCState: Sendable, Equatable {
+        /// The DC whose state changed.
         public let dc: Int32
+        /// Its new state.
         public let state: MTProtoClient.State
     }
 
@@ -153,6 +183,7 @@ public actor TelegramClient {
         case updating
         /// Connected and caught up.
         case ready
+        /// Closed by `close()`, or after the last reconnect attempt failed.
         case closed
     }
 
@@ -163,7 +194,9 @@ public actor TelegramClient {
     /// Messages and updates asked per `updates.getChannelDifference` (Telegram's most for a user account).
     public static let channelDifferenceLimit: Int32 = 100
 
+    /// The configuration the client was made with.
     public let configuration: Configuration
+    /// The DC the account lives on: the configured one until the store or a `*_MIGRATE_X` answer moves it.
     public private(set) var homeDC: Int32
     private var addresses: [Int32: DCAddress]
     private var clients: [Int32: MTProtoClient] = [:]
@@ -210,6 +243,12 @@ public actor TelegramClient {
     /// singleton unless given). Calls made inside `withTaskExecutorPreference(client.taskExecutor)` stay on it.
     public nonisolated let taskExecutor: EventLoopTaskExecutor
 
+    /// Creates a client; nothing connects until the first call or ``connect()``.
+    ///
+    /// - Parameters:
+    ///   - configuration: The app, DCs, keys, store and limits.
+    ///   - taskExecutor: The event loop every connection and task of the client runs on; a loop of
+    ///     `MultiThreadedEventLoopGroup.singleton` when nil.
     public init(configuration: Configuration, taskExecutor: EventLoopTaskExecutor? = nil) {
         self.configuration = configuration
         self.taskExecutor = taskExecutor ?? EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())

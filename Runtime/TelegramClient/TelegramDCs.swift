@@ -4,6 +4,7 @@
 import MTProtoClient
 import MTProtoCrypto
 
+/// Telegram's own DCs and RSA keys, as the official apps ship them.
 public enum TelegramDCs {
     /// Production DCs 1–5 (IPv4, port 443).
     public static let production: [Int32: DCAddress] = [
@@ -45,6 +46,8 @@ public enum TelegramDCs {
         -----END RSA PUBLIC KEY-----
         """
 
+    /// Telegram's production RSA public key. Throws only if the embedded PEM were unreadable.
     public static func productionKey() throws -> RSAPublicKey { try RSAPublicKey(pem: productionKeyPEM) }
+    /// Telegram's test-DC RSA public key. Throws only if the embedded PEM were unreadable.
     public static func testKey() throws -> RSAPublicKey { try RSAPublicKey(pem: testKeyPEM) }
 }

@@ -8,11 +8,16 @@ import TelegramApi
 
 /// The common box: where the account's update sequence stands (core.telegram.org/api/updates#update-handling).
 public struct UpdateBox: Sendable, Hashable {
+    /// The last applied pts: the account's message box (messages, deletions, reads).
     public var pts: Int32
+    /// The last applied qts: encrypted messages and some bot updates.
     public var qts: Int32
+    /// The date of the last applied update, Unix seconds, sent with `updates.getDifference`.
     public var date: Int32
+    /// The last applied seq, of `updates` and `updatesCombined`.
     public var seq: Int32
 
+    /// A box at the given positions.
     public init(pts: Int32, qts: Int32, date: Int32, seq: Int32) {
         self.pts = pts
         self.qts = qts
@@ -63,6 +68,11 @@ public enum UpdatesAction: Sendable {
     case channelDifferenceTooLong(channelID: Int64, pts: Int32?)
 }
 
+/// The account's update sequence, sans-IO (core.telegram.org/api/updates): feed it what the server sends and the
+/// time, and it answers with ``UpdatesAction``s: what to deliver, in order and once, and what to ask the server.
+///
+/// Times are seconds on any monotonic clock the driver keeps; ``gapDeadline`` says when to call ``tick(now:)``.
+/// ``TelegramClient/TelegramClient`` drives one; a driver of your own can too.
 public struct UpdatesState: Sendable {
     /// The box; nil until `updates.getState` answered (or one was restored).
     public private(set) var box: UpdateBox?
@@ -110,6 +120,14 @@ public struct UpdatesState: Sendable {
         case pts(Int32, count: Int32)
     }
 
+    /// A sequence starting from a saved box and channel boxes (or none: it asks `updates.getState` on ``catchUp()``).
+    ///
+    /// - Parameters:
+    ///   - box: The saved common box, or nil.
+    ///   - channels: The saved channel boxes, by channel id.
+    ///   - gapWait: Seconds a gap may fill itself before a difference is asked (0.5 s, as the spec says).
+    ///   - maxPending: Updates held per box while a gap is open, at least 1.
+    ///   - maxChannels: Channels followed at most; past it the lowest ids are kept.
     public init(box: UpdateBox? = nil, channels: [Int64: ChannelBox] = [:], gapWait: Double = 0.5,
                 maxPending: Int = 512, maxChannels: Int = 10_000) {
         self.box = box
@@ -147,12 +165,15 @@ public struct UpdatesState: Sendable {
         return receive(.pts(pts, count: ptsCount), now: now)
     }
 
+    /// The answer to `updates.getState` that the last ``UpdatesAction`` asked for; an answer nobody asked for is ignored.
     public mutating func receiveState(_ state: Api.updates.State, now: Double) -> [UpdatesAction] {
         guard fetch == .state else { return [] }
         box = UpdateBox(state)
         return finishFetch(now: now)
     }
 
+    /// The answer to `updates.getDifference` that the last ``UpdatesAction`` asked for: delivers what it brought and
+    /// what was held, and asks again for a `differenceSlice`.
     public mutating func receiveDifference(_ difference: Api.updates.Difference, now: Double) -> [UpdatesAction] {
         guard fetch == .difference, var box else { return [] }
         switch difference {

@@ -25,16 +25,20 @@ extension TestTelegramService {
         /// Encrypted messages kept per account until `messages.receivedQueue` acknowledges them, and their bytes.
         /// Past either the oldest are forgotten, and a client whose qts is older gets `differenceTooLong`.
         public var maxQueuedMessages = 1_000
+        /// Bytes of encrypted messages queued per account.
         public var maxQueuedBytes = 16 << 20
         /// Longest `data` of one encrypted message (DATA_TOO_LONG).
         public var maxDataBytes = 64 << 10
         /// Encrypted messages in one `updates.getDifference` answer, and their bytes; more come as `differenceSlice`.
         public var maxMessagesPerDifference = 100
+        /// Bytes of encrypted messages in one `updates.getDifference` answer.
         public var maxBytesPerDifference = 512 << 10
         /// Stored encrypted files and their bytes, in all (FILE_STORAGE_FULL past either).
         public var maxFiles = 100_000
+        /// Bytes of stored encrypted files, in all.
         public var maxFileBytes = 512 << 20
 
+        /// The defaults.
         public init() {}
     }
 

@@ -24,6 +24,7 @@ typealias Delivery = (user: Int64, update: Api.Updates)
 public final class TestTelegramService: Sendable {
     /// Bounds on what clients can make the service hold.
     public struct Limits: Sendable {
+        /// Accounts in all (past it `auth.signUp` and `addUser` fail).
         public var maxAccounts = 10_000
         /// Auth keys logged in, across DCs.
         public var maxAuthorizations = 20_000
@@ -33,6 +34,7 @@ public final class TestTelegramService: Sendable {
         public var maxUpdateLog = 1_000
         /// Bytes of unfinished uploads per account, and of stored documents in all.
         public var maxUploadBytesPerAccount = 64 << 20
+        /// Bytes of stored documents, in all.
         public var maxStoredFileBytes = 512 << 20
         /// Login codes and exported authorizations waiting to be used.
         public var maxPendingCodes = 10_000
@@ -42,6 +44,7 @@ public final class TestTelegramService: Sendable {
         public var secretChats = SecretChatLimits()
         /// Channels and supergroups in all, and members of each (ChannelServices.swift).
         public var maxChannels = 1_000
+        /// Members per channel.
         public var maxChannelMembers = 1_000
         /// Messages kept per channel (the oldest are forgotten first).
         public var maxChannelMessages = 1_000
@@ -49,14 +52,17 @@ public final class TestTelegramService: Sendable {
         /// `channelDifferenceTooLong`.
         public var maxChannelLog = 1_000
 
+        /// The defaults.
         public init() {}
     }
 
+    /// The bounds the service was made with.
     public let limits: Limits
     let random: any RandomSource
     let state = Mutex(ServiceState())
     private let server = Mutex<WeakServer>(WeakServer())
 
+    /// A service with no accounts; `random` makes access hashes, login-code hashes and file ids.
     public init(limits: Limits = Limits(), random: any RandomSource = SystemRandom()) {
         self.limits = limits
         self.random = random

@@ -2,7 +2,7 @@
 // copy, objects decode and encode, and requests encode, run in turn for ROUNDS rounds of about SECONDS each, so the
 // machine's load shifts them alike; each reports its least pass, which repeats better on a shared machine than any
 // percentile. The part loaded second has its values allocated among the first part's freed temporaries; that moved
-// requests encode by ~2 % in alternating runs of one build (session 24), so the order is a choice and is printed.
+// requests encode by ~2 % in alternating runs of one build (2026-11-28), so the order is a choice and is printed.
 import CodecCorpus
 import Foundation
 import TLRuntime

@@ -1,0 +1,21 @@
+// swift-tools-version: 6.1
+// A bot that answers every private message with the same text, following the account's updates.
+// It uses swift-mtproto as any package would (here by path; elsewhere by URL).
+import PackageDescription
+
+let package = Package(
+    name: "EchoBot",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "swift-mtproto", path: "../..")],
+    targets: [
+        .executableTarget(
+            name: "EchoBot",
+            dependencies: [
+                .product(name: "TelegramClient", package: "swift-mtproto"),
+                .product(name: "TelegramApi", package: "swift-mtproto"),
+                .product(name: "MTProtoClient", package: "swift-mtproto"),   // DCAddress, the session stores
+                .product(name: "MTProtoCrypto", package: "swift-mtproto"),   // RSAPublicKey
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]),
+    ]
+)

@@ -1,0 +1,32 @@
+// swift-tools-version: 6.1
+// A user's own package, Greeter, whose test suite starts the test Telegram in process and runs its code against it:
+// no network, no real accounts, a fresh server per test.
+import PackageDescription
+
+let package = Package(
+    name: "Greeter",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "swift-mtproto", path: "../..")],
+    targets: [
+        .target(
+            name: "Greeter",
+            dependencies: [
+                .product(name: "TelegramClient", package: "swift-mtproto"),
+                .product(name: "TelegramApi", package: "swift-mtproto"),
+                .product(name: "MTProtoClient", package: "swift-mtproto"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]),
+        .testTarget(
+            name: "GreeterTests",
+            dependencies: [
+                "Greeter",
+                .product(name: "TelegramClient", package: "swift-mtproto"),
+                .product(name: "TelegramApi", package: "swift-mtproto"),
+                .product(name: "MTProtoClient", package: "swift-mtproto"),
+                .product(name: "MTProtoCrypto", package: "swift-mtproto"),
+                // The test Telegram: MTProtoServer carries TestTelegram.
+                .product(name: "MTProtoServer", package: "swift-mtproto"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]),
+    ]
+)
