@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "MTProto", targets: ["MTProto"]),
         .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
         .library(name: "TelegramClient", targets: ["TelegramClient"]),
+        .library(name: "TelegramFormatting", targets: ["TelegramFormatting"]),
         .library(name: "SecretChats", targets: ["SecretChats"]),
         // For the tests and benchmarks: each generated request writer, driven by a parsed request.
         .library(name: "RequestReplay", targets: ["RequestReplay"]),
@@ -98,6 +99,9 @@ let package = Package(
                                "SecretChats", .product(name: "Logging", package: "swift-log"),
                                .product(name: "NIOPosix", package: "swift-nio")],
                 path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
+        // Message text with its formatting: HTML and MarkdownV2 to text and `MessageEntity` values and back.
+        .target(name: "TelegramFormatting", dependencies: ["TelegramApi", "TLRuntime"],
+                path: "Runtime/TelegramFormatting", swiftSettings: swiftSettings),
         // The server role over SwiftNIO: a sans-IO connection (transport detection, key exchange, sessions, RPC
         // dispatch by method name) and the NIO listener around it. Speaks no API layer: requests are decoded with
         // the registry it is given.
@@ -191,6 +195,8 @@ let package = Package(
         .testTarget(name: "SecretChatsTests",
                     dependencies: ["SecretChats", "SecretApi", "MTProtoCrypto", "MTProto", "TLRuntime"],
                     path: "Tests/SecretChatsTests", swiftSettings: swiftSettings),
+        .testTarget(name: "TelegramFormattingTests", dependencies: ["TelegramFormatting", "TelegramApi"],
+                    path: "Tests/TelegramFormattingTests", swiftSettings: swiftSettings),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzProperties"], path: "Tests/FuzzRegressionTests",
                     swiftSettings: swiftSettings),
     ]
