@@ -96,7 +96,7 @@ let package = Package(
         // The SDK client over the generated API: initConnection, DC routing and migrations, typed updates.
         .target(name: "TelegramClient",
                 dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
-                               "SecretChats", .product(name: "Logging", package: "swift-log"),
+                               "SecretChats", "TelegramFormatting", .product(name: "Logging", package: "swift-log"),
                                .product(name: "NIOPosix", package: "swift-nio")],
                 path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
         // Message text with its formatting: HTML and MarkdownV2 to text and `MessageEntity` values and back.
@@ -186,7 +186,7 @@ let package = Package(
         .testTarget(name: "MTProtoServerTests",
                     dependencies: ["MTProtoServer", "TestTelegram", "MTProto", "MTProtoApi", "MTProtoClient", "TelegramClient",
                                    "SecretChats",
-                                   "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
+                                   "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi", "TelegramFormatting",
                                    .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOPosix", package: "swift-nio")],
                     path: "Tests/MTProtoServerTests", swiftSettings: swiftSettings),
