@@ -155,7 +155,8 @@ let package = Package(
         // findings through the same code.
         .target(name: "FuzzProperties",
                 dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "TLJSON", "TLSchema",
-                               "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats", "RequestReplay"],
+                               "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats", "RequestReplay",
+                               "TelegramFormatting"],
                 path: "Fuzz/Properties", swiftSettings: swiftSettings),
 
         // MARK: Tests
