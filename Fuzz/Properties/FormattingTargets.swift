@@ -18,7 +18,10 @@ public func fuzzFormatting(_ language: FormattingLanguage, _ data: [UInt8]) thro
 
 /// The two markup languages.
 public enum FormattingLanguage: Sendable {
-    case html, markdown
+    /// Bot API HTML.
+    case html
+    /// Bot API MarkdownV2.
+    case markdown
 }
 
 private let limits = FormattedText.Limits(maxDepth: 100, maxEntities: 2_000)

@@ -8,7 +8,7 @@ import TelegramFormatting
 
 extension TelegramClient {
     /// Sends `markup` to `peer` as one text message: HTML or MarkdownV2 parsed into text and entities (see
-    /// ``TelegramFormatting/FormattedText``), with a random_id from the configuration's random source.
+    /// `FormattedText` of TelegramFormatting), with a random_id from the configuration's random source.
     ///
     /// - Parameters:
     ///   - peer: Where to send.
@@ -19,7 +19,7 @@ extension TelegramClient {
     ///   - mentionedUser: For each user mentioned by id (`tg://user?id=N`), the `InputUser` to send the mention
     ///     with; when it returns nil the mention goes as `messageEntityMentionName`, which Telegram may drop.
     /// - Returns: The `Updates` `messages.sendMessage` answers with.
-    /// - Throws: `FormattingError` for malformed markup (nothing is sent), or what ``invoke(_:timeout:)`` throws.
+    /// - Throws: `FormattingError` for malformed markup (nothing is sent), or what `invoke(_:timeout:)` throws.
     public func sendMessage(to peer: Api.InputPeer, formatted markup: Markup, silent: Bool = false,
                             noWebpage: Bool = false, replyTo: Api.InputReplyTo? = nil,
                             mentionedUser: @Sendable (Int64) async throws -> Api.InputUser? = { _ in nil })

@@ -6,8 +6,8 @@ import TelegramApi
 /// Message text and its formatting entities, as `messages.sendMessage` takes them and messages carry them.
 ///
 /// Offsets and lengths of ``entities`` count UTF-16 code units of ``text``. Build one from HTML with
-/// ``init(html:limits:)`` or from MarkdownV2 with ``init(markdown:limits:)``; write one back with ``html()`` or
-/// ``markdown()``.
+/// ``init(html:limits:)`` or from MarkdownV2 with ``init(markdown:limits:)``; write one back with ``html(limits:)`` or
+/// ``markdown(limits:)``.
 public struct FormattedText: Sendable {
     /// The text as the recipient sees it, without markup.
     public var text: String
@@ -98,8 +98,8 @@ public enum Markup: Sendable, Equatable {
 public struct FormattingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong.
     public enum Reason: Sendable, Equatable {
-        /// A character that must be escaped was not: `<` in HTML (write `&lt;`), one of ``_*[]()~`>#+-=|{}.!``
-        /// in MarkdownV2 (write it after a `\`), a lone backtick inside a MarkdownV2 `pre`.
+        /// A character that must be escaped was not: `<` in HTML (write `&lt;`), the backtick or one of
+        /// `_*[]()~>#+-=|{}.!` in MarkdownV2 (write it after a `\`), a lone backtick inside a MarkdownV2 `pre`.
         case unescaped(Character)
         /// An HTML tag the Bot API does not define.
         case unsupportedTag(String)

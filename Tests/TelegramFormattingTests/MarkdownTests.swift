@@ -165,6 +165,16 @@ import TelegramApi
         #expect(try FormattedText(markdown: spoilerAndPre.markdown()).records == spoilerAndPre.records)
     }
 
+    /// The example of the Formatted Text article.
+    @Test func theArticleExample() throws {
+        let message = try FormattedText(html: "<b>Hi</b> <a href=\"tg://user?id=42\">you</a> 😀")
+        #expect(message.text == "Hi you 😀")
+        #expect(message.records == [E.bold(0, 2), E.mention(3, 3, 42)].map(EntityRecord.init))
+        let markdown = try message.markdown()
+        #expect(markdown == "*Hi* [you](tg://user?id=42) 😀")
+        #expect(try FormattedText(markdown: markdown).records == message.records)
+    }
+
     @Test(arguments: [
         ("ab", [E.bold(0, 2), E.bold(1, 1)], 1, "inside an entity of the same kind"),
         ("ab", [E.url(0, 2, "u"), E.mention(1, 1, 5)], 1, "inside an entity of the same kind"),
