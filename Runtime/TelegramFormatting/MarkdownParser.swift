@@ -20,21 +20,6 @@ struct MarkdownParser {
     /// Kinds by their markup; a link and a mention are one kind.
     private enum Kind: Equatable {
         case bold, italic, underline, strike, spoiler, code, pre, link, customEmoji, blockquote
-
-        var name: String {
-            switch self {
-                case .bold: "bold"
-                case .italic: "italic"
-                case .underline: "underline"
-                case .strike: "strikethrough"
-                case .spoiler: "spoiler"
-                case .code: "code"
-                case .pre: "pre"
-                case .link: "link"
-                case .customEmoji: "custom emoji"
-                case .blockquote: "block quotation"
-            }
-        }
     }
 
     private struct Entity {
@@ -48,6 +33,8 @@ struct MarkdownParser {
         self.input = input
         self.parsed = ParsedText(limits: limits)
     }
+
+    private func name(of entity: Entity) -> String { parsed.spans[entity.span].style.name }
 
     private func unit(_ at: Int) -> UInt16? { at < input.count ? input[at] : nil }
     private func isEndOfLine(_ at: Int) -> Bool { at >= input.count || input[at] == ASCII.newline }
@@ -123,7 +110,7 @@ struct MarkdownParser {
             open.removeLast()
             parsed.close(quote.span)
         }
-        if let last = open.last { throw FormattingError(.unclosed(last.kind.name), at: last.markupOffset) }
+        if let last = open.last { throw FormattingError(.unclosed(name(of: last)), at: last.markupOffset) }
         return try parsed.result()
     }
 
@@ -135,7 +122,7 @@ struct MarkdownParser {
         let inQuote = open.first?.kind == .blockquote
         if inQuote, !quoted {
             guard let last = open.last, last.kind == .blockquote else {
-                throw FormattingError(.unclosed(open[open.count - 1].kind.name), at: open[open.count - 1].markupOffset)
+                throw FormattingError(.unclosed(name(of: open[open.count - 1])), at: open[open.count - 1].markupOffset)
             }
             // The newline that ended the quotation's last line is not in it.
             parsed.spans[last.span].length = parsed.units.count - 1 - parsed.spans[last.span].offset
@@ -178,7 +165,7 @@ struct MarkdownParser {
         if kind == .blockquote {
             guard open.isEmpty else { throw FormattingError(.blockquoteInsideEntity, at: i) }
         } else if open.contains(where: { $0.kind == kind }) {
-            throw FormattingError(.nestedSameKind(kind.name), at: i)
+            throw FormattingError(.nestedSameKind(style.name), at: i)
         }
         guard open.count < parsed.limits.maxDepth else {
             throw FormattingError(.tooDeep(limit: parsed.limits.maxDepth), at: i)
@@ -209,7 +196,7 @@ struct MarkdownParser {
     private mutating func closeLink() throws(FormattingError) {
         guard let last = open.last, last.kind == .link || last.kind == .customEmoji else {
             if let last = open.last, open.contains(where: { $0.kind == .link || $0.kind == .customEmoji }) {
-                throw FormattingError(.unclosed(last.kind.name), at: last.markupOffset)
+                throw FormattingError(.unclosed(name(of: last)), at: last.markupOffset)
             }
             throw FormattingError(.unescaped("]"), at: i)
         }

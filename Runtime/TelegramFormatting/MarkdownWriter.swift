@@ -10,23 +10,21 @@ enum MarkdownWriter {
         let checked = try Span.checked(formatted.entities, in: units)
         let spans = checked.map(\.span)
         var writer = Writer(units: units)
+        // A refusal names the entity (its index in `formatted.entities`) and where it starts.
+        func refusing(_ index: Int, _ body: () throws(Unrepresentable) -> Void) throws(FormattingError) {
+            do throws(Unrepresentable) {
+                try body()
+            } catch {
+                throw FormattingError(.unrepresentable(entity: checked[index].index, error.reason), at: spans[index].offset)
+            }
+        }
         try Span.walk(spans, count: units.count, maxOpened: limits.maxEntities) { (event) throws(FormattingError) in
             switch event {
                 case .text(let range): writer.text(range)
                 case .open(let index, let continued):
-                    do throws(Unrepresentable) {
-                        try writer.open(spans[index], continued: continued)
-                    } catch let why {
-                        throw FormattingError(.unrepresentable(entity: checked[index].index, why.reason),
-                                              at: spans[index].offset)
-                    }
+                    try refusing(index) { () throws(Unrepresentable) in try writer.open(spans[index], continued: continued) }
                 case .close(let index, let final):
-                    do throws(Unrepresentable) {
-                        try writer.close(spans[index], final: final)
-                    } catch let why {
-                        throw FormattingError(.unrepresentable(entity: checked[index].index, why.reason),
-                                              at: spans[index].offset)
-                    }
+                    try refusing(index) { () throws(Unrepresentable) in try writer.close(spans[index], final: final) }
             }
         }
         return ASCII.string(writer.out)
