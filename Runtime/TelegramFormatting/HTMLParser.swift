@@ -156,7 +156,7 @@ struct HTMLParser {
     }
 
     /// Attributes up to and including the `>` that ends a start tag: lowercased names, decoded values (a name
-    /// without a value has an empty one; a repeated name keeps its last value).
+    /// without a value has an empty one). Kept in order, repeats too: a lookup takes the last (linear in the tag).
     private mutating func attributes(tagStart: Int) throws(FormattingError) -> [([UInt16], [UInt16])] {
         var out: [([UInt16], [UInt16])] = []
         while true {
@@ -210,7 +210,6 @@ struct HTMLParser {
                 }
                 guard !value.isEmpty else { throw FormattingError(.malformedTag, at: tagStart) }
             }
-            if let index = out.firstIndex(where: { $0.0 == name }) { out.remove(at: index) }
             out.append((name, value))
         }
     }

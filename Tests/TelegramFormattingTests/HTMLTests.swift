@@ -76,7 +76,7 @@ import TelegramApi
         #expect(error(html) == expected)
     }
 
-    @Test func limitsBoundTheWork() {
+    @Test func limitsBoundTheWork() throws {
         #expect(error(String(repeating: "<b>", count: 100) + "x" + String(repeating: "</b>", count: 100)) == nil)
         #expect(error(String(repeating: "<i>", count: 101)) == FormattingError(.tooDeep(limit: 100), at: 300))
         #expect(error(String(repeating: "<b>a</b>", count: 6), limits: .init(maxEntities: 5))
@@ -85,6 +85,9 @@ import TelegramApi
         #expect(error(String(repeating: "<u>", count: 1_000_000)) == FormattingError(.tooDeep(limit: 100), at: 300))
         #expect(error(String(repeating: "<b></b>", count: 1_000_000))
                 == FormattingError(.tooManyEntities(limit: 10_000), at: 70_000))
+        // Half a million attributes in one tag: one pass (the last `href` counts).
+        let attributes = String(repeating: " x", count: 500_000)
+        #expect(try FormattedText(html: "<a href=1\(attributes) href=2>t</a>").records == [EntityRecord(E.url(0, 1, "2"))])
     }
 
     @Test func writesWhatTheParserReads() throws {
