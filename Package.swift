@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "MTProto", targets: ["MTProto"]),
         .library(name: "MTProtoClient", targets: ["MTProtoClient"]),
         .library(name: "TelegramClient", targets: ["TelegramClient"]),
+        .library(name: "TelegramFormatting", targets: ["TelegramFormatting"]),
         .library(name: "SecretChats", targets: ["SecretChats"]),
         // For the tests and benchmarks: each generated request writer, driven by a parsed request.
         .library(name: "RequestReplay", targets: ["RequestReplay"]),
@@ -97,9 +98,12 @@ let package = Package(
         // The SDK client over the generated API: initConnection, DC routing and migrations, typed updates.
         .target(name: "TelegramClient",
                 dependencies: ["MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
-                               "SecretChats", .product(name: "Logging", package: "swift-log"),
+                               "SecretChats", "TelegramFormatting", .product(name: "Logging", package: "swift-log"),
                                .product(name: "NIOPosix", package: "swift-nio")],
                 path: "Runtime/TelegramClient", swiftSettings: swiftSettings),
+        // Message text with its formatting: HTML and MarkdownV2 to text and `MessageEntity` values and back.
+        .target(name: "TelegramFormatting", dependencies: ["TelegramApi", "TLRuntime"],
+                path: "Runtime/TelegramFormatting", swiftSettings: swiftSettings),
         // The server role over SwiftNIO: a sans-IO connection (transport detection, key exchange, sessions, RPC
         // dispatch by method name) and the NIO listener around it. Speaks no API layer: requests are decoded with
         // the registry it is given.
@@ -153,7 +157,8 @@ let package = Package(
         // findings through the same code.
         .target(name: "FuzzProperties",
                 dependencies: ["TLRuntime", "TelegramApi", "MTProtoApi", "SecretApi", "TLJSON", "TLSchema",
-                               "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats", "RequestReplay"],
+                               "MTProtoTransport", "MTProtoCrypto", "MTProto", "SecretChats", "RequestReplay",
+                               "TelegramFormatting"],
                 path: "Fuzz/Properties", swiftSettings: swiftSettings),
 
         // MARK: Tests
@@ -184,7 +189,7 @@ let package = Package(
         .testTarget(name: "MTProtoServerTests",
                     dependencies: ["MTProtoServer", "TestTelegram", "MTProto", "MTProtoApi", "MTProtoClient", "TelegramClient",
                                    "SecretChats",
-                                   "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi",
+                                   "MTProtoCrypto", "MTProtoTransport", "TLRuntime", "TelegramApi", "TelegramFormatting",
                                    .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOPosix", package: "swift-nio")],
                     path: "Tests/MTProtoServerTests", swiftSettings: swiftSettings),
@@ -193,6 +198,8 @@ let package = Package(
         .testTarget(name: "SecretChatsTests",
                     dependencies: ["SecretChats", "SecretApi", "MTProtoCrypto", "MTProto", "TLRuntime"],
                     path: "Tests/SecretChatsTests", swiftSettings: swiftSettings),
+        .testTarget(name: "TelegramFormattingTests", dependencies: ["TelegramFormatting", "TelegramApi"],
+                    path: "Tests/TelegramFormattingTests", swiftSettings: swiftSettings),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzProperties"], path: "Tests/FuzzRegressionTests",
                     swiftSettings: swiftSettings),
     ]

@@ -37,6 +37,8 @@ let targets: [(String, [String])] = [
     ("FuzzExchangeServer", []),
     ("FuzzSecretChat", []),
     ("FuzzUTF8", []),
+    ("FuzzHTML", []),
+    ("FuzzMarkdown", []),
 ]
 
 let package = Package(
