@@ -58,6 +58,8 @@ public protocol SessionDocumentStore: Sendable {
 public actor MemorySessionStore: SessionStore, SessionDocumentStore {
     private var state: ClientState
     private var documents: [String: [UInt8]] = [:]
+    /// The peer cache's records (PeerStore.swift).
+    var peers: [PeerKey: PeerRecord] = [:]
 
     public init(_ state: ClientState = ClientState()) { self.state = state }
 
@@ -83,7 +85,7 @@ public enum SessionStoreError: Error, Sendable, CustomStringConvertible {
 
 /// An SQLite file, created with mode 0600 (auth keys are as good as a login).
 public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
     public nonisolated let path: String
 
     /// Opens (creating, mode 0600) the store at `path`.
@@ -121,6 +123,7 @@ public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
             """)
         _ = try await connection.query("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)")
         _ = try await connection.query("CREATE TABLE IF NOT EXISTS document (name TEXT PRIMARY KEY, value BLOB)")
+        _ = try await connection.query(Self.peerTable)
     }
 
     public func document(named name: String) async throws -> [UInt8]? {
