@@ -253,17 +253,7 @@ struct MTCall: AsyncParsableCommand {
         let seconds = timeout
         try await followingUpdates(logger: logger) { client, _ in
             try await client.connect()
-            let updates = client.updates
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await update in updates {
-                        FileHandle.standardOutput.write(Data((TLJSONWriter.json(update).description + "\n").utf8))
-                    }
-                }
-                group.addTask { try await Task.sleep(for: .seconds(seconds)) }
-                _ = try await group.next()
-                group.cancelAll()
-            }
+            try await Self.printLines(of: client.updates, for: seconds) { TLJSONWriter.json($0) }
         }
     }
 

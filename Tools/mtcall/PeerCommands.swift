@@ -74,15 +74,20 @@ extension MTCall {
         let seconds = timeout
         try await followingUpdates(logger: logger) { client, _ in
             try await client.connect()
-            let events = client.events
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await event in events { Self.printLine(Self.json(event)) }
-                }
-                group.addTask { try await Task.sleep(for: .seconds(seconds)) }
-                _ = try await group.next()
-                group.cancelAll()
+            try await Self.printLines(of: client.events, for: seconds) { Self.json($0) }
+        }
+    }
+
+    /// Each element of `stream` as one JSON line, for `seconds`.
+    static func printLines<Element: Sendable>(of stream: AsyncStream<Element>, for seconds: Int,
+                                              _ line: @escaping @Sendable (Element) -> JSONValue) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await element in stream { printLine(line(element)) }
             }
+            group.addTask { try await Task.sleep(for: .seconds(seconds)) }
+            _ = try await group.next()
+            group.cancelAll()
         }
     }
 
