@@ -74,6 +74,8 @@ public protocol SessionDocumentStore: Sendable {
 public actor MemorySessionStore: SessionStore, SessionDocumentStore {
     private var state: ClientState
     private var documents: [String: [UInt8]] = [:]
+    /// The peer cache's records (PeerStore.swift).
+    var peers: [PeerKey: PeerRecord] = [:]
 
     /// A store holding `state` (empty by default).
     public init(_ state: ClientState = ClientState()) { self.state = state }
@@ -106,7 +108,7 @@ public enum SessionStoreError: Error, Sendable, CustomStringConvertible {
 
 /// An SQLite file, created with mode 0600 (auth keys are as good as a login).
 public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
     /// The file's path.
     public nonisolated let path: String
 
@@ -145,6 +147,7 @@ public actor SQLiteSessionStore: SessionStore, SessionDocumentStore {
             """)
         _ = try await connection.query("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER)")
         _ = try await connection.query("CREATE TABLE IF NOT EXISTS document (name TEXT PRIMARY KEY, value BLOB)")
+        _ = try await connection.query(Self.peerTable)
     }
 
     /// The document saved under `name`, or nil. Throws ``SessionStoreError/corrupt(_:)`` when its row is not a blob.

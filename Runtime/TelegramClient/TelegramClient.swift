@@ -116,6 +116,8 @@ public actor TelegramClient {
         /// When false, no such call is made: pushed updates and typed results that are `Api.Updates` still come
         /// out on `updates`, unchecked (for one-shot tools and clients that do not need every update).
         public var followsUpdates: Bool
+        /// Most peers the peer cache keeps (the least recently seen or used go first; see `PeerCache`).
+        public var peerCacheCapacity: Int = 20_000
         /// The local clock, Unix seconds, and the randomness of every connection (tests inject both).
         public var clock: @Sendable () -> Double
         /// Where key exchanges and sessions take their random bytes from.
@@ -238,6 +240,12 @@ public actor TelegramClient {
     private var channelFetches: [Int64: Task<Void, Never>] = [:]
     /// The monotonic origin of the times `updateState` is given (gaps are timed on it, not on `clock`).
     private let started = ContinuousClock.now
+    /// Every peer seen, with its access hash (TelegramClient+Peers.swift), and the save of its changes under way.
+    var peerCache: PeerCache
+    var peerSave: Task<Void, Never>?
+    /// The typed events of `updates` (Events.swift).
+    public nonisolated let events: AsyncStream<UpdateEvent>
+    let eventsSink: AsyncStream<UpdateEvent>.Continuation
 
     /// Where the client's tasks and the connections to every DC run (a loop of `MultiThreadedEventLoopGroup`'s
     /// singleton unless given). Calls made inside `withTaskExecutorPreference(client.taskExecutor)` stay on it.
@@ -254,6 +262,8 @@ public actor TelegramClient {
         self.taskExecutor = taskExecutor ?? EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())
         homeDC = configuration.homeDC
         addresses = configuration.dcs
+        peerCache = PeerCache(capacity: configuration.peerCacheCapacity)
+        (events, eventsSink) = AsyncStream.makeStream(of: UpdateEvent.self, bufferingPolicy: .bufferingNewest(1024))
         (updates, updatesSink) = AsyncStream.makeStream(of: Api.Updates.self, bufferingPolicy: .bufferingNewest(1024))
         (states, statesSink) = AsyncStream.makeStream(of: DCState.self, bufferingPolicy: .bufferingNewest(256))
         (connectionStates, connectionStatesSink) = AsyncStream.makeStream(of: ConnectionState.self,
@@ -391,7 +401,9 @@ public actor TelegramClient {
             boxSave = nil
             await save.value
         }
+        await flushPeers()
         updatesSink.finish()
+        eventsSink.finish()
         statesSink.finish()
         connectionStatesSink.yield(.closed)
         connectionStatesSink.finish()
@@ -414,7 +426,7 @@ public actor TelegramClient {
     // MARK: Connections
 
     /// Reads the store once: the home DC, addresses and update box it kept.
-    private func load() async throws {
+    func load() async throws {
         guard stored == nil else { return }
         let state = try await configuration.store?.load() ?? ClientState()
         var boxBytes: [UInt8]?, channelBytes: [UInt8]?
@@ -422,7 +434,9 @@ public actor TelegramClient {
             boxBytes = try await documents.document(named: Self.updateBoxDocument)
             channelBytes = try await documents.document(named: Self.channelBoxesDocument)
         }
+        let peerRecords = try await (configuration.store as? any PeerStore)?.loadPeers() ?? []
         guard stored == nil else { return }
+        peerCache.restore(peerRecords)
         var box: UpdateBox?, channels: [Int64: ChannelBox] = [:]
         if let boxBytes, !boxBytes.isEmpty {
             box = UpdateBox(serialized: boxBytes)
@@ -567,8 +581,9 @@ public actor TelegramClient {
 
     private func received(_ updates: Api.Updates) {
         guard !closed else { return }
+        learnPeers(from: updates)
         guard configuration.followsUpdates else {
-            updatesSink.yield(updates)
+            deliver(updates)
             return
         }
         perform(updateState.receive(updates, now: elapsed()))
@@ -579,8 +594,9 @@ public actor TelegramClient {
     /// a log-out ends it.
     private func noteResult<T>(_ result: T, of request: FunctionDescription) {
         guard !closed else { return }
+        learnPeers(from: result)
         guard configuration.followsUpdates else {
-            if let updates = result as? Api.Updates { updatesSink.yield(updates) }
+            if let updates = result as? Api.Updates { deliver(updates) }
             return
         }
         let now = elapsed()
@@ -638,6 +654,12 @@ public actor TelegramClient {
         return nil
     }
 
+    /// Out on `updates`, and as typed events on `events`.
+    private func deliver(_ updates: Api.Updates) {
+        updatesSink.yield(updates)
+        emitEvents(for: updates)
+    }
+
     private func restartSequence() {
         updateState = UpdatesState()
         sequenceGeneration += 1
@@ -658,7 +680,7 @@ public actor TelegramClient {
         for action in actions {
             switch action {
                 case .deliver(let updates):
-                    updatesSink.yield(updates)
+                    deliver(updates)
                 case .getState:
                     fetch { .state(try await $0.invoke(Api.functions.updates.getState())) }
                 case .getDifference(let box):

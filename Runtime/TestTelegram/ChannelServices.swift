@@ -19,7 +19,7 @@ extension TestTelegramService {
             let inputs = try call.request.objects("id", as: Api.InputChannel.self)
             guard inputs.count <= 200 else { throw RPCError(code: 400, message: "LIMIT_INVALID") }
             let chats = try state.withLock { state throws(RPCError) in
-                try inputs.map { input throws(RPCError) in try state.channel(input).api(viewer: me) }
+                try inputs.map { input throws(RPCError) in try state.channel(input, viewer: me).api(viewer: me) }
             }
             return TestTelegram.serialized(Api.messages.Chats.chats(.init(chats: chats)))
         }
@@ -51,8 +51,9 @@ extension TestTelegramService {
             let id = state.nextChannelID
             state.nextChannelID += 1
             // A title is kept to 128 characters, so its size is bounded like everything else.
-            let channel = Channel(id: id, accessHash: accessHash, title: String(title.prefix(128)), about: about,
+            var channel = Channel(id: id, accessHash: accessHash, title: String(title.prefix(128)), about: about,
                                   broadcast: broadcast, creator: me, date: date, members: [me: 1])
+            channel.sharedHashes = state.sharedHashes
             state.channels[id] = channel
             return .updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [],
                                   chats: [channel.api(viewer: me)], date: date, seq: 0))
@@ -71,14 +72,15 @@ extension TestTelegramService {
         guard inputs.count <= 200 else { throw RPCError(code: 400, message: "USERS_TOO_MUCH") }
         let date = Self.date(call)
         let maxMembers = limits.maxChannelMembers
+        let limit = limits, announces = announcesMembers
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
-            let id = try state.channelID(input)
+            let id = try state.channelID(input, viewer: me)
             var users: [Int64] = []
             for user in inputs {
                 guard let resolved = state.resolve(user, me: me) else { throw RPCError(code: 400, message: "USER_ID_INVALID") }
                 users.append(resolved)
             }
-            let (channel, added) = try state.modifyChannel(id) { channel throws(RPCError) -> (Channel, [Int64]) in
+            let (channel, added, notice) = try state.modifyChannel(id) { channel throws(RPCError) -> (Channel, [Int64], ChannelMessage?) in
                 try channel.checkMember(me)
                 guard !channel.broadcast || channel.creator == me else {
                     throw RPCError(code: 400, message: "CHAT_ADMIN_REQUIRED")
@@ -89,13 +91,21 @@ extension TestTelegramService {
                     throw RPCError(code: 400, message: "USERS_TOO_MUCH")
                 }
                 for user in added { channel.members[user] = channel.pts }
-                return (channel, added)
+                let notice = announces && !channel.broadcast && !added.isEmpty
+                    ? channel.announce(.messageActionChatAddUser(.init(users: added)), by: me, date: date, limits: limit) : nil
+                return (channel, added, notice)
             }
-            let deliveries = added.map { user in
+            var deliveries = added.map { user in
                 (user, Api.Updates.updates(.init(updates: [.updateChannel(.init(channelId: id))], users: [],
                                                  chats: [channel.api(viewer: user)], date: date, seq: 0)))
             }
-            let result = Api.Updates.updates(.init(updates: [.updateChannel(.init(channelId: id))],
+            var updates: [Api.Update] = [.updateChannel(.init(channelId: id))]
+            if let notice {
+                deliveries += state.noticeDeliveries(notice, in: channel, date: date)
+                updates.append(.updateNewChannelMessage(.init(message: notice.api(in: channel, viewer: me), pts: channel.pts,
+                                                              ptsCount: 1)))
+            }
+            let result = Api.Updates.updates(.init(updates: updates,
                                                    users: state.users(added, viewer: me),
                                                    chats: [channel.api(viewer: me)], date: date, seq: 0))
             return (result, deliveries)
@@ -112,7 +122,7 @@ extension TestTelegramService {
         let input = try call.request.object("channel", as: Api.InputChannel.self)
         let date = Self.date(call)
         let result = try state.withLock { state throws(RPCError) -> Api.Updates in
-            let id = try state.channelID(input)
+            let id = try state.channelID(input, viewer: me)
             let channel = try state.modifyChannel(id) { channel throws(RPCError) -> Channel in
                 try channel.checkMember(me)
                 guard channel.creator != me else { throw RPCError(code: 400, message: "USER_CREATOR") }
@@ -134,12 +144,12 @@ extension TestTelegramService {
     /// session, which may have no connection (a closed client's), so it proves nothing; the members catch up through
     /// the `updateChannelTooLong` of their next getDifference and their getChannelDifference.
     func sendToChannel(_ call: RPCCall, me: Int64, channel input: Int64, accessHash: Int64, randomID: Int64,
-                       text: String, media: Api.MessageMedia?) throws(RPCError) -> [UInt8] {
+                       text: String, media: Api.MessageMedia?, entities: [Api.MessageEntity]?) throws(RPCError) -> [UInt8] {
         let date = Self.date(call)
         let limit = limits
         let withheld = faults?.withholdMessagePush
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.Updates, [Delivery]) in
-            let id = try state.channelID(id: input, accessHash: accessHash)
+            let id = try state.channelID(id: input, accessHash: accessHash, viewer: me)
             try state.channels[id]?.checkPoster(me)
             try state.modify(me, missing: RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")) { sender throws(RPCError) in
                 guard sender.remember(randomID: randomID) else { throw RPCError(code: 400, message: "RANDOM_ID_DUPLICATE") }
@@ -147,7 +157,7 @@ extension TestTelegramService {
             state.messagesSent += 1
             let withhold = state.messagesSent == withheld
             let (message, channel) = try state.modifyChannel(id) { channel throws(RPCError) in
-                let message = channel.post(from: me, date: date, text: text, media: media, limits: limit)
+                let message = channel.post(from: me, date: date, text: text, media: media, entities: entities, limits: limit)
                 // The call's result reaches the sender.
                 channel.delivered(pts: channel.pts, to: me)
                 return (message, channel)
@@ -157,7 +167,7 @@ extension TestTelegramService {
             func published(for viewer: Int64) -> (update: Api.Update, container: Api.Updates) {
                 let update = Api.Update.updateNewChannelMessage(.init(
                     message: message.api(in: channel, viewer: viewer), pts: channel.pts, ptsCount: 1))
-                return (update, .updates(.init(updates: [update], users: state.users(senders, viewer: viewer),
+                return (update, .updates(.init(updates: [update], users: state.members(senders, viewer: viewer),
                                                chats: [channel.api(viewer: viewer)], date: date, seq: 0)))
             }
             var deliveries: [Delivery] = []
@@ -170,7 +180,7 @@ extension TestTelegramService {
             deliveries.append((me, mine.container))
             let result = Api.Updates.updates(.init(
                 updates: [.updateMessageID(.init(id: message.id, randomId: randomID)), mine.update],
-                users: state.users(senders, viewer: me), chats: [channel.api(viewer: me)], date: date, seq: 0))
+                users: state.members(senders, viewer: me), chats: [channel.api(viewer: me)], date: date, seq: 0))
             return (result, deliveries)
         }
         push(deliveries, except: call)
@@ -189,7 +199,7 @@ extension TestTelegramService {
         let date = Self.date(call)
         let limit = limits
         let (result, deliveries) = try state.withLock { state throws(RPCError) -> (Api.messages.AffectedMessages, [Delivery]) in
-            let id = try state.channelID(input)
+            let id = try state.channelID(input, viewer: me)
             let (deleted, channel) = try state.modifyChannel(id) { channel throws(RPCError) -> ([Int32], Channel) in
                 try channel.checkMember(me)
                 var deleted: [Int32] = []
@@ -226,7 +236,7 @@ extension TestTelegramService {
     func channelHistory(me: Int64, channel input: Int64, accessHash: Int64,
                         paging: HistoryPaging) throws(RPCError) -> [UInt8] {
         let page = try state.withLock { state throws(RPCError) -> Api.messages.Messages in
-            let channel = try state.channel(.inputChannel(.init(channelId: input, accessHash: accessHash)))
+            let channel = try state.channel(.inputChannel(.init(channelId: input, accessHash: accessHash)), viewer: me)
             try channel.checkMember(me)
             let all = paging.bounded(channel.messages.values, id: \.id)
             let range = paging.range(in: all, id: \.id, date: \.date)
@@ -234,7 +244,7 @@ extension TestTelegramService {
             return .channelMessages(.init(
                 pts: channel.pts, count: Int32(clamping: all.count), messages: page.map { $0.api(in: channel, viewer: me) },
                 topics: [], chats: [channel.api(viewer: me)],
-                users: state.users(channel.broadcast ? [] : page.map(\.sender), viewer: me)))
+                users: state.members(channel.broadcast ? [] : page.map(\.sender), viewer: me)))
         }
         return TestTelegram.serialized(page)
     }
@@ -257,7 +267,7 @@ extension TestTelegramService {
         // Clients refetch after this many seconds while they look at the channel.
         let timeout: Int32 = 30
         let result = try state.withLock { state throws(RPCError) -> Api.updates.ChannelDifference in
-            let channel = try state.channel(input)
+            let channel = try state.channel(input, viewer: me)
             try channel.checkMember(me)
             guard case .channelMessagesFilterEmpty = filter else {
                 throw RPCError(code: 400, message: "FILTER_NOT_SUPPORTED")
@@ -274,7 +284,7 @@ extension TestTelegramService {
                 answer = .channelDifferenceTooLong(.init(
                     final: true, timeout: timeout, dialog: channel.dialog(viewer: me).dialog,
                     messages: newest.map { $0.api(in: channel, viewer: me) }, chats: [channel.api(viewer: me)],
-                    users: state.users(channel.broadcast ? [] : newest.map(\.sender), viewer: me)))
+                    users: state.members(channel.broadcast ? [] : newest.map(\.sender), viewer: me)))
                 reached = channel.pts
             } else {
                 let entries = Array(channel.log.lazy.filter { $0.pts > pts }.prefix(limit))
@@ -291,7 +301,7 @@ extension TestTelegramService {
                     final: final, pts: reached, timeout: final ? timeout : nil,
                     newMessages: created.map { $0.api(in: channel, viewer: me) }, otherUpdates: deletions,
                     chats: [channel.api(viewer: me)],
-                    users: state.users(channel.broadcast ? [] : created.map(\.sender), viewer: me)))
+                    users: state.members(channel.broadcast ? [] : created.map(\.sender), viewer: me)))
             }
             state.channels[channel.id]?.members[me] = reached
             return answer
@@ -317,6 +327,8 @@ struct Channel {
     var nextMessageID: Int32 = 1
     var messages: [Int32: ChannelMessage] = [:]
     var messageOrder: [Int32] = []
+    /// Every viewer gets the same access hash (`TestTelegramService.init(sharedAccessHashes:)`).
+    var sharedHashes = false
     /// pts-ordered updates (new messages and deletions), each with the pts after it and its pts_count.
     var log: [(pts: Int32, count: Int32, entry: LogEntry)] = []
 
@@ -352,22 +364,23 @@ struct Channel {
     /// none is public).
     func api(viewer: Int64) -> Api.Chat {
         guard members[viewer] != nil else {
-            return .channelForbidden(.init(broadcast: broadcast, megagroup: !broadcast, id: id, accessHash: accessHash,
+            return .channelForbidden(.init(broadcast: broadcast, megagroup: !broadcast, id: id,
+                                           accessHash: ServiceState.viewerHash(accessHash, viewer: sharedHashes ? 0 : viewer),
                                            title: title))
         }
         return .channel(.init(creator: creator == viewer, broadcast: broadcast, megagroup: !broadcast, id: id,
-                              accessHash: accessHash, title: title, photo: .chatPhotoEmpty, date: date,
+                              accessHash: ServiceState.viewerHash(accessHash, viewer: sharedHashes ? 0 : viewer), title: title, photo: .chatPhotoEmpty, date: date,
                               participantsCount: Int32(clamping: members.count)))
     }
 
     /// The member's dialog with its newest kept message (dated by it, or by the channel's creation when there is
     /// none) and the channel's pts, for `messages.getDialogs` and `channelDifferenceTooLong`. Read state is not kept
     /// for channels: the dialog says all is read.
-    func dialog(viewer: Int64) -> DialogEntry {
+    func dialog(viewer: Int64, pinned: Bool = false) -> DialogEntry {
         let top = messageOrder.last.flatMap { messages[$0] }
         let topID = top?.id ?? 0
         let dialog = Api.Dialog.dialog(.init(
-            peer: .peerChannel(.init(channelId: id)), topMessage: topID, readInboxMaxId: topID, readOutboxMaxId: topID,
+            pinned: pinned, peer: .peerChannel(.init(channelId: id)), topMessage: topID, readInboxMaxId: topID, readOutboxMaxId: topID,
             unreadCount: 0, unreadMentionsCount: 0, unreadReactionsCount: 0, unreadPollVotesCount: 0,
             notifySettings: .peerNotifySettings(.init()), pts: pts))
         return DialogEntry(date: top?.date ?? date, top: topID, peer: id, dialog: dialog,
@@ -378,8 +391,9 @@ struct Channel {
     /// Stores a new message with the next id and logs it with the next pts (pts_count 1), forgetting the oldest
     /// past the bounds.
     mutating func post(from sender: Int64, date: Int32, text: String, media: Api.MessageMedia?,
-                       limits: TestTelegramService.Limits) -> ChannelMessage {
-        let message = ChannelMessage(id: nextMessageID, sender: sender, date: date, text: text, media: media)
+                       entities: [Api.MessageEntity]? = nil, limits: TestTelegramService.Limits) -> ChannelMessage {
+        let message = ChannelMessage(id: nextMessageID, sender: sender, date: date, text: text, media: media,
+                                     entities: entities)
         nextMessageID &+= 1
         messages[message.id] = message
         messageOrder.append(message.id)
@@ -418,33 +432,44 @@ struct ChannelMessage {
     let date: Int32
     let text: String
     let media: Api.MessageMedia?
+    var entities: [Api.MessageEntity]? = nil
+    /// A service message's action (PeerServices.swift).
+    var action: Api.MessageAction? = nil
 
     /// The message as `viewer` sees it: a supergroup's carry `from_id`, a broadcast channel's are `post`s without
     /// one; `out` for the sender.
     func api(in channel: Channel, viewer: Int64) -> Api.Message {
-        .message(.init(out: sender == viewer, post: channel.broadcast, id: id,
+        if let action {
+            return .messageService(.init(out: sender == viewer, id: id, fromId: .peerUser(.init(userId: sender)),
+                                         peerId: .peerChannel(.init(channelId: channel.id)), date: date, action: action))
+        }
+        return .message(.init(out: sender == viewer, post: channel.broadcast, id: id,
                        fromId: channel.broadcast ? nil : .peerUser(.init(userId: sender)),
-                       peerId: .peerChannel(.init(channelId: channel.id)), date: date, message: text, media: media))
+                       peerId: .peerChannel(.init(channelId: channel.id)), date: date, message: text, media: media,
+                       entities: entities))
     }
 }
 
 extension ServiceState {
-    /// The channel an input names, if it exists and the access hash is right; 400 CHANNEL_INVALID otherwise.
-    func channel(_ input: Api.InputChannel) throws(RPCError) -> Channel {
-        let id = try channelID(input)
+    /// The channel an input names, if it exists and the access hash is the one `viewer` was given; 400
+    /// CHANNEL_INVALID otherwise.
+    func channel(_ input: Api.InputChannel, viewer: Int64) throws(RPCError) -> Channel {
+        let id = try channelID(input, viewer: viewer)
         guard let channel = channels[id] else { throw RPCError(code: 400, message: "CHANNEL_INVALID") }
         return channel
     }
 
     /// The same check, for code about to change the channel in place (a copy held meanwhile would be copied
     /// whole on the first change).
-    func channelID(_ input: Api.InputChannel) throws(RPCError) -> Int64 {
+    func channelID(_ input: Api.InputChannel, viewer: Int64) throws(RPCError) -> Int64 {
         guard case .inputChannel(let channel) = input else { throw RPCError(code: 400, message: "CHANNEL_INVALID") }
-        return try channelID(id: channel.channelId, accessHash: channel.accessHash)
+        return try channelID(id: channel.channelId, accessHash: channel.accessHash, viewer: viewer)
     }
 
-    func channelID(id: Int64, accessHash: Int64) throws(RPCError) -> Int64 {
-        guard channels[id]?.accessHash == accessHash else { throw RPCError(code: 400, message: "CHANNEL_INVALID") }
+    func channelID(id: Int64, accessHash: Int64, viewer: Int64) throws(RPCError) -> Int64 {
+        guard let channel = channels[id], hash(channel.accessHash, viewer: viewer) == accessHash else {
+            throw RPCError(code: 400, message: "CHANNEL_INVALID")
+        }
         return id
     }
 

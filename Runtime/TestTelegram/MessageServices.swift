@@ -54,7 +54,7 @@ extension TestTelegramService {
             let text = try call.request.string("message")
             guard !text.isEmpty else { throw RPCError(code: 400, message: "MESSAGE_EMPTY") }
             guard text.count <= 4096 else { throw RPCError(code: 400, message: "MESSAGE_TOO_LONG") }
-            return try send(call, text: text, media: nil)
+            return try send(call, text: text, media: nil, entities: try Self.entities(call.request, text: text))
         }
         handlers.register("messages.sendMedia") { [self] call throws(RPCError) in
             let media = try call.request.object("media", as: Api.InputMedia.self)
@@ -86,13 +86,14 @@ extension TestTelegramService {
 
     /// Stores a message in the sender's box and the recipient's, and answers `updates` with `updateMessageID` and
     /// `updateNewMessage`; the recipient's sessions and the sender's others get theirs pushed.
-    private func send(_ call: RPCCall, text: String, media: Api.MessageMedia?) throws(RPCError) -> [UInt8] {
+    private func send(_ call: RPCCall, text: String, media: Api.MessageMedia?,
+                      entities: [Api.MessageEntity]? = nil) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
         let peer = try call.request.object("peer", as: Api.InputPeer.self)
         let randomID = try call.request.long("random_id")
         if case .inputPeerChannel(let channel) = peer {
             return try sendToChannel(call, me: me, channel: channel.channelId, accessHash: channel.accessHash,
-                                     randomID: randomID, text: text, media: media)
+                                     randomID: randomID, text: text, media: media, entities: entities)
         }
         let date = Self.date(call)
         let limit = limits
@@ -114,7 +115,7 @@ extension TestTelegramService {
             if to != me, state.accounts[to] != nil {
                 let delivery = try state.modify(to, missing: unregistered) { recipient throws(RPCError) -> Delivery in
                     let incoming = StoredMessage(id: recipient.nextMessageID, peer: me, out: false, date: date, text: text,
-                                                 media: media, twinID: outID)
+                                                 media: media, twinID: outID, entities: entities)
                     recipient.nextMessageID += 1
                     inID = incoming.id
                     recipient.store(incoming, limit: limit.maxMessagesPerAccount)
@@ -125,7 +126,8 @@ extension TestTelegramService {
                 }
                 if !withhold { deliveries.append(delivery) }
             }
-            let outgoing = StoredMessage(id: outID, peer: to, out: true, date: date, text: text, media: media, twinID: inID)
+            let outgoing = StoredMessage(id: outID, peer: to, out: true, date: date, text: text, media: media, twinID: inID,
+                                         entities: entities)
             let (newMessage, container, seq) = try state.modify(me, missing: unregistered) { sender throws(RPCError) in
                 sender.store(outgoing, limit: limit.maxMessagesPerAccount)
                 let published = sender.publish({ .updateNewMessage(.init(message: outgoing.api(owner: me), pts: $0,
@@ -169,36 +171,54 @@ extension TestTelegramService {
         return TestTelegram.serialized(page)
     }
 
-    /// Private chats with a message and the channels the account is in, newest first; a channel's dialog carries its
-    /// pts, where a client starts that channel's update box (core.telegram.org/api/updates).
+    /// Private chats with a message and the channels the account is in: the pinned ones first in pin order (on the
+    /// first page, unless `exclude_pinned`), then the others newest first, paged by the (offset_date, offset_id,
+    /// offset_peer) of the previous page's last dialog (core.telegram.org/api/offsets). A channel's dialog carries its
+    /// pts, where a client starts that channel's update box (core.telegram.org/api/updates). Everything is in the
+    /// main folder (0): the archive (1) is empty.
     private func dialogs(_ call: RPCCall) throws(RPCError) -> [UInt8] {
         let me = try caller(call)
-        let offsetDate = try call.request.int("offset_date")
+        let offsetDate = try call.request.int("offset_date"), offsetID = try call.request.int("offset_id")
+        let offsetPeer = try call.request.object("offset_peer", as: Api.InputPeer.self)
+        let excludePinned = call.request.flag("exclude_pinned")
+        let folder = (try? call.request.optionalArgument("folder_id", as: Int32.self)) ?? nil
         var limit = Int(try call.request.int("limit"))
         if limit <= 0 || limit > 100 { limit = 100 }
         let result = state.withLock { state -> Api.messages.Dialogs in
-            guard let account = state.accounts[me] else {
+            guard let account = state.accounts[me], folder ?? 0 == 0 else {
                 return .dialogs(.init(dialogs: [], messages: [], chats: [], users: []))
             }
             var all = account.dialogs.filter { $0.value.topMessage > 0 }.map { peer, dialog in
                 DialogEntry(date: dialog.topDate, top: dialog.topMessage, peer: peer, dialog: .dialog(.init(
-                    peer: .peerUser(.init(userId: peer)), topMessage: dialog.topMessage,
+                    pinned: account.pinned.contains(peer), peer: .peerUser(.init(userId: peer)), topMessage: dialog.topMessage,
                     readInboxMaxId: dialog.readInboxMaxID, readOutboxMaxId: dialog.readOutboxMaxID,
                     unreadCount: account.unreadCount(with: peer), unreadMentionsCount: 0, unreadReactionsCount: 0,
                     unreadPollVotesCount: 0, notifySettings: .peerNotifySettings(.init()))),
                             message: account.messages[dialog.topMessage]?.api(owner: me), users: [peer], chat: nil)
             }
             for channel in state.channels.values where channel.members[me] != nil {
-                all.append(channel.dialog(viewer: me))
+                all.append(channel.dialog(viewer: me, pinned: account.pinned.contains(channel.id)))
             }
             // The peer id breaks ties, so the order does not depend on the tables' hashing.
             all.sort { ($0.date, $0.top, $0.peer) > ($1.date, $1.top, $1.peer) }
-            let after = offsetDate > 0 ? all.filter { $0.date < offsetDate } : all
-            let page = after.prefix(limit)
+            let pinned = account.pinned.compactMap { peer in all.first { $0.peer == peer } }
+            let others = all.filter { !account.pinned.contains($0.peer) }
+            let total = excludePinned ? others.count : all.count
+            let page: ArraySlice<DialogEntry>
+            if offsetDate > 0 || offsetID > 0 {
+                let peer: Int64 = switch offsetPeer {
+                    case .inputPeerUser(let user): user.userId
+                    case .inputPeerChannel(let channel): channel.channelId
+                    default: 0
+                }
+                page = others.filter { ($0.date, $0.top, $0.peer) < (offsetDate, offsetID, peer) }.prefix(limit)
+            } else {
+                page = ((excludePinned ? [] : pinned) + others).prefix(limit)
+            }
             let dialogs = page.map(\.dialog), messages = page.compactMap(\.message), chats = page.compactMap(\.chat)
             let users = state.users([me] + page.flatMap(\.users), viewer: me)
-            if page.count == all.count { return .dialogs(.init(dialogs: dialogs, messages: messages, chats: chats, users: users)) }
-            return .dialogsSlice(.init(count: Int32(clamping: all.count), dialogs: dialogs, messages: messages, chats: chats,
+            if page.count == total { return .dialogs(.init(dialogs: dialogs, messages: messages, chats: chats, users: users)) }
+            return .dialogsSlice(.init(count: Int32(clamping: total), dialogs: dialogs, messages: messages, chats: chats,
                                        users: users))
         }
         return TestTelegram.serialized(result)
@@ -311,13 +331,17 @@ struct DialogEntry {
 }
 
 extension ServiceState {
-    /// The user an input peer names, if it exists (and its access hash is right).
+    /// The user an input peer names, if it exists and the access hash is the one `me` was given (or the peer is
+    /// named through a message `me` can see: PeerServices.swift).
     func resolve(_ peer: Api.InputPeer, me: Int64) -> Int64? {
         switch peer {
         case .inputPeerSelf: return me
         case .inputPeerUser(let user):
-            guard let account = accounts[user.userId], account.accessHash == user.accessHash else { return nil }
+            guard let account = accounts[user.userId],
+                  hash(account.accessHash, viewer: me) == user.accessHash else { return nil }
             return account.id
+        case .inputPeerUserFromMessage(let from):
+            return sender(from.userId, of: from.msgId, in: from.peer, me: me)
         default: return nil
         }
     }
@@ -326,8 +350,11 @@ extension ServiceState {
         switch user {
         case .inputUserSelf: return me
         case .inputUser(let input):
-            guard let account = accounts[input.userId], account.accessHash == input.accessHash else { return nil }
+            guard let account = accounts[input.userId],
+                  hash(account.accessHash, viewer: me) == input.accessHash else { return nil }
             return account.id
+        case .inputUserFromMessage(let from):
+            return sender(from.userId, of: from.msgId, in: from.peer, me: me)
         default: return nil
         }
     }
@@ -338,7 +365,8 @@ extension StoredMessage {
     /// (layer 119 and later).
     func api(owner: Int64) -> Api.Message {
         .message(.init(out: out, id: id, fromId: out ? .peerUser(.init(userId: owner)) : nil,
-                       peerId: .peerUser(.init(userId: peer)), date: date, message: text, media: media))
+                       peerId: .peerUser(.init(userId: peer)), date: date, message: text, media: media,
+                       entities: entities, editDate: editDate))
     }
 }
 
@@ -371,7 +399,9 @@ struct HistoryPaging {
         } else if offsetDate > 0 {
             start = all.firstIndex { date($0) < offsetDate } ?? all.count
         }
-        start = min(max(0, start + Int(addOffset)), all.count)
-        return start..<min(all.count, start + limit)
+        // Both ends are clamped, so a negative add_offset near the newest message gives a shorter page rather than
+        // one that reaches past offset_id.
+        let lower = start + Int(addOffset), upper = lower + limit
+        return min(max(0, lower), all.count)..<min(max(0, upper), all.count)
     }
 }

@@ -59,13 +59,23 @@ public final class TestTelegramService: Sendable {
     /// The bounds the service was made with.
     public let limits: Limits
     let random: any RandomSource
+    /// Whether adding members to a supergroup posts a service message there (`messageActionChatAddUser`), as Telegram
+    /// does; off by default, so a channel's pts moves only with sent messages (PeerServices.swift).
+    let announcesMembers: Bool
     let state = Mutex(ServiceState())
     private let server = Mutex<WeakServer>(WeakServer())
 
     /// A service with no accounts; `random` makes access hashes, login-code hashes and file ids.
-    public init(limits: Limits = Limits(), random: any RandomSource = SystemRandom()) {
+    /// - Parameters:
+    ///   - announcesMembers: post `messageActionChatAddUser` in a supergroup when members are added.
+    ///   - sharedAccessHashes: give every account the same access hash for a user or channel, instead of one per
+    ///     viewer as Telegram does; for tests that hand one account's peers to another to exercise something else.
+    public init(limits: Limits = Limits(), random: any RandomSource = SystemRandom(), announcesMembers: Bool = false,
+                sharedAccessHashes: Bool = false) {
         self.limits = limits
         self.random = random
+        self.announcesMembers = announcesMembers
+        state.withLock { $0.sharedHashes = sharedAccessHashes }
     }
 
     /// Handlers for every service: the basic ones (`TestTelegram.registerBasicServices`) and login, users,
@@ -80,6 +90,7 @@ public final class TestTelegramService: Sendable {
         registerFiles(into: &handlers)
         registerEncrypted(into: &handlers)
         registerChannels(into: &handlers)
+        registerPeers(into: &handlers)
         return handlers
     }
 
@@ -184,10 +195,12 @@ struct StoredMessage {
     let peer: Int64
     let out: Bool
     let date: Int32
-    let text: String
+    var text: String
     let media: Api.MessageMedia?
     /// The same message's id in the other party's box.
     let twinID: Int32?
+    var entities: [Api.MessageEntity]? = nil
+    var editDate: Int32? = nil
 }
 
 struct DialogState {
@@ -220,6 +233,8 @@ struct Account {
     var randomIDOrder: [Int64] = []
     var uploads: [Int64: Upload] = [:]
     var uploadBytes = 0
+    /// Pinned dialogs' peers, in pin order (PeerServices.swift).
+    var pinned: [Int64] = []
 
     func unreadCount(with peer: Int64) -> Int32 {
         let read = dialogs[peer]?.readInboxMaxID ?? 0
@@ -275,6 +290,8 @@ struct ServiceState {
     /// Messages sent since the service started: what `FaultPlan.withholdMessagePush` counts.
     var messagesSent = 0
     var channels: [Int64: Channel] = [:]
+    /// Every viewer gets the same access hashes (`TestTelegramService.init(sharedAccessHashes:)`).
+    var sharedHashes = false
     /// Channel ids have their own range: users count up from 1,000,001, bounded by `Limits.maxAccounts`.
     var nextChannelID: Int64 = 2_000_000_001
 
@@ -317,11 +334,13 @@ struct ServiceState {
         guard codes.count + exports.count < limit else { throw RPCError(code: 420, message: "FLOOD_WAIT_60") }
     }
 
-    /// The user as `viewer` sees it: `self` and the phone only for the user itself.
+    /// The user as `viewer` sees it: `self` and the phone only for the user itself, and the access hash that viewer's
+    /// (`viewerHash`).
     func user(_ id: Int64, viewer: Int64) -> Api.User {
         guard let account = accounts[id] else { return .userEmpty(.init(id: id)) }
         let me = id == viewer
-        return .user(.init(isSelf: me, id: id, accessHash: account.accessHash, firstName: account.firstName,
+        return .user(.init(isSelf: me, id: id, accessHash: hash(account.accessHash, viewer: viewer),
+                           firstName: account.firstName,
                            lastName: account.lastName.isEmpty ? nil : account.lastName, username: account.username,
                            phone: me ? account.phone.digits : nil))
     }

@@ -21,13 +21,11 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 
 from telethon import events
-from telethon.crypto import rsa
 from telethon.tl.functions.channels import CreateChannelRequest, InviteToChannelRequest
 
-from telethon_common import signed_in, start_mtserver, stop_mtserver
+from telethon_common import run_against_mtserver, signed_in
 
 ALICE = ("9996620001", "22222")
 BOB = ("9996610002", "11111")
@@ -168,27 +166,12 @@ async def main():
     parser.add_argument("--mtserver", required=True)
     parser.add_argument("--mtcall", required=True)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as workdir:
-        keyfile = os.path.join(workdir, "key.pem")
-        log_path = os.path.join(workdir, "mtserver.log")
-        with open(log_path, "w") as log:
-            process, ready = start_mtserver(args.mtserver, [
-                "--dcs", "2", "--timeout", "300", "--log-level", "debug", "--faults", f"withhold-push={WITHHELD}",
-                "--user", "9996620001:Alice::alice_test", "--user", "9996610002:Bob::bob_test",
-                "--user", "9996620003:Carol::carol_test"], stderr=log)
-            try:
-                with open(keyfile, "w") as handle:
-                    handle.write(ready["public_key"])
-                rsa.add_key(ready["public_key"], old=False)
-                await asyncio.wait_for(scenario(args, ready, keyfile, workdir, log_path), 240)
-                failed = None
-            except Exception as error:
-                failed = error
-                print(f"FAIL channel interop: {type(error).__name__}: {error}", flush=True)
-            finally:
-                stop_mtserver(process)
-    print(f"channel interop: {'1 passed, 0 failed' if failed is None else '0 passed, 1 failed'}")
-    return 0 if failed is None else 1
+    return await run_against_mtserver(
+        "channel interop", args.mtserver,
+        ["--dcs", "2", "--timeout", "300", "--faults", f"withhold-push={WITHHELD}",
+         "--user", "9996620001:Alice::alice_test", "--user", "9996610002:Bob::bob_test",
+         "--user", "9996620003:Carol::carol_test"],
+        lambda ready, keyfile, workdir, log_path: scenario(args, ready, keyfile, workdir, log_path))
 
 
 if __name__ == "__main__":

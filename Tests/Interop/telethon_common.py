@@ -60,3 +60,32 @@ async def signed_in(ready, phone, code):
         await asyncio.wait_for(client.disconnect(), 10)
         raise
     return client
+
+
+async def run_against_mtserver(name, mtserver, arguments, scenario, limit=240):
+    """Starts `mtserver --generate-key --log-level debug ARGUMENTS` (its log in a file), trusts its key, runs
+    `scenario(ready, keyfile, workdir, log_path)` within `limit` seconds, stops the server and prints the verdict;
+    returns the exit status (0 only if the scenario passed)."""
+    import os
+    import tempfile
+
+    from telethon.crypto import rsa
+
+    with tempfile.TemporaryDirectory() as workdir:
+        keyfile = os.path.join(workdir, "key.pem")
+        log_path = os.path.join(workdir, "mtserver.log")
+        with open(log_path, "w") as log:
+            process, ready = start_mtserver(mtserver, ["--log-level", "debug", *arguments], stderr=log)
+            try:
+                with open(keyfile, "w") as handle:
+                    handle.write(ready["public_key"])
+                rsa.add_key(ready["public_key"], old=False)
+                await asyncio.wait_for(scenario(ready, keyfile, workdir, log_path), limit)
+                failed = None
+            except Exception as error:
+                failed = error
+                print(f"FAIL {name}: {type(error).__name__}: {error}", flush=True)
+            finally:
+                stop_mtserver(process)
+    print(f"{name}: {'1 passed, 0 failed' if failed is None else '0 passed, 1 failed'}")
+    return 0 if failed is None else 1

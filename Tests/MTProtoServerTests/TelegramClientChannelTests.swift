@@ -107,7 +107,7 @@ struct ChannelChat {
         try await group.post(["one"])
         #expect(try await reader.first(1) == ["one"])
         #expect(await bob.channelBoxes[group.channelID]?.pts == 2)
-        _ = try await bob.invoke(Api.functions.channels.leaveChannel(channel: group.channel))
+        _ = try await bob.invoke(Api.functions.channels.leaveChannel(channel: try await bob.inputChannel(for: .channel(group.channelID))))
         #expect(await bob.channelBoxes[group.channelID] == nil)
         try await group.post(["after"])
         try await Conversation.nothingMore(reader, than: ["one"])

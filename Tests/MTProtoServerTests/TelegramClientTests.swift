@@ -21,8 +21,9 @@ struct LocalTelegram {
 
     static func start(seed: UInt64, faults: FaultPlan = FaultPlan(), proxySecret: MTProxySecret? = nil,
                       clock: @escaping @Sendable () -> Double = ServerContext.wallClock,
-                      onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void = { _ in }) async throws -> LocalTelegram {
-        let service = TestTelegramService(random: SeededRandom(seed: seed))
+                      onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void = { _ in },
+                      announcesMembers: Bool = false) async throws -> LocalTelegram {
+        let service = TestTelegramService(random: SeededRandom(seed: seed), announcesMembers: announcesMembers)
         try service.addUser(phone: "9996620001", firstName: "Alice", username: "alice_test")
         try service.addUser(phone: "9996610002", firstName: "Bob", username: "bob_test")
         var configuration = MTProtoTestServer.Configuration(
@@ -204,9 +205,13 @@ struct LocalTelegram {
         let small = Api.InputMedia.inputMediaUploadedDocument(.init(
             file: .inputFile(.init(id: 9, parts: 3, name: "a.bin", md5Checksum: Hex.encode(Hash.md5(data)))),
             mimeType: "application/octet-stream", attributes: []))
-        let sent = try await alice.invoke(Api.functions.messages.sendMedia(
-            peer: .inputPeerUser(.init(userId: bobInfo.id, accessHash: bobInfo.accessHash ?? 0)), media: small,
-            message: "", randomId: 1))
+        // Alice's own access hash for Bob (hashes differ per account).
+        let bobPeer = try await alice.inputPeer(for: try await alice.resolve(username: "bob_test"))
+        guard case .inputPeerUser(let resolved) = bobPeer, resolved.userId == bobInfo.id else {
+            throw HarnessFailure(description: "\(bobPeer)")
+        }
+        let sent = try await alice.invoke(Api.functions.messages.sendMedia(peer: bobPeer, media: small, message: "",
+                                                                            randomId: 1))
         guard case .updates(let updates) = sent, case .updateNewMessage(let new)? = updates.updates.last,
               case .message(let message) = new.message, case .messageMediaDocument(let document)? = message.media,
               case .document(let file)? = document.document

@@ -44,10 +44,11 @@ import Testing
         return nil
     }
 
-    /// A two-DC server with Alice signed in on DC 2 and Bob on DC 1, each over a connection of its own.
+    /// A two-DC server with Alice signed in on DC 2 and Bob on DC 1, each over a connection of its own. Alice uses
+    /// Bob's own user to reach him, so every account gets the same access hashes.
     static func startPair(seed: UInt64) async throws
         -> (server: MTProtoTestServer, alice: MTProtoClient, bob: MTProtoClient, bobUser: Api.User) {
-        let service = TestTelegramService(random: SeededRandom(seed: seed))
+        let service = TestTelegramService(random: SeededRandom(seed: seed), sharedAccessHashes: true)
         try service.addUser(phone: "9996620001", firstName: "Alice")
         try service.addUser(phone: "9996610002", firstName: "Bob")
         let server = try await MTProtoTestServer.start(.init(

@@ -17,8 +17,9 @@ struct ServiceHarness {
     let dcs = [ServerEndpoint(dcID: 1, host: "127.0.0.1", port: 4001), ServerEndpoint(dcID: 2, host: "127.0.0.1", port: 4002)]
     var now: Double = 1_800_000_000
 
+    /// Its tests hand one account's peers to another, so every account gets the same access hashes.
     init(limits: TestTelegramService.Limits = .init()) {
-        service = TestTelegramService(limits: limits, random: SeededRandom(seed: 9))
+        service = TestTelegramService(limits: limits, random: SeededRandom(seed: 9), sharedAccessHashes: true)
         handlers = service.handlers()
     }
 

@@ -52,6 +52,13 @@ struct MTCall: AsyncParsableCommand {
             `Updates` as one tl-json line, in order and once. With --session the update boxes are kept, so the next \
             run prints what came while none ran.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite --timeout 10 updates
+
+            METHODs `send PEER TEXT`, `history PEER [--limit N]`, `dialogs [--limit N]` and `events` use the session's \
+            peer cache (PEER: me, a username, or user:ID / channel:ID / chat:ID it knows): send a message, print a \
+            chat's messages newest first or the dialogs one tl-json line each, or print the typed events (new, \
+            edited and deleted messages, reads, status, typing, callback queries, participants) for --timeout seconds.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test 'hello'
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite history bob_test --limit 20
             """)
 
     @Option(help: "A server's address, HOST:PORT (a local mtserver); its DC is --dc. Other DCs come from help.getConfig.")
@@ -109,8 +116,14 @@ struct MTCall: AsyncParsableCommand {
     @Argument(help: "The method, e.g. help.getConfig; secret-chat for an interactive secret-chat session; updates to print the account's updates for --timeout seconds.")
     var method: String
 
-    @Argument(help: "Its arguments as a tl-json object (default {}).")
+    @Argument(help: "Its arguments as a tl-json object (default {}); for send and history, the PEER.")
     var params: String = "{}"
+
+    @Argument(help: "send's TEXT.")
+    var more: [String] = []
+
+    @Option(help: "history and dialogs: print at most this many items.")
+    var limit: Int?
 
     func validate() throws {
         if (phone == nil) != (code == nil) { throw ValidationError("--phone and --code go together") }
@@ -146,6 +159,13 @@ struct MTCall: AsyncParsableCommand {
         logger.logLevel = verbose ? .debug : .error
         if method == "secret-chat" { return try await runSecretChat(logger: logger) }
         if method == "updates" { return try await runUpdates(logger: logger) }
+        switch method {
+            case "send": return try await runSend(logger: logger)
+            case "history": return try await runHistory(logger: logger)
+            case "dialogs": return try await runDialogs(logger: logger)
+            case "events": return try await runEvents(logger: logger)
+            default: guard more.isEmpty else { throw ValidationError("unexpected arguments: \(more)") }
+        }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)
         // The request, as the schema's encoder writes it from tl-json.
         guard case .object(var members) = try parse(params, what: "TL-JSON-PARAMS") else {
@@ -233,25 +253,16 @@ struct MTCall: AsyncParsableCommand {
         let seconds = timeout
         try await followingUpdates(logger: logger) { client, _ in
             try await client.connect()
-            let updates = client.updates
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await update in updates {
-                        FileHandle.standardOutput.write(Data((TLJSONWriter.json(update).description + "\n").utf8))
-                    }
-                }
-                group.addTask { try await Task.sleep(for: .seconds(seconds)) }
-                _ = try await group.next()
-                group.cancelAll()
-            }
+            try await Self.printLines(of: client.updates, for: seconds) { TLJSONWriter.json($0) }
         }
     }
 
-    /// A client that follows the account's updates, signed in when --phone is given, running `body`; then closed
-    /// (which saves its update boxes), and an error printed and exit status 1 if anything failed.
-    func followingUpdates(logger: Logger,
+    /// A client that follows the account's updates (unless `follows` is false), signed in when --phone is given,
+    /// running `body`; then closed (which saves its update boxes and peers), and an error printed and exit status 1
+    /// if anything failed.
+    func followingUpdates(logger: Logger, follows: Bool = true,
                           _ body: (TelegramClient, SQLiteSessionStore?) async throws -> Void) async throws {
-        let (client, store) = try await makeClient(logger: logger, followsUpdates: true)
+        let (client, store) = try await makeClient(logger: logger, followsUpdates: follows)
         var failure: (any Error)?
         do {
             if let phone, let code { try await signIn(client, phone: phone, code: code) }

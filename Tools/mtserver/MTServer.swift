@@ -65,6 +65,11 @@ struct MTServer: AsyncParsableCommand {
         valueName: "account"))
     var users: [String] = []
 
+    @Option(name: .customLong("seed-history"), help: ArgumentHelp(
+        "Store COUNT messages between two --user accounts before serving, alternating senders, one second apart and ending now: PHONE:PHONE:COUNT (repeatable; for paging through history).",
+        valueName: "chat"))
+    var seedHistory: [String] = []
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -92,6 +97,7 @@ struct MTServer: AsyncParsableCommand {
                 throw ValidationError("--user \(user): \(error.message)")
             }
         }
+        try Self.seed(seedHistory, into: service)
         var configuration = MTProtoTestServer.Configuration(
             rsaKeys: [key], handlers: service.handlers(), port: port, proxyPort: proxyPort,
             dcIDs: dcs == 1 ? [dc] : Array(1...dcs),
@@ -170,5 +176,24 @@ struct MTServer: AsyncParsableCommand {
         }
         for await reason in stream { return reason }
         return "stream ended"
+    }
+}
+
+extension MTServer {
+    /// `--seed-history PHONE:PHONE:COUNT` items, in order.
+    static func seed(_ chats: [String], into service: TestTelegramService) throws {
+        for chat in chats {
+            let fields = chat.split(separator: ":").map(String.init)
+            guard fields.count == 3, let count = Int(fields[2]), let first = service.user(phone: fields[0]),
+                  let second = service.user(phone: fields[1]) else {
+                throw ValidationError("--seed-history \(chat): expected PHONE:PHONE:COUNT of two --user accounts")
+            }
+            let now = Int32(clamping: Int64(Date().timeIntervalSince1970))
+            do {
+                try service.seedHistory(between: first, and: second, count: count, startDate: now - Int32(clamping: count))
+            } catch {
+                throw ValidationError("--seed-history \(chat): \(error.message)")
+            }
+        }
     }
 }
