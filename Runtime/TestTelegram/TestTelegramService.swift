@@ -65,8 +65,10 @@ public final class TestTelegramService: Sendable {
     let state = Mutex(ServiceState())
     private let server = Mutex<WeakServer>(WeakServer())
 
-    /// A service with no accounts; `random` makes access hashes, login-code hashes and file ids.
+    /// A service with no accounts.
     /// - Parameters:
+    ///   - limits: the bounds on what clients can make the service keep.
+    ///   - random: makes access hashes, login-code hashes and file ids.
     ///   - announcesMembers: post `messageActionChatAddUser` in a supergroup when members are added.
     ///   - sharedAccessHashes: give every account the same access hash for a user or channel, instead of one per
     ///     viewer as Telegram does; for tests that hand one account's peers to another to exercise something else.
