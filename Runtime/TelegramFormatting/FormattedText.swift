@@ -78,7 +78,7 @@ public struct FormattedText: Sendable {
     /// Leaves out the entities ``html(limits:)`` leaves out, and throws ``FormattingError`` with reason
     /// ``FormattingError/Reason/unrepresentable(entity:_:)`` for what MarkdownV2 cannot write: an entity inside
     /// one of the same kind, anything inside `code` or `pre`, a block quotation that is not whole lines at the top
-    /// level, a `pre` language with spaces or backticks.
+    /// level or that another entity crosses, a `pre` language with spaces or backticks, an empty URL.
     public func markdown(limits: Limits = Limits()) throws(FormattingError) -> String {
         try MarkdownWriter.write(self, limits: limits)
     }

@@ -46,6 +46,9 @@ enum MarkdownWriter {
         var lastQuoteEnd: Int?
         /// The last thing written is an italic `_`, which a following `_` would turn into `__`.
         var afterItalicMarker = false
+        /// Where the text written so far ends, and where an entity was last closed to be opened again.
+        var position = 0
+        var splitAt: Int?
 
         init(units: [UInt16]) {
             self.units = units
@@ -69,6 +72,7 @@ enum MarkdownWriter {
                 }
             }
             if !range.isEmpty { afterItalicMarker = false }
+            position = range.upperBound
         }
 
         /// An empty entity of a kind not open (so its markers neither close nor nest anything), parsed as nothing:
@@ -148,6 +152,7 @@ enum MarkdownWriter {
 
         mutating func close(_ span: Span, final: Bool) throws(Unrepresentable) {
             open.removeLast()
+            if !final { splitAt = position }
             switch span.style {
                 case .bold: append("*")
                 case .italic: underscores(1)
@@ -170,7 +175,10 @@ enum MarkdownWriter {
                 case .mention(let user): append("](tg://user?id=\(user))")
                 case .customEmoji(let id): append("](tg://emoji?id=\(id))")
                 case .blockquote(let collapsed):
-                    guard final else { throw Unrepresentable("a block quotation crossed by another entity") }
+                    // Crossed: closed here to be opened again, or closing where an entity inside it goes on.
+                    guard final, splitAt != position else {
+                        throw Unrepresentable("a block quotation crossed by another entity")
+                    }
                     if collapsed { append("||") }
                     quoted = false
                     lastQuoteEnd = span.end

@@ -182,6 +182,8 @@ import TelegramApi
         ("ab", [E.quote(1, 1)], 0, "a block quotation must be whole lines, inside no other entity"),
         ("a\nb", [E.bold(0, 3), E.quote(2, 1)], 1, "a block quotation must be whole lines, inside no other entity"),
         ("a\nb", [E.bold(0, 2), E.quote(2, 1)], 1, "a block quotation must be whole lines, inside no other entity"),
+        // Found by FuzzHTML: an entity going on past a quotation's end.
+        ("ab\nc", [E.quote(0, 2, collapsed: true), E.bold(1, 3)], 0, "a block quotation crossed by another entity"),
         ("x", [E.pre(0, 1, "a b")], 0, "a pre language with spaces, backticks or backslashes"),
         ("x", [E.url(0, 1, "")], 0, "an empty URL"),
     ] as [(String, [Api.MessageEntity], Int, String)])
