@@ -562,7 +562,7 @@ public struct ServerConnection: Sendable {
     /// …or once this many requests ran. A container of many small requests is answered in parts, so the client
     /// works on the first answers (and sends its next requests) while the rest run, as Telegram answers each
     /// request when it completes. Answered all at once, a pipelining client and the server took turns instead of
-    /// working at the same time (README, Performance: pipelined calls).
+    /// working at the same time (Benchmarks/README.md and HISTORY.md, the client).
     public static let requestsPerStep = 32
 
     /// A frame whose requests have not all run.

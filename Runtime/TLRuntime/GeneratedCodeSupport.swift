@@ -22,7 +22,7 @@ public func tlSetFlag(_ flags: inout Int32, _ mask: Int32) {
 /// one leaf per combination: `user`'s public init was 19,578 bytes of machine code (1,354 now), and
 /// `messages.sendMessage`'s writer tested its `Bool` arguments 97 times. The `Bool`'s byte (0 or 1), negated, is a
 /// mask of all zeros or all ones: arithmetic that no pass turns back into branches. The release build of
-/// `TelegramApi` took 12–15 % less time (README, Performance).
+/// `TelegramApi` took 12–15 % less time (Benchmarks/HISTORY.md).
 @inlinable @inline(__always)
 public func tlSetFlag(_ flags: inout Int32, _ mask: Int32, when condition: Bool) {
     flags |= mask & (0 &- Int32(truncatingIfNeeded: unsafeBitCast(condition, to: UInt8.self)))

@@ -1,7 +1,7 @@
 // Describing a generated value from its schema: the value writes itself and its module's registry reads the bytes
 // back with the constructor's TL definition, the way it reads a request (`TLRequest`). A generated
 // `descriptionFields()` per type was 12 % of the generated API's lines and about a sixth of its clean release build
-// (README, Performance); descriptions are for logs, `tl` and tl-json, where a second pass over the bytes is cheap.
+// (Benchmarks/HISTORY.md); descriptions are for logs, `tl` and tl-json, where a second pass over the bytes is cheap.
 
 /// A generated type whose `descriptionFields()` its module's registry reads from the schema.
 public protocol TLSchemaDescribed: TLRegistrable {
