@@ -125,7 +125,7 @@ let package = Package(
         .executableTarget(
             name: "mtcall",
             dependencies: ["TelegramClient", "MTProtoClient", "MTProto", "MTProtoCrypto", "MTProtoTransport", "TLJSON",
-                           "TLRuntime", "TLSchema", "TelegramApi", "SecretChats",
+                           "TLRuntime", "TLSchema", "TelegramApi", "SecretChats", "TelegramFormatting",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
             path: "Tools/mtcall", swiftSettings: swiftSettings),

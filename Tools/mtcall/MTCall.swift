@@ -54,10 +54,12 @@ struct MTCall: AsyncParsableCommand {
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite --timeout 10 updates
 
             METHODs `send PEER TEXT`, `history PEER [--limit N]`, `dialogs [--limit N]` and `events` use the session's \
-            peer cache (PEER: me, a username, or user:ID / channel:ID / chat:ID it knows): send a message, print a \
+            peer cache (PEER: me, a username, or user:ID / channel:ID / chat:ID it knows): send a message (plain, or \
+            with --html or --markdown its formatting becomes message entities), print a \
             chat's messages newest first or the dialogs one tl-json line each, or print the typed events (new, \
             edited and deleted messages, reads, status, typing, callback queries, participants) for --timeout seconds.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test 'hello'
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test --html '<b>hi</b>'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite history bob_test --limit 20
             """)
 
@@ -124,6 +126,12 @@ struct MTCall: AsyncParsableCommand {
 
     @Option(help: "history and dialogs: print at most this many items.")
     var limit: Int?
+
+    @Flag(help: "send: TEXT is HTML (<b>, <i>, <a href>, <code>, <pre>, <tg-spoiler>, <blockquote>, …).")
+    var html = false
+
+    @Flag(help: "send: TEXT is Telegram's MarkdownV2 (the Bot API's rules, escapes with \\).")
+    var markdown = false
 
     func validate() throws {
         if (phone == nil) != (code == nil) { throw ValidationError("--phone and --code go together") }

@@ -8,12 +8,8 @@ import MTProtoClient
 import TLJSON
 import TelegramApi
 import TelegramClient
+import TelegramFormatting
 
-/// How `send`'s TEXT is read. Plain text is all there is for now; HTML and Markdown (`--html`, `--markdown`) come
-/// with the formatted-text parsers, as further cases mapped to `(text, entities)` in `MTCall.message(_:format:)`.
-enum SendFormat {
-    case plain
-}
 
 extension MTCall {
     /// The peer a command-line PEER names.
@@ -33,20 +29,18 @@ extension MTCall {
         return try await client.inputPeer(for: resolved)
     }
 
-    /// TEXT as a message and its entities.
-    static func message(_ text: String, format: SendFormat) -> (String, [Api.MessageEntity]?) {
-        switch format {
-            case .plain: (text, nil)
-        }
-    }
-
     func runSend(logger: Logger) async throws {
-        guard let text = more.first, more.count == 1 else { throw ValidationError("usage: mtcall send PEER TEXT") }
+        guard let text = more.first, more.count == 1 else {
+            throw ValidationError("usage: mtcall send PEER TEXT [--html | --markdown]")
+        }
+        guard !(html && markdown) else { throw ValidationError("send: --html and --markdown exclude each other") }
         try await followingUpdates(logger: logger, follows: false) { client, _ in
             let peer = try await Self.peer(params, client: client)
-            let (message, entities) = Self.message(text, format: .plain)
-            let sent = try await client.invoke(Api.functions.messages.sendMessage(
-                peer: peer, message: message, randomId: Int64.random(in: .min ... .max), entities: entities))
+            let markup: Markup = html ? .html(text) : markdown ? .markdown(text) : .plain(text)
+            // A mention by id goes as inputMessageEntityMentionName when the peer cache knows the user's hash.
+            let sent = try await client.sendMessage(to: peer, formatted: markup, mentionedUser: { id in
+                try? await client.inputUser(for: .user(id))
+            })
             Self.printLine(TLJSONWriter.json(sent))
         }
     }
