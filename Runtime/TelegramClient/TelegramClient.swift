@@ -73,6 +73,9 @@ public actor TelegramClient {
         public var obfuscation: TransportConfiguration.Obfuscation
         /// An MTProxy every DC is reached through (the DC id travels in the obfuscation header).
         public var proxy: DCAddress?
+        /// A SOCKS5 or HTTP CONNECT proxy every connection is opened through: to the DC, or to the MTProxy in
+        /// `proxy` when both are set.
+        public var connectionProxy: ProxyConfiguration?
         public var store: (any SessionStore)?
         public var logger: Logger
         public var requestTimeout: Duration
@@ -102,8 +105,9 @@ public actor TelegramClient {
                     session: SessionConfiguration = SessionConfiguration(), temporaryKeys: TemporaryKeyPolicy? = nil,
                     followsUpdates: Bool = true,
                     clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
-                    random: any RandomSource = SystemRandom()) {
+                    random: any RandomSource = SystemRandom(), connectionProxy: ProxyConfiguration? = nil) {
             self.app = app
+            self.connectionProxy = connectionProxy
             self.dcs = dcs
             self.homeDC = homeDC
             self.serverKeys = serverKeys
@@ -450,7 +454,8 @@ public actor TelegramClient {
             requestTimeout: configuration.requestTimeout, floodWaitThreshold: configuration.floodWaitThreshold,
             firstRequestPrefix: initConnectionPrefix(), reconnect: configuration.reconnect,
             keysChanged: { [weak self] keys in try await self?.keysChanged(keys, dc: dc, address: address) },
-            clock: configuration.clock, random: configuration.random), taskExecutor: taskExecutor)
+            clock: configuration.clock, random: configuration.random, proxy: configuration.connectionProxy),
+            taskExecutor: taskExecutor)
         let states = client.states, updates = client.updates
         pumps.append(Task(executorPreference: taskExecutor) { [weak self] in
             for await state in states { await self?.stateChanged(state, dc: dc) }
