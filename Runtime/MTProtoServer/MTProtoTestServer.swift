@@ -17,6 +17,8 @@ import Synchronization
 public final class MTProtoTestServer: Sendable {
     public struct Configuration: Sendable {
         public var host: String
+        /// An IPv6 address every DC listens on as well, on the same port as on `host` (`mtserver` uses `::1`).
+        public var ipv6Host: String?
         /// 0 picks a free port.
         public var port: Int
         public var proxyPort: Int
@@ -119,6 +121,12 @@ public final class MTProtoTestServer: Sendable {
                 channels.append(channel)
                 context.endpoint.port = channel.localAddress?.port ?? context.endpoint.port
                 ports[dcID] = context.endpoint.port
+                if let ipv6Host = configuration.ipv6Host {
+                    channels.append(try await bind(context: context, host: ipv6Host, port: context.endpoint.port,
+                                                   group: group, counter: counter, routes: routes,
+                                                   onEvent: configuration.onEvent))
+                    context.endpoint.ipv6Host = ipv6Host
+                }
             }
             var proxyContext: ServerContext?
             var proxyPort: Int?

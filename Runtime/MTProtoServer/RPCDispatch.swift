@@ -36,11 +36,14 @@ public struct ServerEndpoint: Sendable, Hashable {
     public var dcID: Int32
     public var host: String
     public var port: Int
+    /// The IPv6 address the DC also listens on (same port), listed in `help.getConfig` as its `ipv6` option.
+    public var ipv6Host: String?
 
-    public init(dcID: Int32, host: String, port: Int) {
+    public init(dcID: Int32, host: String, port: Int, ipv6Host: String? = nil) {
         self.dcID = dcID
         self.host = host
         self.port = port
+        self.ipv6Host = ipv6Host
     }
 }
 

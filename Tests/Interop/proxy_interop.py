@@ -6,7 +6,8 @@ free loopback port and stopped at the end.
 For each proxy: `mtcall help.getNearestDc` over abridged, intermediate, padded intermediate and full, plain; the
 first three obfuscated; padded intermediate to an MTProxy port with a `dd` and (a second mtserver) with an `ee`
 (fake-TLS) secret, behind the proxy. tinyproxy's log must show each tunnel. Then a wrong password: mtcall exits 1 naming the
-proxy's refusal (microsocks: RFC 1929 status 1; tinyproxy: 401). Every subprocess is bounded in time.
+proxy's refusal (microsocks: RFC 1929 status 1; tinyproxy: 401). Last, IPv6: mtcall reaches mtserver on [::1]
+directly and through each proxy. Every subprocess is bounded in time.
 
 Usage: proxy_interop.py --mtserver PATH --mtcall PATH
 """
@@ -127,6 +128,18 @@ def main():
                 check(f"{scheme} proxy, wrong password fails clearly", mtcall(args.mtcall, wrong), expect_ok=False,
                       stderr_has="refused the user name and password" if scheme == "socks5"
                       else "401 Unauthorized (proxy credentials missing or wrong)")
+            # IPv6: mtserver listens on ::1 too; mtcall reaches it directly and through each proxy (a SOCKS5 CONNECT
+            # to an IPv6 address, an HTTP CONNECT to [::1]:PORT).
+            if ready.get("ipv6_host") == "::1":
+                dc2_v6 = f"[::1]:{ready['ports']['2']}"
+                check("IPv6: direct to [::1]", mtcall(args.mtcall, ["--rsa-key", keyfile, "--server", dc2_v6]))
+                for scheme, at in (("socks5", socks_at), ("http", http_at)):
+                    check(f"IPv6: {scheme} proxy to [::1]",
+                          mtcall(args.mtcall, ["--rsa-key", keyfile, "--server", dc2_v6, "--proxy",
+                                               f"{scheme}://{USER}:{PASSWORD}@{at}"]))
+            else:
+                results.append(False)
+                print(f"FAIL mtserver does not listen on ::1: {ready.get('ipv6_host')}", flush=True)
             with open(http_log) as handle:
                 tunnels = handle.read()
             expected = tunnels.count(f"CONNECT {dc2} HTTP/1.1") >= 7 and f"CONNECT {mtproxy} HTTP/1.1" in tunnels
