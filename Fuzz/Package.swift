@@ -37,6 +37,8 @@ let targets: [(String, [String])] = [
     ("FuzzExchangeServer", []),
     ("FuzzSecretChat", []),
     ("FuzzUTF8", []),
+    ("FuzzSocks5Reply", []),
+    ("FuzzHTTPResponse", []),
 ]
 
 let package = Package(
