@@ -39,6 +39,8 @@ let targets: [(String, [String])] = [
     ("FuzzUTF8", []),
     ("FuzzHTML", []),
     ("FuzzMarkdown", []),
+    ("FuzzSocks5Reply", []),
+    ("FuzzHTTPResponse", []),
 ]
 
 let package = Package(

@@ -8,6 +8,7 @@
 import Foundation
 import MTProto
 import MTProtoCrypto
+import MTProtoTransport
 import MTProtoTransportNIO
 import NIOCore
 import NIOPosix
@@ -34,6 +35,8 @@ public enum MTProtoClientError: Error, Sendable, CustomStringConvertible {
     case cancelled
     /// The connection closed before the answer came.
     case closed
+    /// The SOCKS5 or HTTP CONNECT proxy refused or failed the tunnel (the error names its reply).
+    case proxy(ProxyError)
 
     /// A one-line account of the error.
     public var description: String {
@@ -47,6 +50,7 @@ public enum MTProtoClientError: Error, Sendable, CustomStringConvertible {
             case .timeout: "timed out"
             case .cancelled: "cancelled"
             case .closed: "connection closed"
+            case .proxy(let error): "\(error)"
         }
     }
 }
@@ -88,6 +92,8 @@ public actor MTProtoClient {
         public var clock: @Sendable () -> Double
         /// Randomness for exchanges, sessions, ping ids and reconnect jitter.
         public var random: any RandomSource
+        /// A SOCKS5 or HTTP CONNECT proxy every connection is opened through, to `host`:`port` (nil: directly).
+        public var proxy: ProxyConfiguration?
 
         /// A configuration for one DC; every setting but the address and connection has a default.
         public init(host: String, port: Int, connection: ClientConnection.Configuration,
@@ -96,8 +102,9 @@ public actor MTProtoClient {
                     reconnect: ReconnectPolicy = ReconnectPolicy(),
                     keysChanged: (@Sendable (DCKeys) async throws -> Void)? = nil,
                     clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
-                    random: any RandomSource = SystemRandom()) {
+                    random: any RandomSource = SystemRandom(), proxy: ProxyConfiguration? = nil) {
             self.host = host
+            self.proxy = proxy
             self.port = port
             self.connection = connection
             self.requestTimeout = requestTimeout
@@ -315,14 +322,7 @@ public actor MTProtoClient {
     @discardableResult
     private func open() async throws -> (any Error)? {
         set(.connecting)
-        let asyncChannel = try await ClientBootstrap(group: taskExecutor.eventLoop)
-            .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 16384,
-                                                                                 maximum: 1 << 20))
-            .connect(host: configuration.host, port: configuration.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
+        let asyncChannel = try await openChannel()
         guard !closing, var connection else {
             try? await asyncChannel.channel.close()
             throw MTProtoClientError.closed

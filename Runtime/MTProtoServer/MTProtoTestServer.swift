@@ -19,6 +19,8 @@ public final class MTProtoTestServer: Sendable {
     public struct Configuration: Sendable {
         /// The address to listen on (loopback by default).
         public var host: String
+        /// An IPv6 address every DC listens on as well, on the same port as on `host` (`mtserver` uses `::1`).
+        public var ipv6Host: String?
         /// 0 picks a free port.
         public var port: Int
         /// The MTProxy listener's port when `proxySecret` is set; 0 picks a free port.
@@ -137,6 +139,12 @@ public final class MTProtoTestServer: Sendable {
                 channels.append(channel)
                 context.endpoint.port = channel.localAddress?.port ?? context.endpoint.port
                 ports[dcID] = context.endpoint.port
+                if let ipv6Host = configuration.ipv6Host {
+                    channels.append(try await bind(context: context, host: ipv6Host, port: context.endpoint.port,
+                                                   group: group, counter: counter, routes: routes,
+                                                   onEvent: configuration.onEvent))
+                    context.endpoint.ipv6Host = ipv6Host
+                }
             }
             var proxyContext: ServerContext?
             var proxyPort: Int?

@@ -40,12 +40,15 @@ public struct ServerEndpoint: Sendable, Hashable {
     public var host: String
     /// The port clients connect to.
     public var port: Int
+    /// The IPv6 address the DC also listens on (same port), listed in `help.getConfig` as its `ipv6` option.
+    public var ipv6Host: String?
 
-    /// An endpoint.
-    public init(dcID: Int32, host: String, port: Int) {
+    /// An endpoint; `ipv6Host`, when given, is listed beside `host` in `help.getConfig`.
+    public init(dcID: Int32, host: String, port: Int, ipv6Host: String? = nil) {
         self.dcID = dcID
         self.host = host
         self.port = port
+        self.ipv6Host = ipv6Host
     }
 }
 

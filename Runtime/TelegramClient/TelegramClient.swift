@@ -92,6 +92,12 @@ public actor TelegramClient {
         public var obfuscation: TransportConfiguration.Obfuscation
         /// An MTProxy every DC is reached through (the DC id travels in the obfuscation header).
         public var proxy: DCAddress?
+        /// A SOCKS5 or HTTP CONNECT proxy every connection is opened through: to the DC, or to the MTProxy in
+        /// `proxy` when both are set.
+        public var connectionProxy: ProxyConfiguration?
+        /// Whether DCs learned from `help.getConfig` are reached over their IPv6 options when they have one (their
+        /// IPv4 option otherwise); configured addresses in `dcs` are used as given, IPv6 literals included.
+        public var preferIPv6: Bool
         /// Where keys, the home DC, addresses and the update state are kept across runs; nil keeps them in memory only.
         public var store: (any SessionStore)?
         /// Where the client logs: connections, migrations, retries, gaps (at `debug` and above; nothing secret).
@@ -132,8 +138,11 @@ public actor TelegramClient {
                     session: SessionConfiguration = SessionConfiguration(), temporaryKeys: TemporaryKeyPolicy? = nil,
                     followsUpdates: Bool = true,
                     clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
-                    random: any RandomSource = SystemRandom()) {
+                    random: any RandomSource = SystemRandom(), connectionProxy: ProxyConfiguration? = nil,
+                    preferIPv6: Bool = false) {
             self.app = app
+            self.preferIPv6 = preferIPv6
+            self.connectionProxy = connectionProxy
             self.dcs = dcs
             self.homeDC = homeDC
             self.serverKeys = serverKeys
@@ -201,6 +210,8 @@ public actor TelegramClient {
     /// The DC the account lives on: the configured one until the store or a `*_MIGRATE_X` answer moves it.
     public private(set) var homeDC: Int32
     private var addresses: [Int32: DCAddress]
+    /// The IPv6 options `help.getConfig` listed, by DC (used with `preferIPv6`).
+    private var ipv6Addresses: [Int32: DCAddress] = [:]
     private var clients: [Int32: MTProtoClient] = [:]
     /// The home DC's connected client, read without entering this actor: a call needs no routing until the DC
     /// answers with a migration, so it goes straight to that client (entering and leaving this actor on every call
@@ -491,7 +502,8 @@ public actor TelegramClient {
 
     private func connect(_ dc: Int32) async throws -> MTProtoClient {
         if addresses[dc] == nil, configuration.proxy == nil { try await learnAddresses(missing: dc) }
-        guard let address = configuration.proxy ?? addresses[dc] else { throw TelegramClientError.unknownDC(dc) }
+        let learnedIPv6 = configuration.preferIPv6 ? ipv6Addresses[dc] : nil
+        guard let address = configuration.proxy ?? learnedIPv6 ?? addresses[dc] else { throw TelegramClientError.unknownDC(dc) }
         let client = MTProtoClient(configuration: .init(
             host: address.host, port: address.port,
             connection: .init(transport: TransportConfiguration(kind: configuration.transport,
@@ -503,7 +515,8 @@ public actor TelegramClient {
             requestTimeout: configuration.requestTimeout, floodWaitThreshold: configuration.floodWaitThreshold,
             firstRequestPrefix: initConnectionPrefix(), reconnect: configuration.reconnect,
             keysChanged: { [weak self] keys in try await self?.keysChanged(keys, dc: dc, address: address) },
-            clock: configuration.clock, random: configuration.random), taskExecutor: taskExecutor)
+            clock: configuration.clock, random: configuration.random, proxy: configuration.connectionProxy),
+            taskExecutor: taskExecutor)
         let states = client.states, updates = client.updates
         pumps.append(Task(executorPreference: taskExecutor) { [weak self] in
             for await state in states { await self?.stateChanged(state, dc: dc) }
@@ -540,14 +553,20 @@ public actor TelegramClient {
         }
     }
 
-    /// Asks the home DC (or any connected one) for `help.getConfig` and keeps the IPv4 addresses it lists.
+    /// Asks the home DC (or any connected one) for `help.getConfig` and keeps the addresses it lists, IPv4 and
+    /// IPv6 apart.
     private func learnAddresses(missing dc: Int32) async throws {
         guard dc != homeDC || !clients.isEmpty, let source = clients[homeDC] ?? clients.values.first else {
             throw TelegramClientError.unknownDC(dc)
         }
         guard case .config(let config) = try await source.invoke(Api.functions.help.getConfig()) else { return }
-        for case .dcOption(let option) in config.dcOptions where !option.ipv6 && !option.mediaOnly && !option.cdn {
-            if addresses[option.id] == nil { addresses[option.id] = DCAddress(host: option.ipAddress, port: Int(option.port)) }
+        for case .dcOption(let option) in config.dcOptions where !option.mediaOnly && !option.cdn {
+            let address = DCAddress(host: option.ipAddress, port: Int(option.port))
+            if option.ipv6 {
+                if ipv6Addresses[option.id] == nil { ipv6Addresses[option.id] = address }
+            } else if addresses[option.id] == nil {
+                addresses[option.id] = address
+            }
         }
         configuration.logger.info("learned DC addresses: \(addresses.keys.sorted())")
     }

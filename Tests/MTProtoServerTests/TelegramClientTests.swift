@@ -43,7 +43,8 @@ struct LocalTelegram {
                 obfuscation: TransportConfiguration.Obfuscation = .none,
                 session: SessionConfiguration = SessionConfiguration(), floodWaitThreshold: Int = 60,
                 temporaryKeys: TemporaryKeyPolicy? = nil, followsUpdates: Bool = true,
-                clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock) throws -> TelegramClient {
+                clock: @escaping @Sendable () -> Double = MTProtoClient.wallClock,
+                connectionProxy: ProxyConfiguration? = nil) throws -> TelegramClient {
         var proxy: DCAddress?
         if case .mtproxy = obfuscation { proxy = DCAddress(host: "127.0.0.1", port: server.proxyPort ?? 0) }
         return TelegramClient(configuration: .init(
@@ -52,7 +53,7 @@ struct LocalTelegram {
             proxy: proxy, store: store,
             requestTimeout: .seconds(30), floodWaitThreshold: floodWaitThreshold,
             reconnect: .init(maxAttempts: 8, initialDelay: .milliseconds(20), maxDelay: .milliseconds(200)), session: session,
-            temporaryKeys: temporaryKeys, followsUpdates: followsUpdates, clock: clock))
+            temporaryKeys: temporaryKeys, followsUpdates: followsUpdates, clock: clock, connectionProxy: connectionProxy))
     }
 
     static func signIn(_ client: TelegramClient, phone: String) async throws -> Api.User {

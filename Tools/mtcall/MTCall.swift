@@ -81,8 +81,8 @@ struct MTCall: AsyncParsableCommand {
     @Flag(help: "Obfuscate the transport (obfuscated2).")
     var obfuscated = false
 
-    @Option(help: "An MTProxy, HOST:PORT (needs --proxy-secret).")
-    var proxy: String?
+    @Option(help: "A proxy: socks5://[USER:PASS@]HOST:PORT or http://[USER:PASS@]HOST:PORT (HTTP CONNECT); or an MTProxy, HOST:PORT with --proxy-secret. Give one of each to reach the MTProxy through the other.")
+    var proxy: [String] = []
 
     @Option(name: .customLong("proxy-secret"), help: "The MTProxy secret in hex: 32 digits, 'dd' + 32, or 'ee' + 32 + domain.")
     var proxySecret: String?
@@ -135,8 +135,7 @@ struct MTCall: AsyncParsableCommand {
 
     func validate() throws {
         if (phone == nil) != (code == nil) { throw ValidationError("--phone and --code go together") }
-        if (proxy == nil) != (proxySecret == nil) { throw ValidationError("--proxy and --proxy-secret go together") }
-        if server != nil, proxy != nil { throw ValidationError("--server and --proxy exclude each other") }
+        try validateProxies()
         if !(1...1_000_000).contains(`repeat`) { throw ValidationError("--repeat must be 1...1000000") }
         if let tempKeys, !(60...31_536_000).contains(tempKeys) {
             throw ValidationError("--temp-keys must be 60...31536000 seconds")
@@ -157,9 +156,8 @@ struct MTCall: AsyncParsableCommand {
     }
 
     static func address(_ text: String, flag: String) throws -> DCAddress {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port)
-        else { throw ValidationError("\(flag) must be HOST:PORT") }
-        return DCAddress(host: String(text[..<colon]), port: port)
+        guard let parsed = HostPort(parsing: text) else { throw ValidationError("\(flag) must be HOST:PORT or [IPV6]:PORT") }
+        return DCAddress(host: parsed.host, port: parsed.port)
     }
 
     func run() async throws {
@@ -235,7 +233,7 @@ struct MTCall: AsyncParsableCommand {
         if let server { dcs = [dc: try Self.address(server, flag: "--server")] }
         var obfuscation: TransportConfiguration.Obfuscation = obfuscated ? .obfuscated2 : .none
         var proxyAddress: DCAddress?
-        if let proxy, let proxySecret {
+        if let proxy = mtproxyFlag, let proxySecret {
             proxyAddress = try Self.address(proxy, flag: "--proxy")
             obfuscation = .mtproxy(try MTProxySecret(parsing: proxySecret))
         }
@@ -246,7 +244,7 @@ struct MTCall: AsyncParsableCommand {
             transport: Self.transportKind(transport) ?? .intermediate, obfuscation: obfuscation, proxy: proxyAddress,
             store: store, logger: logger, requestTimeout: .seconds(timeout),
             temporaryKeys: tempKeys.map { TemporaryKeyPolicy(lifetime: $0, renewBefore: min(3600, $0 / 4)) },
-            followsUpdates: followsUpdates))
+            followsUpdates: followsUpdates, connectionProxy: try connectionProxy()))
         return (client, store)
     }
 

@@ -57,6 +57,9 @@ struct MTServer: AsyncParsableCommand {
     @Option(help: "The DC id of a single-DC server (it also accepts clients naming any other DC).")
     var dc: Int32 = 2
 
+    @Option(help: "Also listen on this IPv6 address, on the same ports, listed in help.getConfig as the DCs' ipv6 options (printed as \"ipv6_host\"); 'none' to listen on 127.0.0.1 only.")
+    var ipv6: String = "::1"
+
     @Option(help: "Run DCs 1...N, each on its own port (printed under \"ports\"); --port is DC 1's.")
     var dcs: Int32 = 1
 
@@ -104,6 +107,7 @@ struct MTServer: AsyncParsableCommand {
             proxySecret: proxySecret, random: random, onEvent: { [logger] report in Self.log(report, to: logger) })
         configuration.faults = try faults.map { try FaultPlan(parsing: $0) } ?? FaultPlan()
         configuration.faultSeed = seed ?? 0
+        configuration.ipv6Host = ipv6 == "none" ? nil : ipv6
         let server = try await MTProtoTestServer.start(configuration)
         service.attach(server)
 
@@ -111,7 +115,7 @@ struct MTServer: AsyncParsableCommand {
                           proxy_port: server.proxyPort, dc: dcs == 1 ? dc : 1,
                           public_key: key.publicKey.pkcs1PEM,
                           fingerprint: Self.hex(key.publicKey.fingerprint),
-                          secret: proxySecret?.hexString)
+                          secret: proxySecret?.hexString, ipv6_host: configuration.ipv6Host)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Unbuffered, so a parent reading the pipe sees the line at once.
@@ -137,6 +141,7 @@ struct MTServer: AsyncParsableCommand {
         let public_key: String
         let fingerprint: String
         let secret: String?
+        let ipv6_host: String?
     }
 
     static func log(_ report: MTProtoTestServer.ConnectionReport, to logger: Logger) {
