@@ -55,7 +55,7 @@ public final class TestTelegramService: Sendable {
     public let limits: Limits
     let random: any RandomSource
     let state = Mutex(ServiceState())
-    private let server = Mutex<WeakServer>(WeakServer())
+    let server = Mutex<WeakServer>(WeakServer())
 
     public init(limits: Limits = Limits(), random: any RandomSource = SystemRandom()) {
         self.limits = limits
@@ -74,6 +74,7 @@ public final class TestTelegramService: Sendable {
         registerFiles(into: &handlers)
         registerEncrypted(into: &handlers)
         registerChannels(into: &handlers)
+        registerSignIn(into: &handlers)
         return handlers
     }
 
@@ -271,6 +272,8 @@ struct ServiceState {
     var channels: [Int64: Channel] = [:]
     /// Channel ids have their own range: users count up from 1,000,001, bounded by `Limits.maxAccounts`.
     var nextChannelID: Int64 = 2_000_000_001
+    /// Passwords, bots and QR tokens (SignInServices.swift).
+    var signIn = SignInState()
 
     mutating func createAccount(number: TestPhone, firstName: String, lastName: String, username: String?,
                                 homeDC: Int32?, accessHash: Int64, limits: TestTelegramService.Limits) throws(RPCError) -> Int64 {
@@ -315,9 +318,10 @@ struct ServiceState {
     func user(_ id: Int64, viewer: Int64) -> Api.User {
         guard let account = accounts[id] else { return .userEmpty(.init(id: id)) }
         let me = id == viewer
+        let bot = signIn.bots.contains(id)
         return .user(.init(isSelf: me, id: id, accessHash: account.accessHash, firstName: account.firstName,
                            lastName: account.lastName.isEmpty ? nil : account.lastName, username: account.username,
-                           phone: me ? account.phone.digits : nil))
+                           phone: me && !bot ? account.phone.digits : nil, botInfoVersion: bot ? 1 : nil))
     }
 
     func users(_ ids: [Int64], viewer: Int64) -> [Api.User] {
