@@ -73,6 +73,7 @@ public enum SignInError: Error, Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// What went wrong, as a sentence for a log or a prompt.
     public var description: String {
         switch self {
             case .phoneNumberInvalid: "the phone number is invalid"
