@@ -112,22 +112,23 @@ enum Terminal {
         return line.trimmingCharacters(in: .whitespaces)
     }
 
-    /// A line read with the terminal's echo off (when standard input is a terminal), restored after.
+    /// A line read with the terminal's echo off (when standard input is a terminal), restored after. Echo goes off
+    /// before the prompt shows, and without flushing, so nothing typed after the prompt is echoed or dropped.
     static func askSecret(_ prompt: String) throws -> String {
-        FileHandle.standardError.write(Data(prompt.utf8))
         var saved = termios()
         let isTerminal = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &saved) == 0
         if isTerminal {
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
-            _ = tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet)
+            _ = tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
         }
         defer {
             if isTerminal {
-                _ = tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
+                _ = tcsetattr(STDIN_FILENO, TCSANOW, &saved)
                 FileHandle.standardError.write(Data("\n".utf8))
             }
         }
+        FileHandle.standardError.write(Data(prompt.utf8))
         guard let line = readLine(strippingNewline: true) else { throw EndOfInput() }
         return line
     }
