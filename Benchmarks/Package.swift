@@ -61,6 +61,10 @@ let package = Package(
             dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
             path: "Benchmarks/CryptoBenchmarks", plugins: plugins),
         .executableTarget(
+            name: "PasswordBenchmarks",
+            dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
+            path: "Benchmarks/PasswordBenchmarks", plugins: plugins),
+        .executableTarget(
             name: "SessionBenchmarks",
             dependencies: benchmarkDeps + ["BenchmarkSupport", .product(name: "MTProto", package: "swift-mtproto"),
                                            .product(name: "MTProtoCrypto", package: "swift-mtproto")],

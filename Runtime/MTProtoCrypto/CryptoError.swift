@@ -50,6 +50,9 @@ public enum CryptoError: Error, Sendable, Equatable {
     case dhGeneratorCondition(g: Int)
     /// g_a, g_b or the chosen exponent violates a range check; `what` names the value.
     case dhValueOutOfRange(what: String)
+    /// SRP's u = H(g_a | g_b) is zero, which would make the proof independent of the password
+    /// (core.telegram.org/api/srp).
+    case srpHashZero
 
     // MARK: pq factoring
     /// pq was 0 or 1.

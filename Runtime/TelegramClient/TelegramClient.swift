@@ -257,6 +257,8 @@ public actor TelegramClient {
     /// The typed events of `updates` (Events.swift).
     public nonisolated let events: AsyncStream<UpdateEvent>
     let eventsSink: AsyncStream<UpdateEvent>.Continuation
+    /// Counts pushed `updateLoginToken`s, which a QR login waits for (QRLogin.swift).
+    nonisolated let loginTokenSignal = LoginTokenSignal()
 
     /// Where the client's tasks and the connections to every DC run (a loop of `MultiThreadedEventLoopGroup`'s
     /// singleton unless given). Calls made inside `withTaskExecutorPreference(client.taskExecutor)` stay on it.
@@ -389,7 +391,8 @@ public actor TelegramClient {
         _ = try await client(for: dc).invoke(Api.functions.auth.importAuthorization(id: transfer.id, bytes: transfer.bytes))
     }
 
-    private func setHome(_ dc: Int32) async throws {
+    /// Makes `dc` the home DC (a migration, or a QR login moved to the account's DC) and keeps it in the store.
+    func setHome(_ dc: Int32) async throws {
         homeDC = dc
         homeChanged()
         try await persist { $0.homeDC = dc }
@@ -601,6 +604,7 @@ public actor TelegramClient {
     private func received(_ updates: Api.Updates) {
         guard !closed else { return }
         learnPeers(from: updates)
+        if LoginTokenSignal.carriesLoginToken(updates) { loginTokenSignal.signal() }
         guard configuration.followsUpdates else {
             deliver(updates)
             return
@@ -634,6 +638,11 @@ public actor TelegramClient {
                 affected = (a.pts, a.ptsCount)
             case let authorization as Api.auth.Authorization:
                 guard case .authorization = authorization else { return }
+                signedOut = false
+                restartSequence()
+                return perform(updateState.catchUp())
+            case let token as Api.auth.LoginToken:
+                guard case .loginTokenSuccess = token else { return }
                 signedOut = false
                 restartSequence()
                 return perform(updateState.catchUp())

@@ -37,7 +37,7 @@ extension TestTelegramService {
         return clusterHas(phone.dcDigit, call) ? phone.dcDigit : nil
     }
 
-    private func phone(_ call: RPCCall) throws(RPCError) -> TestPhone {
+    func phone(_ call: RPCCall) throws(RPCError) -> TestPhone {
         guard let phone = TestPhone(try call.request.string("phone_number")) else {
             throw RPCError(code: 400, message: "PHONE_NUMBER_INVALID")
         }
@@ -93,6 +93,12 @@ extension TestTelegramService {
             account.homeDC = home
             state.accounts[id] = account
             state.codes.removeValue(forKey: try call.request.string("phone_code_hash"))
+            let key = DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID)
+            if state.signIn.passwords[id] != nil {
+                // The code was right; the key waits for auth.checkPassword (core.telegram.org/api/srp).
+                state.signIn.awaitingPassword[key] = id
+                throw RPCError(code: 401, message: "SESSION_PASSWORD_NEEDED")
+            }
             try state.authorize(DCKey(dcID: call.endpoint.dcID, authKeyID: call.authKeyID), as: id, limits: limits)
             return state.user(id, viewer: id)
         }

@@ -63,7 +63,7 @@ public final class TestTelegramService: Sendable {
     /// does; off by default, so a channel's pts moves only with sent messages (PeerServices.swift).
     let announcesMembers: Bool
     let state = Mutex(ServiceState())
-    private let server = Mutex<WeakServer>(WeakServer())
+    let server = Mutex<WeakServer>(WeakServer())
 
     /// A service with no accounts.
     /// - Parameters:
@@ -93,6 +93,7 @@ public final class TestTelegramService: Sendable {
         registerEncrypted(into: &handlers)
         registerChannels(into: &handlers)
         registerPeers(into: &handlers)
+        registerSignIn(into: &handlers)
         return handlers
     }
 
@@ -296,6 +297,8 @@ struct ServiceState {
     var sharedHashes = false
     /// Channel ids have their own range: users count up from 1,000,001, bounded by `Limits.maxAccounts`.
     var nextChannelID: Int64 = 2_000_000_001
+    /// Passwords, bots and QR tokens (SignInServices.swift).
+    var signIn = SignInState()
 
     mutating func createAccount(number: TestPhone, firstName: String, lastName: String, username: String?,
                                 homeDC: Int32?, accessHash: Int64, limits: TestTelegramService.Limits) throws(RPCError) -> Int64 {
@@ -341,10 +344,11 @@ struct ServiceState {
     func user(_ id: Int64, viewer: Int64) -> Api.User {
         guard let account = accounts[id] else { return .userEmpty(.init(id: id)) }
         let me = id == viewer
+        let bot = signIn.bots.contains(id)
         return .user(.init(isSelf: me, id: id, accessHash: hash(account.accessHash, viewer: viewer),
                            firstName: account.firstName,
                            lastName: account.lastName.isEmpty ? nil : account.lastName, username: account.username,
-                           phone: me ? account.phone.digits : nil))
+                           phone: me && !bot ? account.phone.digits : nil, botInfoVersion: bot ? 1 : nil))
     }
 
     func users(_ ids: [Int64], viewer: Int64) -> [Api.User] {

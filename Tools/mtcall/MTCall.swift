@@ -47,6 +47,13 @@ struct MTCall: AsyncParsableCommand {
             lines on standard output; the chats' keys and state persist in --session.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite secret-chat
 
+            METHOD `login` signs in and keeps the key in --session: it asks on the terminal for the phone, the code \
+            and the cloud password (echo off) unless --phone, --code and --password give them; --bot-token signs \
+            a bot in. `qr-login` prints a tg://login URL (and its QR code on standard error) and waits for another \
+            app to accept it. `password` sets (--new-password), changes (with --password) or removes \
+            (--new-password '') the cloud password.
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite login
+
             METHOD `updates` follows the account's updates for --timeout seconds instead (updates.getState or \
             getDifference, and each channel's getChannelDifference, as TelegramClient does) and prints each \
             `Updates` as one tl-json line, in order and once. With --session the update boxes are kept, so the next \
@@ -100,6 +107,18 @@ struct MTCall: AsyncParsableCommand {
     @Option(help: "The login code for --phone (five X digits on test DCs).")
     var code: String?
 
+    @Option(help: "The account's cloud password, for --phone (`login` asks it with echo off when not given).")
+    var password: String?
+
+    @Option(name: .customLong("bot-token"), help: "Sign in as a bot with this token (METHOD `login`).")
+    var botToken: String?
+
+    @Option(name: .customLong("new-password"), help: "METHOD `password`: the new cloud password; empty removes it.")
+    var newPassword: String?
+
+    @Option(help: "METHOD `password`: the new password's hint.")
+    var hint: String?
+
     @Option(name: .customLong("api-id"), help: "Your app's api_id (my.telegram.org); any number for mtserver.")
     var apiID: Int32 = 1
 
@@ -134,7 +153,7 @@ struct MTCall: AsyncParsableCommand {
     var markdown = false
 
     func validate() throws {
-        if (phone == nil) != (code == nil) { throw ValidationError("--phone and --code go together") }
+        if method != "login", (phone == nil) != (code == nil) { throw ValidationError("--phone and --code go together") }
         try validateProxies()
         if !(1...1_000_000).contains(`repeat`) { throw ValidationError("--repeat must be 1...1000000") }
         if let tempKeys, !(60...31_536_000).contains(tempKeys) {
@@ -165,6 +184,7 @@ struct MTCall: AsyncParsableCommand {
         logger.logLevel = verbose ? .debug : .error
         if method == "secret-chat" { return try await runSecretChat(logger: logger) }
         if method == "updates" { return try await runUpdates(logger: logger) }
+        if ["login", "qr-login", "password"].contains(method) { return try await runSignInCommand(logger: logger) }
         switch method {
             case "send": return try await runSend(logger: logger)
             case "history": return try await runHistory(logger: logger)
@@ -316,13 +336,6 @@ struct MTCall: AsyncParsableCommand {
     }
 
     func signIn(_ client: TelegramClient, phone: String, code: String) async throws {
-        guard case .sentCode(let sent) = try await client.invoke(Api.functions.auth.sendCode(
-            phoneNumber: phone, apiId: apiID, apiHash: apiHash, settings: .codeSettings(.init())))
-        else { throw MTProtoClientError.rpc(RPCError(code: 400, message: "SENT_CODE_UNEXPECTED")) }
-        let answer = try await client.invoke(Api.functions.auth.signIn(phoneNumber: phone, phoneCodeHash: sent.phoneCodeHash,
-                                                                        phoneCode: code))
-        if case .authorizationSignUpRequired = answer {
-            throw MTProtoClientError.rpc(RPCError(code: 400, message: "PHONE_NUMBER_UNOCCUPIED"))
-        }
+        _ = try await client.signIn(phone: phone, prompts: Self.prompts(code: code, password: password))
     }
 }

@@ -64,7 +64,7 @@ struct MTServer: AsyncParsableCommand {
     var dcs: Int32 = 1
 
     @Option(name: .customLong("user"), help: ArgumentHelp(
-        "Register an account: PHONE[:FIRST[:LAST[:USERNAME]]] (repeatable). Phones are test numbers 99966XYYYY; the code is five X digits and X the home DC when it exists.",
+        "Register an account: PHONE[:FIRST[:LAST[:USERNAME[:PASSWORD[:HINT]]]]] (repeatable). Phones are test numbers 99966XYYYY; the code is five X digits and X the home DC when it exists; PASSWORD sets a cloud password with its HINT.",
         valueName: "account"))
     var users: [String] = []
 
@@ -72,6 +72,10 @@ struct MTServer: AsyncParsableCommand {
         "Store COUNT messages between two --user accounts before serving, alternating senders, one second apart and ending now: PHONE:PHONE:COUNT (repeatable; for paging through history).",
         valueName: "chat"))
     var seedHistory: [String] = []
+    @Option(name: .customLong("bot"), help: ArgumentHelp(
+        "Register a bot signed in to with its token: ID:SECRET[:USERNAME] (repeatable; the username defaults to bot<ID>_bot).",
+        valueName: "token"))
+    var bots: [String] = []
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
@@ -96,11 +100,24 @@ struct MTServer: AsyncParsableCommand {
                 try service.addUser(phone: fields[0], firstName: fields.count > 1 && !fields[1].isEmpty ? fields[1] : "Test",
                                     lastName: fields.count > 2 ? fields[2] : "",
                                     username: fields.count > 3 && !fields[3].isEmpty ? fields[3] : nil)
+                if fields.count > 4, !fields[4].isEmpty {
+                    try service.setPassword(phone: fields[0], password: fields[4], hint: fields.count > 5 ? fields[5] : nil)
+                }
             } catch {
                 throw ValidationError("--user \(user): \(error.message)")
             }
         }
         try Self.seed(seedHistory, into: service)
+        for bot in bots {
+            let fields = bot.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count >= 2 else { throw ValidationError("--bot \(bot): give ID:SECRET[:USERNAME]") }
+            do {
+                let username = fields.count > 2 && !fields[2].isEmpty ? fields[2] : "bot\(fields[0])_bot"
+                try service.addBot(token: fields[0] + ":" + fields[1], firstName: username, username: username)
+            } catch {
+                throw ValidationError("--bot \(bot): \(error.message)")
+            }
+        }
         var configuration = MTProtoTestServer.Configuration(
             rsaKeys: [key], handlers: service.handlers(), port: port, proxyPort: proxyPort,
             dcIDs: dcs == 1 ? [dc] : Array(1...dcs),
