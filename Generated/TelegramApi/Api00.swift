@@ -7,11 +7,17 @@ import TLRuntime
 extension Api {
     /// TL type `MessageFwdHeader`. Constructors:
     /// - `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
+    ///
+    /// <https://core.telegram.org/type/MessageFwdHeader>
     public enum MessageFwdHeader: TLSchemaDescribed, TLParsable {
         /// `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
+        ///
+        /// <https://core.telegram.org/constructor/messageFwdHeader>
         case messageFwdHeader(Cons_messageFwdHeader)
 
         /// `messageFwdHeader#4e4df4bb flags:# imported:flags.7?true saved_out:flags.11?true from_id:flags.0?Peer from_name:flags.5?string date:int channel_post:flags.2?int post_author:flags.3?string saved_from_peer:flags.4?Peer saved_from_msg_id:flags.4?int saved_from_id:flags.8?Peer saved_from_name:flags.9?string saved_date:flags.10?int psa_type:flags.6?string = MessageFwdHeader;`
+        ///
+        /// <https://core.telegram.org/constructor/messageFwdHeader>
         public final class Cons_messageFwdHeader: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -197,11 +203,17 @@ extension Api {
 extension Api {
     /// TL type `Invoice`. Constructors:
     /// - `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
+    ///
+    /// <https://core.telegram.org/type/Invoice>
     public enum Invoice: TLSchemaDescribed, TLParsable {
         /// `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
+        ///
+        /// <https://core.telegram.org/constructor/invoice>
         case invoice(Cons_invoice)
 
         /// `invoice#049ee584 flags:# test:flags.0?true name_requested:flags.1?true phone_requested:flags.2?true email_requested:flags.3?true shipping_address_requested:flags.4?true flexible:flags.5?true phone_to_provider:flags.6?true email_to_provider:flags.7?true recurring:flags.9?true currency:string prices:Vector<LabeledPrice> max_tip_amount:flags.8?long suggested_tip_amounts:flags.8?Vector<long> terms_url:flags.10?string subscription_period:flags.11?int = Invoice;`
+        ///
+        /// <https://core.telegram.org/constructor/invoice>
         public final class Cons_invoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -337,11 +349,17 @@ extension Api {
 extension Api {
     /// TL type `SavedContact`. Constructors:
     /// - `savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;`
+    ///
+    /// <https://core.telegram.org/type/SavedContact>
     public enum SavedContact: TLSchemaDescribed, TLParsable {
         /// `savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;`
+        ///
+        /// <https://core.telegram.org/constructor/savedPhoneContact>
         case savedPhoneContact(Cons_savedPhoneContact)
 
         /// `savedPhoneContact#1142bd56 phone:string first_name:string last_name:string date:int = SavedContact;`
+        ///
+        /// <https://core.telegram.org/constructor/savedPhoneContact>
         public final class Cons_savedPhoneContact: Sendable {
             public let phone: String
             public let firstName: String
@@ -406,11 +424,17 @@ extension Api {
 extension Api {
     /// TL type `PageCaption`. Constructors:
     /// - `pageCaption#6f747657 text:RichText credit:RichText = PageCaption;`
+    ///
+    /// <https://core.telegram.org/type/PageCaption>
     public enum PageCaption: TLSchemaDescribed, TLParsable {
         /// `pageCaption#6f747657 text:RichText credit:RichText = PageCaption;`
+        ///
+        /// <https://core.telegram.org/constructor/pageCaption>
         case pageCaption(Cons_pageCaption)
 
         /// `pageCaption#6f747657 text:RichText credit:RichText = PageCaption;`
+        ///
+        /// <https://core.telegram.org/constructor/pageCaption>
         public final class Cons_pageCaption: Sendable {
             public let text: Api.RichText
             public let credit: Api.RichText
@@ -465,11 +489,17 @@ extension Api {
 extension Api {
     /// TL type `Poll` (recursive). Constructors:
     /// - `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
+    ///
+    /// <https://core.telegram.org/type/Poll>
     public enum Poll: TLSchemaDescribed, TLParsable {
         /// `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
+        ///
+        /// <https://core.telegram.org/constructor/poll>
         case poll(Cons_poll)
 
         /// `poll#966e2dbf id:long flags:# closed:flags.0?true public_voters:flags.1?true multiple_choice:flags.2?true quiz:flags.3?true open_answers:flags.6?true revoting_disabled:flags.7?true shuffle_answers:flags.8?true hide_results_until_close:flags.9?true creator:flags.10?true subscribers_only:flags.11?true question:TextWithEntities answers:Vector<PollAnswer> close_period:flags.4?int close_date:flags.5?int countries_iso2:flags.12?Vector<string> hash:long = Poll;`
+        ///
+        /// <https://core.telegram.org/constructor/poll>
         public final class Cons_poll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -610,11 +640,17 @@ extension Api {
 extension Api {
     /// TL type `ChatInviteImporter`. Constructors:
     /// - `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
+    ///
+    /// <https://core.telegram.org/type/ChatInviteImporter>
     public enum ChatInviteImporter: TLSchemaDescribed, TLParsable {
         /// `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInviteImporter>
         case chatInviteImporter(Cons_chatInviteImporter)
 
         /// `chatInviteImporter#8c5adfd9 flags:# requested:flags.0?true via_chatlist:flags.3?true user_id:long date:int about:flags.2?string approved_by:flags.1?long = ChatInviteImporter;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInviteImporter>
         public final class Cons_chatInviteImporter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -713,11 +749,17 @@ extension Api {
 extension Api {
     /// TL type `AttachMenuBot`. Constructors:
     /// - `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
+    ///
+    /// <https://core.telegram.org/type/AttachMenuBot>
     public enum AttachMenuBot: TLSchemaDescribed, TLParsable {
         /// `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBot>
         case attachMenuBot(Cons_attachMenuBot)
 
         /// `attachMenuBot#d90d8dfe flags:# inactive:flags.0?true has_settings:flags.1?true request_write_access:flags.2?true show_in_attach_menu:flags.3?true show_in_side_menu:flags.4?true side_menu_disclaimer_needed:flags.5?true bot_id:long short_name:string peer_types:flags.3?Vector<AttachMenuPeerType> icons:Vector<AttachMenuBotIcon> = AttachMenuBot;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBot>
         public final class Cons_attachMenuBot: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -819,13 +861,21 @@ extension Api.stories {
     /// TL type `stories.AllStories`. Constructors:
     /// - `stories.allStoriesNotModified#1158fe3e flags:# state:string stealth_mode:StoriesStealthMode = stories.AllStories;`
     /// - `stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;`
+    ///
+    /// <https://core.telegram.org/type/stories.AllStories>
     public enum AllStories: TLSchemaDescribed, TLParsable {
         /// `stories.allStoriesNotModified#1158fe3e flags:# state:string stealth_mode:StoriesStealthMode = stories.AllStories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.allStoriesNotModified>
         case allStoriesNotModified(Cons_allStoriesNotModified)
         /// `stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.allStories>
         case allStories(Cons_allStories)
 
         /// `stories.allStoriesNotModified#1158fe3e flags:# state:string stealth_mode:StoriesStealthMode = stories.AllStories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.allStoriesNotModified>
         public final class Cons_allStoriesNotModified: Sendable {
             public let state: String
             public let stealthMode: Api.StoriesStealthMode
@@ -840,6 +890,8 @@ extension Api.stories {
         }
 
         /// `stories.allStories#6efc5e81 flags:# has_more:flags.0?true count:int state:string peer_stories:Vector<PeerStories> chats:Vector<Chat> users:Vector<User> stealth_mode:StoriesStealthMode = stories.AllStories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.allStories>
         public final class Cons_allStories: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -960,11 +1012,17 @@ extension Api.stories {
 extension Api {
     /// TL type `BotAppSettings`. Constructors:
     /// - `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
+    ///
+    /// <https://core.telegram.org/type/BotAppSettings>
     public enum BotAppSettings: TLSchemaDescribed, TLParsable {
         /// `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/botAppSettings>
         case botAppSettings(Cons_botAppSettings)
 
         /// `botAppSettings#c99b1950 flags:# placeholder_path:flags.0?bytes background_color:flags.1?int background_dark_color:flags.2?int header_color:flags.3?int header_dark_color:flags.4?int = BotAppSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/botAppSettings>
         public final class Cons_botAppSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1085,11 +1143,17 @@ extension Api {
 extension Api {
     /// TL type `GroupCallDonor`. Constructors:
     /// - `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
+    ///
+    /// <https://core.telegram.org/type/GroupCallDonor>
     public enum GroupCallDonor: TLSchemaDescribed, TLParsable {
         /// `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallDonor>
         case groupCallDonor(Cons_groupCallDonor)
 
         /// `groupCallDonor#ee430c85 flags:# top:flags.0?true my:flags.1?true peer_id:flags.3?Peer stars:long = GroupCallDonor;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallDonor>
         public final class Cons_groupCallDonor: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1168,11 +1232,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.TranslatedRichMessage`. Constructors:
     /// - `messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;`
+    ///
+    /// <https://core.telegram.org/type/messages.TranslatedRichMessage>
     public enum TranslatedRichMessage: TLSchemaDescribed, TLParsable {
         /// `messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.translatedRichMessage>
         case translatedRichMessage(Cons_translatedRichMessage)
 
         /// `messages.translatedRichMessage#4203998f result:Vector<RichMessage> = messages.TranslatedRichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.translatedRichMessage>
         public final class Cons_translatedRichMessage: Sendable {
             public let result: [Api.RichMessage]
 
@@ -1221,11 +1291,17 @@ extension Api.messages {
 extension Api {
     /// TL type `RichButtonStyle`. Constructors:
     /// - `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
+    ///
+    /// <https://core.telegram.org/type/RichButtonStyle>
     public enum RichButtonStyle: TLSchemaDescribed, TLParsable {
         /// `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
+        ///
+        /// <https://core.telegram.org/constructor/richButtonStyle>
         case richButtonStyle(Cons_richButtonStyle)
 
         /// `richButtonStyle#03c610bd flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true link:flags.3?true = RichButtonStyle;`
+        ///
+        /// <https://core.telegram.org/constructor/richButtonStyle>
         public struct Cons_richButtonStyle: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1290,6 +1366,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.getPassword#548a30f5 = account.Password;`
+    ///
+    /// <https://core.telegram.org/method/account.getPassword>
     public static func getPassword() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Password>) {
         let buffer = Buffer()
         getPassword(into: buffer)
@@ -1304,6 +1382,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.uploadWallPaper#e39a8f03 flags:# for_chat:flags.0?true file:InputFile mime_type:string settings:WallPaperSettings = WallPaper;`
+    ///
+    /// <https://core.telegram.org/method/account.uploadWallPaper>
     public static func uploadWallPaper(forChat: Bool = false, file: Api.InputFile, mimeType: String, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WallPaper>) {
         let buffer = Buffer()
         uploadWallPaper(into: buffer, forChat: forChat, file: file, mimeType: mimeType, settings: settings)
@@ -1326,6 +1406,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.markDialogUnread#8c5006f8 flags:# unread:flags.0?true parent_peer:flags.1?InputPeer peer:InputDialogPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.markDialogUnread>
     public static func markDialogUnread(unread: Bool = false, parentPeer: Api.InputPeer? = nil, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         markDialogUnread(into: buffer, unread: unread, parentPeer: parentPeer, peer: peer)
@@ -1348,6 +1430,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteScheduledMessages#59ae2b16 peer:InputPeer id:Vector<int> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteScheduledMessages>
     public static func deleteScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteScheduledMessages(into: buffer, peer: peer, id: id)
@@ -1364,6 +1448,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getPollVotes#b86e380e flags:# peer:InputPeer id:int option:flags.0?bytes offset:flags.1?string limit:int = messages.VotesList;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPollVotes>
     public static func getPollVotes(peer: Api.InputPeer, id: Int32, option: [UInt8]? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.VotesList>) {
         let buffer = Buffer()
         getPollVotes(into: buffer, peer: peer, id: id, option: option, offset: offset, limit: limit)
@@ -1393,6 +1479,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteSavedHistory#4dc5085f flags:# parent_peer:flags.0?InputPeer peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteSavedHistory>
     public static func deleteSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate)
@@ -1425,6 +1513,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getFactCheck#b9cdc5ee peer:InputPeer msg_id:Vector<int> = Vector<FactCheck>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getFactCheck>
     public static func getFactCheck(peer: Api.InputPeer, msgId: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FactCheck]>) {
         let buffer = Buffer()
         getFactCheck(into: buffer, peer: peer, msgId: msgId)
@@ -1441,6 +1531,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reportMessagesDelivery#5a6d7395 flags:# push:flags.0?true peer:InputPeer id:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reportMessagesDelivery>
     public static func reportMessagesDelivery(push: Bool = false, peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportMessagesDelivery(into: buffer, push: push, peer: peer, id: id)
@@ -1462,6 +1554,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.leaveChannel#f836aa95 channel:InputChannel = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.leaveChannel>
     public static func leaveChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveChannel(into: buffer, channel: channel)
@@ -1477,6 +1571,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.setCustomVerification#8b89dfbd flags:# enabled:flags.1?true bot:flags.0?InputUser peer:InputPeer custom_description:flags.2?string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.setCustomVerification>
     public static func setCustomVerification(enabled: Bool = false, bot: Api.InputUser? = nil, peer: Api.InputPeer, customDescription: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setCustomVerification(into: buffer, enabled: enabled, bot: bot, peer: peer, customDescription: customDescription)
@@ -1503,6 +1599,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.exportBotToken#bd0d99eb bot:InputUser revoke:Bool = bots.ExportedBotToken;`
+    ///
+    /// <https://core.telegram.org/method/bots.exportBotToken>
     public static func exportBotToken(bot: Api.InputUser, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.ExportedBotToken>) {
         let buffer = Buffer()
         exportBotToken(into: buffer, bot: bot, revoke: revoke)
@@ -1519,6 +1617,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.editConnectedStarRefBot#e4fca4a3 flags:# revoked:flags.0?true peer:InputPeer link:string = payments.ConnectedStarRefBots;`
+    ///
+    /// <https://core.telegram.org/method/payments.editConnectedStarRefBot>
     public static func editConnectedStarRefBot(revoked: Bool = false, peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         editConnectedStarRefBot(into: buffer, revoked: revoked, peer: peer, link: link)
@@ -1540,6 +1640,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stories {
     /// `stories.activateStealthMode#57bbd166 flags:# past:flags.0?true future:flags.1?true = Updates;`
+    ///
+    /// <https://core.telegram.org/method/stories.activateStealthMode>
     public static func activateStealthMode(past: Bool = false, future: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         activateStealthMode(into: buffer, past: past, future: future)
@@ -1560,6 +1662,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.getPeerStories#2c4ada50 peer:InputPeer = stories.PeerStories;`
+    ///
+    /// <https://core.telegram.org/method/stories.getPeerStories>
     public static func getPeerStories(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.PeerStories>) {
         let buffer = Buffer()
         getPeerStories(into: buffer, peer: peer)

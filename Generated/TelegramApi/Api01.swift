@@ -7,11 +7,17 @@ import TLRuntime
 extension Api {
     /// TL type `Error`. Constructors:
     /// - `error#c4b9f9bb code:int text:string = Error;`
+    ///
+    /// <https://core.telegram.org/type/Error>
     public enum Error: TLSchemaDescribed, TLParsable {
         /// `error#c4b9f9bb code:int text:string = Error;`
+        ///
+        /// <https://core.telegram.org/constructor/error>
         case error(Cons_error)
 
         /// `error#c4b9f9bb code:int text:string = Error;`
+        ///
+        /// <https://core.telegram.org/constructor/error>
         public final class Cons_error: Sendable {
             public let code: Int32
             public let text: String
@@ -68,11 +74,17 @@ extension Api {
 extension Api {
     /// TL type `DcOption`. Constructors:
     /// - `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
+    ///
+    /// <https://core.telegram.org/type/DcOption>
     public enum DcOption: TLSchemaDescribed, TLParsable {
         /// `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
+        ///
+        /// <https://core.telegram.org/constructor/dcOption>
         case dcOption(Cons_dcOption)
 
         /// `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
+        ///
+        /// <https://core.telegram.org/constructor/dcOption>
         public final class Cons_dcOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -173,11 +185,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.PrivacyRules`. Constructors:
     /// - `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
+    ///
+    /// <https://core.telegram.org/type/account.PrivacyRules>
     public enum PrivacyRules: TLSchemaDescribed, TLParsable {
         /// `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
+        ///
+        /// <https://core.telegram.org/constructor/account.privacyRules>
         case privacyRules(Cons_privacyRules)
 
         /// `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
+        ///
+        /// <https://core.telegram.org/constructor/account.privacyRules>
         public final class Cons_privacyRules: Sendable {
             public let rules: [Api.PrivacyRule]
             public let chats: [Api.Chat]
@@ -238,13 +256,21 @@ extension Api.messages {
     /// TL type `messages.Stickers`. Constructors:
     /// - `messages.stickersNotModified#f1749a22 = messages.Stickers;`
     /// - `messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;`
+    ///
+    /// <https://core.telegram.org/type/messages.Stickers>
     public enum Stickers: TLSchemaDescribed, TLParsable {
         /// `messages.stickersNotModified#f1749a22 = messages.Stickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickersNotModified>
         case stickersNotModified
         /// `messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickers>
         case stickers(Cons_stickers)
 
         /// `messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickers>
         public final class Cons_stickers: Sendable {
             public let hash: Int64
             public let stickers: [Api.Document]
@@ -313,21 +339,37 @@ extension Api {
     /// - `channelParticipantAdmin#34c3bb53 flags:# can_edit:flags.0?true self:flags.1?true user_id:long inviter_id:flags.1?long promoted_by:long date:int admin_rights:ChatAdminRights rank:flags.2?string = ChannelParticipant;`
     /// - `channelParticipantBanned#d5f0ad91 flags:# left:flags.0?true peer:Peer kicked_by:long date:int banned_rights:ChatBannedRights rank:flags.2?string = ChannelParticipant;`
     /// - `channelParticipantLeft#1b03f006 peer:Peer = ChannelParticipant;`
+    ///
+    /// <https://core.telegram.org/type/ChannelParticipant>
     public enum ChannelParticipant: TLSchemaDescribed, TLParsable {
         /// `channelParticipant#1bd54456 flags:# user_id:long date:int subscription_until_date:flags.0?int rank:flags.2?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipant>
         case channelParticipant(Cons_channelParticipant)
         /// `channelParticipantSelf#a9478a1a flags:# via_request:flags.0?true user_id:long inviter_id:long date:int subscription_until_date:flags.1?int rank:flags.2?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantSelf>
         case channelParticipantSelf(Cons_channelParticipantSelf)
         /// `channelParticipantCreator#2fe601d3 flags:# user_id:long admin_rights:ChatAdminRights rank:flags.0?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantCreator>
         case channelParticipantCreator(Cons_channelParticipantCreator)
         /// `channelParticipantAdmin#34c3bb53 flags:# can_edit:flags.0?true self:flags.1?true user_id:long inviter_id:flags.1?long promoted_by:long date:int admin_rights:ChatAdminRights rank:flags.2?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantAdmin>
         case channelParticipantAdmin(Cons_channelParticipantAdmin)
         /// `channelParticipantBanned#d5f0ad91 flags:# left:flags.0?true peer:Peer kicked_by:long date:int banned_rights:ChatBannedRights rank:flags.2?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantBanned>
         case channelParticipantBanned(Cons_channelParticipantBanned)
         /// `channelParticipantLeft#1b03f006 peer:Peer = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantLeft>
         case channelParticipantLeft(Cons_channelParticipantLeft)
 
         /// `channelParticipant#1bd54456 flags:# user_id:long date:int subscription_until_date:flags.0?int rank:flags.2?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipant>
         public final class Cons_channelParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -357,6 +399,8 @@ extension Api {
         }
 
         /// `channelParticipantSelf#a9478a1a flags:# via_request:flags.0?true user_id:long inviter_id:long date:int subscription_until_date:flags.1?int rank:flags.2?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantSelf>
         public final class Cons_channelParticipantSelf: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -391,6 +435,8 @@ extension Api {
         }
 
         /// `channelParticipantCreator#2fe601d3 flags:# user_id:long admin_rights:ChatAdminRights rank:flags.0?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantCreator>
         public final class Cons_channelParticipantCreator: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -416,6 +462,8 @@ extension Api {
         }
 
         /// `channelParticipantAdmin#34c3bb53 flags:# can_edit:flags.0?true self:flags.1?true user_id:long inviter_id:flags.1?long promoted_by:long date:int admin_rights:ChatAdminRights rank:flags.2?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantAdmin>
         public final class Cons_channelParticipantAdmin: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -455,6 +503,8 @@ extension Api {
         }
 
         /// `channelParticipantBanned#d5f0ad91 flags:# left:flags.0?true peer:Peer kicked_by:long date:int banned_rights:ChatBannedRights rank:flags.2?string = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantBanned>
         public final class Cons_channelParticipantBanned: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -488,6 +538,8 @@ extension Api {
         }
 
         /// `channelParticipantLeft#1b03f006 peer:Peer = ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantLeft>
         public final class Cons_channelParticipantLeft: Sendable {
             public let peer: Api.Peer
 
@@ -737,11 +789,17 @@ extension Api {
 extension Api {
     /// TL type `SecureSecretSettings`. Constructors:
     /// - `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
+    ///
+    /// <https://core.telegram.org/type/SecureSecretSettings>
     public enum SecureSecretSettings: TLSchemaDescribed, TLParsable {
         /// `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/secureSecretSettings>
         case secureSecretSettings(Cons_secureSecretSettings)
 
         /// `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/secureSecretSettings>
         public final class Cons_secureSecretSettings: Sendable {
             public let secureAlgo: Api.SecurePasswordKdfAlgo
             public let secureSecret: [UInt8]
@@ -802,13 +860,21 @@ extension Api.account {
     /// TL type `account.WallPapers`. Constructors:
     /// - `account.wallPapersNotModified#1c199183 = account.WallPapers;`
     /// - `account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;`
+    ///
+    /// <https://core.telegram.org/type/account.WallPapers>
     public enum WallPapers: TLSchemaDescribed, TLParsable {
         /// `account.wallPapersNotModified#1c199183 = account.WallPapers;`
+        ///
+        /// <https://core.telegram.org/constructor/account.wallPapersNotModified>
         case wallPapersNotModified
         /// `account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;`
+        ///
+        /// <https://core.telegram.org/constructor/account.wallPapers>
         case wallPapers(Cons_wallPapers)
 
         /// `account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;`
+        ///
+        /// <https://core.telegram.org/constructor/account.wallPapers>
         public final class Cons_wallPapers: Sendable {
             public let hash: Int64
             public let wallpapers: [Api.WallPaper]
@@ -872,11 +938,17 @@ extension Api.account {
 extension Api {
     /// TL type `CodeSettings`. Constructors:
     /// - `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
+    ///
+    /// <https://core.telegram.org/type/CodeSettings>
     public enum CodeSettings: TLSchemaDescribed, TLParsable {
         /// `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/codeSettings>
         case codeSettings(Cons_codeSettings)
 
         /// `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/codeSettings>
         public final class Cons_codeSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -983,13 +1055,21 @@ extension Api {
     /// TL type `EmojiList`. Constructors:
     /// - `emojiListNotModified#481eadfa = EmojiList;`
     /// - `emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;`
+    ///
+    /// <https://core.telegram.org/type/EmojiList>
     public enum EmojiList: TLSchemaDescribed, TLParsable {
         /// `emojiListNotModified#481eadfa = EmojiList;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiListNotModified>
         case emojiListNotModified
         /// `emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiList>
         case emojiList(Cons_emojiList)
 
         /// `emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiList>
         public final class Cons_emojiList: Sendable {
             public let hash: Int64
             public let documentId: [Int64]
@@ -1053,11 +1133,17 @@ extension Api {
 extension Api {
     /// TL type `MediaAreaCoordinates`. Constructors:
     /// - `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
+    ///
+    /// <https://core.telegram.org/type/MediaAreaCoordinates>
     public enum MediaAreaCoordinates: TLSchemaDescribed, TLParsable {
         /// `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaCoordinates>
         case mediaAreaCoordinates(Cons_mediaAreaCoordinates)
 
         /// `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaCoordinates>
         public final class Cons_mediaAreaCoordinates: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1158,11 +1244,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.ResaleStarGifts`. Constructors:
     /// - `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
+    ///
+    /// <https://core.telegram.org/type/payments.ResaleStarGifts>
     public enum ResaleStarGifts: TLSchemaDescribed, TLParsable {
         /// `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.resaleStarGifts>
         case resaleStarGifts(Cons_resaleStarGifts)
 
         /// `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.resaleStarGifts>
         public final class Cons_resaleStarGifts: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1292,11 +1384,17 @@ extension Api.payments {
 extension Api.messages {
     /// TL type `messages.EmojiGameOutcome`. Constructors:
     /// - `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
+    ///
+    /// <https://core.telegram.org/type/messages.EmojiGameOutcome>
     public enum EmojiGameOutcome: TLSchemaDescribed, TLParsable {
         /// `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.emojiGameOutcome>
         case emojiGameOutcome(Cons_emojiGameOutcome)
 
         /// `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.emojiGameOutcome>
         public final class Cons_emojiGameOutcome: Sendable {
             public let seed: [UInt8]
             public let stakeTonAmount: Int64
@@ -1357,6 +1455,8 @@ extension Api.messages {
 
 extension Api.functions {
     /// `invokeWithReCaptcha#adbb0f94 {X:Type} token:string query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeWithReCaptcha>
     public static func invokeWithReCaptcha<X>(token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeWithReCaptcha(into: buffer, token: token, query: query)
@@ -1374,6 +1474,8 @@ extension Api.functions {
 
 extension Api.functions.account {
     /// `account.getNotifySettings#12b3ad31 peer:InputNotifyPeer = PeerNotifySettings;`
+    ///
+    /// <https://core.telegram.org/method/account.getNotifySettings>
     public static func getNotifySettings(peer: Api.InputNotifyPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.PeerNotifySettings>) {
         let buffer = Buffer()
         getNotifySettings(into: buffer, peer: peer)
@@ -1389,6 +1491,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.sendVerifyEmailCode#98e037bb purpose:EmailVerifyPurpose email:string = account.SentEmailCode;`
+    ///
+    /// <https://core.telegram.org/method/account.sendVerifyEmailCode>
     public static func sendVerifyEmailCode(purpose: Api.EmailVerifyPurpose, email: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SentEmailCode>) {
         let buffer = Buffer()
         sendVerifyEmailCode(into: buffer, purpose: purpose, email: email)
@@ -1405,6 +1509,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.clearRecentEmojiStatuses#18201aae = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.clearRecentEmojiStatuses>
     public static func clearRecentEmojiStatuses() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearRecentEmojiStatuses(into: buffer)
@@ -1419,6 +1525,8 @@ extension Api.functions.account {
 
 extension Api.functions.users {
     /// `users.suggestBirthday#fc533372 id:InputUser birthday:Birthday = Updates;`
+    ///
+    /// <https://core.telegram.org/method/users.suggestBirthday>
     public static func suggestBirthday(id: Api.InputUser, birthday: Api.Birthday) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         suggestBirthday(into: buffer, id: id, birthday: birthday)
@@ -1435,6 +1543,8 @@ extension Api.functions.users {
 
 extension Api.functions.contacts {
     /// `contacts.getStatuses#c4a353ee = Vector<ContactStatus>;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getStatuses>
     public static func getStatuses() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ContactStatus]>) {
         let buffer = Buffer()
         getStatuses(into: buffer)
@@ -1449,6 +1559,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.migrateChat#a2875319 chat_id:long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.migrateChat>
     public static func migrateChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         migrateChat(into: buffer, chatId: chatId)
@@ -1466,6 +1578,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.readMentions#36e5bf4d flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/method/messages.readMentions>
     public static func readMentions(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readMentions(into: buffer, peer: peer, topMsgId: topMsgId)
@@ -1489,6 +1603,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendWebViewResultMessage#0a4314f5 bot_query_id:string result:InputBotInlineResult = WebViewMessageSent;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendWebViewResultMessage>
     public static func sendWebViewResultMessage(botQueryId: String, result: Api.InputBotInlineResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewMessageSent>) {
         let buffer = Buffer()
         sendWebViewResultMessage(into: buffer, botQueryId: botQueryId, result: result)
@@ -1505,6 +1621,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getUnreadPollVotes#43286cf2 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getUnreadPollVotes>
     public static func getUnreadPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadPollVotes(into: buffer, peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
@@ -1535,6 +1653,8 @@ extension Api.functions.messages {
 
 extension Api.functions.upload {
     /// `upload.getWebFile#24e6818d location:InputWebFileLocation offset:int limit:int = upload.WebFile;`
+    ///
+    /// <https://core.telegram.org/method/upload.getWebFile>
     public static func getWebFile(location: Api.InputWebFileLocation, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.WebFile>) {
         let buffer = Buffer()
         getWebFile(into: buffer, location: location, offset: offset, limit: limit)
@@ -1554,6 +1674,8 @@ extension Api.functions.upload {
 
 extension Api.functions.channels {
     /// `channels.togglePreHistoryHidden#eabbb94c channel:InputChannel enabled:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.togglePreHistoryHidden>
     public static func togglePreHistoryHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         togglePreHistoryHidden(into: buffer, channel: channel, enabled: enabled)
@@ -1570,6 +1692,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.setBotInfo#10cf3123 flags:# bot:flags.2?InputUser lang_code:string name:flags.3?string about:flags.0?string description:flags.1?string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.setBotInfo>
     public static func setBotInfo(bot: Api.InputUser? = nil, langCode: String, name: String? = nil, about: String? = nil, description: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotInfo(into: buffer, bot: bot, langCode: langCode, name: name, about: about, description: description)
@@ -1603,6 +1727,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.changeStarsSubscription#c7770878 flags:# peer:InputPeer subscription_id:string canceled:flags.0?Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.changeStarsSubscription>
     public static func changeStarsSubscription(peer: Api.InputPeer, subscriptionId: String, canceled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         changeStarsSubscription(into: buffer, peer: peer, subscriptionId: subscriptionId, canceled: canceled)
@@ -1627,6 +1753,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.connectStarRefBot#7ed5348a peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
+    ///
+    /// <https://core.telegram.org/method/payments.connectStarRefBot>
     public static func connectStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         connectStarRefBot(into: buffer, peer: peer, bot: bot)
@@ -1643,6 +1771,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.checkCanSendGift#c0c4edc9 gift_id:long = payments.CheckCanSendGiftResult;`
+    ///
+    /// <https://core.telegram.org/method/payments.checkCanSendGift>
     public static func checkCanSendGift(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.CheckCanSendGiftResult>) {
         let buffer = Buffer()
         checkCanSendGift(into: buffer, giftId: giftId)
@@ -1660,6 +1790,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.getGroupCall#041845db call:InputGroupCall limit:int = phone.GroupCall;`
+    ///
+    /// <https://core.telegram.org/method/phone.getGroupCall>
     public static func getGroupCall(call: Api.InputGroupCall, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCall>) {
         let buffer = Buffer()
         getGroupCall(into: buffer, call: call, limit: limit)
@@ -1676,6 +1808,8 @@ extension Api.functions.phone {
 
 extension Api.functions.chatlists {
     /// `chatlists.editExportedInvite#653db63d flags:# chatlist:InputChatlist slug:string title:flags.1?string peers:flags.2?Vector<InputPeer> = ExportedChatlistInvite;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.editExportedInvite>
     public static func editExportedInvite(chatlist: Api.InputChatlist, slug: String, title: String? = nil, peers: [Api.InputPeer]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatlistInvite>) {
         let buffer = Buffer()
         editExportedInvite(into: buffer, chatlist: chatlist, slug: slug, title: title, peers: peers)

@@ -10,17 +10,29 @@ extension Api {
     /// - `inputMessageReplyTo#bad88395 id:int = InputMessage;`
     /// - `inputMessagePinned#86872538 = InputMessage;`
     /// - `inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;`
+    ///
+    /// <https://core.telegram.org/type/InputMessage>
     public enum InputMessage: TLSchemaDescribed, TLParsable {
         /// `inputMessageID#a676a322 id:int = InputMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageID>
         case inputMessageID(Cons_inputMessageID)
         /// `inputMessageReplyTo#bad88395 id:int = InputMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageReplyTo>
         case inputMessageReplyTo(Cons_inputMessageReplyTo)
         /// `inputMessagePinned#86872538 = InputMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagePinned>
         case inputMessagePinned
         /// `inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageCallbackQuery>
         case inputMessageCallbackQuery(Cons_inputMessageCallbackQuery)
 
         /// `inputMessageID#a676a322 id:int = InputMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageID>
         public struct Cons_inputMessageID: Sendable {
             public let id: Int32
 
@@ -30,6 +42,8 @@ extension Api {
         }
 
         /// `inputMessageReplyTo#bad88395 id:int = InputMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageReplyTo>
         public struct Cons_inputMessageReplyTo: Sendable {
             public let id: Int32
 
@@ -39,6 +53,8 @@ extension Api {
         }
 
         /// `inputMessageCallbackQuery#acfa1a7e id:int query_id:long = InputMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageCallbackQuery>
         public final class Cons_inputMessageCallbackQuery: Sendable {
             public let id: Int32
             public let queryId: Int64
@@ -134,11 +150,17 @@ extension Api {
 extension Api {
     /// TL type `InputAppEvent`. Constructors:
     /// - `inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;`
+    ///
+    /// <https://core.telegram.org/type/InputAppEvent>
     public enum InputAppEvent: TLSchemaDescribed, TLParsable {
         /// `inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAppEvent>
         case inputAppEvent(Cons_inputAppEvent)
 
         /// `inputAppEvent#1d1b1245 time:double type:string peer:long data:JSONValue = InputAppEvent;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAppEvent>
         public final class Cons_inputAppEvent: Sendable {
             public let time: Double
             public let type: String
@@ -205,11 +227,17 @@ extension Api {
 extension Api {
     /// TL type `PageTableCell`. Constructors:
     /// - `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
+    ///
+    /// <https://core.telegram.org/type/PageTableCell>
     public enum PageTableCell: TLSchemaDescribed, TLParsable {
         /// `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
+        ///
+        /// <https://core.telegram.org/constructor/pageTableCell>
         case pageTableCell(Cons_pageTableCell)
 
         /// `pageTableCell#34566b6a flags:# header:flags.0?true align_center:flags.3?true align_right:flags.4?true valign_middle:flags.5?true valign_bottom:flags.6?true text:flags.7?RichText colspan:flags.1?int rowspan:flags.2?int = PageTableCell;`
+        ///
+        /// <https://core.telegram.org/constructor/pageTableCell>
         public final class Cons_pageTableCell: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -315,13 +343,21 @@ extension Api {
     /// TL type `PollAnswer` (recursive). Constructors:
     /// - `pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;`
     /// - `inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;`
+    ///
+    /// <https://core.telegram.org/type/PollAnswer>
     public enum PollAnswer: TLSchemaDescribed, TLParsable {
         /// `pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;`
+        ///
+        /// <https://core.telegram.org/constructor/pollAnswer>
         case pollAnswer(Cons_pollAnswer)
         /// `inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPollAnswer>
         case inputPollAnswer(Cons_inputPollAnswer)
 
         /// `pollAnswer#4b7d786a flags:# text:TextWithEntities option:bytes media:flags.0?MessageMedia added_by:flags.1?Peer date:flags.1?int = PollAnswer;`
+        ///
+        /// <https://core.telegram.org/constructor/pollAnswer>
         public final class Cons_pollAnswer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -354,6 +390,8 @@ extension Api {
         }
 
         /// `inputPollAnswer#199fed96 flags:# text:TextWithEntities media:flags.0?InputMedia = PollAnswer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPollAnswer>
         public final class Cons_inputPollAnswer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -474,11 +512,17 @@ extension Api {
 extension Api {
     /// TL type `EmojiKeywordsDifference`. Constructors:
     /// - `emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;`
+    ///
+    /// <https://core.telegram.org/type/EmojiKeywordsDifference>
     public enum EmojiKeywordsDifference: TLSchemaDescribed, TLParsable {
         /// `emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiKeywordsDifference>
         case emojiKeywordsDifference(Cons_emojiKeywordsDifference)
 
         /// `emojiKeywordsDifference#5cc761bd lang_code:string from_version:int version:int keywords:Vector<EmojiKeyword> = EmojiKeywordsDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiKeywordsDifference>
         public final class Cons_emojiKeywordsDifference: Sendable {
             public let langCode: String
             public let fromVersion: Int32
@@ -546,13 +590,21 @@ extension Api.help {
     /// TL type `help.CountriesList`. Constructors:
     /// - `help.countriesListNotModified#93cc1f32 = help.CountriesList;`
     /// - `help.countriesList#87d0759e countries:Vector<help.Country> hash:int = help.CountriesList;`
+    ///
+    /// <https://core.telegram.org/type/help.CountriesList>
     public enum CountriesList: TLSchemaDescribed, TLParsable {
         /// `help.countriesListNotModified#93cc1f32 = help.CountriesList;`
+        ///
+        /// <https://core.telegram.org/constructor/help.countriesListNotModified>
         case countriesListNotModified
         /// `help.countriesList#87d0759e countries:Vector<help.Country> hash:int = help.CountriesList;`
+        ///
+        /// <https://core.telegram.org/constructor/help.countriesList>
         case countriesList(Cons_countriesList)
 
         /// `help.countriesList#87d0759e countries:Vector<help.Country> hash:int = help.CountriesList;`
+        ///
+        /// <https://core.telegram.org/constructor/help.countriesList>
         public final class Cons_countriesList: Sendable {
             public let countries: [Api.help.Country]
             public let hash: Int32
@@ -614,11 +666,17 @@ extension Api.help {
 extension Api.messages {
     /// TL type `messages.ForumTopics`. Constructors:
     /// - `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
+    ///
+    /// <https://core.telegram.org/type/messages.ForumTopics>
     public enum ForumTopics: TLSchemaDescribed, TLParsable {
         /// `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.forumTopics>
         case forumTopics(Cons_forumTopics)
 
         /// `messages.forumTopics#367617d3 flags:# order_by_create_date:flags.0?true count:int topics:Vector<ForumTopic> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> pts:int = messages.ForumTopics;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.forumTopics>
         public final class Cons_forumTopics: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -715,11 +773,17 @@ extension Api.messages {
 extension Api.chatlists {
     /// TL type `chatlists.ExportedChatlistInvite`. Constructors:
     /// - `chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;`
+    ///
+    /// <https://core.telegram.org/type/chatlists.ExportedChatlistInvite>
     public enum ExportedChatlistInvite: TLSchemaDescribed, TLParsable {
         /// `chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.exportedChatlistInvite>
         case exportedChatlistInvite(Cons_exportedChatlistInvite)
 
         /// `chatlists.exportedChatlistInvite#10e6e3a6 filter:DialogFilter invite:ExportedChatlistInvite = chatlists.ExportedChatlistInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.exportedChatlistInvite>
         public final class Cons_exportedChatlistInvite: Sendable {
             public let filter: Api.DialogFilter
             public let invite: Api.ExportedChatlistInvite
@@ -774,11 +838,17 @@ extension Api.chatlists {
 extension Api {
     /// TL type `InputBusinessAwayMessage`. Constructors:
     /// - `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
+    ///
+    /// <https://core.telegram.org/type/InputBusinessAwayMessage>
     public enum InputBusinessAwayMessage: TLSchemaDescribed, TLParsable {
         /// `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessAwayMessage>
         case inputBusinessAwayMessage(Cons_inputBusinessAwayMessage)
 
         /// `inputBusinessAwayMessage#832175e0 flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:InputBusinessRecipients = InputBusinessAwayMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessAwayMessage>
         public final class Cons_inputBusinessAwayMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -857,11 +927,17 @@ extension Api {
 extension Api {
     /// TL type `Timezone`. Constructors:
     /// - `timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;`
+    ///
+    /// <https://core.telegram.org/type/Timezone>
     public enum Timezone: TLSchemaDescribed, TLParsable {
         /// `timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;`
+        ///
+        /// <https://core.telegram.org/constructor/timezone>
         case timezone(Cons_timezone)
 
         /// `timezone#ff9289f5 id:string name:string utc_offset:int = Timezone;`
+        ///
+        /// <https://core.telegram.org/constructor/timezone>
         public final class Cons_timezone: Sendable {
             public let id: String
             public let name: String
@@ -921,11 +997,17 @@ extension Api {
 extension Api {
     /// TL type `ContactBirthday`. Constructors:
     /// - `contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;`
+    ///
+    /// <https://core.telegram.org/type/ContactBirthday>
     public enum ContactBirthday: TLSchemaDescribed, TLParsable {
         /// `contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;`
+        ///
+        /// <https://core.telegram.org/constructor/contactBirthday>
         case contactBirthday(Cons_contactBirthday)
 
         /// `contactBirthday#1d998733 contact_id:long birthday:Birthday = ContactBirthday;`
+        ///
+        /// <https://core.telegram.org/constructor/contactBirthday>
         public final class Cons_contactBirthday: Sendable {
             public let contactId: Int64
             public let birthday: Api.Birthday
@@ -983,13 +1065,21 @@ extension Api.messages {
     /// TL type `messages.AvailableEffects`. Constructors:
     /// - `messages.availableEffectsNotModified#d1ed9a5b = messages.AvailableEffects;`
     /// - `messages.availableEffects#bddb616e hash:int effects:Vector<AvailableEffect> documents:Vector<Document> = messages.AvailableEffects;`
+    ///
+    /// <https://core.telegram.org/type/messages.AvailableEffects>
     public enum AvailableEffects: TLSchemaDescribed, TLParsable {
         /// `messages.availableEffectsNotModified#d1ed9a5b = messages.AvailableEffects;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.availableEffectsNotModified>
         case availableEffectsNotModified
         /// `messages.availableEffects#bddb616e hash:int effects:Vector<AvailableEffect> documents:Vector<Document> = messages.AvailableEffects;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.availableEffects>
         case availableEffects(Cons_availableEffects)
 
         /// `messages.availableEffects#bddb616e hash:int effects:Vector<AvailableEffect> documents:Vector<Document> = messages.AvailableEffects;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.availableEffects>
         public final class Cons_availableEffects: Sendable {
             public let hash: Int32
             public let effects: [Api.AvailableEffect]
@@ -1058,11 +1148,17 @@ extension Api.messages {
 extension Api.messages {
     /// TL type `messages.WebPagePreview`. Constructors:
     /// - `messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;`
+    ///
+    /// <https://core.telegram.org/type/messages.WebPagePreview>
     public enum WebPagePreview: TLSchemaDescribed, TLParsable {
         /// `messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.webPagePreview>
         case webPagePreview(Cons_webPagePreview)
 
         /// `messages.webPagePreview#8c9a88ac media:MessageMedia chats:Vector<Chat> users:Vector<User> = messages.WebPagePreview;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.webPagePreview>
         public final class Cons_webPagePreview: Sendable {
             public let media: Api.MessageMedia
             public let chats: [Api.Chat]
@@ -1121,6 +1217,8 @@ extension Api.messages {
 
 extension Api.functions.auth {
     /// `auth.resendCode#cae47523 flags:# phone_number:string phone_code_hash:string reason:flags.0?string = auth.SentCode;`
+    ///
+    /// <https://core.telegram.org/method/auth.resendCode>
     public static func resendCode(phoneNumber: String, phoneCodeHash: String, reason: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         resendCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, reason: reason)
@@ -1145,6 +1243,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.resetWebAuthorizations#682d2594 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.resetWebAuthorizations>
     public static func resetWebAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetWebAuthorizations(into: buffer)
@@ -1159,6 +1259,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.getInlineGameHighScores#0f635e1b id:InputBotInlineMessageID user_id:InputUser = messages.HighScores;`
+    ///
+    /// <https://core.telegram.org/method/messages.getInlineGameHighScores>
     public static func getInlineGameHighScores(id: Api.InputBotInlineMessageID, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
         let buffer = Buffer()
         getInlineGameHighScores(into: buffer, id: id, userId: userId)
@@ -1175,6 +1277,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.updateDialogFiltersOrder#c563c1e4 order:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.updateDialogFiltersOrder>
     public static func updateDialogFiltersOrder(order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateDialogFiltersOrder(into: buffer, order: order)
@@ -1190,6 +1294,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reportSponsoredMessage#12cbf0c4 random_id:bytes option:bytes = channels.SponsoredMessageReportResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.reportSponsoredMessage>
     public static func reportSponsoredMessage(randomId: [UInt8], option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SponsoredMessageReportResult>) {
         let buffer = Buffer()
         reportSponsoredMessage(into: buffer, randomId: randomId, option: option)
@@ -1206,6 +1312,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.addPollAnswer#19bc4b6d peer:InputPeer msg_id:int answer:PollAnswer = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.addPollAnswer>
     public static func addPollAnswer(peer: Api.InputPeer, msgId: Int32, answer: Api.PollAnswer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         addPollAnswer(into: buffer, peer: peer, msgId: msgId, answer: answer)
@@ -1223,6 +1331,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteParticipantReactions#a0b80cf8 peer:InputPeer participant:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteParticipantReactions>
     public static func deleteParticipantReactions(peer: Api.InputPeer, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteParticipantReactions(into: buffer, peer: peer, participant: participant)
@@ -1239,6 +1349,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.readHistory#cc104937 channel:InputChannel max_id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.readHistory>
     public static func readHistory(channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readHistory(into: buffer, channel: channel, maxId: maxId)
@@ -1255,6 +1367,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.getMessages#ad8c9a23 channel:InputChannel id:Vector<InputMessage> = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/channels.getMessages>
     public static func getMessages(channel: Api.InputChannel, id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getMessages(into: buffer, channel: channel, id: id)
@@ -1271,6 +1385,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.setBoostsToUnblockRestrictions#ad399cee channel:InputChannel boosts:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.setBoostsToUnblockRestrictions>
     public static func setBoostsToUnblockRestrictions(channel: Api.InputChannel, boosts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setBoostsToUnblockRestrictions(into: buffer, channel: channel, boosts: boosts)
@@ -1287,6 +1403,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.getStarsRevenueWithdrawalUrl#2433dc92 flags:# ton:flags.0?true peer:InputPeer amount:flags.1?long password:InputCheckPasswordSRP = payments.StarsRevenueWithdrawalUrl;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsRevenueWithdrawalUrl>
     public static func getStarsRevenueWithdrawalUrl(ton: Bool = false, peer: Api.InputPeer, amount: Int64? = nil, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueWithdrawalUrl>) {
         let buffer = Buffer()
         getStarsRevenueWithdrawalUrl(into: buffer, ton: ton, peer: peer, amount: amount, password: password)
@@ -1312,6 +1430,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stickers {
     /// `stickers.changeStickerPosition#ffb6d4ca sticker:InputDocument position:int = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/stickers.changeStickerPosition>
     public static func changeStickerPosition(sticker: Api.InputDocument, position: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         changeStickerPosition(into: buffer, sticker: sticker, position: position)
@@ -1328,6 +1448,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.toggleGroupCallStartSubscription#219c34e6 call:InputGroupCall subscribed:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.toggleGroupCallStartSubscription>
     public static func toggleGroupCallStartSubscription(call: Api.InputGroupCall, subscribed: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleGroupCallStartSubscription(into: buffer, call: call, subscribed: subscribed)
@@ -1344,6 +1466,8 @@ extension Api.functions.phone {
 
 extension Api.functions.aicompose {
     /// `aicompose.getToneExample#d1b4ab14 tone:InputAiComposeTone num:int = AiComposeToneExample;`
+    ///
+    /// <https://core.telegram.org/method/aicompose.getToneExample>
     public static func getToneExample(tone: Api.InputAiComposeTone, num: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeToneExample>) {
         let buffer = Buffer()
         getToneExample(into: buffer, tone: tone, num: num)

@@ -7,11 +7,17 @@ import TLRuntime
 extension Api {
     /// TL type `ImportedContact`. Constructors:
     /// - `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
+    ///
+    /// <https://core.telegram.org/type/ImportedContact>
     public enum ImportedContact: TLSchemaDescribed, TLParsable {
         /// `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
+        ///
+        /// <https://core.telegram.org/constructor/importedContact>
         case importedContact(Cons_importedContact)
 
         /// `importedContact#c13e3c50 user_id:long client_id:long = ImportedContact;`
+        ///
+        /// <https://core.telegram.org/constructor/importedContact>
         public final class Cons_importedContact: Sendable {
             public let userId: Int64
             public let clientId: Int64
@@ -68,11 +74,17 @@ extension Api {
 extension Api {
     /// TL type `PhoneCallProtocol`. Constructors:
     /// - `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
+    ///
+    /// <https://core.telegram.org/type/PhoneCallProtocol>
     public enum PhoneCallProtocol: TLSchemaDescribed, TLParsable {
         /// `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallProtocol>
         case phoneCallProtocol(Cons_phoneCallProtocol)
 
         /// `phoneCallProtocol#fc878fc8 flags:# udp_p2p:flags.0?true udp_reflector:flags.1?true min_layer:int max_layer:int library_versions:Vector<string> = PhoneCallProtocol;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallProtocol>
         public final class Cons_phoneCallProtocol: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -153,11 +165,17 @@ extension Api {
 extension Api {
     /// TL type `EmojiLanguage`. Constructors:
     /// - `emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;`
+    ///
+    /// <https://core.telegram.org/type/EmojiLanguage>
     public enum EmojiLanguage: TLSchemaDescribed, TLParsable {
         /// `emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiLanguage>
         case emojiLanguage(Cons_emojiLanguage)
 
         /// `emojiLanguage#b3fb5361 lang_code:string = EmojiLanguage;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiLanguage>
         public final class Cons_emojiLanguage: Sendable {
             public let langCode: String
 
@@ -206,11 +224,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.InactiveChats`. Constructors:
     /// - `messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;`
+    ///
+    /// <https://core.telegram.org/type/messages.InactiveChats>
     public enum InactiveChats: TLSchemaDescribed, TLParsable {
         /// `messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.inactiveChats>
         case inactiveChats(Cons_inactiveChats)
 
         /// `messages.inactiveChats#a927fec5 dates:Vector<int> chats:Vector<Chat> users:Vector<User> = messages.InactiveChats;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.inactiveChats>
         public final class Cons_inactiveChats: Sendable {
             public let dates: [Int32]
             public let chats: [Api.Chat]
@@ -270,11 +294,17 @@ extension Api.messages {
 extension Api {
     /// TL type `StatsAbsValueAndPrev`. Constructors:
     /// - `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
+    ///
+    /// <https://core.telegram.org/type/StatsAbsValueAndPrev>
     public enum StatsAbsValueAndPrev: TLSchemaDescribed, TLParsable {
         /// `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
+        ///
+        /// <https://core.telegram.org/constructor/statsAbsValueAndPrev>
         case statsAbsValueAndPrev(Cons_statsAbsValueAndPrev)
 
         /// `statsAbsValueAndPrev#cb43acde current:double previous:double = StatsAbsValueAndPrev;`
+        ///
+        /// <https://core.telegram.org/constructor/statsAbsValueAndPrev>
         public final class Cons_statsAbsValueAndPrev: Sendable {
             public let current: Double
             public let previous: Double
@@ -331,11 +361,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.HistoryImportParsed`. Constructors:
     /// - `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
+    ///
+    /// <https://core.telegram.org/type/messages.HistoryImportParsed>
     public enum HistoryImportParsed: TLSchemaDescribed, TLParsable {
         /// `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.historyImportParsed>
         case historyImportParsed(Cons_historyImportParsed)
 
         /// `messages.historyImportParsed#5e0fb7b9 flags:# pm:flags.0?true group:flags.1?true title:flags.2?string = messages.HistoryImportParsed;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.historyImportParsed>
         public final class Cons_historyImportParsed: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -411,13 +447,21 @@ extension Api {
     /// TL type `InputBotApp`. Constructors:
     /// - `inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;`
     /// - `inputBotAppShortName#908c0407 bot_id:InputUser short_name:string = InputBotApp;`
+    ///
+    /// <https://core.telegram.org/type/InputBotApp>
     public enum InputBotApp: TLSchemaDescribed, TLParsable {
         /// `inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotAppID>
         case inputBotAppID(Cons_inputBotAppID)
         /// `inputBotAppShortName#908c0407 bot_id:InputUser short_name:string = InputBotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotAppShortName>
         case inputBotAppShortName(Cons_inputBotAppShortName)
 
         /// `inputBotAppID#a920bd7a id:long access_hash:long = InputBotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotAppID>
         public final class Cons_inputBotAppID: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -429,6 +473,8 @@ extension Api {
         }
 
         /// `inputBotAppShortName#908c0407 bot_id:InputUser short_name:string = InputBotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotAppShortName>
         public final class Cons_inputBotAppShortName: Sendable {
             public let botId: Api.InputUser
             public let shortName: String
@@ -505,15 +551,25 @@ extension Api {
     /// - `storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;`
     /// - `storyViewPublicForward#9083670b flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true message:Message = StoryView;`
     /// - `storyViewPublicRepost#bd74cf49 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer story:StoryItem = StoryView;`
+    ///
+    /// <https://core.telegram.org/type/StoryView>
     public enum StoryView: TLSchemaDescribed, TLParsable {
         /// `storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;`
+        ///
+        /// <https://core.telegram.org/constructor/storyView>
         case storyView(Cons_storyView)
         /// `storyViewPublicForward#9083670b flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true message:Message = StoryView;`
+        ///
+        /// <https://core.telegram.org/constructor/storyViewPublicForward>
         case storyViewPublicForward(Cons_storyViewPublicForward)
         /// `storyViewPublicRepost#bd74cf49 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer story:StoryItem = StoryView;`
+        ///
+        /// <https://core.telegram.org/constructor/storyViewPublicRepost>
         case storyViewPublicRepost(Cons_storyViewPublicRepost)
 
         /// `storyView#b0bdeac5 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true user_id:long date:int reaction:flags.2?Reaction = StoryView;`
+        ///
+        /// <https://core.telegram.org/constructor/storyView>
         public final class Cons_storyView: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -543,6 +599,8 @@ extension Api {
         }
 
         /// `storyViewPublicForward#9083670b flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true message:Message = StoryView;`
+        ///
+        /// <https://core.telegram.org/constructor/storyViewPublicForward>
         public final class Cons_storyViewPublicForward: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -565,6 +623,8 @@ extension Api {
         }
 
         /// `storyViewPublicRepost#bd74cf49 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer story:StoryItem = StoryView;`
+        ///
+        /// <https://core.telegram.org/constructor/storyViewPublicRepost>
         public final class Cons_storyViewPublicRepost: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -691,13 +751,21 @@ extension Api.payments {
     /// TL type `payments.GiveawayInfo`. Constructors:
     /// - `payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;`
     /// - `payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;`
+    ///
+    /// <https://core.telegram.org/type/payments.GiveawayInfo>
     public enum GiveawayInfo: TLSchemaDescribed, TLParsable {
         /// `payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.giveawayInfo>
         case giveawayInfo(Cons_giveawayInfo)
         /// `payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.giveawayInfoResults>
         case giveawayInfoResults(Cons_giveawayInfoResults)
 
         /// `payments.giveawayInfo#4367daa0 flags:# participating:flags.0?true preparing_results:flags.3?true start_date:int joined_too_early_date:flags.1?int admin_disallowed_chat_id:flags.2?long disallowed_country:flags.4?string = payments.GiveawayInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.giveawayInfo>
         public final class Cons_giveawayInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -732,6 +800,8 @@ extension Api.payments {
         }
 
         /// `payments.giveawayInfoResults#e175e66f flags:# winner:flags.0?true refunded:flags.1?true start_date:int gift_code_slug:flags.3?string stars_prize:flags.4?long finish_date:int winners_count:int activated_count:flags.2?int = payments.GiveawayInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.giveawayInfoResults>
         public final class Cons_giveawayInfoResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -895,11 +965,17 @@ extension Api.payments {
 extension Api {
     /// TL type `StarGiftCollection`. Constructors:
     /// - `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftCollection>
     public enum StarGiftCollection: TLSchemaDescribed, TLParsable {
         /// `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftCollection>
         case starGiftCollection(Cons_starGiftCollection)
 
         /// `starGiftCollection#9d6b13b0 flags:# collection_id:int title:string icon:flags.0?Document gifts_count:int hash:long = StarGiftCollection;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftCollection>
         public final class Cons_starGiftCollection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -994,11 +1070,17 @@ extension Api {
 extension Api {
     /// TL type `GroupCallMessage`. Constructors:
     /// - `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
+    ///
+    /// <https://core.telegram.org/type/GroupCallMessage>
     public enum GroupCallMessage: TLSchemaDescribed, TLParsable {
         /// `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallMessage>
         case groupCallMessage(Cons_groupCallMessage)
 
         /// `groupCallMessage#1a8afc7e flags:# from_admin:flags.1?true id:int from_id:Peer date:int message:TextWithEntities paid_message_stars:flags.0?long = GroupCallMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallMessage>
         public final class Cons_groupCallMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1095,11 +1177,17 @@ extension Api {
 extension Api {
     /// TL type `RecentStory`. Constructors:
     /// - `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
+    ///
+    /// <https://core.telegram.org/type/RecentStory>
     public enum RecentStory: TLSchemaDescribed, TLParsable {
         /// `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
+        ///
+        /// <https://core.telegram.org/constructor/recentStory>
         case recentStory(Cons_recentStory)
 
         /// `recentStory#711d692d flags:# live:flags.0?true max_id:flags.1?int = RecentStory;`
+        ///
+        /// <https://core.telegram.org/constructor/recentStory>
         public final class Cons_recentStory: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1172,11 +1260,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.PasskeyRegistrationOptions`. Constructors:
     /// - `account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;`
+    ///
+    /// <https://core.telegram.org/type/account.PasskeyRegistrationOptions>
     public enum PasskeyRegistrationOptions: TLSchemaDescribed, TLParsable {
         /// `account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;`
+        ///
+        /// <https://core.telegram.org/constructor/account.passkeyRegistrationOptions>
         case passkeyRegistrationOptions(Cons_passkeyRegistrationOptions)
 
         /// `account.passkeyRegistrationOptions#e16b5ce1 options:DataJSON = account.PasskeyRegistrationOptions;`
+        ///
+        /// <https://core.telegram.org/constructor/account.passkeyRegistrationOptions>
         public final class Cons_passkeyRegistrationOptions: Sendable {
             public let options: Api.DataJSON
 
@@ -1226,13 +1320,21 @@ extension Api {
     /// TL type `InputRichFile`. Constructors:
     /// - `inputRichFilePhoto#9b00622b id:string photo:InputPhoto = InputRichFile;`
     /// - `inputRichFileDocument#83281dbd id:string document:InputDocument = InputRichFile;`
+    ///
+    /// <https://core.telegram.org/type/InputRichFile>
     public enum InputRichFile: TLSchemaDescribed, TLParsable {
         /// `inputRichFilePhoto#9b00622b id:string photo:InputPhoto = InputRichFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichFilePhoto>
         case inputRichFilePhoto(Cons_inputRichFilePhoto)
         /// `inputRichFileDocument#83281dbd id:string document:InputDocument = InputRichFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichFileDocument>
         case inputRichFileDocument(Cons_inputRichFileDocument)
 
         /// `inputRichFilePhoto#9b00622b id:string photo:InputPhoto = InputRichFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichFilePhoto>
         public final class Cons_inputRichFilePhoto: Sendable {
             public let id: String
             public let photo: Api.InputPhoto
@@ -1244,6 +1346,8 @@ extension Api {
         }
 
         /// `inputRichFileDocument#83281dbd id:string document:InputDocument = InputRichFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichFileDocument>
         public final class Cons_inputRichFileDocument: Sendable {
             public let id: String
             public let document: Api.InputDocument
@@ -1315,6 +1419,8 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.sendCode#a677244f phone_number:string api_id:int api_hash:string settings:CodeSettings = auth.SentCode;`
+    ///
+    /// <https://core.telegram.org/method/auth.sendCode>
     public static func sendCode(phoneNumber: String, apiId: Int32, apiHash: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         sendCode(into: buffer, phoneNumber: phoneNumber, apiId: apiId, apiHash: apiHash, settings: settings)
@@ -1333,6 +1439,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.firebasePnvSignUp#783f6b56 flags:# no_joined_notifications:flags.0?true first_name:string last_name:string = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.firebasePnvSignUp>
     public static func firebasePnvSignUp(noJoinedNotifications: Bool = false, firstName: String, lastName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         firebasePnvSignUp(into: buffer, noJoinedNotifications: noJoinedNotifications, firstName: firstName, lastName: lastName)
@@ -1354,6 +1462,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.getThemes#7206e458 format:string hash:long = account.Themes;`
+    ///
+    /// <https://core.telegram.org/method/account.getThemes>
     public static func getThemes(format: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Themes>) {
         let buffer = Buffer()
         getThemes(into: buffer, format: format, hash: hash)
@@ -1370,6 +1480,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getReactionsNotifySettings#06dd654c = ReactionsNotifySettings;`
+    ///
+    /// <https://core.telegram.org/method/account.getReactionsNotifySettings>
     public static func getReactionsNotifySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReactionsNotifySettings>) {
         let buffer = Buffer()
         getReactionsNotifySettings(into: buffer)
@@ -1384,6 +1496,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getSavedMusicIds#e09d5faf hash:long = account.SavedMusicIds;`
+    ///
+    /// <https://core.telegram.org/method/account.getSavedMusicIds>
     public static func getSavedMusicIds(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedMusicIds>) {
         let buffer = Buffer()
         getSavedMusicIds(into: buffer, hash: hash)
@@ -1401,6 +1515,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.getLocated#d348bc44 flags:# background:flags.1?true geo_point:InputGeoPoint self_expires:flags.0?int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getLocated>
     public static func getLocated(background: Bool = false, geoPoint: Api.InputGeoPoint, selfExpires: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getLocated(into: buffer, background: background, geoPoint: geoPoint, selfExpires: selfExpires)
@@ -1425,6 +1541,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.acceptEncryption#3dbc0415 peer:InputEncryptedChat g_b:bytes key_fingerprint:long = EncryptedChat;`
+    ///
+    /// <https://core.telegram.org/method/messages.acceptEncryption>
     public static func acceptEncryption(peer: Api.InputEncryptedChat, gB: [UInt8], keyFingerprint: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
         let buffer = Buffer()
         acceptEncryption(into: buffer, peer: peer, gB: gB, keyFingerprint: keyFingerprint)
@@ -1442,6 +1560,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getPeerDialogs#e470bcfd peers:Vector<InputDialogPeer> = messages.PeerDialogs;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPeerDialogs>
     public static func getPeerDialogs(peers: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerDialogs>) {
         let buffer = Buffer()
         getPeerDialogs(into: buffer, peers: peers)
@@ -1457,6 +1577,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSearchCounters#1bbcf300 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer top_msg_id:flags.0?int filters:Vector<MessagesFilter> = Vector<messages.SearchCounter>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSearchCounters>
     public static func getSearchCounters(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, topMsgId: Int32? = nil, filters: [Api.MessagesFilter]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.messages.SearchCounter]>) {
         let buffer = Buffer()
         getSearchCounters(into: buffer, peer: peer, savedPeerId: savedPeerId, topMsgId: topMsgId, filters: filters)
@@ -1483,6 +1605,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.toggleNoForwards#b2081a35 flags:# peer:InputPeer enabled:Bool request_msg_id:flags.0?int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.toggleNoForwards>
     public static func toggleNoForwards(peer: Api.InputPeer, enabled: Bool, requestMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleNoForwards(into: buffer, peer: peer, enabled: enabled, requestMsgId: requestMsgId)
@@ -1509,6 +1633,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.translateText#a5eec345 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<TextWithEntities> to_lang:string tone:flags.2?string = messages.TranslatedText;`
+    ///
+    /// <https://core.telegram.org/method/messages.translateText>
     public static func translateText(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.TextWithEntities]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedText>) {
         let buffer = Buffer()
         translateText(into: buffer, peer: peer, id: id, text: text, toLang: toLang, tone: tone)
@@ -1543,6 +1669,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setDefaultHistoryTTL#9eb51445 period:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setDefaultHistoryTTL>
     public static func setDefaultHistoryTTL(period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setDefaultHistoryTTL(into: buffer, period: period)
@@ -1560,6 +1688,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.toggleTodoCompleted#d3e03124 peer:InputPeer msg_id:int completed:Vector<int> incompleted:Vector<int> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.toggleTodoCompleted>
     public static func toggleTodoCompleted(peer: Api.InputPeer, msgId: Int32, completed: [Int32], incompleted: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleTodoCompleted(into: buffer, peer: peer, msgId: msgId, completed: completed, incompleted: incompleted)
@@ -1578,6 +1708,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.getInviteText#4d392343 = help.InviteText;`
+    ///
+    /// <https://core.telegram.org/method/help.getInviteText>
     public static func getInviteText() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.InviteText>) {
         let buffer = Buffer()
         getInviteText(into: buffer)
@@ -1592,6 +1724,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.getParticipant#a0ab6cc6 channel:InputChannel participant:InputPeer = channels.ChannelParticipant;`
+    ///
+    /// <https://core.telegram.org/method/channels.getParticipant>
     public static func getParticipant(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipant>) {
         let buffer = Buffer()
         getParticipant(into: buffer, channel: channel, participant: participant)
@@ -1608,6 +1742,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.exportMessageLink#e63fadeb flags:# grouped:flags.0?true thread:flags.1?true channel:InputChannel id:int = ExportedMessageLink;`
+    ///
+    /// <https://core.telegram.org/method/channels.exportMessageLink>
     public static func exportMessageLink(grouped: Bool = false, thread: Bool = false, channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedMessageLink>) {
         let buffer = Buffer()
         exportMessageLink(into: buffer, grouped: grouped, thread: thread, channel: channel, id: id)
@@ -1630,6 +1766,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.convertToGigagroup#0b290c69 channel:InputChannel = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.convertToGigagroup>
     public static func convertToGigagroup(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         convertToGigagroup(into: buffer, channel: channel)
@@ -1645,6 +1783,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.toggleJoinRequest#0ecc2618 flags:# apply_to_invites:flags.1?true channel:InputChannel enabled:Bool guard_bot:flags.0?InputUser = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleJoinRequest>
     public static func toggleJoinRequest(applyToInvites: Bool = false, channel: Api.InputChannel, enabled: Bool, guardBot: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleJoinRequest(into: buffer, applyToInvites: applyToInvites, channel: channel, enabled: enabled, guardBot: guardBot)
@@ -1668,6 +1808,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.getChannelRecommendations#25a71742 flags:# channel:flags.0?InputChannel = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/channels.getChannelRecommendations>
     public static func getChannelRecommendations(channel: Api.InputChannel? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChannelRecommendations(into: buffer, channel: channel)
@@ -1688,6 +1830,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.sendPaymentForm#2d03522f flags:# form_id:long invoice:InputInvoice requested_info_id:flags.0?string shipping_option_id:flags.1?string credentials:InputPaymentCredentials tip_amount:flags.2?long = payments.PaymentResult;`
+    ///
+    /// <https://core.telegram.org/method/payments.sendPaymentForm>
     public static func sendPaymentForm(formId: Int64, invoice: Api.InputInvoice, requestedInfoId: String? = nil, shippingOptionId: String? = nil, credentials: Api.InputPaymentCredentials, tipAmount: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentResult>) {
         let buffer = Buffer()
         sendPaymentForm(into: buffer, formId: formId, invoice: invoice, requestedInfoId: requestedInfoId, shippingOptionId: shippingOptionId, credentials: credentials, tipAmount: tipAmount)
@@ -1721,6 +1865,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarsTransactions#69da4557 flags:# inbound:flags.0?true outbound:flags.1?true ascending:flags.2?true ton:flags.4?true subscription_id:flags.3?string peer:InputPeer offset:string limit:int = payments.StarsStatus;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsTransactions>
     public static func getStarsTransactions(inbound: Bool = false, outbound: Bool = false, ascending: Bool = false, ton: Bool = false, subscriptionId: String? = nil, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsTransactions(into: buffer, inbound: inbound, outbound: outbound, ascending: ascending, ton: ton, subscriptionId: subscriptionId, peer: peer, offset: offset, limit: limit)
@@ -1750,6 +1896,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarsTransactionsByID#2dca16b8 flags:# ton:flags.0?true peer:InputPeer id:Vector<InputStarsTransaction> = payments.StarsStatus;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsTransactionsByID>
     public static func getStarsTransactionsByID(ton: Bool = false, peer: Api.InputPeer, id: [Api.InputStarsTransaction]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsTransactionsByID(into: buffer, ton: ton, peer: peer, id: id)
@@ -1771,6 +1919,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getSuggestedStarRefBots#0d6b48f7 flags:# order_by_revenue:flags.0?true order_by_date:flags.1?true peer:InputPeer offset:string limit:int = payments.SuggestedStarRefBots;`
+    ///
+    /// <https://core.telegram.org/method/payments.getSuggestedStarRefBots>
     public static func getSuggestedStarRefBots(orderByRevenue: Bool = false, orderByDate: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SuggestedStarRefBots>) {
         let buffer = Buffer()
         getSuggestedStarRefBots(into: buffer, orderByRevenue: orderByRevenue, orderByDate: orderByDate, peer: peer, offset: offset, limit: limit)
@@ -1794,6 +1944,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stickers {
     /// `stickers.addStickerToSet#8653febe stickerset:InputStickerSet sticker:InputStickerSetItem = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/stickers.addStickerToSet>
     public static func addStickerToSet(stickerset: Api.InputStickerSet, sticker: Api.InputStickerSetItem) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         addStickerToSet(into: buffer, stickerset: stickerset, sticker: sticker)
@@ -1810,6 +1962,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.requestCall#42ff96ed flags:# video:flags.0?true user_id:InputUser random_id:int g_a_hash:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
+    ///
+    /// <https://core.telegram.org/method/phone.requestCall>
     public static func requestCall(video: Bool = false, userId: Api.InputUser, randomId: Int32, gAHash: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
         let buffer = Buffer()
         requestCall(into: buffer, video: video, userId: userId, randomId: randomId, gAHash: gAHash, protocol: `protocol`)
@@ -1833,6 +1987,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stats {
     /// `stats.getBroadcastStats#ab42441a flags:# dark:flags.0?true channel:InputChannel = stats.BroadcastStats;`
+    ///
+    /// <https://core.telegram.org/method/stats.getBroadcastStats>
     public static func getBroadcastStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.BroadcastStats>) {
         let buffer = Buffer()
         getBroadcastStats(into: buffer, dark: dark, channel: channel)
@@ -1853,6 +2009,8 @@ extension Api.functions.stats {
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteWelcomeMessage#e882a9e1 peer:InputPeer id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/ephemeral.deleteWelcomeMessage>
     public static func deleteWelcomeMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteWelcomeMessage(into: buffer, peer: peer, id: id)

@@ -9,15 +9,25 @@ extension Api {
     /// - `chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
     /// - `chatParticipantCreator#e1f867b8 flags:# user_id:long rank:flags.0?string = ChatParticipant;`
     /// - `chatParticipantAdmin#0360d5d2 flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
+    ///
+    /// <https://core.telegram.org/type/ChatParticipant>
     public enum ChatParticipant: TLSchemaDescribed, TLParsable {
         /// `chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipant>
         case chatParticipant(Cons_chatParticipant)
         /// `chatParticipantCreator#e1f867b8 flags:# user_id:long rank:flags.0?string = ChatParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipantCreator>
         case chatParticipantCreator(Cons_chatParticipantCreator)
         /// `chatParticipantAdmin#0360d5d2 flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipantAdmin>
         case chatParticipantAdmin(Cons_chatParticipantAdmin)
 
         /// `chatParticipant#38e79fde flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipant>
         public final class Cons_chatParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -46,6 +56,8 @@ extension Api {
         }
 
         /// `chatParticipantCreator#e1f867b8 flags:# user_id:long rank:flags.0?string = ChatParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipantCreator>
         public final class Cons_chatParticipantCreator: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -68,6 +80,8 @@ extension Api {
         }
 
         /// `chatParticipantAdmin#0360d5d2 flags:# user_id:long inviter_id:long date:int rank:flags.0?string = ChatParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipantAdmin>
         public final class Cons_chatParticipantAdmin: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -221,13 +235,21 @@ extension Api.auth {
     /// TL type `auth.Authorization`. Constructors:
     /// - `auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;`
     /// - `auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/type/auth.Authorization>
     public enum Authorization: TLSchemaDescribed, TLParsable {
         /// `auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.authorization>
         case authorization(Cons_authorization)
         /// `auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.authorizationSignUpRequired>
         case authorizationSignUpRequired(Cons_authorizationSignUpRequired)
 
         /// `auth.authorization#2ea2c0d4 flags:# setup_password_required:flags.1?true otherwise_relogin_days:flags.1?int tmp_sessions:flags.0?int future_auth_token:flags.2?bytes user:User = auth.Authorization;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.authorization>
         public final class Cons_authorization: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -260,6 +282,8 @@ extension Api.auth {
         }
 
         /// `auth.authorizationSignUpRequired#44747e9a flags:# terms_of_service:flags.0?help.TermsOfService = auth.Authorization;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.authorizationSignUpRequired>
         public final class Cons_authorizationSignUpRequired: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -374,13 +398,21 @@ extension Api.messages {
     /// TL type `messages.Chats`. Constructors:
     /// - `messages.chats#64ff9fd5 chats:Vector<Chat> = messages.Chats;`
     /// - `messages.chatsSlice#9cd81144 count:int chats:Vector<Chat> = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/type/messages.Chats>
     public enum Chats: TLSchemaDescribed, TLParsable {
         /// `messages.chats#64ff9fd5 chats:Vector<Chat> = messages.Chats;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chats>
         case chats(Cons_chats)
         /// `messages.chatsSlice#9cd81144 count:int chats:Vector<Chat> = messages.Chats;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatsSlice>
         case chatsSlice(Cons_chatsSlice)
 
         /// `messages.chats#64ff9fd5 chats:Vector<Chat> = messages.Chats;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chats>
         public final class Cons_chats: Sendable {
             public let chats: [Api.Chat]
 
@@ -390,6 +422,8 @@ extension Api.messages {
         }
 
         /// `messages.chatsSlice#9cd81144 count:int chats:Vector<Chat> = messages.Chats;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatsSlice>
         public final class Cons_chatsSlice: Sendable {
             public let count: Int32
             public let chats: [Api.Chat]
@@ -461,13 +495,21 @@ extension Api {
     /// TL type `Document`. Constructors:
     /// - `documentEmpty#36f8c871 id:long = Document;`
     /// - `document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;`
+    ///
+    /// <https://core.telegram.org/type/Document>
     public enum Document: TLSchemaDescribed, TLParsable {
         /// `documentEmpty#36f8c871 id:long = Document;`
+        ///
+        /// <https://core.telegram.org/constructor/documentEmpty>
         case documentEmpty(Cons_documentEmpty)
         /// `document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;`
+        ///
+        /// <https://core.telegram.org/constructor/document>
         case document(Cons_document)
 
         /// `documentEmpty#36f8c871 id:long = Document;`
+        ///
+        /// <https://core.telegram.org/constructor/documentEmpty>
         public struct Cons_documentEmpty: Sendable {
             public let id: Int64
 
@@ -477,6 +519,8 @@ extension Api {
         }
 
         /// `document#8fd4c4d8 flags:# id:long access_hash:long file_reference:bytes date:int mime_type:string size:long thumbs:flags.0?Vector<PhotoSize> video_thumbs:flags.1?Vector<VideoSize> dc_id:int attributes:Vector<DocumentAttribute> = Document;`
+        ///
+        /// <https://core.telegram.org/constructor/document>
         public final class Cons_document: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -623,11 +667,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.PasswordInputSettings`. Constructors:
     /// - `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
+    ///
+    /// <https://core.telegram.org/type/account.PasswordInputSettings>
     public enum PasswordInputSettings: TLSchemaDescribed, TLParsable {
         /// `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.passwordInputSettings>
         case passwordInputSettings(Cons_passwordInputSettings)
 
         /// `account.passwordInputSettings#c23727c9 flags:# new_algo:flags.0?PasswordKdfAlgo new_password_hash:flags.0?bytes hint:flags.0?string email:flags.1?string new_secure_settings:flags.2?SecureSecretSettings = account.PasswordInputSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.passwordInputSettings>
         public final class Cons_passwordInputSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -742,11 +792,17 @@ extension Api.account {
 extension Api {
     /// TL type `StickerSet`. Constructors:
     /// - `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
+    ///
+    /// <https://core.telegram.org/type/StickerSet>
     public enum StickerSet: TLSchemaDescribed, TLParsable {
         /// `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSet>
         case stickerSet(Cons_stickerSet)
 
         /// `stickerSet#2dd14edc flags:# archived:flags.1?true official:flags.2?true masks:flags.3?true emojis:flags.7?true text_color:flags.9?true channel_emoji_status:flags.10?true creator:flags.11?true installed_date:flags.0?int id:long access_hash:long title:string short_name:string thumbs:flags.4?Vector<PhotoSize> thumb_dc_id:flags.4?int thumb_version:flags.4?int thumb_document_id:flags.8?long count:int hash:int = StickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSet>
         public final class Cons_stickerSet: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -923,27 +979,49 @@ extension Api {
     /// - `inputBotInlineMessageMediaInvoice#d7e78225 flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:string provider_data:DataJSON reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
     /// - `inputBotInlineMessageMediaWebPage#bddcc510 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true optional:flags.6?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
     /// - `inputBotInlineMessageRichMessage#b43df56c flags:# reply_markup:flags.2?ReplyMarkup rich_message:InputRichMessage = InputBotInlineMessage;`
+    ///
+    /// <https://core.telegram.org/type/InputBotInlineMessage>
     public enum InputBotInlineMessage: TLSchemaDescribed, TLParsable {
         /// `inputBotInlineMessageMediaAuto#3380c786 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaAuto>
         case inputBotInlineMessageMediaAuto(Cons_inputBotInlineMessageMediaAuto)
         /// `inputBotInlineMessageText#3dcd7a87 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageText>
         case inputBotInlineMessageText(Cons_inputBotInlineMessageText)
         /// `inputBotInlineMessageMediaGeo#96929a85 flags:# geo_point:InputGeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaGeo>
         case inputBotInlineMessageMediaGeo(Cons_inputBotInlineMessageMediaGeo)
         /// `inputBotInlineMessageMediaVenue#417bbf11 flags:# geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaVenue>
         case inputBotInlineMessageMediaVenue(Cons_inputBotInlineMessageMediaVenue)
         /// `inputBotInlineMessageMediaContact#a6edbffd flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaContact>
         case inputBotInlineMessageMediaContact(Cons_inputBotInlineMessageMediaContact)
         /// `inputBotInlineMessageGame#4b425864 flags:# reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageGame>
         case inputBotInlineMessageGame(Cons_inputBotInlineMessageGame)
         /// `inputBotInlineMessageMediaInvoice#d7e78225 flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:string provider_data:DataJSON reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaInvoice>
         case inputBotInlineMessageMediaInvoice(Cons_inputBotInlineMessageMediaInvoice)
         /// `inputBotInlineMessageMediaWebPage#bddcc510 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true optional:flags.6?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaWebPage>
         case inputBotInlineMessageMediaWebPage(Cons_inputBotInlineMessageMediaWebPage)
         /// `inputBotInlineMessageRichMessage#b43df56c flags:# reply_markup:flags.2?ReplyMarkup rich_message:InputRichMessage = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageRichMessage>
         case inputBotInlineMessageRichMessage(Cons_inputBotInlineMessageRichMessage)
 
         /// `inputBotInlineMessageMediaAuto#3380c786 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaAuto>
         public final class Cons_inputBotInlineMessageMediaAuto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -972,6 +1050,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageText#3dcd7a87 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageText>
         public final class Cons_inputBotInlineMessageText: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1002,6 +1082,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageMediaGeo#96929a85 flags:# geo_point:InputGeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaGeo>
         public final class Cons_inputBotInlineMessageMediaGeo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1036,6 +1118,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageMediaVenue#417bbf11 flags:# geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaVenue>
         public final class Cons_inputBotInlineMessageMediaVenue: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1073,6 +1157,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageMediaContact#a6edbffd flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaContact>
         public final class Cons_inputBotInlineMessageMediaContact: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1104,6 +1190,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageGame#4b425864 flags:# reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageGame>
         public final class Cons_inputBotInlineMessageGame: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1123,6 +1211,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageMediaInvoice#d7e78225 flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:string provider_data:DataJSON reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaInvoice>
         public final class Cons_inputBotInlineMessageMediaInvoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1164,6 +1254,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageMediaWebPage#bddcc510 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true optional:flags.6?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageMediaWebPage>
         public final class Cons_inputBotInlineMessageMediaWebPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1201,6 +1293,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageRichMessage#b43df56c flags:# reply_markup:flags.2?ReplyMarkup rich_message:InputRichMessage = InputBotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageRichMessage>
         public final class Cons_inputBotInlineMessageRichMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1596,31 +1690,57 @@ extension Api.auth {
     /// - `auth.sentCodeTypeFirebaseSms#009fd736 flags:# nonce:flags.0?bytes play_integrity_project_id:flags.2?long play_integrity_nonce:flags.2?bytes receipt:flags.1?string push_timeout:flags.1?int length:int = auth.SentCodeType;`
     /// - `auth.sentCodeTypeSmsWord#a416ac81 flags:# beginning:flags.0?string = auth.SentCodeType;`
     /// - `auth.sentCodeTypeSmsPhrase#b37794af flags:# beginning:flags.0?string = auth.SentCodeType;`
+    ///
+    /// <https://core.telegram.org/type/auth.SentCodeType>
     public enum SentCodeType: TLSchemaDescribed, TLParsable {
         /// `auth.sentCodeTypeApp#3dbb5986 length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeApp>
         case sentCodeTypeApp(Cons_sentCodeTypeApp)
         /// `auth.sentCodeTypeSms#c000bba2 length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeSms>
         case sentCodeTypeSms(Cons_sentCodeTypeSms)
         /// `auth.sentCodeTypeCall#5353e5a7 length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeCall>
         case sentCodeTypeCall(Cons_sentCodeTypeCall)
         /// `auth.sentCodeTypeFlashCall#ab03c6d9 pattern:string = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeFlashCall>
         case sentCodeTypeFlashCall(Cons_sentCodeTypeFlashCall)
         /// `auth.sentCodeTypeMissedCall#82006484 prefix:string length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeMissedCall>
         case sentCodeTypeMissedCall(Cons_sentCodeTypeMissedCall)
         /// `auth.sentCodeTypeEmailCode#f450f59b flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true email_pattern:string length:int reset_available_period:flags.3?int reset_pending_date:flags.4?int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeEmailCode>
         case sentCodeTypeEmailCode(Cons_sentCodeTypeEmailCode)
         /// `auth.sentCodeTypeSetUpEmailRequired#a5491dea flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeSetUpEmailRequired>
         case sentCodeTypeSetUpEmailRequired(Cons_sentCodeTypeSetUpEmailRequired)
         /// `auth.sentCodeTypeFragmentSms#d9565c39 url:string length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeFragmentSms>
         case sentCodeTypeFragmentSms(Cons_sentCodeTypeFragmentSms)
         /// `auth.sentCodeTypeFirebaseSms#009fd736 flags:# nonce:flags.0?bytes play_integrity_project_id:flags.2?long play_integrity_nonce:flags.2?bytes receipt:flags.1?string push_timeout:flags.1?int length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeFirebaseSms>
         case sentCodeTypeFirebaseSms(Cons_sentCodeTypeFirebaseSms)
         /// `auth.sentCodeTypeSmsWord#a416ac81 flags:# beginning:flags.0?string = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeSmsWord>
         case sentCodeTypeSmsWord(Cons_sentCodeTypeSmsWord)
         /// `auth.sentCodeTypeSmsPhrase#b37794af flags:# beginning:flags.0?string = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeSmsPhrase>
         case sentCodeTypeSmsPhrase(Cons_sentCodeTypeSmsPhrase)
 
         /// `auth.sentCodeTypeApp#3dbb5986 length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeApp>
         public struct Cons_sentCodeTypeApp: Sendable {
             public let length: Int32
 
@@ -1630,6 +1750,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeSms#c000bba2 length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeSms>
         public struct Cons_sentCodeTypeSms: Sendable {
             public let length: Int32
 
@@ -1639,6 +1761,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeCall#5353e5a7 length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeCall>
         public struct Cons_sentCodeTypeCall: Sendable {
             public let length: Int32
 
@@ -1648,6 +1772,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeFlashCall#ab03c6d9 pattern:string = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeFlashCall>
         public final class Cons_sentCodeTypeFlashCall: Sendable {
             public let pattern: String
 
@@ -1657,6 +1783,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeMissedCall#82006484 prefix:string length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeMissedCall>
         public final class Cons_sentCodeTypeMissedCall: Sendable {
             public let prefix: String
             public let length: Int32
@@ -1668,6 +1796,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeEmailCode#f450f59b flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true email_pattern:string length:int reset_available_period:flags.3?int reset_pending_date:flags.4?int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeEmailCode>
         public final class Cons_sentCodeTypeEmailCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1701,6 +1831,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeSetUpEmailRequired#a5491dea flags:# apple_signin_allowed:flags.0?true google_signin_allowed:flags.1?true = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeSetUpEmailRequired>
         public struct Cons_sentCodeTypeSetUpEmailRequired: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1720,6 +1852,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeFragmentSms#d9565c39 url:string length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeFragmentSms>
         public final class Cons_sentCodeTypeFragmentSms: Sendable {
             public let url: String
             public let length: Int32
@@ -1731,6 +1865,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeFirebaseSms#009fd736 flags:# nonce:flags.0?bytes play_integrity_project_id:flags.2?long play_integrity_nonce:flags.2?bytes receipt:flags.1?string push_timeout:flags.1?int length:int = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeFirebaseSms>
         public final class Cons_sentCodeTypeFirebaseSms: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1767,6 +1903,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeSmsWord#a416ac81 flags:# beginning:flags.0?string = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeSmsWord>
         public final class Cons_sentCodeTypeSmsWord: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1786,6 +1924,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeTypeSmsPhrase#b37794af flags:# beginning:flags.0?string = auth.SentCodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeTypeSmsPhrase>
         public final class Cons_sentCodeTypeSmsPhrase: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2103,13 +2243,21 @@ extension Api {
     /// TL type `SecurePlainData`. Constructors:
     /// - `securePlainPhone#7d6099dd phone:string = SecurePlainData;`
     /// - `securePlainEmail#21ec5a5f email:string = SecurePlainData;`
+    ///
+    /// <https://core.telegram.org/type/SecurePlainData>
     public enum SecurePlainData: TLSchemaDescribed, TLParsable {
         /// `securePlainPhone#7d6099dd phone:string = SecurePlainData;`
+        ///
+        /// <https://core.telegram.org/constructor/securePlainPhone>
         case securePlainPhone(Cons_securePlainPhone)
         /// `securePlainEmail#21ec5a5f email:string = SecurePlainData;`
+        ///
+        /// <https://core.telegram.org/constructor/securePlainEmail>
         case securePlainEmail(Cons_securePlainEmail)
 
         /// `securePlainPhone#7d6099dd phone:string = SecurePlainData;`
+        ///
+        /// <https://core.telegram.org/constructor/securePlainPhone>
         public final class Cons_securePlainPhone: Sendable {
             public let phone: String
 
@@ -2119,6 +2267,8 @@ extension Api {
         }
 
         /// `securePlainEmail#21ec5a5f email:string = SecurePlainData;`
+        ///
+        /// <https://core.telegram.org/constructor/securePlainEmail>
         public final class Cons_securePlainEmail: Sendable {
             public let email: String
 
@@ -2182,13 +2332,21 @@ extension Api {
     /// TL type `PageListOrderedItem` (recursive). Constructors:
     /// - `pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;`
     /// - `pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;`
+    ///
+    /// <https://core.telegram.org/type/PageListOrderedItem>
     public enum PageListOrderedItem: TLSchemaDescribed, TLParsable {
         /// `pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;`
+        ///
+        /// <https://core.telegram.org/constructor/pageListOrderedItemText>
         case pageListOrderedItemText(Cons_pageListOrderedItemText)
         /// `pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;`
+        ///
+        /// <https://core.telegram.org/constructor/pageListOrderedItemBlocks>
         case pageListOrderedItemBlocks(Cons_pageListOrderedItemBlocks)
 
         /// `pageListOrderedItemText#15031189 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string text:RichText value:flags.3?int type:flags.4?string = PageListOrderedItem;`
+        ///
+        /// <https://core.telegram.org/constructor/pageListOrderedItemText>
         public final class Cons_pageListOrderedItemText: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2223,6 +2381,8 @@ extension Api {
         }
 
         /// `pageListOrderedItemBlocks#8ff2d5f0 flags:# checkbox:flags.0?true checked:flags.1?true num:flags.2?string blocks:Vector<PageBlock> value:flags.3?int type:flags.4?string = PageListOrderedItem;`
+        ///
+        /// <https://core.telegram.org/constructor/pageListOrderedItemBlocks>
         public final class Cons_pageListOrderedItemBlocks: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2372,11 +2532,17 @@ extension Api {
 extension Api {
     /// TL type `ChatBannedRights`. Constructors:
     /// - `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
+    ///
+    /// <https://core.telegram.org/type/ChatBannedRights>
     public enum ChatBannedRights: TLSchemaDescribed, TLParsable {
         /// `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
+        ///
+        /// <https://core.telegram.org/constructor/chatBannedRights>
         case chatBannedRights(Cons_chatBannedRights)
 
         /// `chatBannedRights#9f120418 flags:# view_messages:flags.0?true send_messages:flags.1?true send_media:flags.2?true send_stickers:flags.3?true send_gifs:flags.4?true send_games:flags.5?true send_inline:flags.6?true embed_links:flags.7?true send_polls:flags.8?true change_info:flags.10?true invite_users:flags.15?true pin_messages:flags.17?true manage_topics:flags.18?true send_photos:flags.19?true send_videos:flags.20?true send_roundvideos:flags.21?true send_audios:flags.22?true send_voices:flags.23?true send_docs:flags.24?true send_plain:flags.25?true edit_rank:flags.26?true send_reactions:flags.27?true manage_linked_peers:flags.28?true until_date:int = ChatBannedRights;`
+        ///
+        /// <https://core.telegram.org/constructor/chatBannedRights>
         public struct Cons_chatBannedRights: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2487,11 +2653,17 @@ extension Api {
 extension Api.phone {
     /// TL type `phone.GroupParticipants`. Constructors:
     /// - `phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;`
+    ///
+    /// <https://core.telegram.org/type/phone.GroupParticipants>
     public enum GroupParticipants: TLSchemaDescribed, TLParsable {
         /// `phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupParticipants>
         case groupParticipants(Cons_groupParticipants)
 
         /// `phone.groupParticipants#f47751b6 count:int participants:Vector<GroupCallParticipant> next_offset:string chats:Vector<Chat> users:Vector<User> version:int = phone.GroupParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupParticipants>
         public final class Cons_groupParticipants: Sendable {
             public let count: Int32
             public let participants: [Api.GroupCallParticipant]
@@ -2568,11 +2740,17 @@ extension Api.phone {
 extension Api {
     /// TL type `AttachMenuBotIconColor`. Constructors:
     /// - `attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;`
+    ///
+    /// <https://core.telegram.org/type/AttachMenuBotIconColor>
     public enum AttachMenuBotIconColor: TLSchemaDescribed, TLParsable {
         /// `attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBotIconColor>
         case attachMenuBotIconColor(Cons_attachMenuBotIconColor)
 
         /// `attachMenuBotIconColor#4576f3f0 name:string color:int = AttachMenuBotIconColor;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBotIconColor>
         public final class Cons_attachMenuBotIconColor: Sendable {
             public let name: String
             public let color: Int32
@@ -2628,13 +2806,21 @@ extension Api.account {
     /// TL type `account.SavedRingtones`. Constructors:
     /// - `account.savedRingtonesNotModified#fbf6e8b1 = account.SavedRingtones;`
     /// - `account.savedRingtones#c1e92cc5 hash:long ringtones:Vector<Document> = account.SavedRingtones;`
+    ///
+    /// <https://core.telegram.org/type/account.SavedRingtones>
     public enum SavedRingtones: TLSchemaDescribed, TLParsable {
         /// `account.savedRingtonesNotModified#fbf6e8b1 = account.SavedRingtones;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedRingtonesNotModified>
         case savedRingtonesNotModified
         /// `account.savedRingtones#c1e92cc5 hash:long ringtones:Vector<Document> = account.SavedRingtones;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedRingtones>
         case savedRingtones(Cons_savedRingtones)
 
         /// `account.savedRingtones#c1e92cc5 hash:long ringtones:Vector<Document> = account.SavedRingtones;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedRingtones>
         public final class Cons_savedRingtones: Sendable {
             public let hash: Int64
             public let ringtones: [Api.Document]
@@ -2698,11 +2884,17 @@ extension Api.account {
 extension Api.messages {
     /// TL type `messages.TranscribedAudio`. Constructors:
     /// - `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
+    ///
+    /// <https://core.telegram.org/type/messages.TranscribedAudio>
     public enum TranscribedAudio: TLSchemaDescribed, TLParsable {
         /// `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.transcribedAudio>
         case transcribedAudio(Cons_transcribedAudio)
 
         /// `messages.transcribedAudio#cfb9d957 flags:# pending:flags.0?true transcription_id:long text:string trial_remains_num:flags.1?int trial_remains_until_date:flags.1?int = messages.TranscribedAudio;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.transcribedAudio>
         public final class Cons_transcribedAudio: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2800,11 +2992,17 @@ extension Api.messages {
 extension Api {
     /// TL type `Boost`. Constructors:
     /// - `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
+    ///
+    /// <https://core.telegram.org/type/Boost>
     public enum Boost: TLSchemaDescribed, TLParsable {
         /// `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
+        ///
+        /// <https://core.telegram.org/constructor/boost>
         case boost(Cons_boost)
 
         /// `boost#4b3e14d6 flags:# gift:flags.1?true giveaway:flags.2?true unclaimed:flags.3?true id:string user_id:flags.0?long giveaway_msg_id:flags.2?int date:int expires:int used_gift_slug:flags.4?string multiplier:flags.5?int stars:flags.6?long = Boost;`
+        ///
+        /// <https://core.telegram.org/constructor/boost>
         public final class Cons_boost: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2951,11 +3149,17 @@ extension Api {
 extension Api {
     /// TL type `BusinessAwayMessage`. Constructors:
     /// - `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
+    ///
+    /// <https://core.telegram.org/type/BusinessAwayMessage>
     public enum BusinessAwayMessage: TLSchemaDescribed, TLParsable {
         /// `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/businessAwayMessage>
         case businessAwayMessage(Cons_businessAwayMessage)
 
         /// `businessAwayMessage#ef156a5c flags:# offline_only:flags.0?true shortcut_id:int schedule:BusinessAwayMessageSchedule recipients:BusinessRecipients = BusinessAwayMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/businessAwayMessage>
         public final class Cons_businessAwayMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3034,11 +3238,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.DialogFilters`. Constructors:
     /// - `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
+    ///
+    /// <https://core.telegram.org/type/messages.DialogFilters>
     public enum DialogFilters: TLSchemaDescribed, TLParsable {
         /// `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dialogFilters>
         case dialogFilters(Cons_dialogFilters)
 
         /// `messages.dialogFilters#2ad93719 flags:# tags_enabled:flags.0?true filters:Vector<DialogFilter> = messages.DialogFilters;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dialogFilters>
         public final class Cons_dialogFilters: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3105,11 +3315,17 @@ extension Api.messages {
 extension Api {
     /// TL type `SponsoredPeer`. Constructors:
     /// - `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
+    ///
+    /// <https://core.telegram.org/type/SponsoredPeer>
     public enum SponsoredPeer: TLSchemaDescribed, TLParsable {
         /// `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/sponsoredPeer>
         case sponsoredPeer(Cons_sponsoredPeer)
 
         /// `sponsoredPeer#c69708d3 flags:# random_id:bytes peer:Peer sponsor_info:flags.0?string additional_info:flags.1?string = SponsoredPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/sponsoredPeer>
         public final class Cons_sponsoredPeer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3206,15 +3422,25 @@ extension Api {
     /// - `inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;`
     /// - `inputRichMessageHTML#dacb836a flags:# rtl:flags.0?true noautolink:flags.1?true html:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
     /// - `inputRichMessageMarkdown#004b572c flags:# rtl:flags.0?true noautolink:flags.1?true markdown:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
+    ///
+    /// <https://core.telegram.org/type/InputRichMessage>
     public enum InputRichMessage: TLSchemaDescribed, TLParsable {
         /// `inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichMessage>
         case inputRichMessage(Cons_inputRichMessage)
         /// `inputRichMessageHTML#dacb836a flags:# rtl:flags.0?true noautolink:flags.1?true html:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichMessageHTML>
         case inputRichMessageHTML(Cons_inputRichMessageHTML)
         /// `inputRichMessageMarkdown#004b572c flags:# rtl:flags.0?true noautolink:flags.1?true markdown:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichMessageMarkdown>
         case inputRichMessageMarkdown(Cons_inputRichMessageMarkdown)
 
         /// `inputRichMessage#e4c449fc flags:# rtl:flags.0?true noautolink:flags.1?true blocks:Vector<PageBlock> photos:flags.2?Vector<InputPhoto> documents:flags.3?Vector<InputDocument> users:flags.4?Vector<InputUser> = InputRichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichMessage>
         public final class Cons_inputRichMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3249,6 +3475,8 @@ extension Api {
         }
 
         /// `inputRichMessageHTML#dacb836a flags:# rtl:flags.0?true noautolink:flags.1?true html:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichMessageHTML>
         public final class Cons_inputRichMessageHTML: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3275,6 +3503,8 @@ extension Api {
         }
 
         /// `inputRichMessageMarkdown#004b572c flags:# rtl:flags.0?true noautolink:flags.1?true markdown:string files:flags.2?Vector<InputRichFile> = InputRichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputRichMessageMarkdown>
         public final class Cons_inputRichMessageMarkdown: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3428,6 +3658,8 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.signUp#aac7b717 flags:# no_joined_notifications:flags.0?true phone_number:string phone_code_hash:string first_name:string last_name:string = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.signUp>
     public static func signUp(noJoinedNotifications: Bool = false, phoneNumber: String, phoneCodeHash: String, firstName: String, lastName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         signUp(into: buffer, noJoinedNotifications: noJoinedNotifications, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, firstName: firstName, lastName: lastName)
@@ -3451,6 +3683,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.resetLoginEmail#7e960193 phone_number:string phone_code_hash:string = auth.SentCode;`
+    ///
+    /// <https://core.telegram.org/method/auth.resetLoginEmail>
     public static func resetLoginEmail(phoneNumber: String, phoneCodeHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         resetLoginEmail(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash)
@@ -3467,6 +3701,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.createTheme#652e4400 flags:# slug:string title:string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
+    ///
+    /// <https://core.telegram.org/method/account.createTheme>
     public static func createTheme(slug: String, title: String, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
         let buffer = Buffer()
         createTheme(into: buffer, slug: slug, title: title, document: document, settings: settings)
@@ -3493,6 +3729,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getPasskeys#ea1f0c52 = account.Passkeys;`
+    ///
+    /// <https://core.telegram.org/method/account.getPasskeys>
     public static func getPasskeys() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Passkeys>) {
         let buffer = Buffer()
         getPasskeys(into: buffer)
@@ -3507,6 +3745,8 @@ extension Api.functions.account {
 
 extension Api.functions.users {
     /// `users.getFullUser#b60f5918 id:InputUser = users.UserFull;`
+    ///
+    /// <https://core.telegram.org/method/users.getFullUser>
     public static func getFullUser(id: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.UserFull>) {
         let buffer = Buffer()
         getFullUser(into: buffer, id: id)
@@ -3522,6 +3762,8 @@ extension Api.functions.users {
 
 extension Api.functions.messages {
     /// `messages.deleteChatUser#a2185cab flags:# revoke_history:flags.0?true chat_id:long user_id:InputUser = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteChatUser>
     public static func deleteChatUser(revokeHistory: Bool = false, chatId: Int64, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteChatUser(into: buffer, revokeHistory: revokeHistory, chatId: chatId, userId: userId)
@@ -3543,6 +3785,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.createChat#92ceddd4 flags:# users:Vector<InputUser> title:string ttl_period:flags.0?int = messages.InvitedUsers;`
+    ///
+    /// <https://core.telegram.org/method/messages.createChat>
     public static func createChat(users: [Api.InputUser], title: String, ttlPeriod: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
         let buffer = Buffer()
         createChat(into: buffer, users: users, title: title, ttlPeriod: ttlPeriod)
@@ -3567,6 +3811,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.installStickerSet#c78fe460 stickerset:InputStickerSet archived:Bool = messages.StickerSetInstallResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.installStickerSet>
     public static func installStickerSet(stickerset: Api.InputStickerSet, archived: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSetInstallResult>) {
         let buffer = Buffer()
         installStickerSet(into: buffer, stickerset: stickerset, archived: archived)
@@ -3583,6 +3829,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.searchStickerSets#35705b8a flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
+    ///
+    /// <https://core.telegram.org/method/messages.searchStickerSets>
     public static func searchStickerSets(excludeFeatured: Bool = false, q: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickerSets>) {
         let buffer = Buffer()
         searchStickerSets(into: buffer, excludeFeatured: excludeFeatured, q: q, hash: hash)
@@ -3604,6 +3852,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiKeywords#35a0e062 lang_code:string = EmojiKeywordsDifference;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiKeywords>
     public static func getEmojiKeywords(langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiKeywordsDifference>) {
         let buffer = Buffer()
         getEmojiKeywords(into: buffer, langCode: langCode)
@@ -3619,6 +3869,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSuggestedDialogFilters#a29cd42c = Vector<DialogFilterSuggested>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSuggestedDialogFilters>
     public static func getSuggestedDialogFilters() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.DialogFilterSuggested]>) {
         let buffer = Buffer()
         getSuggestedDialogFilters(into: buffer)
@@ -3633,6 +3885,8 @@ extension Api.functions.messages {
 
 extension Api.functions.upload {
     /// `upload.getCdnFile#395f69da file_token:bytes offset:long limit:int = upload.CdnFile;`
+    ///
+    /// <https://core.telegram.org/method/upload.getCdnFile>
     public static func getCdnFile(fileToken: [UInt8], offset: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.CdnFile>) {
         let buffer = Buffer()
         getCdnFile(into: buffer, fileToken: fileToken, offset: offset, limit: limit)
@@ -3652,6 +3906,8 @@ extension Api.functions.upload {
 
 extension Api.functions.channels {
     /// `channels.deleteChannel#c0111fe3 channel:InputChannel = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.deleteChannel>
     public static func deleteChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteChannel(into: buffer, channel: channel)
@@ -3667,6 +3923,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.toggleSlowMode#edd49ef0 channel:InputChannel seconds:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleSlowMode>
     public static func toggleSlowMode(channel: Api.InputChannel, seconds: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSlowMode(into: buffer, channel: channel, seconds: seconds)
@@ -3683,6 +3941,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.reorderPreviewMedias#b627f3aa bot:InputUser lang_code:string order:Vector<InputMedia> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.reorderPreviewMedias>
     public static func reorderPreviewMedias(bot: Api.InputUser, langCode: String, order: [Api.InputMedia]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderPreviewMedias(into: buffer, bot: bot, langCode: langCode, order: order)
@@ -3700,6 +3960,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.exportInvoice#0f91b065 invoice_media:InputMedia = payments.ExportedInvoice;`
+    ///
+    /// <https://core.telegram.org/method/payments.exportInvoice>
     public static func exportInvoice(invoiceMedia: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ExportedInvoice>) {
         let buffer = Buffer()
         exportInvoice(into: buffer, invoiceMedia: invoiceMedia)
@@ -3715,6 +3977,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.saveStarGift#2a2a697c flags:# unsave:flags.0?true stargift:InputSavedStarGift = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.saveStarGift>
     public static func saveStarGift(unsave: Bool = false, stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveStarGift(into: buffer, unsave: unsave, stargift: stargift)
@@ -3735,6 +3999,8 @@ extension Api.functions.payments {
 
 extension Api.functions.chatlists {
     /// `chatlists.getExportedInvites#ce03da83 chatlist:InputChatlist = chatlists.ExportedInvites;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.getExportedInvites>
     public static func getExportedInvites(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ExportedInvites>) {
         let buffer = Buffer()
         getExportedInvites(into: buffer, chatlist: chatlist)
@@ -3750,6 +4016,8 @@ extension Api.functions.chatlists {
 
 extension Api.functions.stories {
     /// `stories.sendStory#8f9e6898 flags:# pinned:flags.2?true noforwards:flags.4?true fwd_modified:flags.7?true peer:InputPeer media:InputMedia media_areas:flags.5?Vector<MediaArea> caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long period:flags.3?int fwd_from_id:flags.6?InputPeer fwd_from_story:flags.6?int albums:flags.8?Vector<int> music:flags.9?InputDocument = Updates;`
+    ///
+    /// <https://core.telegram.org/method/stories.sendStory>
     public static func sendStory(pinned: Bool = false, noforwards: Bool = false, fwdModified: Bool = false, peer: Api.InputPeer, media: Api.InputMedia, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, period: Int32? = nil, fwdFromId: Api.InputPeer? = nil, fwdFromStory: Int32? = nil, albums: [Int32]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendStory(into: buffer, pinned: pinned, noforwards: noforwards, fwdModified: fwdModified, peer: peer, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, period: period, fwdFromId: fwdFromId, fwdFromStory: fwdFromStory, albums: albums, music: music)

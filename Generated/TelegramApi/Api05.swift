@@ -26,49 +26,93 @@ extension Api {
     /// - `inputMediaPaidMedia#c4103386 flags:# stars_amount:long extended_media:Vector<InputMedia> payload:flags.0?string = InputMedia;`
     /// - `inputMediaTodo#9fc55fde todo:TodoList = InputMedia;`
     /// - `inputMediaStakeDice#f3a9244a game_hash:string ton_amount:long client_seed:bytes = InputMedia;`
+    ///
+    /// <https://core.telegram.org/type/InputMedia>
     public enum InputMedia: TLSchemaDescribed, TLParsable {
         /// `inputMediaEmpty#9664f57f = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaEmpty>
         case inputMediaEmpty
         /// `inputMediaUploadedPhoto#7d8375da flags:# spoiler:flags.2?true live_photo:flags.3?true file:InputFile stickers:flags.0?Vector<InputDocument> ttl_seconds:flags.1?int video:flags.3?InputDocument = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaUploadedPhoto>
         case inputMediaUploadedPhoto(Cons_inputMediaUploadedPhoto)
         /// `inputMediaPhoto#e3af4434 flags:# spoiler:flags.1?true live_photo:flags.2?true id:InputPhoto ttl_seconds:flags.0?int video:flags.2?InputDocument = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaPhoto>
         case inputMediaPhoto(Cons_inputMediaPhoto)
         /// `inputMediaGeoPoint#f9c44144 geo_point:InputGeoPoint = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaGeoPoint>
         case inputMediaGeoPoint(Cons_inputMediaGeoPoint)
         /// `inputMediaContact#f8ab7dfb phone_number:string first_name:string last_name:string vcard:string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaContact>
         case inputMediaContact(Cons_inputMediaContact)
         /// `inputMediaUploadedDocument#037c9330 flags:# nosound_video:flags.3?true force_file:flags.4?true spoiler:flags.5?true file:InputFile thumb:flags.2?InputFile mime_type:string attributes:Vector<DocumentAttribute> stickers:flags.0?Vector<InputDocument> video_cover:flags.6?InputPhoto video_timestamp:flags.7?int ttl_seconds:flags.1?int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaUploadedDocument>
         case inputMediaUploadedDocument(Cons_inputMediaUploadedDocument)
         /// `inputMediaDocument#a8763ab5 flags:# spoiler:flags.2?true id:InputDocument video_cover:flags.3?InputPhoto video_timestamp:flags.4?int ttl_seconds:flags.0?int query:flags.1?string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaDocument>
         case inputMediaDocument(Cons_inputMediaDocument)
         /// `inputMediaVenue#c13d1c11 geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaVenue>
         case inputMediaVenue(Cons_inputMediaVenue)
         /// `inputMediaPhotoExternal#e5bbfe1a flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaPhotoExternal>
         case inputMediaPhotoExternal(Cons_inputMediaPhotoExternal)
         /// `inputMediaDocumentExternal#779600f9 flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int video_cover:flags.2?InputPhoto video_timestamp:flags.3?int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaDocumentExternal>
         case inputMediaDocumentExternal(Cons_inputMediaDocumentExternal)
         /// `inputMediaGame#d33f43f3 id:InputGame = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaGame>
         case inputMediaGame(Cons_inputMediaGame)
         /// `inputMediaInvoice#405fef0d flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:flags.3?string provider_data:DataJSON start_param:flags.1?string extended_media:flags.2?InputMedia = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaInvoice>
         case inputMediaInvoice(Cons_inputMediaInvoice)
         /// `inputMediaGeoLive#971fa843 flags:# stopped:flags.0?true geo_point:InputGeoPoint heading:flags.2?int period:flags.1?int proximity_notification_radius:flags.3?int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaGeoLive>
         case inputMediaGeoLive(Cons_inputMediaGeoLive)
         /// `inputMediaPoll#883a4108 flags:# poll:Poll correct_answers:flags.0?Vector<int> attached_media:flags.3?InputMedia solution:flags.1?string solution_entities:flags.1?Vector<MessageEntity> solution_media:flags.2?InputMedia = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaPoll>
         case inputMediaPoll(Cons_inputMediaPoll)
         /// `inputMediaDice#e66fbf7b emoticon:string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaDice>
         case inputMediaDice(Cons_inputMediaDice)
         /// `inputMediaStory#89fdd778 peer:InputPeer id:int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaStory>
         case inputMediaStory(Cons_inputMediaStory)
         /// `inputMediaWebPage#c21b8849 flags:# force_large_media:flags.0?true force_small_media:flags.1?true optional:flags.2?true url:string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaWebPage>
         case inputMediaWebPage(Cons_inputMediaWebPage)
         /// `inputMediaPaidMedia#c4103386 flags:# stars_amount:long extended_media:Vector<InputMedia> payload:flags.0?string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaPaidMedia>
         case inputMediaPaidMedia(Cons_inputMediaPaidMedia)
         /// `inputMediaTodo#9fc55fde todo:TodoList = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaTodo>
         case inputMediaTodo(Cons_inputMediaTodo)
         /// `inputMediaStakeDice#f3a9244a game_hash:string ton_amount:long client_seed:bytes = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaStakeDice>
         case inputMediaStakeDice(Cons_inputMediaStakeDice)
 
         /// `inputMediaUploadedPhoto#7d8375da flags:# spoiler:flags.2?true live_photo:flags.3?true file:InputFile stickers:flags.0?Vector<InputDocument> ttl_seconds:flags.1?int video:flags.3?InputDocument = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaUploadedPhoto>
         public final class Cons_inputMediaUploadedPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -103,6 +147,8 @@ extension Api {
         }
 
         /// `inputMediaPhoto#e3af4434 flags:# spoiler:flags.1?true live_photo:flags.2?true id:InputPhoto ttl_seconds:flags.0?int video:flags.2?InputDocument = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaPhoto>
         public final class Cons_inputMediaPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -133,6 +179,8 @@ extension Api {
         }
 
         /// `inputMediaGeoPoint#f9c44144 geo_point:InputGeoPoint = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaGeoPoint>
         public final class Cons_inputMediaGeoPoint: Sendable {
             public let geoPoint: Api.InputGeoPoint
 
@@ -142,6 +190,8 @@ extension Api {
         }
 
         /// `inputMediaContact#f8ab7dfb phone_number:string first_name:string last_name:string vcard:string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaContact>
         public final class Cons_inputMediaContact: Sendable {
             public let phoneNumber: String
             public let firstName: String
@@ -157,6 +207,8 @@ extension Api {
         }
 
         /// `inputMediaUploadedDocument#037c9330 flags:# nosound_video:flags.3?true force_file:flags.4?true spoiler:flags.5?true file:InputFile thumb:flags.2?InputFile mime_type:string attributes:Vector<DocumentAttribute> stickers:flags.0?Vector<InputDocument> video_cover:flags.6?InputPhoto video_timestamp:flags.7?int ttl_seconds:flags.1?int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaUploadedDocument>
         public final class Cons_inputMediaUploadedDocument: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -207,6 +259,8 @@ extension Api {
         }
 
         /// `inputMediaDocument#a8763ab5 flags:# spoiler:flags.2?true id:InputDocument video_cover:flags.3?InputPhoto video_timestamp:flags.4?int ttl_seconds:flags.0?int query:flags.1?string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaDocument>
         public final class Cons_inputMediaDocument: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -243,6 +297,8 @@ extension Api {
         }
 
         /// `inputMediaVenue#c13d1c11 geo_point:InputGeoPoint title:string address:string provider:string venue_id:string venue_type:string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaVenue>
         public final class Cons_inputMediaVenue: Sendable {
             public let geoPoint: Api.InputGeoPoint
             public let title: String
@@ -262,6 +318,8 @@ extension Api {
         }
 
         /// `inputMediaPhotoExternal#e5bbfe1a flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaPhotoExternal>
         public final class Cons_inputMediaPhotoExternal: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -286,6 +344,8 @@ extension Api {
         }
 
         /// `inputMediaDocumentExternal#779600f9 flags:# spoiler:flags.1?true url:string ttl_seconds:flags.0?int video_cover:flags.2?InputPhoto video_timestamp:flags.3?int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaDocumentExternal>
         public final class Cons_inputMediaDocumentExternal: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -318,6 +378,8 @@ extension Api {
         }
 
         /// `inputMediaGame#d33f43f3 id:InputGame = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaGame>
         public final class Cons_inputMediaGame: Sendable {
             public let id: Api.InputGame
 
@@ -327,6 +389,8 @@ extension Api {
         }
 
         /// `inputMediaInvoice#405fef0d flags:# title:string description:string photo:flags.0?InputWebDocument invoice:Invoice payload:bytes provider:flags.3?string provider_data:DataJSON start_param:flags.1?string extended_media:flags.2?InputMedia = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaInvoice>
         public final class Cons_inputMediaInvoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -373,6 +437,8 @@ extension Api {
         }
 
         /// `inputMediaGeoLive#971fa843 flags:# stopped:flags.0?true geo_point:InputGeoPoint heading:flags.2?int period:flags.1?int proximity_notification_radius:flags.3?int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaGeoLive>
         public final class Cons_inputMediaGeoLive: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -405,6 +471,8 @@ extension Api {
         }
 
         /// `inputMediaPoll#883a4108 flags:# poll:Poll correct_answers:flags.0?Vector<int> attached_media:flags.3?InputMedia solution:flags.1?string solution_entities:flags.1?Vector<MessageEntity> solution_media:flags.2?InputMedia = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaPoll>
         public final class Cons_inputMediaPoll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -442,6 +510,8 @@ extension Api {
         }
 
         /// `inputMediaDice#e66fbf7b emoticon:string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaDice>
         public final class Cons_inputMediaDice: Sendable {
             public let emoticon: String
 
@@ -451,6 +521,8 @@ extension Api {
         }
 
         /// `inputMediaStory#89fdd778 peer:InputPeer id:int = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaStory>
         public final class Cons_inputMediaStory: Sendable {
             public let peer: Api.InputPeer
             public let id: Int32
@@ -462,6 +534,8 @@ extension Api {
         }
 
         /// `inputMediaWebPage#c21b8849 flags:# force_large_media:flags.0?true force_small_media:flags.1?true optional:flags.2?true url:string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaWebPage>
         public final class Cons_inputMediaWebPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -486,6 +560,8 @@ extension Api {
         }
 
         /// `inputMediaPaidMedia#c4103386 flags:# stars_amount:long extended_media:Vector<InputMedia> payload:flags.0?string = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaPaidMedia>
         public final class Cons_inputMediaPaidMedia: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -511,6 +587,8 @@ extension Api {
         }
 
         /// `inputMediaTodo#9fc55fde todo:TodoList = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaTodo>
         public final class Cons_inputMediaTodo: Sendable {
             public let todo: Api.TodoList
 
@@ -520,6 +598,8 @@ extension Api {
         }
 
         /// `inputMediaStakeDice#f3a9244a game_hash:string ton_amount:long client_seed:bytes = InputMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaStakeDice>
         public final class Cons_inputMediaStakeDice: Sendable {
             public let gameHash: String
             public let tonAmount: Int64
@@ -1200,11 +1280,17 @@ extension Api {
 extension Api {
     /// TL type `StickerPack`. Constructors:
     /// - `stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;`
+    ///
+    /// <https://core.telegram.org/type/StickerPack>
     public enum StickerPack: TLSchemaDescribed, TLParsable {
         /// `stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerPack>
         case stickerPack(Cons_stickerPack)
 
         /// `stickerPack#12b299d4 emoticon:string documents:Vector<long> = StickerPack;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerPack>
         public final class Cons_stickerPack: Sendable {
             public let emoticon: String
             public let documents: [Int64]
@@ -1263,19 +1349,33 @@ extension Api {
     /// - `recentMeUrlChat#b2da71d2 url:string chat_id:long = RecentMeUrl;`
     /// - `recentMeUrlChatInvite#eb49081d url:string chat_invite:ChatInvite = RecentMeUrl;`
     /// - `recentMeUrlStickerSet#bc0a57dc url:string set:StickerSetCovered = RecentMeUrl;`
+    ///
+    /// <https://core.telegram.org/type/RecentMeUrl>
     public enum RecentMeUrl: TLSchemaDescribed, TLParsable {
         /// `recentMeUrlUnknown#46e1d13d url:string = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlUnknown>
         case recentMeUrlUnknown(Cons_recentMeUrlUnknown)
         /// `recentMeUrlUser#b92c09e2 url:string user_id:long = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlUser>
         case recentMeUrlUser(Cons_recentMeUrlUser)
         /// `recentMeUrlChat#b2da71d2 url:string chat_id:long = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlChat>
         case recentMeUrlChat(Cons_recentMeUrlChat)
         /// `recentMeUrlChatInvite#eb49081d url:string chat_invite:ChatInvite = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlChatInvite>
         case recentMeUrlChatInvite(Cons_recentMeUrlChatInvite)
         /// `recentMeUrlStickerSet#bc0a57dc url:string set:StickerSetCovered = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlStickerSet>
         case recentMeUrlStickerSet(Cons_recentMeUrlStickerSet)
 
         /// `recentMeUrlUnknown#46e1d13d url:string = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlUnknown>
         public final class Cons_recentMeUrlUnknown: Sendable {
             public let url: String
 
@@ -1285,6 +1385,8 @@ extension Api {
         }
 
         /// `recentMeUrlUser#b92c09e2 url:string user_id:long = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlUser>
         public final class Cons_recentMeUrlUser: Sendable {
             public let url: String
             public let userId: Int64
@@ -1296,6 +1398,8 @@ extension Api {
         }
 
         /// `recentMeUrlChat#b2da71d2 url:string chat_id:long = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlChat>
         public final class Cons_recentMeUrlChat: Sendable {
             public let url: String
             public let chatId: Int64
@@ -1307,6 +1411,8 @@ extension Api {
         }
 
         /// `recentMeUrlChatInvite#eb49081d url:string chat_invite:ChatInvite = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlChatInvite>
         public final class Cons_recentMeUrlChatInvite: Sendable {
             public let url: String
             public let chatInvite: Api.ChatInvite
@@ -1318,6 +1424,8 @@ extension Api {
         }
 
         /// `recentMeUrlStickerSet#bc0a57dc url:string set:StickerSetCovered = RecentMeUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/recentMeUrlStickerSet>
         public final class Cons_recentMeUrlStickerSet: Sendable {
             public let url: String
             public let set: Api.StickerSetCovered
@@ -1440,11 +1548,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.AuthorizationForm`. Constructors:
     /// - `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
+    ///
+    /// <https://core.telegram.org/type/account.AuthorizationForm>
     public enum AuthorizationForm: TLSchemaDescribed, TLParsable {
         /// `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
+        ///
+        /// <https://core.telegram.org/constructor/account.authorizationForm>
         case authorizationForm(Cons_authorizationForm)
 
         /// `account.authorizationForm#ad2e1cd8 flags:# required_types:Vector<SecureRequiredType> values:Vector<SecureValue> errors:Vector<SecureValueError> users:Vector<User> privacy_policy_url:flags.0?string = account.AuthorizationForm;`
+        ///
+        /// <https://core.telegram.org/constructor/account.authorizationForm>
         public final class Cons_authorizationForm: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1539,11 +1653,17 @@ extension Api.account {
 extension Api {
     /// TL type `ChatOnlines`. Constructors:
     /// - `chatOnlines#f041e250 onlines:int = ChatOnlines;`
+    ///
+    /// <https://core.telegram.org/type/ChatOnlines>
     public enum ChatOnlines: TLSchemaDescribed, TLParsable {
         /// `chatOnlines#f041e250 onlines:int = ChatOnlines;`
+        ///
+        /// <https://core.telegram.org/constructor/chatOnlines>
         case chatOnlines(Cons_chatOnlines)
 
         /// `chatOnlines#f041e250 onlines:int = ChatOnlines;`
+        ///
+        /// <https://core.telegram.org/constructor/chatOnlines>
         public struct Cons_chatOnlines: Sendable {
             public let onlines: Int32
 
@@ -1596,15 +1716,25 @@ extension Api.auth {
     /// - `auth.loginToken#629f1980 expires:int token:bytes = auth.LoginToken;`
     /// - `auth.loginTokenMigrateTo#068e9916 dc_id:int token:bytes = auth.LoginToken;`
     /// - `auth.loginTokenSuccess#390d5c5e authorization:auth.Authorization = auth.LoginToken;`
+    ///
+    /// <https://core.telegram.org/type/auth.LoginToken>
     public enum LoginToken: TLSchemaDescribed, TLParsable {
         /// `auth.loginToken#629f1980 expires:int token:bytes = auth.LoginToken;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.loginToken>
         case loginToken(Cons_loginToken)
         /// `auth.loginTokenMigrateTo#068e9916 dc_id:int token:bytes = auth.LoginToken;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.loginTokenMigrateTo>
         case loginTokenMigrateTo(Cons_loginTokenMigrateTo)
         /// `auth.loginTokenSuccess#390d5c5e authorization:auth.Authorization = auth.LoginToken;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.loginTokenSuccess>
         case loginTokenSuccess(Cons_loginTokenSuccess)
 
         /// `auth.loginToken#629f1980 expires:int token:bytes = auth.LoginToken;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.loginToken>
         public final class Cons_loginToken: Sendable {
             public let expires: Int32
             public let token: [UInt8]
@@ -1616,6 +1746,8 @@ extension Api.auth {
         }
 
         /// `auth.loginTokenMigrateTo#068e9916 dc_id:int token:bytes = auth.LoginToken;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.loginTokenMigrateTo>
         public final class Cons_loginTokenMigrateTo: Sendable {
             public let dcId: Int32
             public let token: [UInt8]
@@ -1627,6 +1759,8 @@ extension Api.auth {
         }
 
         /// `auth.loginTokenSuccess#390d5c5e authorization:auth.Authorization = auth.LoginToken;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.loginTokenSuccess>
         public final class Cons_loginTokenSuccess: Sendable {
             public let authorization: Api.auth.Authorization
 
@@ -1715,11 +1849,17 @@ extension Api.auth {
 extension Api {
     /// TL type `WebViewResult`. Constructors:
     /// - `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
+    ///
+    /// <https://core.telegram.org/type/WebViewResult>
     public enum WebViewResult: TLSchemaDescribed, TLParsable {
         /// `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
+        ///
+        /// <https://core.telegram.org/constructor/webViewResultUrl>
         case webViewResultUrl(Cons_webViewResultUrl)
 
         /// `webViewResultUrl#4d22ff98 flags:# fullsize:flags.1?true fullscreen:flags.2?true same_origin:flags.3?true query_id:flags.0?long url:string = WebViewResult;`
+        ///
+        /// <https://core.telegram.org/constructor/webViewResultUrl>
         public final class Cons_webViewResultUrl: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1805,17 +1945,29 @@ extension Api {
     /// - `notificationSoundNone#6f0c34df = NotificationSound;`
     /// - `notificationSoundLocal#830b9ae4 title:string data:string = NotificationSound;`
     /// - `notificationSoundRingtone#ff6c8049 id:long = NotificationSound;`
+    ///
+    /// <https://core.telegram.org/type/NotificationSound>
     public enum NotificationSound: TLSchemaDescribed, TLParsable {
         /// `notificationSoundDefault#97e8bebe = NotificationSound;`
+        ///
+        /// <https://core.telegram.org/constructor/notificationSoundDefault>
         case notificationSoundDefault
         /// `notificationSoundNone#6f0c34df = NotificationSound;`
+        ///
+        /// <https://core.telegram.org/constructor/notificationSoundNone>
         case notificationSoundNone
         /// `notificationSoundLocal#830b9ae4 title:string data:string = NotificationSound;`
+        ///
+        /// <https://core.telegram.org/constructor/notificationSoundLocal>
         case notificationSoundLocal(Cons_notificationSoundLocal)
         /// `notificationSoundRingtone#ff6c8049 id:long = NotificationSound;`
+        ///
+        /// <https://core.telegram.org/constructor/notificationSoundRingtone>
         case notificationSoundRingtone(Cons_notificationSoundRingtone)
 
         /// `notificationSoundLocal#830b9ae4 title:string data:string = NotificationSound;`
+        ///
+        /// <https://core.telegram.org/constructor/notificationSoundLocal>
         public final class Cons_notificationSoundLocal: Sendable {
             public let title: String
             public let data: String
@@ -1827,6 +1979,8 @@ extension Api {
         }
 
         /// `notificationSoundRingtone#ff6c8049 id:long = NotificationSound;`
+        ///
+        /// <https://core.telegram.org/constructor/notificationSoundRingtone>
         public struct Cons_notificationSoundRingtone: Sendable {
             public let id: Int64
 
@@ -1909,11 +2063,17 @@ extension Api {
 extension Api {
     /// TL type `TextWithEntities`. Constructors:
     /// - `textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;`
+    ///
+    /// <https://core.telegram.org/type/TextWithEntities>
     public enum TextWithEntities: TLSchemaDescribed, TLParsable {
         /// `textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;`
+        ///
+        /// <https://core.telegram.org/constructor/textWithEntities>
         case textWithEntities(Cons_textWithEntities)
 
         /// `textWithEntities#751f3146 text:string entities:Vector<MessageEntity> = TextWithEntities;`
+        ///
+        /// <https://core.telegram.org/constructor/textWithEntities>
         public final class Cons_textWithEntities: Sendable {
             public let text: String
             public let entities: [Api.MessageEntity]
@@ -1968,11 +2128,17 @@ extension Api {
 extension Api {
     /// TL type `InputBusinessGreetingMessage`. Constructors:
     /// - `inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;`
+    ///
+    /// <https://core.telegram.org/type/InputBusinessGreetingMessage>
     public enum InputBusinessGreetingMessage: TLSchemaDescribed, TLParsable {
         /// `inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessGreetingMessage>
         case inputBusinessGreetingMessage(Cons_inputBusinessGreetingMessage)
 
         /// `inputBusinessGreetingMessage#0194cb3b shortcut_id:int recipients:InputBusinessRecipients no_activity_days:int = InputBusinessGreetingMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessGreetingMessage>
         public final class Cons_inputBusinessGreetingMessage: Sendable {
             public let shortcutId: Int32
             public let recipients: Api.InputBusinessRecipients
@@ -2034,11 +2200,17 @@ extension Api {
 extension Api {
     /// TL type `ConnectedBot`. Constructors:
     /// - `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
+    ///
+    /// <https://core.telegram.org/type/ConnectedBot>
     public enum ConnectedBot: TLSchemaDescribed, TLParsable {
         /// `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
+        ///
+        /// <https://core.telegram.org/constructor/connectedBot>
         case connectedBot(Cons_connectedBot)
 
         /// `connectedBot#033ed001 flags:# bot_id:long recipients:BusinessBotRecipients rights:BusinessBotRights device:flags.0?string date:flags.1?int location:flags.2?string = ConnectedBot;`
+        ///
+        /// <https://core.telegram.org/constructor/connectedBot>
         public final class Cons_connectedBot: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2151,11 +2323,17 @@ extension Api {
 extension Api.fragment {
     /// TL type `fragment.CollectibleInfo`. Constructors:
     /// - `fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;`
+    ///
+    /// <https://core.telegram.org/type/fragment.CollectibleInfo>
     public enum CollectibleInfo: TLSchemaDescribed, TLParsable {
         /// `fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/fragment.collectibleInfo>
         case collectibleInfo(Cons_collectibleInfo)
 
         /// `fragment.collectibleInfo#6ebdff91 purchase_date:int currency:string amount:long crypto_currency:string crypto_amount:long url:string = fragment.CollectibleInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/fragment.collectibleInfo>
         public final class Cons_collectibleInfo: Sendable {
             public let purchaseDate: Int32
             public let currency: String
@@ -2232,11 +2410,17 @@ extension Api.fragment {
 extension Api {
     /// TL type `StarsTopupOption`. Constructors:
     /// - `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
+    ///
+    /// <https://core.telegram.org/type/StarsTopupOption>
     public enum StarsTopupOption: TLSchemaDescribed, TLParsable {
         /// `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTopupOption>
         case starsTopupOption(Cons_starsTopupOption)
 
         /// `starsTopupOption#0bd915c0 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsTopupOption;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTopupOption>
         public final class Cons_starsTopupOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2327,11 +2511,17 @@ extension Api {
 extension Api {
     /// TL type `AuctionBidLevel`. Constructors:
     /// - `auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;`
+    ///
+    /// <https://core.telegram.org/type/AuctionBidLevel>
     public enum AuctionBidLevel: TLSchemaDescribed, TLParsable {
         /// `auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;`
+        ///
+        /// <https://core.telegram.org/constructor/auctionBidLevel>
         case auctionBidLevel(Cons_auctionBidLevel)
 
         /// `auctionBidLevel#310240cc pos:int amount:long date:int = AuctionBidLevel;`
+        ///
+        /// <https://core.telegram.org/constructor/auctionBidLevel>
         public final class Cons_auctionBidLevel: Sendable {
             public let pos: Int32
             public let amount: Int64
@@ -2394,13 +2584,21 @@ extension Api {
     /// TL type `AiComposeTone`. Constructors:
     /// - `aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;`
     /// - `aiComposeToneDefault#9bad6414 tone:string emoji_id:long title:string = AiComposeTone;`
+    ///
+    /// <https://core.telegram.org/type/AiComposeTone>
     public enum AiComposeTone: TLSchemaDescribed, TLParsable {
         /// `aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/aiComposeTone>
         case aiComposeTone(Cons_aiComposeTone)
         /// `aiComposeToneDefault#9bad6414 tone:string emoji_id:long title:string = AiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/aiComposeToneDefault>
         case aiComposeToneDefault(Cons_aiComposeToneDefault)
 
         /// `aiComposeTone#cff63ea9 flags:# creator:flags.0?true id:long access_hash:long slug:string title:string emoji_id:flags.1?long prompt:flags.4?string installs_count:flags.2?int author_id:flags.3?long example_english:flags.5?AiComposeToneExample = AiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/aiComposeTone>
         public final class Cons_aiComposeTone: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2450,6 +2648,8 @@ extension Api {
         }
 
         /// `aiComposeToneDefault#9bad6414 tone:string emoji_id:long title:string = AiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/aiComposeToneDefault>
         public final class Cons_aiComposeToneDefault: Sendable {
             public let tone: String
             public let emojiId: Int64
@@ -2579,11 +2779,17 @@ extension Api {
 extension Api {
     /// TL type `KeyboardInlineButton`. Constructors:
     /// - `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
+    ///
+    /// <https://core.telegram.org/type/KeyboardInlineButton>
     public enum KeyboardInlineButton: TLSchemaDescribed, TLParsable {
         /// `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardInlineButton>
         case keyboardInlineButton(Cons_keyboardInlineButton)
 
         /// `keyboardInlineButton#11c1a322 flags:# style:flags.10?KeyboardButtonStyle text:string type:InlineButtonType = KeyboardInlineButton;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardInlineButton>
         public final class Cons_keyboardInlineButton: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2663,6 +2869,8 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.recoverPassword#37096c70 flags:# code:string new_settings:flags.0?account.PasswordInputSettings = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.recoverPassword>
     public static func recoverPassword(code: String, newSettings: Api.account.PasswordInputSettings? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         recoverPassword(into: buffer, code: code, newSettings: newSettings)
@@ -2684,6 +2892,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.getPasswordSettings#9cd4eaf9 password:InputCheckPasswordSRP = account.PasswordSettings;`
+    ///
+    /// <https://core.telegram.org/method/account.getPasswordSettings>
     public static func getPasswordSettings(password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PasswordSettings>) {
         let buffer = Buffer()
         getPasswordSettings(into: buffer, password: password)
@@ -2699,6 +2909,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.toggleConnectedBotPaused#646e1097 peer:InputPeer paused:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.toggleConnectedBotPaused>
     public static func toggleConnectedBotPaused(peer: Api.InputPeer, paused: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleConnectedBotPaused(into: buffer, peer: peer, paused: paused)
@@ -2715,6 +2927,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.toggleTopPeers#8514bdda enabled:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.toggleTopPeers>
     public static func toggleTopPeers(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleTopPeers(into: buffer, enabled: enabled)
@@ -2732,6 +2946,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.getEmojiURL#d5b10c26 lang_code:string = EmojiURL;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiURL>
     public static func getEmojiURL(langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiURL>) {
         let buffer = Buffer()
         getEmojiURL(into: buffer, langCode: langCode)
@@ -2747,6 +2963,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setChatTheme#081202c9 peer:InputPeer theme:InputChatTheme = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.setChatTheme>
     public static func setChatTheme(peer: Api.InputPeer, theme: Api.InputChatTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatTheme(into: buffer, peer: peer, theme: theme)
@@ -2763,6 +2981,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getPaidReactionPrivacy#472455aa = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPaidReactionPrivacy>
     public static func getPaidReactionPrivacy() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getPaidReactionPrivacy(into: buffer)
@@ -2777,6 +2997,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getPreparedInlineMessage#857ebdb8 bot:InputUser id:string = messages.PreparedInlineMessage;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPreparedInlineMessage>
     public static func getPreparedInlineMessage(bot: Api.InputUser, id: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PreparedInlineMessage>) {
         let buffer = Buffer()
         getPreparedInlineMessage(into: buffer, bot: bot, id: id)
@@ -2793,6 +3015,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reportReadMetrics#4067c5e6 peer:InputPeer metrics:Vector<InputMessageReadMetric> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reportReadMetrics>
     public static func reportReadMetrics(peer: Api.InputPeer, metrics: [Api.InputMessageReadMetric]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportReadMetrics(into: buffer, peer: peer, metrics: metrics)
@@ -2809,6 +3033,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteParticipantReaction#e3b7f82c peer:InputPeer msg_id:int participant:InputPeer = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteParticipantReaction>
     public static func deleteParticipantReaction(peer: Api.InputPeer, msgId: Int32, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteParticipantReaction(into: buffer, peer: peer, msgId: msgId, participant: participant)
@@ -2826,6 +3052,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.saveAppLog#6f02f748 events:Vector<InputAppEvent> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/help.saveAppLog>
     public static func saveAppLog(events: [Api.InputAppEvent]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveAppLog(into: buffer, events: events)
@@ -2841,6 +3069,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.editAdmin#9a98ad68 flags:# channel:InputChannel user_id:InputUser admin_rights:ChatAdminRights rank:flags.0?string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.editAdmin>
     public static func editAdmin(channel: Api.InputChannel, userId: Api.InputUser, adminRights: Api.ChatAdminRights, rank: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editAdmin(into: buffer, channel: channel, userId: userId, adminRights: adminRights, rank: rank)
@@ -2866,6 +3096,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.setDiscussionGroup#40582bb2 broadcast:InputChannel group:InputChannel = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.setDiscussionGroup>
     public static func setDiscussionGroup(broadcast: Api.InputChannel, group: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setDiscussionGroup(into: buffer, broadcast: broadcast, group: group)
@@ -2882,6 +3114,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.searchPosts#f2c4f24d flags:# hashtag:flags.0?string query:flags.1?string offset_rate:int offset_peer:InputPeer offset_id:int limit:int allow_paid_stars:flags.2?long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/channels.searchPosts>
     public static func searchPosts(hashtag: String? = nil, query: String? = nil, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         searchPosts(into: buffer, hashtag: hashtag, query: query, offsetRate: offsetRate, offsetPeer: offsetPeer, offsetId: offsetId, limit: limit, allowPaidStars: allowPaidStars)
@@ -2918,6 +3152,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.createStarGiftCollection#1f4a0e87 peer:InputPeer title:string stargift:Vector<InputSavedStarGift> = StarGiftCollection;`
+    ///
+    /// <https://core.telegram.org/method/payments.createStarGiftCollection>
     public static func createStarGiftCollection(peer: Api.InputPeer, title: String, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
         let buffer = Buffer()
         createStarGiftCollection(into: buffer, peer: peer, title: title, stargift: stargift)
@@ -2935,6 +3171,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.reorderStarGiftCollections#c32af4cc peer:InputPeer order:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.reorderStarGiftCollections>
     public static func reorderStarGiftCollections(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderStarGiftCollections(into: buffer, peer: peer, order: order)
@@ -2951,6 +3189,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarGiftAuctionState#5c9ff4d6 auction:InputStarGiftAuction version:int = payments.StarGiftAuctionState;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarGiftAuctionState>
     public static func getStarGiftAuctionState(auction: Api.InputStarGiftAuction, version: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftAuctionState>) {
         let buffer = Buffer()
         getStarGiftAuctionState(into: buffer, auction: auction, version: version)
@@ -2967,6 +3207,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stickers {
     /// `stickers.replaceSticker#4696459a sticker:InputDocument new_sticker:InputStickerSetItem = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/stickers.replaceSticker>
     public static func replaceSticker(sticker: Api.InputDocument, newSticker: Api.InputStickerSetItem) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         replaceSticker(into: buffer, sticker: sticker, newSticker: newSticker)
@@ -2983,6 +3225,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.getGroupCallJoinAs#ef7c213a peer:InputPeer = phone.JoinAsPeers;`
+    ///
+    /// <https://core.telegram.org/method/phone.getGroupCallJoinAs>
     public static func getGroupCallJoinAs(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.JoinAsPeers>) {
         let buffer = Buffer()
         getGroupCallJoinAs(into: buffer, peer: peer)
@@ -2998,6 +3242,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stats {
     /// `stats.getStoryStats#374fef40 flags:# dark:flags.0?true peer:InputPeer id:int = stats.StoryStats;`
+    ///
+    /// <https://core.telegram.org/method/stats.getStoryStats>
     public static func getStoryStats(dark: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.StoryStats>) {
         let buffer = Buffer()
         getStoryStats(into: buffer, dark: dark, peer: peer, id: id)
@@ -3019,6 +3265,8 @@ extension Api.functions.stats {
 
 extension Api.functions.chatlists {
     /// `chatlists.joinChatlistUpdates#e089f8f5 chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.joinChatlistUpdates>
     public static func joinChatlistUpdates(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         joinChatlistUpdates(into: buffer, chatlist: chatlist, peers: peers)
@@ -3035,6 +3283,8 @@ extension Api.functions.chatlists {
 
 extension Api.functions.stories {
     /// `stories.getChatsToSend#a56a8b60 = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/stories.getChatsToSend>
     public static func getChatsToSend() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChatsToSend(into: buffer)
@@ -3049,6 +3299,8 @@ extension Api.functions.stories {
 
 extension Api.functions.smsjobs {
     /// `smsjobs.updateSettings#093fa0bf flags:# allow_international:flags.0?true = Bool;`
+    ///
+    /// <https://core.telegram.org/method/smsjobs.updateSettings>
     public static func updateSettings(allowInternational: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateSettings(into: buffer, allowInternational: allowInternational)
@@ -3068,6 +3320,8 @@ extension Api.functions.smsjobs {
 
 extension Api.functions.smsjobs {
     /// `smsjobs.getStatus#10a698e8 = smsjobs.Status;`
+    ///
+    /// <https://core.telegram.org/method/smsjobs.getStatus>
     public static func getStatus() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.smsjobs.Status>) {
         let buffer = Buffer()
         getStatus(into: buffer)

@@ -8,13 +8,21 @@ extension Api {
     /// TL type `InputDocument`. Constructors:
     /// - `inputDocumentEmpty#72f0eaae = InputDocument;`
     /// - `inputDocument#1abfb575 id:long access_hash:long file_reference:bytes = InputDocument;`
+    ///
+    /// <https://core.telegram.org/type/InputDocument>
     public enum InputDocument: TLSchemaDescribed, TLParsable {
         /// `inputDocumentEmpty#72f0eaae = InputDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDocumentEmpty>
         case inputDocumentEmpty
         /// `inputDocument#1abfb575 id:long access_hash:long file_reference:bytes = InputDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDocument>
         case inputDocument(Cons_inputDocument)
 
         /// `inputDocument#1abfb575 id:long access_hash:long file_reference:bytes = InputDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDocument>
         public final class Cons_inputDocument: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -83,11 +91,17 @@ extension Api {
 extension Api {
     /// TL type `InlineBotSwitchPM`. Constructors:
     /// - `inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;`
+    ///
+    /// <https://core.telegram.org/type/InlineBotSwitchPM>
     public enum InlineBotSwitchPM: TLSchemaDescribed, TLParsable {
         /// `inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineBotSwitchPM>
         case inlineBotSwitchPM(Cons_inlineBotSwitchPM)
 
         /// `inlineBotSwitchPM#3c20629f text:string start_param:string = InlineBotSwitchPM;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineBotSwitchPM>
         public final class Cons_inlineBotSwitchPM: Sendable {
             public let text: String
             public let startParam: String
@@ -142,11 +156,17 @@ extension Api {
 extension Api {
     /// TL type `PollResults` (recursive). Constructors:
     /// - `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
+    ///
+    /// <https://core.telegram.org/type/PollResults>
     public enum PollResults: TLSchemaDescribed, TLParsable {
         /// `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
+        ///
+        /// <https://core.telegram.org/constructor/pollResults>
         case pollResults(Cons_pollResults)
 
         /// `pollResults#ba7bb15e flags:# min:flags.0?true has_unread_votes:flags.6?true can_view_stats:flags.7?true results:flags.1?Vector<PollAnswerVoters> total_voters:flags.2?int recent_voters:flags.3?Vector<Peer> solution:flags.4?string solution_entities:flags.4?Vector<MessageEntity> solution_media:flags.5?MessageMedia = PollResults;`
+        ///
+        /// <https://core.telegram.org/constructor/pollResults>
         public final class Cons_pollResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -286,23 +306,41 @@ extension Api {
     /// - `webPageAttributeStarGiftCollection#31cad303 icons:Vector<Document> = WebPageAttribute;`
     /// - `webPageAttributeStarGiftAuction#01c641c2 gift:StarGift end_date:int = WebPageAttribute;`
     /// - `webPageAttributeAiComposeTone#7781fe18 emoji_id:long = WebPageAttribute;`
+    ///
+    /// <https://core.telegram.org/type/WebPageAttribute>
     public enum WebPageAttribute: TLSchemaDescribed, TLParsable {
         /// `webPageAttributeTheme#54b56617 flags:# documents:flags.0?Vector<Document> settings:flags.1?ThemeSettings = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeTheme>
         case webPageAttributeTheme(Cons_webPageAttributeTheme)
         /// `webPageAttributeStory#2e94c3e7 flags:# peer:Peer id:int story:flags.0?StoryItem = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeStory>
         case webPageAttributeStory(Cons_webPageAttributeStory)
         /// `webPageAttributeStickerSet#50cc03d3 flags:# emojis:flags.0?true text_color:flags.1?true stickers:Vector<Document> = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeStickerSet>
         case webPageAttributeStickerSet(Cons_webPageAttributeStickerSet)
         /// `webPageAttributeUniqueStarGift#cf6f6db8 gift:StarGift = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeUniqueStarGift>
         case webPageAttributeUniqueStarGift(Cons_webPageAttributeUniqueStarGift)
         /// `webPageAttributeStarGiftCollection#31cad303 icons:Vector<Document> = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeStarGiftCollection>
         case webPageAttributeStarGiftCollection(Cons_webPageAttributeStarGiftCollection)
         /// `webPageAttributeStarGiftAuction#01c641c2 gift:StarGift end_date:int = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeStarGiftAuction>
         case webPageAttributeStarGiftAuction(Cons_webPageAttributeStarGiftAuction)
         /// `webPageAttributeAiComposeTone#7781fe18 emoji_id:long = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeAiComposeTone>
         case webPageAttributeAiComposeTone(Cons_webPageAttributeAiComposeTone)
 
         /// `webPageAttributeTheme#54b56617 flags:# documents:flags.0?Vector<Document> settings:flags.1?ThemeSettings = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeTheme>
         public final class Cons_webPageAttributeTheme: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -326,6 +364,8 @@ extension Api {
         }
 
         /// `webPageAttributeStory#2e94c3e7 flags:# peer:Peer id:int story:flags.0?StoryItem = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeStory>
         public final class Cons_webPageAttributeStory: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -351,6 +391,8 @@ extension Api {
         }
 
         /// `webPageAttributeStickerSet#50cc03d3 flags:# emojis:flags.0?true text_color:flags.1?true stickers:Vector<Document> = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeStickerSet>
         public final class Cons_webPageAttributeStickerSet: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -373,6 +415,8 @@ extension Api {
         }
 
         /// `webPageAttributeUniqueStarGift#cf6f6db8 gift:StarGift = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeUniqueStarGift>
         public final class Cons_webPageAttributeUniqueStarGift: Sendable {
             public let gift: Api.StarGift
 
@@ -382,6 +426,8 @@ extension Api {
         }
 
         /// `webPageAttributeStarGiftCollection#31cad303 icons:Vector<Document> = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeStarGiftCollection>
         public final class Cons_webPageAttributeStarGiftCollection: Sendable {
             public let icons: [Api.Document]
 
@@ -391,6 +437,8 @@ extension Api {
         }
 
         /// `webPageAttributeStarGiftAuction#01c641c2 gift:StarGift end_date:int = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeStarGiftAuction>
         public final class Cons_webPageAttributeStarGiftAuction: Sendable {
             public let gift: Api.StarGift
             public let endDate: Int32
@@ -402,6 +450,8 @@ extension Api {
         }
 
         /// `webPageAttributeAiComposeTone#7781fe18 emoji_id:long = WebPageAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageAttributeAiComposeTone>
         public struct Cons_webPageAttributeAiComposeTone: Sendable {
             public let emojiId: Int64
 
@@ -581,11 +631,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.ExportedChatInvites`. Constructors:
     /// - `messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;`
+    ///
+    /// <https://core.telegram.org/type/messages.ExportedChatInvites>
     public enum ExportedChatInvites: TLSchemaDescribed, TLParsable {
         /// `messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.exportedChatInvites>
         case exportedChatInvites(Cons_exportedChatInvites)
 
         /// `messages.exportedChatInvites#bdc62dcc count:int invites:Vector<ExportedChatInvite> users:Vector<User> = messages.ExportedChatInvites;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.exportedChatInvites>
         public final class Cons_exportedChatInvites: Sendable {
             public let count: Int32
             public let invites: [Api.ExportedChatInvite]
@@ -647,11 +703,17 @@ extension Api.messages {
 extension Api {
     /// TL type `DefaultHistoryTTL`. Constructors:
     /// - `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
+    ///
+    /// <https://core.telegram.org/type/DefaultHistoryTTL>
     public enum DefaultHistoryTTL: TLSchemaDescribed, TLParsable {
         /// `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
+        ///
+        /// <https://core.telegram.org/constructor/defaultHistoryTTL>
         case defaultHistoryTTL(Cons_defaultHistoryTTL)
 
         /// `defaultHistoryTTL#43b46b20 period:int = DefaultHistoryTTL;`
+        ///
+        /// <https://core.telegram.org/constructor/defaultHistoryTTL>
         public struct Cons_defaultHistoryTTL: Sendable {
             public let period: Int32
 
@@ -702,11 +764,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.WebPage`. Constructors:
     /// - `messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;`
+    ///
+    /// <https://core.telegram.org/type/messages.WebPage>
     public enum WebPage: TLSchemaDescribed, TLParsable {
         /// `messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.webPage>
         case webPage(Cons_webPage)
 
         /// `messages.webPage#fd5e12bd webpage:WebPage chats:Vector<Chat> users:Vector<User> = messages.WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.webPage>
         public final class Cons_webPage: Sendable {
             public let webpage: Api.WebPage
             public let chats: [Api.Chat]
@@ -766,11 +834,17 @@ extension Api.messages {
 extension Api {
     /// TL type `TodoItem`. Constructors:
     /// - `todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;`
+    ///
+    /// <https://core.telegram.org/type/TodoItem>
     public enum TodoItem: TLSchemaDescribed, TLParsable {
         /// `todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;`
+        ///
+        /// <https://core.telegram.org/constructor/todoItem>
         case todoItem(Cons_todoItem)
 
         /// `todoItem#cba9a52f id:int title:TextWithEntities = TodoItem;`
+        ///
+        /// <https://core.telegram.org/constructor/todoItem>
         public final class Cons_todoItem: Sendable {
             public let id: Int32
             public let title: Api.TextWithEntities
@@ -827,11 +901,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.ComposedMessageWithAI`. Constructors:
     /// - `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
+    ///
+    /// <https://core.telegram.org/type/messages.ComposedMessageWithAI>
     public enum ComposedMessageWithAI: TLSchemaDescribed, TLParsable {
         /// `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.composedMessageWithAI>
         case composedMessageWithAI(Cons_composedMessageWithAI)
 
         /// `messages.composedMessageWithAI#90d7adfa flags:# result_text:TextWithEntities diff_text:flags.0?TextWithEntities = messages.ComposedMessageWithAI;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.composedMessageWithAI>
         public final class Cons_composedMessageWithAI: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -907,13 +987,21 @@ extension Api.aicompose {
     /// TL type `aicompose.Tones`. Constructors:
     /// - `aicompose.tonesNotModified#c1f46103 = aicompose.Tones;`
     /// - `aicompose.tones#6c9d0efe hash:long tones:Vector<AiComposeTone> users:Vector<User> = aicompose.Tones;`
+    ///
+    /// <https://core.telegram.org/type/aicompose.Tones>
     public enum Tones: TLSchemaDescribed, TLParsable {
         /// `aicompose.tonesNotModified#c1f46103 = aicompose.Tones;`
+        ///
+        /// <https://core.telegram.org/constructor/aicompose.tonesNotModified>
         case tonesNotModified
         /// `aicompose.tones#6c9d0efe hash:long tones:Vector<AiComposeTone> users:Vector<User> = aicompose.Tones;`
+        ///
+        /// <https://core.telegram.org/constructor/aicompose.tones>
         case tones(Cons_tones)
 
         /// `aicompose.tones#6c9d0efe hash:long tones:Vector<AiComposeTone> users:Vector<User> = aicompose.Tones;`
+        ///
+        /// <https://core.telegram.org/constructor/aicompose.tones>
         public final class Cons_tones: Sendable {
             public let hash: Int64
             public let tones: [Api.AiComposeTone]
@@ -981,6 +1069,8 @@ extension Api.aicompose {
 
 extension Api.functions.auth {
     /// `auth.finishPasskeyLogin#9857ad07 flags:# credential:InputPasskeyCredential from_dc_id:flags.0?int from_auth_key_id:flags.0?long = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.finishPasskeyLogin>
     public static func finishPasskeyLogin(credential: Api.InputPasskeyCredential, fromDcId: Int32? = nil, fromAuthKeyId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         finishPasskeyLogin(into: buffer, credential: credential, fromDcId: fromDcId, fromAuthKeyId: fromAuthKeyId)
@@ -1009,6 +1099,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.updateBusinessGreetingMessage#66cdafc4 flags:# message:flags.0?InputBusinessGreetingMessage = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateBusinessGreetingMessage>
     public static func updateBusinessGreetingMessage(message: Api.InputBusinessGreetingMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessGreetingMessage(into: buffer, message: message)
@@ -1029,6 +1121,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getWebBrowserSettings#56655768 hash:long = account.WebBrowserSettings;`
+    ///
+    /// <https://core.telegram.org/method/account.getWebBrowserSettings>
     public static func getWebBrowserSettings(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
         let buffer = Buffer()
         getWebBrowserSettings(into: buffer, hash: hash)
@@ -1046,6 +1140,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.block#2e2e8734 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.block>
     public static func block(myStoriesFrom: Bool = false, id: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         block(into: buffer, myStoriesFrom: myStoriesFrom, id: id)
@@ -1066,6 +1162,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.contacts {
     /// `contacts.exportContactToken#f8654027 = ExportedContactToken;`
+    ///
+    /// <https://core.telegram.org/method/contacts.exportContactToken>
     public static func exportContactToken() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedContactToken>) {
         let buffer = Buffer()
         exportContactToken(into: buffer)
@@ -1080,6 +1178,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.requestEncryption#f64daf43 user_id:InputUser random_id:int g_a:bytes = EncryptedChat;`
+    ///
+    /// <https://core.telegram.org/method/messages.requestEncryption>
     public static func requestEncryption(userId: Api.InputUser, randomId: Int32, gA: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedChat>) {
         let buffer = Buffer()
         requestEncryption(into: buffer, userId: userId, randomId: randomId, gA: gA)
@@ -1097,6 +1197,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getReplies#22ddd30c peer:InputPeer msg_id:int offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getReplies>
     public static func getReplies(peer: Api.InputPeer, msgId: Int32, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getReplies(into: buffer, peer: peer, msgId: msgId, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -1122,6 +1224,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getMessagesReactions#8bba90e6 peer:InputPeer id:Vector<int> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.getMessagesReactions>
     public static func getMessagesReactions(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getMessagesReactions(into: buffer, peer: peer, id: id)
@@ -1138,6 +1242,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.readReactions#9ec44f93 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/method/messages.readReactions>
     public static func readReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readReactions(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId)
@@ -1163,6 +1269,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiStatusGroups#2ecd56cd hash:int = messages.EmojiGroups;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiStatusGroups>
     public static func getEmojiStatusGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
         let buffer = Buffer()
         getEmojiStatusGroups(into: buffer, hash: hash)
@@ -1180,6 +1288,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.togglePeerTranslations#e47cb579 flags:# disabled:flags.0?true peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.togglePeerTranslations>
     public static func togglePeerTranslations(disabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerTranslations(into: buffer, disabled: disabled, peer: peer)
@@ -1200,6 +1310,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deletePollAnswer#ac8505a5 peer:InputPeer msg_id:int option:bytes = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.deletePollAnswer>
     public static func deletePollAnswer(peer: Api.InputPeer, msgId: Int32, option: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deletePollAnswer(into: buffer, peer: peer, msgId: msgId, option: option)
@@ -1217,6 +1329,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.getAppConfig#61e3f854 hash:int = help.AppConfig;`
+    ///
+    /// <https://core.telegram.org/method/help.getAppConfig>
     public static func getAppConfig(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.AppConfig>) {
         let buffer = Buffer()
         getAppConfig(into: buffer, hash: hash)
@@ -1234,6 +1348,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.getChannels#0a7f6bbb id:Vector<InputChannel> = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/channels.getChannels>
     public static func getChannels(id: [Api.InputChannel]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChannels(into: buffer, id: id)
@@ -1249,6 +1365,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.editBanned#96e6cd81 channel:InputChannel participant:InputPeer banned_rights:ChatBannedRights = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.editBanned>
     public static func editBanned(channel: Api.InputChannel, participant: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editBanned(into: buffer, channel: channel, participant: participant, bannedRights: bannedRights)
@@ -1266,6 +1384,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.setBotMenuButton#4504d54f user_id:InputUser button:BotMenuButton = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.setBotMenuButton>
     public static func setBotMenuButton(userId: Api.InputUser, button: Api.BotMenuButton) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotMenuButton(into: buffer, userId: userId, button: button)
@@ -1282,6 +1402,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.allowSendMessage#f132e3ef bot:InputUser = Updates;`
+    ///
+    /// <https://core.telegram.org/method/bots.allowSendMessage>
     public static func allowSendMessage(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         allowSendMessage(into: buffer, bot: bot)
@@ -1297,6 +1419,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.checkGiftCode#8e51b4c1 slug:string = payments.CheckedGiftCode;`
+    ///
+    /// <https://core.telegram.org/method/payments.checkGiftCode>
     public static func checkGiftCode(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.CheckedGiftCode>) {
         let buffer = Buffer()
         checkGiftCode(into: buffer, slug: slug)
@@ -1312,6 +1436,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.applyGiftCode#f6e26854 slug:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.applyGiftCode>
     public static func applyGiftCode(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         applyGiftCode(into: buffer, slug: slug)
@@ -1327,6 +1453,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.botCancelStarsSubscription#6dfa0622 flags:# restore:flags.0?true user_id:InputUser charge_id:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.botCancelStarsSubscription>
     public static func botCancelStarsSubscription(restore: Bool = false, userId: Api.InputUser, chargeId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         botCancelStarsSubscription(into: buffer, restore: restore, userId: userId, chargeId: chargeId)
@@ -1348,6 +1476,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.deleteStarGiftCollection#ad5648e8 peer:InputPeer collection_id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.deleteStarGiftCollection>
     public static func deleteStarGiftCollection(peer: Api.InputPeer, collectionId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteStarGiftCollection(into: buffer, peer: peer, collectionId: collectionId)
@@ -1364,6 +1494,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.inviteConferenceCallParticipant#bcf22685 flags:# video:flags.0?true call:InputGroupCall user_id:InputUser = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.inviteConferenceCallParticipant>
     public static func inviteConferenceCallParticipant(video: Bool = false, call: Api.InputGroupCall, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         inviteConferenceCallParticipant(into: buffer, video: video, call: call, userId: userId)
@@ -1385,6 +1517,8 @@ extension Api.functions.phone {
 
 extension Api.functions.chatlists {
     /// `chatlists.exportChatlistInvite#8472478e chatlist:InputChatlist title:string peers:Vector<InputPeer> = chatlists.ExportedChatlistInvite;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.exportChatlistInvite>
     public static func exportChatlistInvite(chatlist: Api.InputChatlist, title: String, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ExportedChatlistInvite>) {
         let buffer = Buffer()
         exportChatlistInvite(into: buffer, chatlist: chatlist, title: title, peers: peers)
@@ -1402,6 +1536,8 @@ extension Api.functions.chatlists {
 
 extension Api.functions.stories {
     /// `stories.editStory#2c63a72b flags:# peer:InputPeer id:int media:flags.0?InputMedia media_areas:flags.3?Vector<MediaArea> caption:flags.1?string entities:flags.1?Vector<MessageEntity> privacy_rules:flags.2?Vector<InputPrivacyRule> music:flags.4?InputDocument = Updates;`
+    ///
+    /// <https://core.telegram.org/method/stories.editStory>
     public static func editStory(peer: Api.InputPeer, id: Int32, media: Api.InputMedia? = nil, mediaAreas: [Api.MediaArea]? = nil, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule]? = nil, music: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editStory(into: buffer, peer: peer, id: id, media: media, mediaAreas: mediaAreas, caption: caption, entities: entities, privacyRules: privacyRules, music: music)

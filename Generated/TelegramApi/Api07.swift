@@ -24,45 +24,85 @@ extension Api {
     /// - `inputMessagesFilterContacts#e062db83 = MessagesFilter;`
     /// - `inputMessagesFilterPinned#1bb00451 = MessagesFilter;`
     /// - `inputMessagesFilterPoll#fa2bc90a = MessagesFilter;`
+    ///
+    /// <https://core.telegram.org/type/MessagesFilter>
     public enum MessagesFilter: TLSchemaDescribed, TLParsable {
         /// `inputMessagesFilterEmpty#57e2f66c = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterEmpty>
         case inputMessagesFilterEmpty
         /// `inputMessagesFilterPhotos#9609a51c = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterPhotos>
         case inputMessagesFilterPhotos
         /// `inputMessagesFilterVideo#9fc00e65 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterVideo>
         case inputMessagesFilterVideo
         /// `inputMessagesFilterPhotoVideo#56e9f0e4 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterPhotoVideo>
         case inputMessagesFilterPhotoVideo
         /// `inputMessagesFilterDocument#9eddf188 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterDocument>
         case inputMessagesFilterDocument
         /// `inputMessagesFilterUrl#7ef0dd87 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterUrl>
         case inputMessagesFilterUrl
         /// `inputMessagesFilterGif#ffc86587 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterGif>
         case inputMessagesFilterGif
         /// `inputMessagesFilterVoice#50f5c392 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterVoice>
         case inputMessagesFilterVoice
         /// `inputMessagesFilterMusic#3751b49e = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterMusic>
         case inputMessagesFilterMusic
         /// `inputMessagesFilterChatPhotos#3a20ecb8 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterChatPhotos>
         case inputMessagesFilterChatPhotos
         /// `inputMessagesFilterPhoneCalls#80c99768 flags:# missed:flags.0?true = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterPhoneCalls>
         case inputMessagesFilterPhoneCalls(Cons_inputMessagesFilterPhoneCalls)
         /// `inputMessagesFilterRoundVoice#7a7c17a4 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterRoundVoice>
         case inputMessagesFilterRoundVoice
         /// `inputMessagesFilterRoundVideo#b549da53 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterRoundVideo>
         case inputMessagesFilterRoundVideo
         /// `inputMessagesFilterMyMentions#c1f8e69a = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterMyMentions>
         case inputMessagesFilterMyMentions
         /// `inputMessagesFilterGeo#e7026d0d = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterGeo>
         case inputMessagesFilterGeo
         /// `inputMessagesFilterContacts#e062db83 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterContacts>
         case inputMessagesFilterContacts
         /// `inputMessagesFilterPinned#1bb00451 = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterPinned>
         case inputMessagesFilterPinned
         /// `inputMessagesFilterPoll#fa2bc90a = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterPoll>
         case inputMessagesFilterPoll
 
         /// `inputMessagesFilterPhoneCalls#80c99768 flags:# missed:flags.0?true = MessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessagesFilterPhoneCalls>
         public struct Cons_inputMessagesFilterPhoneCalls: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -244,17 +284,29 @@ extension Api {
     /// - `inputEncryptedFileUploaded#64bd0306 id:long parts:int md5_checksum:string key_fingerprint:int = InputEncryptedFile;`
     /// - `inputEncryptedFile#5a17b5e5 id:long access_hash:long = InputEncryptedFile;`
     /// - `inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;`
+    ///
+    /// <https://core.telegram.org/type/InputEncryptedFile>
     public enum InputEncryptedFile: TLSchemaDescribed, TLParsable {
         /// `inputEncryptedFileEmpty#1837c364 = InputEncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFileEmpty>
         case inputEncryptedFileEmpty
         /// `inputEncryptedFileUploaded#64bd0306 id:long parts:int md5_checksum:string key_fingerprint:int = InputEncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFileUploaded>
         case inputEncryptedFileUploaded(Cons_inputEncryptedFileUploaded)
         /// `inputEncryptedFile#5a17b5e5 id:long access_hash:long = InputEncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFile>
         case inputEncryptedFile(Cons_inputEncryptedFile)
         /// `inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFileBigUploaded>
         case inputEncryptedFileBigUploaded(Cons_inputEncryptedFileBigUploaded)
 
         /// `inputEncryptedFileUploaded#64bd0306 id:long parts:int md5_checksum:string key_fingerprint:int = InputEncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFileUploaded>
         public final class Cons_inputEncryptedFileUploaded: Sendable {
             public let id: Int64
             public let parts: Int32
@@ -270,6 +322,8 @@ extension Api {
         }
 
         /// `inputEncryptedFile#5a17b5e5 id:long access_hash:long = InputEncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFile>
         public final class Cons_inputEncryptedFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -281,6 +335,8 @@ extension Api {
         }
 
         /// `inputEncryptedFileBigUploaded#2dc173c8 id:long parts:int key_fingerprint:int = InputEncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFileBigUploaded>
         public final class Cons_inputEncryptedFileBigUploaded: Sendable {
             public let id: Int64
             public let parts: Int32
@@ -395,11 +451,17 @@ extension Api {
 extension Api {
     /// TL type `BotCommand`. Constructors:
     /// - `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
+    ///
+    /// <https://core.telegram.org/type/BotCommand>
     public enum BotCommand: TLSchemaDescribed, TLParsable {
         /// `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommand>
         case botCommand(Cons_botCommand)
 
         /// `botCommand#9852d6d2 flags:# ephemeral:flags.0?true command:string description:string = BotCommand;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommand>
         public final class Cons_botCommand: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -496,59 +558,113 @@ extension Api {
     /// - `messageEntityDiffInsert#71777116 offset:int length:int = MessageEntity;`
     /// - `messageEntityDiffReplace#c6c1e5a7 offset:int length:int old_text:string = MessageEntity;`
     /// - `messageEntityDiffDelete#0652c1c5 offset:int length:int = MessageEntity;`
+    ///
+    /// <https://core.telegram.org/type/MessageEntity>
     public enum MessageEntity: TLSchemaDescribed, TLParsable {
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityUnknown>
         case messageEntityUnknown(Cons_messageEntityUnknown)
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityMention>
         case messageEntityMention(Cons_messageEntityMention)
         /// `messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityHashtag>
         case messageEntityHashtag(Cons_messageEntityHashtag)
         /// `messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityBotCommand>
         case messageEntityBotCommand(Cons_messageEntityBotCommand)
         /// `messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityUrl>
         case messageEntityUrl(Cons_messageEntityUrl)
         /// `messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityEmail>
         case messageEntityEmail(Cons_messageEntityEmail)
         /// `messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityBold>
         case messageEntityBold(Cons_messageEntityBold)
         /// `messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityItalic>
         case messageEntityItalic(Cons_messageEntityItalic)
         /// `messageEntityCode#28a20571 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityCode>
         case messageEntityCode(Cons_messageEntityCode)
         /// `messageEntityPre#73924be0 offset:int length:int language:string = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityPre>
         case messageEntityPre(Cons_messageEntityPre)
         /// `messageEntityTextUrl#76a6d327 offset:int length:int url:string = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityTextUrl>
         case messageEntityTextUrl(Cons_messageEntityTextUrl)
         /// `messageEntityMentionName#dc7b1140 offset:int length:int user_id:long = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityMentionName>
         case messageEntityMentionName(Cons_messageEntityMentionName)
         /// `inputMessageEntityMentionName#208e68c9 offset:int length:int user_id:InputUser = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageEntityMentionName>
         case inputMessageEntityMentionName(Cons_inputMessageEntityMentionName)
         /// `messageEntityPhone#9b69e34b offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityPhone>
         case messageEntityPhone(Cons_messageEntityPhone)
         /// `messageEntityCashtag#4c4e743f offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityCashtag>
         case messageEntityCashtag(Cons_messageEntityCashtag)
         /// `messageEntityUnderline#9c4e7e8b offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityUnderline>
         case messageEntityUnderline(Cons_messageEntityUnderline)
         /// `messageEntityStrike#bf0693d4 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityStrike>
         case messageEntityStrike(Cons_messageEntityStrike)
         /// `messageEntityBankCard#761e6af4 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityBankCard>
         case messageEntityBankCard(Cons_messageEntityBankCard)
         /// `messageEntitySpoiler#32ca960f offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntitySpoiler>
         case messageEntitySpoiler(Cons_messageEntitySpoiler)
         /// `messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityCustomEmoji>
         case messageEntityCustomEmoji(Cons_messageEntityCustomEmoji)
         /// `messageEntityBlockquote#f1ccaaac flags:# collapsed:flags.0?true offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityBlockquote>
         case messageEntityBlockquote(Cons_messageEntityBlockquote)
         /// `messageEntityFormattedDate#904ac7c7 flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true offset:int length:int date:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityFormattedDate>
         case messageEntityFormattedDate(Cons_messageEntityFormattedDate)
         /// `messageEntityDiffInsert#71777116 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityDiffInsert>
         case messageEntityDiffInsert(Cons_messageEntityDiffInsert)
         /// `messageEntityDiffReplace#c6c1e5a7 offset:int length:int old_text:string = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityDiffReplace>
         case messageEntityDiffReplace(Cons_messageEntityDiffReplace)
         /// `messageEntityDiffDelete#0652c1c5 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityDiffDelete>
         case messageEntityDiffDelete(Cons_messageEntityDiffDelete)
 
         /// `messageEntityUnknown#bb92ba95 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityUnknown>
         public struct Cons_messageEntityUnknown: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -560,6 +676,8 @@ extension Api {
         }
 
         /// `messageEntityMention#fa04579d offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityMention>
         public struct Cons_messageEntityMention: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -571,6 +689,8 @@ extension Api {
         }
 
         /// `messageEntityHashtag#6f635b0d offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityHashtag>
         public struct Cons_messageEntityHashtag: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -582,6 +702,8 @@ extension Api {
         }
 
         /// `messageEntityBotCommand#6cef8ac7 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityBotCommand>
         public struct Cons_messageEntityBotCommand: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -593,6 +715,8 @@ extension Api {
         }
 
         /// `messageEntityUrl#6ed02538 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityUrl>
         public struct Cons_messageEntityUrl: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -604,6 +728,8 @@ extension Api {
         }
 
         /// `messageEntityEmail#64e475c2 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityEmail>
         public struct Cons_messageEntityEmail: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -615,6 +741,8 @@ extension Api {
         }
 
         /// `messageEntityBold#bd610bc9 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityBold>
         public struct Cons_messageEntityBold: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -626,6 +754,8 @@ extension Api {
         }
 
         /// `messageEntityItalic#826f8b60 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityItalic>
         public struct Cons_messageEntityItalic: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -637,6 +767,8 @@ extension Api {
         }
 
         /// `messageEntityCode#28a20571 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityCode>
         public struct Cons_messageEntityCode: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -648,6 +780,8 @@ extension Api {
         }
 
         /// `messageEntityPre#73924be0 offset:int length:int language:string = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityPre>
         public final class Cons_messageEntityPre: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -661,6 +795,8 @@ extension Api {
         }
 
         /// `messageEntityTextUrl#76a6d327 offset:int length:int url:string = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityTextUrl>
         public final class Cons_messageEntityTextUrl: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -674,6 +810,8 @@ extension Api {
         }
 
         /// `messageEntityMentionName#dc7b1140 offset:int length:int user_id:long = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityMentionName>
         public final class Cons_messageEntityMentionName: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -687,6 +825,8 @@ extension Api {
         }
 
         /// `inputMessageEntityMentionName#208e68c9 offset:int length:int user_id:InputUser = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageEntityMentionName>
         public final class Cons_inputMessageEntityMentionName: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -700,6 +840,8 @@ extension Api {
         }
 
         /// `messageEntityPhone#9b69e34b offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityPhone>
         public struct Cons_messageEntityPhone: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -711,6 +853,8 @@ extension Api {
         }
 
         /// `messageEntityCashtag#4c4e743f offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityCashtag>
         public struct Cons_messageEntityCashtag: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -722,6 +866,8 @@ extension Api {
         }
 
         /// `messageEntityUnderline#9c4e7e8b offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityUnderline>
         public struct Cons_messageEntityUnderline: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -733,6 +879,8 @@ extension Api {
         }
 
         /// `messageEntityStrike#bf0693d4 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityStrike>
         public struct Cons_messageEntityStrike: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -744,6 +892,8 @@ extension Api {
         }
 
         /// `messageEntityBankCard#761e6af4 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityBankCard>
         public struct Cons_messageEntityBankCard: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -755,6 +905,8 @@ extension Api {
         }
 
         /// `messageEntitySpoiler#32ca960f offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntitySpoiler>
         public struct Cons_messageEntitySpoiler: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -766,6 +918,8 @@ extension Api {
         }
 
         /// `messageEntityCustomEmoji#c8cf05f8 offset:int length:int document_id:long = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityCustomEmoji>
         public final class Cons_messageEntityCustomEmoji: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -779,6 +933,8 @@ extension Api {
         }
 
         /// `messageEntityBlockquote#f1ccaaac flags:# collapsed:flags.0?true offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityBlockquote>
         public final class Cons_messageEntityBlockquote: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -802,6 +958,8 @@ extension Api {
         }
 
         /// `messageEntityFormattedDate#904ac7c7 flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true offset:int length:int date:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityFormattedDate>
         public final class Cons_messageEntityFormattedDate: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -838,6 +996,8 @@ extension Api {
         }
 
         /// `messageEntityDiffInsert#71777116 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityDiffInsert>
         public struct Cons_messageEntityDiffInsert: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -849,6 +1009,8 @@ extension Api {
         }
 
         /// `messageEntityDiffReplace#c6c1e5a7 offset:int length:int old_text:string = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityDiffReplace>
         public final class Cons_messageEntityDiffReplace: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -862,6 +1024,8 @@ extension Api {
         }
 
         /// `messageEntityDiffDelete#0652c1c5 offset:int length:int = MessageEntity;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEntityDiffDelete>
         public struct Cons_messageEntityDiffDelete: Sendable {
             public let offset: Int32
             public let length: Int32
@@ -1428,13 +1592,21 @@ extension Api.messages {
     /// TL type `messages.SavedGifs`. Constructors:
     /// - `messages.savedGifsNotModified#e8025ca2 = messages.SavedGifs;`
     /// - `messages.savedGifs#84a02a0d hash:long gifs:Vector<Document> = messages.SavedGifs;`
+    ///
+    /// <https://core.telegram.org/type/messages.SavedGifs>
     public enum SavedGifs: TLSchemaDescribed, TLParsable {
         /// `messages.savedGifsNotModified#e8025ca2 = messages.SavedGifs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedGifsNotModified>
         case savedGifsNotModified
         /// `messages.savedGifs#84a02a0d hash:long gifs:Vector<Document> = messages.SavedGifs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedGifs>
         case savedGifs(Cons_savedGifs)
 
         /// `messages.savedGifs#84a02a0d hash:long gifs:Vector<Document> = messages.SavedGifs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedGifs>
         public final class Cons_savedGifs: Sendable {
             public let hash: Int64
             public let gifs: [Api.Document]
@@ -1498,11 +1670,17 @@ extension Api.messages {
 extension Api {
     /// TL type `StatsGroupTopInviter`. Constructors:
     /// - `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
+    ///
+    /// <https://core.telegram.org/type/StatsGroupTopInviter>
     public enum StatsGroupTopInviter: TLSchemaDescribed, TLParsable {
         /// `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGroupTopInviter>
         case statsGroupTopInviter(Cons_statsGroupTopInviter)
 
         /// `statsGroupTopInviter#535f779d user_id:long invitations:int = StatsGroupTopInviter;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGroupTopInviter>
         public final class Cons_statsGroupTopInviter: Sendable {
             public let userId: Int64
             public let invitations: Int32
@@ -1561,15 +1739,25 @@ extension Api {
     /// - `requirementToContactEmpty#050a9839 = RequirementToContact;`
     /// - `requirementToContactPremium#e581e4e9 = RequirementToContact;`
     /// - `requirementToContactPaidMessages#b4f67e93 stars_amount:long = RequirementToContact;`
+    ///
+    /// <https://core.telegram.org/type/RequirementToContact>
     public enum RequirementToContact: TLSchemaDescribed, TLParsable {
         /// `requirementToContactEmpty#050a9839 = RequirementToContact;`
+        ///
+        /// <https://core.telegram.org/constructor/requirementToContactEmpty>
         case requirementToContactEmpty
         /// `requirementToContactPremium#e581e4e9 = RequirementToContact;`
+        ///
+        /// <https://core.telegram.org/constructor/requirementToContactPremium>
         case requirementToContactPremium
         /// `requirementToContactPaidMessages#b4f67e93 stars_amount:long = RequirementToContact;`
+        ///
+        /// <https://core.telegram.org/constructor/requirementToContactPaidMessages>
         case requirementToContactPaidMessages(Cons_requirementToContactPaidMessages)
 
         /// `requirementToContactPaidMessages#b4f67e93 stars_amount:long = RequirementToContact;`
+        ///
+        /// <https://core.telegram.org/constructor/requirementToContactPaidMessages>
         public struct Cons_requirementToContactPaidMessages: Sendable {
             public let starsAmount: Int64
 
@@ -1634,11 +1822,17 @@ extension Api {
 extension Api {
     /// TL type `TodoCompletion`. Constructors:
     /// - `todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;`
+    ///
+    /// <https://core.telegram.org/type/TodoCompletion>
     public enum TodoCompletion: TLSchemaDescribed, TLParsable {
         /// `todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;`
+        ///
+        /// <https://core.telegram.org/constructor/todoCompletion>
         case todoCompletion(Cons_todoCompletion)
 
         /// `todoCompletion#221bb5e4 id:int completed_by:Peer date:int = TodoCompletion;`
+        ///
+        /// <https://core.telegram.org/constructor/todoCompletion>
         public final class Cons_todoCompletion: Sendable {
             public let id: Int32
             public let completedBy: Api.Peer
@@ -1700,11 +1894,17 @@ extension Api {
 extension Api.phone {
     /// TL type `phone.GroupCallStars`. Constructors:
     /// - `phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;`
+    ///
+    /// <https://core.telegram.org/type/phone.GroupCallStars>
     public enum GroupCallStars: TLSchemaDescribed, TLParsable {
         /// `phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupCallStars>
         case groupCallStars(Cons_groupCallStars)
 
         /// `phone.groupCallStars#9d1dbd26 total_stars:long top_donors:Vector<GroupCallDonor> chats:Vector<Chat> users:Vector<User> = phone.GroupCallStars;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupCallStars>
         public final class Cons_groupCallStars: Sendable {
             public let totalStars: Int64
             public let topDonors: [Api.GroupCallDonor]
@@ -1771,11 +1971,17 @@ extension Api.phone {
 extension Api {
     /// TL type `StarGiftActiveAuctionState`. Constructors:
     /// - `starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftActiveAuctionState>
     public enum StarGiftActiveAuctionState: TLSchemaDescribed, TLParsable {
         /// `starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftActiveAuctionState>
         case starGiftActiveAuctionState(Cons_starGiftActiveAuctionState)
 
         /// `starGiftActiveAuctionState#d31bc45d gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState = StarGiftActiveAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftActiveAuctionState>
         public final class Cons_starGiftActiveAuctionState: Sendable {
             public let gift: Api.StarGift
             public let state: Api.StarGiftAuctionState
@@ -1836,13 +2042,21 @@ extension Api.messages {
     /// TL type `messages.EmojiGameInfo`. Constructors:
     /// - `messages.emojiGameUnavailable#59e65335 = messages.EmojiGameInfo;`
     /// - `messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;`
+    ///
+    /// <https://core.telegram.org/type/messages.EmojiGameInfo>
     public enum EmojiGameInfo: TLSchemaDescribed, TLParsable {
         /// `messages.emojiGameUnavailable#59e65335 = messages.EmojiGameInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.emojiGameUnavailable>
         case emojiGameUnavailable
         /// `messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.emojiGameDiceInfo>
         case emojiGameDiceInfo(Cons_emojiGameDiceInfo)
 
         /// `messages.emojiGameDiceInfo#44e56023 flags:# game_hash:string prev_stake:long current_streak:int params:Vector<int> plays_left:flags.0?int = messages.EmojiGameInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.emojiGameDiceInfo>
         public final class Cons_emojiGameDiceInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1949,17 +2163,29 @@ extension Api {
     /// - `inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;`
     /// - `inputAiComposeToneSlug#1fa01357 slug:string = InputAiComposeTone;`
     /// - `inputAiComposeToneSingleUse#0e0c35af custom_prompt:string = InputAiComposeTone;`
+    ///
+    /// <https://core.telegram.org/type/InputAiComposeTone>
     public enum InputAiComposeTone: TLSchemaDescribed, TLParsable {
         /// `inputAiComposeToneDefault#1fe9a9bf tone:string = InputAiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAiComposeToneDefault>
         case inputAiComposeToneDefault(Cons_inputAiComposeToneDefault)
         /// `inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAiComposeToneID>
         case inputAiComposeToneID(Cons_inputAiComposeToneID)
         /// `inputAiComposeToneSlug#1fa01357 slug:string = InputAiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAiComposeToneSlug>
         case inputAiComposeToneSlug(Cons_inputAiComposeToneSlug)
         /// `inputAiComposeToneSingleUse#0e0c35af custom_prompt:string = InputAiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAiComposeToneSingleUse>
         case inputAiComposeToneSingleUse(Cons_inputAiComposeToneSingleUse)
 
         /// `inputAiComposeToneDefault#1fe9a9bf tone:string = InputAiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAiComposeToneDefault>
         public final class Cons_inputAiComposeToneDefault: Sendable {
             public let tone: String
 
@@ -1969,6 +2195,8 @@ extension Api {
         }
 
         /// `inputAiComposeToneID#0773c080 id:long access_hash:long = InputAiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAiComposeToneID>
         public final class Cons_inputAiComposeToneID: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -1980,6 +2208,8 @@ extension Api {
         }
 
         /// `inputAiComposeToneSlug#1fa01357 slug:string = InputAiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAiComposeToneSlug>
         public final class Cons_inputAiComposeToneSlug: Sendable {
             public let slug: String
 
@@ -1989,6 +2219,8 @@ extension Api {
         }
 
         /// `inputAiComposeToneSingleUse#0e0c35af custom_prompt:string = InputAiComposeTone;`
+        ///
+        /// <https://core.telegram.org/constructor/inputAiComposeToneSingleUse>
         public final class Cons_inputAiComposeToneSingleUse: Sendable {
             public let customPrompt: String
 
@@ -2084,6 +2316,8 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.exportAuthorization#e5bfffcd dc_id:int = auth.ExportedAuthorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.exportAuthorization>
     public static func exportAuthorization(dcId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.ExportedAuthorization>) {
         let buffer = Buffer()
         exportAuthorization(into: buffer, dcId: dcId)
@@ -2101,6 +2335,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.importBotAuthorization#67a3ff2c flags:int api_id:int api_hash:string bot_auth_token:string = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.importBotAuthorization>
     public static func importBotAuthorization(flags: Int32, apiId: Int32, apiHash: String, botAuthToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         importBotAuthorization(into: buffer, flags: flags, apiId: apiId, apiHash: apiHash, botAuthToken: botAuthToken)
@@ -2121,6 +2357,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.importLoginToken#95ac5ce4 token:bytes = auth.LoginToken;`
+    ///
+    /// <https://core.telegram.org/method/auth.importLoginToken>
     public static func importLoginToken(token: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoginToken>) {
         let buffer = Buffer()
         importLoginToken(into: buffer, token: token)
@@ -2136,6 +2374,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.confirmPhone#5f2178c3 phone_code_hash:string phone_code:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.confirmPhone>
     public static func confirmPhone(phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         confirmPhone(into: buffer, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
@@ -2152,6 +2392,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.saveTheme#f257106c theme:InputTheme unsave:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.saveTheme>
     public static func saveTheme(theme: Api.InputTheme, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveTheme(into: buffer, theme: theme, unsave: unsave)
@@ -2168,6 +2410,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.reorderUsernames#ef500eab order:Vector<string> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.reorderUsernames>
     public static func reorderUsernames(order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderUsernames(into: buffer, order: order)
@@ -2183,6 +2427,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.createBusinessChatLink#8851e68e link:InputBusinessChatLink = BusinessChatLink;`
+    ///
+    /// <https://core.telegram.org/method/account.createBusinessChatLink>
     public static func createBusinessChatLink(link: Api.InputBusinessChatLink) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BusinessChatLink>) {
         let buffer = Buffer()
         createBusinessChatLink(into: buffer, link: link)
@@ -2198,6 +2444,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.toggleNoPaidMessagesException#fe2eda76 flags:# refund_charged:flags.0?true require_payment:flags.2?true parent_peer:flags.1?InputPeer user_id:InputUser = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.toggleNoPaidMessagesException>
     public static func toggleNoPaidMessagesException(refundCharged: Bool = false, requirePayment: Bool = false, parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleNoPaidMessagesException(into: buffer, refundCharged: refundCharged, requirePayment: requirePayment, parentPeer: parentPeer, userId: userId)
@@ -2221,6 +2469,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.deleteContacts#096a0e00 id:Vector<InputUser> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/contacts.deleteContacts>
     public static func deleteContacts(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteContacts(into: buffer, id: id)
@@ -2236,6 +2486,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.saveRecentSticker#392718f8 flags:# attached:flags.0?true id:InputDocument unsave:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.saveRecentSticker>
     public static func saveRecentSticker(attached: Bool = false, id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveRecentSticker(into: buffer, attached: attached, id: id, unsave: unsave)
@@ -2257,6 +2509,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getWebPage#8d9692a3 url:string hash:int = messages.WebPage;`
+    ///
+    /// <https://core.telegram.org/method/messages.getWebPage>
     public static func getWebPage(url: String, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.WebPage>) {
         let buffer = Buffer()
         getWebPage(into: buffer, url: url, hash: hash)
@@ -2273,6 +2527,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendMultiMedia#1bf89d74 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo multi_media:Vector<InputSingleMedia> schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendMultiMedia>
     public static func sendMultiMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, multiMedia: [Api.InputSingleMedia], scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMultiMedia(into: buffer, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, multiMedia: multiMedia, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars)
@@ -2320,6 +2576,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteChat#5bd0ee50 chat_id:long = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteChat>
     public static func deleteChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteChat(into: buffer, chatId: chatId)
@@ -2337,6 +2595,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getMessageReactionsList#461b3f48 flags:# peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = messages.MessageReactionsList;`
+    ///
+    /// <https://core.telegram.org/method/messages.getMessageReactionsList>
     public static func getMessageReactionsList(peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageReactionsList>) {
         let buffer = Buffer()
         getMessageReactionsList(into: buffer, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit)
@@ -2364,6 +2624,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSavedReactionTags#3637e05b flags:# peer:flags.0?InputPeer hash:long = messages.SavedReactionTags;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSavedReactionTags>
     public static func getSavedReactionTags(peer: Api.InputPeer? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedReactionTags>) {
         let buffer = Buffer()
         getSavedReactionTags(into: buffer, peer: peer, hash: hash)
@@ -2385,6 +2647,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getQuickReplies#d483f2a8 hash:long = messages.QuickReplies;`
+    ///
+    /// <https://core.telegram.org/method/messages.getQuickReplies>
     public static func getQuickReplies(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.QuickReplies>) {
         let buffer = Buffer()
         getQuickReplies(into: buffer, hash: hash)
@@ -2402,6 +2666,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getQuickReplyMessages#94a495c3 flags:# shortcut_id:int id:flags.0?Vector<int> hash:long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getQuickReplyMessages>
     public static func getQuickReplyMessages(shortcutId: Int32, id: [Int32]? = nil, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getQuickReplyMessages(into: buffer, shortcutId: shortcutId, id: id, hash: hash)
@@ -2426,6 +2692,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.readSavedHistory#ba4a3b5b parent_peer:InputPeer peer:InputPeer max_id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.readSavedHistory>
     public static func readSavedHistory(parentPeer: Api.InputPeer, peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, maxId: maxId)
@@ -2443,6 +2711,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getForumTopicsByID#af0a4a08 peer:InputPeer topics:Vector<int> = messages.ForumTopics;`
+    ///
+    /// <https://core.telegram.org/method/messages.getForumTopicsByID>
     public static func getForumTopicsByID(peer: Api.InputPeer, topics: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
         let buffer = Buffer()
         getForumTopicsByID(into: buffer, peer: peer, topics: topics)
@@ -2459,6 +2729,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.checkUrlAuthMatchCode#c9a47b0b url:string match_code:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.checkUrlAuthMatchCode>
     public static func checkUrlAuthMatchCode(url: String, matchCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUrlAuthMatchCode(into: buffer, url: url, matchCode: matchCode)
@@ -2475,6 +2747,8 @@ extension Api.functions.messages {
 
 extension Api.functions.updates {
     /// `updates.getDifference#19c2f763 flags:# pts:int pts_limit:flags.1?int pts_total_limit:flags.0?int date:int qts:int qts_limit:flags.2?int = updates.Difference;`
+    ///
+    /// <https://core.telegram.org/method/updates.getDifference>
     public static func getDifference(pts: Int32, ptsLimit: Int32? = nil, ptsTotalLimit: Int32? = nil, date: Int32, qts: Int32, qtsLimit: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.Difference>) {
         let buffer = Buffer()
         getDifference(into: buffer, pts: pts, ptsLimit: ptsLimit, ptsTotalLimit: ptsTotalLimit, date: date, qts: qts, qtsLimit: qtsLimit)
@@ -2508,6 +2782,8 @@ extension Api.functions.updates {
 
 extension Api.functions.upload {
     /// `upload.saveFilePart#b304a621 file_id:long file_part:int bytes:bytes = Bool;`
+    ///
+    /// <https://core.telegram.org/method/upload.saveFilePart>
     public static func saveFilePart(fileId: Int64, filePart: Int32, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveFilePart(into: buffer, fileId: fileId, filePart: filePart, bytes: bytes)
@@ -2527,6 +2803,8 @@ extension Api.functions.upload {
 
 extension Api.functions.bots {
     /// `bots.setBotBroadcastDefaultAdminRights#788464e1 admin_rights:ChatAdminRights = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.setBotBroadcastDefaultAdminRights>
     public static func setBotBroadcastDefaultAdminRights(adminRights: Api.ChatAdminRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotBroadcastDefaultAdminRights(into: buffer, adminRights: adminRights)
@@ -2542,6 +2820,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.getPaymentReceipt#2478d1cc peer:InputPeer msg_id:int = payments.PaymentReceipt;`
+    ///
+    /// <https://core.telegram.org/method/payments.getPaymentReceipt>
     public static func getPaymentReceipt(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentReceipt>) {
         let buffer = Buffer()
         getPaymentReceipt(into: buffer, peer: peer, msgId: msgId)
@@ -2558,6 +2838,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.validateRequestedInfo#b6c8f12b flags:# save:flags.0?true invoice:InputInvoice info:PaymentRequestedInfo = payments.ValidatedRequestedInfo;`
+    ///
+    /// <https://core.telegram.org/method/payments.validateRequestedInfo>
     public static func validateRequestedInfo(save: Bool = false, invoice: Api.InputInvoice, info: Api.PaymentRequestedInfo) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ValidatedRequestedInfo>) {
         let buffer = Buffer()
         validateRequestedInfo(into: buffer, save: save, invoice: invoice, info: info)
@@ -2579,6 +2861,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getConnectedStarRefBots#5869a553 flags:# peer:InputPeer offset_date:flags.2?int offset_link:flags.2?string limit:int = payments.ConnectedStarRefBots;`
+    ///
+    /// <https://core.telegram.org/method/payments.getConnectedStarRefBots>
     public static func getConnectedStarRefBots(peer: Api.InputPeer, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         getConnectedStarRefBots(into: buffer, peer: peer, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit)
@@ -2606,6 +2890,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.resolveStarGiftOffer#e9ce781c flags:# decline:flags.0?true offer_msg_id:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.resolveStarGiftOffer>
     public static func resolveStarGiftOffer(decline: Bool = false, offerMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         resolveStarGiftOffer(into: buffer, decline: decline, offerMsgId: offerMsgId)
@@ -2626,6 +2912,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stories {
     /// `stories.deleteStories#ae59db5f peer:InputPeer id:Vector<int> = Vector<int>;`
+    ///
+    /// <https://core.telegram.org/method/stories.deleteStories>
     public static func deleteStories(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         deleteStories(into: buffer, peer: peer, id: id)
@@ -2642,6 +2930,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.togglePinned#9a75a1ef peer:InputPeer id:Vector<int> pinned:Bool = Vector<int>;`
+    ///
+    /// <https://core.telegram.org/method/stories.togglePinned>
     public static func togglePinned(peer: Api.InputPeer, id: [Int32], pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         togglePinned(into: buffer, peer: peer, id: id, pinned: pinned)
@@ -2659,6 +2949,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.getAllStories#eeb0d625 flags:# next:flags.1?true hidden:flags.2?true state:flags.0?string = stories.AllStories;`
+    ///
+    /// <https://core.telegram.org/method/stories.getAllStories>
     public static func getAllStories(next: Bool = false, hidden: Bool = false, state: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.AllStories>) {
         let buffer = Buffer()
         getAllStories(into: buffer, next: next, hidden: hidden, state: state)
@@ -2683,6 +2975,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.incrementStoryViews#b2028afb peer:InputPeer id:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/stories.incrementStoryViews>
     public static func incrementStoryViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         incrementStoryViews(into: buffer, peer: peer, id: id)
@@ -2699,6 +2993,8 @@ extension Api.functions.stories {
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteMessage#92f6e797 flags:# peer:flags.0?InputPeer receiver_id:InputUser id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/ephemeral.deleteMessage>
     public static func deleteMessage(peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteMessage(into: buffer, peer: peer, receiverId: receiverId, id: id)

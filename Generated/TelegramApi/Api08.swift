@@ -12,21 +12,37 @@ extension Api {
     /// - `notifyBroadcasts#d612e8ef = NotifyPeer;`
     /// - `notifyForumTopic#226e6308 peer:Peer top_msg_id:int = NotifyPeer;`
     /// - `notifyCommunity#be376999 community_id:long = NotifyPeer;`
+    ///
+    /// <https://core.telegram.org/type/NotifyPeer>
     public enum NotifyPeer: TLSchemaDescribed, TLParsable {
         /// `notifyPeer#9fd40bd8 peer:Peer = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyPeer>
         case notifyPeer(Cons_notifyPeer)
         /// `notifyUsers#b4c83b4c = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyUsers>
         case notifyUsers
         /// `notifyChats#c007cec3 = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyChats>
         case notifyChats
         /// `notifyBroadcasts#d612e8ef = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyBroadcasts>
         case notifyBroadcasts
         /// `notifyForumTopic#226e6308 peer:Peer top_msg_id:int = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyForumTopic>
         case notifyForumTopic(Cons_notifyForumTopic)
         /// `notifyCommunity#be376999 community_id:long = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyCommunity>
         case notifyCommunity(Cons_notifyCommunity)
 
         /// `notifyPeer#9fd40bd8 peer:Peer = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyPeer>
         public final class Cons_notifyPeer: Sendable {
             public let peer: Api.Peer
 
@@ -36,6 +52,8 @@ extension Api {
         }
 
         /// `notifyForumTopic#226e6308 peer:Peer top_msg_id:int = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyForumTopic>
         public final class Cons_notifyForumTopic: Sendable {
             public let peer: Api.Peer
             public let topMsgId: Int32
@@ -47,6 +65,8 @@ extension Api {
         }
 
         /// `notifyCommunity#be376999 community_id:long = NotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/notifyCommunity>
         public struct Cons_notifyCommunity: Sendable {
             public let communityId: Int64
 
@@ -150,11 +170,17 @@ extension Api {
 extension Api {
     /// TL type `TopPeer`. Constructors:
     /// - `topPeer#edcdc05b peer:Peer rating:double = TopPeer;`
+    ///
+    /// <https://core.telegram.org/type/TopPeer>
     public enum TopPeer: TLSchemaDescribed, TLParsable {
         /// `topPeer#edcdc05b peer:Peer rating:double = TopPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeer>
         case topPeer(Cons_topPeer)
 
         /// `topPeer#edcdc05b peer:Peer rating:double = TopPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeer>
         public final class Cons_topPeer: Sendable {
             public let peer: Api.Peer
             public let rating: Double
@@ -239,71 +265,137 @@ extension Api {
     /// - `textDate#a5b45e2b flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true text:RichText date:int = RichText;`
     /// - `textDiff#9686cb50 text:RichText old_text:RichText = RichText;`
     /// - `textButton#afc79cd6 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = RichText;`
+    ///
+    /// <https://core.telegram.org/type/RichText>
     public enum RichText: TLSchemaDescribed, TLParsable {
         /// `textEmpty#dc3d824f = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textEmpty>
         case textEmpty
         /// `textPlain#744694e0 text:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textPlain>
         case textPlain(Cons_textPlain)
         /// `textBold#6724abc4 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textBold>
         case textBold(Cons_textBold)
         /// `textItalic#d912a59c text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textItalic>
         case textItalic(Cons_textItalic)
         /// `textUnderline#c12622c4 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textUnderline>
         case textUnderline(Cons_textUnderline)
         /// `textStrike#9bf8bb95 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textStrike>
         case textStrike(Cons_textStrike)
         /// `textFixed#6c3f19b9 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textFixed>
         case textFixed(Cons_textFixed)
         /// `textUrl#3c2884c1 text:RichText url:string webpage_id:long = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textUrl>
         case textUrl(Cons_textUrl)
         /// `textEmail#de5a0dd6 text:RichText email:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textEmail>
         case textEmail(Cons_textEmail)
         /// `textConcat#7e6260d7 texts:Vector<RichText> = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textConcat>
         case textConcat(Cons_textConcat)
         /// `textSubscript#ed6a8504 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textSubscript>
         case textSubscript(Cons_textSubscript)
         /// `textSuperscript#c7fb5e01 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textSuperscript>
         case textSuperscript(Cons_textSuperscript)
         /// `textMarked#034b8621 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textMarked>
         case textMarked(Cons_textMarked)
         /// `textPhone#1ccb966a text:RichText phone:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textPhone>
         case textPhone(Cons_textPhone)
         /// `textImage#081ccf4f document_id:long w:int h:int = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textImage>
         case textImage(Cons_textImage)
         /// `textAnchor#35553762 text:RichText name:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textAnchor>
         case textAnchor(Cons_textAnchor)
         /// `textMath#9d2eac97 source:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textMath>
         case textMath(Cons_textMath)
         /// `textCustomEmoji#a26156c0 document_id:long alt:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textCustomEmoji>
         case textCustomEmoji(Cons_textCustomEmoji)
         /// `textSpoiler#4c2a5d62 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textSpoiler>
         case textSpoiler(Cons_textSpoiler)
         /// `textMention#cd24cf44 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textMention>
         case textMention(Cons_textMention)
         /// `textHashtag#519524ea text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textHashtag>
         case textHashtag(Cons_textHashtag)
         /// `textBotCommand#02ff29d3 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textBotCommand>
         case textBotCommand(Cons_textBotCommand)
         /// `textCashtag#7b9e1801 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textCashtag>
         case textCashtag(Cons_textCashtag)
         /// `textAutoUrl#ac6a83aa text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textAutoUrl>
         case textAutoUrl(Cons_textAutoUrl)
         /// `textAutoEmail#c556a45d text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textAutoEmail>
         case textAutoEmail(Cons_textAutoEmail)
         /// `textAutoPhone#24c26789 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textAutoPhone>
         case textAutoPhone(Cons_textAutoPhone)
         /// `textBankCard#b956812d text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textBankCard>
         case textBankCard(Cons_textBankCard)
         /// `textMentionName#01a9fbfc text:RichText user_id:long = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textMentionName>
         case textMentionName(Cons_textMentionName)
         /// `textDate#a5b45e2b flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true text:RichText date:int = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textDate>
         case textDate(Cons_textDate)
         /// `textDiff#9686cb50 text:RichText old_text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textDiff>
         case textDiff(Cons_textDiff)
         /// `textButton#afc79cd6 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textButton>
         case textButton(Cons_textButton)
 
         /// `textPlain#744694e0 text:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textPlain>
         public final class Cons_textPlain: Sendable {
             public let text: String
 
@@ -313,6 +405,8 @@ extension Api {
         }
 
         /// `textBold#6724abc4 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textBold>
         public final class Cons_textBold: Sendable {
             public let text: Api.RichText
 
@@ -322,6 +416,8 @@ extension Api {
         }
 
         /// `textItalic#d912a59c text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textItalic>
         public final class Cons_textItalic: Sendable {
             public let text: Api.RichText
 
@@ -331,6 +427,8 @@ extension Api {
         }
 
         /// `textUnderline#c12622c4 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textUnderline>
         public final class Cons_textUnderline: Sendable {
             public let text: Api.RichText
 
@@ -340,6 +438,8 @@ extension Api {
         }
 
         /// `textStrike#9bf8bb95 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textStrike>
         public final class Cons_textStrike: Sendable {
             public let text: Api.RichText
 
@@ -349,6 +449,8 @@ extension Api {
         }
 
         /// `textFixed#6c3f19b9 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textFixed>
         public final class Cons_textFixed: Sendable {
             public let text: Api.RichText
 
@@ -358,6 +460,8 @@ extension Api {
         }
 
         /// `textUrl#3c2884c1 text:RichText url:string webpage_id:long = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textUrl>
         public final class Cons_textUrl: Sendable {
             public let text: Api.RichText
             public let url: String
@@ -371,6 +475,8 @@ extension Api {
         }
 
         /// `textEmail#de5a0dd6 text:RichText email:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textEmail>
         public final class Cons_textEmail: Sendable {
             public let text: Api.RichText
             public let email: String
@@ -382,6 +488,8 @@ extension Api {
         }
 
         /// `textConcat#7e6260d7 texts:Vector<RichText> = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textConcat>
         public final class Cons_textConcat: Sendable {
             public let texts: [Api.RichText]
 
@@ -391,6 +499,8 @@ extension Api {
         }
 
         /// `textSubscript#ed6a8504 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textSubscript>
         public final class Cons_textSubscript: Sendable {
             public let text: Api.RichText
 
@@ -400,6 +510,8 @@ extension Api {
         }
 
         /// `textSuperscript#c7fb5e01 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textSuperscript>
         public final class Cons_textSuperscript: Sendable {
             public let text: Api.RichText
 
@@ -409,6 +521,8 @@ extension Api {
         }
 
         /// `textMarked#034b8621 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textMarked>
         public final class Cons_textMarked: Sendable {
             public let text: Api.RichText
 
@@ -418,6 +532,8 @@ extension Api {
         }
 
         /// `textPhone#1ccb966a text:RichText phone:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textPhone>
         public final class Cons_textPhone: Sendable {
             public let text: Api.RichText
             public let phone: String
@@ -429,6 +545,8 @@ extension Api {
         }
 
         /// `textImage#081ccf4f document_id:long w:int h:int = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textImage>
         public final class Cons_textImage: Sendable {
             public let documentId: Int64
             public let w: Int32
@@ -442,6 +560,8 @@ extension Api {
         }
 
         /// `textAnchor#35553762 text:RichText name:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textAnchor>
         public final class Cons_textAnchor: Sendable {
             public let text: Api.RichText
             public let name: String
@@ -453,6 +573,8 @@ extension Api {
         }
 
         /// `textMath#9d2eac97 source:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textMath>
         public final class Cons_textMath: Sendable {
             public let source: String
 
@@ -462,6 +584,8 @@ extension Api {
         }
 
         /// `textCustomEmoji#a26156c0 document_id:long alt:string = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textCustomEmoji>
         public final class Cons_textCustomEmoji: Sendable {
             public let documentId: Int64
             public let alt: String
@@ -473,6 +597,8 @@ extension Api {
         }
 
         /// `textSpoiler#4c2a5d62 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textSpoiler>
         public final class Cons_textSpoiler: Sendable {
             public let text: Api.RichText
 
@@ -482,6 +608,8 @@ extension Api {
         }
 
         /// `textMention#cd24cf44 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textMention>
         public final class Cons_textMention: Sendable {
             public let text: Api.RichText
 
@@ -491,6 +619,8 @@ extension Api {
         }
 
         /// `textHashtag#519524ea text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textHashtag>
         public final class Cons_textHashtag: Sendable {
             public let text: Api.RichText
 
@@ -500,6 +630,8 @@ extension Api {
         }
 
         /// `textBotCommand#02ff29d3 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textBotCommand>
         public final class Cons_textBotCommand: Sendable {
             public let text: Api.RichText
 
@@ -509,6 +641,8 @@ extension Api {
         }
 
         /// `textCashtag#7b9e1801 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textCashtag>
         public final class Cons_textCashtag: Sendable {
             public let text: Api.RichText
 
@@ -518,6 +652,8 @@ extension Api {
         }
 
         /// `textAutoUrl#ac6a83aa text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textAutoUrl>
         public final class Cons_textAutoUrl: Sendable {
             public let text: Api.RichText
 
@@ -527,6 +663,8 @@ extension Api {
         }
 
         /// `textAutoEmail#c556a45d text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textAutoEmail>
         public final class Cons_textAutoEmail: Sendable {
             public let text: Api.RichText
 
@@ -536,6 +674,8 @@ extension Api {
         }
 
         /// `textAutoPhone#24c26789 text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textAutoPhone>
         public final class Cons_textAutoPhone: Sendable {
             public let text: Api.RichText
 
@@ -545,6 +685,8 @@ extension Api {
         }
 
         /// `textBankCard#b956812d text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textBankCard>
         public final class Cons_textBankCard: Sendable {
             public let text: Api.RichText
 
@@ -554,6 +696,8 @@ extension Api {
         }
 
         /// `textMentionName#01a9fbfc text:RichText user_id:long = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textMentionName>
         public final class Cons_textMentionName: Sendable {
             public let text: Api.RichText
             public let userId: Int64
@@ -565,6 +709,8 @@ extension Api {
         }
 
         /// `textDate#a5b45e2b flags:# relative:flags.0?true short_time:flags.1?true long_time:flags.2?true short_date:flags.3?true long_date:flags.4?true day_of_week:flags.5?true text:RichText date:int = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textDate>
         public final class Cons_textDate: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -598,6 +744,8 @@ extension Api {
         }
 
         /// `textDiff#9686cb50 text:RichText old_text:RichText = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textDiff>
         public final class Cons_textDiff: Sendable {
             public let text: Api.RichText
             public let oldText: Api.RichText
@@ -609,6 +757,8 @@ extension Api {
         }
 
         /// `textButton#afc79cd6 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = RichText;`
+        ///
+        /// <https://core.telegram.org/constructor/textButton>
         public final class Cons_textButton: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1155,13 +1305,21 @@ extension Api {
     /// TL type `WebDocument`. Constructors:
     /// - `webDocument#1c570ed1 url:string access_hash:long size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
     /// - `webDocumentNoProxy#f9c8bcc6 url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
+    ///
+    /// <https://core.telegram.org/type/WebDocument>
     public enum WebDocument: TLSchemaDescribed, TLParsable {
         /// `webDocument#1c570ed1 url:string access_hash:long size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/webDocument>
         case webDocument(Cons_webDocument)
         /// `webDocumentNoProxy#f9c8bcc6 url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/webDocumentNoProxy>
         case webDocumentNoProxy(Cons_webDocumentNoProxy)
 
         /// `webDocument#1c570ed1 url:string access_hash:long size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/webDocument>
         public final class Cons_webDocument: Sendable {
             public let url: String
             public let accessHash: Int64
@@ -1179,6 +1337,8 @@ extension Api {
         }
 
         /// `webDocumentNoProxy#f9c8bcc6 url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = WebDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/webDocumentNoProxy>
         public final class Cons_webDocumentNoProxy: Sendable {
             public let url: String
             public let size: Int32
@@ -1272,11 +1432,17 @@ extension Api {
 extension Api.channels {
     /// TL type `channels.AdminLogResults`. Constructors:
     /// - `channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;`
+    ///
+    /// <https://core.telegram.org/type/channels.AdminLogResults>
     public enum AdminLogResults: TLSchemaDescribed, TLParsable {
         /// `channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.adminLogResults>
         case adminLogResults(Cons_adminLogResults)
 
         /// `channels.adminLogResults#ed8af74d events:Vector<ChannelAdminLogEvent> chats:Vector<Chat> users:Vector<User> = channels.AdminLogResults;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.adminLogResults>
         public final class Cons_adminLogResults: Sendable {
             public let events: [Api.ChannelAdminLogEvent]
             public let chats: [Api.Chat]
@@ -1337,13 +1503,21 @@ extension Api.help {
     /// TL type `help.TermsOfServiceUpdate`. Constructors:
     /// - `help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;`
     /// - `help.termsOfServiceUpdate#28ecf961 expires:int terms_of_service:help.TermsOfService = help.TermsOfServiceUpdate;`
+    ///
+    /// <https://core.telegram.org/type/help.TermsOfServiceUpdate>
     public enum TermsOfServiceUpdate: TLSchemaDescribed, TLParsable {
         /// `help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;`
+        ///
+        /// <https://core.telegram.org/constructor/help.termsOfServiceUpdateEmpty>
         case termsOfServiceUpdateEmpty(Cons_termsOfServiceUpdateEmpty)
         /// `help.termsOfServiceUpdate#28ecf961 expires:int terms_of_service:help.TermsOfService = help.TermsOfServiceUpdate;`
+        ///
+        /// <https://core.telegram.org/constructor/help.termsOfServiceUpdate>
         case termsOfServiceUpdate(Cons_termsOfServiceUpdate)
 
         /// `help.termsOfServiceUpdateEmpty#e3309f7f expires:int = help.TermsOfServiceUpdate;`
+        ///
+        /// <https://core.telegram.org/constructor/help.termsOfServiceUpdateEmpty>
         public struct Cons_termsOfServiceUpdateEmpty: Sendable {
             public let expires: Int32
 
@@ -1353,6 +1527,8 @@ extension Api.help {
         }
 
         /// `help.termsOfServiceUpdate#28ecf961 expires:int terms_of_service:help.TermsOfService = help.TermsOfServiceUpdate;`
+        ///
+        /// <https://core.telegram.org/constructor/help.termsOfServiceUpdate>
         public final class Cons_termsOfServiceUpdate: Sendable {
             public let expires: Int32
             public let termsOfService: Api.help.TermsOfService
@@ -1430,21 +1606,37 @@ extension Api {
     /// - `jsonString#b71e767a value:string = JSONValue;`
     /// - `jsonArray#f7444763 value:Vector<JSONValue> = JSONValue;`
     /// - `jsonObject#99c1d49d value:Vector<JSONObjectValue> = JSONValue;`
+    ///
+    /// <https://core.telegram.org/type/JSONValue>
     public enum JSONValue: TLSchemaDescribed, TLParsable {
         /// `jsonNull#3f6d7b68 = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonNull>
         case jsonNull
         /// `jsonBool#c7345e6a value:Bool = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonBool>
         case jsonBool(Cons_jsonBool)
         /// `jsonNumber#2be0dfa4 value:double = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonNumber>
         case jsonNumber(Cons_jsonNumber)
         /// `jsonString#b71e767a value:string = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonString>
         case jsonString(Cons_jsonString)
         /// `jsonArray#f7444763 value:Vector<JSONValue> = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonArray>
         case jsonArray(Cons_jsonArray)
         /// `jsonObject#99c1d49d value:Vector<JSONObjectValue> = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonObject>
         case jsonObject(Cons_jsonObject)
 
         /// `jsonBool#c7345e6a value:Bool = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonBool>
         public struct Cons_jsonBool: Sendable {
             public let value: Bool
 
@@ -1454,6 +1646,8 @@ extension Api {
         }
 
         /// `jsonNumber#2be0dfa4 value:double = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonNumber>
         public struct Cons_jsonNumber: Sendable {
             public let value: Double
 
@@ -1463,6 +1657,8 @@ extension Api {
         }
 
         /// `jsonString#b71e767a value:string = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonString>
         public final class Cons_jsonString: Sendable {
             public let value: String
 
@@ -1472,6 +1668,8 @@ extension Api {
         }
 
         /// `jsonArray#f7444763 value:Vector<JSONValue> = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonArray>
         public final class Cons_jsonArray: Sendable {
             public let value: [Api.JSONValue]
 
@@ -1481,6 +1679,8 @@ extension Api {
         }
 
         /// `jsonObject#99c1d49d value:Vector<JSONObjectValue> = JSONValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonObject>
         public final class Cons_jsonObject: Sendable {
             public let value: [Api.JSONObjectValue]
 
@@ -1596,11 +1796,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.AutoDownloadSettings`. Constructors:
     /// - `account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;`
+    ///
+    /// <https://core.telegram.org/type/account.AutoDownloadSettings>
     public enum AutoDownloadSettings: TLSchemaDescribed, TLParsable {
         /// `account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.autoDownloadSettings>
         case autoDownloadSettings(Cons_autoDownloadSettings)
 
         /// `account.autoDownloadSettings#63cacf26 low:AutoDownloadSettings medium:AutoDownloadSettings high:AutoDownloadSettings = account.AutoDownloadSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.autoDownloadSettings>
         public final class Cons_autoDownloadSettings: Sendable {
             public let low: Api.AutoDownloadSettings
             public let medium: Api.AutoDownloadSettings
@@ -1662,15 +1868,25 @@ extension Api {
     /// - `statsGraphAsync#4a27eb2d token:string = StatsGraph;`
     /// - `statsGraphError#bedc9822 error:string = StatsGraph;`
     /// - `statsGraph#8ea464b6 flags:# json:DataJSON zoom_token:flags.0?string = StatsGraph;`
+    ///
+    /// <https://core.telegram.org/type/StatsGraph>
     public enum StatsGraph: TLSchemaDescribed, TLParsable {
         /// `statsGraphAsync#4a27eb2d token:string = StatsGraph;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGraphAsync>
         case statsGraphAsync(Cons_statsGraphAsync)
         /// `statsGraphError#bedc9822 error:string = StatsGraph;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGraphError>
         case statsGraphError(Cons_statsGraphError)
         /// `statsGraph#8ea464b6 flags:# json:DataJSON zoom_token:flags.0?string = StatsGraph;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGraph>
         case statsGraph(Cons_statsGraph)
 
         /// `statsGraphAsync#4a27eb2d token:string = StatsGraph;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGraphAsync>
         public final class Cons_statsGraphAsync: Sendable {
             public let token: String
 
@@ -1680,6 +1896,8 @@ extension Api {
         }
 
         /// `statsGraphError#bedc9822 error:string = StatsGraph;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGraphError>
         public final class Cons_statsGraphError: Sendable {
             public let error: String
 
@@ -1689,6 +1907,8 @@ extension Api {
         }
 
         /// `statsGraph#8ea464b6 flags:# json:DataJSON zoom_token:flags.0?string = StatsGraph;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGraph>
         public final class Cons_statsGraph: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1793,11 +2013,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.MessageReactionsList`. Constructors:
     /// - `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
+    ///
+    /// <https://core.telegram.org/type/messages.MessageReactionsList>
     public enum MessageReactionsList: TLSchemaDescribed, TLParsable {
         /// `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messageReactionsList>
         case messageReactionsList(Cons_messageReactionsList)
 
         /// `messages.messageReactionsList#31bd492d flags:# count:int reactions:Vector<MessagePeerReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.MessageReactionsList;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messageReactionsList>
         public final class Cons_messageReactionsList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1892,11 +2118,17 @@ extension Api.messages {
 extension Api.help {
     /// TL type `help.PremiumPromo`. Constructors:
     /// - `help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;`
+    ///
+    /// <https://core.telegram.org/type/help.PremiumPromo>
     public enum PremiumPromo: TLSchemaDescribed, TLParsable {
         /// `help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;`
+        ///
+        /// <https://core.telegram.org/constructor/help.premiumPromo>
         case premiumPromo(Cons_premiumPromo)
 
         /// `help.premiumPromo#5334759c status_text:string status_entities:Vector<MessageEntity> video_sections:Vector<string> videos:Vector<Document> period_options:Vector<PremiumSubscriptionOption> users:Vector<User> = help.PremiumPromo;`
+        ///
+        /// <https://core.telegram.org/constructor/help.premiumPromo>
         public final class Cons_premiumPromo: Sendable {
             public let statusText: String
             public let statusEntities: [Api.MessageEntity]
@@ -1973,15 +2205,25 @@ extension Api {
     /// - `emailVerificationCode#922e55a9 code:string = EmailVerification;`
     /// - `emailVerificationGoogle#db909ec2 token:string = EmailVerification;`
     /// - `emailVerificationApple#96d074fd token:string = EmailVerification;`
+    ///
+    /// <https://core.telegram.org/type/EmailVerification>
     public enum EmailVerification: TLSchemaDescribed, TLParsable {
         /// `emailVerificationCode#922e55a9 code:string = EmailVerification;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerificationCode>
         case emailVerificationCode(Cons_emailVerificationCode)
         /// `emailVerificationGoogle#db909ec2 token:string = EmailVerification;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerificationGoogle>
         case emailVerificationGoogle(Cons_emailVerificationGoogle)
         /// `emailVerificationApple#96d074fd token:string = EmailVerification;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerificationApple>
         case emailVerificationApple(Cons_emailVerificationApple)
 
         /// `emailVerificationCode#922e55a9 code:string = EmailVerification;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerificationCode>
         public final class Cons_emailVerificationCode: Sendable {
             public let code: String
 
@@ -1991,6 +2233,8 @@ extension Api {
         }
 
         /// `emailVerificationGoogle#db909ec2 token:string = EmailVerification;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerificationGoogle>
         public final class Cons_emailVerificationGoogle: Sendable {
             public let token: String
 
@@ -2000,6 +2244,8 @@ extension Api {
         }
 
         /// `emailVerificationApple#96d074fd token:string = EmailVerification;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerificationApple>
         public final class Cons_emailVerificationApple: Sendable {
             public let token: String
 
@@ -2076,11 +2322,17 @@ extension Api {
 extension Api {
     /// TL type `StoryViews`. Constructors:
     /// - `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
+    ///
+    /// <https://core.telegram.org/type/StoryViews>
     public enum StoryViews: TLSchemaDescribed, TLParsable {
         /// `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
+        ///
+        /// <https://core.telegram.org/constructor/storyViews>
         case storyViews(Cons_storyViews)
 
         /// `storyViews#8d595cd6 flags:# has_viewers:flags.1?true views_count:int forwards_count:flags.2?int reactions:flags.3?Vector<ReactionCount> reactions_count:flags.4?int recent_viewers:flags.0?Vector<long> = StoryViews;`
+        ///
+        /// <https://core.telegram.org/constructor/storyViews>
         public final class Cons_storyViews: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2196,13 +2448,21 @@ extension Api {
     /// TL type `PostInteractionCounters`. Constructors:
     /// - `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
     /// - `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
+    ///
+    /// <https://core.telegram.org/type/PostInteractionCounters>
     public enum PostInteractionCounters: TLSchemaDescribed, TLParsable {
         /// `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
+        ///
+        /// <https://core.telegram.org/constructor/postInteractionCountersMessage>
         case postInteractionCountersMessage(Cons_postInteractionCountersMessage)
         /// `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
+        ///
+        /// <https://core.telegram.org/constructor/postInteractionCountersStory>
         case postInteractionCountersStory(Cons_postInteractionCountersStory)
 
         /// `postInteractionCountersMessage#e7058e7f msg_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
+        ///
+        /// <https://core.telegram.org/constructor/postInteractionCountersMessage>
         public final class Cons_postInteractionCountersMessage: Sendable {
             public let msgId: Int32
             public let views: Int32
@@ -2218,6 +2478,8 @@ extension Api {
         }
 
         /// `postInteractionCountersStory#8a480e27 story_id:int views:int forwards:int reactions:int = PostInteractionCounters;`
+        ///
+        /// <https://core.telegram.org/constructor/postInteractionCountersStory>
         public final class Cons_postInteractionCountersStory: Sendable {
             public let storyId: Int32
             public let views: Int32
@@ -2310,11 +2572,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.PaidMessagesRevenue`. Constructors:
     /// - `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
+    ///
+    /// <https://core.telegram.org/type/account.PaidMessagesRevenue>
     public enum PaidMessagesRevenue: TLSchemaDescribed, TLParsable {
         /// `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
+        ///
+        /// <https://core.telegram.org/constructor/account.paidMessagesRevenue>
         case paidMessagesRevenue(Cons_paidMessagesRevenue)
 
         /// `account.paidMessagesRevenue#1e109708 stars_amount:long = account.PaidMessagesRevenue;`
+        ///
+        /// <https://core.telegram.org/constructor/account.paidMessagesRevenue>
         public struct Cons_paidMessagesRevenue: Sendable {
             public let starsAmount: Int64
 
@@ -2366,13 +2634,21 @@ extension Api.stories {
     /// TL type `stories.Albums`. Constructors:
     /// - `stories.albumsNotModified#564edaeb = stories.Albums;`
     /// - `stories.albums#c3987a3a hash:long albums:Vector<StoryAlbum> = stories.Albums;`
+    ///
+    /// <https://core.telegram.org/type/stories.Albums>
     public enum Albums: TLSchemaDescribed, TLParsable {
         /// `stories.albumsNotModified#564edaeb = stories.Albums;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.albumsNotModified>
         case albumsNotModified
         /// `stories.albums#c3987a3a hash:long albums:Vector<StoryAlbum> = stories.Albums;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.albums>
         case albums(Cons_albums)
 
         /// `stories.albums#c3987a3a hash:long albums:Vector<StoryAlbum> = stories.Albums;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.albums>
         public final class Cons_albums: Sendable {
             public let hash: Int64
             public let albums: [Api.StoryAlbum]
@@ -2435,6 +2711,8 @@ extension Api.stories {
 
 extension Api.functions.auth {
     /// `auth.exportLoginToken#b7e085fe api_id:int api_hash:string except_ids:Vector<long> = auth.LoginToken;`
+    ///
+    /// <https://core.telegram.org/method/auth.exportLoginToken>
     public static func exportLoginToken(apiId: Int32, apiHash: String, exceptIds: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoginToken>) {
         let buffer = Buffer()
         exportLoginToken(into: buffer, apiId: apiId, apiHash: apiHash, exceptIds: exceptIds)
@@ -2454,6 +2732,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.acceptAuthorization#f3ed4c73 bot_id:long scope:string public_key:string value_hashes:Vector<SecureValueHash> credentials:SecureCredentialsEncrypted = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.acceptAuthorization>
     public static func acceptAuthorization(botId: Int64, scope: String, publicKey: String, valueHashes: [Api.SecureValueHash], credentials: Api.SecureCredentialsEncrypted) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         acceptAuthorization(into: buffer, botId: botId, scope: scope, publicKey: publicKey, valueHashes: valueHashes, credentials: credentials)
@@ -2475,6 +2755,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.confirmPasswordEmail#8fdf1920 code:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.confirmPasswordEmail>
     public static func confirmPasswordEmail(code: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         confirmPasswordEmail(into: buffer, code: code)
@@ -2490,6 +2772,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.saveAutoDownloadSettings#76f36233 flags:# low:flags.0?true high:flags.1?true settings:AutoDownloadSettings = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.saveAutoDownloadSettings>
     public static func saveAutoDownloadSettings(low: Bool = false, high: Bool = false, settings: Api.AutoDownloadSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveAutoDownloadSettings(into: buffer, low: low, high: high, settings: settings)
@@ -2511,6 +2795,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.addChatUser#cbc6d107 chat_id:long user_id:InputUser fwd_limit:int = messages.InvitedUsers;`
+    ///
+    /// <https://core.telegram.org/method/messages.addChatUser>
     public static func addChatUser(chatId: Int64, userId: Api.InputUser, fwdLimit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
         let buffer = Buffer()
         addChatUser(into: buffer, chatId: chatId, userId: userId, fwdLimit: fwdLimit)
@@ -2530,6 +2816,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reorderPinnedDialogs#3b1adf37 flags:# force:flags.0?true folder_id:int order:Vector<InputDialogPeer> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reorderPinnedDialogs>
     public static func reorderPinnedDialogs(force: Bool = false, folderId: Int32, order: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderPinnedDialogs(into: buffer, force: force, folderId: folderId, order: order)
@@ -2551,6 +2839,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getChatInviteImporters#df04dd4e flags:# requested:flags.0?true subscription_expired:flags.3?true peer:InputPeer link:flags.1?string q:flags.2?string offset_date:int offset_user:InputUser limit:int = messages.ChatInviteImporters;`
+    ///
+    /// <https://core.telegram.org/method/messages.getChatInviteImporters>
     public static func getChatInviteImporters(requested: Bool = false, subscriptionExpired: Bool = false, peer: Api.InputPeer, link: String? = nil, q: String? = nil, offsetDate: Int32, offsetUser: Api.InputUser, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteImporters>) {
         let buffer = Buffer()
         getChatInviteImporters(into: buffer, requested: requested, subscriptionExpired: subscriptionExpired, peer: peer, link: link, q: q, offsetDate: offsetDate, offsetUser: offsetUser, limit: limit)
@@ -2583,6 +2873,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.searchSentMedia#107e31a0 q:string filter:MessagesFilter limit:int = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.searchSentMedia>
     public static func searchSentMedia(q: String, filter: Api.MessagesFilter, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         searchSentMedia(into: buffer, q: q, filter: filter, limit: limit)
@@ -2600,6 +2892,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.summarizeText#abbbd346 flags:# peer:InputPeer id:int to_lang:flags.0?string tone:flags.2?string = TextWithEntities;`
+    ///
+    /// <https://core.telegram.org/method/messages.summarizeText>
     public static func summarizeText(peer: Api.InputPeer, id: Int32, toLang: String? = nil, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.TextWithEntities>) {
         let buffer = Buffer()
         summarizeText(into: buffer, peer: peer, id: id, toLang: toLang, tone: tone)
@@ -2628,6 +2922,8 @@ extension Api.functions.messages {
 
 extension Api.functions.updates {
     /// `updates.getChannelDifference#03173d78 flags:# force:flags.0?true channel:InputChannel filter:ChannelMessagesFilter pts:int limit:int = updates.ChannelDifference;`
+    ///
+    /// <https://core.telegram.org/method/updates.getChannelDifference>
     public static func getChannelDifference(force: Bool = false, channel: Api.InputChannel, filter: Api.ChannelMessagesFilter, pts: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.ChannelDifference>) {
         let buffer = Buffer()
         getChannelDifference(into: buffer, force: force, channel: channel, filter: filter, pts: pts, limit: limit)
@@ -2653,6 +2949,8 @@ extension Api.functions.updates {
 
 extension Api.functions.channels {
     /// `channels.deactivateAllUsernames#0a245dd3 channel:InputChannel = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.deactivateAllUsernames>
     public static func deactivateAllUsernames(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deactivateAllUsernames(into: buffer, channel: channel)
@@ -2668,6 +2966,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.checkDownloadFileParams#50077589 bot:InputUser file_name:string url:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.checkDownloadFileParams>
     public static func checkDownloadFileParams(bot: Api.InputUser, fileName: String, url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkDownloadFileParams(into: buffer, bot: bot, fileName: fileName, url: url)
@@ -2685,6 +2985,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.sendStarsForm#7998c914 form_id:long invoice:InputInvoice = payments.PaymentResult;`
+    ///
+    /// <https://core.telegram.org/method/payments.sendStarsForm>
     public static func sendStarsForm(formId: Int64, invoice: Api.InputInvoice) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentResult>) {
         let buffer = Buffer()
         sendStarsForm(into: buffer, formId: formId, invoice: invoice)
@@ -2703,6 +3005,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarsRevenueAdsAccountUrl#d1d7efc5 peer:InputPeer = payments.StarsRevenueAdsAccountUrl;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsRevenueAdsAccountUrl>
     public static func getStarsRevenueAdsAccountUrl(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueAdsAccountUrl>) {
         let buffer = Buffer()
         getStarsRevenueAdsAccountUrl(into: buffer, peer: peer)
@@ -2718,6 +3022,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarGifts#c4563590 hash:int = payments.StarGifts;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarGifts>
     public static func getStarGifts(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGifts>) {
         let buffer = Buffer()
         getStarGifts(into: buffer, hash: hash)
@@ -2735,6 +3041,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stickers {
     /// `stickers.deleteStickerSet#87704394 stickerset:InputStickerSet = Bool;`
+    ///
+    /// <https://core.telegram.org/method/stickers.deleteStickerSet>
     public static func deleteStickerSet(stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteStickerSet(into: buffer, stickerset: stickerset)
@@ -2750,6 +3058,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.discardCall#b2cbc1c0 flags:# video:flags.0?true peer:InputPhoneCall duration:int reason:PhoneCallDiscardReason connection_id:long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.discardCall>
     public static func discardCall(video: Bool = false, peer: Api.InputPhoneCall, duration: Int32, reason: Api.PhoneCallDiscardReason, connectionId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         discardCall(into: buffer, video: video, peer: peer, duration: duration, reason: reason, connectionId: connectionId)
@@ -2773,6 +3083,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stories {
     /// `stories.exportStoryLink#7b8def20 peer:InputPeer id:int = ExportedStoryLink;`
+    ///
+    /// <https://core.telegram.org/method/stories.exportStoryLink>
     public static func exportStoryLink(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedStoryLink>) {
         let buffer = Buffer()
         exportStoryLink(into: buffer, peer: peer, id: id)
@@ -2789,6 +3101,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.searchPosts#d1810907 flags:# hashtag:flags.0?string area:flags.1?MediaArea peer:flags.2?InputPeer offset:string limit:int = stories.FoundStories;`
+    ///
+    /// <https://core.telegram.org/method/stories.searchPosts>
     public static func searchPosts(hashtag: String? = nil, area: Api.MediaArea? = nil, peer: Api.InputPeer? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.FoundStories>) {
         let buffer = Buffer()
         searchPosts(into: buffer, hashtag: hashtag, area: area, peer: peer, offset: offset, limit: limit)
@@ -2817,6 +3131,8 @@ extension Api.functions.stories {
 
 extension Api.functions.ephemeral {
     /// `ephemeral.getCallbackAnswer#3fa464c8 flags:# peer:InputPeer id:int data:flags.1?bytes = messages.BotCallbackAnswer;`
+    ///
+    /// <https://core.telegram.org/method/ephemeral.getCallbackAnswer>
     public static func getCallbackAnswer(peer: Api.InputPeer, id: Int32, data: [UInt8]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
         let buffer = Buffer()
         getCallbackAnswer(into: buffer, peer: peer, id: id, data: data)

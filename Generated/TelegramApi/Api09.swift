@@ -10,17 +10,29 @@ extension Api.messages {
     /// - `messages.messagesSlice#5f206716 flags:# inexact:flags.1?true count:int next_rate:flags.0?int offset_id_offset:flags.2?int search_flood:flags.3?SearchPostsFlood messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
     /// - `messages.channelMessages#c776ba4e flags:# inexact:flags.1?true pts:int count:int offset_id_offset:flags.2?int messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
     /// - `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/type/messages.Messages>
     public enum Messages: TLSchemaDescribed, TLParsable {
         /// `messages.messages#1d73e7ea messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messages>
         case messages(Cons_messages)
         /// `messages.messagesSlice#5f206716 flags:# inexact:flags.1?true count:int next_rate:flags.0?int offset_id_offset:flags.2?int search_flood:flags.3?SearchPostsFlood messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messagesSlice>
         case messagesSlice(Cons_messagesSlice)
         /// `messages.channelMessages#c776ba4e flags:# inexact:flags.1?true pts:int count:int offset_id_offset:flags.2?int messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.channelMessages>
         case channelMessages(Cons_channelMessages)
         /// `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messagesNotModified>
         case messagesNotModified(Cons_messagesNotModified)
 
         /// `messages.messages#1d73e7ea messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messages>
         public final class Cons_messages: Sendable {
             public let messages: [Api.Message]
             public let topics: [Api.ForumTopic]
@@ -36,6 +48,8 @@ extension Api.messages {
         }
 
         /// `messages.messagesSlice#5f206716 flags:# inexact:flags.1?true count:int next_rate:flags.0?int offset_id_offset:flags.2?int search_flood:flags.3?SearchPostsFlood messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messagesSlice>
         public final class Cons_messagesSlice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -80,6 +94,8 @@ extension Api.messages {
         }
 
         /// `messages.channelMessages#c776ba4e flags:# inexact:flags.1?true pts:int count:int offset_id_offset:flags.2?int messages:Vector<Message> topics:Vector<ForumTopic> chats:Vector<Chat> users:Vector<User> = messages.Messages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.channelMessages>
         public final class Cons_channelMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -119,6 +135,8 @@ extension Api.messages {
         }
 
         /// `messages.messagesNotModified#74535f21 count:int = messages.Messages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messagesNotModified>
         public struct Cons_messagesNotModified: Sendable {
             public let count: Int32
 
@@ -303,33 +321,61 @@ extension Api {
     /// - `privacyValueAllowPremium#ece9814b = PrivacyRule;`
     /// - `privacyValueAllowBots#21461b5d = PrivacyRule;`
     /// - `privacyValueDisallowBots#f6a5f82f = PrivacyRule;`
+    ///
+    /// <https://core.telegram.org/type/PrivacyRule>
     public enum PrivacyRule: TLSchemaDescribed, TLParsable {
         /// `privacyValueAllowContacts#fffe1bac = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowContacts>
         case privacyValueAllowContacts
         /// `privacyValueAllowAll#65427b82 = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowAll>
         case privacyValueAllowAll
         /// `privacyValueAllowUsers#b8905fb2 users:Vector<long> = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowUsers>
         case privacyValueAllowUsers(Cons_privacyValueAllowUsers)
         /// `privacyValueDisallowContacts#f888fa1a = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueDisallowContacts>
         case privacyValueDisallowContacts
         /// `privacyValueDisallowAll#8b73e763 = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueDisallowAll>
         case privacyValueDisallowAll
         /// `privacyValueDisallowUsers#e4621141 users:Vector<long> = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueDisallowUsers>
         case privacyValueDisallowUsers(Cons_privacyValueDisallowUsers)
         /// `privacyValueAllowChatParticipants#6b134e8e chats:Vector<long> = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowChatParticipants>
         case privacyValueAllowChatParticipants(Cons_privacyValueAllowChatParticipants)
         /// `privacyValueDisallowChatParticipants#41c87565 chats:Vector<long> = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueDisallowChatParticipants>
         case privacyValueDisallowChatParticipants(Cons_privacyValueDisallowChatParticipants)
         /// `privacyValueAllowCloseFriends#f7e8d89b = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowCloseFriends>
         case privacyValueAllowCloseFriends
         /// `privacyValueAllowPremium#ece9814b = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowPremium>
         case privacyValueAllowPremium
         /// `privacyValueAllowBots#21461b5d = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowBots>
         case privacyValueAllowBots
         /// `privacyValueDisallowBots#f6a5f82f = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueDisallowBots>
         case privacyValueDisallowBots
 
         /// `privacyValueAllowUsers#b8905fb2 users:Vector<long> = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowUsers>
         public final class Cons_privacyValueAllowUsers: Sendable {
             public let users: [Int64]
 
@@ -339,6 +385,8 @@ extension Api {
         }
 
         /// `privacyValueDisallowUsers#e4621141 users:Vector<long> = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueDisallowUsers>
         public final class Cons_privacyValueDisallowUsers: Sendable {
             public let users: [Int64]
 
@@ -348,6 +396,8 @@ extension Api {
         }
 
         /// `privacyValueAllowChatParticipants#6b134e8e chats:Vector<long> = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueAllowChatParticipants>
         public final class Cons_privacyValueAllowChatParticipants: Sendable {
             public let chats: [Int64]
 
@@ -357,6 +407,8 @@ extension Api {
         }
 
         /// `privacyValueDisallowChatParticipants#41c87565 chats:Vector<long> = PrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyValueDisallowChatParticipants>
         public final class Cons_privacyValueDisallowChatParticipants: Sendable {
             public let chats: [Int64]
 
@@ -503,11 +555,17 @@ extension Api {
 extension Api {
     /// TL type `AccountDaysTTL`. Constructors:
     /// - `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
+    ///
+    /// <https://core.telegram.org/type/AccountDaysTTL>
     public enum AccountDaysTTL: TLSchemaDescribed, TLParsable {
         /// `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
+        ///
+        /// <https://core.telegram.org/constructor/accountDaysTTL>
         case accountDaysTTL(Cons_accountDaysTTL)
 
         /// `accountDaysTTL#b8d0afdf days:int = AccountDaysTTL;`
+        ///
+        /// <https://core.telegram.org/constructor/accountDaysTTL>
         public struct Cons_accountDaysTTL: Sendable {
             public let days: Int32
 
@@ -558,11 +616,17 @@ extension Api {
 extension Api {
     /// TL type `MessageRange`. Constructors:
     /// - `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
+    ///
+    /// <https://core.telegram.org/type/MessageRange>
     public enum MessageRange: TLSchemaDescribed, TLParsable {
         /// `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
+        ///
+        /// <https://core.telegram.org/constructor/messageRange>
         case messageRange(Cons_messageRange)
 
         /// `messageRange#0ae30253 min_id:int max_id:int = MessageRange;`
+        ///
+        /// <https://core.telegram.org/constructor/messageRange>
         public struct Cons_messageRange: Sendable {
             public let minId: Int32
             public let maxId: Int32
@@ -620,13 +684,21 @@ extension Api {
     /// TL type `InputBotInlineMessageID`. Constructors:
     /// - `inputBotInlineMessageID#890c3d89 dc_id:int id:long access_hash:long = InputBotInlineMessageID;`
     /// - `inputBotInlineMessageID64#b6d915d7 dc_id:int owner_id:long id:int access_hash:long = InputBotInlineMessageID;`
+    ///
+    /// <https://core.telegram.org/type/InputBotInlineMessageID>
     public enum InputBotInlineMessageID: TLSchemaDescribed, TLParsable {
         /// `inputBotInlineMessageID#890c3d89 dc_id:int id:long access_hash:long = InputBotInlineMessageID;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageID>
         case inputBotInlineMessageID(Cons_inputBotInlineMessageID)
         /// `inputBotInlineMessageID64#b6d915d7 dc_id:int owner_id:long id:int access_hash:long = InputBotInlineMessageID;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageID64>
         case inputBotInlineMessageID64(Cons_inputBotInlineMessageID64)
 
         /// `inputBotInlineMessageID#890c3d89 dc_id:int id:long access_hash:long = InputBotInlineMessageID;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageID>
         public final class Cons_inputBotInlineMessageID: Sendable {
             public let dcId: Int32
             public let id: Int64
@@ -640,6 +712,8 @@ extension Api {
         }
 
         /// `inputBotInlineMessageID64#b6d915d7 dc_id:int owner_id:long id:int access_hash:long = InputBotInlineMessageID;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineMessageID64>
         public final class Cons_inputBotInlineMessageID64: Sendable {
             public let dcId: Int32
             public let ownerId: Int64
@@ -731,15 +805,25 @@ extension Api {
     /// - `langPackString#cad181f6 key:string value:string = LangPackString;`
     /// - `langPackStringPluralized#6c47ac9f flags:# key:string zero_value:flags.0?string one_value:flags.1?string two_value:flags.2?string few_value:flags.3?string many_value:flags.4?string other_value:string = LangPackString;`
     /// - `langPackStringDeleted#2979eeb2 key:string = LangPackString;`
+    ///
+    /// <https://core.telegram.org/type/LangPackString>
     public enum LangPackString: TLSchemaDescribed, TLParsable {
         /// `langPackString#cad181f6 key:string value:string = LangPackString;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackString>
         case langPackString(Cons_langPackString)
         /// `langPackStringPluralized#6c47ac9f flags:# key:string zero_value:flags.0?string one_value:flags.1?string two_value:flags.2?string few_value:flags.3?string many_value:flags.4?string other_value:string = LangPackString;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackStringPluralized>
         case langPackStringPluralized(Cons_langPackStringPluralized)
         /// `langPackStringDeleted#2979eeb2 key:string = LangPackString;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackStringDeleted>
         case langPackStringDeleted(Cons_langPackStringDeleted)
 
         /// `langPackString#cad181f6 key:string value:string = LangPackString;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackString>
         public final class Cons_langPackString: Sendable {
             public let key: String
             public let value: String
@@ -751,6 +835,8 @@ extension Api {
         }
 
         /// `langPackStringPluralized#6c47ac9f flags:# key:string zero_value:flags.0?string one_value:flags.1?string two_value:flags.2?string few_value:flags.3?string many_value:flags.4?string other_value:string = LangPackString;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackStringPluralized>
         public final class Cons_langPackStringPluralized: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -792,6 +878,8 @@ extension Api {
         }
 
         /// `langPackStringDeleted#2979eeb2 key:string = LangPackString;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackStringDeleted>
         public final class Cons_langPackStringDeleted: Sendable {
             public let key: String
 
@@ -922,11 +1010,17 @@ extension Api {
 extension Api {
     /// TL type `FolderPeer`. Constructors:
     /// - `folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;`
+    ///
+    /// <https://core.telegram.org/type/FolderPeer>
     public enum FolderPeer: TLSchemaDescribed, TLParsable {
         /// `folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/folderPeer>
         case folderPeer(Cons_folderPeer)
 
         /// `folderPeer#e9baa668 peer:Peer folder_id:int = FolderPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/folderPeer>
         public final class Cons_folderPeer: Sendable {
             public let peer: Api.Peer
             public let folderId: Int32
@@ -981,11 +1075,17 @@ extension Api {
 extension Api {
     /// TL type `RestrictionReason`. Constructors:
     /// - `restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;`
+    ///
+    /// <https://core.telegram.org/type/RestrictionReason>
     public enum RestrictionReason: TLSchemaDescribed, TLParsable {
         /// `restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;`
+        ///
+        /// <https://core.telegram.org/constructor/restrictionReason>
         case restrictionReason(Cons_restrictionReason)
 
         /// `restrictionReason#d072acb4 platform:string reason:string text:string = RestrictionReason;`
+        ///
+        /// <https://core.telegram.org/constructor/restrictionReason>
         public final class Cons_restrictionReason: Sendable {
             public let platform: String
             public let reason: String
@@ -1045,11 +1145,17 @@ extension Api {
 extension Api {
     /// TL type `GroupCallParticipant`. Constructors:
     /// - `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
+    ///
+    /// <https://core.telegram.org/type/GroupCallParticipant>
     public enum GroupCallParticipant: TLSchemaDescribed, TLParsable {
         /// `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallParticipant>
         case groupCallParticipant(Cons_groupCallParticipant)
 
         /// `groupCallParticipant#2a3dc7ac flags:# muted:flags.0?true left:flags.1?true can_self_unmute:flags.2?true just_joined:flags.4?true versioned:flags.5?true min:flags.8?true muted_by_you:flags.9?true volume_by_admin:flags.10?true self:flags.12?true video_joined:flags.15?true peer:Peer date:int active_date:flags.3?int source:int volume:flags.7?int about:flags.11?string raise_hand_rating:flags.13?long video:flags.6?GroupCallParticipantVideo presentation:flags.14?GroupCallParticipantVideo paid_stars_total:flags.16?long = GroupCallParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallParticipant>
         public final class Cons_groupCallParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1229,13 +1335,21 @@ extension Api.messages {
     /// TL type `messages.ExportedChatInvite`. Constructors:
     /// - `messages.exportedChatInvite#1871be50 invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
     /// - `messages.exportedChatInviteReplaced#222600ef invite:ExportedChatInvite new_invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
+    ///
+    /// <https://core.telegram.org/type/messages.ExportedChatInvite>
     public enum ExportedChatInvite: TLSchemaDescribed, TLParsable {
         /// `messages.exportedChatInvite#1871be50 invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.exportedChatInvite>
         case exportedChatInvite(Cons_exportedChatInvite)
         /// `messages.exportedChatInviteReplaced#222600ef invite:ExportedChatInvite new_invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.exportedChatInviteReplaced>
         case exportedChatInviteReplaced(Cons_exportedChatInviteReplaced)
 
         /// `messages.exportedChatInvite#1871be50 invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.exportedChatInvite>
         public final class Cons_exportedChatInvite: Sendable {
             public let invite: Api.ExportedChatInvite
             public let users: [Api.User]
@@ -1247,6 +1361,8 @@ extension Api.messages {
         }
 
         /// `messages.exportedChatInviteReplaced#222600ef invite:ExportedChatInvite new_invite:ExportedChatInvite users:Vector<User> = messages.ExportedChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.exportedChatInviteReplaced>
         public final class Cons_exportedChatInviteReplaced: Sendable {
             public let invite: Api.ExportedChatInvite
             public let newInvite: Api.ExportedChatInvite
@@ -1324,11 +1440,17 @@ extension Api.messages {
 extension Api.stories {
     /// TL type `stories.PeerStories`. Constructors:
     /// - `stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;`
+    ///
+    /// <https://core.telegram.org/type/stories.PeerStories>
     public enum PeerStories: TLSchemaDescribed, TLParsable {
         /// `stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.peerStories>
         case peerStories(Cons_peerStories)
 
         /// `stories.peerStories#cae68768 stories:PeerStories chats:Vector<Chat> users:Vector<User> = stories.PeerStories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.peerStories>
         public final class Cons_peerStories: Sendable {
             public let stories: Api.PeerStories
             public let chats: [Api.Chat]
@@ -1388,11 +1510,17 @@ extension Api.stories {
 extension Api {
     /// TL type `InputBusinessIntro`. Constructors:
     /// - `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
+    ///
+    /// <https://core.telegram.org/type/InputBusinessIntro>
     public enum InputBusinessIntro: TLSchemaDescribed, TLParsable {
         /// `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessIntro>
         case inputBusinessIntro(Cons_inputBusinessIntro)
 
         /// `inputBusinessIntro#09c469cd flags:# title:string description:string sticker:flags.0?InputDocument = InputBusinessIntro;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessIntro>
         public final class Cons_inputBusinessIntro: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1473,11 +1601,17 @@ extension Api {
 extension Api {
     /// TL type `AvailableEffect`. Constructors:
     /// - `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
+    ///
+    /// <https://core.telegram.org/type/AvailableEffect>
     public enum AvailableEffect: TLSchemaDescribed, TLParsable {
         /// `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
+        ///
+        /// <https://core.telegram.org/constructor/availableEffect>
         case availableEffect(Cons_availableEffect)
 
         /// `availableEffect#93c3e27e flags:# premium_required:flags.2?true id:long emoticon:string static_icon_id:flags.0?long effect_sticker_id:long effect_animation_id:flags.1?long = AvailableEffect;`
+        ///
+        /// <https://core.telegram.org/constructor/availableEffect>
         public final class Cons_availableEffect: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1582,11 +1716,17 @@ extension Api {
 extension Api.stories {
     /// TL type `stories.FoundStories`. Constructors:
     /// - `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
+    ///
+    /// <https://core.telegram.org/type/stories.FoundStories>
     public enum FoundStories: TLSchemaDescribed, TLParsable {
         /// `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.foundStories>
         case foundStories(Cons_foundStories)
 
         /// `stories.foundStories#e2de7737 flags:# count:int stories:Vector<FoundStory> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stories.FoundStories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.foundStories>
         public final class Cons_foundStories: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1681,11 +1821,17 @@ extension Api.stories {
 extension Api.bots {
     /// TL type `bots.PopularAppBots`. Constructors:
     /// - `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
+    ///
+    /// <https://core.telegram.org/type/bots.PopularAppBots>
     public enum PopularAppBots: TLSchemaDescribed, TLParsable {
         /// `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.popularAppBots>
         case popularAppBots(Cons_popularAppBots)
 
         /// `bots.popularAppBots#1991b13b flags:# next_offset:flags.0?string users:Vector<User> = bots.PopularAppBots;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.popularAppBots>
         public final class Cons_popularAppBots: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1762,11 +1908,17 @@ extension Api.bots {
 extension Api {
     /// TL type `BotVerifierSettings`. Constructors:
     /// - `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
+    ///
+    /// <https://core.telegram.org/type/BotVerifierSettings>
     public enum BotVerifierSettings: TLSchemaDescribed, TLParsable {
         /// `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/botVerifierSettings>
         case botVerifierSettings(Cons_botVerifierSettings)
 
         /// `botVerifierSettings#b0cd6617 flags:# can_modify_custom_description:flags.1?true icon:long company:string custom_description:flags.0?string = BotVerifierSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/botVerifierSettings>
         public final class Cons_botVerifierSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1851,11 +2003,17 @@ extension Api {
 extension Api {
     /// TL type `TodoList`. Constructors:
     /// - `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
+    ///
+    /// <https://core.telegram.org/type/TodoList>
     public enum TodoList: TLSchemaDescribed, TLParsable {
         /// `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
+        ///
+        /// <https://core.telegram.org/constructor/todoList>
         case todoList(Cons_todoList)
 
         /// `todoList#49b92a26 flags:# others_can_append:flags.0?true others_can_complete:flags.1?true title:TextWithEntities list:Vector<TodoItem> = TodoList;`
+        ///
+        /// <https://core.telegram.org/constructor/todoList>
         public final class Cons_todoList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1929,6 +2087,8 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.dropTempAuthKeys#8e48a188 except_auth_keys:Vector<long> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/auth.dropTempAuthKeys>
     public static func dropTempAuthKeys(exceptAuthKeys: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         dropTempAuthKeys(into: buffer, exceptAuthKeys: exceptAuthKeys)
@@ -1944,6 +2104,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.checkUsername#2714d86c username:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.checkUsername>
     public static func checkUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUsername(into: buffer, username: username)
@@ -1959,6 +2121,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getWallPaper#fc8ddbea wallpaper:InputWallPaper = WallPaper;`
+    ///
+    /// <https://core.telegram.org/method/account.getWallPaper>
     public static func getWallPaper(wallpaper: Api.InputWallPaper) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WallPaper>) {
         let buffer = Buffer()
         getWallPaper(into: buffer, wallpaper: wallpaper)
@@ -1974,6 +2138,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.saveAutoSaveSettings#d69b8361 flags:# users:flags.0?true chats:flags.1?true broadcasts:flags.2?true peer:flags.3?InputPeer settings:AutoSaveSettings = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.saveAutoSaveSettings>
     public static func saveAutoSaveSettings(users: Bool = false, chats: Bool = false, broadcasts: Bool = false, peer: Api.InputPeer? = nil, settings: Api.AutoSaveSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveAutoSaveSettings(into: buffer, users: users, chats: chats, broadcasts: broadcasts, peer: peer, settings: settings)
@@ -1998,6 +2164,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getDefaultBackgroundEmojis#a60ab9ce hash:long = EmojiList;`
+    ///
+    /// <https://core.telegram.org/method/account.getDefaultBackgroundEmojis>
     public static func getDefaultBackgroundEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         getDefaultBackgroundEmojis(into: buffer, hash: hash)
@@ -2015,6 +2183,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateBusinessAwayMessage#a26a7fa5 flags:# message:flags.0?InputBusinessAwayMessage = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateBusinessAwayMessage>
     public static func updateBusinessAwayMessage(message: Api.InputBusinessAwayMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessAwayMessage(into: buffer, message: message)
@@ -2035,6 +2205,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.disablePeerConnectedBot#5e437ed9 peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.disablePeerConnectedBot>
     public static func disablePeerConnectedBot(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         disablePeerConnectedBot(into: buffer, peer: peer)
@@ -2050,6 +2222,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.toggleWebBrowserSettingsException#60ed4229 flags:# delete:flags.1?true open_external_browser:flags.0?Bool url:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/account.toggleWebBrowserSettingsException>
     public static func toggleWebBrowserSettingsException(delete: Bool = false, openExternalBrowser: Bool? = nil, url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleWebBrowserSettingsException(into: buffer, delete: delete, openExternalBrowser: openExternalBrowser, url: url)
@@ -2074,6 +2248,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.deleteWebBrowserSettingsExceptions#86a0765d = account.WebBrowserSettings;`
+    ///
+    /// <https://core.telegram.org/method/account.deleteWebBrowserSettingsExceptions>
     public static func deleteWebBrowserSettingsExceptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
         let buffer = Buffer()
         deleteWebBrowserSettingsExceptions(into: buffer)
@@ -2088,6 +2264,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.setBlocked#94c65c76 flags:# my_stories_from:flags.0?true id:Vector<InputPeer> limit:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.setBlocked>
     public static func setBlocked(myStoriesFrom: Bool = false, id: [Api.InputPeer], limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBlocked(into: buffer, myStoriesFrom: myStoriesFrom, id: id, limit: limit)
@@ -2109,6 +2287,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.checkChatInvite#3eadb1bb hash:string = ChatInvite;`
+    ///
+    /// <https://core.telegram.org/method/messages.checkChatInvite>
     public static func checkChatInvite(hash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatInvite>) {
         let buffer = Buffer()
         checkChatInvite(into: buffer, hash: hash)
@@ -2124,6 +2304,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getScheduledMessages#bdbb0464 peer:InputPeer id:Vector<int> = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getScheduledMessages>
     public static func getScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getScheduledMessages(into: buffer, peer: peer, id: id)
@@ -2140,6 +2322,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.initHistoryImport#34090c3b peer:InputPeer file:InputFile media_count:int = messages.HistoryImport;`
+    ///
+    /// <https://core.telegram.org/method/messages.initHistoryImport>
     public static func initHistoryImport(peer: Api.InputPeer, file: Api.InputFile, mediaCount: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImport>) {
         let buffer = Buffer()
         initHistoryImport(into: buffer, peer: peer, file: file, mediaCount: mediaCount)
@@ -2157,6 +2341,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setChatAvailableReactions#864b2581 flags:# peer:InputPeer available_reactions:ChatReactions reactions_limit:flags.0?int paid_enabled:flags.1?Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.setChatAvailableReactions>
     public static func setChatAvailableReactions(peer: Api.InputPeer, availableReactions: Api.ChatReactions, reactionsLimit: Int32? = nil, paidEnabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatAvailableReactions(into: buffer, peer: peer, availableReactions: availableReactions, reactionsLimit: reactionsLimit, paidEnabled: paidEnabled)
@@ -2187,6 +2373,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.requestAppWebView#53618bce flags:# write_allowed:flags.0?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer app:InputBotApp start_param:flags.1?string theme_params:flags.2?DataJSON platform:string = WebViewResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.requestAppWebView>
     public static func requestAppWebView(writeAllowed: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, app: Api.InputBotApp, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestAppWebView(into: buffer, writeAllowed: writeAllowed, compact: compact, fullscreen: fullscreen, peer: peer, app: app, startParam: startParam, themeParams: themeParams, platform: platform)
@@ -2217,6 +2405,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.getTermsOfServiceUpdate#2ca51fd1 = help.TermsOfServiceUpdate;`
+    ///
+    /// <https://core.telegram.org/method/help.getTermsOfServiceUpdate>
     public static func getTermsOfServiceUpdate() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.TermsOfServiceUpdate>) {
         let buffer = Buffer()
         getTermsOfServiceUpdate(into: buffer)
@@ -2231,6 +2421,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.createChannel#91006707 flags:# broadcast:flags.0?true megagroup:flags.1?true for_import:flags.3?true forum:flags.5?true title:string about:string geo_point:flags.2?InputGeoPoint address:flags.2?string ttl_period:flags.4?int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.createChannel>
     public static func createChannel(broadcast: Bool = false, megagroup: Bool = false, forImport: Bool = false, forum: Bool = false, title: String, about: String, geoPoint: Api.InputGeoPoint? = nil, address: String? = nil, ttlPeriod: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createChannel(into: buffer, broadcast: broadcast, megagroup: megagroup, forImport: forImport, forum: forum, title: title, about: about, geoPoint: geoPoint, address: address, ttlPeriod: ttlPeriod)
@@ -2266,6 +2458,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.inviteToChannel#c9e33d54 channel:InputChannel users:Vector<InputUser> = messages.InvitedUsers;`
+    ///
+    /// <https://core.telegram.org/method/channels.inviteToChannel>
     public static func inviteToChannel(channel: Api.InputChannel, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InvitedUsers>) {
         let buffer = Buffer()
         inviteToChannel(into: buffer, channel: channel, users: users)
@@ -2282,6 +2476,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.toggleSignatures#418d549c flags:# signatures_enabled:flags.0?true profiles_enabled:flags.1?true channel:InputChannel = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleSignatures>
     public static func toggleSignatures(signaturesEnabled: Bool = false, profilesEnabled: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSignatures(into: buffer, signaturesEnabled: signaturesEnabled, profilesEnabled: profilesEnabled, channel: channel)
@@ -2303,6 +2499,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.getAdminLog#33ddf480 flags:# channel:InputChannel q:string events_filter:flags.0?ChannelAdminLogEventsFilter admins:flags.1?Vector<InputUser> max_id:long min_id:long limit:int = channels.AdminLogResults;`
+    ///
+    /// <https://core.telegram.org/method/channels.getAdminLog>
     public static func getAdminLog(channel: Api.InputChannel, q: String, eventsFilter: Api.ChannelAdminLogEventsFilter? = nil, admins: [Api.InputUser]? = nil, maxId: Int64, minId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.AdminLogResults>) {
         let buffer = Buffer()
         getAdminLog(into: buffer, channel: channel, q: q, eventsFilter: eventsFilter, admins: admins, maxId: maxId, minId: minId, limit: limit)
@@ -2334,6 +2532,8 @@ extension Api.functions.channels {
 
 extension Api.functions.phone {
     /// `phone.createGroupCall#48cdc6d8 flags:# rtmp_stream:flags.2?true peer:InputPeer random_id:int title:flags.0?string schedule_date:flags.1?int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.createGroupCall>
     public static func createGroupCall(rtmpStream: Bool = false, peer: Api.InputPeer, randomId: Int32, title: String? = nil, scheduleDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createGroupCall(into: buffer, rtmpStream: rtmpStream, peer: peer, randomId: randomId, title: title, scheduleDate: scheduleDate)
@@ -2363,6 +2563,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.joinGroupCall#8fb53057 flags:# muted:flags.0?true video_stopped:flags.2?true call:InputGroupCall join_as:InputPeer invite_hash:flags.1?string public_key:flags.3?int256 block:flags.3?bytes params:DataJSON = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.joinGroupCall>
     public static func joinGroupCall(muted: Bool = false, videoStopped: Bool = false, call: Api.InputGroupCall, joinAs: Api.InputPeer, inviteHash: String? = nil, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         joinGroupCall(into: buffer, muted: muted, videoStopped: videoStopped, call: call, joinAs: joinAs, inviteHash: inviteHash, publicKey: publicKey, block: block, params: params)
@@ -2397,6 +2599,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.inviteToGroupCall#7b393160 call:InputGroupCall users:Vector<InputUser> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.inviteToGroupCall>
     public static func inviteToGroupCall(call: Api.InputGroupCall, users: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         inviteToGroupCall(into: buffer, call: call, users: users)
@@ -2413,6 +2617,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.getGroupCallStreamChannels#1ab21940 call:InputGroupCall = phone.GroupCallStreamChannels;`
+    ///
+    /// <https://core.telegram.org/method/phone.getGroupCallStreamChannels>
     public static func getGroupCallStreamChannels(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamChannels>) {
         let buffer = Buffer()
         getGroupCallStreamChannels(into: buffer, call: call)
@@ -2428,6 +2634,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.sendConferenceCallBroadcast#c6701900 call:InputGroupCall block:bytes = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.sendConferenceCallBroadcast>
     public static func sendConferenceCallBroadcast(call: Api.InputGroupCall, block: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendConferenceCallBroadcast(into: buffer, call: call, block: block)

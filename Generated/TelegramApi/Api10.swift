@@ -8,13 +8,21 @@ extension Api {
     /// TL type `User`. Constructors:
     /// - `userEmpty#d3bc4b7a id:long = User;`
     /// - `user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;`
+    ///
+    /// <https://core.telegram.org/type/User>
     public enum User: TLSchemaDescribed, TLParsable {
         /// `userEmpty#d3bc4b7a id:long = User;`
+        ///
+        /// <https://core.telegram.org/constructor/userEmpty>
         case userEmpty(Cons_userEmpty)
         /// `user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;`
+        ///
+        /// <https://core.telegram.org/constructor/user>
         case user(Cons_user)
 
         /// `userEmpty#d3bc4b7a id:long = User;`
+        ///
+        /// <https://core.telegram.org/constructor/userEmpty>
         public struct Cons_userEmpty: Sendable {
             public let id: Int64
 
@@ -24,6 +32,8 @@ extension Api {
         }
 
         /// `user#b1b8cc83 flags:# self:flags.10?true contact:flags.11?true mutual_contact:flags.12?true deleted:flags.13?true bot:flags.14?true bot_chat_history:flags.15?true bot_nochats:flags.16?true verified:flags.17?true restricted:flags.18?true min:flags.20?true bot_inline_geo:flags.21?true support:flags.23?true scam:flags.24?true apply_min_photo:flags.25?true fake:flags.26?true bot_attach_menu:flags.27?true premium:flags.28?true attach_menu_enabled:flags.29?true flags2:# bot_can_edit:flags2.1?true close_friend:flags2.2?true stories_hidden:flags2.3?true stories_unavailable:flags2.4?true contact_require_premium:flags2.10?true bot_business:flags2.11?true bot_has_main_app:flags2.13?true bot_forum_view:flags2.16?true bot_forum_can_manage_topics:flags2.17?true bot_can_manage_bots:flags2.18?true bot_guestchat:flags2.19?true bot_guard:flags2.20?true id:long access_hash:flags.0?long first_name:flags.1?string last_name:flags.2?string username:flags.3?string phone:flags.4?string photo:flags.5?UserProfilePhoto status:flags.6?UserStatus bot_info_version:flags.14?int restriction_reason:flags.18?Vector<RestrictionReason> bot_inline_placeholder:flags.19?string lang_code:flags.22?string emoji_status:flags.30?EmojiStatus usernames:flags2.0?Vector<Username> stories_max_id:flags2.5?RecentStory color:flags2.8?PeerColor profile_color:flags2.9?PeerColor bot_active_users:flags2.12?int bot_verification_icon:flags2.14?long send_paid_messages_stars:flags2.15?long linked_community_id:flags2.21?long = User;`
+        ///
+        /// <https://core.telegram.org/constructor/user>
         public final class Cons_user: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -405,15 +415,25 @@ extension Api {
     /// - `inputChannelEmpty#ee8c1e86 = InputChannel;`
     /// - `inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;`
     /// - `inputChannelFromMessage#5b934f9d peer:InputPeer msg_id:int channel_id:long = InputChannel;`
+    ///
+    /// <https://core.telegram.org/type/InputChannel>
     public enum InputChannel: TLSchemaDescribed, TLParsable {
         /// `inputChannelEmpty#ee8c1e86 = InputChannel;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChannelEmpty>
         case inputChannelEmpty
         /// `inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChannel>
         case inputChannel(Cons_inputChannel)
         /// `inputChannelFromMessage#5b934f9d peer:InputPeer msg_id:int channel_id:long = InputChannel;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChannelFromMessage>
         case inputChannelFromMessage(Cons_inputChannelFromMessage)
 
         /// `inputChannel#f35aec28 channel_id:long access_hash:long = InputChannel;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChannel>
         public final class Cons_inputChannel: Sendable {
             public let channelId: Int64
             public let accessHash: Int64
@@ -425,6 +445,8 @@ extension Api {
         }
 
         /// `inputChannelFromMessage#5b934f9d peer:InputPeer msg_id:int channel_id:long = InputChannel;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChannelFromMessage>
         public final class Cons_inputChannelFromMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
@@ -514,13 +536,21 @@ extension Api.channels {
     /// TL type `channels.ChannelParticipants`. Constructors:
     /// - `channels.channelParticipants#9ab0feaf count:int participants:Vector<ChannelParticipant> chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipants;`
     /// - `channels.channelParticipantsNotModified#f0173fe9 = channels.ChannelParticipants;`
+    ///
+    /// <https://core.telegram.org/type/channels.ChannelParticipants>
     public enum ChannelParticipants: TLSchemaDescribed, TLParsable {
         /// `channels.channelParticipants#9ab0feaf count:int participants:Vector<ChannelParticipant> chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.channelParticipants>
         case channelParticipants(Cons_channelParticipants)
         /// `channels.channelParticipantsNotModified#f0173fe9 = channels.ChannelParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.channelParticipantsNotModified>
         case channelParticipantsNotModified
 
         /// `channels.channelParticipants#9ab0feaf count:int participants:Vector<ChannelParticipant> chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.channelParticipants>
         public final class Cons_channelParticipants: Sendable {
             public let count: Int32
             public let participants: [Api.ChannelParticipant]
@@ -595,13 +625,21 @@ extension Api {
     /// TL type `BotInlineResult`. Constructors:
     /// - `botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;`
     /// - `botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;`
+    ///
+    /// <https://core.telegram.org/type/BotInlineResult>
     public enum BotInlineResult: TLSchemaDescribed, TLParsable {
         /// `botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineResult>
         case botInlineResult(Cons_botInlineResult)
         /// `botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMediaResult>
         case botInlineMediaResult(Cons_botInlineMediaResult)
 
         /// `botInlineResult#11965f3a flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?WebDocument content:flags.5?WebDocument send_message:BotInlineMessage = BotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineResult>
         public final class Cons_botInlineResult: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -646,6 +684,8 @@ extension Api {
         }
 
         /// `botInlineMediaResult#17db940b flags:# id:string type:string photo:flags.0?Photo document:flags.1?Document title:flags.2?string description:flags.3?string send_message:BotInlineMessage = BotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMediaResult>
         public final class Cons_botInlineMediaResult: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -829,11 +869,17 @@ extension Api {
 extension Api {
     /// TL type `CdnConfig`. Constructors:
     /// - `cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;`
+    ///
+    /// <https://core.telegram.org/type/CdnConfig>
     public enum CdnConfig: TLSchemaDescribed, TLParsable {
         /// `cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/cdnConfig>
         case cdnConfig(Cons_cdnConfig)
 
         /// `cdnConfig#5725e40a public_keys:Vector<CdnPublicKey> = CdnConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/cdnConfig>
         public final class Cons_cdnConfig: Sendable {
             public let publicKeys: [Api.CdnPublicKey]
 
@@ -882,11 +928,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.ContentSettings`. Constructors:
     /// - `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
+    ///
+    /// <https://core.telegram.org/type/account.ContentSettings>
     public enum ContentSettings: TLSchemaDescribed, TLParsable {
         /// `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.contentSettings>
         case contentSettings(Cons_contentSettings)
 
         /// `account.contentSettings#57e28221 flags:# sensitive_enabled:flags.0?true sensitive_can_change:flags.1?true = account.ContentSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.contentSettings>
         public struct Cons_contentSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -948,11 +1000,17 @@ extension Api.account {
 extension Api {
     /// TL type `StatsDateRangeDays`. Constructors:
     /// - `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
+    ///
+    /// <https://core.telegram.org/type/StatsDateRangeDays>
     public enum StatsDateRangeDays: TLSchemaDescribed, TLParsable {
         /// `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
+        ///
+        /// <https://core.telegram.org/constructor/statsDateRangeDays>
         case statsDateRangeDays(Cons_statsDateRangeDays)
 
         /// `statsDateRangeDays#b637edaf min_date:int max_date:int = StatsDateRangeDays;`
+        ///
+        /// <https://core.telegram.org/constructor/statsDateRangeDays>
         public struct Cons_statsDateRangeDays: Sendable {
             public let minDate: Int32
             public let maxDate: Int32
@@ -1009,11 +1067,17 @@ extension Api {
 extension Api.chatlists {
     /// TL type `chatlists.ChatlistUpdates`. Constructors:
     /// - `chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;`
+    ///
+    /// <https://core.telegram.org/type/chatlists.ChatlistUpdates>
     public enum ChatlistUpdates: TLSchemaDescribed, TLParsable {
         /// `chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.chatlistUpdates>
         case chatlistUpdates(Cons_chatlistUpdates)
 
         /// `chatlists.chatlistUpdates#93bd878d missing_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistUpdates;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.chatlistUpdates>
         public final class Cons_chatlistUpdates: Sendable {
             public let missingPeers: [Api.Peer]
             public let chats: [Api.Chat]
@@ -1073,11 +1137,17 @@ extension Api.chatlists {
 extension Api.help {
     /// TL type `help.PeerColorOption`. Constructors:
     /// - `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
+    ///
+    /// <https://core.telegram.org/type/help.PeerColorOption>
     public enum PeerColorOption: TLSchemaDescribed, TLParsable {
         /// `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColorOption>
         case peerColorOption(Cons_peerColorOption)
 
         /// `help.peerColorOption#adec6ebe flags:# hidden:flags.0?true color_id:int colors:flags.1?help.PeerColorSet dark_colors:flags.2?help.PeerColorSet channel_min_level:flags.3?int group_min_level:flags.4?int = help.PeerColorOption;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColorOption>
         public final class Cons_peerColorOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1190,11 +1260,17 @@ extension Api.help {
 extension Api {
     /// TL type `StarsTransaction`. Constructors:
     /// - `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
+    ///
+    /// <https://core.telegram.org/type/StarsTransaction>
     public enum StarsTransaction: TLSchemaDescribed, TLParsable {
         /// `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransaction>
         case starsTransaction(Cons_starsTransaction)
 
         /// `starsTransaction#13659eb0 flags:# refund:flags.3?true pending:flags.4?true failed:flags.6?true gift:flags.10?true reaction:flags.11?true stargift_upgrade:flags.18?true business_transfer:flags.21?true stargift_resale:flags.22?true posts_search:flags.24?true stargift_prepaid_upgrade:flags.25?true stargift_drop_original_details:flags.26?true phonegroup_message:flags.27?true stargift_auction_bid:flags.28?true offer:flags.29?true id:string amount:StarsAmount date:int peer:StarsTransactionPeer title:flags.0?string description:flags.1?string photo:flags.2?WebDocument transaction_date:flags.5?int transaction_url:flags.5?string bot_payload:flags.7?bytes msg_id:flags.8?int extended_media:flags.9?Vector<MessageMedia> subscription_period:flags.12?int giveaway_post_id:flags.13?int stargift:flags.14?StarGift floodskip_number:flags.15?int starref_commission_permille:flags.16?int starref_peer:flags.17?Peer starref_amount:flags.17?StarsAmount paid_messages:flags.19?int premium_gift_months:flags.20?int ads_proceeds_from_date:flags.23?int ads_proceeds_to_date:flags.23?int = StarsTransaction;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransaction>
         public final class Cons_starsTransaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1532,11 +1608,17 @@ extension Api {
 extension Api {
     /// TL type `BotPreviewMedia`. Constructors:
     /// - `botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;`
+    ///
+    /// <https://core.telegram.org/type/BotPreviewMedia>
     public enum BotPreviewMedia: TLSchemaDescribed, TLParsable {
         /// `botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/botPreviewMedia>
         case botPreviewMedia(Cons_botPreviewMedia)
 
         /// `botPreviewMedia#23e91ba3 date:int media:MessageMedia = BotPreviewMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/botPreviewMedia>
         public final class Cons_botPreviewMedia: Sendable {
             public let date: Int32
             public let media: Api.MessageMedia
@@ -1593,11 +1675,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.SuggestedStarRefBots`. Constructors:
     /// - `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
+    ///
+    /// <https://core.telegram.org/type/payments.SuggestedStarRefBots>
     public enum SuggestedStarRefBots: TLSchemaDescribed, TLParsable {
         /// `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.suggestedStarRefBots>
         case suggestedStarRefBots(Cons_suggestedStarRefBots)
 
         /// `payments.suggestedStarRefBots#b4d5d859 flags:# count:int suggested_bots:Vector<StarRefProgram> users:Vector<User> next_offset:flags.0?string = payments.SuggestedStarRefBots;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.suggestedStarRefBots>
         public final class Cons_suggestedStarRefBots: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1686,11 +1774,17 @@ extension Api.payments {
 extension Api {
     /// TL type `SavedStarGift`. Constructors:
     /// - `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
+    ///
+    /// <https://core.telegram.org/type/SavedStarGift>
     public enum SavedStarGift: TLSchemaDescribed, TLParsable {
         /// `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/savedStarGift>
         case savedStarGift(Cons_savedStarGift)
 
         /// `savedStarGift#41df43fc flags:# name_hidden:flags.0?true unsaved:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true pinned_to_top:flags.12?true upgrade_separate:flags.17?true from_id:flags.1?Peer date:int gift:StarGift message:flags.2?TextWithEntities msg_id:flags.3?int saved_id:flags.11?long convert_stars:flags.4?long upgrade_stars:flags.6?long can_export_at:flags.7?int transfer_stars:flags.8?long can_transfer_at:flags.13?int can_resell_at:flags.14?int collection_id:flags.15?Vector<int> prepaid_upgrade_hash:flags.16?string drop_original_details_stars:flags.18?long gift_num:flags.19?int can_craft_at:flags.20?int = SavedStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/savedStarGift>
         public final class Cons_savedStarGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1953,11 +2047,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.UniqueStarGiftValueInfo`. Constructors:
     /// - `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
+    ///
+    /// <https://core.telegram.org/type/payments.UniqueStarGiftValueInfo>
     public enum UniqueStarGiftValueInfo: TLSchemaDescribed, TLParsable {
         /// `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.uniqueStarGiftValueInfo>
         case uniqueStarGiftValueInfo(Cons_uniqueStarGiftValueInfo)
 
         /// `payments.uniqueStarGiftValueInfo#512fe446 flags:# last_sale_on_fragment:flags.1?true value_is_average:flags.6?true currency:string value:long initial_sale_date:int initial_sale_stars:long initial_sale_price:long last_sale_date:flags.0?int last_sale_price:flags.0?long floor_price:flags.2?long average_price:flags.3?long listed_count:flags.4?int fragment_listed_count:flags.5?int fragment_listed_url:flags.5?string = payments.UniqueStarGiftValueInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.uniqueStarGiftValueInfo>
         public final class Cons_uniqueStarGiftValueInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2134,11 +2234,17 @@ extension Api.payments {
 extension Api.payments {
     /// TL type `payments.StarGiftAuctionAcquiredGifts`. Constructors:
     /// - `payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarGiftAuctionAcquiredGifts>
     public enum StarGiftAuctionAcquiredGifts: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftAuctionAcquiredGifts>
         case starGiftAuctionAcquiredGifts(Cons_starGiftAuctionAcquiredGifts)
 
         /// `payments.starGiftAuctionAcquiredGifts#7d5bd1f0 gifts:Vector<StarGiftAuctionAcquiredGift> users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionAcquiredGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftAuctionAcquiredGifts>
         public final class Cons_starGiftAuctionAcquiredGifts: Sendable {
             public let gifts: [Api.StarGiftAuctionAcquiredGift]
             public let users: [Api.User]
@@ -2197,6 +2303,8 @@ extension Api.payments {
 
 extension Api.functions {
     /// `invokeWithoutUpdates#bf9459b7 {X:Type} query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeWithoutUpdates>
     public static func invokeWithoutUpdates<X>(query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeWithoutUpdates(into: buffer, query: query)
@@ -2213,6 +2321,8 @@ extension Api.functions {
 
 extension Api.functions {
     /// `invokeWithApnsSecret#0dae54f8 {X:Type} nonce:string secret:string query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeWithApnsSecret>
     public static func invokeWithApnsSecret<X>(nonce: String, secret: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeWithApnsSecret(into: buffer, nonce: nonce, secret: secret, query: query)
@@ -2231,6 +2341,8 @@ extension Api.functions {
 
 extension Api.functions.account {
     /// `account.verifyEmail#032da4cf purpose:EmailVerifyPurpose verification:EmailVerification = account.EmailVerified;`
+    ///
+    /// <https://core.telegram.org/method/account.verifyEmail>
     public static func verifyEmail(purpose: Api.EmailVerifyPurpose, verification: Api.EmailVerification) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmailVerified>) {
         let buffer = Buffer()
         verifyEmail(into: buffer, purpose: purpose, verification: verification)
@@ -2247,6 +2359,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.toggleSponsoredMessages#b9d9a38d enabled:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.toggleSponsoredMessages>
     public static func toggleSponsoredMessages(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleSponsoredMessages(into: buffer, enabled: enabled)
@@ -2264,6 +2378,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.getContacts#5dd69e12 hash:long = contacts.Contacts;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getContacts>
     public static func getContacts(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Contacts>) {
         let buffer = Buffer()
         getContacts(into: buffer, hash: hash)
@@ -2281,6 +2397,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.getStickers#d5a5d3a1 emoticon:string hash:long = messages.Stickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getStickers>
     public static func getStickers(emoticon: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Stickers>) {
         let buffer = Buffer()
         getStickers(into: buffer, emoticon: emoticon, hash: hash)
@@ -2297,6 +2415,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSavedGifs#5cf09635 hash:long = messages.SavedGifs;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSavedGifs>
     public static func getSavedGifs(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedGifs>) {
         let buffer = Buffer()
         getSavedGifs(into: buffer, hash: hash)
@@ -2314,6 +2434,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getInlineBotResults#514e999d flags:# bot:InputUser peer:InputPeer geo_point:flags.0?InputGeoPoint query:string offset:string = messages.BotResults;`
+    ///
+    /// <https://core.telegram.org/method/messages.getInlineBotResults>
     public static func getInlineBotResults(bot: Api.InputUser, peer: Api.InputPeer, geoPoint: Api.InputGeoPoint? = nil, query: String, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotResults>) {
         let buffer = Buffer()
         getInlineBotResults(into: buffer, bot: bot, peer: peer, geoPoint: geoPoint, query: query, offset: offset)
@@ -2338,6 +2460,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getAttachedStickers#cc5b67cc media:InputStickeredMedia = Vector<StickerSetCovered>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getAttachedStickers>
     public static func getAttachedStickers(media: Api.InputStickeredMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StickerSetCovered]>) {
         let buffer = Buffer()
         getAttachedStickers(into: buffer, media: media)
@@ -2353,6 +2477,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getCommonChats#e40ca104 user_id:InputUser max_id:long limit:int = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/messages.getCommonChats>
     public static func getCommonChats(userId: Api.InputUser, maxId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getCommonChats(into: buffer, userId: userId, maxId: maxId, limit: limit)
@@ -2372,6 +2498,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.requestUrlAuth#894cc99c flags:# peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string in_app_origin:flags.3?string = UrlAuthResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.requestUrlAuth>
     public static func requestUrlAuth(peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, inAppOrigin: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
         let buffer = Buffer()
         requestUrlAuth(into: buffer, peer: peer, msgId: msgId, buttonId: buttonId, url: url, inAppOrigin: inAppOrigin)
@@ -2410,6 +2538,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getExportedChatInvite#73746f5c peer:InputPeer link:string = messages.ExportedChatInvite;`
+    ///
+    /// <https://core.telegram.org/method/messages.getExportedChatInvite>
     public static func getExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
         let buffer = Buffer()
         getExportedChatInvite(into: buffer, peer: peer, link: link)
@@ -2426,6 +2556,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editExportedChatInvite#bdca2f75 flags:# revoked:flags.2?true peer:InputPeer link:string expire_date:flags.0?int usage_limit:flags.1?int request_needed:flags.3?Bool title:flags.4?string = messages.ExportedChatInvite;`
+    ///
+    /// <https://core.telegram.org/method/messages.editExportedChatInvite>
     public static func editExportedChatInvite(revoked: Bool = false, peer: Api.InputPeer, link: String, expireDate: Int32? = nil, usageLimit: Int32? = nil, requestNeeded: Bool? = nil, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvite>) {
         let buffer = Buffer()
         editExportedChatInvite(into: buffer, revoked: revoked, peer: peer, link: link, expireDate: expireDate, usageLimit: usageLimit, requestNeeded: requestNeeded, title: title)
@@ -2465,6 +2597,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.reorderUsernames#b45ced1d channel:InputChannel order:Vector<string> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.reorderUsernames>
     public static func reorderUsernames(channel: Api.InputChannel, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderUsernames(into: buffer, channel: channel, order: order)
@@ -2481,6 +2615,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.getBotMenuButton#9c60eb28 user_id:InputUser = BotMenuButton;`
+    ///
+    /// <https://core.telegram.org/method/bots.getBotMenuButton>
     public static func getBotMenuButton(userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotMenuButton>) {
         let buffer = Buffer()
         getBotMenuButton(into: buffer, userId: userId)
@@ -2496,6 +2632,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.refundStarsCharge#25ae8f4a user_id:InputUser charge_id:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.refundStarsCharge>
     public static func refundStarsCharge(userId: Api.InputUser, chargeId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         refundStarsCharge(into: buffer, userId: userId, chargeId: chargeId)
@@ -2512,6 +2650,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarsGiftOptions#d3c96bc8 flags:# user_id:flags.0?InputUser = Vector<StarsGiftOption>;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsGiftOptions>
     public static func getStarsGiftOptions(userId: Api.InputUser? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsGiftOption]>) {
         let buffer = Buffer()
         getStarsGiftOptions(into: buffer, userId: userId)
@@ -2532,6 +2672,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.acceptCall#3bd2b4a0 peer:InputPhoneCall g_b:bytes protocol:PhoneCallProtocol = phone.PhoneCall;`
+    ///
+    /// <https://core.telegram.org/method/phone.acceptCall>
     public static func acceptCall(peer: Api.InputPhoneCall, gB: [UInt8], `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
         let buffer = Buffer()
         acceptCall(into: buffer, peer: peer, gB: gB, protocol: `protocol`)
@@ -2549,6 +2691,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.saveCallDebug#277add7e peer:InputPhoneCall debug:DataJSON = Bool;`
+    ///
+    /// <https://core.telegram.org/method/phone.saveCallDebug>
     public static func saveCallDebug(peer: Api.InputPhoneCall, debug: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveCallDebug(into: buffer, peer: peer, debug: debug)
@@ -2565,6 +2709,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.getGroupCallStars#6f636302 call:InputGroupCall = phone.GroupCallStars;`
+    ///
+    /// <https://core.telegram.org/method/phone.getGroupCallStars>
     public static func getGroupCallStars(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStars>) {
         let buffer = Buffer()
         getGroupCallStars(into: buffer, call: call)

@@ -13,23 +13,41 @@ extension Api {
     /// - `inputPeerChannel#27bcbbfc channel_id:long access_hash:long = InputPeer;`
     /// - `inputPeerUserFromMessage#a87b0a1c peer:InputPeer msg_id:int user_id:long = InputPeer;`
     /// - `inputPeerChannelFromMessage#bd2a0840 peer:InputPeer msg_id:int channel_id:long = InputPeer;`
+    ///
+    /// <https://core.telegram.org/type/InputPeer>
     public enum InputPeer: TLSchemaDescribed, TLParsable {
         /// `inputPeerEmpty#7f3b18ea = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerEmpty>
         case inputPeerEmpty
         /// `inputPeerSelf#7da07ec9 = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerSelf>
         case inputPeerSelf
         /// `inputPeerChat#35a95cb9 chat_id:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerChat>
         case inputPeerChat(Cons_inputPeerChat)
         /// `inputPeerUser#dde8a54c user_id:long access_hash:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerUser>
         case inputPeerUser(Cons_inputPeerUser)
         /// `inputPeerChannel#27bcbbfc channel_id:long access_hash:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerChannel>
         case inputPeerChannel(Cons_inputPeerChannel)
         /// `inputPeerUserFromMessage#a87b0a1c peer:InputPeer msg_id:int user_id:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerUserFromMessage>
         case inputPeerUserFromMessage(Cons_inputPeerUserFromMessage)
         /// `inputPeerChannelFromMessage#bd2a0840 peer:InputPeer msg_id:int channel_id:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerChannelFromMessage>
         case inputPeerChannelFromMessage(Cons_inputPeerChannelFromMessage)
 
         /// `inputPeerChat#35a95cb9 chat_id:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerChat>
         public struct Cons_inputPeerChat: Sendable {
             public let chatId: Int64
 
@@ -39,6 +57,8 @@ extension Api {
         }
 
         /// `inputPeerUser#dde8a54c user_id:long access_hash:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerUser>
         public final class Cons_inputPeerUser: Sendable {
             public let userId: Int64
             public let accessHash: Int64
@@ -50,6 +70,8 @@ extension Api {
         }
 
         /// `inputPeerChannel#27bcbbfc channel_id:long access_hash:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerChannel>
         public final class Cons_inputPeerChannel: Sendable {
             public let channelId: Int64
             public let accessHash: Int64
@@ -61,6 +83,8 @@ extension Api {
         }
 
         /// `inputPeerUserFromMessage#a87b0a1c peer:InputPeer msg_id:int user_id:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerUserFromMessage>
         public final class Cons_inputPeerUserFromMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
@@ -74,6 +98,8 @@ extension Api {
         }
 
         /// `inputPeerChannelFromMessage#bd2a0840 peer:InputPeer msg_id:int channel_id:long = InputPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerChannelFromMessage>
         public final class Cons_inputPeerChannelFromMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
@@ -228,11 +254,17 @@ extension Api {
 extension Api {
     /// TL type `InputPeerNotifySettings`. Constructors:
     /// - `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
+    ///
+    /// <https://core.telegram.org/type/InputPeerNotifySettings>
     public enum InputPeerNotifySettings: TLSchemaDescribed, TLParsable {
         /// `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerNotifySettings>
         case inputPeerNotifySettings(Cons_inputPeerNotifySettings)
 
         /// `inputPeerNotifySettings#cacb6ae2 flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int sound:flags.3?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_sound:flags.8?NotificationSound = InputPeerNotifySettings;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerNotifySettings>
         public final class Cons_inputPeerNotifySettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -374,13 +406,21 @@ extension Api.contacts {
     /// TL type `contacts.Contacts`. Constructors:
     /// - `contacts.contactsNotModified#b74ba9d2 = contacts.Contacts;`
     /// - `contacts.contacts#eae87e42 contacts:Vector<Contact> saved_count:int users:Vector<User> = contacts.Contacts;`
+    ///
+    /// <https://core.telegram.org/type/contacts.Contacts>
     public enum Contacts: TLSchemaDescribed, TLParsable {
         /// `contacts.contactsNotModified#b74ba9d2 = contacts.Contacts;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.contactsNotModified>
         case contactsNotModified
         /// `contacts.contacts#eae87e42 contacts:Vector<Contact> saved_count:int users:Vector<User> = contacts.Contacts;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.contacts>
         case contacts(Cons_contacts)
 
         /// `contacts.contacts#eae87e42 contacts:Vector<Contact> saved_count:int users:Vector<User> = contacts.Contacts;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.contacts>
         public final class Cons_contacts: Sendable {
             public let contacts: [Api.Contact]
             public let savedCount: Int32
@@ -448,13 +488,21 @@ extension Api.photos {
     /// TL type `photos.Photos`. Constructors:
     /// - `photos.photos#8dca6aa5 photos:Vector<Photo> users:Vector<User> = photos.Photos;`
     /// - `photos.photosSlice#15051f54 count:int photos:Vector<Photo> users:Vector<User> = photos.Photos;`
+    ///
+    /// <https://core.telegram.org/type/photos.Photos>
     public enum Photos: TLSchemaDescribed, TLParsable {
         /// `photos.photos#8dca6aa5 photos:Vector<Photo> users:Vector<User> = photos.Photos;`
+        ///
+        /// <https://core.telegram.org/constructor/photos.photos>
         case photos(Cons_photos)
         /// `photos.photosSlice#15051f54 count:int photos:Vector<Photo> users:Vector<User> = photos.Photos;`
+        ///
+        /// <https://core.telegram.org/constructor/photos.photosSlice>
         case photosSlice(Cons_photosSlice)
 
         /// `photos.photos#8dca6aa5 photos:Vector<Photo> users:Vector<User> = photos.Photos;`
+        ///
+        /// <https://core.telegram.org/constructor/photos.photos>
         public final class Cons_photos: Sendable {
             public let photos: [Api.Photo]
             public let users: [Api.User]
@@ -466,6 +514,8 @@ extension Api.photos {
         }
 
         /// `photos.photosSlice#15051f54 count:int photos:Vector<Photo> users:Vector<User> = photos.Photos;`
+        ///
+        /// <https://core.telegram.org/constructor/photos.photosSlice>
         public final class Cons_photosSlice: Sendable {
             public let count: Int32
             public let photos: [Api.Photo]
@@ -547,15 +597,25 @@ extension Api.updates {
     /// - `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
     /// - `updates.channelDifferenceTooLong#a4bcc6fe flags:# final:flags.0?true timeout:flags.1?int dialog:Dialog messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
     /// - `updates.channelDifference#2064674e flags:# final:flags.0?true pts:int timeout:flags.1?int new_messages:Vector<Message> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
+    ///
+    /// <https://core.telegram.org/type/updates.ChannelDifference>
     public enum ChannelDifference: TLSchemaDescribed, TLParsable {
         /// `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.channelDifferenceEmpty>
         case channelDifferenceEmpty(Cons_channelDifferenceEmpty)
         /// `updates.channelDifferenceTooLong#a4bcc6fe flags:# final:flags.0?true timeout:flags.1?int dialog:Dialog messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.channelDifferenceTooLong>
         case channelDifferenceTooLong(Cons_channelDifferenceTooLong)
         /// `updates.channelDifference#2064674e flags:# final:flags.0?true pts:int timeout:flags.1?int new_messages:Vector<Message> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.channelDifference>
         case channelDifference(Cons_channelDifference)
 
         /// `updates.channelDifferenceEmpty#3e11affb flags:# final:flags.0?true pts:int timeout:flags.1?int = updates.ChannelDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.channelDifferenceEmpty>
         public final class Cons_channelDifferenceEmpty: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -580,6 +640,8 @@ extension Api.updates {
         }
 
         /// `updates.channelDifferenceTooLong#a4bcc6fe flags:# final:flags.0?true timeout:flags.1?int dialog:Dialog messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.channelDifferenceTooLong>
         public final class Cons_channelDifferenceTooLong: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -613,6 +675,8 @@ extension Api.updates {
         }
 
         /// `updates.channelDifference#2064674e flags:# final:flags.0?true pts:int timeout:flags.1?int new_messages:Vector<Message> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> = updates.ChannelDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.channelDifference>
         public final class Cons_channelDifference: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -783,13 +847,21 @@ extension Api.messages {
     /// TL type `messages.FeaturedStickers`. Constructors:
     /// - `messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;`
     /// - `messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;`
+    ///
+    /// <https://core.telegram.org/type/messages.FeaturedStickers>
     public enum FeaturedStickers: TLSchemaDescribed, TLParsable {
         /// `messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.featuredStickersNotModified>
         case featuredStickersNotModified(Cons_featuredStickersNotModified)
         /// `messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.featuredStickers>
         case featuredStickers(Cons_featuredStickers)
 
         /// `messages.featuredStickersNotModified#c6dc0c66 count:int = messages.FeaturedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.featuredStickersNotModified>
         public struct Cons_featuredStickersNotModified: Sendable {
             public let count: Int32
 
@@ -799,6 +871,8 @@ extension Api.messages {
         }
 
         /// `messages.featuredStickers#be382906 flags:# premium:flags.0?true hash:long count:int sets:Vector<StickerSetCovered> unread:Vector<long> = messages.FeaturedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.featuredStickers>
         public final class Cons_featuredStickers: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -939,91 +1013,177 @@ extension Api {
     /// - `pageBlockBlockquoteBlocks#0e6e47c4 blocks:Vector<PageBlock> caption:RichText = PageBlock;`
     /// - `pageBlockButtonRow#6d640318 flags:# align_left:flags.0?true align_center:flags.1?true align_right:flags.2?true buttons:Vector<PageButton> = PageBlock;`
     /// - `pageBlockDocument#38fa3ba3 document_id:long caption:PageCaption = PageBlock;`
+    ///
+    /// <https://core.telegram.org/type/PageBlock>
     public enum PageBlock: TLSchemaDescribed, TLParsable {
         /// `pageBlockUnsupported#13567e8a = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockUnsupported>
         case pageBlockUnsupported
         /// `pageBlockTitle#70abc3fd text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockTitle>
         case pageBlockTitle(Cons_pageBlockTitle)
         /// `pageBlockSubtitle#8ffa9a1f text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockSubtitle>
         case pageBlockSubtitle(Cons_pageBlockSubtitle)
         /// `pageBlockAuthorDate#baafe5e0 author:RichText published_date:int = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockAuthorDate>
         case pageBlockAuthorDate(Cons_pageBlockAuthorDate)
         /// `pageBlockHeader#bfd064ec text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeader>
         case pageBlockHeader(Cons_pageBlockHeader)
         /// `pageBlockSubheader#f12bb6e1 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockSubheader>
         case pageBlockSubheader(Cons_pageBlockSubheader)
         /// `pageBlockParagraph#467a0766 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockParagraph>
         case pageBlockParagraph(Cons_pageBlockParagraph)
         /// `pageBlockPreformatted#c070d93e text:RichText language:string = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockPreformatted>
         case pageBlockPreformatted(Cons_pageBlockPreformatted)
         /// `pageBlockFooter#48870999 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockFooter>
         case pageBlockFooter(Cons_pageBlockFooter)
         /// `pageBlockDivider#db20b188 = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockDivider>
         case pageBlockDivider
         /// `pageBlockAnchor#ce0d37b0 name:string = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockAnchor>
         case pageBlockAnchor(Cons_pageBlockAnchor)
         /// `pageBlockList#e4e88011 items:Vector<PageListItem> = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockList>
         case pageBlockList(Cons_pageBlockList)
         /// `pageBlockBlockquote#66d1670b flags:# collapsed:flags.0?true text:RichText caption:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockBlockquote>
         case pageBlockBlockquote(Cons_pageBlockBlockquote)
         /// `pageBlockPullquote#4f4456d3 text:RichText caption:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockPullquote>
         case pageBlockPullquote(Cons_pageBlockPullquote)
         /// `pageBlockPhoto#1759c560 flags:# spoiler:flags.1?true photo_id:long caption:PageCaption url:flags.0?string webpage_id:flags.0?long = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockPhoto>
         case pageBlockPhoto(Cons_pageBlockPhoto)
         /// `pageBlockVideo#7c8fe7b6 flags:# autoplay:flags.0?true loop:flags.1?true spoiler:flags.2?true video_id:long caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockVideo>
         case pageBlockVideo(Cons_pageBlockVideo)
         /// `pageBlockCover#39f23300 cover:PageBlock = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockCover>
         case pageBlockCover(Cons_pageBlockCover)
         /// `pageBlockEmbed#a8718dc5 flags:# full_width:flags.0?true allow_scrolling:flags.3?true url:flags.1?string html:flags.2?string poster_photo_id:flags.4?long w:flags.5?int h:flags.5?int caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockEmbed>
         case pageBlockEmbed(Cons_pageBlockEmbed)
         /// `pageBlockEmbedPost#f259a80b url:string webpage_id:long author_photo_id:long author:string date:int blocks:Vector<PageBlock> caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockEmbedPost>
         case pageBlockEmbedPost(Cons_pageBlockEmbedPost)
         /// `pageBlockCollage#65a0fa4d items:Vector<PageBlock> caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockCollage>
         case pageBlockCollage(Cons_pageBlockCollage)
         /// `pageBlockSlideshow#031f9590 items:Vector<PageBlock> caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockSlideshow>
         case pageBlockSlideshow(Cons_pageBlockSlideshow)
         /// `pageBlockChannel#ef1751b5 channel:Chat = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockChannel>
         case pageBlockChannel(Cons_pageBlockChannel)
         /// `pageBlockAudio#804361ea audio_id:long caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockAudio>
         case pageBlockAudio(Cons_pageBlockAudio)
         /// `pageBlockKicker#1e148390 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockKicker>
         case pageBlockKicker(Cons_pageBlockKicker)
         /// `pageBlockTable#bf4dea82 flags:# bordered:flags.0?true striped:flags.1?true compact:flags.2?true title:RichText rows:Vector<PageTableRow> = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockTable>
         case pageBlockTable(Cons_pageBlockTable)
         /// `pageBlockOrderedList#1fd6f6c1 flags:# reversed:flags.2?true items:Vector<PageListOrderedItem> start:flags.0?int type:flags.1?string = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockOrderedList>
         case pageBlockOrderedList(Cons_pageBlockOrderedList)
         /// `pageBlockDetails#76768bed flags:# open:flags.0?true blocks:Vector<PageBlock> title:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockDetails>
         case pageBlockDetails(Cons_pageBlockDetails)
         /// `pageBlockRelatedArticles#16115a96 title:RichText articles:Vector<PageRelatedArticle> = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockRelatedArticles>
         case pageBlockRelatedArticles(Cons_pageBlockRelatedArticles)
         /// `pageBlockMap#a44f3ef6 geo:GeoPoint zoom:int w:int h:int caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockMap>
         case pageBlockMap(Cons_pageBlockMap)
         /// `pageBlockHeading1#baff072f text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading1>
         case pageBlockHeading1(Cons_pageBlockHeading1)
         /// `pageBlockHeading2#096b2aec text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading2>
         case pageBlockHeading2(Cons_pageBlockHeading2)
         /// `pageBlockHeading3#67e731ad text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading3>
         case pageBlockHeading3(Cons_pageBlockHeading3)
         /// `pageBlockHeading4#b532772b text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading4>
         case pageBlockHeading4(Cons_pageBlockHeading4)
         /// `pageBlockHeading5#dbbe6c6a text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading5>
         case pageBlockHeading5(Cons_pageBlockHeading5)
         /// `pageBlockHeading6#682a41a9 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading6>
         case pageBlockHeading6(Cons_pageBlockHeading6)
         /// `pageBlockMath#59080c20 source:string = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockMath>
         case pageBlockMath(Cons_pageBlockMath)
         /// `pageBlockThinking#3c29a3e2 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockThinking>
         case pageBlockThinking(Cons_pageBlockThinking)
         /// `inputPageBlockMap#574b617f geo:InputGeoPoint zoom:int w:int h:int caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPageBlockMap>
         case inputPageBlockMap(Cons_inputPageBlockMap)
         /// `pageBlockBlockquoteBlocks#0e6e47c4 blocks:Vector<PageBlock> caption:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockBlockquoteBlocks>
         case pageBlockBlockquoteBlocks(Cons_pageBlockBlockquoteBlocks)
         /// `pageBlockButtonRow#6d640318 flags:# align_left:flags.0?true align_center:flags.1?true align_right:flags.2?true buttons:Vector<PageButton> = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockButtonRow>
         case pageBlockButtonRow(Cons_pageBlockButtonRow)
         /// `pageBlockDocument#38fa3ba3 document_id:long caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockDocument>
         case pageBlockDocument(Cons_pageBlockDocument)
 
         /// `pageBlockTitle#70abc3fd text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockTitle>
         public final class Cons_pageBlockTitle: Sendable {
             public let text: Api.RichText
 
@@ -1033,6 +1193,8 @@ extension Api {
         }
 
         /// `pageBlockSubtitle#8ffa9a1f text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockSubtitle>
         public final class Cons_pageBlockSubtitle: Sendable {
             public let text: Api.RichText
 
@@ -1042,6 +1204,8 @@ extension Api {
         }
 
         /// `pageBlockAuthorDate#baafe5e0 author:RichText published_date:int = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockAuthorDate>
         public final class Cons_pageBlockAuthorDate: Sendable {
             public let author: Api.RichText
             public let publishedDate: Int32
@@ -1053,6 +1217,8 @@ extension Api {
         }
 
         /// `pageBlockHeader#bfd064ec text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeader>
         public final class Cons_pageBlockHeader: Sendable {
             public let text: Api.RichText
 
@@ -1062,6 +1228,8 @@ extension Api {
         }
 
         /// `pageBlockSubheader#f12bb6e1 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockSubheader>
         public final class Cons_pageBlockSubheader: Sendable {
             public let text: Api.RichText
 
@@ -1071,6 +1239,8 @@ extension Api {
         }
 
         /// `pageBlockParagraph#467a0766 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockParagraph>
         public final class Cons_pageBlockParagraph: Sendable {
             public let text: Api.RichText
 
@@ -1080,6 +1250,8 @@ extension Api {
         }
 
         /// `pageBlockPreformatted#c070d93e text:RichText language:string = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockPreformatted>
         public final class Cons_pageBlockPreformatted: Sendable {
             public let text: Api.RichText
             public let language: String
@@ -1091,6 +1263,8 @@ extension Api {
         }
 
         /// `pageBlockFooter#48870999 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockFooter>
         public final class Cons_pageBlockFooter: Sendable {
             public let text: Api.RichText
 
@@ -1100,6 +1274,8 @@ extension Api {
         }
 
         /// `pageBlockAnchor#ce0d37b0 name:string = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockAnchor>
         public final class Cons_pageBlockAnchor: Sendable {
             public let name: String
 
@@ -1109,6 +1285,8 @@ extension Api {
         }
 
         /// `pageBlockList#e4e88011 items:Vector<PageListItem> = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockList>
         public final class Cons_pageBlockList: Sendable {
             public let items: [Api.PageListItem]
 
@@ -1118,6 +1296,8 @@ extension Api {
         }
 
         /// `pageBlockBlockquote#66d1670b flags:# collapsed:flags.0?true text:RichText caption:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockBlockquote>
         public final class Cons_pageBlockBlockquote: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1141,6 +1321,8 @@ extension Api {
         }
 
         /// `pageBlockPullquote#4f4456d3 text:RichText caption:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockPullquote>
         public final class Cons_pageBlockPullquote: Sendable {
             public let text: Api.RichText
             public let caption: Api.RichText
@@ -1152,6 +1334,8 @@ extension Api {
         }
 
         /// `pageBlockPhoto#1759c560 flags:# spoiler:flags.1?true photo_id:long caption:PageCaption url:flags.0?string webpage_id:flags.0?long = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockPhoto>
         public final class Cons_pageBlockPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1182,6 +1366,8 @@ extension Api {
         }
 
         /// `pageBlockVideo#7c8fe7b6 flags:# autoplay:flags.0?true loop:flags.1?true spoiler:flags.2?true video_id:long caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockVideo>
         public final class Cons_pageBlockVideo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1209,6 +1395,8 @@ extension Api {
         }
 
         /// `pageBlockCover#39f23300 cover:PageBlock = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockCover>
         public final class Cons_pageBlockCover: Sendable {
             public let cover: Api.PageBlock
 
@@ -1218,6 +1406,8 @@ extension Api {
         }
 
         /// `pageBlockEmbed#a8718dc5 flags:# full_width:flags.0?true allow_scrolling:flags.3?true url:flags.1?string html:flags.2?string poster_photo_id:flags.4?long w:flags.5?int h:flags.5?int caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockEmbed>
         public final class Cons_pageBlockEmbed: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1259,6 +1449,8 @@ extension Api {
         }
 
         /// `pageBlockEmbedPost#f259a80b url:string webpage_id:long author_photo_id:long author:string date:int blocks:Vector<PageBlock> caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockEmbedPost>
         public final class Cons_pageBlockEmbedPost: Sendable {
             public let url: String
             public let webpageId: Int64
@@ -1280,6 +1472,8 @@ extension Api {
         }
 
         /// `pageBlockCollage#65a0fa4d items:Vector<PageBlock> caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockCollage>
         public final class Cons_pageBlockCollage: Sendable {
             public let items: [Api.PageBlock]
             public let caption: Api.PageCaption
@@ -1291,6 +1485,8 @@ extension Api {
         }
 
         /// `pageBlockSlideshow#031f9590 items:Vector<PageBlock> caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockSlideshow>
         public final class Cons_pageBlockSlideshow: Sendable {
             public let items: [Api.PageBlock]
             public let caption: Api.PageCaption
@@ -1302,6 +1498,8 @@ extension Api {
         }
 
         /// `pageBlockChannel#ef1751b5 channel:Chat = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockChannel>
         public final class Cons_pageBlockChannel: Sendable {
             public let channel: Api.Chat
 
@@ -1311,6 +1509,8 @@ extension Api {
         }
 
         /// `pageBlockAudio#804361ea audio_id:long caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockAudio>
         public final class Cons_pageBlockAudio: Sendable {
             public let audioId: Int64
             public let caption: Api.PageCaption
@@ -1322,6 +1522,8 @@ extension Api {
         }
 
         /// `pageBlockKicker#1e148390 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockKicker>
         public final class Cons_pageBlockKicker: Sendable {
             public let text: Api.RichText
 
@@ -1331,6 +1533,8 @@ extension Api {
         }
 
         /// `pageBlockTable#bf4dea82 flags:# bordered:flags.0?true striped:flags.1?true compact:flags.2?true title:RichText rows:Vector<PageTableRow> = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockTable>
         public final class Cons_pageBlockTable: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1358,6 +1562,8 @@ extension Api {
         }
 
         /// `pageBlockOrderedList#1fd6f6c1 flags:# reversed:flags.2?true items:Vector<PageListOrderedItem> start:flags.0?int type:flags.1?string = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockOrderedList>
         public final class Cons_pageBlockOrderedList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1386,6 +1592,8 @@ extension Api {
         }
 
         /// `pageBlockDetails#76768bed flags:# open:flags.0?true blocks:Vector<PageBlock> title:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockDetails>
         public final class Cons_pageBlockDetails: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1409,6 +1617,8 @@ extension Api {
         }
 
         /// `pageBlockRelatedArticles#16115a96 title:RichText articles:Vector<PageRelatedArticle> = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockRelatedArticles>
         public final class Cons_pageBlockRelatedArticles: Sendable {
             public let title: Api.RichText
             public let articles: [Api.PageRelatedArticle]
@@ -1420,6 +1630,8 @@ extension Api {
         }
 
         /// `pageBlockMap#a44f3ef6 geo:GeoPoint zoom:int w:int h:int caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockMap>
         public final class Cons_pageBlockMap: Sendable {
             public let geo: Api.GeoPoint
             public let zoom: Int32
@@ -1437,6 +1649,8 @@ extension Api {
         }
 
         /// `pageBlockHeading1#baff072f text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading1>
         public final class Cons_pageBlockHeading1: Sendable {
             public let text: Api.RichText
 
@@ -1446,6 +1660,8 @@ extension Api {
         }
 
         /// `pageBlockHeading2#096b2aec text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading2>
         public final class Cons_pageBlockHeading2: Sendable {
             public let text: Api.RichText
 
@@ -1455,6 +1671,8 @@ extension Api {
         }
 
         /// `pageBlockHeading3#67e731ad text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading3>
         public final class Cons_pageBlockHeading3: Sendable {
             public let text: Api.RichText
 
@@ -1464,6 +1682,8 @@ extension Api {
         }
 
         /// `pageBlockHeading4#b532772b text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading4>
         public final class Cons_pageBlockHeading4: Sendable {
             public let text: Api.RichText
 
@@ -1473,6 +1693,8 @@ extension Api {
         }
 
         /// `pageBlockHeading5#dbbe6c6a text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading5>
         public final class Cons_pageBlockHeading5: Sendable {
             public let text: Api.RichText
 
@@ -1482,6 +1704,8 @@ extension Api {
         }
 
         /// `pageBlockHeading6#682a41a9 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockHeading6>
         public final class Cons_pageBlockHeading6: Sendable {
             public let text: Api.RichText
 
@@ -1491,6 +1715,8 @@ extension Api {
         }
 
         /// `pageBlockMath#59080c20 source:string = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockMath>
         public final class Cons_pageBlockMath: Sendable {
             public let source: String
 
@@ -1500,6 +1726,8 @@ extension Api {
         }
 
         /// `pageBlockThinking#3c29a3e2 text:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockThinking>
         public final class Cons_pageBlockThinking: Sendable {
             public let text: Api.RichText
 
@@ -1509,6 +1737,8 @@ extension Api {
         }
 
         /// `inputPageBlockMap#574b617f geo:InputGeoPoint zoom:int w:int h:int caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPageBlockMap>
         public final class Cons_inputPageBlockMap: Sendable {
             public let geo: Api.InputGeoPoint
             public let zoom: Int32
@@ -1526,6 +1756,8 @@ extension Api {
         }
 
         /// `pageBlockBlockquoteBlocks#0e6e47c4 blocks:Vector<PageBlock> caption:RichText = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockBlockquoteBlocks>
         public final class Cons_pageBlockBlockquoteBlocks: Sendable {
             public let blocks: [Api.PageBlock]
             public let caption: Api.RichText
@@ -1537,6 +1769,8 @@ extension Api {
         }
 
         /// `pageBlockButtonRow#6d640318 flags:# align_left:flags.0?true align_center:flags.1?true align_right:flags.2?true buttons:Vector<PageButton> = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockButtonRow>
         public final class Cons_pageBlockButtonRow: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1561,6 +1795,8 @@ extension Api {
         }
 
         /// `pageBlockDocument#38fa3ba3 document_id:long caption:PageCaption = PageBlock;`
+        ///
+        /// <https://core.telegram.org/constructor/pageBlockDocument>
         public final class Cons_pageBlockDocument: Sendable {
             public let documentId: Int64
             public let caption: Api.PageCaption
@@ -2394,13 +2630,21 @@ extension Api.messages {
     /// TL type `messages.FavedStickers`. Constructors:
     /// - `messages.favedStickersNotModified#9e8fa6d3 = messages.FavedStickers;`
     /// - `messages.favedStickers#2cb51097 hash:long packs:Vector<StickerPack> stickers:Vector<Document> = messages.FavedStickers;`
+    ///
+    /// <https://core.telegram.org/type/messages.FavedStickers>
     public enum FavedStickers: TLSchemaDescribed, TLParsable {
         /// `messages.favedStickersNotModified#9e8fa6d3 = messages.FavedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.favedStickersNotModified>
         case favedStickersNotModified
         /// `messages.favedStickers#2cb51097 hash:long packs:Vector<StickerPack> stickers:Vector<Document> = messages.FavedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.favedStickers>
         case favedStickers(Cons_favedStickers)
 
         /// `messages.favedStickers#2cb51097 hash:long packs:Vector<StickerPack> stickers:Vector<Document> = messages.FavedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.favedStickers>
         public final class Cons_favedStickers: Sendable {
             public let hash: Int64
             public let packs: [Api.StickerPack]
@@ -2469,11 +2713,17 @@ extension Api.messages {
 extension Api.help {
     /// TL type `help.RecentMeUrls`. Constructors:
     /// - `help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;`
+    ///
+    /// <https://core.telegram.org/type/help.RecentMeUrls>
     public enum RecentMeUrls: TLSchemaDescribed, TLParsable {
         /// `help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;`
+        ///
+        /// <https://core.telegram.org/constructor/help.recentMeUrls>
         case recentMeUrls(Cons_recentMeUrls)
 
         /// `help.recentMeUrls#0e0310d7 urls:Vector<RecentMeUrl> chats:Vector<Chat> users:Vector<User> = help.RecentMeUrls;`
+        ///
+        /// <https://core.telegram.org/constructor/help.recentMeUrls>
         public final class Cons_recentMeUrls: Sendable {
             public let urls: [Api.RecentMeUrl]
             public let chats: [Api.Chat]
@@ -2535,15 +2785,25 @@ extension Api {
     /// - `securePasswordKdfAlgoUnknown#004a8537 = SecurePasswordKdfAlgo;`
     /// - `securePasswordKdfAlgoPBKDF2HMACSHA512iter100000#bbf2dda0 salt:bytes = SecurePasswordKdfAlgo;`
     /// - `securePasswordKdfAlgoSHA512#86471d92 salt:bytes = SecurePasswordKdfAlgo;`
+    ///
+    /// <https://core.telegram.org/type/SecurePasswordKdfAlgo>
     public enum SecurePasswordKdfAlgo: TLSchemaDescribed, TLParsable {
         /// `securePasswordKdfAlgoUnknown#004a8537 = SecurePasswordKdfAlgo;`
+        ///
+        /// <https://core.telegram.org/constructor/securePasswordKdfAlgoUnknown>
         case securePasswordKdfAlgoUnknown
         /// `securePasswordKdfAlgoPBKDF2HMACSHA512iter100000#bbf2dda0 salt:bytes = SecurePasswordKdfAlgo;`
+        ///
+        /// <https://core.telegram.org/constructor/securePasswordKdfAlgoPBKDF2HMACSHA512iter100000>
         case securePasswordKdfAlgoPBKDF2HMACSHA512iter100000(Cons_securePasswordKdfAlgoPBKDF2HMACSHA512iter100000)
         /// `securePasswordKdfAlgoSHA512#86471d92 salt:bytes = SecurePasswordKdfAlgo;`
+        ///
+        /// <https://core.telegram.org/constructor/securePasswordKdfAlgoSHA512>
         case securePasswordKdfAlgoSHA512(Cons_securePasswordKdfAlgoSHA512)
 
         /// `securePasswordKdfAlgoPBKDF2HMACSHA512iter100000#bbf2dda0 salt:bytes = SecurePasswordKdfAlgo;`
+        ///
+        /// <https://core.telegram.org/constructor/securePasswordKdfAlgoPBKDF2HMACSHA512iter100000>
         public final class Cons_securePasswordKdfAlgoPBKDF2HMACSHA512iter100000: Sendable {
             public let salt: [UInt8]
 
@@ -2553,6 +2813,8 @@ extension Api {
         }
 
         /// `securePasswordKdfAlgoSHA512#86471d92 salt:bytes = SecurePasswordKdfAlgo;`
+        ///
+        /// <https://core.telegram.org/constructor/securePasswordKdfAlgoSHA512>
         public final class Cons_securePasswordKdfAlgoSHA512: Sendable {
             public let salt: [UInt8]
 
@@ -2622,11 +2884,17 @@ extension Api {
 extension Api {
     /// TL type `AutoDownloadSettings`. Constructors:
     /// - `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
+    ///
+    /// <https://core.telegram.org/type/AutoDownloadSettings>
     public enum AutoDownloadSettings: TLSchemaDescribed, TLParsable {
         /// `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/autoDownloadSettings>
         case autoDownloadSettings(Cons_autoDownloadSettings)
 
         /// `autoDownloadSettings#baa57628 flags:# disabled:flags.0?true video_preload_large:flags.1?true audio_preload_next:flags.2?true phonecalls_less_data:flags.3?true stories_preload:flags.4?true photo_size_max:int video_size_max:long file_size_max:long video_upload_maxbitrate:int small_queue_active_operations_max:int large_queue_active_operations_max:int = AutoDownloadSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/autoDownloadSettings>
         public final class Cons_autoDownloadSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2732,13 +3000,21 @@ extension Api.help {
     /// TL type `help.PromoData`. Constructors:
     /// - `help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;`
     /// - `help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;`
+    ///
+    /// <https://core.telegram.org/type/help.PromoData>
     public enum PromoData: TLSchemaDescribed, TLParsable {
         /// `help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;`
+        ///
+        /// <https://core.telegram.org/constructor/help.promoDataEmpty>
         case promoDataEmpty(Cons_promoDataEmpty)
         /// `help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;`
+        ///
+        /// <https://core.telegram.org/constructor/help.promoData>
         case promoData(Cons_promoData)
 
         /// `help.promoDataEmpty#98f6ac75 expires:int = help.PromoData;`
+        ///
+        /// <https://core.telegram.org/constructor/help.promoDataEmpty>
         public struct Cons_promoDataEmpty: Sendable {
             public let expires: Int32
 
@@ -2748,6 +3024,8 @@ extension Api.help {
         }
 
         /// `help.promoData#08a4d87a flags:# proxy:flags.0?true expires:int peer:flags.3?Peer psa_type:flags.1?string psa_message:flags.2?string pending_suggestions:Vector<string> dismissed_suggestions:Vector<string> custom_pending_suggestion:flags.4?PendingSuggestion chats:Vector<Chat> users:Vector<User> = help.PromoData;`
+        ///
+        /// <https://core.telegram.org/constructor/help.promoData>
         public final class Cons_promoData: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2898,11 +3176,17 @@ extension Api.help {
 extension Api {
     /// TL type `GlobalPrivacySettings`. Constructors:
     /// - `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
+    ///
+    /// <https://core.telegram.org/type/GlobalPrivacySettings>
     public enum GlobalPrivacySettings: TLSchemaDescribed, TLParsable {
         /// `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
+        ///
+        /// <https://core.telegram.org/constructor/globalPrivacySettings>
         case globalPrivacySettings(Cons_globalPrivacySettings)
 
         /// `globalPrivacySettings#fe41b34f flags:# archive_and_mute_new_noncontact_peers:flags.0?true keep_archived_unmuted:flags.1?true keep_archived_folders:flags.2?true hide_read_marks:flags.3?true new_noncontact_peers_require_premium:flags.4?true display_gifts_button:flags.7?true noncontact_peers_paid_stars:flags.5?long disallowed_gifts:flags.6?DisallowedGiftsSettings = GlobalPrivacySettings;`
+        ///
+        /// <https://core.telegram.org/constructor/globalPrivacySettings>
         public final class Cons_globalPrivacySettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2995,11 +3279,17 @@ extension Api {
 extension Api {
     /// TL type `SendAsPeer`. Constructors:
     /// - `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
+    ///
+    /// <https://core.telegram.org/type/SendAsPeer>
     public enum SendAsPeer: TLSchemaDescribed, TLParsable {
         /// `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/sendAsPeer>
         case sendAsPeer(Cons_sendAsPeer)
 
         /// `sendAsPeer#b81c7034 flags:# premium_required:flags.0?true peer:Peer = SendAsPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/sendAsPeer>
         public final class Cons_sendAsPeer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3066,11 +3356,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.MyStickers`. Constructors:
     /// - `messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;`
+    ///
+    /// <https://core.telegram.org/type/messages.MyStickers>
     public enum MyStickers: TLSchemaDescribed, TLParsable {
         /// `messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.myStickers>
         case myStickers(Cons_myStickers)
 
         /// `messages.myStickers#faff629d count:int sets:Vector<StickerSetCovered> = messages.MyStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.myStickers>
         public final class Cons_myStickers: Sendable {
             public let count: Int32
             public let sets: [Api.StickerSetCovered]
@@ -3128,13 +3424,21 @@ extension Api {
     /// TL type `StarGift`. Constructors:
     /// - `starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;`
     /// - `starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;`
+    ///
+    /// <https://core.telegram.org/type/StarGift>
     public enum StarGift: TLSchemaDescribed, TLParsable {
         /// `starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/starGift>
         case starGift(Cons_starGift)
         /// `starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftUnique>
         case starGiftUnique(Cons_starGiftUnique)
 
         /// `starGift#313a9547 flags:# limited:flags.0?true sold_out:flags.1?true birthday:flags.2?true require_premium:flags.7?true limited_per_user:flags.8?true peer_color_available:flags.10?true auction:flags.11?true id:long sticker:Document stars:long availability_remains:flags.0?int availability_total:flags.0?int availability_resale:flags.4?long convert_stars:long first_sale_date:flags.1?int last_sale_date:flags.1?int upgrade_stars:flags.3?long resell_min_stars:flags.4?long title:flags.5?string released_by:flags.6?Peer per_user_total:flags.8?int per_user_remains:flags.8?int locked_until_date:flags.9?int auction_slug:flags.11?string gifts_per_round:flags.11?int auction_start_date:flags.11?int upgrade_variants:flags.12?int background:flags.13?StarGiftBackground = StarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/starGift>
         public final class Cons_starGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3238,6 +3542,8 @@ extension Api {
         }
 
         /// `starGiftUnique#85f0a9cd flags:# require_premium:flags.6?true resale_ton_only:flags.7?true theme_available:flags.9?true burned:flags.14?true crafted:flags.15?true id:long gift_id:long title:string slug:string num:int owner_id:flags.0?Peer owner_name:flags.1?string owner_address:flags.2?string attributes:Vector<StarGiftAttribute> availability_issued:int availability_total:int gift_address:flags.3?string resell_amount:flags.4?Vector<StarsAmount> released_by:flags.5?Peer value_amount:flags.8?long value_currency:flags.8?string value_usd_amount:flags.8?long theme_peer:flags.10?Peer peer_color:flags.11?PeerColor host_id:flags.12?Peer offer_min_stars:flags.13?int craft_chance_permille:flags.16?int = StarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftUnique>
         public final class Cons_starGiftUnique: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3681,6 +3987,8 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.reportMissingCode#cb9deff6 phone_number:string phone_code_hash:string mnc:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/auth.reportMissingCode>
     public static func reportMissingCode(phoneNumber: String, phoneCodeHash: String, mnc: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportMissingCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, mnc: mnc)
@@ -3698,6 +4006,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.unregisterDevice#6a0d3206 token_type:int token:string other_uids:Vector<long> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.unregisterDevice>
     public static func unregisterDevice(tokenType: Int32, token: String, otherUids: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         unregisterDevice(into: buffer, tokenType: tokenType, token: token, otherUids: otherUids)
@@ -3717,6 +4027,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getAllSecureValues#b288bc7d = Vector<SecureValue>;`
+    ///
+    /// <https://core.telegram.org/method/account.getAllSecureValues>
     public static func getAllSecureValues() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SecureValue]>) {
         let buffer = Buffer()
         getAllSecureValues(into: buffer)
@@ -3731,6 +4043,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getAutoDownloadSettings#56da0b3f = account.AutoDownloadSettings;`
+    ///
+    /// <https://core.telegram.org/method/account.getAutoDownloadSettings>
     public static func getAutoDownloadSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AutoDownloadSettings>) {
         let buffer = Buffer()
         getAutoDownloadSettings(into: buffer)
@@ -3745,6 +4059,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.installTheme#c727bb3b flags:# dark:flags.0?true theme:flags.1?InputTheme format:flags.2?string base_theme:flags.3?BaseTheme = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.installTheme>
     public static func installTheme(dark: Bool = false, theme: Api.InputTheme? = nil, format: String? = nil, baseTheme: Api.BaseTheme? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         installTheme(into: buffer, dark: dark, theme: theme, format: format, baseTheme: baseTheme)
@@ -3772,6 +4088,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.setContentSettings#b574b16b flags:# sensitive_enabled:flags.0?true = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.setContentSettings>
     public static func setContentSettings(sensitiveEnabled: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setContentSettings(into: buffer, sensitiveEnabled: sensitiveEnabled)
@@ -3791,6 +4109,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getChannelDefaultEmojiStatuses#7727a7d5 hash:long = account.EmojiStatuses;`
+    ///
+    /// <https://core.telegram.org/method/account.getChannelDefaultEmojiStatuses>
     public static func getChannelDefaultEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
         let buffer = Buffer()
         getChannelDefaultEmojiStatuses(into: buffer, hash: hash)
@@ -3808,6 +4128,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateBirthday#cc6e0c11 flags:# birthday:flags.0?Birthday = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateBirthday>
     public static func updateBirthday(birthday: Api.Birthday? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBirthday(into: buffer, birthday: birthday)
@@ -3828,6 +4150,8 @@ extension Api.functions.account {
 
 extension Api.functions.users {
     /// `users.setSecureValueErrors#90c894b5 id:InputUser errors:Vector<SecureValueError> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/users.setSecureValueErrors>
     public static func setSecureValueErrors(id: Api.InputUser, errors: [Api.SecureValueError]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setSecureValueErrors(into: buffer, id: id, errors: errors)
@@ -3844,6 +4168,8 @@ extension Api.functions.users {
 
 extension Api.functions.contacts {
     /// `contacts.acceptContact#f831a20f id:InputUser = Updates;`
+    ///
+    /// <https://core.telegram.org/method/contacts.acceptContact>
     public static func acceptContact(id: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         acceptContact(into: buffer, id: id)
@@ -3859,6 +4185,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.exportChatInvite#a455de90 flags:# legacy_revoke_permanent:flags.2?true request_needed:flags.3?true peer:InputPeer expire_date:flags.0?int usage_limit:flags.1?int title:flags.4?string subscription_pricing:flags.5?StarsSubscriptionPricing = ExportedChatInvite;`
+    ///
+    /// <https://core.telegram.org/method/messages.exportChatInvite>
     public static func exportChatInvite(legacyRevokePermanent: Bool = false, requestNeeded: Bool = false, peer: Api.InputPeer, expireDate: Int32? = nil, usageLimit: Int32? = nil, title: String? = nil, subscriptionPricing: Api.StarsSubscriptionPricing? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ExportedChatInvite>) {
         let buffer = Buffer()
         exportChatInvite(into: buffer, legacyRevokePermanent: legacyRevokePermanent, requestNeeded: requestNeeded, peer: peer, expireDate: expireDate, usageLimit: usageLimit, title: title, subscriptionPricing: subscriptionPricing)
@@ -3896,6 +4224,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getStickerSet#c8a0ec74 stickerset:InputStickerSet hash:int = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/messages.getStickerSet>
     public static func getStickerSet(stickerset: Api.InputStickerSet, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         getStickerSet(into: buffer, stickerset: stickerset, hash: hash)
@@ -3912,6 +4242,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editInlineBotMessage#a423bb51 flags:# no_webpage:flags.1?true invert_media:flags.16?true id:InputBotInlineMessageID message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> rich_message:flags.23?InputRichMessage = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.editInlineBotMessage>
     public static func editInlineBotMessage(noWebpage: Bool = false, invertMedia: Bool = false, id: Api.InputBotInlineMessageID, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editInlineBotMessage(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, richMessage: richMessage)
@@ -3947,6 +4279,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getExportedChatInvites#a2b5a3f6 flags:# revoked:flags.3?true peer:InputPeer admin_id:InputUser offset_date:flags.2?int offset_link:flags.2?string limit:int = messages.ExportedChatInvites;`
+    ///
+    /// <https://core.telegram.org/method/messages.getExportedChatInvites>
     public static func getExportedChatInvites(revoked: Bool = false, peer: Api.InputPeer, adminId: Api.InputUser, offsetDate: Int32? = nil, offsetLink: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ExportedChatInvites>) {
         let buffer = Buffer()
         getExportedChatInvites(into: buffer, revoked: revoked, peer: peer, adminId: adminId, offsetDate: offsetDate, offsetLink: offsetLink, limit: limit)
@@ -3976,6 +4310,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendWebViewData#dc0242c8 bot:InputUser random_id:long button_text:string data:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendWebViewData>
     public static func sendWebViewData(bot: Api.InputUser, randomId: Int64, buttonText: String, data: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendWebViewData(into: buffer, bot: bot, randomId: randomId, buttonText: buttonText, data: data)
@@ -3994,6 +4330,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSavedHistory#998ab009 flags:# parent_peer:flags.0?InputPeer peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSavedHistory>
     public static func getSavedHistory(parentPeer: Api.InputPeer? = nil, peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getSavedHistory(into: buffer, parentPeer: parentPeer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -4024,6 +4362,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.composeMessageWithAI#daecc589 flags:# proofread:flags.0?true emojify:flags.3?true text:TextWithEntities translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedMessageWithAI;`
+    ///
+    /// <https://core.telegram.org/method/messages.composeMessageWithAI>
     public static func composeMessageWithAI(proofread: Bool = false, emojify: Bool = false, text: Api.TextWithEntities, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ComposedMessageWithAI>) {
         let buffer = Buffer()
         composeMessageWithAI(into: buffer, proofread: proofread, emojify: emojify, text: text, translateToLang: translateToLang, tone: tone)
@@ -4051,6 +4391,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.updateUsername#3514b3de channel:InputChannel username:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.updateUsername>
     public static func updateUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateUsername(into: buffer, channel: channel, username: username)
@@ -4067,6 +4409,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.toggleForum#3ff75734 channel:InputChannel enabled:Bool tabs:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleForum>
     public static func toggleForum(channel: Api.InputChannel, enabled: Bool, tabs: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleForum(into: buffer, channel: channel, enabled: enabled, tabs: tabs)
@@ -4086,6 +4430,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.toggleAntiSpam#68f3e4eb channel:InputChannel enabled:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleAntiSpam>
     public static func toggleAntiSpam(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleAntiSpam(into: buffer, channel: channel, enabled: enabled)
@@ -4102,6 +4448,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.getPaymentForm#37148dbb flags:# invoice:InputInvoice theme_params:flags.0?DataJSON = payments.PaymentForm;`
+    ///
+    /// <https://core.telegram.org/method/payments.getPaymentForm>
     public static func getPaymentForm(invoice: Api.InputInvoice, themeParams: Api.DataJSON? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.PaymentForm>) {
         let buffer = Buffer()
         getPaymentForm(into: buffer, invoice: invoice, themeParams: themeParams)
@@ -4123,6 +4471,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarGiftUpgradePreview#9c9abcb1 gift_id:long = payments.StarGiftUpgradePreview;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarGiftUpgradePreview>
     public static func getStarGiftUpgradePreview(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftUpgradePreview>) {
         let buffer = Buffer()
         getStarGiftUpgradePreview(into: buffer, giftId: giftId)
@@ -4140,6 +4490,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getSavedStarGifts#a319e569 flags:# exclude_unsaved:flags.0?true exclude_saved:flags.1?true exclude_unlimited:flags.2?true exclude_unique:flags.4?true sort_by_value:flags.5?true exclude_upgradable:flags.7?true exclude_unupgradable:flags.8?true peer_color_available:flags.9?true exclude_hosted:flags.10?true peer:InputPeer collection_id:flags.6?int offset:string limit:int = payments.SavedStarGifts;`
+    ///
+    /// <https://core.telegram.org/method/payments.getSavedStarGifts>
     public static func getSavedStarGifts(excludeUnsaved: Bool = false, excludeSaved: Bool = false, excludeUnlimited: Bool = false, excludeUnique: Bool = false, sortByValue: Bool = false, excludeUpgradable: Bool = false, excludeUnupgradable: Bool = false, peerColorAvailable: Bool = false, excludeHosted: Bool = false, peer: Api.InputPeer, collectionId: Int32? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
         let buffer = Buffer()
         getSavedStarGifts(into: buffer, excludeUnsaved: excludeUnsaved, excludeSaved: excludeSaved, excludeUnlimited: excludeUnlimited, excludeUnique: excludeUnique, sortByValue: sortByValue, excludeUpgradable: excludeUpgradable, excludeUnupgradable: excludeUnupgradable, peerColorAvailable: peerColorAvailable, excludeHosted: excludeHosted, peer: peer, collectionId: collectionId, offset: offset, limit: limit)
@@ -4174,6 +4526,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stickers {
     /// `stickers.createStickerSet#9021ab67 flags:# masks:flags.0?true emojis:flags.5?true text_color:flags.6?true user_id:InputUser title:string short_name:string thumb:flags.2?InputDocument stickers:Vector<InputStickerSetItem> software:flags.3?string = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/stickers.createStickerSet>
     public static func createStickerSet(masks: Bool = false, emojis: Bool = false, textColor: Bool = false, userId: Api.InputUser, title: String, shortName: String, thumb: Api.InputDocument? = nil, stickers: [Api.InputStickerSetItem], software: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         createStickerSet(into: buffer, masks: masks, emojis: emojis, textColor: textColor, userId: userId, title: title, shortName: shortName, thumb: thumb, stickers: stickers, software: software)
@@ -4205,6 +4559,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.stickers {
     /// `stickers.checkShortName#284b3639 short_name:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/stickers.checkShortName>
     public static func checkShortName(shortName: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkShortName(into: buffer, shortName: shortName)
@@ -4220,6 +4576,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.setCallRating#59ead627 flags:# user_initiative:flags.0?true peer:InputPhoneCall rating:int comment:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.setCallRating>
     public static func setCallRating(userInitiative: Bool = false, peer: Api.InputPhoneCall, rating: Int32, comment: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setCallRating(into: buffer, userInitiative: userInitiative, peer: peer, rating: rating, comment: comment)
@@ -4242,6 +4600,8 @@ extension Api.functions.phone {
 
 extension Api.functions.chatlists {
     /// `chatlists.getLeaveChatlistSuggestions#fdbcd714 chatlist:InputChatlist = Vector<Peer>;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.getLeaveChatlistSuggestions>
     public static func getLeaveChatlistSuggestions(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.Peer]>) {
         let buffer = Buffer()
         getLeaveChatlistSuggestions(into: buffer, chatlist: chatlist)

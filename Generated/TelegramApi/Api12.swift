@@ -9,15 +9,25 @@ extension Api {
     /// - `messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;`
     /// - `message#7600b9d3 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true post:flags.14?true from_scheduled:flags.18?true legacy:flags.19?true edit_hide:flags.21?true pinned:flags.24?true noforwards:flags.26?true invert_media:flags.27?true flags2:# offline:flags2.1?true video_processing_pending:flags2.4?true paid_suggested_post_stars:flags2.8?true paid_suggested_post_ton:flags2.9?true id:int from_id:flags.8?Peer from_boosts_applied:flags.29?int from_rank:flags2.12?string peer_id:Peer saved_peer_id:flags.28?Peer fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long via_business_bot_id:flags2.0?long guestchat_via_from:flags2.19?Peer reply_to:flags.3?MessageReplyHeader date:int message:string media:flags.9?MessageMedia reply_markup:flags.6?ReplyMarkup entities:flags.7?Vector<MessageEntity> views:flags.10?int forwards:flags.10?int replies:flags.23?MessageReplies edit_date:flags.15?int post_author:flags.16?string grouped_id:flags.17?long reactions:flags.20?MessageReactions restriction_reason:flags.22?Vector<RestrictionReason> ttl_period:flags.25?int quick_reply_shortcut_id:flags.30?int effect:flags2.2?long factcheck:flags2.3?FactCheck report_delivery_until_date:flags2.5?int paid_message_stars:flags2.6?long suggested_post:flags2.7?SuggestedPost schedule_repeat_period:flags2.10?int summary_from_language:flags2.11?string rich_message:flags2.13?RichMessage = Message;`
     /// - `messageService#7a800e0a flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true reactions_are_possible:flags.9?true silent:flags.13?true post:flags.14?true legacy:flags.19?true id:int from_id:flags.8?Peer peer_id:Peer saved_peer_id:flags.28?Peer reply_to:flags.3?MessageReplyHeader date:int action:MessageAction reactions:flags.20?MessageReactions ttl_period:flags.25?int = Message;`
+    ///
+    /// <https://core.telegram.org/type/Message>
     public enum Message: TLSchemaDescribed, TLParsable {
         /// `messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEmpty>
         case messageEmpty(Cons_messageEmpty)
         /// `message#7600b9d3 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true post:flags.14?true from_scheduled:flags.18?true legacy:flags.19?true edit_hide:flags.21?true pinned:flags.24?true noforwards:flags.26?true invert_media:flags.27?true flags2:# offline:flags2.1?true video_processing_pending:flags2.4?true paid_suggested_post_stars:flags2.8?true paid_suggested_post_ton:flags2.9?true id:int from_id:flags.8?Peer from_boosts_applied:flags.29?int from_rank:flags2.12?string peer_id:Peer saved_peer_id:flags.28?Peer fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long via_business_bot_id:flags2.0?long guestchat_via_from:flags2.19?Peer reply_to:flags.3?MessageReplyHeader date:int message:string media:flags.9?MessageMedia reply_markup:flags.6?ReplyMarkup entities:flags.7?Vector<MessageEntity> views:flags.10?int forwards:flags.10?int replies:flags.23?MessageReplies edit_date:flags.15?int post_author:flags.16?string grouped_id:flags.17?long reactions:flags.20?MessageReactions restriction_reason:flags.22?Vector<RestrictionReason> ttl_period:flags.25?int quick_reply_shortcut_id:flags.30?int effect:flags2.2?long factcheck:flags2.3?FactCheck report_delivery_until_date:flags2.5?int paid_message_stars:flags2.6?long suggested_post:flags2.7?SuggestedPost schedule_repeat_period:flags2.10?int summary_from_language:flags2.11?string rich_message:flags2.13?RichMessage = Message;`
+        ///
+        /// <https://core.telegram.org/constructor/message>
         case message(Cons_message)
         /// `messageService#7a800e0a flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true reactions_are_possible:flags.9?true silent:flags.13?true post:flags.14?true legacy:flags.19?true id:int from_id:flags.8?Peer peer_id:Peer saved_peer_id:flags.28?Peer reply_to:flags.3?MessageReplyHeader date:int action:MessageAction reactions:flags.20?MessageReactions ttl_period:flags.25?int = Message;`
+        ///
+        /// <https://core.telegram.org/constructor/messageService>
         case messageService(Cons_messageService)
 
         /// `messageEmpty#90a6ca84 flags:# id:int peer_id:flags.0?Peer = Message;`
+        ///
+        /// <https://core.telegram.org/constructor/messageEmpty>
         public final class Cons_messageEmpty: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -40,6 +50,8 @@ extension Api {
         }
 
         /// `message#7600b9d3 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true post:flags.14?true from_scheduled:flags.18?true legacy:flags.19?true edit_hide:flags.21?true pinned:flags.24?true noforwards:flags.26?true invert_media:flags.27?true flags2:# offline:flags2.1?true video_processing_pending:flags2.4?true paid_suggested_post_stars:flags2.8?true paid_suggested_post_ton:flags2.9?true id:int from_id:flags.8?Peer from_boosts_applied:flags.29?int from_rank:flags2.12?string peer_id:Peer saved_peer_id:flags.28?Peer fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long via_business_bot_id:flags2.0?long guestchat_via_from:flags2.19?Peer reply_to:flags.3?MessageReplyHeader date:int message:string media:flags.9?MessageMedia reply_markup:flags.6?ReplyMarkup entities:flags.7?Vector<MessageEntity> views:flags.10?int forwards:flags.10?int replies:flags.23?MessageReplies edit_date:flags.15?int post_author:flags.16?string grouped_id:flags.17?long reactions:flags.20?MessageReactions restriction_reason:flags.22?Vector<RestrictionReason> ttl_period:flags.25?int quick_reply_shortcut_id:flags.30?int effect:flags2.2?long factcheck:flags2.3?FactCheck report_delivery_until_date:flags2.5?int paid_message_stars:flags2.6?long suggested_post:flags2.7?SuggestedPost schedule_repeat_period:flags2.10?int summary_from_language:flags2.11?string rich_message:flags2.13?RichMessage = Message;`
+        ///
+        /// <https://core.telegram.org/constructor/message>
         public final class Cons_message: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -221,6 +233,8 @@ extension Api {
         }
 
         /// `messageService#7a800e0a flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true reactions_are_possible:flags.9?true silent:flags.13?true post:flags.14?true legacy:flags.19?true id:int from_id:flags.8?Peer peer_id:Peer saved_peer_id:flags.28?Peer reply_to:flags.3?MessageReplyHeader date:int action:MessageAction reactions:flags.20?MessageReactions ttl_period:flags.25?int = Message;`
+        ///
+        /// <https://core.telegram.org/constructor/messageService>
         public final class Cons_messageService: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -818,339 +832,673 @@ extension Api {
     /// - `updateEditEphemeralMessage#4bbb8f01 message:EphemeralMessage = Update;`
     /// - `updateEphemeralBotCallbackQuery#7c1079d6 flags:# query_id:long user_id:long peer:flags.0?Peer msg_id:int data:bytes chat_instance:flags.1?long message:EphemeralMessage = Update;`
     /// - `updateBotStarsSubscription#6c0d8e23 flags:# canceled:flags.0?true payment_failed:flags.1?true restored:flags.2?true user_id:long payload:bytes qts:int = Update;`
+    ///
+    /// <https://core.telegram.org/type/Update>
     public enum Update: TLSchemaDescribed, TLParsable {
         /// `updateNewMessage#1f2b0afd message:Message pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewMessage>
         case updateNewMessage(Cons_updateNewMessage)
         /// `updateMessageID#4e90bfd6 id:int random_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessageID>
         case updateMessageID(Cons_updateMessageID)
         /// `updateDeleteMessages#a20db0e5 messages:Vector<int> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteMessages>
         case updateDeleteMessages(Cons_updateDeleteMessages)
         /// `updateUserTyping#2a17bf5c flags:# user_id:long top_msg_id:flags.0?int action:SendMessageAction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserTyping>
         case updateUserTyping(Cons_updateUserTyping)
         /// `updateChatUserTyping#83487af0 chat_id:long from_id:Peer action:SendMessageAction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatUserTyping>
         case updateChatUserTyping(Cons_updateChatUserTyping)
         /// `updateChatParticipants#07761198 participants:ChatParticipants = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipants>
         case updateChatParticipants(Cons_updateChatParticipants)
         /// `updateUserStatus#e5bdf8de user_id:long status:UserStatus = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserStatus>
         case updateUserStatus(Cons_updateUserStatus)
         /// `updateUserName#a7848924 user_id:long first_name:string last_name:string usernames:Vector<Username> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserName>
         case updateUserName(Cons_updateUserName)
         /// `updateNewAuthorization#8951abef flags:# unconfirmed:flags.0?true hash:long date:flags.0?int device:flags.0?string location:flags.0?string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewAuthorization>
         case updateNewAuthorization(Cons_updateNewAuthorization)
         /// `updateNewEncryptedMessage#12bcbd9a message:EncryptedMessage qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewEncryptedMessage>
         case updateNewEncryptedMessage(Cons_updateNewEncryptedMessage)
         /// `updateEncryptedChatTyping#1710f156 chat_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEncryptedChatTyping>
         case updateEncryptedChatTyping(Cons_updateEncryptedChatTyping)
         /// `updateEncryption#b4a2e88d chat:EncryptedChat date:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEncryption>
         case updateEncryption(Cons_updateEncryption)
         /// `updateEncryptedMessagesRead#38fe25b7 chat_id:int max_date:int date:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEncryptedMessagesRead>
         case updateEncryptedMessagesRead(Cons_updateEncryptedMessagesRead)
         /// `updateChatParticipantAdd#3dda5451 chat_id:long user_id:long inviter_id:long date:int version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipantAdd>
         case updateChatParticipantAdd(Cons_updateChatParticipantAdd)
         /// `updateChatParticipantDelete#e32f3d77 chat_id:long user_id:long version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipantDelete>
         case updateChatParticipantDelete(Cons_updateChatParticipantDelete)
         /// `updateDcOptions#8e5e9873 dc_options:Vector<DcOption> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDcOptions>
         case updateDcOptions(Cons_updateDcOptions)
         /// `updateNotifySettings#bec268ef peer:NotifyPeer notify_settings:PeerNotifySettings = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNotifySettings>
         case updateNotifySettings(Cons_updateNotifySettings)
         /// `updateServiceNotification#ebe46819 flags:# popup:flags.0?true invert_media:flags.2?true inbox_date:flags.1?int type:string message:string media:MessageMedia entities:Vector<MessageEntity> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateServiceNotification>
         case updateServiceNotification(Cons_updateServiceNotification)
         /// `updatePrivacy#ee3b272a key:PrivacyKey rules:Vector<PrivacyRule> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePrivacy>
         case updatePrivacy(Cons_updatePrivacy)
         /// `updateUserPhone#05492a13 user_id:long phone:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserPhone>
         case updateUserPhone(Cons_updateUserPhone)
         /// `updateReadHistoryInbox#9e84bc99 flags:# folder_id:flags.0?int peer:Peer top_msg_id:flags.1?int max_id:int still_unread_count:int pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadHistoryInbox>
         case updateReadHistoryInbox(Cons_updateReadHistoryInbox)
         /// `updateReadHistoryOutbox#2f2f21bf peer:Peer max_id:int pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadHistoryOutbox>
         case updateReadHistoryOutbox(Cons_updateReadHistoryOutbox)
         /// `updateWebPage#7f891213 webpage:WebPage pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateWebPage>
         case updateWebPage(Cons_updateWebPage)
         /// `updateReadMessagesContents#f8227181 flags:# messages:Vector<int> pts:int pts_count:int date:flags.0?int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadMessagesContents>
         case updateReadMessagesContents(Cons_updateReadMessagesContents)
         /// `updateChannelTooLong#108d941f flags:# channel_id:long pts:flags.0?int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelTooLong>
         case updateChannelTooLong(Cons_updateChannelTooLong)
         /// `updateChannel#635b4c09 channel_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannel>
         case updateChannel(Cons_updateChannel)
         /// `updateNewChannelMessage#62ba04d9 message:Message pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewChannelMessage>
         case updateNewChannelMessage(Cons_updateNewChannelMessage)
         /// `updateReadChannelInbox#922e6e10 flags:# folder_id:flags.0?int channel_id:long max_id:int still_unread_count:int pts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadChannelInbox>
         case updateReadChannelInbox(Cons_updateReadChannelInbox)
         /// `updateDeleteChannelMessages#c32d5b12 channel_id:long messages:Vector<int> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteChannelMessages>
         case updateDeleteChannelMessages(Cons_updateDeleteChannelMessages)
         /// `updateChannelMessageViews#f226ac08 channel_id:long id:int views:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelMessageViews>
         case updateChannelMessageViews(Cons_updateChannelMessageViews)
         /// `updateChatParticipantAdmin#d7ca61a2 chat_id:long user_id:long is_admin:Bool version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipantAdmin>
         case updateChatParticipantAdmin(Cons_updateChatParticipantAdmin)
         /// `updateNewStickerSet#688a30aa stickerset:messages.StickerSet = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewStickerSet>
         case updateNewStickerSet(Cons_updateNewStickerSet)
         /// `updateStickerSetsOrder#0bb2d201 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStickerSetsOrder>
         case updateStickerSetsOrder(Cons_updateStickerSetsOrder)
         /// `updateStickerSets#31c24808 flags:# masks:flags.0?true emojis:flags.1?true = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStickerSets>
         case updateStickerSets(Cons_updateStickerSets)
         /// `updateSavedGifs#9375341e = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSavedGifs>
         case updateSavedGifs
         /// `updateBotInlineQuery#496f379c flags:# query_id:long user_id:long query:string geo:flags.0?GeoPoint peer_type:flags.1?InlineQueryPeerType offset:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotInlineQuery>
         case updateBotInlineQuery(Cons_updateBotInlineQuery)
         /// `updateBotInlineSend#12f12a07 flags:# user_id:long query:string geo:flags.0?GeoPoint id:string msg_id:flags.1?InputBotInlineMessageID = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotInlineSend>
         case updateBotInlineSend(Cons_updateBotInlineSend)
         /// `updateEditChannelMessage#1b3f4df7 message:Message pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEditChannelMessage>
         case updateEditChannelMessage(Cons_updateEditChannelMessage)
         /// `updateBotCallbackQuery#b9cfc48d flags:# query_id:long user_id:long peer:Peer msg_id:int chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotCallbackQuery>
         case updateBotCallbackQuery(Cons_updateBotCallbackQuery)
         /// `updateEditMessage#e40370a3 message:Message pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEditMessage>
         case updateEditMessage(Cons_updateEditMessage)
         /// `updateInlineBotCallbackQuery#691e9052 flags:# query_id:long user_id:long msg_id:InputBotInlineMessageID chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateInlineBotCallbackQuery>
         case updateInlineBotCallbackQuery(Cons_updateInlineBotCallbackQuery)
         /// `updateReadChannelOutbox#b75f99a9 channel_id:long max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadChannelOutbox>
         case updateReadChannelOutbox(Cons_updateReadChannelOutbox)
         /// `updateDraftMessage#edfc111e flags:# peer:Peer top_msg_id:flags.0?int saved_peer_id:flags.1?Peer draft:DraftMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDraftMessage>
         case updateDraftMessage(Cons_updateDraftMessage)
         /// `updateReadFeaturedStickers#571d2742 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadFeaturedStickers>
         case updateReadFeaturedStickers
         /// `updateRecentStickers#9a422c20 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateRecentStickers>
         case updateRecentStickers
         /// `updateConfig#a229dd06 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateConfig>
         case updateConfig
         /// `updatePtsChanged#3354678f = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePtsChanged>
         case updatePtsChanged
         /// `updateChannelWebPage#2f2ba99f channel_id:long webpage:WebPage pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelWebPage>
         case updateChannelWebPage(Cons_updateChannelWebPage)
         /// `updateDialogPinned#6e6fe51c flags:# pinned:flags.0?true folder_id:flags.1?int peer:DialogPeer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogPinned>
         case updateDialogPinned(Cons_updateDialogPinned)
         /// `updatePinnedDialogs#fa0f3ca2 flags:# folder_id:flags.1?int order:flags.0?Vector<DialogPeer> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedDialogs>
         case updatePinnedDialogs(Cons_updatePinnedDialogs)
         /// `updateBotWebhookJSON#8317c0c3 data:DataJSON = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotWebhookJSON>
         case updateBotWebhookJSON(Cons_updateBotWebhookJSON)
         /// `updateBotWebhookJSONQuery#9b9240a6 query_id:long data:DataJSON timeout:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotWebhookJSONQuery>
         case updateBotWebhookJSONQuery(Cons_updateBotWebhookJSONQuery)
         /// `updateBotShippingQuery#b5aefd7d query_id:long user_id:long payload:bytes shipping_address:PostAddress = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotShippingQuery>
         case updateBotShippingQuery(Cons_updateBotShippingQuery)
         /// `updateBotPrecheckoutQuery#8caa9a96 flags:# query_id:long user_id:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string currency:string total_amount:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotPrecheckoutQuery>
         case updateBotPrecheckoutQuery(Cons_updateBotPrecheckoutQuery)
         /// `updatePhoneCall#ab0f6b1e phone_call:PhoneCall = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePhoneCall>
         case updatePhoneCall(Cons_updatePhoneCall)
         /// `updateLangPackTooLong#46560264 lang_code:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateLangPackTooLong>
         case updateLangPackTooLong(Cons_updateLangPackTooLong)
         /// `updateLangPack#56022f4d difference:LangPackDifference = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateLangPack>
         case updateLangPack(Cons_updateLangPack)
         /// `updateFavedStickers#e511996d = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateFavedStickers>
         case updateFavedStickers
         /// `updateChannelReadMessagesContents#25f324f7 flags:# channel_id:long top_msg_id:flags.0?int saved_peer_id:flags.1?Peer messages:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelReadMessagesContents>
         case updateChannelReadMessagesContents(Cons_updateChannelReadMessagesContents)
         /// `updateContactsReset#7084a7be = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateContactsReset>
         case updateContactsReset
         /// `updateChannelAvailableMessages#b23fc698 channel_id:long available_min_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelAvailableMessages>
         case updateChannelAvailableMessages(Cons_updateChannelAvailableMessages)
         /// `updateDialogUnreadMark#b658f23e flags:# unread:flags.0?true peer:DialogPeer saved_peer_id:flags.1?Peer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogUnreadMark>
         case updateDialogUnreadMark(Cons_updateDialogUnreadMark)
         /// `updateMessagePoll#d64c522b flags:# peer:flags.1?Peer msg_id:flags.1?int top_msg_id:flags.2?int poll_id:long poll:flags.0?Poll results:PollResults = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessagePoll>
         case updateMessagePoll(Cons_updateMessagePoll)
         /// `updateChatDefaultBannedRights#54c01850 peer:Peer default_banned_rights:ChatBannedRights version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatDefaultBannedRights>
         case updateChatDefaultBannedRights(Cons_updateChatDefaultBannedRights)
         /// `updateFolderPeers#19360dc0 folder_peers:Vector<FolderPeer> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateFolderPeers>
         case updateFolderPeers(Cons_updateFolderPeers)
         /// `updatePeerSettings#6a7e7366 peer:Peer settings:PeerSettings = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerSettings>
         case updatePeerSettings(Cons_updatePeerSettings)
         /// `updatePeerLocated#b4afcfb0 peers:Vector<PeerLocated> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerLocated>
         case updatePeerLocated(Cons_updatePeerLocated)
         /// `updateNewScheduledMessage#39a51dfb message:Message = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewScheduledMessage>
         case updateNewScheduledMessage(Cons_updateNewScheduledMessage)
         /// `updateDeleteScheduledMessages#f2a71983 flags:# peer:Peer messages:Vector<int> sent_messages:flags.0?Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteScheduledMessages>
         case updateDeleteScheduledMessages(Cons_updateDeleteScheduledMessages)
         /// `updateTheme#8216fba3 theme:Theme = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateTheme>
         case updateTheme(Cons_updateTheme)
         /// `updateGeoLiveViewed#871fb939 peer:Peer msg_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGeoLiveViewed>
         case updateGeoLiveViewed(Cons_updateGeoLiveViewed)
         /// `updateLoginToken#564fe691 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateLoginToken>
         case updateLoginToken
         /// `updateMessagePollVote#7699f014 poll_id:long peer:Peer options:Vector<bytes> positions:Vector<int> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessagePollVote>
         case updateMessagePollVote(Cons_updateMessagePollVote)
         /// `updateDialogFilter#26ffde7d flags:# id:int filter:flags.0?DialogFilter = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogFilter>
         case updateDialogFilter(Cons_updateDialogFilter)
         /// `updateDialogFilterOrder#a5d72105 order:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogFilterOrder>
         case updateDialogFilterOrder(Cons_updateDialogFilterOrder)
         /// `updateDialogFilters#3504914f = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogFilters>
         case updateDialogFilters
         /// `updatePhoneCallSignalingData#2661bf09 phone_call_id:long data:bytes = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePhoneCallSignalingData>
         case updatePhoneCallSignalingData(Cons_updatePhoneCallSignalingData)
         /// `updateChannelMessageForwards#d29a27f4 channel_id:long id:int forwards:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelMessageForwards>
         case updateChannelMessageForwards(Cons_updateChannelMessageForwards)
         /// `updateReadChannelDiscussionInbox#d6b19546 flags:# channel_id:long top_msg_id:int read_max_id:int broadcast_id:flags.0?long broadcast_post:flags.0?int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadChannelDiscussionInbox>
         case updateReadChannelDiscussionInbox(Cons_updateReadChannelDiscussionInbox)
         /// `updateReadChannelDiscussionOutbox#695c9e7c channel_id:long top_msg_id:int read_max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadChannelDiscussionOutbox>
         case updateReadChannelDiscussionOutbox(Cons_updateReadChannelDiscussionOutbox)
         /// `updatePeerBlocked#ebe07752 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerBlocked>
         case updatePeerBlocked(Cons_updatePeerBlocked)
         /// `updateChannelUserTyping#8c88c923 flags:# channel_id:long top_msg_id:flags.0?int from_id:Peer action:SendMessageAction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelUserTyping>
         case updateChannelUserTyping(Cons_updateChannelUserTyping)
         /// `updatePinnedMessages#ed85eab5 flags:# pinned:flags.0?true peer:Peer messages:Vector<int> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedMessages>
         case updatePinnedMessages(Cons_updatePinnedMessages)
         /// `updatePinnedChannelMessages#5bb98608 flags:# pinned:flags.0?true channel_id:long messages:Vector<int> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedChannelMessages>
         case updatePinnedChannelMessages(Cons_updatePinnedChannelMessages)
         /// `updateChat#f89a6a4e chat_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChat>
         case updateChat(Cons_updateChat)
         /// `updateGroupCallParticipants#f2ebdb4e call:InputGroupCall participants:Vector<GroupCallParticipant> version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallParticipants>
         case updateGroupCallParticipants(Cons_updateGroupCallParticipants)
         /// `updateGroupCall#9d2216e0 flags:# live_story:flags.2?true peer:flags.1?Peer call:GroupCall = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCall>
         case updateGroupCall(Cons_updateGroupCall)
         /// `updatePeerHistoryTTL#bb9bb9a5 flags:# peer:Peer ttl_period:flags.0?int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerHistoryTTL>
         case updatePeerHistoryTTL(Cons_updatePeerHistoryTTL)
         /// `updateChatParticipant#d087663a flags:# chat_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChatParticipant new_participant:flags.1?ChatParticipant invite:flags.2?ExportedChatInvite qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipant>
         case updateChatParticipant(Cons_updateChatParticipant)
         /// `updateChannelParticipant#985d3abb flags:# via_chatlist:flags.3?true channel_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChannelParticipant new_participant:flags.1?ChannelParticipant invite:flags.2?ExportedChatInvite qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelParticipant>
         case updateChannelParticipant(Cons_updateChannelParticipant)
         /// `updateBotStopped#c4870a49 user_id:long date:int stopped:Bool qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotStopped>
         case updateBotStopped(Cons_updateBotStopped)
         /// `updateGroupCallConnection#0b783982 flags:# presentation:flags.0?true params:DataJSON = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallConnection>
         case updateGroupCallConnection(Cons_updateGroupCallConnection)
         /// `updateBotCommands#4d712f2e peer:Peer bot_id:long commands:Vector<BotCommand> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotCommands>
         case updateBotCommands(Cons_updateBotCommands)
         /// `updatePendingJoinRequests#7063c3db peer:Peer requests_pending:int recent_requesters:Vector<long> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePendingJoinRequests>
         case updatePendingJoinRequests(Cons_updatePendingJoinRequests)
         /// `updateBotChatInviteRequester#7cb34d79 flags:# peer:Peer date:int user_id:long about:string invite:ExportedChatInvite qts:int query_id:flags.0?long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotChatInviteRequester>
         case updateBotChatInviteRequester(Cons_updateBotChatInviteRequester)
         /// `updateMessageReactions#1e297bfa flags:# peer:Peer msg_id:int top_msg_id:flags.0?int saved_peer_id:flags.1?Peer reactions:MessageReactions = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessageReactions>
         case updateMessageReactions(Cons_updateMessageReactions)
         /// `updateAttachMenuBots#17b7a20b = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateAttachMenuBots>
         case updateAttachMenuBots
         /// `updateWebViewResultSent#1592b79d query_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateWebViewResultSent>
         case updateWebViewResultSent(Cons_updateWebViewResultSent)
         /// `updateBotMenuButton#14b85813 bot_id:long button:BotMenuButton = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotMenuButton>
         case updateBotMenuButton(Cons_updateBotMenuButton)
         /// `updateSavedRingtones#74d8be99 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSavedRingtones>
         case updateSavedRingtones
         /// `updateTranscribedAudio#0084cd5a flags:# pending:flags.0?true peer:Peer msg_id:int transcription_id:long text:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateTranscribedAudio>
         case updateTranscribedAudio(Cons_updateTranscribedAudio)
         /// `updateReadFeaturedEmojiStickers#fb4c496c = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadFeaturedEmojiStickers>
         case updateReadFeaturedEmojiStickers
         /// `updateUserEmojiStatus#28373599 user_id:long emoji_status:EmojiStatus = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserEmojiStatus>
         case updateUserEmojiStatus(Cons_updateUserEmojiStatus)
         /// `updateRecentEmojiStatuses#30f443db = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateRecentEmojiStatuses>
         case updateRecentEmojiStatuses
         /// `updateRecentReactions#6f7863f4 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateRecentReactions>
         case updateRecentReactions
         /// `updateMoveStickerSetToTop#86fccf85 flags:# masks:flags.0?true emojis:flags.1?true stickerset:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMoveStickerSetToTop>
         case updateMoveStickerSetToTop(Cons_updateMoveStickerSetToTop)
         /// `updateMessageExtendedMedia#d5a41724 peer:Peer msg_id:int extended_media:Vector<MessageExtendedMedia> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessageExtendedMedia>
         case updateMessageExtendedMedia(Cons_updateMessageExtendedMedia)
         /// `updateUser#20529438 user_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUser>
         case updateUser(Cons_updateUser)
         /// `updateAutoSaveSettings#ec05b097 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateAutoSaveSettings>
         case updateAutoSaveSettings
         /// `updateStory#75b3b798 peer:Peer story:StoryItem = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStory>
         case updateStory(Cons_updateStory)
         /// `updateReadStories#f74e932b peer:Peer max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadStories>
         case updateReadStories(Cons_updateReadStories)
         /// `updateStoryID#1bf335b9 id:int random_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStoryID>
         case updateStoryID(Cons_updateStoryID)
         /// `updateStoriesStealthMode#2c084dc1 stealth_mode:StoriesStealthMode = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStoriesStealthMode>
         case updateStoriesStealthMode(Cons_updateStoriesStealthMode)
         /// `updateSentStoryReaction#7d627683 peer:Peer story_id:int reaction:Reaction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSentStoryReaction>
         case updateSentStoryReaction(Cons_updateSentStoryReaction)
         /// `updateBotChatBoost#904dd49c peer:Peer boost:Boost qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotChatBoost>
         case updateBotChatBoost(Cons_updateBotChatBoost)
         /// `updateChannelViewForumAsMessages#07b68920 channel_id:long enabled:Bool = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelViewForumAsMessages>
         case updateChannelViewForumAsMessages(Cons_updateChannelViewForumAsMessages)
         /// `updatePeerWallpaper#ae3f101d flags:# wallpaper_overridden:flags.1?true peer:Peer wallpaper:flags.0?WallPaper = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerWallpaper>
         case updatePeerWallpaper(Cons_updatePeerWallpaper)
         /// `updateBotMessageReaction#ac21d3ce peer:Peer msg_id:int date:int actor:Peer old_reactions:Vector<Reaction> new_reactions:Vector<Reaction> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotMessageReaction>
         case updateBotMessageReaction(Cons_updateBotMessageReaction)
         /// `updateBotMessageReactions#09cb7759 peer:Peer msg_id:int date:int reactions:Vector<ReactionCount> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotMessageReactions>
         case updateBotMessageReactions(Cons_updateBotMessageReactions)
         /// `updateSavedDialogPinned#aeaf9e74 flags:# pinned:flags.0?true peer:DialogPeer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSavedDialogPinned>
         case updateSavedDialogPinned(Cons_updateSavedDialogPinned)
         /// `updatePinnedSavedDialogs#686c85a6 flags:# order:flags.0?Vector<DialogPeer> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedSavedDialogs>
         case updatePinnedSavedDialogs(Cons_updatePinnedSavedDialogs)
         /// `updateSavedReactionTags#39c67432 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSavedReactionTags>
         case updateSavedReactionTags
         /// `updateSmsJob#f16269d4 job_id:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSmsJob>
         case updateSmsJob(Cons_updateSmsJob)
         /// `updateQuickReplies#f9470ab2 quick_replies:Vector<QuickReply> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateQuickReplies>
         case updateQuickReplies(Cons_updateQuickReplies)
         /// `updateNewQuickReply#f53da717 quick_reply:QuickReply = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewQuickReply>
         case updateNewQuickReply(Cons_updateNewQuickReply)
         /// `updateDeleteQuickReply#53e6f1ec shortcut_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteQuickReply>
         case updateDeleteQuickReply(Cons_updateDeleteQuickReply)
         /// `updateQuickReplyMessage#3e050d0f message:Message = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateQuickReplyMessage>
         case updateQuickReplyMessage(Cons_updateQuickReplyMessage)
         /// `updateDeleteQuickReplyMessages#566fe7cd shortcut_id:int messages:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteQuickReplyMessages>
         case updateDeleteQuickReplyMessages(Cons_updateDeleteQuickReplyMessages)
         /// `updateBotBusinessConnect#8ae5c97a connection:BotBusinessConnection qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotBusinessConnect>
         case updateBotBusinessConnect(Cons_updateBotBusinessConnect)
         /// `updateBotNewBusinessMessage#9ddb347c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotNewBusinessMessage>
         case updateBotNewBusinessMessage(Cons_updateBotNewBusinessMessage)
         /// `updateBotEditBusinessMessage#07df587c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotEditBusinessMessage>
         case updateBotEditBusinessMessage(Cons_updateBotEditBusinessMessage)
         /// `updateBotDeleteBusinessMessage#a02a982e connection_id:string peer:Peer messages:Vector<int> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotDeleteBusinessMessage>
         case updateBotDeleteBusinessMessage(Cons_updateBotDeleteBusinessMessage)
         /// `updateNewStoryReaction#1824e40b story_id:int peer:Peer reaction:Reaction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewStoryReaction>
         case updateNewStoryReaction(Cons_updateNewStoryReaction)
         /// `updateStarsBalance#4e80a379 balance:StarsAmount = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarsBalance>
         case updateStarsBalance(Cons_updateStarsBalance)
         /// `updateBusinessBotCallbackQuery#1ea2fda7 flags:# query_id:long user_id:long connection_id:string message:Message reply_to_message:flags.2?Message chat_instance:long data:flags.0?bytes = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBusinessBotCallbackQuery>
         case updateBusinessBotCallbackQuery(Cons_updateBusinessBotCallbackQuery)
         /// `updateStarsRevenueStatus#a584b019 peer:Peer status:StarsRevenueStatus = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarsRevenueStatus>
         case updateStarsRevenueStatus(Cons_updateStarsRevenueStatus)
         /// `updateBotPurchasedPaidMedia#283bd312 user_id:long payload:string qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotPurchasedPaidMedia>
         case updateBotPurchasedPaidMedia(Cons_updateBotPurchasedPaidMedia)
         /// `updatePaidReactionPrivacy#8b725fce private:PaidReactionPrivacy = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePaidReactionPrivacy>
         case updatePaidReactionPrivacy(Cons_updatePaidReactionPrivacy)
         /// `updateSentPhoneCode#504aa18f sent_code:auth.SentCode = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSentPhoneCode>
         case updateSentPhoneCode(Cons_updateSentPhoneCode)
         /// `updateGroupCallChainBlocks#a477288f call:InputGroupCall sub_chain_id:int blocks:Vector<bytes> next_offset:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallChainBlocks>
         case updateGroupCallChainBlocks(Cons_updateGroupCallChainBlocks)
         /// `updateReadMonoForumInbox#77b0e372 channel_id:long saved_peer_id:Peer read_max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadMonoForumInbox>
         case updateReadMonoForumInbox(Cons_updateReadMonoForumInbox)
         /// `updateReadMonoForumOutbox#a4a79376 channel_id:long saved_peer_id:Peer read_max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadMonoForumOutbox>
         case updateReadMonoForumOutbox(Cons_updateReadMonoForumOutbox)
         /// `updateMonoForumNoPaidException#9f812b08 flags:# exception:flags.0?true channel_id:long saved_peer_id:Peer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMonoForumNoPaidException>
         case updateMonoForumNoPaidException(Cons_updateMonoForumNoPaidException)
         /// `updateGroupCallMessage#d8326f0d call:InputGroupCall message:GroupCallMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallMessage>
         case updateGroupCallMessage(Cons_updateGroupCallMessage)
         /// `updateGroupCallEncryptedMessage#c957a766 call:InputGroupCall from_id:Peer encrypted_message:bytes = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallEncryptedMessage>
         case updateGroupCallEncryptedMessage(Cons_updateGroupCallEncryptedMessage)
         /// `updatePinnedForumTopic#683b2c52 flags:# pinned:flags.0?true peer:Peer topic_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedForumTopic>
         case updatePinnedForumTopic(Cons_updatePinnedForumTopic)
         /// `updatePinnedForumTopics#def143d0 flags:# peer:Peer order:flags.0?Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedForumTopics>
         case updatePinnedForumTopics(Cons_updatePinnedForumTopics)
         /// `updateDeleteGroupCallMessages#3e85e92c call:InputGroupCall messages:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteGroupCallMessages>
         case updateDeleteGroupCallMessages(Cons_updateDeleteGroupCallMessages)
         /// `updateStarGiftAuctionState#48e246c2 gift_id:long state:StarGiftAuctionState = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarGiftAuctionState>
         case updateStarGiftAuctionState(Cons_updateStarGiftAuctionState)
         /// `updateStarGiftAuctionUserState#dc58f31e gift_id:long user_state:StarGiftAuctionUserState = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarGiftAuctionUserState>
         case updateStarGiftAuctionUserState(Cons_updateStarGiftAuctionUserState)
         /// `updateEmojiGameInfo#fb9c547a info:messages.EmojiGameInfo = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEmojiGameInfo>
         case updateEmojiGameInfo(Cons_updateEmojiGameInfo)
         /// `updateStarGiftCraftFail#ac072444 = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarGiftCraftFail>
         case updateStarGiftCraftFail
         /// `updateChatParticipantRank#bd8367b9 chat_id:long user_id:long rank:string version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipantRank>
         case updateChatParticipantRank(Cons_updateChatParticipantRank)
         /// `updateManagedBot#4880ed9a user_id:long bot_id:long qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateManagedBot>
         case updateManagedBot(Cons_updateManagedBot)
         /// `updateBotGuestChatQuery#cdd4093d flags:# query_id:long message:Message reference_messages:flags.0?Vector<Message> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotGuestChatQuery>
         case updateBotGuestChatQuery(Cons_updateBotGuestChatQuery)
         /// `updateAiComposeTones#8c0f91fb = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateAiComposeTones>
         case updateAiComposeTones
         /// `updateJoinChatWebViewDecision#bdac7e70 peer:Peer query_id:long result:JoinChatBotResult = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateJoinChatWebViewDecision>
         case updateJoinChatWebViewDecision(Cons_updateJoinChatWebViewDecision)
         /// `updateNewBotConnection#b22083a6 flags:# confirmed:flags.0?true bot_id:long date:flags.1?int device:flags.1?string location:flags.1?string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewBotConnection>
         case updateNewBotConnection(Cons_updateNewBotConnection)
         /// `updateWebBrowserSettings#c39a2ade flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateWebBrowserSettings>
         case updateWebBrowserSettings(Cons_updateWebBrowserSettings)
         /// `updateWebBrowserException#140502d1 flags:# delete:flags.1?true open_external_browser:flags.0?Bool exception:WebDomainException = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateWebBrowserException>
         case updateWebBrowserException(Cons_updateWebBrowserException)
         /// `updateNewEphemeralMessage#20bcbba1 message:EphemeralMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewEphemeralMessage>
         case updateNewEphemeralMessage(Cons_updateNewEphemeralMessage)
         /// `updateDeleteEphemeralMessages#56dbfcf8 peer:Peer ids:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteEphemeralMessages>
         case updateDeleteEphemeralMessages(Cons_updateDeleteEphemeralMessages)
         /// `updateEditEphemeralMessage#4bbb8f01 message:EphemeralMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEditEphemeralMessage>
         case updateEditEphemeralMessage(Cons_updateEditEphemeralMessage)
         /// `updateEphemeralBotCallbackQuery#7c1079d6 flags:# query_id:long user_id:long peer:flags.0?Peer msg_id:int data:bytes chat_instance:flags.1?long message:EphemeralMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEphemeralBotCallbackQuery>
         case updateEphemeralBotCallbackQuery(Cons_updateEphemeralBotCallbackQuery)
         /// `updateBotStarsSubscription#6c0d8e23 flags:# canceled:flags.0?true payment_failed:flags.1?true restored:flags.2?true user_id:long payload:bytes qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotStarsSubscription>
         case updateBotStarsSubscription(Cons_updateBotStarsSubscription)
 
         /// `updateNewMessage#1f2b0afd message:Message pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewMessage>
         public final class Cons_updateNewMessage: Sendable {
             public let message: Api.Message
             public let pts: Int32
@@ -1164,6 +1512,8 @@ extension Api {
         }
 
         /// `updateMessageID#4e90bfd6 id:int random_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessageID>
         public final class Cons_updateMessageID: Sendable {
             public let id: Int32
             public let randomId: Int64
@@ -1175,6 +1525,8 @@ extension Api {
         }
 
         /// `updateDeleteMessages#a20db0e5 messages:Vector<int> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteMessages>
         public final class Cons_updateDeleteMessages: Sendable {
             public let messages: [Int32]
             public let pts: Int32
@@ -1188,6 +1540,8 @@ extension Api {
         }
 
         /// `updateUserTyping#2a17bf5c flags:# user_id:long top_msg_id:flags.0?int action:SendMessageAction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserTyping>
         public final class Cons_updateUserTyping: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1213,6 +1567,8 @@ extension Api {
         }
 
         /// `updateChatUserTyping#83487af0 chat_id:long from_id:Peer action:SendMessageAction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatUserTyping>
         public final class Cons_updateChatUserTyping: Sendable {
             public let chatId: Int64
             public let fromId: Api.Peer
@@ -1226,6 +1582,8 @@ extension Api {
         }
 
         /// `updateChatParticipants#07761198 participants:ChatParticipants = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipants>
         public final class Cons_updateChatParticipants: Sendable {
             public let participants: Api.ChatParticipants
 
@@ -1235,6 +1593,8 @@ extension Api {
         }
 
         /// `updateUserStatus#e5bdf8de user_id:long status:UserStatus = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserStatus>
         public final class Cons_updateUserStatus: Sendable {
             public let userId: Int64
             public let status: Api.UserStatus
@@ -1246,6 +1606,8 @@ extension Api {
         }
 
         /// `updateUserName#a7848924 user_id:long first_name:string last_name:string usernames:Vector<Username> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserName>
         public final class Cons_updateUserName: Sendable {
             public let userId: Int64
             public let firstName: String
@@ -1261,6 +1623,8 @@ extension Api {
         }
 
         /// `updateNewAuthorization#8951abef flags:# unconfirmed:flags.0?true hash:long date:flags.0?int device:flags.0?string location:flags.0?string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewAuthorization>
         public final class Cons_updateNewAuthorization: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1291,6 +1655,8 @@ extension Api {
         }
 
         /// `updateNewEncryptedMessage#12bcbd9a message:EncryptedMessage qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewEncryptedMessage>
         public final class Cons_updateNewEncryptedMessage: Sendable {
             public let message: Api.EncryptedMessage
             public let qts: Int32
@@ -1302,6 +1668,8 @@ extension Api {
         }
 
         /// `updateEncryptedChatTyping#1710f156 chat_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEncryptedChatTyping>
         public struct Cons_updateEncryptedChatTyping: Sendable {
             public let chatId: Int32
 
@@ -1311,6 +1679,8 @@ extension Api {
         }
 
         /// `updateEncryption#b4a2e88d chat:EncryptedChat date:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEncryption>
         public final class Cons_updateEncryption: Sendable {
             public let chat: Api.EncryptedChat
             public let date: Int32
@@ -1322,6 +1692,8 @@ extension Api {
         }
 
         /// `updateEncryptedMessagesRead#38fe25b7 chat_id:int max_date:int date:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEncryptedMessagesRead>
         public final class Cons_updateEncryptedMessagesRead: Sendable {
             public let chatId: Int32
             public let maxDate: Int32
@@ -1335,6 +1707,8 @@ extension Api {
         }
 
         /// `updateChatParticipantAdd#3dda5451 chat_id:long user_id:long inviter_id:long date:int version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipantAdd>
         public final class Cons_updateChatParticipantAdd: Sendable {
             public let chatId: Int64
             public let userId: Int64
@@ -1352,6 +1726,8 @@ extension Api {
         }
 
         /// `updateChatParticipantDelete#e32f3d77 chat_id:long user_id:long version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipantDelete>
         public final class Cons_updateChatParticipantDelete: Sendable {
             public let chatId: Int64
             public let userId: Int64
@@ -1365,6 +1741,8 @@ extension Api {
         }
 
         /// `updateDcOptions#8e5e9873 dc_options:Vector<DcOption> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDcOptions>
         public final class Cons_updateDcOptions: Sendable {
             public let dcOptions: [Api.DcOption]
 
@@ -1374,6 +1752,8 @@ extension Api {
         }
 
         /// `updateNotifySettings#bec268ef peer:NotifyPeer notify_settings:PeerNotifySettings = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNotifySettings>
         public final class Cons_updateNotifySettings: Sendable {
             public let peer: Api.NotifyPeer
             public let notifySettings: Api.PeerNotifySettings
@@ -1385,6 +1765,8 @@ extension Api {
         }
 
         /// `updateServiceNotification#ebe46819 flags:# popup:flags.0?true invert_media:flags.2?true inbox_date:flags.1?int type:string message:string media:MessageMedia entities:Vector<MessageEntity> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateServiceNotification>
         public final class Cons_updateServiceNotification: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1420,6 +1802,8 @@ extension Api {
         }
 
         /// `updatePrivacy#ee3b272a key:PrivacyKey rules:Vector<PrivacyRule> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePrivacy>
         public final class Cons_updatePrivacy: Sendable {
             public let key: Api.PrivacyKey
             public let rules: [Api.PrivacyRule]
@@ -1431,6 +1815,8 @@ extension Api {
         }
 
         /// `updateUserPhone#05492a13 user_id:long phone:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserPhone>
         public final class Cons_updateUserPhone: Sendable {
             public let userId: Int64
             public let phone: String
@@ -1442,6 +1828,8 @@ extension Api {
         }
 
         /// `updateReadHistoryInbox#9e84bc99 flags:# folder_id:flags.0?int peer:Peer top_msg_id:flags.1?int max_id:int still_unread_count:int pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadHistoryInbox>
         public final class Cons_updateReadHistoryInbox: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1480,6 +1868,8 @@ extension Api {
         }
 
         /// `updateReadHistoryOutbox#2f2f21bf peer:Peer max_id:int pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadHistoryOutbox>
         public final class Cons_updateReadHistoryOutbox: Sendable {
             public let peer: Api.Peer
             public let maxId: Int32
@@ -1495,6 +1885,8 @@ extension Api {
         }
 
         /// `updateWebPage#7f891213 webpage:WebPage pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateWebPage>
         public final class Cons_updateWebPage: Sendable {
             public let webpage: Api.WebPage
             public let pts: Int32
@@ -1508,6 +1900,8 @@ extension Api {
         }
 
         /// `updateReadMessagesContents#f8227181 flags:# messages:Vector<int> pts:int pts_count:int date:flags.0?int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadMessagesContents>
         public final class Cons_updateReadMessagesContents: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1536,6 +1930,8 @@ extension Api {
         }
 
         /// `updateChannelTooLong#108d941f flags:# channel_id:long pts:flags.0?int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelTooLong>
         public final class Cons_updateChannelTooLong: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1558,6 +1954,8 @@ extension Api {
         }
 
         /// `updateChannel#635b4c09 channel_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannel>
         public struct Cons_updateChannel: Sendable {
             public let channelId: Int64
 
@@ -1567,6 +1965,8 @@ extension Api {
         }
 
         /// `updateNewChannelMessage#62ba04d9 message:Message pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewChannelMessage>
         public final class Cons_updateNewChannelMessage: Sendable {
             public let message: Api.Message
             public let pts: Int32
@@ -1580,6 +1980,8 @@ extension Api {
         }
 
         /// `updateReadChannelInbox#922e6e10 flags:# folder_id:flags.0?int channel_id:long max_id:int still_unread_count:int pts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadChannelInbox>
         public final class Cons_updateReadChannelInbox: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1611,6 +2013,8 @@ extension Api {
         }
 
         /// `updateDeleteChannelMessages#c32d5b12 channel_id:long messages:Vector<int> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteChannelMessages>
         public final class Cons_updateDeleteChannelMessages: Sendable {
             public let channelId: Int64
             public let messages: [Int32]
@@ -1626,6 +2030,8 @@ extension Api {
         }
 
         /// `updateChannelMessageViews#f226ac08 channel_id:long id:int views:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelMessageViews>
         public final class Cons_updateChannelMessageViews: Sendable {
             public let channelId: Int64
             public let id: Int32
@@ -1639,6 +2045,8 @@ extension Api {
         }
 
         /// `updateChatParticipantAdmin#d7ca61a2 chat_id:long user_id:long is_admin:Bool version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipantAdmin>
         public final class Cons_updateChatParticipantAdmin: Sendable {
             public let chatId: Int64
             public let userId: Int64
@@ -1654,6 +2062,8 @@ extension Api {
         }
 
         /// `updateNewStickerSet#688a30aa stickerset:messages.StickerSet = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewStickerSet>
         public final class Cons_updateNewStickerSet: Sendable {
             public let stickerset: Api.messages.StickerSet
 
@@ -1663,6 +2073,8 @@ extension Api {
         }
 
         /// `updateStickerSetsOrder#0bb2d201 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStickerSetsOrder>
         public final class Cons_updateStickerSetsOrder: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1685,6 +2097,8 @@ extension Api {
         }
 
         /// `updateStickerSets#31c24808 flags:# masks:flags.0?true emojis:flags.1?true = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStickerSets>
         public struct Cons_updateStickerSets: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1704,6 +2118,8 @@ extension Api {
         }
 
         /// `updateBotInlineQuery#496f379c flags:# query_id:long user_id:long query:string geo:flags.0?GeoPoint peer_type:flags.1?InlineQueryPeerType offset:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotInlineQuery>
         public final class Cons_updateBotInlineQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1739,6 +2155,8 @@ extension Api {
         }
 
         /// `updateBotInlineSend#12f12a07 flags:# user_id:long query:string geo:flags.0?GeoPoint id:string msg_id:flags.1?InputBotInlineMessageID = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotInlineSend>
         public final class Cons_updateBotInlineSend: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1771,6 +2189,8 @@ extension Api {
         }
 
         /// `updateEditChannelMessage#1b3f4df7 message:Message pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEditChannelMessage>
         public final class Cons_updateEditChannelMessage: Sendable {
             public let message: Api.Message
             public let pts: Int32
@@ -1784,6 +2204,8 @@ extension Api {
         }
 
         /// `updateBotCallbackQuery#b9cfc48d flags:# query_id:long user_id:long peer:Peer msg_id:int chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotCallbackQuery>
         public final class Cons_updateBotCallbackQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1822,6 +2244,8 @@ extension Api {
         }
 
         /// `updateEditMessage#e40370a3 message:Message pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEditMessage>
         public final class Cons_updateEditMessage: Sendable {
             public let message: Api.Message
             public let pts: Int32
@@ -1835,6 +2259,8 @@ extension Api {
         }
 
         /// `updateInlineBotCallbackQuery#691e9052 flags:# query_id:long user_id:long msg_id:InputBotInlineMessageID chat_instance:long data:flags.0?bytes game_short_name:flags.1?string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateInlineBotCallbackQuery>
         public final class Cons_updateInlineBotCallbackQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1870,6 +2296,8 @@ extension Api {
         }
 
         /// `updateReadChannelOutbox#b75f99a9 channel_id:long max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadChannelOutbox>
         public final class Cons_updateReadChannelOutbox: Sendable {
             public let channelId: Int64
             public let maxId: Int32
@@ -1881,6 +2309,8 @@ extension Api {
         }
 
         /// `updateDraftMessage#edfc111e flags:# peer:Peer top_msg_id:flags.0?int saved_peer_id:flags.1?Peer draft:DraftMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDraftMessage>
         public final class Cons_updateDraftMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1910,6 +2340,8 @@ extension Api {
         }
 
         /// `updateChannelWebPage#2f2ba99f channel_id:long webpage:WebPage pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelWebPage>
         public final class Cons_updateChannelWebPage: Sendable {
             public let channelId: Int64
             public let webpage: Api.WebPage
@@ -1925,6 +2357,8 @@ extension Api {
         }
 
         /// `updateDialogPinned#6e6fe51c flags:# pinned:flags.0?true folder_id:flags.1?int peer:DialogPeer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogPinned>
         public final class Cons_updateDialogPinned: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1949,6 +2383,8 @@ extension Api {
         }
 
         /// `updatePinnedDialogs#fa0f3ca2 flags:# folder_id:flags.1?int order:flags.0?Vector<DialogPeer> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedDialogs>
         public final class Cons_updatePinnedDialogs: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1972,6 +2408,8 @@ extension Api {
         }
 
         /// `updateBotWebhookJSON#8317c0c3 data:DataJSON = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotWebhookJSON>
         public final class Cons_updateBotWebhookJSON: Sendable {
             public let data: Api.DataJSON
 
@@ -1981,6 +2419,8 @@ extension Api {
         }
 
         /// `updateBotWebhookJSONQuery#9b9240a6 query_id:long data:DataJSON timeout:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotWebhookJSONQuery>
         public final class Cons_updateBotWebhookJSONQuery: Sendable {
             public let queryId: Int64
             public let data: Api.DataJSON
@@ -1994,6 +2434,8 @@ extension Api {
         }
 
         /// `updateBotShippingQuery#b5aefd7d query_id:long user_id:long payload:bytes shipping_address:PostAddress = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotShippingQuery>
         public final class Cons_updateBotShippingQuery: Sendable {
             public let queryId: Int64
             public let userId: Int64
@@ -2009,6 +2451,8 @@ extension Api {
         }
 
         /// `updateBotPrecheckoutQuery#8caa9a96 flags:# query_id:long user_id:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string currency:string total_amount:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotPrecheckoutQuery>
         public final class Cons_updateBotPrecheckoutQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2047,6 +2491,8 @@ extension Api {
         }
 
         /// `updatePhoneCall#ab0f6b1e phone_call:PhoneCall = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePhoneCall>
         public final class Cons_updatePhoneCall: Sendable {
             public let phoneCall: Api.PhoneCall
 
@@ -2056,6 +2502,8 @@ extension Api {
         }
 
         /// `updateLangPackTooLong#46560264 lang_code:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateLangPackTooLong>
         public final class Cons_updateLangPackTooLong: Sendable {
             public let langCode: String
 
@@ -2065,6 +2513,8 @@ extension Api {
         }
 
         /// `updateLangPack#56022f4d difference:LangPackDifference = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateLangPack>
         public final class Cons_updateLangPack: Sendable {
             public let difference: Api.LangPackDifference
 
@@ -2074,6 +2524,8 @@ extension Api {
         }
 
         /// `updateChannelReadMessagesContents#25f324f7 flags:# channel_id:long top_msg_id:flags.0?int saved_peer_id:flags.1?Peer messages:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelReadMessagesContents>
         public final class Cons_updateChannelReadMessagesContents: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2103,6 +2555,8 @@ extension Api {
         }
 
         /// `updateChannelAvailableMessages#b23fc698 channel_id:long available_min_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelAvailableMessages>
         public final class Cons_updateChannelAvailableMessages: Sendable {
             public let channelId: Int64
             public let availableMinId: Int32
@@ -2114,6 +2568,8 @@ extension Api {
         }
 
         /// `updateDialogUnreadMark#b658f23e flags:# unread:flags.0?true peer:DialogPeer saved_peer_id:flags.1?Peer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogUnreadMark>
         public final class Cons_updateDialogUnreadMark: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2138,6 +2594,8 @@ extension Api {
         }
 
         /// `updateMessagePoll#d64c522b flags:# peer:flags.1?Peer msg_id:flags.1?int top_msg_id:flags.2?int poll_id:long poll:flags.0?Poll results:PollResults = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessagePoll>
         public final class Cons_updateMessagePoll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2174,6 +2632,8 @@ extension Api {
         }
 
         /// `updateChatDefaultBannedRights#54c01850 peer:Peer default_banned_rights:ChatBannedRights version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatDefaultBannedRights>
         public final class Cons_updateChatDefaultBannedRights: Sendable {
             public let peer: Api.Peer
             public let defaultBannedRights: Api.ChatBannedRights
@@ -2187,6 +2647,8 @@ extension Api {
         }
 
         /// `updateFolderPeers#19360dc0 folder_peers:Vector<FolderPeer> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateFolderPeers>
         public final class Cons_updateFolderPeers: Sendable {
             public let folderPeers: [Api.FolderPeer]
             public let pts: Int32
@@ -2200,6 +2662,8 @@ extension Api {
         }
 
         /// `updatePeerSettings#6a7e7366 peer:Peer settings:PeerSettings = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerSettings>
         public final class Cons_updatePeerSettings: Sendable {
             public let peer: Api.Peer
             public let settings: Api.PeerSettings
@@ -2211,6 +2675,8 @@ extension Api {
         }
 
         /// `updatePeerLocated#b4afcfb0 peers:Vector<PeerLocated> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerLocated>
         public final class Cons_updatePeerLocated: Sendable {
             public let peers: [Api.PeerLocated]
 
@@ -2220,6 +2686,8 @@ extension Api {
         }
 
         /// `updateNewScheduledMessage#39a51dfb message:Message = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewScheduledMessage>
         public final class Cons_updateNewScheduledMessage: Sendable {
             public let message: Api.Message
 
@@ -2229,6 +2697,8 @@ extension Api {
         }
 
         /// `updateDeleteScheduledMessages#f2a71983 flags:# peer:Peer messages:Vector<int> sent_messages:flags.0?Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteScheduledMessages>
         public final class Cons_updateDeleteScheduledMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2254,6 +2724,8 @@ extension Api {
         }
 
         /// `updateTheme#8216fba3 theme:Theme = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateTheme>
         public final class Cons_updateTheme: Sendable {
             public let theme: Api.Theme
 
@@ -2263,6 +2735,8 @@ extension Api {
         }
 
         /// `updateGeoLiveViewed#871fb939 peer:Peer msg_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGeoLiveViewed>
         public final class Cons_updateGeoLiveViewed: Sendable {
             public let peer: Api.Peer
             public let msgId: Int32
@@ -2274,6 +2748,8 @@ extension Api {
         }
 
         /// `updateMessagePollVote#7699f014 poll_id:long peer:Peer options:Vector<bytes> positions:Vector<int> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessagePollVote>
         public final class Cons_updateMessagePollVote: Sendable {
             public let pollId: Int64
             public let peer: Api.Peer
@@ -2291,6 +2767,8 @@ extension Api {
         }
 
         /// `updateDialogFilter#26ffde7d flags:# id:int filter:flags.0?DialogFilter = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogFilter>
         public final class Cons_updateDialogFilter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2313,6 +2791,8 @@ extension Api {
         }
 
         /// `updateDialogFilterOrder#a5d72105 order:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDialogFilterOrder>
         public final class Cons_updateDialogFilterOrder: Sendable {
             public let order: [Int32]
 
@@ -2322,6 +2802,8 @@ extension Api {
         }
 
         /// `updatePhoneCallSignalingData#2661bf09 phone_call_id:long data:bytes = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePhoneCallSignalingData>
         public final class Cons_updatePhoneCallSignalingData: Sendable {
             public let phoneCallId: Int64
             public let data: [UInt8]
@@ -2333,6 +2815,8 @@ extension Api {
         }
 
         /// `updateChannelMessageForwards#d29a27f4 channel_id:long id:int forwards:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelMessageForwards>
         public final class Cons_updateChannelMessageForwards: Sendable {
             public let channelId: Int64
             public let id: Int32
@@ -2346,6 +2830,8 @@ extension Api {
         }
 
         /// `updateReadChannelDiscussionInbox#d6b19546 flags:# channel_id:long top_msg_id:int read_max_id:int broadcast_id:flags.0?long broadcast_post:flags.0?int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadChannelDiscussionInbox>
         public final class Cons_updateReadChannelDiscussionInbox: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2377,6 +2863,8 @@ extension Api {
         }
 
         /// `updateReadChannelDiscussionOutbox#695c9e7c channel_id:long top_msg_id:int read_max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadChannelDiscussionOutbox>
         public final class Cons_updateReadChannelDiscussionOutbox: Sendable {
             public let channelId: Int64
             public let topMsgId: Int32
@@ -2390,6 +2878,8 @@ extension Api {
         }
 
         /// `updatePeerBlocked#ebe07752 flags:# blocked:flags.0?true blocked_my_stories_from:flags.1?true peer_id:Peer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerBlocked>
         public final class Cons_updatePeerBlocked: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2412,6 +2902,8 @@ extension Api {
         }
 
         /// `updateChannelUserTyping#8c88c923 flags:# channel_id:long top_msg_id:flags.0?int from_id:Peer action:SendMessageAction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelUserTyping>
         public final class Cons_updateChannelUserTyping: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2440,6 +2932,8 @@ extension Api {
         }
 
         /// `updatePinnedMessages#ed85eab5 flags:# pinned:flags.0?true peer:Peer messages:Vector<int> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedMessages>
         public final class Cons_updatePinnedMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2469,6 +2963,8 @@ extension Api {
         }
 
         /// `updatePinnedChannelMessages#5bb98608 flags:# pinned:flags.0?true channel_id:long messages:Vector<int> pts:int pts_count:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedChannelMessages>
         public final class Cons_updatePinnedChannelMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2498,6 +2994,8 @@ extension Api {
         }
 
         /// `updateChat#f89a6a4e chat_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChat>
         public struct Cons_updateChat: Sendable {
             public let chatId: Int64
 
@@ -2507,6 +3005,8 @@ extension Api {
         }
 
         /// `updateGroupCallParticipants#f2ebdb4e call:InputGroupCall participants:Vector<GroupCallParticipant> version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallParticipants>
         public final class Cons_updateGroupCallParticipants: Sendable {
             public let call: Api.InputGroupCall
             public let participants: [Api.GroupCallParticipant]
@@ -2520,6 +3020,8 @@ extension Api {
         }
 
         /// `updateGroupCall#9d2216e0 flags:# live_story:flags.2?true peer:flags.1?Peer call:GroupCall = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCall>
         public final class Cons_updateGroupCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2544,6 +3046,8 @@ extension Api {
         }
 
         /// `updatePeerHistoryTTL#bb9bb9a5 flags:# peer:Peer ttl_period:flags.0?int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerHistoryTTL>
         public final class Cons_updatePeerHistoryTTL: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2566,6 +3070,8 @@ extension Api {
         }
 
         /// `updateChatParticipant#d087663a flags:# chat_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChatParticipant new_participant:flags.1?ChatParticipant invite:flags.2?ExportedChatInvite qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipant>
         public final class Cons_updateChatParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2608,6 +3114,8 @@ extension Api {
         }
 
         /// `updateChannelParticipant#985d3abb flags:# via_chatlist:flags.3?true channel_id:long date:int actor_id:long user_id:long prev_participant:flags.0?ChannelParticipant new_participant:flags.1?ChannelParticipant invite:flags.2?ExportedChatInvite qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelParticipant>
         public final class Cons_updateChannelParticipant: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2652,6 +3160,8 @@ extension Api {
         }
 
         /// `updateBotStopped#c4870a49 user_id:long date:int stopped:Bool qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotStopped>
         public final class Cons_updateBotStopped: Sendable {
             public let userId: Int64
             public let date: Int32
@@ -2667,6 +3177,8 @@ extension Api {
         }
 
         /// `updateGroupCallConnection#0b783982 flags:# presentation:flags.0?true params:DataJSON = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallConnection>
         public final class Cons_updateGroupCallConnection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2687,6 +3199,8 @@ extension Api {
         }
 
         /// `updateBotCommands#4d712f2e peer:Peer bot_id:long commands:Vector<BotCommand> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotCommands>
         public final class Cons_updateBotCommands: Sendable {
             public let peer: Api.Peer
             public let botId: Int64
@@ -2700,6 +3214,8 @@ extension Api {
         }
 
         /// `updatePendingJoinRequests#7063c3db peer:Peer requests_pending:int recent_requesters:Vector<long> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePendingJoinRequests>
         public final class Cons_updatePendingJoinRequests: Sendable {
             public let peer: Api.Peer
             public let requestsPending: Int32
@@ -2713,6 +3229,8 @@ extension Api {
         }
 
         /// `updateBotChatInviteRequester#7cb34d79 flags:# peer:Peer date:int user_id:long about:string invite:ExportedChatInvite qts:int query_id:flags.0?long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotChatInviteRequester>
         public final class Cons_updateBotChatInviteRequester: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2750,6 +3268,8 @@ extension Api {
         }
 
         /// `updateMessageReactions#1e297bfa flags:# peer:Peer msg_id:int top_msg_id:flags.0?int saved_peer_id:flags.1?Peer reactions:MessageReactions = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessageReactions>
         public final class Cons_updateMessageReactions: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2782,6 +3302,8 @@ extension Api {
         }
 
         /// `updateWebViewResultSent#1592b79d query_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateWebViewResultSent>
         public struct Cons_updateWebViewResultSent: Sendable {
             public let queryId: Int64
 
@@ -2791,6 +3313,8 @@ extension Api {
         }
 
         /// `updateBotMenuButton#14b85813 bot_id:long button:BotMenuButton = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotMenuButton>
         public final class Cons_updateBotMenuButton: Sendable {
             public let botId: Int64
             public let button: Api.BotMenuButton
@@ -2802,6 +3326,8 @@ extension Api {
         }
 
         /// `updateTranscribedAudio#0084cd5a flags:# pending:flags.0?true peer:Peer msg_id:int transcription_id:long text:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateTranscribedAudio>
         public final class Cons_updateTranscribedAudio: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2831,6 +3357,8 @@ extension Api {
         }
 
         /// `updateUserEmojiStatus#28373599 user_id:long emoji_status:EmojiStatus = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUserEmojiStatus>
         public final class Cons_updateUserEmojiStatus: Sendable {
             public let userId: Int64
             public let emojiStatus: Api.EmojiStatus
@@ -2842,6 +3370,8 @@ extension Api {
         }
 
         /// `updateMoveStickerSetToTop#86fccf85 flags:# masks:flags.0?true emojis:flags.1?true stickerset:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMoveStickerSetToTop>
         public final class Cons_updateMoveStickerSetToTop: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2864,6 +3394,8 @@ extension Api {
         }
 
         /// `updateMessageExtendedMedia#d5a41724 peer:Peer msg_id:int extended_media:Vector<MessageExtendedMedia> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMessageExtendedMedia>
         public final class Cons_updateMessageExtendedMedia: Sendable {
             public let peer: Api.Peer
             public let msgId: Int32
@@ -2877,6 +3409,8 @@ extension Api {
         }
 
         /// `updateUser#20529438 user_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateUser>
         public struct Cons_updateUser: Sendable {
             public let userId: Int64
 
@@ -2886,6 +3420,8 @@ extension Api {
         }
 
         /// `updateStory#75b3b798 peer:Peer story:StoryItem = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStory>
         public final class Cons_updateStory: Sendable {
             public let peer: Api.Peer
             public let story: Api.StoryItem
@@ -2897,6 +3433,8 @@ extension Api {
         }
 
         /// `updateReadStories#f74e932b peer:Peer max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadStories>
         public final class Cons_updateReadStories: Sendable {
             public let peer: Api.Peer
             public let maxId: Int32
@@ -2908,6 +3446,8 @@ extension Api {
         }
 
         /// `updateStoryID#1bf335b9 id:int random_id:long = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStoryID>
         public final class Cons_updateStoryID: Sendable {
             public let id: Int32
             public let randomId: Int64
@@ -2919,6 +3459,8 @@ extension Api {
         }
 
         /// `updateStoriesStealthMode#2c084dc1 stealth_mode:StoriesStealthMode = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStoriesStealthMode>
         public final class Cons_updateStoriesStealthMode: Sendable {
             public let stealthMode: Api.StoriesStealthMode
 
@@ -2928,6 +3470,8 @@ extension Api {
         }
 
         /// `updateSentStoryReaction#7d627683 peer:Peer story_id:int reaction:Reaction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSentStoryReaction>
         public final class Cons_updateSentStoryReaction: Sendable {
             public let peer: Api.Peer
             public let storyId: Int32
@@ -2941,6 +3485,8 @@ extension Api {
         }
 
         /// `updateBotChatBoost#904dd49c peer:Peer boost:Boost qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotChatBoost>
         public final class Cons_updateBotChatBoost: Sendable {
             public let peer: Api.Peer
             public let boost: Api.Boost
@@ -2954,6 +3500,8 @@ extension Api {
         }
 
         /// `updateChannelViewForumAsMessages#07b68920 channel_id:long enabled:Bool = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChannelViewForumAsMessages>
         public final class Cons_updateChannelViewForumAsMessages: Sendable {
             public let channelId: Int64
             public let enabled: Bool
@@ -2965,6 +3513,8 @@ extension Api {
         }
 
         /// `updatePeerWallpaper#ae3f101d flags:# wallpaper_overridden:flags.1?true peer:Peer wallpaper:flags.0?WallPaper = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePeerWallpaper>
         public final class Cons_updatePeerWallpaper: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2989,6 +3539,8 @@ extension Api {
         }
 
         /// `updateBotMessageReaction#ac21d3ce peer:Peer msg_id:int date:int actor:Peer old_reactions:Vector<Reaction> new_reactions:Vector<Reaction> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotMessageReaction>
         public final class Cons_updateBotMessageReaction: Sendable {
             public let peer: Api.Peer
             public let msgId: Int32
@@ -3010,6 +3562,8 @@ extension Api {
         }
 
         /// `updateBotMessageReactions#09cb7759 peer:Peer msg_id:int date:int reactions:Vector<ReactionCount> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotMessageReactions>
         public final class Cons_updateBotMessageReactions: Sendable {
             public let peer: Api.Peer
             public let msgId: Int32
@@ -3027,6 +3581,8 @@ extension Api {
         }
 
         /// `updateSavedDialogPinned#aeaf9e74 flags:# pinned:flags.0?true peer:DialogPeer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSavedDialogPinned>
         public final class Cons_updateSavedDialogPinned: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3047,6 +3603,8 @@ extension Api {
         }
 
         /// `updatePinnedSavedDialogs#686c85a6 flags:# order:flags.0?Vector<DialogPeer> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedSavedDialogs>
         public final class Cons_updatePinnedSavedDialogs: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3066,6 +3624,8 @@ extension Api {
         }
 
         /// `updateSmsJob#f16269d4 job_id:string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSmsJob>
         public final class Cons_updateSmsJob: Sendable {
             public let jobId: String
 
@@ -3075,6 +3635,8 @@ extension Api {
         }
 
         /// `updateQuickReplies#f9470ab2 quick_replies:Vector<QuickReply> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateQuickReplies>
         public final class Cons_updateQuickReplies: Sendable {
             public let quickReplies: [Api.QuickReply]
 
@@ -3084,6 +3646,8 @@ extension Api {
         }
 
         /// `updateNewQuickReply#f53da717 quick_reply:QuickReply = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewQuickReply>
         public final class Cons_updateNewQuickReply: Sendable {
             public let quickReply: Api.QuickReply
 
@@ -3093,6 +3657,8 @@ extension Api {
         }
 
         /// `updateDeleteQuickReply#53e6f1ec shortcut_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteQuickReply>
         public struct Cons_updateDeleteQuickReply: Sendable {
             public let shortcutId: Int32
 
@@ -3102,6 +3668,8 @@ extension Api {
         }
 
         /// `updateQuickReplyMessage#3e050d0f message:Message = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateQuickReplyMessage>
         public final class Cons_updateQuickReplyMessage: Sendable {
             public let message: Api.Message
 
@@ -3111,6 +3679,8 @@ extension Api {
         }
 
         /// `updateDeleteQuickReplyMessages#566fe7cd shortcut_id:int messages:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteQuickReplyMessages>
         public final class Cons_updateDeleteQuickReplyMessages: Sendable {
             public let shortcutId: Int32
             public let messages: [Int32]
@@ -3122,6 +3692,8 @@ extension Api {
         }
 
         /// `updateBotBusinessConnect#8ae5c97a connection:BotBusinessConnection qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotBusinessConnect>
         public final class Cons_updateBotBusinessConnect: Sendable {
             public let connection: Api.BotBusinessConnection
             public let qts: Int32
@@ -3133,6 +3705,8 @@ extension Api {
         }
 
         /// `updateBotNewBusinessMessage#9ddb347c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotNewBusinessMessage>
         public final class Cons_updateBotNewBusinessMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3161,6 +3735,8 @@ extension Api {
         }
 
         /// `updateBotEditBusinessMessage#07df587c flags:# connection_id:string message:Message reply_to_message:flags.0?Message qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotEditBusinessMessage>
         public final class Cons_updateBotEditBusinessMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3189,6 +3765,8 @@ extension Api {
         }
 
         /// `updateBotDeleteBusinessMessage#a02a982e connection_id:string peer:Peer messages:Vector<int> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotDeleteBusinessMessage>
         public final class Cons_updateBotDeleteBusinessMessage: Sendable {
             public let connectionId: String
             public let peer: Api.Peer
@@ -3204,6 +3782,8 @@ extension Api {
         }
 
         /// `updateNewStoryReaction#1824e40b story_id:int peer:Peer reaction:Reaction = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewStoryReaction>
         public final class Cons_updateNewStoryReaction: Sendable {
             public let storyId: Int32
             public let peer: Api.Peer
@@ -3217,6 +3797,8 @@ extension Api {
         }
 
         /// `updateStarsBalance#4e80a379 balance:StarsAmount = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarsBalance>
         public final class Cons_updateStarsBalance: Sendable {
             public let balance: Api.StarsAmount
 
@@ -3226,6 +3808,8 @@ extension Api {
         }
 
         /// `updateBusinessBotCallbackQuery#1ea2fda7 flags:# query_id:long user_id:long connection_id:string message:Message reply_to_message:flags.2?Message chat_instance:long data:flags.0?bytes = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBusinessBotCallbackQuery>
         public final class Cons_updateBusinessBotCallbackQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3264,6 +3848,8 @@ extension Api {
         }
 
         /// `updateStarsRevenueStatus#a584b019 peer:Peer status:StarsRevenueStatus = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarsRevenueStatus>
         public final class Cons_updateStarsRevenueStatus: Sendable {
             public let peer: Api.Peer
             public let status: Api.StarsRevenueStatus
@@ -3275,6 +3861,8 @@ extension Api {
         }
 
         /// `updateBotPurchasedPaidMedia#283bd312 user_id:long payload:string qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotPurchasedPaidMedia>
         public final class Cons_updateBotPurchasedPaidMedia: Sendable {
             public let userId: Int64
             public let payload: String
@@ -3288,6 +3876,8 @@ extension Api {
         }
 
         /// `updatePaidReactionPrivacy#8b725fce private:PaidReactionPrivacy = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePaidReactionPrivacy>
         public final class Cons_updatePaidReactionPrivacy: Sendable {
             public let `private`: Api.PaidReactionPrivacy
 
@@ -3297,6 +3887,8 @@ extension Api {
         }
 
         /// `updateSentPhoneCode#504aa18f sent_code:auth.SentCode = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateSentPhoneCode>
         public final class Cons_updateSentPhoneCode: Sendable {
             public let sentCode: Api.auth.SentCode
 
@@ -3306,6 +3898,8 @@ extension Api {
         }
 
         /// `updateGroupCallChainBlocks#a477288f call:InputGroupCall sub_chain_id:int blocks:Vector<bytes> next_offset:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallChainBlocks>
         public final class Cons_updateGroupCallChainBlocks: Sendable {
             public let call: Api.InputGroupCall
             public let subChainId: Int32
@@ -3321,6 +3915,8 @@ extension Api {
         }
 
         /// `updateReadMonoForumInbox#77b0e372 channel_id:long saved_peer_id:Peer read_max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadMonoForumInbox>
         public final class Cons_updateReadMonoForumInbox: Sendable {
             public let channelId: Int64
             public let savedPeerId: Api.Peer
@@ -3334,6 +3930,8 @@ extension Api {
         }
 
         /// `updateReadMonoForumOutbox#a4a79376 channel_id:long saved_peer_id:Peer read_max_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateReadMonoForumOutbox>
         public final class Cons_updateReadMonoForumOutbox: Sendable {
             public let channelId: Int64
             public let savedPeerId: Api.Peer
@@ -3347,6 +3945,8 @@ extension Api {
         }
 
         /// `updateMonoForumNoPaidException#9f812b08 flags:# exception:flags.0?true channel_id:long saved_peer_id:Peer = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateMonoForumNoPaidException>
         public final class Cons_updateMonoForumNoPaidException: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3370,6 +3970,8 @@ extension Api {
         }
 
         /// `updateGroupCallMessage#d8326f0d call:InputGroupCall message:GroupCallMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallMessage>
         public final class Cons_updateGroupCallMessage: Sendable {
             public let call: Api.InputGroupCall
             public let message: Api.GroupCallMessage
@@ -3381,6 +3983,8 @@ extension Api {
         }
 
         /// `updateGroupCallEncryptedMessage#c957a766 call:InputGroupCall from_id:Peer encrypted_message:bytes = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateGroupCallEncryptedMessage>
         public final class Cons_updateGroupCallEncryptedMessage: Sendable {
             public let call: Api.InputGroupCall
             public let fromId: Api.Peer
@@ -3394,6 +3998,8 @@ extension Api {
         }
 
         /// `updatePinnedForumTopic#683b2c52 flags:# pinned:flags.0?true peer:Peer topic_id:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedForumTopic>
         public final class Cons_updatePinnedForumTopic: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3417,6 +4023,8 @@ extension Api {
         }
 
         /// `updatePinnedForumTopics#def143d0 flags:# peer:Peer order:flags.0?Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updatePinnedForumTopics>
         public final class Cons_updatePinnedForumTopics: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3439,6 +4047,8 @@ extension Api {
         }
 
         /// `updateDeleteGroupCallMessages#3e85e92c call:InputGroupCall messages:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteGroupCallMessages>
         public final class Cons_updateDeleteGroupCallMessages: Sendable {
             public let call: Api.InputGroupCall
             public let messages: [Int32]
@@ -3450,6 +4060,8 @@ extension Api {
         }
 
         /// `updateStarGiftAuctionState#48e246c2 gift_id:long state:StarGiftAuctionState = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarGiftAuctionState>
         public final class Cons_updateStarGiftAuctionState: Sendable {
             public let giftId: Int64
             public let state: Api.StarGiftAuctionState
@@ -3461,6 +4073,8 @@ extension Api {
         }
 
         /// `updateStarGiftAuctionUserState#dc58f31e gift_id:long user_state:StarGiftAuctionUserState = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateStarGiftAuctionUserState>
         public final class Cons_updateStarGiftAuctionUserState: Sendable {
             public let giftId: Int64
             public let userState: Api.StarGiftAuctionUserState
@@ -3472,6 +4086,8 @@ extension Api {
         }
 
         /// `updateEmojiGameInfo#fb9c547a info:messages.EmojiGameInfo = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEmojiGameInfo>
         public final class Cons_updateEmojiGameInfo: Sendable {
             public let info: Api.messages.EmojiGameInfo
 
@@ -3481,6 +4097,8 @@ extension Api {
         }
 
         /// `updateChatParticipantRank#bd8367b9 chat_id:long user_id:long rank:string version:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateChatParticipantRank>
         public final class Cons_updateChatParticipantRank: Sendable {
             public let chatId: Int64
             public let userId: Int64
@@ -3496,6 +4114,8 @@ extension Api {
         }
 
         /// `updateManagedBot#4880ed9a user_id:long bot_id:long qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateManagedBot>
         public final class Cons_updateManagedBot: Sendable {
             public let userId: Int64
             public let botId: Int64
@@ -3509,6 +4129,8 @@ extension Api {
         }
 
         /// `updateBotGuestChatQuery#cdd4093d flags:# query_id:long message:Message reference_messages:flags.0?Vector<Message> qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotGuestChatQuery>
         public final class Cons_updateBotGuestChatQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3537,6 +4159,8 @@ extension Api {
         }
 
         /// `updateJoinChatWebViewDecision#bdac7e70 peer:Peer query_id:long result:JoinChatBotResult = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateJoinChatWebViewDecision>
         public final class Cons_updateJoinChatWebViewDecision: Sendable {
             public let peer: Api.Peer
             public let queryId: Int64
@@ -3550,6 +4174,8 @@ extension Api {
         }
 
         /// `updateNewBotConnection#b22083a6 flags:# confirmed:flags.0?true bot_id:long date:flags.1?int device:flags.1?string location:flags.1?string = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewBotConnection>
         public final class Cons_updateNewBotConnection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3580,6 +4206,8 @@ extension Api {
         }
 
         /// `updateWebBrowserSettings#c39a2ade flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateWebBrowserSettings>
         public struct Cons_updateWebBrowserSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3599,6 +4227,8 @@ extension Api {
         }
 
         /// `updateWebBrowserException#140502d1 flags:# delete:flags.1?true open_external_browser:flags.0?Bool exception:WebDomainException = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateWebBrowserException>
         public final class Cons_updateWebBrowserException: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3623,6 +4253,8 @@ extension Api {
         }
 
         /// `updateNewEphemeralMessage#20bcbba1 message:EphemeralMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateNewEphemeralMessage>
         public final class Cons_updateNewEphemeralMessage: Sendable {
             public let message: Api.EphemeralMessage
 
@@ -3632,6 +4264,8 @@ extension Api {
         }
 
         /// `updateDeleteEphemeralMessages#56dbfcf8 peer:Peer ids:Vector<int> = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateDeleteEphemeralMessages>
         public final class Cons_updateDeleteEphemeralMessages: Sendable {
             public let peer: Api.Peer
             public let ids: [Int32]
@@ -3643,6 +4277,8 @@ extension Api {
         }
 
         /// `updateEditEphemeralMessage#4bbb8f01 message:EphemeralMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEditEphemeralMessage>
         public final class Cons_updateEditEphemeralMessage: Sendable {
             public let message: Api.EphemeralMessage
 
@@ -3652,6 +4288,8 @@ extension Api {
         }
 
         /// `updateEphemeralBotCallbackQuery#7c1079d6 flags:# query_id:long user_id:long peer:flags.0?Peer msg_id:int data:bytes chat_instance:flags.1?long message:EphemeralMessage = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateEphemeralBotCallbackQuery>
         public final class Cons_updateEphemeralBotCallbackQuery: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3690,6 +4328,8 @@ extension Api {
         }
 
         /// `updateBotStarsSubscription#6c0d8e23 flags:# canceled:flags.0?true payment_failed:flags.1?true restored:flags.2?true user_id:long payload:bytes qts:int = Update;`
+        ///
+        /// <https://core.telegram.org/constructor/updateBotStarsSubscription>
         public final class Cons_updateBotStarsSubscription: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -7541,11 +8181,17 @@ extension Api {
 extension Api {
     /// TL type `NearestDc`. Constructors:
     /// - `nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;`
+    ///
+    /// <https://core.telegram.org/type/NearestDc>
     public enum NearestDc: TLSchemaDescribed, TLParsable {
         /// `nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;`
+        ///
+        /// <https://core.telegram.org/constructor/nearestDc>
         case nearestDc(Cons_nearestDc)
 
         /// `nearestDc#8e1a1775 country:string this_dc:int nearest_dc:int = NearestDc;`
+        ///
+        /// <https://core.telegram.org/constructor/nearestDc>
         public final class Cons_nearestDc: Sendable {
             public let country: String
             public let thisDc: Int32
@@ -7620,34 +8266,64 @@ extension Api {
     /// - `inputPrivacyKeyStarGiftsAutoSave#e1732341 = InputPrivacyKey;`
     /// - `inputPrivacyKeyNoPaidMessages#bdc597b4 = InputPrivacyKey;`
     /// - `inputPrivacyKeySavedMusic#4dbe9226 = InputPrivacyKey;`
+    ///
+    /// <https://core.telegram.org/type/InputPrivacyKey>
     public enum InputPrivacyKey: TLSchemaDescribed, TLParsable {
         /// `inputPrivacyKeyStatusTimestamp#4f96cb18 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyStatusTimestamp>
         case inputPrivacyKeyStatusTimestamp
         /// `inputPrivacyKeyChatInvite#bdfb0426 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyChatInvite>
         case inputPrivacyKeyChatInvite
         /// `inputPrivacyKeyPhoneCall#fabadc5f = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyPhoneCall>
         case inputPrivacyKeyPhoneCall
         /// `inputPrivacyKeyPhoneP2P#db9e70d2 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyPhoneP2P>
         case inputPrivacyKeyPhoneP2P
         /// `inputPrivacyKeyForwards#a4dd4c08 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyForwards>
         case inputPrivacyKeyForwards
         /// `inputPrivacyKeyProfilePhoto#5719bacc = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyProfilePhoto>
         case inputPrivacyKeyProfilePhoto
         /// `inputPrivacyKeyPhoneNumber#0352dafa = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyPhoneNumber>
         case inputPrivacyKeyPhoneNumber
         /// `inputPrivacyKeyAddedByPhone#d1219bdd = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyAddedByPhone>
         case inputPrivacyKeyAddedByPhone
         /// `inputPrivacyKeyVoiceMessages#aee69d68 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyVoiceMessages>
         case inputPrivacyKeyVoiceMessages
         /// `inputPrivacyKeyAbout#3823cc40 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyAbout>
         case inputPrivacyKeyAbout
         /// `inputPrivacyKeyBirthday#d65a11cc = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyBirthday>
         case inputPrivacyKeyBirthday
         /// `inputPrivacyKeyStarGiftsAutoSave#e1732341 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyStarGiftsAutoSave>
         case inputPrivacyKeyStarGiftsAutoSave
         /// `inputPrivacyKeyNoPaidMessages#bdc597b4 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeyNoPaidMessages>
         case inputPrivacyKeyNoPaidMessages
         /// `inputPrivacyKeySavedMusic#4dbe9226 = InputPrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyKeySavedMusic>
         case inputPrivacyKeySavedMusic
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -7781,25 +8457,45 @@ extension Api {
     /// - `documentAttributeFilename#15590068 file_name:string = DocumentAttribute;`
     /// - `documentAttributeHasStickers#9801d2f7 = DocumentAttribute;`
     /// - `documentAttributeCustomEmoji#fd149899 flags:# free:flags.0?true text_color:flags.1?true alt:string stickerset:InputStickerSet = DocumentAttribute;`
+    ///
+    /// <https://core.telegram.org/type/DocumentAttribute>
     public enum DocumentAttribute: TLSchemaDescribed, TLParsable {
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeImageSize>
         case documentAttributeImageSize(Cons_documentAttributeImageSize)
         /// `documentAttributeAnimated#11b58939 = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeAnimated>
         case documentAttributeAnimated
         /// `documentAttributeSticker#6319d612 flags:# mask:flags.1?true alt:string stickerset:InputStickerSet mask_coords:flags.0?MaskCoords = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeSticker>
         case documentAttributeSticker(Cons_documentAttributeSticker)
         /// `documentAttributeVideo#43c57c48 flags:# round_message:flags.0?true supports_streaming:flags.1?true nosound:flags.3?true duration:double w:int h:int preload_prefix_size:flags.2?int video_start_ts:flags.4?double video_codec:flags.5?string = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeVideo>
         case documentAttributeVideo(Cons_documentAttributeVideo)
         /// `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeAudio>
         case documentAttributeAudio(Cons_documentAttributeAudio)
         /// `documentAttributeFilename#15590068 file_name:string = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeFilename>
         case documentAttributeFilename(Cons_documentAttributeFilename)
         /// `documentAttributeHasStickers#9801d2f7 = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeHasStickers>
         case documentAttributeHasStickers
         /// `documentAttributeCustomEmoji#fd149899 flags:# free:flags.0?true text_color:flags.1?true alt:string stickerset:InputStickerSet = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeCustomEmoji>
         case documentAttributeCustomEmoji(Cons_documentAttributeCustomEmoji)
 
         /// `documentAttributeImageSize#6c37c15c w:int h:int = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeImageSize>
         public struct Cons_documentAttributeImageSize: Sendable {
             public let w: Int32
             public let h: Int32
@@ -7811,6 +8507,8 @@ extension Api {
         }
 
         /// `documentAttributeSticker#6319d612 flags:# mask:flags.1?true alt:string stickerset:InputStickerSet mask_coords:flags.0?MaskCoords = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeSticker>
         public final class Cons_documentAttributeSticker: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -7838,6 +8536,8 @@ extension Api {
         }
 
         /// `documentAttributeVideo#43c57c48 flags:# round_message:flags.0?true supports_streaming:flags.1?true nosound:flags.3?true duration:double w:int h:int preload_prefix_size:flags.2?int video_start_ts:flags.4?double video_codec:flags.5?string = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeVideo>
         public final class Cons_documentAttributeVideo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -7880,6 +8580,8 @@ extension Api {
         }
 
         /// `documentAttributeAudio#9852f9c6 flags:# voice:flags.10?true duration:int title:flags.0?string performer:flags.1?string waveform:flags.2?bytes = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeAudio>
         public final class Cons_documentAttributeAudio: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -7912,6 +8614,8 @@ extension Api {
         }
 
         /// `documentAttributeFilename#15590068 file_name:string = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeFilename>
         public final class Cons_documentAttributeFilename: Sendable {
             public let fileName: String
 
@@ -7921,6 +8625,8 @@ extension Api {
         }
 
         /// `documentAttributeCustomEmoji#fd149899 flags:# free:flags.0?true text_color:flags.1?true alt:string stickerset:InputStickerSet = DocumentAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/documentAttributeCustomEmoji>
         public final class Cons_documentAttributeCustomEmoji: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -8169,11 +8875,17 @@ extension Api {
 extension Api {
     /// TL type `CdnPublicKey`. Constructors:
     /// - `cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;`
+    ///
+    /// <https://core.telegram.org/type/CdnPublicKey>
     public enum CdnPublicKey: TLSchemaDescribed, TLParsable {
         /// `cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;`
+        ///
+        /// <https://core.telegram.org/constructor/cdnPublicKey>
         case cdnPublicKey(Cons_cdnPublicKey)
 
         /// `cdnPublicKey#c982eaba dc_id:int public_key:string = CdnPublicKey;`
+        ///
+        /// <https://core.telegram.org/constructor/cdnPublicKey>
         public final class Cons_cdnPublicKey: Sendable {
             public let dcId: Int32
             public let publicKey: String
@@ -8231,13 +8943,21 @@ extension Api {
     /// TL type `PasswordKdfAlgo`. Constructors:
     /// - `passwordKdfAlgoUnknown#d45ab096 = PasswordKdfAlgo;`
     /// - `passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow#3a912d4a salt1:bytes salt2:bytes g:int p:bytes = PasswordKdfAlgo;`
+    ///
+    /// <https://core.telegram.org/type/PasswordKdfAlgo>
     public enum PasswordKdfAlgo: TLSchemaDescribed, TLParsable {
         /// `passwordKdfAlgoUnknown#d45ab096 = PasswordKdfAlgo;`
+        ///
+        /// <https://core.telegram.org/constructor/passwordKdfAlgoUnknown>
         case passwordKdfAlgoUnknown
         /// `passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow#3a912d4a salt1:bytes salt2:bytes g:int p:bytes = PasswordKdfAlgo;`
+        ///
+        /// <https://core.telegram.org/constructor/passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow>
         case passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow(Cons_passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow)
 
         /// `passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow#3a912d4a salt1:bytes salt2:bytes g:int p:bytes = PasswordKdfAlgo;`
+        ///
+        /// <https://core.telegram.org/constructor/passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow>
         public final class Cons_passwordKdfAlgoSHA256SHA256PBKDF2HMACSHA512iter100000SHA256ModPow: Sendable {
             public let salt1: [UInt8]
             public let salt2: [UInt8]
@@ -8310,13 +9030,21 @@ extension Api {
     /// TL type `EmojiKeyword`. Constructors:
     /// - `emojiKeyword#d5b3b9f9 keyword:string emoticons:Vector<string> = EmojiKeyword;`
     /// - `emojiKeywordDeleted#236df622 keyword:string emoticons:Vector<string> = EmojiKeyword;`
+    ///
+    /// <https://core.telegram.org/type/EmojiKeyword>
     public enum EmojiKeyword: TLSchemaDescribed, TLParsable {
         /// `emojiKeyword#d5b3b9f9 keyword:string emoticons:Vector<string> = EmojiKeyword;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiKeyword>
         case emojiKeyword(Cons_emojiKeyword)
         /// `emojiKeywordDeleted#236df622 keyword:string emoticons:Vector<string> = EmojiKeyword;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiKeywordDeleted>
         case emojiKeywordDeleted(Cons_emojiKeywordDeleted)
 
         /// `emojiKeyword#d5b3b9f9 keyword:string emoticons:Vector<string> = EmojiKeyword;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiKeyword>
         public final class Cons_emojiKeyword: Sendable {
             public let keyword: String
             public let emoticons: [String]
@@ -8328,6 +9056,8 @@ extension Api {
         }
 
         /// `emojiKeywordDeleted#236df622 keyword:string emoticons:Vector<string> = EmojiKeyword;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiKeywordDeleted>
         public final class Cons_emojiKeywordDeleted: Sendable {
             public let keyword: String
             public let emoticons: [String]
@@ -8400,11 +9130,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.BankCardData`. Constructors:
     /// - `payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;`
+    ///
+    /// <https://core.telegram.org/type/payments.BankCardData>
     public enum BankCardData: TLSchemaDescribed, TLParsable {
         /// `payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.bankCardData>
         case bankCardData(Cons_bankCardData)
 
         /// `payments.bankCardData#3e24e573 title:string open_urls:Vector<BankCardOpenUrl> = payments.BankCardData;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.bankCardData>
         public final class Cons_bankCardData: Sendable {
             public let title: String
             public let openUrls: [Api.BankCardOpenUrl]
@@ -8464,18 +9200,32 @@ extension Api {
     /// - `inlineQueryPeerTypeMegagroup#5ec4be43 = InlineQueryPeerType;`
     /// - `inlineQueryPeerTypeBroadcast#6334ee9a = InlineQueryPeerType;`
     /// - `inlineQueryPeerTypeBotPM#0e3b2d0c = InlineQueryPeerType;`
+    ///
+    /// <https://core.telegram.org/type/InlineQueryPeerType>
     public enum InlineQueryPeerType: TLSchemaDescribed, TLParsable {
         /// `inlineQueryPeerTypeSameBotPM#3081ed9d = InlineQueryPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineQueryPeerTypeSameBotPM>
         case inlineQueryPeerTypeSameBotPM
         /// `inlineQueryPeerTypePM#833c0fac = InlineQueryPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineQueryPeerTypePM>
         case inlineQueryPeerTypePM
         /// `inlineQueryPeerTypeChat#d766c50a = InlineQueryPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineQueryPeerTypeChat>
         case inlineQueryPeerTypeChat
         /// `inlineQueryPeerTypeMegagroup#5ec4be43 = InlineQueryPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineQueryPeerTypeMegagroup>
         case inlineQueryPeerTypeMegagroup
         /// `inlineQueryPeerTypeBroadcast#6334ee9a = InlineQueryPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineQueryPeerTypeBroadcast>
         case inlineQueryPeerTypeBroadcast
         /// `inlineQueryPeerTypeBotPM#0e3b2d0c = InlineQueryPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineQueryPeerTypeBotPM>
         case inlineQueryPeerTypeBotPM
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -8546,11 +9296,17 @@ extension Api {
 extension Api {
     /// TL type `ChatAdminWithInvites`. Constructors:
     /// - `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
+    ///
+    /// <https://core.telegram.org/type/ChatAdminWithInvites>
     public enum ChatAdminWithInvites: TLSchemaDescribed, TLParsable {
         /// `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
+        ///
+        /// <https://core.telegram.org/constructor/chatAdminWithInvites>
         case chatAdminWithInvites(Cons_chatAdminWithInvites)
 
         /// `chatAdminWithInvites#f2ecef23 admin_id:long invites_count:int revoked_invites_count:int = ChatAdminWithInvites;`
+        ///
+        /// <https://core.telegram.org/constructor/chatAdminWithInvites>
         public final class Cons_chatAdminWithInvites: Sendable {
             public let adminId: Int64
             public let invitesCount: Int32
@@ -8613,13 +9369,21 @@ extension Api {
     /// TL type `ChatTheme`. Constructors:
     /// - `chatTheme#c3dffc04 emoticon:string = ChatTheme;`
     /// - `chatThemeUniqueGift#3458f9c8 gift:StarGift theme_settings:Vector<ThemeSettings> = ChatTheme;`
+    ///
+    /// <https://core.telegram.org/type/ChatTheme>
     public enum ChatTheme: TLSchemaDescribed, TLParsable {
         /// `chatTheme#c3dffc04 emoticon:string = ChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/chatTheme>
         case chatTheme(Cons_chatTheme)
         /// `chatThemeUniqueGift#3458f9c8 gift:StarGift theme_settings:Vector<ThemeSettings> = ChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/chatThemeUniqueGift>
         case chatThemeUniqueGift(Cons_chatThemeUniqueGift)
 
         /// `chatTheme#c3dffc04 emoticon:string = ChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/chatTheme>
         public final class Cons_chatTheme: Sendable {
             public let emoticon: String
 
@@ -8629,6 +9393,8 @@ extension Api {
         }
 
         /// `chatThemeUniqueGift#3458f9c8 gift:StarGift theme_settings:Vector<ThemeSettings> = ChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/chatThemeUniqueGift>
         public final class Cons_chatThemeUniqueGift: Sendable {
             public let gift: Api.StarGift
             public let themeSettings: [Api.ThemeSettings]
@@ -8697,11 +9463,17 @@ extension Api {
 extension Api {
     /// TL type `MessageReactions`. Constructors:
     /// - `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
+    ///
+    /// <https://core.telegram.org/type/MessageReactions>
     public enum MessageReactions: TLSchemaDescribed, TLParsable {
         /// `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReactions>
         case messageReactions(Cons_messageReactions)
 
         /// `messageReactions#0a339f0b flags:# min:flags.0?true can_see_list:flags.2?true reactions_as_tags:flags.3?true results:Vector<ReactionCount> recent_reactions:flags.1?Vector<MessagePeerReaction> top_reactors:flags.4?Vector<MessageReactor> = MessageReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReactions>
         public final class Cons_messageReactions: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -8798,15 +9570,25 @@ extension Api {
     /// - `emojiGroup#7a9abda9 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
     /// - `emojiGroupGreeting#80d26cc7 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
     /// - `emojiGroupPremium#093bcf34 title:string icon_emoji_id:long = EmojiGroup;`
+    ///
+    /// <https://core.telegram.org/type/EmojiGroup>
     public enum EmojiGroup: TLSchemaDescribed, TLParsable {
         /// `emojiGroup#7a9abda9 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiGroup>
         case emojiGroup(Cons_emojiGroup)
         /// `emojiGroupGreeting#80d26cc7 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiGroupGreeting>
         case emojiGroupGreeting(Cons_emojiGroupGreeting)
         /// `emojiGroupPremium#093bcf34 title:string icon_emoji_id:long = EmojiGroup;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiGroupPremium>
         case emojiGroupPremium(Cons_emojiGroupPremium)
 
         /// `emojiGroup#7a9abda9 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiGroup>
         public final class Cons_emojiGroup: Sendable {
             public let title: String
             public let iconEmojiId: Int64
@@ -8820,6 +9602,8 @@ extension Api {
         }
 
         /// `emojiGroupGreeting#80d26cc7 title:string icon_emoji_id:long emoticons:Vector<string> = EmojiGroup;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiGroupGreeting>
         public final class Cons_emojiGroupGreeting: Sendable {
             public let title: String
             public let iconEmojiId: Int64
@@ -8833,6 +9617,8 @@ extension Api {
         }
 
         /// `emojiGroupPremium#093bcf34 title:string icon_emoji_id:long = EmojiGroup;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiGroupPremium>
         public final class Cons_emojiGroupPremium: Sendable {
             public let title: String
             public let iconEmojiId: Int64
@@ -8931,15 +9717,25 @@ extension Api {
     /// - `peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;`
     /// - `peerColorCollectible#b9c0639a flags:# collectible_id:long gift_emoji_id:long background_emoji_id:long accent_color:int colors:Vector<int> dark_accent_color:flags.0?int dark_colors:flags.1?Vector<int> = PeerColor;`
     /// - `inputPeerColorCollectible#b8ea86a9 collectible_id:long = PeerColor;`
+    ///
+    /// <https://core.telegram.org/type/PeerColor>
     public enum PeerColor: TLSchemaDescribed, TLParsable {
         /// `peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;`
+        ///
+        /// <https://core.telegram.org/constructor/peerColor>
         case peerColor(Cons_peerColor)
         /// `peerColorCollectible#b9c0639a flags:# collectible_id:long gift_emoji_id:long background_emoji_id:long accent_color:int colors:Vector<int> dark_accent_color:flags.0?int dark_colors:flags.1?Vector<int> = PeerColor;`
+        ///
+        /// <https://core.telegram.org/constructor/peerColorCollectible>
         case peerColorCollectible(Cons_peerColorCollectible)
         /// `inputPeerColorCollectible#b8ea86a9 collectible_id:long = PeerColor;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerColorCollectible>
         case inputPeerColorCollectible(Cons_inputPeerColorCollectible)
 
         /// `peerColor#b54b5acf flags:# color:flags.0?int background_emoji_id:flags.1?long = PeerColor;`
+        ///
+        /// <https://core.telegram.org/constructor/peerColor>
         public final class Cons_peerColor: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -8963,6 +9759,8 @@ extension Api {
         }
 
         /// `peerColorCollectible#b9c0639a flags:# collectible_id:long gift_emoji_id:long background_emoji_id:long accent_color:int colors:Vector<int> dark_accent_color:flags.0?int dark_colors:flags.1?Vector<int> = PeerColor;`
+        ///
+        /// <https://core.telegram.org/constructor/peerColorCollectible>
         public final class Cons_peerColorCollectible: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -9001,6 +9799,8 @@ extension Api {
         }
 
         /// `inputPeerColorCollectible#b8ea86a9 collectible_id:long = PeerColor;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerColorCollectible>
         public struct Cons_inputPeerColorCollectible: Sendable {
             public let collectibleId: Int64
 
@@ -9135,13 +9935,21 @@ extension Api.help {
     /// TL type `help.PeerColors`. Constructors:
     /// - `help.peerColorsNotModified#2ba1f5ce = help.PeerColors;`
     /// - `help.peerColors#00f8ed08 hash:int colors:Vector<help.PeerColorOption> = help.PeerColors;`
+    ///
+    /// <https://core.telegram.org/type/help.PeerColors>
     public enum PeerColors: TLSchemaDescribed, TLParsable {
         /// `help.peerColorsNotModified#2ba1f5ce = help.PeerColors;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColorsNotModified>
         case peerColorsNotModified
         /// `help.peerColors#00f8ed08 hash:int colors:Vector<help.PeerColorOption> = help.PeerColors;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColors>
         case peerColors(Cons_peerColors)
 
         /// `help.peerColors#00f8ed08 hash:int colors:Vector<help.PeerColorOption> = help.PeerColors;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColors>
         public final class Cons_peerColors: Sendable {
             public let hash: Int32
             public let colors: [Api.help.PeerColorOption]
@@ -9205,11 +10013,17 @@ extension Api.help {
 extension Api {
     /// TL type `Birthday`. Constructors:
     /// - `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
+    ///
+    /// <https://core.telegram.org/type/Birthday>
     public enum Birthday: TLSchemaDescribed, TLParsable {
         /// `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
+        ///
+        /// <https://core.telegram.org/constructor/birthday>
         case birthday(Cons_birthday)
 
         /// `birthday#6c8e1e06 flags:# day:int month:int year:flags.0?int = Birthday;`
+        ///
+        /// <https://core.telegram.org/constructor/birthday>
         public final class Cons_birthday: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -9292,11 +10106,17 @@ extension Api {
 extension Api {
     /// TL type `FoundStory`. Constructors:
     /// - `foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;`
+    ///
+    /// <https://core.telegram.org/type/FoundStory>
     public enum FoundStory: TLSchemaDescribed, TLParsable {
         /// `foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;`
+        ///
+        /// <https://core.telegram.org/constructor/foundStory>
         case foundStory(Cons_foundStory)
 
         /// `foundStory#e87acbc0 peer:Peer story:StoryItem = FoundStory;`
+        ///
+        /// <https://core.telegram.org/constructor/foundStory>
         public final class Cons_foundStory: Sendable {
             public let peer: Api.Peer
             public let story: Api.StoryItem
@@ -9351,11 +10171,17 @@ extension Api {
 extension Api {
     /// TL type `GeoPointAddress`. Constructors:
     /// - `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
+    ///
+    /// <https://core.telegram.org/type/GeoPointAddress>
     public enum GeoPointAddress: TLSchemaDescribed, TLParsable {
         /// `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
+        ///
+        /// <https://core.telegram.org/constructor/geoPointAddress>
         case geoPointAddress(Cons_geoPointAddress)
 
         /// `geoPointAddress#de4c5d93 flags:# country_iso2:string state:flags.0?string city:flags.1?string street:flags.2?string = GeoPointAddress;`
+        ///
+        /// <https://core.telegram.org/constructor/geoPointAddress>
         public final class Cons_geoPointAddress: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -9456,11 +10282,17 @@ extension Api {
 extension Api {
     /// TL type `StarGiftAuctionUserState`. Constructors:
     /// - `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftAuctionUserState>
     public enum StarGiftAuctionUserState: TLSchemaDescribed, TLParsable {
         /// `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionUserState>
         case starGiftAuctionUserState(Cons_starGiftAuctionUserState)
 
         /// `starGiftAuctionUserState#2eeed1c4 flags:# returned:flags.1?true bid_amount:flags.0?long bid_date:flags.0?int min_bid_amount:flags.0?long bid_peer:flags.0?Peer acquired_count:int = StarGiftAuctionUserState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionUserState>
         public final class Cons_starGiftAuctionUserState: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -9572,11 +10404,17 @@ extension Api {
 extension Api.auth {
     /// TL type `auth.PasskeyLoginOptions`. Constructors:
     /// - `auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;`
+    ///
+    /// <https://core.telegram.org/type/auth.PasskeyLoginOptions>
     public enum PasskeyLoginOptions: TLSchemaDescribed, TLParsable {
         /// `auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.passkeyLoginOptions>
         case passkeyLoginOptions(Cons_passkeyLoginOptions)
 
         /// `auth.passkeyLoginOptions#e2037789 options:DataJSON = auth.PasskeyLoginOptions;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.passkeyLoginOptions>
         public final class Cons_passkeyLoginOptions: Sendable {
             public let options: Api.DataJSON
 
@@ -9625,11 +10463,17 @@ extension Api.auth {
 extension Api.bots {
     /// TL type `bots.AccessSettings`. Constructors:
     /// - `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
+    ///
+    /// <https://core.telegram.org/type/bots.AccessSettings>
     public enum AccessSettings: TLSchemaDescribed, TLParsable {
         /// `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.accessSettings>
         case accessSettings(Cons_accessSettings)
 
         /// `bots.accessSettings#dd1fbf93 flags:# restricted:flags.0?true add_users:flags.1?Vector<User> = bots.AccessSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.accessSettings>
         public final class Cons_accessSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -9702,11 +10546,17 @@ extension Api.bots {
 extension Api.messages {
     /// TL type `messages.ComposedRichMessageWithAI`. Constructors:
     /// - `messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;`
+    ///
+    /// <https://core.telegram.org/type/messages.ComposedRichMessageWithAI>
     public enum ComposedRichMessageWithAI: TLSchemaDescribed, TLParsable {
         /// `messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.composedRichMessageWithAI>
         case composedRichMessageWithAI(Cons_composedRichMessageWithAI)
 
         /// `messages.composedRichMessageWithAI#4c4537c8 result:RichMessage = messages.ComposedRichMessageWithAI;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.composedRichMessageWithAI>
         public final class Cons_composedRichMessageWithAI: Sendable {
             public let result: Api.RichMessage
 
@@ -9754,6 +10604,8 @@ extension Api.messages {
 
 extension Api.functions.auth {
     /// `auth.checkPaidAuth#56e59f9c phone_number:string phone_code_hash:string form_id:long = auth.SentCode;`
+    ///
+    /// <https://core.telegram.org/method/auth.checkPaidAuth>
     public static func checkPaidAuth(phoneNumber: String, phoneCodeHash: String, formId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         checkPaidAuth(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, formId: formId)
@@ -9771,6 +10623,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.getContactSignUpNotification#9f07c728 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.getContactSignUpNotification>
     public static func getContactSignUpNotification() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         getContactSignUpNotification(into: buffer)
@@ -9785,6 +10639,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateBusinessWorkHours#4b00e066 flags:# business_work_hours:flags.0?BusinessWorkHours = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateBusinessWorkHours>
     public static func updateBusinessWorkHours(businessWorkHours: Api.BusinessWorkHours? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessWorkHours(into: buffer, businessWorkHours: businessWorkHours)
@@ -9805,6 +10661,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.addContact#d9ba2e54 flags:# add_phone_privacy_exception:flags.0?true id:InputUser first_name:string last_name:string phone:string note:flags.1?TextWithEntities = Updates;`
+    ///
+    /// <https://core.telegram.org/method/contacts.addContact>
     public static func addContact(addPhonePrivacyException: Bool = false, id: Api.InputUser, firstName: String, lastName: String, phone: String, note: Api.TextWithEntities? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         addContact(into: buffer, addPhonePrivacyException: addPhonePrivacyException, id: id, firstName: firstName, lastName: lastName, phone: phone, note: note)
@@ -9830,6 +10688,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.contacts {
     /// `contacts.editCloseFriends#ba6705f0 id:Vector<long> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.editCloseFriends>
     public static func editCloseFriends(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editCloseFriends(into: buffer, id: id)
@@ -9845,6 +10705,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.report#fc78af9b peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.report>
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         report(into: buffer, peer: peer, id: id, option: option, message: message)
@@ -9863,6 +10725,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getMessagesViews#5784d3e1 peer:InputPeer id:Vector<int> increment:Bool = messages.MessageViews;`
+    ///
+    /// <https://core.telegram.org/method/messages.getMessagesViews>
     public static func getMessagesViews(peer: Api.InputPeer, id: [Int32], increment: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageViews>) {
         let buffer = Buffer()
         getMessagesViews(into: buffer, peer: peer, id: id, increment: increment)
@@ -9880,6 +10744,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.clearRecentReactions#9dfeefb4 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.clearRecentReactions>
     public static func clearRecentReactions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearRecentReactions(into: buffer)
@@ -9894,6 +10760,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.toggleSuggestedPostApproval#8107455c flags:# reject:flags.1?true peer:InputPeer msg_id:int schedule_date:flags.0?int reject_comment:flags.2?string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.toggleSuggestedPostApproval>
     public static func toggleSuggestedPostApproval(reject: Bool = false, peer: Api.InputPeer, msgId: Int32, scheduleDate: Int32? = nil, rejectComment: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleSuggestedPostApproval(into: buffer, reject: reject, peer: peer, msgId: msgId, scheduleDate: scheduleDate, rejectComment: rejectComment)
@@ -9925,6 +10793,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editChatCreator#f743b857 peer:InputPeer user_id:InputUser password:InputCheckPasswordSRP = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.editChatCreator>
     public static func editChatCreator(peer: Api.InputPeer, userId: Api.InputUser, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatCreator(into: buffer, peer: peer, userId: userId, password: password)
@@ -9942,6 +10812,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.readPollVotes#1720b4d8 flags:# peer:InputPeer top_msg_id:flags.0?int = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/method/messages.readPollVotes>
     public static func readPollVotes(peer: Api.InputPeer, topMsgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         readPollVotes(into: buffer, peer: peer, topMsgId: topMsgId)
@@ -9965,6 +10837,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.toggleAutotranslation#167fc0a1 channel:InputChannel enabled:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleAutotranslation>
     public static func toggleAutotranslation(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleAutotranslation(into: buffer, channel: channel, enabled: enabled)
@@ -9981,6 +10855,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.convertStarGift#74bf076b stargift:InputSavedStarGift = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.convertStarGift>
     public static func convertStarGift(stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         convertStarGift(into: buffer, stargift: stargift)
@@ -9996,6 +10872,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getUniqueStarGift#a1974d72 slug:string = payments.UniqueStarGift;`
+    ///
+    /// <https://core.telegram.org/method/payments.getUniqueStarGift>
     public static func getUniqueStarGift(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.UniqueStarGift>) {
         let buffer = Buffer()
         getUniqueStarGift(into: buffer, slug: slug)
@@ -10011,6 +10889,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.updateStarGiftCollection#4fddbee7 flags:# peer:InputPeer collection_id:int title:flags.0?string delete_stargift:flags.1?Vector<InputSavedStarGift> add_stargift:flags.2?Vector<InputSavedStarGift> order:flags.3?Vector<InputSavedStarGift> = StarGiftCollection;`
+    ///
+    /// <https://core.telegram.org/method/payments.updateStarGiftCollection>
     public static func updateStarGiftCollection(peer: Api.InputPeer, collectionId: Int32, title: String? = nil, deleteStargift: [Api.InputSavedStarGift]? = nil, addStargift: [Api.InputSavedStarGift]? = nil, order: [Api.InputSavedStarGift]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarGiftCollection>) {
         let buffer = Buffer()
         updateStarGiftCollection(into: buffer, peer: peer, collectionId: collectionId, title: title, deleteStargift: deleteStargift, addStargift: addStargift, order: order)
@@ -10047,6 +10927,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getCraftStarGifts#fd05dd00 gift_id:long offset:string limit:int = payments.SavedStarGifts;`
+    ///
+    /// <https://core.telegram.org/method/payments.getCraftStarGifts>
     public static func getCraftStarGifts(giftId: Int64, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
         let buffer = Buffer()
         getCraftStarGifts(into: buffer, giftId: giftId, offset: offset, limit: limit)
@@ -10066,6 +10948,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.createConferenceCall#7d0444bb flags:# muted:flags.0?true video_stopped:flags.2?true join:flags.3?true random_id:int public_key:flags.3?int256 block:flags.3?bytes params:flags.3?DataJSON = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.createConferenceCall>
     public static func createConferenceCall(muted: Bool = false, videoStopped: Bool = false, randomId: Int32, publicKey: TLInt256? = nil, block: [UInt8]? = nil, params: Api.DataJSON? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createConferenceCall(into: buffer, muted: muted, videoStopped: videoStopped, randomId: randomId, publicKey: publicKey, block: block, params: params)
@@ -10097,6 +10981,8 @@ extension Api.functions.phone {
 
 extension Api.functions.langpack {
     /// `langpack.getDifference#cd984aa5 lang_pack:string lang_code:string from_version:int = LangPackDifference;`
+    ///
+    /// <https://core.telegram.org/method/langpack.getDifference>
     public static func getDifference(langPack: String, langCode: String, fromVersion: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackDifference>) {
         let buffer = Buffer()
         getDifference(into: buffer, langPack: langPack, langCode: langCode, fromVersion: fromVersion)
@@ -10114,6 +11000,8 @@ extension Api.functions.langpack {
 
 extension Api.functions.stories {
     /// `stories.getStoryReactionsList#b9b2881f flags:# forwards_first:flags.2?true peer:InputPeer id:int reaction:flags.0?Reaction offset:flags.1?string limit:int = stories.StoryReactionsList;`
+    ///
+    /// <https://core.telegram.org/method/stories.getStoryReactionsList>
     public static func getStoryReactionsList(forwardsFirst: Bool = false, peer: Api.InputPeer, id: Int32, reaction: Api.Reaction? = nil, offset: String? = nil, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryReactionsList>) {
         let buffer = Buffer()
         getStoryReactionsList(into: buffer, forwardsFirst: forwardsFirst, peer: peer, id: id, reaction: reaction, offset: offset, limit: limit)
@@ -10142,6 +11030,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.createAlbum#a36396e5 peer:InputPeer title:string stories:Vector<int> = StoryAlbum;`
+    ///
+    /// <https://core.telegram.org/method/stories.createAlbum>
     public static func createAlbum(peer: Api.InputPeer, title: String, stories: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
         let buffer = Buffer()
         createAlbum(into: buffer, peer: peer, title: title, stories: stories)
@@ -10159,6 +11049,8 @@ extension Api.functions.stories {
 
 extension Api.functions.fragment {
     /// `fragment.getCollectibleInfo#be1e85ba collectible:InputCollectible = fragment.CollectibleInfo;`
+    ///
+    /// <https://core.telegram.org/method/fragment.getCollectibleInfo>
     public static func getCollectibleInfo(collectible: Api.InputCollectible) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.fragment.CollectibleInfo>) {
         let buffer = Buffer()
         getCollectibleInfo(into: buffer, collectible: collectible)
@@ -10174,6 +11066,8 @@ extension Api.functions.fragment {
 
 extension Api.functions.aicompose {
     /// `aicompose.createTone#4aa83913 flags:# display_author:flags.0?true emoji_id:long title:string prompt:string = AiComposeTone;`
+    ///
+    /// <https://core.telegram.org/method/aicompose.createTone>
     public static func createTone(displayAuthor: Bool = false, emojiId: Int64, title: String, prompt: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeTone>) {
         let buffer = Buffer()
         createTone(into: buffer, displayAuthor: displayAuthor, emojiId: emojiId, title: title, prompt: prompt)

@@ -7,11 +7,17 @@ import TLRuntime
 extension Api {
     /// TL type `InputContact`. Constructors:
     /// - `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
+    ///
+    /// <https://core.telegram.org/type/InputContact>
     public enum InputContact: TLSchemaDescribed, TLParsable {
         /// `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhoneContact>
         case inputPhoneContact(Cons_inputPhoneContact)
 
         /// `inputPhoneContact#6a1dc4be flags:# client_id:long phone:string first_name:string last_name:string note:flags.0?TextWithEntities = InputContact;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhoneContact>
         public final class Cons_inputPhoneContact: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -106,15 +112,25 @@ extension Api {
     /// - `inputFile#f52ff27f id:long parts:int name:string md5_checksum:string = InputFile;`
     /// - `inputFileBig#fa4f0bb5 id:long parts:int name:string = InputFile;`
     /// - `inputFileStoryDocument#62dc8b48 id:InputDocument = InputFile;`
+    ///
+    /// <https://core.telegram.org/type/InputFile>
     public enum InputFile: TLSchemaDescribed, TLParsable {
         /// `inputFile#f52ff27f id:long parts:int name:string md5_checksum:string = InputFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFile>
         case inputFile(Cons_inputFile)
         /// `inputFileBig#fa4f0bb5 id:long parts:int name:string = InputFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFileBig>
         case inputFileBig(Cons_inputFileBig)
         /// `inputFileStoryDocument#62dc8b48 id:InputDocument = InputFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFileStoryDocument>
         case inputFileStoryDocument(Cons_inputFileStoryDocument)
 
         /// `inputFile#f52ff27f id:long parts:int name:string md5_checksum:string = InputFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFile>
         public final class Cons_inputFile: Sendable {
             public let id: Int64
             public let parts: Int32
@@ -130,6 +146,8 @@ extension Api {
         }
 
         /// `inputFileBig#fa4f0bb5 id:long parts:int name:string = InputFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFileBig>
         public final class Cons_inputFileBig: Sendable {
             public let id: Int64
             public let parts: Int32
@@ -143,6 +161,8 @@ extension Api {
         }
 
         /// `inputFileStoryDocument#62dc8b48 id:InputDocument = InputFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFileStoryDocument>
         public final class Cons_inputFileStoryDocument: Sendable {
             public let id: Api.InputDocument
 
@@ -241,13 +261,21 @@ extension Api {
     /// TL type `InputPhoto`. Constructors:
     /// - `inputPhotoEmpty#1cd7bf0d = InputPhoto;`
     /// - `inputPhoto#3bb3b94a id:long access_hash:long file_reference:bytes = InputPhoto;`
+    ///
+    /// <https://core.telegram.org/type/InputPhoto>
     public enum InputPhoto: TLSchemaDescribed, TLParsable {
         /// `inputPhotoEmpty#1cd7bf0d = InputPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhotoEmpty>
         case inputPhotoEmpty
         /// `inputPhoto#3bb3b94a id:long access_hash:long file_reference:bytes = InputPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhoto>
         case inputPhoto(Cons_inputPhoto)
 
         /// `inputPhoto#3bb3b94a id:long access_hash:long file_reference:bytes = InputPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhoto>
         public final class Cons_inputPhoto: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -316,11 +344,17 @@ extension Api {
 extension Api {
     /// TL type `PeerNotifySettings`. Constructors:
     /// - `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
+    ///
+    /// <https://core.telegram.org/type/PeerNotifySettings>
     public enum PeerNotifySettings: TLSchemaDescribed, TLParsable {
         /// `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
+        ///
+        /// <https://core.telegram.org/constructor/peerNotifySettings>
         case peerNotifySettings(Cons_peerNotifySettings)
 
         /// `peerNotifySettings#99622c0c flags:# show_previews:flags.0?Bool silent:flags.1?Bool mute_until:flags.2?int ios_sound:flags.3?NotificationSound android_sound:flags.4?NotificationSound other_sound:flags.5?NotificationSound stories_muted:flags.6?Bool stories_hide_sender:flags.7?Bool stories_ios_sound:flags.8?NotificationSound stories_android_sound:flags.9?NotificationSound stories_other_sound:flags.10?NotificationSound = PeerNotifySettings;`
+        ///
+        /// <https://core.telegram.org/constructor/peerNotifySettings>
         public final class Cons_peerNotifySettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -502,13 +536,21 @@ extension Api {
     /// TL type `EncryptedFile`. Constructors:
     /// - `encryptedFileEmpty#c21f497e = EncryptedFile;`
     /// - `encryptedFile#a8008cd8 id:long access_hash:long size:long dc_id:int key_fingerprint:int = EncryptedFile;`
+    ///
+    /// <https://core.telegram.org/type/EncryptedFile>
     public enum EncryptedFile: TLSchemaDescribed, TLParsable {
         /// `encryptedFileEmpty#c21f497e = EncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedFileEmpty>
         case encryptedFileEmpty
         /// `encryptedFile#a8008cd8 id:long access_hash:long size:long dc_id:int key_fingerprint:int = EncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedFile>
         case encryptedFile(Cons_encryptedFile)
 
         /// `encryptedFile#a8008cd8 id:long access_hash:long size:long dc_id:int key_fingerprint:int = EncryptedFile;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedFile>
         public final class Cons_encryptedFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -587,11 +629,17 @@ extension Api {
 extension Api.channels {
     /// TL type `channels.ChannelParticipant`. Constructors:
     /// - `channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;`
+    ///
+    /// <https://core.telegram.org/type/channels.ChannelParticipant>
     public enum ChannelParticipant: TLSchemaDescribed, TLParsable {
         /// `channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.channelParticipant>
         case channelParticipant(Cons_channelParticipant)
 
         /// `channels.channelParticipant#dfb80317 participant:ChannelParticipant chats:Vector<Chat> users:Vector<User> = channels.ChannelParticipant;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.channelParticipant>
         public final class Cons_channelParticipant: Sendable {
             public let participant: Api.ChannelParticipant
             public let chats: [Api.Chat]
@@ -651,11 +699,17 @@ extension Api.channels {
 extension Api {
     /// TL type `HighScore`. Constructors:
     /// - `highScore#73a379eb pos:int user_id:long score:int = HighScore;`
+    ///
+    /// <https://core.telegram.org/type/HighScore>
     public enum HighScore: TLSchemaDescribed, TLParsable {
         /// `highScore#73a379eb pos:int user_id:long score:int = HighScore;`
+        ///
+        /// <https://core.telegram.org/constructor/highScore>
         case highScore(Cons_highScore)
 
         /// `highScore#73a379eb pos:int user_id:long score:int = HighScore;`
+        ///
+        /// <https://core.telegram.org/constructor/highScore>
         public final class Cons_highScore: Sendable {
             public let pos: Int32
             public let userId: Int64
@@ -717,11 +771,17 @@ extension Api {
 extension Api {
     /// TL type `InputStickerSetItem`. Constructors:
     /// - `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
+    ///
+    /// <https://core.telegram.org/type/InputStickerSetItem>
     public enum InputStickerSetItem: TLSchemaDescribed, TLParsable {
         /// `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetItem>
         case inputStickerSetItem(Cons_inputStickerSetItem)
 
         /// `inputStickerSetItem#32da9e9c flags:# document:InputDocument emoji:string mask_coords:flags.0?MaskCoords keywords:flags.1?string = InputStickerSetItem;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetItem>
         public final class Cons_inputStickerSetItem: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -822,27 +882,49 @@ extension Api {
     /// - `secureValueError#869d758f type:SecureValueType hash:bytes text:string = SecureValueError;`
     /// - `secureValueErrorTranslationFile#a1144770 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
     /// - `secureValueErrorTranslationFiles#34636dd8 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
+    ///
+    /// <https://core.telegram.org/type/SecureValueError>
     public enum SecureValueError: TLSchemaDescribed, TLParsable {
         /// `secureValueErrorData#e8a40bd9 type:SecureValueType data_hash:bytes field:string text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorData>
         case secureValueErrorData(Cons_secureValueErrorData)
         /// `secureValueErrorFrontSide#00be3dfa type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorFrontSide>
         case secureValueErrorFrontSide(Cons_secureValueErrorFrontSide)
         /// `secureValueErrorReverseSide#868a2aa5 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorReverseSide>
         case secureValueErrorReverseSide(Cons_secureValueErrorReverseSide)
         /// `secureValueErrorSelfie#e537ced6 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorSelfie>
         case secureValueErrorSelfie(Cons_secureValueErrorSelfie)
         /// `secureValueErrorFile#7a700873 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorFile>
         case secureValueErrorFile(Cons_secureValueErrorFile)
         /// `secureValueErrorFiles#666220e9 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorFiles>
         case secureValueErrorFiles(Cons_secureValueErrorFiles)
         /// `secureValueError#869d758f type:SecureValueType hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueError>
         case secureValueError(Cons_secureValueError)
         /// `secureValueErrorTranslationFile#a1144770 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorTranslationFile>
         case secureValueErrorTranslationFile(Cons_secureValueErrorTranslationFile)
         /// `secureValueErrorTranslationFiles#34636dd8 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorTranslationFiles>
         case secureValueErrorTranslationFiles(Cons_secureValueErrorTranslationFiles)
 
         /// `secureValueErrorData#e8a40bd9 type:SecureValueType data_hash:bytes field:string text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorData>
         public final class Cons_secureValueErrorData: Sendable {
             public let type: Api.SecureValueType
             public let dataHash: [UInt8]
@@ -858,6 +940,8 @@ extension Api {
         }
 
         /// `secureValueErrorFrontSide#00be3dfa type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorFrontSide>
         public final class Cons_secureValueErrorFrontSide: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
@@ -871,6 +955,8 @@ extension Api {
         }
 
         /// `secureValueErrorReverseSide#868a2aa5 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorReverseSide>
         public final class Cons_secureValueErrorReverseSide: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
@@ -884,6 +970,8 @@ extension Api {
         }
 
         /// `secureValueErrorSelfie#e537ced6 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorSelfie>
         public final class Cons_secureValueErrorSelfie: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
@@ -897,6 +985,8 @@ extension Api {
         }
 
         /// `secureValueErrorFile#7a700873 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorFile>
         public final class Cons_secureValueErrorFile: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
@@ -910,6 +1000,8 @@ extension Api {
         }
 
         /// `secureValueErrorFiles#666220e9 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorFiles>
         public final class Cons_secureValueErrorFiles: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [[UInt8]]
@@ -923,6 +1015,8 @@ extension Api {
         }
 
         /// `secureValueError#869d758f type:SecureValueType hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueError>
         public final class Cons_secureValueError: Sendable {
             public let type: Api.SecureValueType
             public let hash: [UInt8]
@@ -936,6 +1030,8 @@ extension Api {
         }
 
         /// `secureValueErrorTranslationFile#a1144770 type:SecureValueType file_hash:bytes text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorTranslationFile>
         public final class Cons_secureValueErrorTranslationFile: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [UInt8]
@@ -949,6 +1045,8 @@ extension Api {
         }
 
         /// `secureValueErrorTranslationFiles#34636dd8 type:SecureValueType file_hash:Vector<bytes> text:string = SecureValueError;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueErrorTranslationFiles>
         public final class Cons_secureValueErrorTranslationFiles: Sendable {
             public let type: Api.SecureValueType
             public let fileHash: [[UInt8]]
@@ -1179,11 +1277,17 @@ extension Api {
 extension Api {
     /// TL type `PollAnswerVoters`. Constructors:
     /// - `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
+    ///
+    /// <https://core.telegram.org/type/PollAnswerVoters>
     public enum PollAnswerVoters: TLSchemaDescribed, TLParsable {
         /// `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
+        ///
+        /// <https://core.telegram.org/constructor/pollAnswerVoters>
         case pollAnswerVoters(Cons_pollAnswerVoters)
 
         /// `pollAnswerVoters#3645230a flags:# chosen:flags.0?true correct:flags.1?true option:bytes voters:flags.2?int recent_voters:flags.2?Vector<Peer> = PollAnswerVoters;`
+        ///
+        /// <https://core.telegram.org/constructor/pollAnswerVoters>
         public final class Cons_pollAnswerVoters: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1275,11 +1379,17 @@ extension Api {
 extension Api {
     /// TL type `StatsGroupTopAdmin`. Constructors:
     /// - `statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;`
+    ///
+    /// <https://core.telegram.org/type/StatsGroupTopAdmin>
     public enum StatsGroupTopAdmin: TLSchemaDescribed, TLParsable {
         /// `statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGroupTopAdmin>
         case statsGroupTopAdmin(Cons_statsGroupTopAdmin)
 
         /// `statsGroupTopAdmin#d7584c87 user_id:long deleted:int kicked:int banned:int = StatsGroupTopAdmin;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGroupTopAdmin>
         public final class Cons_statsGroupTopAdmin: Sendable {
             public let userId: Int64
             public let deleted: Int32
@@ -1347,13 +1457,21 @@ extension Api {
     /// TL type `MessageReplyHeader`. Constructors:
     /// - `messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;`
     /// - `messageReplyStoryHeader#0e5af939 peer:Peer story_id:int = MessageReplyHeader;`
+    ///
+    /// <https://core.telegram.org/type/MessageReplyHeader>
     public enum MessageReplyHeader: TLSchemaDescribed, TLParsable {
         /// `messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReplyHeader>
         case messageReplyHeader(Cons_messageReplyHeader)
         /// `messageReplyStoryHeader#0e5af939 peer:Peer story_id:int = MessageReplyHeader;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReplyStoryHeader>
         case messageReplyStoryHeader(Cons_messageReplyStoryHeader)
 
         /// `messageReplyHeader#1b97dd66 flags:# reply_to_scheduled:flags.2?true forum_topic:flags.3?true quote:flags.9?true reply_to_ephemeral:flags.13?true reply_to_msg_id:flags.4?int reply_to_peer_id:flags.0?Peer reply_from:flags.5?MessageFwdHeader reply_media:flags.8?MessageMedia reply_to_top_id:flags.1?int quote_text:flags.6?string quote_entities:flags.7?Vector<MessageEntity> quote_offset:flags.10?int todo_item_id:flags.11?int poll_option:flags.12?bytes = MessageReplyHeader;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReplyHeader>
         public final class Cons_messageReplyHeader: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1417,6 +1535,8 @@ extension Api {
         }
 
         /// `messageReplyStoryHeader#0e5af939 peer:Peer story_id:int = MessageReplyHeader;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReplyStoryHeader>
         public final class Cons_messageReplyStoryHeader: Sendable {
             public let peer: Api.Peer
             public let storyId: Int32
@@ -1571,23 +1691,41 @@ extension Api {
     /// - `botCommandScopePeer#db9d897d peer:InputPeer = BotCommandScope;`
     /// - `botCommandScopePeerAdmins#3fd863d1 peer:InputPeer = BotCommandScope;`
     /// - `botCommandScopePeerUser#0a1321f3 peer:InputPeer user_id:InputUser = BotCommandScope;`
+    ///
+    /// <https://core.telegram.org/type/BotCommandScope>
     public enum BotCommandScope: TLSchemaDescribed, TLParsable {
         /// `botCommandScopeDefault#2f6cb2ab = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopeDefault>
         case botCommandScopeDefault
         /// `botCommandScopeUsers#3c4f04d8 = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopeUsers>
         case botCommandScopeUsers
         /// `botCommandScopeChats#6fe1a881 = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopeChats>
         case botCommandScopeChats
         /// `botCommandScopeChatAdmins#b9aa606a = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopeChatAdmins>
         case botCommandScopeChatAdmins
         /// `botCommandScopePeer#db9d897d peer:InputPeer = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopePeer>
         case botCommandScopePeer(Cons_botCommandScopePeer)
         /// `botCommandScopePeerAdmins#3fd863d1 peer:InputPeer = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopePeerAdmins>
         case botCommandScopePeerAdmins(Cons_botCommandScopePeerAdmins)
         /// `botCommandScopePeerUser#0a1321f3 peer:InputPeer user_id:InputUser = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopePeerUser>
         case botCommandScopePeerUser(Cons_botCommandScopePeerUser)
 
         /// `botCommandScopePeer#db9d897d peer:InputPeer = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopePeer>
         public final class Cons_botCommandScopePeer: Sendable {
             public let peer: Api.InputPeer
 
@@ -1597,6 +1735,8 @@ extension Api {
         }
 
         /// `botCommandScopePeerAdmins#3fd863d1 peer:InputPeer = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopePeerAdmins>
         public final class Cons_botCommandScopePeerAdmins: Sendable {
             public let peer: Api.InputPeer
 
@@ -1606,6 +1746,8 @@ extension Api {
         }
 
         /// `botCommandScopePeerUser#0a1321f3 peer:InputPeer user_id:InputUser = BotCommandScope;`
+        ///
+        /// <https://core.telegram.org/constructor/botCommandScopePeerUser>
         public final class Cons_botCommandScopePeerUser: Sendable {
             public let peer: Api.InputPeer
             public let userId: Api.InputUser
@@ -1717,13 +1859,21 @@ extension Api.help {
     /// TL type `help.AppConfig`. Constructors:
     /// - `help.appConfigNotModified#7cde641d = help.AppConfig;`
     /// - `help.appConfig#dd18782e hash:int config:JSONValue = help.AppConfig;`
+    ///
+    /// <https://core.telegram.org/type/help.AppConfig>
     public enum AppConfig: TLSchemaDescribed, TLParsable {
         /// `help.appConfigNotModified#7cde641d = help.AppConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/help.appConfigNotModified>
         case appConfigNotModified
         /// `help.appConfig#dd18782e hash:int config:JSONValue = help.AppConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/help.appConfig>
         case appConfig(Cons_appConfig)
 
         /// `help.appConfig#dd18782e hash:int config:JSONValue = help.AppConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/help.appConfig>
         public final class Cons_appConfig: Sendable {
             public let hash: Int32
             public let config: Api.JSONValue
@@ -1787,11 +1937,17 @@ extension Api.help {
 extension Api {
     /// TL type `ExportedChatlistInvite`. Constructors:
     /// - `exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;`
+    ///
+    /// <https://core.telegram.org/type/ExportedChatlistInvite>
     public enum ExportedChatlistInvite: TLSchemaDescribed, TLParsable {
         /// `exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/exportedChatlistInvite>
         case exportedChatlistInvite(Cons_exportedChatlistInvite)
 
         /// `exportedChatlistInvite#0c5181ac flags:# title:string url:string peers:Vector<Peer> = ExportedChatlistInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/exportedChatlistInvite>
         public final class Cons_exportedChatlistInvite: Sendable {
             public let title: String
             public let url: String
@@ -1860,11 +2016,17 @@ extension Api {
 extension Api.chatlists {
     /// TL type `chatlists.ExportedInvites`. Constructors:
     /// - `chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;`
+    ///
+    /// <https://core.telegram.org/type/chatlists.ExportedInvites>
     public enum ExportedInvites: TLSchemaDescribed, TLParsable {
         /// `chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.exportedInvites>
         case exportedInvites(Cons_exportedInvites)
 
         /// `chatlists.exportedInvites#10ab6dc7 invites:Vector<ExportedChatlistInvite> chats:Vector<Chat> users:Vector<User> = chatlists.ExportedInvites;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.exportedInvites>
         public final class Cons_exportedInvites: Sendable {
             public let invites: [Api.ExportedChatlistInvite]
             public let chats: [Api.Chat]
@@ -1925,13 +2087,21 @@ extension Api {
     /// TL type `PublicForward`. Constructors:
     /// - `publicForwardMessage#01f2bf4a message:Message = PublicForward;`
     /// - `publicForwardStory#edf3add0 peer:Peer story:StoryItem = PublicForward;`
+    ///
+    /// <https://core.telegram.org/type/PublicForward>
     public enum PublicForward: TLSchemaDescribed, TLParsable {
         /// `publicForwardMessage#01f2bf4a message:Message = PublicForward;`
+        ///
+        /// <https://core.telegram.org/constructor/publicForwardMessage>
         case publicForwardMessage(Cons_publicForwardMessage)
         /// `publicForwardStory#edf3add0 peer:Peer story:StoryItem = PublicForward;`
+        ///
+        /// <https://core.telegram.org/constructor/publicForwardStory>
         case publicForwardStory(Cons_publicForwardStory)
 
         /// `publicForwardMessage#01f2bf4a message:Message = PublicForward;`
+        ///
+        /// <https://core.telegram.org/constructor/publicForwardMessage>
         public final class Cons_publicForwardMessage: Sendable {
             public let message: Api.Message
 
@@ -1941,6 +2111,8 @@ extension Api {
         }
 
         /// `publicForwardStory#edf3add0 peer:Peer story:StoryItem = PublicForward;`
+        ///
+        /// <https://core.telegram.org/constructor/publicForwardStory>
         public final class Cons_publicForwardStory: Sendable {
             public let peer: Api.Peer
             public let story: Api.StoryItem
@@ -2009,11 +2181,17 @@ extension Api {
 extension Api.stats {
     /// TL type `stats.PublicForwards`. Constructors:
     /// - `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
+    ///
+    /// <https://core.telegram.org/type/stats.PublicForwards>
     public enum PublicForwards: TLSchemaDescribed, TLParsable {
         /// `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.publicForwards>
         case publicForwards(Cons_publicForwards)
 
         /// `stats.publicForwards#93037e20 flags:# count:int forwards:Vector<PublicForward> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = stats.PublicForwards;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.publicForwards>
         public final class Cons_publicForwards: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2108,11 +2286,17 @@ extension Api.stats {
 extension Api {
     /// TL type `SavedReactionTag`. Constructors:
     /// - `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
+    ///
+    /// <https://core.telegram.org/type/SavedReactionTag>
     public enum SavedReactionTag: TLSchemaDescribed, TLParsable {
         /// `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
+        ///
+        /// <https://core.telegram.org/constructor/savedReactionTag>
         case savedReactionTag(Cons_savedReactionTag)
 
         /// `savedReactionTag#cb6ff828 flags:# reaction:Reaction title:flags.0?string count:int = SavedReactionTag;`
+        ///
+        /// <https://core.telegram.org/constructor/savedReactionTag>
         public final class Cons_savedReactionTag: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2195,11 +2379,17 @@ extension Api {
 extension Api {
     /// TL type `SmsJob`. Constructors:
     /// - `smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;`
+    ///
+    /// <https://core.telegram.org/type/SmsJob>
     public enum SmsJob: TLSchemaDescribed, TLParsable {
         /// `smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;`
+        ///
+        /// <https://core.telegram.org/constructor/smsJob>
         case smsJob(Cons_smsJob)
 
         /// `smsJob#e6a1eeb8 job_id:string phone_number:string text:string = SmsJob;`
+        ///
+        /// <https://core.telegram.org/constructor/smsJob>
         public final class Cons_smsJob: Sendable {
             public let jobId: String
             public let phoneNumber: String
@@ -2259,11 +2449,17 @@ extension Api {
 extension Api {
     /// TL type `BusinessWorkHours`. Constructors:
     /// - `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
+    ///
+    /// <https://core.telegram.org/type/BusinessWorkHours>
     public enum BusinessWorkHours: TLSchemaDescribed, TLParsable {
         /// `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
+        ///
+        /// <https://core.telegram.org/constructor/businessWorkHours>
         case businessWorkHours(Cons_businessWorkHours)
 
         /// `businessWorkHours#8c92b098 flags:# open_now:flags.0?true timezone_id:string weekly_open:Vector<BusinessWeeklyOpen> = BusinessWorkHours;`
+        ///
+        /// <https://core.telegram.org/constructor/businessWorkHours>
         public final class Cons_businessWorkHours: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2336,11 +2532,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.UniqueStarGift`. Constructors:
     /// - `payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;`
+    ///
+    /// <https://core.telegram.org/type/payments.UniqueStarGift>
     public enum UniqueStarGift: TLSchemaDescribed, TLParsable {
         /// `payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.uniqueStarGift>
         case uniqueStarGift(Cons_uniqueStarGift)
 
         /// `payments.uniqueStarGift#416c56e8 gift:StarGift chats:Vector<Chat> users:Vector<User> = payments.UniqueStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.uniqueStarGift>
         public final class Cons_uniqueStarGift: Sendable {
             public let gift: Api.StarGift
             public let chats: [Api.Chat]
@@ -2399,6 +2601,8 @@ extension Api.payments {
 
 extension Api.functions {
     /// `invokeWithLayer#da9b0d0d {X:Type} layer:int query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeWithLayer>
     public static func invokeWithLayer<X>(layer: Int32, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeWithLayer(into: buffer, layer: layer, query: query)
@@ -2418,6 +2622,8 @@ extension Api.functions {
 
 extension Api.functions.account {
     /// `account.getChatThemes#d638de89 hash:long = account.Themes;`
+    ///
+    /// <https://core.telegram.org/method/account.getChatThemes>
     public static func getChatThemes(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Themes>) {
         let buffer = Buffer()
         getChatThemes(into: buffer, hash: hash)
@@ -2435,6 +2641,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updatePersonalChannel#d94305e0 channel:InputChannel = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updatePersonalChannel>
     public static func updatePersonalChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updatePersonalChannel(into: buffer, channel: channel)
@@ -2450,6 +2658,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.reportSpam#cf1592db peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reportSpam>
     public static func reportSpam(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportSpam(into: buffer, peer: peer)
@@ -2465,6 +2675,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getPinnedDialogs#d6b94df2 folder_id:int = messages.PeerDialogs;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPinnedDialogs>
     public static func getPinnedDialogs(folderId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerDialogs>) {
         let buffer = Buffer()
         getPinnedDialogs(into: buffer, folderId: folderId)
@@ -2482,6 +2694,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.hideAllChatJoinRequests#e085f4ea flags:# approved:flags.0?true peer:InputPeer link:flags.1?string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.hideAllChatJoinRequests>
     public static func hideAllChatJoinRequests(approved: Bool = false, peer: Api.InputPeer, link: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         hideAllChatJoinRequests(into: buffer, approved: approved, peer: peer, link: link)
@@ -2506,6 +2720,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.dismissSuggestion#f50dbaa1 peer:InputPeer suggestion:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/help.dismissSuggestion>
     public static func dismissSuggestion(peer: Api.InputPeer, suggestion: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         dismissSuggestion(into: buffer, peer: peer, suggestion: suggestion)
@@ -2522,6 +2738,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.restrictSponsoredMessages#9ae91519 channel:InputChannel restricted:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.restrictSponsoredMessages>
     public static func restrictSponsoredMessages(channel: Api.InputChannel, restricted: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         restrictSponsoredMessages(into: buffer, channel: channel, restricted: restricted)
@@ -2538,6 +2756,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.createBot#e5b17f2b flags:# via_deeplink:flags.0?true name:string username:string manager_id:InputUser = User;`
+    ///
+    /// <https://core.telegram.org/method/bots.createBot>
     public static func createBot(viaDeeplink: Bool = false, name: String, username: String, managerId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         createBot(into: buffer, viaDeeplink: viaDeeplink, name: name, username: username, managerId: managerId)
@@ -2560,6 +2780,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.getStarsRevenueStats#d91ffad6 flags:# dark:flags.0?true ton:flags.1?true peer:InputPeer = payments.StarsRevenueStats;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsRevenueStats>
     public static func getStarsRevenueStats(dark: Bool = false, ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsRevenueStats>) {
         let buffer = Buffer()
         getStarsRevenueStats(into: buffer, dark: dark, ton: ton, peer: peer)
@@ -2581,6 +2803,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stickers {
     /// `stickers.changeSticker#f5537ebc flags:# sticker:InputDocument emoji:flags.0?string mask_coords:flags.1?MaskCoords keywords:flags.2?string = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/stickers.changeSticker>
     public static func changeSticker(sticker: Api.InputDocument, emoji: String? = nil, maskCoords: Api.MaskCoords? = nil, keywords: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         changeSticker(into: buffer, sticker: sticker, emoji: emoji, maskCoords: maskCoords, keywords: keywords)
@@ -2610,6 +2834,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.editGroupCallTitle#1ca6ac0a call:InputGroupCall title:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.editGroupCallTitle>
     public static func editGroupCallTitle(call: Api.InputGroupCall, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editGroupCallTitle(into: buffer, call: call, title: title)
@@ -2626,6 +2852,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stats {
     /// `stats.getMegagroupStats#dcdf8607 flags:# dark:flags.0?true channel:InputChannel = stats.MegagroupStats;`
+    ///
+    /// <https://core.telegram.org/method/stats.getMegagroupStats>
     public static func getMegagroupStats(dark: Bool = false, channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MegagroupStats>) {
         let buffer = Buffer()
         getMegagroupStats(into: buffer, dark: dark, channel: channel)
@@ -2646,6 +2874,8 @@ extension Api.functions.stats {
 
 extension Api.functions.stats {
     /// `stats.getStoryPublicForwards#a6437ef6 peer:InputPeer id:int offset:string limit:int = stats.PublicForwards;`
+    ///
+    /// <https://core.telegram.org/method/stats.getStoryPublicForwards>
     public static func getStoryPublicForwards(peer: Api.InputPeer, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
         let buffer = Buffer()
         getStoryPublicForwards(into: buffer, peer: peer, id: id, offset: offset, limit: limit)
@@ -2664,6 +2894,8 @@ extension Api.functions.stats {
 
 extension Api.functions.stories {
     /// `stories.startLive#d069ccde flags:# pinned:flags.2?true noforwards:flags.4?true rtmp_stream:flags.5?true peer:InputPeer caption:flags.0?string entities:flags.1?Vector<MessageEntity> privacy_rules:Vector<InputPrivacyRule> random_id:long messages_enabled:flags.6?Bool send_paid_messages_stars:flags.7?long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/stories.startLive>
     public static func startLive(pinned: Bool = false, noforwards: Bool = false, rtmpStream: Bool = false, peer: Api.InputPeer, caption: String? = nil, entities: [Api.MessageEntity]? = nil, privacyRules: [Api.InputPrivacyRule], randomId: Int64, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         startLive(into: buffer, pinned: pinned, noforwards: noforwards, rtmpStream: rtmpStream, peer: peer, caption: caption, entities: entities, privacyRules: privacyRules, randomId: randomId, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars)
@@ -2706,6 +2938,8 @@ extension Api.functions.stories {
 
 extension Api.functions.premium {
     /// `premium.getBoostsStatus#042f1f61 peer:InputPeer = premium.BoostsStatus;`
+    ///
+    /// <https://core.telegram.org/method/premium.getBoostsStatus>
     public static func getBoostsStatus(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsStatus>) {
         let buffer = Buffer()
         getBoostsStatus(into: buffer, peer: peer)
@@ -2721,6 +2955,8 @@ extension Api.functions.premium {
 
 extension Api.functions.communities {
     /// `communities.create#a63859ec flags:# hidden:flags.1?true title:string about:flags.0?string peer:InputPeer = Updates;`
+    ///
+    /// <https://core.telegram.org/method/communities.create>
     public static func create(hidden: Bool = false, title: String, about: String? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         create(into: buffer, hidden: hidden, title: title, about: about, peer: peer)

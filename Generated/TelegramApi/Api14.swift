@@ -8,13 +8,21 @@ extension Api.contacts {
     /// TL type `contacts.Blocked`. Constructors:
     /// - `contacts.blocked#0ade1591 blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
     /// - `contacts.blockedSlice#e1664194 count:int blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
+    ///
+    /// <https://core.telegram.org/type/contacts.Blocked>
     public enum Blocked: TLSchemaDescribed, TLParsable {
         /// `contacts.blocked#0ade1591 blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.blocked>
         case blocked(Cons_blocked)
         /// `contacts.blockedSlice#e1664194 count:int blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.blockedSlice>
         case blockedSlice(Cons_blockedSlice)
 
         /// `contacts.blocked#0ade1591 blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.blocked>
         public final class Cons_blocked: Sendable {
             public let blocked: [Api.PeerBlocked]
             public let chats: [Api.Chat]
@@ -28,6 +36,8 @@ extension Api.contacts {
         }
 
         /// `contacts.blockedSlice#e1664194 count:int blocked:Vector<PeerBlocked> chats:Vector<Chat> users:Vector<User> = contacts.Blocked;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.blockedSlice>
         public final class Cons_blockedSlice: Sendable {
             public let count: Int32
             public let blocked: [Api.PeerBlocked]
@@ -115,11 +125,17 @@ extension Api.contacts {
 extension Api {
     /// TL type `ReceivedNotifyMessage`. Constructors:
     /// - `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
+    ///
+    /// <https://core.telegram.org/type/ReceivedNotifyMessage>
     public enum ReceivedNotifyMessage: TLSchemaDescribed, TLParsable {
         /// `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/receivedNotifyMessage>
         case receivedNotifyMessage(Cons_receivedNotifyMessage)
 
         /// `receivedNotifyMessage#a384b779 id:int flags:int = ReceivedNotifyMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/receivedNotifyMessage>
         public struct Cons_receivedNotifyMessage: Sendable {
             public let id: Int32
             public let flags: Int32
@@ -176,11 +192,17 @@ extension Api {
 extension Api {
     /// TL type `BotInfo`. Constructors:
     /// - `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
+    ///
+    /// <https://core.telegram.org/type/BotInfo>
     public enum BotInfo: TLSchemaDescribed, TLParsable {
         /// `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/botInfo>
         case botInfo(Cons_botInfo)
 
         /// `botInfo#4d8a0299 flags:# has_preview_medias:flags.6?true user_id:flags.0?long description:flags.1?string description_photo:flags.4?Photo description_document:flags.5?Document commands:flags.2?Vector<BotCommand> menu_button:flags.3?BotMenuButton privacy_policy_url:flags.7?string app_settings:flags.8?BotAppSettings verifier_settings:flags.9?BotVerifierSettings = BotInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/botInfo>
         public final class Cons_botInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -342,17 +364,29 @@ extension Api {
     /// - `stickerSetMultiCovered#3407e51b set:StickerSet covers:Vector<Document> = StickerSetCovered;`
     /// - `stickerSetFullCovered#40d13c0e set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = StickerSetCovered;`
     /// - `stickerSetNoCovered#77b15d1c set:StickerSet = StickerSetCovered;`
+    ///
+    /// <https://core.telegram.org/type/StickerSetCovered>
     public enum StickerSetCovered: TLSchemaDescribed, TLParsable {
         /// `stickerSetCovered#6410a5d2 set:StickerSet cover:Document = StickerSetCovered;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSetCovered>
         case stickerSetCovered(Cons_stickerSetCovered)
         /// `stickerSetMultiCovered#3407e51b set:StickerSet covers:Vector<Document> = StickerSetCovered;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSetMultiCovered>
         case stickerSetMultiCovered(Cons_stickerSetMultiCovered)
         /// `stickerSetFullCovered#40d13c0e set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = StickerSetCovered;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSetFullCovered>
         case stickerSetFullCovered(Cons_stickerSetFullCovered)
         /// `stickerSetNoCovered#77b15d1c set:StickerSet = StickerSetCovered;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSetNoCovered>
         case stickerSetNoCovered(Cons_stickerSetNoCovered)
 
         /// `stickerSetCovered#6410a5d2 set:StickerSet cover:Document = StickerSetCovered;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSetCovered>
         public final class Cons_stickerSetCovered: Sendable {
             public let set: Api.StickerSet
             public let cover: Api.Document
@@ -364,6 +398,8 @@ extension Api {
         }
 
         /// `stickerSetMultiCovered#3407e51b set:StickerSet covers:Vector<Document> = StickerSetCovered;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSetMultiCovered>
         public final class Cons_stickerSetMultiCovered: Sendable {
             public let set: Api.StickerSet
             public let covers: [Api.Document]
@@ -375,6 +411,8 @@ extension Api {
         }
 
         /// `stickerSetFullCovered#40d13c0e set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = StickerSetCovered;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSetFullCovered>
         public final class Cons_stickerSetFullCovered: Sendable {
             public let set: Api.StickerSet
             public let packs: [Api.StickerPack]
@@ -390,6 +428,8 @@ extension Api {
         }
 
         /// `stickerSetNoCovered#77b15d1c set:StickerSet = StickerSetCovered;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerSetNoCovered>
         public final class Cons_stickerSetNoCovered: Sendable {
             public let set: Api.StickerSet
 
@@ -498,11 +538,17 @@ extension Api {
 extension Api.upload {
     /// TL type `upload.WebFile`. Constructors:
     /// - `upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;`
+    ///
+    /// <https://core.telegram.org/type/upload.WebFile>
     public enum WebFile: TLSchemaDescribed, TLParsable {
         /// `upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.webFile>
         case webFile(Cons_webFile)
 
         /// `upload.webFile#21e753bc size:int mime_type:string file_type:storage.FileType mtime:int bytes:bytes = upload.WebFile;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.webFile>
         public final class Cons_webFile: Sendable {
             public let size: Int32
             public let mimeType: String
@@ -574,11 +620,17 @@ extension Api.upload {
 extension Api.account {
     /// TL type `account.WebAuthorizations`. Constructors:
     /// - `account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;`
+    ///
+    /// <https://core.telegram.org/type/account.WebAuthorizations>
     public enum WebAuthorizations: TLSchemaDescribed, TLParsable {
         /// `account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;`
+        ///
+        /// <https://core.telegram.org/constructor/account.webAuthorizations>
         case webAuthorizations(Cons_webAuthorizations)
 
         /// `account.webAuthorizations#ed56c9fc authorizations:Vector<WebAuthorization> users:Vector<User> = account.WebAuthorizations;`
+        ///
+        /// <https://core.telegram.org/constructor/account.webAuthorizations>
         public final class Cons_webAuthorizations: Sendable {
             public let authorizations: [Api.WebAuthorization]
             public let users: [Api.User]
@@ -633,11 +685,17 @@ extension Api.account {
 extension Api.messages {
     /// TL type `messages.MessageViews`. Constructors:
     /// - `messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;`
+    ///
+    /// <https://core.telegram.org/type/messages.MessageViews>
     public enum MessageViews: TLSchemaDescribed, TLParsable {
         /// `messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messageViews>
         case messageViews(Cons_messageViews)
 
         /// `messages.messageViews#b6c4f543 views:Vector<MessageViews> chats:Vector<Chat> users:Vector<User> = messages.MessageViews;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messageViews>
         public final class Cons_messageViews: Sendable {
             public let views: [Api.MessageViews]
             public let chats: [Api.Chat]
@@ -697,11 +755,17 @@ extension Api.messages {
 extension Api {
     /// TL type `StoryFwdHeader`. Constructors:
     /// - `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
+    ///
+    /// <https://core.telegram.org/type/StoryFwdHeader>
     public enum StoryFwdHeader: TLSchemaDescribed, TLParsable {
         /// `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
+        ///
+        /// <https://core.telegram.org/constructor/storyFwdHeader>
         case storyFwdHeader(Cons_storyFwdHeader)
 
         /// `storyFwdHeader#b826e150 flags:# modified:flags.3?true from:flags.0?Peer from_name:flags.1?string story_id:flags.2?int = StoryFwdHeader;`
+        ///
+        /// <https://core.telegram.org/constructor/storyFwdHeader>
         public final class Cons_storyFwdHeader: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -796,11 +860,17 @@ extension Api {
 extension Api.stats {
     /// TL type `stats.StoryStats`. Constructors:
     /// - `stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;`
+    ///
+    /// <https://core.telegram.org/type/stats.StoryStats>
     public enum StoryStats: TLSchemaDescribed, TLParsable {
         /// `stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.storyStats>
         case storyStats(Cons_storyStats)
 
         /// `stats.storyStats#50cd067c views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.StoryStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.storyStats>
         public final class Cons_storyStats: Sendable {
             public let viewsGraph: Api.StatsGraph
             public let reactionsByEmotionGraph: Api.StatsGraph
@@ -855,11 +925,17 @@ extension Api.stats {
 extension Api {
     /// TL type `StarRefProgram`. Constructors:
     /// - `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
+    ///
+    /// <https://core.telegram.org/type/StarRefProgram>
     public enum StarRefProgram: TLSchemaDescribed, TLParsable {
         /// `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
+        ///
+        /// <https://core.telegram.org/constructor/starRefProgram>
         case starRefProgram(Cons_starRefProgram)
 
         /// `starRefProgram#dd0c66f2 flags:# bot_id:long commission_permille:int duration_months:flags.0?int end_date:flags.1?int daily_revenue_per_user:flags.2?StarsAmount = StarRefProgram;`
+        ///
+        /// <https://core.telegram.org/constructor/starRefProgram>
         public final class Cons_starRefProgram: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -964,11 +1040,17 @@ extension Api {
 extension Api {
     /// TL type `ConnectedBotStarRef`. Constructors:
     /// - `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
+    ///
+    /// <https://core.telegram.org/type/ConnectedBotStarRef>
     public enum ConnectedBotStarRef: TLSchemaDescribed, TLParsable {
         /// `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
+        ///
+        /// <https://core.telegram.org/constructor/connectedBotStarRef>
         case connectedBotStarRef(Cons_connectedBotStarRef)
 
         /// `connectedBotStarRef#19a13f71 flags:# revoked:flags.1?true url:string date:int bot_id:long commission_permille:int duration_months:flags.0?int participants:long revenue:long = ConnectedBotStarRef;`
+        ///
+        /// <https://core.telegram.org/constructor/connectedBotStarRef>
         public final class Cons_connectedBotStarRef: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1079,11 +1161,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.SavedStarGifts`. Constructors:
     /// - `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
+    ///
+    /// <https://core.telegram.org/type/payments.SavedStarGifts>
     public enum SavedStarGifts: TLSchemaDescribed, TLParsable {
         /// `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.savedStarGifts>
         case savedStarGifts(Cons_savedStarGifts)
 
         /// `payments.savedStarGifts#95f389b1 flags:# count:int chat_notifications_enabled:flags.1?Bool gifts:Vector<SavedStarGift> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.SavedStarGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.savedStarGifts>
         public final class Cons_savedStarGifts: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1190,11 +1278,17 @@ extension Api.payments {
 extension Api {
     /// TL type `InputMessageReadMetric`. Constructors:
     /// - `inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;`
+    ///
+    /// <https://core.telegram.org/type/InputMessageReadMetric>
     public enum InputMessageReadMetric: TLSchemaDescribed, TLParsable {
         /// `inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageReadMetric>
         case inputMessageReadMetric(Cons_inputMessageReadMetric)
 
         /// `inputMessageReadMetric#402b4495 msg_id:int view_id:long time_in_view_ms:int active_time_in_view_ms:int height_to_viewport_ratio_permille:int seen_range_ratio_permille:int = InputMessageReadMetric;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMessageReadMetric>
         public final class Cons_inputMessageReadMetric: Sendable {
             public let msgId: Int32
             public let viewId: Int64
@@ -1271,11 +1365,17 @@ extension Api {
 extension Api {
     /// TL type `RichMessage`. Constructors:
     /// - `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
+    ///
+    /// <https://core.telegram.org/type/RichMessage>
     public enum RichMessage: TLSchemaDescribed, TLParsable {
         /// `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/richMessage>
         case richMessage(Cons_richMessage)
 
         /// `richMessage#baf39d8b flags:# rtl:flags.0?true part:flags.1?true blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> = RichMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/richMessage>
         public final class Cons_richMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1357,13 +1457,21 @@ extension Api.ephemeral {
     /// TL type `ephemeral.WelcomeMessages`. Constructors:
     /// - `ephemeral.welcomeMessagesNotModified#59ffdb31 = ephemeral.WelcomeMessages;`
     /// - `ephemeral.welcomeMessages#104fc872 hash:long messages:Vector<EphemeralMessage> = ephemeral.WelcomeMessages;`
+    ///
+    /// <https://core.telegram.org/type/ephemeral.WelcomeMessages>
     public enum WelcomeMessages: TLSchemaDescribed, TLParsable {
         /// `ephemeral.welcomeMessagesNotModified#59ffdb31 = ephemeral.WelcomeMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/ephemeral.welcomeMessagesNotModified>
         case welcomeMessagesNotModified
         /// `ephemeral.welcomeMessages#104fc872 hash:long messages:Vector<EphemeralMessage> = ephemeral.WelcomeMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/ephemeral.welcomeMessages>
         case welcomeMessages(Cons_welcomeMessages)
 
         /// `ephemeral.welcomeMessages#104fc872 hash:long messages:Vector<EphemeralMessage> = ephemeral.WelcomeMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/ephemeral.welcomeMessages>
         public final class Cons_welcomeMessages: Sendable {
             public let hash: Int64
             public let messages: [Api.EphemeralMessage]
@@ -1426,6 +1534,8 @@ extension Api.ephemeral {
 
 extension Api.functions.account {
     /// `account.getWallPapers#07967d36 hash:long = account.WallPapers;`
+    ///
+    /// <https://core.telegram.org/method/account.getWallPapers>
     public static func getWallPapers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WallPapers>) {
         let buffer = Buffer()
         getWallPapers(into: buffer, hash: hash)
@@ -1443,6 +1553,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateEmojiStatus#fbd3de6b emoji_status:EmojiStatus = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateEmojiStatus>
     public static func updateEmojiStatus(emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateEmojiStatus(into: buffer, emojiStatus: emojiStatus)
@@ -1458,6 +1570,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getBusinessChatLinks#6f70dde1 = account.BusinessChatLinks;`
+    ///
+    /// <https://core.telegram.org/method/account.getBusinessChatLinks>
     public static func getBusinessChatLinks() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.BusinessChatLinks>) {
         let buffer = Buffer()
         getBusinessChatLinks(into: buffer)
@@ -1472,6 +1586,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.getMessages#63c66506 id:Vector<InputMessage> = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getMessages>
     public static func getMessages(id: [Api.InputMessage]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getMessages(into: buffer, id: id)
@@ -1487,6 +1603,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getDocumentByHash#b1f2061f sha256:bytes size:long mime_type:string = Document;`
+    ///
+    /// <https://core.telegram.org/method/messages.getDocumentByHash>
     public static func getDocumentByHash(sha256: [UInt8], size: Int64, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
         let buffer = Buffer()
         getDocumentByHash(into: buffer, sha256: sha256, size: size, mimeType: mimeType)
@@ -1504,6 +1622,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getBotCallbackAnswer#9342ca07 flags:# game:flags.1?true peer:InputPeer msg_id:int data:flags.0?bytes password:flags.2?InputCheckPasswordSRP = messages.BotCallbackAnswer;`
+    ///
+    /// <https://core.telegram.org/method/messages.getBotCallbackAnswer>
     public static func getBotCallbackAnswer(game: Bool = false, peer: Api.InputPeer, msgId: Int32, data: [UInt8]? = nil, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotCallbackAnswer>) {
         let buffer = Buffer()
         getBotCallbackAnswer(into: buffer, game: game, peer: peer, msgId: msgId, data: data, password: password)
@@ -1531,6 +1651,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.clearAllDrafts#7e58ee9c = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.clearAllDrafts>
     public static func clearAllDrafts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearAllDrafts(into: buffer)
@@ -1545,6 +1667,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.readDiscussion#f731a9f4 peer:InputPeer msg_id:int read_max_id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.readDiscussion>
     public static func readDiscussion(peer: Api.InputPeer, msgId: Int32, readMaxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readDiscussion(into: buffer, peer: peer, msgId: msgId, readMaxId: readMaxId)
@@ -1564,6 +1688,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getAttachMenuBots#16fcc2cb hash:long = AttachMenuBots;`
+    ///
+    /// <https://core.telegram.org/method/messages.getAttachMenuBots>
     public static func getAttachMenuBots(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AttachMenuBots>) {
         let buffer = Buffer()
         getAttachMenuBots(into: buffer, hash: hash)
@@ -1581,6 +1707,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.toggleBotInAttachMenu#69f59d69 flags:# write_allowed:flags.0?true bot:InputUser enabled:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.toggleBotInAttachMenu>
     public static func toggleBotInAttachMenu(writeAllowed: Bool = false, bot: Api.InputUser, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleBotInAttachMenu(into: buffer, writeAllowed: writeAllowed, bot: bot, enabled: enabled)
@@ -1602,6 +1730,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setChatWallPaper#8ffacae1 flags:# for_both:flags.3?true revert:flags.4?true peer:InputPeer wallpaper:flags.0?InputWallPaper settings:flags.2?WallPaperSettings id:flags.1?int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.setChatWallPaper>
     public static func setChatWallPaper(forBoth: Bool = false, revert: Bool = false, peer: Api.InputPeer, wallpaper: Api.InputWallPaper? = nil, settings: Api.WallPaperSettings? = nil, id: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setChatWallPaper(into: buffer, forBoth: forBoth, revert: revert, peer: peer, wallpaper: wallpaper, settings: settings, id: id)
@@ -1631,6 +1761,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSavedDialogsByID#6f6f9c96 flags:# parent_peer:flags.1?InputPeer ids:Vector<InputPeer> = messages.SavedDialogs;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSavedDialogsByID>
     public static func getSavedDialogsByID(parentPeer: Api.InputPeer? = nil, ids: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
         let buffer = Buffer()
         getSavedDialogsByID(into: buffer, parentPeer: parentPeer, ids: ids)
@@ -1652,6 +1784,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.getFullChannel#08736a09 channel:InputChannel = messages.ChatFull;`
+    ///
+    /// <https://core.telegram.org/method/channels.getFullChannel>
     public static func getFullChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
         let buffer = Buffer()
         getFullChannel(into: buffer, channel: channel)
@@ -1667,6 +1801,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.resetBotCommands#3d8de0f9 scope:BotCommandScope lang_code:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.resetBotCommands>
     public static func resetBotCommands(scope: Api.BotCommandScope, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetBotCommands(into: buffer, scope: scope, langCode: langCode)
@@ -1683,6 +1819,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.getPopularAppBots#c2510192 offset:string limit:int = bots.PopularAppBots;`
+    ///
+    /// <https://core.telegram.org/method/bots.getPopularAppBots>
     public static func getPopularAppBots(offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.PopularAppBots>) {
         let buffer = Buffer()
         getPopularAppBots(into: buffer, offset: offset, limit: limit)
@@ -1699,6 +1837,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.updateUserEmojiStatus#ed9f30c5 user_id:InputUser emoji_status:EmojiStatus = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.updateUserEmojiStatus>
     public static func updateUserEmojiStatus(userId: Api.InputUser, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateUserEmojiStatus(into: buffer, userId: userId, emojiStatus: emojiStatus)
@@ -1715,6 +1855,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.getConnectedStarRefBot#b7d998f0 peer:InputPeer bot:InputUser = payments.ConnectedStarRefBots;`
+    ///
+    /// <https://core.telegram.org/method/payments.getConnectedStarRefBot>
     public static func getConnectedStarRefBot(peer: Api.InputPeer, bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ConnectedStarRefBots>) {
         let buffer = Buffer()
         getConnectedStarRefBot(into: buffer, peer: peer, bot: bot)
@@ -1731,6 +1873,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.saveDefaultSendAs#4167add1 call:InputGroupCall send_as:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/phone.saveDefaultSendAs>
     public static func saveDefaultSendAs(call: Api.InputGroupCall, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDefaultSendAs(into: buffer, call: call, sendAs: sendAs)
@@ -1747,6 +1891,8 @@ extension Api.functions.phone {
 
 extension Api.functions.premium {
     /// `premium.applyBoost#6b7da746 flags:# slots:flags.0?Vector<int> peer:InputPeer = premium.MyBoosts;`
+    ///
+    /// <https://core.telegram.org/method/premium.applyBoost>
     public static func applyBoost(slots: [Int32]? = nil, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
         let buffer = Buffer()
         applyBoost(into: buffer, slots: slots, peer: peer)
@@ -1770,6 +1916,8 @@ extension Api.functions.premium {
 
 extension Api.functions.communities {
     /// `communities.toggleParticipantBanned#9967ad0f flags:# unban:flags.0?true community:InputChannel participant:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/communities.toggleParticipantBanned>
     public static func toggleParticipantBanned(unban: Bool = false, community: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleParticipantBanned(into: buffer, unban: unban, community: community, participant: participant)

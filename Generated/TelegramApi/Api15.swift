@@ -8,13 +8,21 @@ extension Api.messages {
     /// TL type `messages.FoundStickerSets`. Constructors:
     /// - `messages.foundStickerSetsNotModified#0d54b65d = messages.FoundStickerSets;`
     /// - `messages.foundStickerSets#8af09dd2 hash:long sets:Vector<StickerSetCovered> = messages.FoundStickerSets;`
+    ///
+    /// <https://core.telegram.org/type/messages.FoundStickerSets>
     public enum FoundStickerSets: TLSchemaDescribed, TLParsable {
         /// `messages.foundStickerSetsNotModified#0d54b65d = messages.FoundStickerSets;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.foundStickerSetsNotModified>
         case foundStickerSetsNotModified
         /// `messages.foundStickerSets#8af09dd2 hash:long sets:Vector<StickerSetCovered> = messages.FoundStickerSets;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.foundStickerSets>
         case foundStickerSets(Cons_foundStickerSets)
 
         /// `messages.foundStickerSets#8af09dd2 hash:long sets:Vector<StickerSetCovered> = messages.FoundStickerSets;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.foundStickerSets>
         public final class Cons_foundStickerSets: Sendable {
             public let hash: Int64
             public let sets: [Api.StickerSetCovered]
@@ -78,11 +86,17 @@ extension Api.messages {
 extension Api {
     /// TL type `StatsGroupTopPoster`. Constructors:
     /// - `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
+    ///
+    /// <https://core.telegram.org/type/StatsGroupTopPoster>
     public enum StatsGroupTopPoster: TLSchemaDescribed, TLParsable {
         /// `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGroupTopPoster>
         case statsGroupTopPoster(Cons_statsGroupTopPoster)
 
         /// `statsGroupTopPoster#9d04af9b user_id:long messages:int avg_chars:int = StatsGroupTopPoster;`
+        ///
+        /// <https://core.telegram.org/constructor/statsGroupTopPoster>
         public final class Cons_statsGroupTopPoster: Sendable {
             public let userId: Int64
             public let messages: Int32
@@ -144,11 +158,17 @@ extension Api {
 extension Api {
     /// TL type `PeerBlocked`. Constructors:
     /// - `peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;`
+    ///
+    /// <https://core.telegram.org/type/PeerBlocked>
     public enum PeerBlocked: TLSchemaDescribed, TLParsable {
         /// `peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;`
+        ///
+        /// <https://core.telegram.org/constructor/peerBlocked>
         case peerBlocked(Cons_peerBlocked)
 
         /// `peerBlocked#e8fd8014 peer_id:Peer date:int = PeerBlocked;`
+        ///
+        /// <https://core.telegram.org/constructor/peerBlocked>
         public final class Cons_peerBlocked: Sendable {
             public let peerId: Api.Peer
             public let date: Int32
@@ -203,11 +223,17 @@ extension Api {
 extension Api {
     /// TL type `BusinessIntro`. Constructors:
     /// - `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
+    ///
+    /// <https://core.telegram.org/type/BusinessIntro>
     public enum BusinessIntro: TLSchemaDescribed, TLParsable {
         /// `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
+        ///
+        /// <https://core.telegram.org/constructor/businessIntro>
         case businessIntro(Cons_businessIntro)
 
         /// `businessIntro#5a0a066d flags:# title:string description:string sticker:flags.0?Document = BusinessIntro;`
+        ///
+        /// <https://core.telegram.org/constructor/businessIntro>
         public final class Cons_businessIntro: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -288,11 +314,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.StarsRevenueAdsAccountUrl`. Constructors:
     /// - `payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarsRevenueAdsAccountUrl>
     public enum StarsRevenueAdsAccountUrl: TLSchemaDescribed, TLParsable {
         /// `payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starsRevenueAdsAccountUrl>
         case starsRevenueAdsAccountUrl(Cons_starsRevenueAdsAccountUrl)
 
         /// `payments.starsRevenueAdsAccountUrl#394e7f21 url:string = payments.StarsRevenueAdsAccountUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starsRevenueAdsAccountUrl>
         public final class Cons_starsRevenueAdsAccountUrl: Sendable {
             public let url: String
 
@@ -341,11 +373,17 @@ extension Api.payments {
 extension Api {
     /// TL type `StarsSubscriptionPricing`. Constructors:
     /// - `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
+    ///
+    /// <https://core.telegram.org/type/StarsSubscriptionPricing>
     public enum StarsSubscriptionPricing: TLSchemaDescribed, TLParsable {
         /// `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
+        ///
+        /// <https://core.telegram.org/constructor/starsSubscriptionPricing>
         case starsSubscriptionPricing(Cons_starsSubscriptionPricing)
 
         /// `starsSubscriptionPricing#05416d58 period:int amount:long = StarsSubscriptionPricing;`
+        ///
+        /// <https://core.telegram.org/constructor/starsSubscriptionPricing>
         public final class Cons_starsSubscriptionPricing: Sendable {
             public let period: Int32
             public let amount: Int64
@@ -403,13 +441,21 @@ extension Api.messages {
     /// TL type `messages.ChatInviteJoinResult`. Constructors:
     /// - `messages.chatInviteJoinResultOk#445663a7 updates:Updates = messages.ChatInviteJoinResult;`
     /// - `messages.chatInviteJoinResultWebView#61ca29d3 bot_id:long query_id:long users:Vector<User> = messages.ChatInviteJoinResult;`
+    ///
+    /// <https://core.telegram.org/type/messages.ChatInviteJoinResult>
     public enum ChatInviteJoinResult: TLSchemaDescribed, TLParsable {
         /// `messages.chatInviteJoinResultOk#445663a7 updates:Updates = messages.ChatInviteJoinResult;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatInviteJoinResultOk>
         case chatInviteJoinResultOk(Cons_chatInviteJoinResultOk)
         /// `messages.chatInviteJoinResultWebView#61ca29d3 bot_id:long query_id:long users:Vector<User> = messages.ChatInviteJoinResult;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatInviteJoinResultWebView>
         case chatInviteJoinResultWebView(Cons_chatInviteJoinResultWebView)
 
         /// `messages.chatInviteJoinResultOk#445663a7 updates:Updates = messages.ChatInviteJoinResult;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatInviteJoinResultOk>
         public final class Cons_chatInviteJoinResultOk: Sendable {
             public let updates: Api.Updates
 
@@ -419,6 +465,8 @@ extension Api.messages {
         }
 
         /// `messages.chatInviteJoinResultWebView#61ca29d3 bot_id:long query_id:long users:Vector<User> = messages.ChatInviteJoinResult;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatInviteJoinResultWebView>
         public final class Cons_chatInviteJoinResultWebView: Sendable {
             public let botId: Int64
             public let queryId: Int64
@@ -493,6 +541,8 @@ extension Api.messages {
 
 extension Api.functions.auth {
     /// `auth.cancelCode#1f040578 phone_number:string phone_code_hash:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/auth.cancelCode>
     public static func cancelCode(phoneNumber: String, phoneCodeHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         cancelCode(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash)
@@ -509,6 +559,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.initPasskeyLogin#518ad0b7 api_id:int api_hash:string = auth.PasskeyLoginOptions;`
+    ///
+    /// <https://core.telegram.org/method/auth.initPasskeyLogin>
     public static func initPasskeyLogin(apiId: Int32, apiHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.PasskeyLoginOptions>) {
         let buffer = Buffer()
         initPasskeyLogin(into: buffer, apiId: apiId, apiHash: apiHash)
@@ -527,6 +579,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.getPrivacy#dadbc950 key:InputPrivacyKey = account.PrivacyRules;`
+    ///
+    /// <https://core.telegram.org/method/account.getPrivacy>
     public static func getPrivacy(key: Api.InputPrivacyKey) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PrivacyRules>) {
         let buffer = Buffer()
         getPrivacy(into: buffer, key: key)
@@ -542,6 +596,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.uploadTheme#1c3db333 flags:# file:InputFile thumb:flags.0?InputFile file_name:string mime_type:string = Document;`
+    ///
+    /// <https://core.telegram.org/method/account.uploadTheme>
     public static func uploadTheme(file: Api.InputFile, thumb: Api.InputFile? = nil, fileName: String, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
         let buffer = Buffer()
         uploadTheme(into: buffer, file: file, thumb: thumb, fileName: fileName, mimeType: mimeType)
@@ -565,6 +621,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.resetPassword#9308ce1b = account.ResetPasswordResult;`
+    ///
+    /// <https://core.telegram.org/method/account.resetPassword>
     public static func resetPassword() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ResetPasswordResult>) {
         let buffer = Buffer()
         resetPassword(into: buffer)
@@ -579,6 +637,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.setReactionsNotifySettings#316ce548 settings:ReactionsNotifySettings = ReactionsNotifySettings;`
+    ///
+    /// <https://core.telegram.org/method/account.setReactionsNotifySettings>
     public static func setReactionsNotifySettings(settings: Api.ReactionsNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReactionsNotifySettings>) {
         let buffer = Buffer()
         setReactionsNotifySettings(into: buffer, settings: settings)
@@ -594,6 +654,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.resolveUsername#725afbbc flags:# username:string referer:flags.0?string = contacts.ResolvedPeer;`
+    ///
+    /// <https://core.telegram.org/method/contacts.resolveUsername>
     public static func resolveUsername(username: String, referer: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ResolvedPeer>) {
         let buffer = Buffer()
         resolveUsername(into: buffer, username: username, referer: referer)
@@ -617,6 +679,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.uploadEncryptedFile#5057c497 peer:InputEncryptedChat file:InputEncryptedFile = EncryptedFile;`
+    ///
+    /// <https://core.telegram.org/method/messages.uploadEncryptedFile>
     public static func uploadEncryptedFile(peer: Api.InputEncryptedChat, file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EncryptedFile>) {
         let buffer = Buffer()
         uploadEncryptedFile(into: buffer, peer: peer, file: file)
@@ -633,6 +697,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiKeywordsLanguages#4e9963b2 lang_codes:Vector<string> = Vector<EmojiLanguage>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiKeywordsLanguages>
     public static func getEmojiKeywordsLanguages(langCodes: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.EmojiLanguage]>) {
         let buffer = Buffer()
         getEmojiKeywordsLanguages(into: buffer, langCodes: langCodes)
@@ -648,6 +714,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.unpinAllMessages#062dd747 flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/method/messages.unpinAllMessages>
     public static func unpinAllMessages(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         unpinAllMessages(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId)
@@ -673,6 +741,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendReaction#d30d78d4 flags:# big:flags.1?true add_to_recent:flags.2?true peer:InputPeer msg_id:int reaction:flags.0?Vector<Reaction> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendReaction>
     public static func sendReaction(big: Bool = false, addToRecent: Bool = false, peer: Api.InputPeer, msgId: Int32, reaction: [Api.Reaction]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendReaction(into: buffer, big: big, addToRecent: addToRecent, peer: peer, msgId: msgId, reaction: reaction)
@@ -699,6 +769,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getPersonalChannelHistory#55fb0996 user_id:InputUser limit:int max_id:int min_id:int hash:long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPersonalChannelHistory>
     public static func getPersonalChannelHistory(userId: Api.InputUser, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getPersonalChannelHistory(into: buffer, userId: userId, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -720,6 +792,8 @@ extension Api.functions.messages {
 
 extension Api.functions.photos {
     /// `photos.deletePhotos#87cf7f2f id:Vector<InputPhoto> = Vector<long>;`
+    ///
+    /// <https://core.telegram.org/method/photos.deletePhotos>
     public static func deletePhotos(id: [Api.InputPhoto]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
         let buffer = Buffer()
         deletePhotos(into: buffer, id: id)
@@ -735,6 +809,8 @@ extension Api.functions.photos {
 
 extension Api.functions.photos {
     /// `photos.uploadContactProfilePhoto#e14c4a71 flags:# suggest:flags.3?true save:flags.4?true user_id:InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.5?VideoSize = photos.Photo;`
+    ///
+    /// <https://core.telegram.org/method/photos.uploadContactProfilePhoto>
     public static func uploadContactProfilePhoto(suggest: Bool = false, save: Bool = false, userId: Api.InputUser, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
         let buffer = Buffer()
         uploadContactProfilePhoto(into: buffer, suggest: suggest, save: save, userId: userId, file: file, video: video, videoStartTs: videoStartTs, videoEmojiMarkup: videoEmojiMarkup)
@@ -766,6 +842,8 @@ extension Api.functions.photos {
 
 extension Api.functions.bots {
     /// `bots.getRequestedWebViewButton#bf25b7f3 bot:InputUser webapp_req_id:string = KeyboardButton;`
+    ///
+    /// <https://core.telegram.org/method/bots.getRequestedWebViewButton>
     public static func getRequestedWebViewButton(bot: Api.InputUser, webappReqId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.KeyboardButton>) {
         let buffer = Buffer()
         getRequestedWebViewButton(into: buffer, bot: bot, webappReqId: webappReqId)

@@ -25,47 +25,89 @@ extension Api {
     /// - `messageMediaPaidMedia#a8852491 stars_amount:long extended_media:Vector<MessageExtendedMedia> = MessageMedia;`
     /// - `messageMediaToDo#8a53b014 flags:# todo:TodoList completions:flags.0?Vector<TodoCompletion> = MessageMedia;`
     /// - `messageMediaVideoStream#ca5cab89 flags:# rtmp_stream:flags.0?true call:InputGroupCall = MessageMedia;`
+    ///
+    /// <https://core.telegram.org/type/MessageMedia>
     public enum MessageMedia: TLSchemaDescribed, TLParsable {
         /// `messageMediaEmpty#3ded6320 = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaEmpty>
         case messageMediaEmpty
         /// `messageMediaPhoto#e216eb63 flags:# spoiler:flags.3?true live_photo:flags.4?true photo:flags.0?Photo ttl_seconds:flags.2?int video:flags.4?Document = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaPhoto>
         case messageMediaPhoto(Cons_messageMediaPhoto)
         /// `messageMediaGeo#56e0d474 geo:GeoPoint = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGeo>
         case messageMediaGeo(Cons_messageMediaGeo)
         /// `messageMediaContact#70322949 phone_number:string first_name:string last_name:string vcard:string user_id:long = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaContact>
         case messageMediaContact(Cons_messageMediaContact)
         /// `messageMediaUnsupported#9f84f49e = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaUnsupported>
         case messageMediaUnsupported
         /// `messageMediaDocument#52d8ccd9 flags:# nopremium:flags.3?true spoiler:flags.4?true video:flags.6?true round:flags.7?true voice:flags.8?true document:flags.0?Document alt_documents:flags.5?Vector<Document> video_cover:flags.9?Photo video_timestamp:flags.10?int ttl_seconds:flags.2?int = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaDocument>
         case messageMediaDocument(Cons_messageMediaDocument)
         /// `messageMediaWebPage#ddf10c3b flags:# force_large_media:flags.0?true force_small_media:flags.1?true manual:flags.3?true safe:flags.4?true webpage:WebPage = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaWebPage>
         case messageMediaWebPage(Cons_messageMediaWebPage)
         /// `messageMediaVenue#2ec0533f geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaVenue>
         case messageMediaVenue(Cons_messageMediaVenue)
         /// `messageMediaGame#fdb19008 game:Game = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGame>
         case messageMediaGame(Cons_messageMediaGame)
         /// `messageMediaInvoice#f6a548d3 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument receipt_msg_id:flags.2?int currency:string total_amount:long start_param:string extended_media:flags.4?MessageExtendedMedia = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaInvoice>
         case messageMediaInvoice(Cons_messageMediaInvoice)
         /// `messageMediaGeoLive#b940c666 flags:# geo:GeoPoint heading:flags.0?int period:int proximity_notification_radius:flags.1?int = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGeoLive>
         case messageMediaGeoLive(Cons_messageMediaGeoLive)
         /// `messageMediaPoll#773f4e66 flags:# poll:Poll results:PollResults attached_media:flags.0?MessageMedia = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaPoll>
         case messageMediaPoll(Cons_messageMediaPoll)
         /// `messageMediaDice#08cbec07 flags:# value:int emoticon:string game_outcome:flags.0?messages.EmojiGameOutcome = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaDice>
         case messageMediaDice(Cons_messageMediaDice)
         /// `messageMediaStory#68cb6283 flags:# via_mention:flags.1?true peer:Peer id:int story:flags.0?StoryItem = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaStory>
         case messageMediaStory(Cons_messageMediaStory)
         /// `messageMediaGiveaway#aa073beb flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.2?true channels:Vector<long> countries_iso2:flags.1?Vector<string> prize_description:flags.3?string quantity:int months:flags.4?int stars:flags.5?long until_date:int = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGiveaway>
         case messageMediaGiveaway(Cons_messageMediaGiveaway)
         /// `messageMediaGiveawayResults#ceaa3ea1 flags:# only_new_subscribers:flags.0?true refunded:flags.2?true channel_id:long additional_peers_count:flags.3?int launch_msg_id:int winners_count:int unclaimed_count:int winners:Vector<long> months:flags.4?int stars:flags.5?long prize_description:flags.1?string until_date:int = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGiveawayResults>
         case messageMediaGiveawayResults(Cons_messageMediaGiveawayResults)
         /// `messageMediaPaidMedia#a8852491 stars_amount:long extended_media:Vector<MessageExtendedMedia> = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaPaidMedia>
         case messageMediaPaidMedia(Cons_messageMediaPaidMedia)
         /// `messageMediaToDo#8a53b014 flags:# todo:TodoList completions:flags.0?Vector<TodoCompletion> = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaToDo>
         case messageMediaToDo(Cons_messageMediaToDo)
         /// `messageMediaVideoStream#ca5cab89 flags:# rtmp_stream:flags.0?true call:InputGroupCall = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaVideoStream>
         case messageMediaVideoStream(Cons_messageMediaVideoStream)
 
         /// `messageMediaPhoto#e216eb63 flags:# spoiler:flags.3?true live_photo:flags.4?true photo:flags.0?Photo ttl_seconds:flags.2?int video:flags.4?Document = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaPhoto>
         public final class Cons_messageMediaPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -97,6 +139,8 @@ extension Api {
         }
 
         /// `messageMediaGeo#56e0d474 geo:GeoPoint = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGeo>
         public final class Cons_messageMediaGeo: Sendable {
             public let geo: Api.GeoPoint
 
@@ -106,6 +150,8 @@ extension Api {
         }
 
         /// `messageMediaContact#70322949 phone_number:string first_name:string last_name:string vcard:string user_id:long = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaContact>
         public final class Cons_messageMediaContact: Sendable {
             public let phoneNumber: String
             public let firstName: String
@@ -123,6 +169,8 @@ extension Api {
         }
 
         /// `messageMediaDocument#52d8ccd9 flags:# nopremium:flags.3?true spoiler:flags.4?true video:flags.6?true round:flags.7?true voice:flags.8?true document:flags.0?Document alt_documents:flags.5?Vector<Document> video_cover:flags.9?Photo video_timestamp:flags.10?int ttl_seconds:flags.2?int = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaDocument>
         public final class Cons_messageMediaDocument: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -168,6 +216,8 @@ extension Api {
         }
 
         /// `messageMediaWebPage#ddf10c3b flags:# force_large_media:flags.0?true force_small_media:flags.1?true manual:flags.3?true safe:flags.4?true webpage:WebPage = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaWebPage>
         public final class Cons_messageMediaWebPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -194,6 +244,8 @@ extension Api {
         }
 
         /// `messageMediaVenue#2ec0533f geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaVenue>
         public final class Cons_messageMediaVenue: Sendable {
             public let geo: Api.GeoPoint
             public let title: String
@@ -213,6 +265,8 @@ extension Api {
         }
 
         /// `messageMediaGame#fdb19008 game:Game = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGame>
         public final class Cons_messageMediaGame: Sendable {
             public let game: Api.Game
 
@@ -222,6 +276,8 @@ extension Api {
         }
 
         /// `messageMediaInvoice#f6a548d3 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument receipt_msg_id:flags.2?int currency:string total_amount:long start_param:string extended_media:flags.4?MessageExtendedMedia = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaInvoice>
         public final class Cons_messageMediaInvoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -268,6 +324,8 @@ extension Api {
         }
 
         /// `messageMediaGeoLive#b940c666 flags:# geo:GeoPoint heading:flags.0?int period:int proximity_notification_radius:flags.1?int = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGeoLive>
         public final class Cons_messageMediaGeoLive: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -297,6 +355,8 @@ extension Api {
         }
 
         /// `messageMediaPoll#773f4e66 flags:# poll:Poll results:PollResults attached_media:flags.0?MessageMedia = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaPoll>
         public final class Cons_messageMediaPoll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -322,6 +382,8 @@ extension Api {
         }
 
         /// `messageMediaDice#08cbec07 flags:# value:int emoticon:string game_outcome:flags.0?messages.EmojiGameOutcome = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaDice>
         public final class Cons_messageMediaDice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -347,6 +409,8 @@ extension Api {
         }
 
         /// `messageMediaStory#68cb6283 flags:# via_mention:flags.1?true peer:Peer id:int story:flags.0?StoryItem = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaStory>
         public final class Cons_messageMediaStory: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -374,6 +438,8 @@ extension Api {
         }
 
         /// `messageMediaGiveaway#aa073beb flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.2?true channels:Vector<long> countries_iso2:flags.1?Vector<string> prize_description:flags.3?string quantity:int months:flags.4?int stars:flags.5?long until_date:int = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGiveaway>
         public final class Cons_messageMediaGiveaway: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -418,6 +484,8 @@ extension Api {
         }
 
         /// `messageMediaGiveawayResults#ceaa3ea1 flags:# only_new_subscribers:flags.0?true refunded:flags.2?true channel_id:long additional_peers_count:flags.3?int launch_msg_id:int winners_count:int unclaimed_count:int winners:Vector<long> months:flags.4?int stars:flags.5?long prize_description:flags.1?string until_date:int = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaGiveawayResults>
         public final class Cons_messageMediaGiveawayResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -471,6 +539,8 @@ extension Api {
         }
 
         /// `messageMediaPaidMedia#a8852491 stars_amount:long extended_media:Vector<MessageExtendedMedia> = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaPaidMedia>
         public final class Cons_messageMediaPaidMedia: Sendable {
             public let starsAmount: Int64
             public let extendedMedia: [Api.MessageExtendedMedia]
@@ -482,6 +552,8 @@ extension Api {
         }
 
         /// `messageMediaToDo#8a53b014 flags:# todo:TodoList completions:flags.0?Vector<TodoCompletion> = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaToDo>
         public final class Cons_messageMediaToDo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -504,6 +576,8 @@ extension Api {
         }
 
         /// `messageMediaVideoStream#ca5cab89 flags:# rtmp_stream:flags.0?true call:InputGroupCall = MessageMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageMediaVideoStream>
         public final class Cons_messageMediaVideoStream: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1150,13 +1224,21 @@ extension Api.messages {
     /// TL type `messages.SentEncryptedMessage`. Constructors:
     /// - `messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;`
     /// - `messages.sentEncryptedFile#9493ff32 date:int file:EncryptedFile = messages.SentEncryptedMessage;`
+    ///
+    /// <https://core.telegram.org/type/messages.SentEncryptedMessage>
     public enum SentEncryptedMessage: TLSchemaDescribed, TLParsable {
         /// `messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.sentEncryptedMessage>
         case sentEncryptedMessage(Cons_sentEncryptedMessage)
         /// `messages.sentEncryptedFile#9493ff32 date:int file:EncryptedFile = messages.SentEncryptedMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.sentEncryptedFile>
         case sentEncryptedFile(Cons_sentEncryptedFile)
 
         /// `messages.sentEncryptedMessage#560f8935 date:int = messages.SentEncryptedMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.sentEncryptedMessage>
         public struct Cons_sentEncryptedMessage: Sendable {
             public let date: Int32
 
@@ -1166,6 +1248,8 @@ extension Api.messages {
         }
 
         /// `messages.sentEncryptedFile#9493ff32 date:int file:EncryptedFile = messages.SentEncryptedMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.sentEncryptedFile>
         public final class Cons_sentEncryptedFile: Sendable {
             public let date: Int32
             public let file: Api.EncryptedFile
@@ -1247,26 +1331,48 @@ extension Api {
     /// - `topPeerCategoryForwardChats#fbeec0f0 = TopPeerCategory;`
     /// - `topPeerCategoryBotsApp#fd9e7bec = TopPeerCategory;`
     /// - `topPeerCategoryBotsGuestChat#6c24f3dd = TopPeerCategory;`
+    ///
+    /// <https://core.telegram.org/type/TopPeerCategory>
     public enum TopPeerCategory: TLSchemaDescribed, TLParsable {
         /// `topPeerCategoryBotsPM#ab661b5b = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryBotsPM>
         case topPeerCategoryBotsPM
         /// `topPeerCategoryBotsInline#148677e2 = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryBotsInline>
         case topPeerCategoryBotsInline
         /// `topPeerCategoryCorrespondents#0637b7ed = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryCorrespondents>
         case topPeerCategoryCorrespondents
         /// `topPeerCategoryGroups#bd17a14a = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryGroups>
         case topPeerCategoryGroups
         /// `topPeerCategoryChannels#161d9628 = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryChannels>
         case topPeerCategoryChannels
         /// `topPeerCategoryPhoneCalls#1e76a78c = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryPhoneCalls>
         case topPeerCategoryPhoneCalls
         /// `topPeerCategoryForwardUsers#a8406ca9 = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryForwardUsers>
         case topPeerCategoryForwardUsers
         /// `topPeerCategoryForwardChats#fbeec0f0 = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryForwardChats>
         case topPeerCategoryForwardChats
         /// `topPeerCategoryBotsApp#fd9e7bec = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryBotsApp>
         case topPeerCategoryBotsApp
         /// `topPeerCategoryBotsGuestChat#6c24f3dd = TopPeerCategory;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryBotsGuestChat>
         case topPeerCategoryBotsGuestChat
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1367,15 +1473,25 @@ extension Api.payments {
     /// - `payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;`
     /// - `payments.paymentFormStars#7bf6b15c flags:# form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice users:Vector<User> = payments.PaymentForm;`
     /// - `payments.paymentFormStarGift#b425cfe1 form_id:long invoice:Invoice = payments.PaymentForm;`
+    ///
+    /// <https://core.telegram.org/type/payments.PaymentForm>
     public enum PaymentForm: TLSchemaDescribed, TLParsable {
         /// `payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentForm>
         case paymentForm(Cons_paymentForm)
         /// `payments.paymentFormStars#7bf6b15c flags:# form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice users:Vector<User> = payments.PaymentForm;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentFormStars>
         case paymentFormStars(Cons_paymentFormStars)
         /// `payments.paymentFormStarGift#b425cfe1 form_id:long invoice:Invoice = payments.PaymentForm;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentFormStarGift>
         case paymentFormStarGift(Cons_paymentFormStarGift)
 
         /// `payments.paymentForm#a0058751 flags:# can_save_credentials:flags.2?true password_missing:flags.3?true form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice provider_id:long url:string native_provider:flags.4?string native_params:flags.4?DataJSON additional_methods:flags.6?Vector<PaymentFormMethod> saved_info:flags.0?PaymentRequestedInfo saved_credentials:flags.1?Vector<PaymentSavedCredentials> users:Vector<User> = payments.PaymentForm;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentForm>
         public final class Cons_paymentForm: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1442,6 +1558,8 @@ extension Api.payments {
         }
 
         /// `payments.paymentFormStars#7bf6b15c flags:# form_id:long bot_id:long title:string description:string photo:flags.5?WebDocument invoice:Invoice users:Vector<User> = payments.PaymentForm;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentFormStars>
         public final class Cons_paymentFormStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1479,6 +1597,8 @@ extension Api.payments {
         }
 
         /// `payments.paymentFormStarGift#b425cfe1 form_id:long invoice:Invoice = payments.PaymentForm;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentFormStarGift>
         public final class Cons_paymentFormStarGift: Sendable {
             public let formId: Int64
             public let invoice: Api.Invoice
@@ -1663,11 +1783,17 @@ extension Api.payments {
 extension Api.help {
     /// TL type `help.SupportName`. Constructors:
     /// - `help.supportName#8c05f1c9 name:string = help.SupportName;`
+    ///
+    /// <https://core.telegram.org/type/help.SupportName>
     public enum SupportName: TLSchemaDescribed, TLParsable {
         /// `help.supportName#8c05f1c9 name:string = help.SupportName;`
+        ///
+        /// <https://core.telegram.org/constructor/help.supportName>
         case supportName(Cons_supportName)
 
         /// `help.supportName#8c05f1c9 name:string = help.SupportName;`
+        ///
+        /// <https://core.telegram.org/constructor/help.supportName>
         public final class Cons_supportName: Sendable {
             public let name: String
 
@@ -1716,11 +1842,17 @@ extension Api.help {
 extension Api.stats {
     /// TL type `stats.BroadcastStats`. Constructors:
     /// - `stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;`
+    ///
+    /// <https://core.telegram.org/type/stats.BroadcastStats>
     public enum BroadcastStats: TLSchemaDescribed, TLParsable {
         /// `stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.broadcastStats>
         case broadcastStats(Cons_broadcastStats)
 
         /// `stats.broadcastStats#396ca5fc period:StatsDateRangeDays followers:StatsAbsValueAndPrev views_per_post:StatsAbsValueAndPrev shares_per_post:StatsAbsValueAndPrev reactions_per_post:StatsAbsValueAndPrev views_per_story:StatsAbsValueAndPrev shares_per_story:StatsAbsValueAndPrev reactions_per_story:StatsAbsValueAndPrev enabled_notifications:StatsPercentValue growth_graph:StatsGraph followers_graph:StatsGraph mute_graph:StatsGraph top_hours_graph:StatsGraph interactions_graph:StatsGraph iv_interactions_graph:StatsGraph views_by_source_graph:StatsGraph new_followers_by_source_graph:StatsGraph languages_graph:StatsGraph reactions_by_emotion_graph:StatsGraph story_interactions_graph:StatsGraph story_reactions_by_emotion_graph:StatsGraph recent_posts_interactions:Vector<PostInteractionCounters> = stats.BroadcastStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.broadcastStats>
         public final class Cons_broadcastStats: Sendable {
             public let period: Api.StatsDateRangeDays
             public let followers: Api.StatsAbsValueAndPrev
@@ -1875,11 +2007,17 @@ extension Api.stats {
 extension Api.messages {
     /// TL type `messages.PeerSettings`. Constructors:
     /// - `messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;`
+    ///
+    /// <https://core.telegram.org/type/messages.PeerSettings>
     public enum PeerSettings: TLSchemaDescribed, TLParsable {
         /// `messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.peerSettings>
         case peerSettings(Cons_peerSettings)
 
         /// `messages.peerSettings#6880b94d settings:PeerSettings chats:Vector<Chat> users:Vector<User> = messages.PeerSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.peerSettings>
         public final class Cons_peerSettings: Sendable {
             public let settings: Api.PeerSettings
             public let chats: [Api.Chat]
@@ -1946,25 +2084,45 @@ extension Api {
     /// - `inputStorePaymentStarsGift#1d741ef7 user_id:InputUser stars:long currency:string amount:long = InputStorePaymentPurpose;`
     /// - `inputStorePaymentStarsGiveaway#751f08fa flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true stars:long boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long users:int = InputStorePaymentPurpose;`
     /// - `inputStorePaymentAuthCode#3fc18057 flags:# restore:flags.0?true phone_number:string phone_code_hash:string premium_days:int currency:string amount:long = InputStorePaymentPurpose;`
+    ///
+    /// <https://core.telegram.org/type/InputStorePaymentPurpose>
     public enum InputStorePaymentPurpose: TLSchemaDescribed, TLParsable {
         /// `inputStorePaymentPremiumSubscription#a6751e66 flags:# restore:flags.0?true upgrade:flags.1?true = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentPremiumSubscription>
         case inputStorePaymentPremiumSubscription(Cons_inputStorePaymentPremiumSubscription)
         /// `inputStorePaymentGiftPremium#616f7fe8 user_id:InputUser currency:string amount:long = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentGiftPremium>
         case inputStorePaymentGiftPremium(Cons_inputStorePaymentGiftPremium)
         /// `inputStorePaymentPremiumGiftCode#fb790393 flags:# users:Vector<InputUser> boost_peer:flags.0?InputPeer currency:string amount:long message:flags.1?TextWithEntities = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentPremiumGiftCode>
         case inputStorePaymentPremiumGiftCode(Cons_inputStorePaymentPremiumGiftCode)
         /// `inputStorePaymentPremiumGiveaway#160544ca flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentPremiumGiveaway>
         case inputStorePaymentPremiumGiveaway(Cons_inputStorePaymentPremiumGiveaway)
         /// `inputStorePaymentStarsTopup#f9a2a6cb flags:# stars:long currency:string amount:long spend_purpose_peer:flags.0?InputPeer = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentStarsTopup>
         case inputStorePaymentStarsTopup(Cons_inputStorePaymentStarsTopup)
         /// `inputStorePaymentStarsGift#1d741ef7 user_id:InputUser stars:long currency:string amount:long = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentStarsGift>
         case inputStorePaymentStarsGift(Cons_inputStorePaymentStarsGift)
         /// `inputStorePaymentStarsGiveaway#751f08fa flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true stars:long boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long users:int = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentStarsGiveaway>
         case inputStorePaymentStarsGiveaway(Cons_inputStorePaymentStarsGiveaway)
         /// `inputStorePaymentAuthCode#3fc18057 flags:# restore:flags.0?true phone_number:string phone_code_hash:string premium_days:int currency:string amount:long = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentAuthCode>
         case inputStorePaymentAuthCode(Cons_inputStorePaymentAuthCode)
 
         /// `inputStorePaymentPremiumSubscription#a6751e66 flags:# restore:flags.0?true upgrade:flags.1?true = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentPremiumSubscription>
         public struct Cons_inputStorePaymentPremiumSubscription: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1984,6 +2142,8 @@ extension Api {
         }
 
         /// `inputStorePaymentGiftPremium#616f7fe8 user_id:InputUser currency:string amount:long = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentGiftPremium>
         public final class Cons_inputStorePaymentGiftPremium: Sendable {
             public let userId: Api.InputUser
             public let currency: String
@@ -1997,6 +2157,8 @@ extension Api {
         }
 
         /// `inputStorePaymentPremiumGiftCode#fb790393 flags:# users:Vector<InputUser> boost_peer:flags.0?InputPeer currency:string amount:long message:flags.1?TextWithEntities = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentPremiumGiftCode>
         public final class Cons_inputStorePaymentPremiumGiftCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2029,6 +2191,8 @@ extension Api {
         }
 
         /// `inputStorePaymentPremiumGiveaway#160544ca flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentPremiumGiveaway>
         public final class Cons_inputStorePaymentPremiumGiveaway: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2075,6 +2239,8 @@ extension Api {
         }
 
         /// `inputStorePaymentStarsTopup#f9a2a6cb flags:# stars:long currency:string amount:long spend_purpose_peer:flags.0?InputPeer = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentStarsTopup>
         public final class Cons_inputStorePaymentStarsTopup: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2103,6 +2269,8 @@ extension Api {
         }
 
         /// `inputStorePaymentStarsGift#1d741ef7 user_id:InputUser stars:long currency:string amount:long = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentStarsGift>
         public final class Cons_inputStorePaymentStarsGift: Sendable {
             public let userId: Api.InputUser
             public let stars: Int64
@@ -2118,6 +2286,8 @@ extension Api {
         }
 
         /// `inputStorePaymentStarsGiveaway#751f08fa flags:# only_new_subscribers:flags.0?true winners_are_visible:flags.3?true stars:long boost_peer:InputPeer additional_peers:flags.1?Vector<InputPeer> countries_iso2:flags.2?Vector<string> prize_description:flags.4?string random_id:long until_date:int currency:string amount:long users:int = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentStarsGiveaway>
         public final class Cons_inputStorePaymentStarsGiveaway: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2170,6 +2340,8 @@ extension Api {
         }
 
         /// `inputStorePaymentAuthCode#3fc18057 flags:# restore:flags.0?true phone_number:string phone_code_hash:string premium_days:int currency:string amount:long = InputStorePaymentPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStorePaymentAuthCode>
         public final class Cons_inputStorePaymentAuthCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2522,15 +2694,25 @@ extension Api {
     /// - `emailVerifyPurposeLoginSetup#4345be73 phone_number:string phone_code_hash:string = EmailVerifyPurpose;`
     /// - `emailVerifyPurposeLoginChange#527d22eb = EmailVerifyPurpose;`
     /// - `emailVerifyPurposePassport#bbf51685 = EmailVerifyPurpose;`
+    ///
+    /// <https://core.telegram.org/type/EmailVerifyPurpose>
     public enum EmailVerifyPurpose: TLSchemaDescribed, TLParsable {
         /// `emailVerifyPurposeLoginSetup#4345be73 phone_number:string phone_code_hash:string = EmailVerifyPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerifyPurposeLoginSetup>
         case emailVerifyPurposeLoginSetup(Cons_emailVerifyPurposeLoginSetup)
         /// `emailVerifyPurposeLoginChange#527d22eb = EmailVerifyPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerifyPurposeLoginChange>
         case emailVerifyPurposeLoginChange
         /// `emailVerifyPurposePassport#bbf51685 = EmailVerifyPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerifyPurposePassport>
         case emailVerifyPurposePassport
 
         /// `emailVerifyPurposeLoginSetup#4345be73 phone_number:string phone_code_hash:string = EmailVerifyPurpose;`
+        ///
+        /// <https://core.telegram.org/constructor/emailVerifyPurposeLoginSetup>
         public final class Cons_emailVerifyPurposeLoginSetup: Sendable {
             public let phoneNumber: String
             public let phoneCodeHash: String
@@ -2599,11 +2781,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.TranslatedText`. Constructors:
     /// - `messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;`
+    ///
+    /// <https://core.telegram.org/type/messages.TranslatedText>
     public enum TranslatedText: TLSchemaDescribed, TLParsable {
         /// `messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.translateResult>
         case translateResult(Cons_translateResult)
 
         /// `messages.translateResult#33db32f8 result:Vector<TextWithEntities> = messages.TranslatedText;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.translateResult>
         public final class Cons_translateResult: Sendable {
             public let result: [Api.TextWithEntities]
 
@@ -2652,11 +2840,17 @@ extension Api.messages {
 extension Api {
     /// TL type `InlineBotWebView`. Constructors:
     /// - `inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;`
+    ///
+    /// <https://core.telegram.org/type/InlineBotWebView>
     public enum InlineBotWebView: TLSchemaDescribed, TLParsable {
         /// `inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineBotWebView>
         case inlineBotWebView(Cons_inlineBotWebView)
 
         /// `inlineBotWebView#b57295d5 text:string url:string = InlineBotWebView;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineBotWebView>
         public final class Cons_inlineBotWebView: Sendable {
             public let text: String
             public let url: String
@@ -2711,11 +2905,17 @@ extension Api {
 extension Api {
     /// TL type `OutboxReadDate`. Constructors:
     /// - `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
+    ///
+    /// <https://core.telegram.org/type/OutboxReadDate>
     public enum OutboxReadDate: TLSchemaDescribed, TLParsable {
         /// `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
+        ///
+        /// <https://core.telegram.org/constructor/outboxReadDate>
         case outboxReadDate(Cons_outboxReadDate)
 
         /// `outboxReadDate#3bb842ac date:int = OutboxReadDate;`
+        ///
+        /// <https://core.telegram.org/constructor/outboxReadDate>
         public struct Cons_outboxReadDate: Sendable {
             public let date: Int32
 
@@ -2766,11 +2966,17 @@ extension Api {
 extension Api {
     /// TL type `QuickReply`. Constructors:
     /// - `quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;`
+    ///
+    /// <https://core.telegram.org/type/QuickReply>
     public enum QuickReply: TLSchemaDescribed, TLParsable {
         /// `quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;`
+        ///
+        /// <https://core.telegram.org/constructor/quickReply>
         case quickReply(Cons_quickReply)
 
         /// `quickReply#0697102b shortcut_id:int shortcut:string top_message:int count:int = QuickReply;`
+        ///
+        /// <https://core.telegram.org/constructor/quickReply>
         public final class Cons_quickReply: Sendable {
             public let shortcutId: Int32
             public let shortcut: String
@@ -2839,11 +3045,17 @@ extension Api {
 extension Api.contacts {
     /// TL type `contacts.ContactBirthdays`. Constructors:
     /// - `contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;`
+    ///
+    /// <https://core.telegram.org/type/contacts.ContactBirthdays>
     public enum ContactBirthdays: TLSchemaDescribed, TLParsable {
         /// `contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.contactBirthdays>
         case contactBirthdays(Cons_contactBirthdays)
 
         /// `contacts.contactBirthdays#114ff30d contacts:Vector<ContactBirthday> users:Vector<User> = contacts.ContactBirthdays;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.contactBirthdays>
         public final class Cons_contactBirthdays: Sendable {
             public let contacts: [Api.ContactBirthday]
             public let users: [Api.User]
@@ -2898,11 +3110,17 @@ extension Api.contacts {
 extension Api {
     /// TL type `StarsRevenueStatus`. Constructors:
     /// - `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
+    ///
+    /// <https://core.telegram.org/type/StarsRevenueStatus>
     public enum StarsRevenueStatus: TLSchemaDescribed, TLParsable {
         /// `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/starsRevenueStatus>
         case starsRevenueStatus(Cons_starsRevenueStatus)
 
         /// `starsRevenueStatus#febe5491 flags:# withdrawal_enabled:flags.0?true current_balance:StarsAmount available_balance:StarsAmount overall_revenue:StarsAmount next_withdrawal_at:flags.1?int = StarsRevenueStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/starsRevenueStatus>
         public final class Cons_starsRevenueStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2993,11 +3211,17 @@ extension Api {
 extension Api {
     /// TL type `StarsGiveawayOption`. Constructors:
     /// - `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
+    ///
+    /// <https://core.telegram.org/type/StarsGiveawayOption>
     public enum StarsGiveawayOption: TLSchemaDescribed, TLParsable {
         /// `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
+        ///
+        /// <https://core.telegram.org/constructor/starsGiveawayOption>
         case starsGiveawayOption(Cons_starsGiveawayOption)
 
         /// `starsGiveawayOption#94ce852a flags:# extended:flags.0?true default:flags.1?true stars:long yearly_boosts:int store_product:flags.2?string currency:string amount:long winners:Vector<StarsGiveawayWinnersOption> = StarsGiveawayOption;`
+        ///
+        /// <https://core.telegram.org/constructor/starsGiveawayOption>
         public final class Cons_starsGiveawayOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3103,13 +3327,21 @@ extension Api {
     /// TL type `InputPasskeyCredential`. Constructors:
     /// - `inputPasskeyCredentialPublicKey#3c27b78f id:string raw_id:string response:InputPasskeyResponse = InputPasskeyCredential;`
     /// - `inputPasskeyCredentialFirebasePNV#5b1ccb28 pnv_token:string = InputPasskeyCredential;`
+    ///
+    /// <https://core.telegram.org/type/InputPasskeyCredential>
     public enum InputPasskeyCredential: TLSchemaDescribed, TLParsable {
         /// `inputPasskeyCredentialPublicKey#3c27b78f id:string raw_id:string response:InputPasskeyResponse = InputPasskeyCredential;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPasskeyCredentialPublicKey>
         case inputPasskeyCredentialPublicKey(Cons_inputPasskeyCredentialPublicKey)
         /// `inputPasskeyCredentialFirebasePNV#5b1ccb28 pnv_token:string = InputPasskeyCredential;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPasskeyCredentialFirebasePNV>
         case inputPasskeyCredentialFirebasePNV(Cons_inputPasskeyCredentialFirebasePNV)
 
         /// `inputPasskeyCredentialPublicKey#3c27b78f id:string raw_id:string response:InputPasskeyResponse = InputPasskeyCredential;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPasskeyCredentialPublicKey>
         public final class Cons_inputPasskeyCredentialPublicKey: Sendable {
             public let id: String
             public let rawId: String
@@ -3123,6 +3355,8 @@ extension Api {
         }
 
         /// `inputPasskeyCredentialFirebasePNV#5b1ccb28 pnv_token:string = InputPasskeyCredential;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPasskeyCredentialFirebasePNV>
         public final class Cons_inputPasskeyCredentialFirebasePNV: Sendable {
             public let pnvToken: String
 
@@ -3193,13 +3427,21 @@ extension Api {
     /// TL type `StarGiftAuctionRound`. Constructors:
     /// - `starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;`
     /// - `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftAuctionRound>
     public enum StarGiftAuctionRound: TLSchemaDescribed, TLParsable {
         /// `starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionRound>
         case starGiftAuctionRound(Cons_starGiftAuctionRound)
         /// `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionRoundExtendable>
         case starGiftAuctionRoundExtendable(Cons_starGiftAuctionRoundExtendable)
 
         /// `starGiftAuctionRound#3aae0528 num:int duration:int = StarGiftAuctionRound;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionRound>
         public struct Cons_starGiftAuctionRound: Sendable {
             public let num: Int32
             public let duration: Int32
@@ -3211,6 +3453,8 @@ extension Api {
         }
 
         /// `starGiftAuctionRoundExtendable#0aa021e5 num:int duration:int extend_top:int extend_window:int = StarGiftAuctionRound;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionRoundExtendable>
         public final class Cons_starGiftAuctionRoundExtendable: Sendable {
             public let num: Int32
             public let duration: Int32
@@ -3296,6 +3540,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.registerDevice#ec86017a flags:# no_muted:flags.0?true token_type:int token:string app_sandbox:Bool secret:bytes other_uids:Vector<long> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.registerDevice>
     public static func registerDevice(noMuted: Bool = false, tokenType: Int32, token: String, appSandbox: Bool, secret: [UInt8], otherUids: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         registerDevice(into: buffer, noMuted: noMuted, tokenType: tokenType, token: token, appSandbox: appSandbox, secret: secret, otherUids: otherUids)
@@ -3320,6 +3566,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.saveSecureValue#899fe31d value:InputSecureValue secure_secret_id:long = SecureValue;`
+    ///
+    /// <https://core.telegram.org/method/account.saveSecureValue>
     public static func saveSecureValue(value: Api.InputSecureValue, secureSecretId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SecureValue>) {
         let buffer = Buffer()
         saveSecureValue(into: buffer, value: value, secureSecretId: secureSecretId)
@@ -3336,6 +3584,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getAuthorizationForm#a929597a bot_id:long scope:string public_key:string = account.AuthorizationForm;`
+    ///
+    /// <https://core.telegram.org/method/account.getAuthorizationForm>
     public static func getAuthorizationForm(botId: Int64, scope: String, publicKey: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AuthorizationForm>) {
         let buffer = Buffer()
         getAuthorizationForm(into: buffer, botId: botId, scope: scope, publicKey: publicKey)
@@ -3355,6 +3605,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.cancelPasswordEmail#c1cbd5b6 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.cancelPasswordEmail>
     public static func cancelPasswordEmail() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         cancelPasswordEmail(into: buffer)
@@ -3369,6 +3621,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getChannelRestrictedStatusEmojis#35a9e0d5 hash:long = EmojiList;`
+    ///
+    /// <https://core.telegram.org/method/account.getChannelRestrictedStatusEmojis>
     public static func getChannelRestrictedStatusEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         getChannelRestrictedStatusEmojis(into: buffer, hash: hash)
@@ -3386,6 +3640,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getUniqueGiftChatThemes#e42ce9c9 offset:string limit:int hash:long = account.ChatThemes;`
+    ///
+    /// <https://core.telegram.org/method/account.getUniqueGiftChatThemes>
     public static func getUniqueGiftChatThemes(offset: String, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ChatThemes>) {
         let buffer = Buffer()
         getUniqueGiftChatThemes(into: buffer, offset: offset, limit: limit, hash: hash)
@@ -3405,6 +3661,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.updateContactNote#139f63fb id:InputUser note:TextWithEntities = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.updateContactNote>
     public static func updateContactNote(id: Api.InputUser, note: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateContactNote(into: buffer, id: id, note: note)
@@ -3421,6 +3679,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.getDhConfig#26cf8950 version:int random_length:int = messages.DhConfig;`
+    ///
+    /// <https://core.telegram.org/method/messages.getDhConfig>
     public static func getDhConfig(version: Int32, randomLength: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DhConfig>) {
         let buffer = Buffer()
         getDhConfig(into: buffer, version: version, randomLength: randomLength)
@@ -3439,6 +3699,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.importChatInvite#de91436e hash:string = messages.ChatInviteJoinResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.importChatInvite>
     public static func importChatInvite(hash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
         let buffer = Buffer()
         importChatInvite(into: buffer, hash: hash)
@@ -3454,6 +3716,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendVote#10ea6184 peer:InputPeer msg_id:int options:Vector<bytes> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendVote>
     public static func sendVote(peer: Api.InputPeer, msgId: Int32, options: [[UInt8]]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendVote(into: buffer, peer: peer, msgId: msgId, options: options)
@@ -3471,6 +3735,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSearchResultsPositions#9c7f2f10 flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int limit:int = messages.SearchResultsPositions;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSearchResultsPositions>
     public static func getSearchResultsPositions(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsPositions>) {
         let buffer = Buffer()
         getSearchResultsPositions(into: buffer, peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, limit: limit)
@@ -3497,6 +3763,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getMyStickers#d0b5e1fc offset_id:long limit:int = messages.MyStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getMyStickers>
     public static func getMyStickers(offsetId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MyStickers>) {
         let buffer = Buffer()
         getMyStickers(into: buffer, offsetId: offsetId, limit: limit)
@@ -3515,6 +3783,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteTopicHistory#d2816f10 peer:InputPeer top_msg_id:int = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteTopicHistory>
     public static func deleteTopicHistory(peer: Api.InputPeer, topMsgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteTopicHistory(into: buffer, peer: peer, topMsgId: topMsgId)
@@ -3531,6 +3801,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.getNearestDc#1fb33026 = NearestDc;`
+    ///
+    /// <https://core.telegram.org/method/help.getNearestDc>
     public static func getNearestDc() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.NearestDc>) {
         let buffer = Buffer()
         getNearestDc(into: buffer)
@@ -3545,6 +3817,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.toggleParticipantsHidden#6a6e7854 channel:InputChannel enabled:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleParticipantsHidden>
     public static func toggleParticipantsHidden(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleParticipantsHidden(into: buffer, channel: channel, enabled: enabled)
@@ -3561,6 +3835,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.setEmojiStickers#3cd930b7 channel:InputChannel stickerset:InputStickerSet = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.setEmojiStickers>
     public static func setEmojiStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setEmojiStickers(into: buffer, channel: channel, stickerset: stickerset)
@@ -3577,6 +3853,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.toggleUsername#053ca973 bot:InputUser username:string active:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.toggleUsername>
     public static func toggleUsername(bot: Api.InputUser, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUsername(into: buffer, bot: bot, username: username, active: active)
@@ -3594,6 +3872,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.editPreviewMedia#8525606f bot:InputUser lang_code:string media:InputMedia new_media:InputMedia = BotPreviewMedia;`
+    ///
+    /// <https://core.telegram.org/method/bots.editPreviewMedia>
     public static func editPreviewMedia(bot: Api.InputUser, langCode: String, media: Api.InputMedia, newMedia: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotPreviewMedia>) {
         let buffer = Buffer()
         editPreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media, newMedia: newMedia)
@@ -3612,6 +3892,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.getPreviewInfo#423ab3ad bot:InputUser lang_code:string = bots.PreviewInfo;`
+    ///
+    /// <https://core.telegram.org/method/bots.getPreviewInfo>
     public static func getPreviewInfo(bot: Api.InputUser, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.PreviewInfo>) {
         let buffer = Buffer()
         getPreviewInfo(into: buffer, bot: bot, langCode: langCode)
@@ -3628,6 +3910,8 @@ extension Api.functions.bots {
 
 extension Api.functions.phone {
     /// `phone.getCallConfig#55451fa9 = DataJSON;`
+    ///
+    /// <https://core.telegram.org/method/phone.getCallConfig>
     public static func getCallConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
         let buffer = Buffer()
         getCallConfig(into: buffer)
@@ -3642,6 +3926,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.sendSignalingData#ff7a9383 peer:InputPhoneCall data:bytes = Bool;`
+    ///
+    /// <https://core.telegram.org/method/phone.sendSignalingData>
     public static func sendSignalingData(peer: Api.InputPhoneCall, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         sendSignalingData(into: buffer, peer: peer, data: data)
@@ -3658,6 +3944,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stories {
     /// `stories.getStoriesByID#5774ca74 peer:InputPeer id:Vector<int> = stories.Stories;`
+    ///
+    /// <https://core.telegram.org/method/stories.getStoriesByID>
     public static func getStoriesByID(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getStoriesByID(into: buffer, peer: peer, id: id)

@@ -7,11 +7,17 @@ import TLRuntime
 extension Api.auth {
     /// TL type `auth.ExportedAuthorization`. Constructors:
     /// - `auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;`
+    ///
+    /// <https://core.telegram.org/type/auth.ExportedAuthorization>
     public enum ExportedAuthorization: TLSchemaDescribed, TLParsable {
         /// `auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.exportedAuthorization>
         case exportedAuthorization(Cons_exportedAuthorization)
 
         /// `auth.exportedAuthorization#b434e2b8 id:long bytes:bytes = auth.ExportedAuthorization;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.exportedAuthorization>
         public final class Cons_exportedAuthorization: Sendable {
             public let id: Int64
             public let bytes: [UInt8]
@@ -69,13 +75,21 @@ extension Api {
     /// TL type `InputStickeredMedia`. Constructors:
     /// - `inputStickeredMediaPhoto#4a992157 id:InputPhoto = InputStickeredMedia;`
     /// - `inputStickeredMediaDocument#0438865b id:InputDocument = InputStickeredMedia;`
+    ///
+    /// <https://core.telegram.org/type/InputStickeredMedia>
     public enum InputStickeredMedia: TLSchemaDescribed, TLParsable {
         /// `inputStickeredMediaPhoto#4a992157 id:InputPhoto = InputStickeredMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickeredMediaPhoto>
         case inputStickeredMediaPhoto(Cons_inputStickeredMediaPhoto)
         /// `inputStickeredMediaDocument#0438865b id:InputDocument = InputStickeredMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickeredMediaDocument>
         case inputStickeredMediaDocument(Cons_inputStickeredMediaDocument)
 
         /// `inputStickeredMediaPhoto#4a992157 id:InputPhoto = InputStickeredMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickeredMediaPhoto>
         public final class Cons_inputStickeredMediaPhoto: Sendable {
             public let id: Api.InputPhoto
 
@@ -85,6 +99,8 @@ extension Api {
         }
 
         /// `inputStickeredMediaDocument#0438865b id:InputDocument = InputStickeredMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickeredMediaDocument>
         public final class Cons_inputStickeredMediaDocument: Sendable {
             public let id: Api.InputDocument
 
@@ -147,11 +163,17 @@ extension Api {
 extension Api {
     /// TL type `ChannelAdminLogEvent`. Constructors:
     /// - `channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;`
+    ///
+    /// <https://core.telegram.org/type/ChannelAdminLogEvent>
     public enum ChannelAdminLogEvent: TLSchemaDescribed, TLParsable {
         /// `channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEvent>
         case channelAdminLogEvent(Cons_channelAdminLogEvent)
 
         /// `channelAdminLogEvent#1fad68cd id:long date:int user_id:long action:ChannelAdminLogEventAction = ChannelAdminLogEvent;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEvent>
         public final class Cons_channelAdminLogEvent: Sendable {
             public let id: Int64
             public let date: Int32
@@ -230,32 +252,60 @@ extension Api {
     /// - `secureValueTypeTemporaryRegistration#ea02ec33 = SecureValueType;`
     /// - `secureValueTypePhone#b320aadb = SecureValueType;`
     /// - `secureValueTypeEmail#8e3ca7ee = SecureValueType;`
+    ///
+    /// <https://core.telegram.org/type/SecureValueType>
     public enum SecureValueType: TLSchemaDescribed, TLParsable {
         /// `secureValueTypePersonalDetails#9d2a81e3 = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypePersonalDetails>
         case secureValueTypePersonalDetails
         /// `secureValueTypePassport#3dac6a00 = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypePassport>
         case secureValueTypePassport
         /// `secureValueTypeDriverLicense#06e425c4 = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeDriverLicense>
         case secureValueTypeDriverLicense
         /// `secureValueTypeIdentityCard#a0d0744b = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeIdentityCard>
         case secureValueTypeIdentityCard
         /// `secureValueTypeInternalPassport#99a48f23 = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeInternalPassport>
         case secureValueTypeInternalPassport
         /// `secureValueTypeAddress#cbe31e26 = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeAddress>
         case secureValueTypeAddress
         /// `secureValueTypeUtilityBill#fc36954e = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeUtilityBill>
         case secureValueTypeUtilityBill
         /// `secureValueTypeBankStatement#89137c0d = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeBankStatement>
         case secureValueTypeBankStatement
         /// `secureValueTypeRentalAgreement#8b883488 = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeRentalAgreement>
         case secureValueTypeRentalAgreement
         /// `secureValueTypePassportRegistration#99e3806a = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypePassportRegistration>
         case secureValueTypePassportRegistration
         /// `secureValueTypeTemporaryRegistration#ea02ec33 = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeTemporaryRegistration>
         case secureValueTypeTemporaryRegistration
         /// `secureValueTypePhone#b320aadb = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypePhone>
         case secureValueTypePhone
         /// `secureValueTypeEmail#8e3ca7ee = SecureValueType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueTypeEmail>
         case secureValueTypeEmail
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -375,11 +425,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.SentEmailCode`. Constructors:
     /// - `account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;`
+    ///
+    /// <https://core.telegram.org/type/account.SentEmailCode>
     public enum SentEmailCode: TLSchemaDescribed, TLParsable {
         /// `account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;`
+        ///
+        /// <https://core.telegram.org/constructor/account.sentEmailCode>
         case sentEmailCode(Cons_sentEmailCode)
 
         /// `account.sentEmailCode#811f854f email_pattern:string length:int = account.SentEmailCode;`
+        ///
+        /// <https://core.telegram.org/constructor/account.sentEmailCode>
         public final class Cons_sentEmailCode: Sendable {
             public let emailPattern: String
             public let length: Int32
@@ -434,11 +490,17 @@ extension Api.account {
 extension Api {
     /// TL type `JSONObjectValue` (recursive). Constructors:
     /// - `jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;`
+    ///
+    /// <https://core.telegram.org/type/JSONObjectValue>
     public enum JSONObjectValue: TLSchemaDescribed, TLParsable {
         /// `jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonObjectValue>
         case jsonObjectValue(Cons_jsonObjectValue)
 
         /// `jsonObjectValue#c0de1bd9 key:string value:JSONValue = JSONObjectValue;`
+        ///
+        /// <https://core.telegram.org/constructor/jsonObjectValue>
         public final class Cons_jsonObjectValue: Sendable {
             public let key: String
             public let value: Api.JSONValue
@@ -493,11 +555,17 @@ extension Api {
 extension Api {
     /// TL type `InputThemeSettings`. Constructors:
     /// - `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
+    ///
+    /// <https://core.telegram.org/type/InputThemeSettings>
     public enum InputThemeSettings: TLSchemaDescribed, TLParsable {
         /// `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/inputThemeSettings>
         case inputThemeSettings(Cons_inputThemeSettings)
 
         /// `inputThemeSettings#8fde504f flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?InputWallPaper wallpaper_settings:flags.1?WallPaperSettings = InputThemeSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/inputThemeSettings>
         public final class Cons_inputThemeSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -619,11 +687,17 @@ extension Api {
 extension Api {
     /// TL type `ReactionCount`. Constructors:
     /// - `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
+    ///
+    /// <https://core.telegram.org/type/ReactionCount>
     public enum ReactionCount: TLSchemaDescribed, TLParsable {
         /// `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionCount>
         case reactionCount(Cons_reactionCount)
 
         /// `reactionCount#a3d1cb80 flags:# chosen_order:flags.0?int reaction:Reaction count:int = ReactionCount;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionCount>
         public final class Cons_reactionCount: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -706,11 +780,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.AutoSaveSettings`. Constructors:
     /// - `account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;`
+    ///
+    /// <https://core.telegram.org/type/account.AutoSaveSettings>
     public enum AutoSaveSettings: TLSchemaDescribed, TLParsable {
         /// `account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.autoSaveSettings>
         case autoSaveSettings(Cons_autoSaveSettings)
 
         /// `account.autoSaveSettings#4c3e069d users_settings:AutoSaveSettings chats_settings:AutoSaveSettings broadcasts_settings:AutoSaveSettings exceptions:Vector<AutoSaveException> chats:Vector<Chat> users:Vector<User> = account.AutoSaveSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.autoSaveSettings>
         public final class Cons_autoSaveSettings: Sendable {
             public let usersSettings: Api.AutoSaveSettings
             public let chatsSettings: Api.AutoSaveSettings
@@ -785,11 +865,17 @@ extension Api.account {
 extension Api.messages {
     /// TL type `messages.BotApp`. Constructors:
     /// - `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
+    ///
+    /// <https://core.telegram.org/type/messages.BotApp>
     public enum BotApp: TLSchemaDescribed, TLParsable {
         /// `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.botApp>
         case botApp(Cons_botApp)
 
         /// `messages.botApp#eb50adf5 flags:# inactive:flags.0?true request_write_access:flags.1?true has_settings:flags.2?true app:BotApp = messages.BotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.botApp>
         public final class Cons_botApp: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -862,15 +948,25 @@ extension Api.messages {
     /// - `messages.savedDialogs#f83ae221 dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
     /// - `messages.savedDialogsSlice#44ba9dd9 count:int dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
     /// - `messages.savedDialogsNotModified#c01f6fe8 count:int = messages.SavedDialogs;`
+    ///
+    /// <https://core.telegram.org/type/messages.SavedDialogs>
     public enum SavedDialogs: TLSchemaDescribed, TLParsable {
         /// `messages.savedDialogs#f83ae221 dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedDialogs>
         case savedDialogs(Cons_savedDialogs)
         /// `messages.savedDialogsSlice#44ba9dd9 count:int dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedDialogsSlice>
         case savedDialogsSlice(Cons_savedDialogsSlice)
         /// `messages.savedDialogsNotModified#c01f6fe8 count:int = messages.SavedDialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedDialogsNotModified>
         case savedDialogsNotModified(Cons_savedDialogsNotModified)
 
         /// `messages.savedDialogs#f83ae221 dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedDialogs>
         public final class Cons_savedDialogs: Sendable {
             public let dialogs: [Api.SavedDialog]
             public let messages: [Api.Message]
@@ -886,6 +982,8 @@ extension Api.messages {
         }
 
         /// `messages.savedDialogsSlice#44ba9dd9 count:int dialogs:Vector<SavedDialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SavedDialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedDialogsSlice>
         public final class Cons_savedDialogsSlice: Sendable {
             public let count: Int32
             public let dialogs: [Api.SavedDialog]
@@ -903,6 +1001,8 @@ extension Api.messages {
         }
 
         /// `messages.savedDialogsNotModified#c01f6fe8 count:int = messages.SavedDialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedDialogsNotModified>
         public struct Cons_savedDialogsNotModified: Sendable {
             public let count: Int32
 
@@ -1008,15 +1108,25 @@ extension Api {
     /// - `businessAwayMessageScheduleAlways#c9b9e2b9 = BusinessAwayMessageSchedule;`
     /// - `businessAwayMessageScheduleOutsideWorkHours#c3f2f501 = BusinessAwayMessageSchedule;`
     /// - `businessAwayMessageScheduleCustom#cc4d9ecc start_date:int end_date:int = BusinessAwayMessageSchedule;`
+    ///
+    /// <https://core.telegram.org/type/BusinessAwayMessageSchedule>
     public enum BusinessAwayMessageSchedule: TLSchemaDescribed, TLParsable {
         /// `businessAwayMessageScheduleAlways#c9b9e2b9 = BusinessAwayMessageSchedule;`
+        ///
+        /// <https://core.telegram.org/constructor/businessAwayMessageScheduleAlways>
         case businessAwayMessageScheduleAlways
         /// `businessAwayMessageScheduleOutsideWorkHours#c3f2f501 = BusinessAwayMessageSchedule;`
+        ///
+        /// <https://core.telegram.org/constructor/businessAwayMessageScheduleOutsideWorkHours>
         case businessAwayMessageScheduleOutsideWorkHours
         /// `businessAwayMessageScheduleCustom#cc4d9ecc start_date:int end_date:int = BusinessAwayMessageSchedule;`
+        ///
+        /// <https://core.telegram.org/constructor/businessAwayMessageScheduleCustom>
         case businessAwayMessageScheduleCustom(Cons_businessAwayMessageScheduleCustom)
 
         /// `businessAwayMessageScheduleCustom#cc4d9ecc start_date:int end_date:int = BusinessAwayMessageSchedule;`
+        ///
+        /// <https://core.telegram.org/constructor/businessAwayMessageScheduleCustom>
         public struct Cons_businessAwayMessageScheduleCustom: Sendable {
             public let startDate: Int32
             public let endDate: Int32
@@ -1087,11 +1197,17 @@ extension Api {
 extension Api {
     /// TL type `FactCheck`. Constructors:
     /// - `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
+    ///
+    /// <https://core.telegram.org/type/FactCheck>
     public enum FactCheck: TLSchemaDescribed, TLParsable {
         /// `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
+        ///
+        /// <https://core.telegram.org/constructor/factCheck>
         case factCheck(Cons_factCheck)
 
         /// `factCheck#b89bfccf flags:# need_check:flags.0?true country:flags.1?string text:flags.1?TextWithEntities hash:long = FactCheck;`
+        ///
+        /// <https://core.telegram.org/constructor/factCheck>
         public final class Cons_factCheck: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1181,11 +1297,17 @@ extension Api {
 extension Api {
     /// TL type `BotVerification`. Constructors:
     /// - `botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;`
+    ///
+    /// <https://core.telegram.org/type/BotVerification>
     public enum BotVerification: TLSchemaDescribed, TLParsable {
         /// `botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;`
+        ///
+        /// <https://core.telegram.org/constructor/botVerification>
         case botVerification(Cons_botVerification)
 
         /// `botVerification#f93cd45c bot_id:long icon:long description:string = BotVerification;`
+        ///
+        /// <https://core.telegram.org/constructor/botVerification>
         public final class Cons_botVerification: Sendable {
             public let botId: Int64
             public let icon: Int64
@@ -1250,17 +1372,29 @@ extension Api {
     /// - `starGiftAttributePattern#4e7085ea name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
     /// - `starGiftAttributeBackdrop#9f2504e4 name:string backdrop_id:int center_color:int edge_color:int pattern_color:int text_color:int rarity:StarGiftAttributeRarity = StarGiftAttribute;`
     /// - `starGiftAttributeOriginalDetails#e0bff26c flags:# sender_id:flags.0?Peer recipient_id:Peer date:int message:flags.1?TextWithEntities = StarGiftAttribute;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftAttribute>
     public enum StarGiftAttribute: TLSchemaDescribed, TLParsable {
         /// `starGiftAttributeModel#565251e2 flags:# crafted:flags.0?true name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeModel>
         case starGiftAttributeModel(Cons_starGiftAttributeModel)
         /// `starGiftAttributePattern#4e7085ea name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributePattern>
         case starGiftAttributePattern(Cons_starGiftAttributePattern)
         /// `starGiftAttributeBackdrop#9f2504e4 name:string backdrop_id:int center_color:int edge_color:int pattern_color:int text_color:int rarity:StarGiftAttributeRarity = StarGiftAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeBackdrop>
         case starGiftAttributeBackdrop(Cons_starGiftAttributeBackdrop)
         /// `starGiftAttributeOriginalDetails#e0bff26c flags:# sender_id:flags.0?Peer recipient_id:Peer date:int message:flags.1?TextWithEntities = StarGiftAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeOriginalDetails>
         case starGiftAttributeOriginalDetails(Cons_starGiftAttributeOriginalDetails)
 
         /// `starGiftAttributeModel#565251e2 flags:# crafted:flags.0?true name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeModel>
         public final class Cons_starGiftAttributeModel: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1287,6 +1421,8 @@ extension Api {
         }
 
         /// `starGiftAttributePattern#4e7085ea name:string document:Document rarity:StarGiftAttributeRarity = StarGiftAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributePattern>
         public final class Cons_starGiftAttributePattern: Sendable {
             public let name: String
             public let document: Api.Document
@@ -1300,6 +1436,8 @@ extension Api {
         }
 
         /// `starGiftAttributeBackdrop#9f2504e4 name:string backdrop_id:int center_color:int edge_color:int pattern_color:int text_color:int rarity:StarGiftAttributeRarity = StarGiftAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeBackdrop>
         public final class Cons_starGiftAttributeBackdrop: Sendable {
             public let name: String
             public let backdropId: Int32
@@ -1321,6 +1459,8 @@ extension Api {
         }
 
         /// `starGiftAttributeOriginalDetails#e0bff26c flags:# sender_id:flags.0?Peer recipient_id:Peer date:int message:flags.1?TextWithEntities = StarGiftAttribute;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeOriginalDetails>
         public final class Cons_starGiftAttributeOriginalDetails: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1493,6 +1633,8 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.resetAuthorizations#9fab0d1a = Bool;`
+    ///
+    /// <https://core.telegram.org/method/auth.resetAuthorizations>
     public static func resetAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetAuthorizations(into: buffer)
@@ -1507,6 +1649,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.updateWebBrowserSettings#9adf82fe flags:# open_external_browser:flags.0?true display_close_button:flags.1?true = account.WebBrowserSettings;`
+    ///
+    /// <https://core.telegram.org/method/account.updateWebBrowserSettings>
     public static func updateWebBrowserSettings(openExternalBrowser: Bool = false, displayCloseButton: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebBrowserSettings>) {
         let buffer = Buffer()
         updateWebBrowserSettings(into: buffer, openExternalBrowser: openExternalBrowser, displayCloseButton: displayCloseButton)
@@ -1527,6 +1671,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.setTyping#58943ee2 flags:# peer:InputPeer top_msg_id:flags.0?int action:SendMessageAction = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setTyping>
     public static func setTyping(peer: Api.InputPeer, topMsgId: Int32? = nil, action: Api.SendMessageAction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setTyping(into: buffer, peer: peer, topMsgId: topMsgId, action: action)
@@ -1551,6 +1697,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.discardEncryption#f393aea0 flags:# delete_history:flags.0?true chat_id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.discardEncryption>
     public static func discardEncryption(deleteHistory: Bool = false, chatId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         discardEncryption(into: buffer, deleteHistory: deleteHistory, chatId: chatId)
@@ -1571,6 +1719,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setEncryptedTyping#791451ed peer:InputEncryptedChat typing:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setEncryptedTyping>
     public static func setEncryptedTyping(peer: Api.InputEncryptedChat, typing: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setEncryptedTyping(into: buffer, peer: peer, typing: typing)
@@ -1587,6 +1737,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getAllStickers#b8a0a1a8 hash:long = messages.AllStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getAllStickers>
     public static func getAllStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
         let buffer = Buffer()
         getAllStickers(into: buffer, hash: hash)
@@ -1604,6 +1756,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getWebPagePreview#570d6f6f flags:# message:string entities:flags.3?Vector<MessageEntity> = messages.WebPagePreview;`
+    ///
+    /// <https://core.telegram.org/method/messages.getWebPagePreview>
     public static func getWebPagePreview(message: String, entities: [Api.MessageEntity]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.WebPagePreview>) {
         let buffer = Buffer()
         getWebPagePreview(into: buffer, message: message, entities: entities)
@@ -1627,6 +1781,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getAllDrafts#6a3f8d65 = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.getAllDrafts>
     public static func getAllDrafts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getAllDrafts(into: buffer)
@@ -1641,6 +1797,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.faveSticker#b9ffc55b id:InputDocument unfave:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.faveSticker>
     public static func faveSticker(id: Api.InputDocument, unfave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         faveSticker(into: buffer, id: id, unfave: unfave)
@@ -1657,6 +1815,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editChatAbout#def60797 peer:InputPeer about:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.editChatAbout>
     public static func editChatAbout(peer: Api.InputPeer, about: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editChatAbout(into: buffer, peer: peer, about: about)
@@ -1673,6 +1833,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getAttachMenuBot#77216192 bot:InputUser = AttachMenuBotsBot;`
+    ///
+    /// <https://core.telegram.org/method/messages.getAttachMenuBot>
     public static func getAttachMenuBot(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AttachMenuBotsBot>) {
         let buffer = Buffer()
         getAttachMenuBot(into: buffer, bot: bot)
@@ -1688,6 +1850,8 @@ extension Api.functions.messages {
 
 extension Api.functions.updates {
     /// `updates.getState#edd4882a = updates.State;`
+    ///
+    /// <https://core.telegram.org/method/updates.getState>
     public static func getState() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.updates.State>) {
         let buffer = Buffer()
         getState(into: buffer)
@@ -1702,6 +1866,8 @@ extension Api.functions.updates {
 
 extension Api.functions.help {
     /// `help.getAppUpdate#522d5a7d source:string = help.AppUpdate;`
+    ///
+    /// <https://core.telegram.org/method/help.getAppUpdate>
     public static func getAppUpdate(source: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.AppUpdate>) {
         let buffer = Buffer()
         getAppUpdate(into: buffer, source: source)
@@ -1717,6 +1883,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.reportSpam#f44a8315 channel:InputChannel participant:InputPeer id:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.reportSpam>
     public static func reportSpam(channel: Api.InputChannel, participant: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportSpam(into: buffer, channel: channel, participant: participant, id: id)
@@ -1734,6 +1902,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.joinChannel#7f6a1e22 channel:InputChannel = messages.ChatInviteJoinResult;`
+    ///
+    /// <https://core.telegram.org/method/channels.joinChannel>
     public static func joinChannel(channel: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatInviteJoinResult>) {
         let buffer = Buffer()
         joinChannel(into: buffer, channel: channel)
@@ -1749,6 +1919,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.updateEmojiStatus#f0d3e6a8 channel:InputChannel emoji_status:EmojiStatus = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.updateEmojiStatus>
     public static func updateEmojiStatus(channel: Api.InputChannel, emojiStatus: Api.EmojiStatus) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateEmojiStatus(into: buffer, channel: channel, emojiStatus: emojiStatus)
@@ -1765,6 +1937,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.getBankCardData#2e79d779 number:string = payments.BankCardData;`
+    ///
+    /// <https://core.telegram.org/method/payments.getBankCardData>
     public static func getBankCardData(number: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.BankCardData>) {
         let buffer = Buffer()
         getBankCardData(into: buffer, number: number)
@@ -1780,6 +1954,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarsGiveawayOptions#bd1efd3e = Vector<StarsGiveawayOption>;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsGiveawayOptions>
     public static func getStarsGiveawayOptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsGiveawayOption]>) {
         let buffer = Buffer()
         getStarsGiveawayOptions(into: buffer)
@@ -1794,6 +1970,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.toggleChatStarGiftNotifications#60eaefa1 flags:# enabled:flags.0?true peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.toggleChatStarGiftNotifications>
     public static func toggleChatStarGiftNotifications(enabled: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleChatStarGiftNotifications(into: buffer, enabled: enabled, peer: peer)
@@ -1814,6 +1992,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.canPurchaseStore#4fdc5ea7 purpose:InputStorePaymentPurpose = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.canPurchaseStore>
     public static func canPurchaseStore(purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         canPurchaseStore(into: buffer, purpose: purpose)
@@ -1829,6 +2009,8 @@ extension Api.functions.payments {
 
 extension Api.functions.communities {
     /// `communities.togglePeerLinkRequestApproval#8c8219a8 flags:# reject:flags.0?true community:InputChannel peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/communities.togglePeerLinkRequestApproval>
     public static func togglePeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerLinkRequestApproval(into: buffer, reject: reject, community: community, peer: peer)

@@ -7,11 +7,17 @@ import TLRuntime
 extension Api.messages {
     /// TL type `messages.ChatFull`. Constructors:
     /// - `messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;`
+    ///
+    /// <https://core.telegram.org/type/messages.ChatFull>
     public enum ChatFull: TLSchemaDescribed, TLParsable {
         /// `messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatFull>
         case chatFull(Cons_chatFull)
 
         /// `messages.chatFull#e5d7d19c full_chat:ChatFull chats:Vector<Chat> users:Vector<User> = messages.ChatFull;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatFull>
         public final class Cons_chatFull: Sendable {
             public let fullChat: Api.ChatFull
             public let chats: [Api.Chat]
@@ -71,11 +77,17 @@ extension Api.messages {
 extension Api.contacts {
     /// TL type `contacts.ResolvedPeer`. Constructors:
     /// - `contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;`
+    ///
+    /// <https://core.telegram.org/type/contacts.ResolvedPeer>
     public enum ResolvedPeer: TLSchemaDescribed, TLParsable {
         /// `contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.resolvedPeer>
         case resolvedPeer(Cons_resolvedPeer)
 
         /// `contacts.resolvedPeer#7f077ad9 peer:Peer chats:Vector<Chat> users:Vector<User> = contacts.ResolvedPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.resolvedPeer>
         public final class Cons_resolvedPeer: Sendable {
             public let peer: Api.Peer
             public let chats: [Api.Chat]
@@ -136,13 +148,21 @@ extension Api {
     /// TL type `ChannelMessagesFilter`. Constructors:
     /// - `channelMessagesFilterEmpty#94d42ee7 = ChannelMessagesFilter;`
     /// - `channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;`
+    ///
+    /// <https://core.telegram.org/type/ChannelMessagesFilter>
     public enum ChannelMessagesFilter: TLSchemaDescribed, TLParsable {
         /// `channelMessagesFilterEmpty#94d42ee7 = ChannelMessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelMessagesFilterEmpty>
         case channelMessagesFilterEmpty
         /// `channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelMessagesFilter>
         case channelMessagesFilter(Cons_channelMessagesFilter)
 
         /// `channelMessagesFilter#cd77d957 flags:# exclude_new_messages:flags.1?true ranges:Vector<MessageRange> = ChannelMessagesFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelMessagesFilter>
         public final class Cons_channelMessagesFilter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -216,11 +236,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.ValidatedRequestedInfo`. Constructors:
     /// - `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
+    ///
+    /// <https://core.telegram.org/type/payments.ValidatedRequestedInfo>
     public enum ValidatedRequestedInfo: TLSchemaDescribed, TLParsable {
         /// `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.validatedRequestedInfo>
         case validatedRequestedInfo(Cons_validatedRequestedInfo)
 
         /// `payments.validatedRequestedInfo#d1451883 flags:# id:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = payments.ValidatedRequestedInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.validatedRequestedInfo>
         public final class Cons_validatedRequestedInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -303,11 +329,17 @@ extension Api.payments {
 extension Api.account {
     /// TL type `account.TmpPassword`. Constructors:
     /// - `account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;`
+    ///
+    /// <https://core.telegram.org/type/account.TmpPassword>
     public enum TmpPassword: TLSchemaDescribed, TLParsable {
         /// `account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;`
+        ///
+        /// <https://core.telegram.org/constructor/account.tmpPassword>
         case tmpPassword(Cons_tmpPassword)
 
         /// `account.tmpPassword#db64fd34 tmp_password:bytes valid_until:int = account.TmpPassword;`
+        ///
+        /// <https://core.telegram.org/constructor/account.tmpPassword>
         public final class Cons_tmpPassword: Sendable {
             public let tmpPassword: [UInt8]
             public let validUntil: Int32
@@ -363,13 +395,21 @@ extension Api.help {
     /// TL type `help.DeepLinkInfo`. Constructors:
     /// - `help.deepLinkInfoEmpty#66afa166 = help.DeepLinkInfo;`
     /// - `help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;`
+    ///
+    /// <https://core.telegram.org/type/help.DeepLinkInfo>
     public enum DeepLinkInfo: TLSchemaDescribed, TLParsable {
         /// `help.deepLinkInfoEmpty#66afa166 = help.DeepLinkInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/help.deepLinkInfoEmpty>
         case deepLinkInfoEmpty
         /// `help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/help.deepLinkInfo>
         case deepLinkInfo(Cons_deepLinkInfo)
 
         /// `help.deepLinkInfo#6a4ee832 flags:# update_app:flags.0?true message:string entities:flags.1?Vector<MessageEntity> = help.DeepLinkInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/help.deepLinkInfo>
         public final class Cons_deepLinkInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -455,11 +495,17 @@ extension Api.help {
 extension Api {
     /// TL type `Theme`. Constructors:
     /// - `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
+    ///
+    /// <https://core.telegram.org/type/Theme>
     public enum Theme: TLSchemaDescribed, TLParsable {
         /// `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
+        ///
+        /// <https://core.telegram.org/constructor/theme>
         case theme(Cons_theme)
 
         /// `theme#a00e67d6 flags:# creator:flags.0?true default:flags.1?true for_chat:flags.5?true id:long access_hash:long slug:string title:string document:flags.2?Document settings:flags.3?Vector<ThemeSettings> emoticon:flags.6?string installs_count:flags.4?int = Theme;`
+        ///
+        /// <https://core.telegram.org/constructor/theme>
         public final class Cons_theme: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -595,13 +641,21 @@ extension Api.account {
     /// TL type `account.ChatThemes`. Constructors:
     /// - `account.chatThemesNotModified#e011e1c4 = account.ChatThemes;`
     /// - `account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;`
+    ///
+    /// <https://core.telegram.org/type/account.ChatThemes>
     public enum ChatThemes: TLSchemaDescribed, TLParsable {
         /// `account.chatThemesNotModified#e011e1c4 = account.ChatThemes;`
+        ///
+        /// <https://core.telegram.org/constructor/account.chatThemesNotModified>
         case chatThemesNotModified
         /// `account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;`
+        ///
+        /// <https://core.telegram.org/constructor/account.chatThemes>
         case chatThemes(Cons_chatThemes)
 
         /// `account.chatThemes#be098173 flags:# hash:long themes:Vector<ChatTheme> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = account.ChatThemes;`
+        ///
+        /// <https://core.telegram.org/constructor/account.chatThemes>
         public final class Cons_chatThemes: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -717,39 +771,73 @@ extension Api {
     /// - `inputInvoicePremiumAuthCode#3e77f614 purpose:InputStorePaymentPurpose = InputInvoice;`
     /// - `inputInvoiceStarGiftDropOriginalDetails#0923d8d1 stargift:InputSavedStarGift = InputInvoice;`
     /// - `inputInvoiceStarGiftAuctionBid#1ecafa10 flags:# hide_name:flags.0?true update_bid:flags.2?true peer:flags.3?InputPeer gift_id:long bid_amount:long message:flags.1?TextWithEntities = InputInvoice;`
+    ///
+    /// <https://core.telegram.org/type/InputInvoice>
     public enum InputInvoice: TLSchemaDescribed, TLParsable {
         /// `inputInvoiceMessage#c5b56859 peer:InputPeer msg_id:int = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceMessage>
         case inputInvoiceMessage(Cons_inputInvoiceMessage)
         /// `inputInvoiceSlug#c326caef slug:string = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceSlug>
         case inputInvoiceSlug(Cons_inputInvoiceSlug)
         /// `inputInvoicePremiumGiftCode#98986c0d purpose:InputStorePaymentPurpose option:PremiumGiftCodeOption = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoicePremiumGiftCode>
         case inputInvoicePremiumGiftCode(Cons_inputInvoicePremiumGiftCode)
         /// `inputInvoiceStars#65f00ce3 purpose:InputStorePaymentPurpose = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStars>
         case inputInvoiceStars(Cons_inputInvoiceStars)
         /// `inputInvoiceChatInviteSubscription#34e793f1 hash:string = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceChatInviteSubscription>
         case inputInvoiceChatInviteSubscription(Cons_inputInvoiceChatInviteSubscription)
         /// `inputInvoiceStarGift#e8625e92 flags:# hide_name:flags.0?true include_upgrade:flags.2?true peer:InputPeer gift_id:long message:flags.1?TextWithEntities = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGift>
         case inputInvoiceStarGift(Cons_inputInvoiceStarGift)
         /// `inputInvoiceStarGiftUpgrade#4d818d5d flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftUpgrade>
         case inputInvoiceStarGiftUpgrade(Cons_inputInvoiceStarGiftUpgrade)
         /// `inputInvoiceStarGiftTransfer#4a5f5bd9 stargift:InputSavedStarGift to_id:InputPeer = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftTransfer>
         case inputInvoiceStarGiftTransfer(Cons_inputInvoiceStarGiftTransfer)
         /// `inputInvoicePremiumGiftStars#dabab2ef flags:# user_id:InputUser months:int message:flags.0?TextWithEntities = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoicePremiumGiftStars>
         case inputInvoicePremiumGiftStars(Cons_inputInvoicePremiumGiftStars)
         /// `inputInvoiceBusinessBotTransferStars#f4997e42 bot:InputUser stars:long = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceBusinessBotTransferStars>
         case inputInvoiceBusinessBotTransferStars(Cons_inputInvoiceBusinessBotTransferStars)
         /// `inputInvoiceStarGiftResale#e9b0c658 flags:# ton:flags.0?true show_name:flags.2?true slug:string to_id:InputPeer message:flags.1?TextWithEntities = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftResale>
         case inputInvoiceStarGiftResale(Cons_inputInvoiceStarGiftResale)
         /// `inputInvoiceStarGiftPrepaidUpgrade#9a0b48b8 peer:InputPeer hash:string = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftPrepaidUpgrade>
         case inputInvoiceStarGiftPrepaidUpgrade(Cons_inputInvoiceStarGiftPrepaidUpgrade)
         /// `inputInvoicePremiumAuthCode#3e77f614 purpose:InputStorePaymentPurpose = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoicePremiumAuthCode>
         case inputInvoicePremiumAuthCode(Cons_inputInvoicePremiumAuthCode)
         /// `inputInvoiceStarGiftDropOriginalDetails#0923d8d1 stargift:InputSavedStarGift = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftDropOriginalDetails>
         case inputInvoiceStarGiftDropOriginalDetails(Cons_inputInvoiceStarGiftDropOriginalDetails)
         /// `inputInvoiceStarGiftAuctionBid#1ecafa10 flags:# hide_name:flags.0?true update_bid:flags.2?true peer:flags.3?InputPeer gift_id:long bid_amount:long message:flags.1?TextWithEntities = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftAuctionBid>
         case inputInvoiceStarGiftAuctionBid(Cons_inputInvoiceStarGiftAuctionBid)
 
         /// `inputInvoiceMessage#c5b56859 peer:InputPeer msg_id:int = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceMessage>
         public final class Cons_inputInvoiceMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
@@ -761,6 +849,8 @@ extension Api {
         }
 
         /// `inputInvoiceSlug#c326caef slug:string = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceSlug>
         public final class Cons_inputInvoiceSlug: Sendable {
             public let slug: String
 
@@ -770,6 +860,8 @@ extension Api {
         }
 
         /// `inputInvoicePremiumGiftCode#98986c0d purpose:InputStorePaymentPurpose option:PremiumGiftCodeOption = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoicePremiumGiftCode>
         public final class Cons_inputInvoicePremiumGiftCode: Sendable {
             public let purpose: Api.InputStorePaymentPurpose
             public let option: Api.PremiumGiftCodeOption
@@ -781,6 +873,8 @@ extension Api {
         }
 
         /// `inputInvoiceStars#65f00ce3 purpose:InputStorePaymentPurpose = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStars>
         public final class Cons_inputInvoiceStars: Sendable {
             public let purpose: Api.InputStorePaymentPurpose
 
@@ -790,6 +884,8 @@ extension Api {
         }
 
         /// `inputInvoiceChatInviteSubscription#34e793f1 hash:string = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceChatInviteSubscription>
         public final class Cons_inputInvoiceChatInviteSubscription: Sendable {
             public let hash: String
 
@@ -799,6 +895,8 @@ extension Api {
         }
 
         /// `inputInvoiceStarGift#e8625e92 flags:# hide_name:flags.0?true include_upgrade:flags.2?true peer:InputPeer gift_id:long message:flags.1?TextWithEntities = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGift>
         public final class Cons_inputInvoiceStarGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -828,6 +926,8 @@ extension Api {
         }
 
         /// `inputInvoiceStarGiftUpgrade#4d818d5d flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftUpgrade>
         public final class Cons_inputInvoiceStarGiftUpgrade: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -848,6 +948,8 @@ extension Api {
         }
 
         /// `inputInvoiceStarGiftTransfer#4a5f5bd9 stargift:InputSavedStarGift to_id:InputPeer = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftTransfer>
         public final class Cons_inputInvoiceStarGiftTransfer: Sendable {
             public let stargift: Api.InputSavedStarGift
             public let toId: Api.InputPeer
@@ -859,6 +961,8 @@ extension Api {
         }
 
         /// `inputInvoicePremiumGiftStars#dabab2ef flags:# user_id:InputUser months:int message:flags.0?TextWithEntities = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoicePremiumGiftStars>
         public final class Cons_inputInvoicePremiumGiftStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -884,6 +988,8 @@ extension Api {
         }
 
         /// `inputInvoiceBusinessBotTransferStars#f4997e42 bot:InputUser stars:long = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceBusinessBotTransferStars>
         public final class Cons_inputInvoiceBusinessBotTransferStars: Sendable {
             public let bot: Api.InputUser
             public let stars: Int64
@@ -895,6 +1001,8 @@ extension Api {
         }
 
         /// `inputInvoiceStarGiftResale#e9b0c658 flags:# ton:flags.0?true show_name:flags.2?true slug:string to_id:InputPeer message:flags.1?TextWithEntities = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftResale>
         public final class Cons_inputInvoiceStarGiftResale: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -924,6 +1032,8 @@ extension Api {
         }
 
         /// `inputInvoiceStarGiftPrepaidUpgrade#9a0b48b8 peer:InputPeer hash:string = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftPrepaidUpgrade>
         public final class Cons_inputInvoiceStarGiftPrepaidUpgrade: Sendable {
             public let peer: Api.InputPeer
             public let hash: String
@@ -935,6 +1045,8 @@ extension Api {
         }
 
         /// `inputInvoicePremiumAuthCode#3e77f614 purpose:InputStorePaymentPurpose = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoicePremiumAuthCode>
         public final class Cons_inputInvoicePremiumAuthCode: Sendable {
             public let purpose: Api.InputStorePaymentPurpose
 
@@ -944,6 +1056,8 @@ extension Api {
         }
 
         /// `inputInvoiceStarGiftDropOriginalDetails#0923d8d1 stargift:InputSavedStarGift = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftDropOriginalDetails>
         public final class Cons_inputInvoiceStarGiftDropOriginalDetails: Sendable {
             public let stargift: Api.InputSavedStarGift
 
@@ -953,6 +1067,8 @@ extension Api {
         }
 
         /// `inputInvoiceStarGiftAuctionBid#1ecafa10 flags:# hide_name:flags.0?true update_bid:flags.2?true peer:flags.3?InputPeer gift_id:long bid_amount:long message:flags.1?TextWithEntities = InputInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInvoiceStarGiftAuctionBid>
         public final class Cons_inputInvoiceStarGiftAuctionBid: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1320,11 +1436,17 @@ extension Api {
 extension Api {
     /// TL type `ReadParticipantDate`. Constructors:
     /// - `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
+    ///
+    /// <https://core.telegram.org/type/ReadParticipantDate>
     public enum ReadParticipantDate: TLSchemaDescribed, TLParsable {
         /// `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
+        ///
+        /// <https://core.telegram.org/constructor/readParticipantDate>
         case readParticipantDate(Cons_readParticipantDate)
 
         /// `readParticipantDate#4a4ff172 user_id:long date:int = ReadParticipantDate;`
+        ///
+        /// <https://core.telegram.org/constructor/readParticipantDate>
         public final class Cons_readParticipantDate: Sendable {
             public let userId: Int64
             public let date: Int32
@@ -1381,11 +1503,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.CheckedGiftCode`. Constructors:
     /// - `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
+    ///
+    /// <https://core.telegram.org/type/payments.CheckedGiftCode>
     public enum CheckedGiftCode: TLSchemaDescribed, TLParsable {
         /// `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.checkedGiftCode>
         case checkedGiftCode(Cons_checkedGiftCode)
 
         /// `payments.checkedGiftCode#eb983f8f flags:# via_giveaway:flags.2?true from_id:flags.4?Peer giveaway_msg_id:flags.3?int to_id:flags.0?long date:int days:int used_date:flags.1?int chats:Vector<Chat> users:Vector<User> = payments.CheckedGiftCode;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.checkedGiftCode>
         public final class Cons_checkedGiftCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1518,11 +1646,17 @@ extension Api.payments {
 extension Api {
     /// TL type `InputBusinessBotRecipients`. Constructors:
     /// - `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
+    ///
+    /// <https://core.telegram.org/type/InputBusinessBotRecipients>
     public enum InputBusinessBotRecipients: TLSchemaDescribed, TLParsable {
         /// `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessBotRecipients>
         case inputBusinessBotRecipients(Cons_inputBusinessBotRecipients)
 
         /// `inputBusinessBotRecipients#c4e5921e flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> exclude_users:flags.6?Vector<InputUser> = InputBusinessBotRecipients;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessBotRecipients>
         public final class Cons_inputBusinessBotRecipients: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1616,10 +1750,16 @@ extension Api {
     /// TL type `ReactionNotificationsFrom`. Constructors:
     /// - `reactionNotificationsFromContacts#bac3a61a = ReactionNotificationsFrom;`
     /// - `reactionNotificationsFromAll#4b9e22a0 = ReactionNotificationsFrom;`
+    ///
+    /// <https://core.telegram.org/type/ReactionNotificationsFrom>
     public enum ReactionNotificationsFrom: TLSchemaDescribed, TLParsable {
         /// `reactionNotificationsFromContacts#bac3a61a = ReactionNotificationsFrom;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionNotificationsFromContacts>
         case reactionNotificationsFromContacts
         /// `reactionNotificationsFromAll#4b9e22a0 = ReactionNotificationsFrom;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionNotificationsFromAll>
         case reactionNotificationsFromAll
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1662,11 +1802,17 @@ extension Api {
 extension Api {
     /// TL type `MessageReactor`. Constructors:
     /// - `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
+    ///
+    /// <https://core.telegram.org/type/MessageReactor>
     public enum MessageReactor: TLSchemaDescribed, TLParsable {
         /// `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReactor>
         case messageReactor(Cons_messageReactor)
 
         /// `messageReactor#4ba3a95a flags:# top:flags.0?true my:flags.1?true anonymous:flags.2?true peer_id:flags.3?Peer count:int = MessageReactor;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReactor>
         public final class Cons_messageReactor: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1749,15 +1895,25 @@ extension Api {
     /// - `inputChatThemeEmpty#83268483 = InputChatTheme;`
     /// - `inputChatTheme#c93de95c emoticon:string = InputChatTheme;`
     /// - `inputChatThemeUniqueGift#87e5dfe4 slug:string = InputChatTheme;`
+    ///
+    /// <https://core.telegram.org/type/InputChatTheme>
     public enum InputChatTheme: TLSchemaDescribed, TLParsable {
         /// `inputChatThemeEmpty#83268483 = InputChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatThemeEmpty>
         case inputChatThemeEmpty
         /// `inputChatTheme#c93de95c emoticon:string = InputChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatTheme>
         case inputChatTheme(Cons_inputChatTheme)
         /// `inputChatThemeUniqueGift#87e5dfe4 slug:string = InputChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatThemeUniqueGift>
         case inputChatThemeUniqueGift(Cons_inputChatThemeUniqueGift)
 
         /// `inputChatTheme#c93de95c emoticon:string = InputChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatTheme>
         public final class Cons_inputChatTheme: Sendable {
             public let emoticon: String
 
@@ -1767,6 +1923,8 @@ extension Api {
         }
 
         /// `inputChatThemeUniqueGift#87e5dfe4 slug:string = InputChatTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatThemeUniqueGift>
         public final class Cons_inputChatThemeUniqueGift: Sendable {
             public let slug: String
 
@@ -1837,13 +1995,21 @@ extension Api.payments {
     /// TL type `payments.StarGiftActiveAuctions`. Constructors:
     /// - `payments.starGiftActiveAuctionsNotModified#db33dad0 = payments.StarGiftActiveAuctions;`
     /// - `payments.starGiftActiveAuctions#aef6abbc auctions:Vector<StarGiftActiveAuctionState> users:Vector<User> chats:Vector<Chat> = payments.StarGiftActiveAuctions;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarGiftActiveAuctions>
     public enum StarGiftActiveAuctions: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftActiveAuctionsNotModified#db33dad0 = payments.StarGiftActiveAuctions;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftActiveAuctionsNotModified>
         case starGiftActiveAuctionsNotModified
         /// `payments.starGiftActiveAuctions#aef6abbc auctions:Vector<StarGiftActiveAuctionState> users:Vector<User> chats:Vector<Chat> = payments.StarGiftActiveAuctions;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftActiveAuctions>
         case starGiftActiveAuctions(Cons_starGiftActiveAuctions)
 
         /// `payments.starGiftActiveAuctions#aef6abbc auctions:Vector<StarGiftActiveAuctionState> users:Vector<User> chats:Vector<Chat> = payments.StarGiftActiveAuctions;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftActiveAuctions>
         public final class Cons_starGiftActiveAuctions: Sendable {
             public let auctions: [Api.StarGiftActiveAuctionState]
             public let users: [Api.User]
@@ -1910,11 +2076,17 @@ extension Api.payments {
 extension Api.bots {
     /// TL type `bots.ExportedBotToken`. Constructors:
     /// - `bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;`
+    ///
+    /// <https://core.telegram.org/type/bots.ExportedBotToken>
     public enum ExportedBotToken: TLSchemaDescribed, TLParsable {
         /// `bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.exportedBotToken>
         case exportedBotToken(Cons_exportedBotToken)
 
         /// `bots.exportedBotToken#3c60b621 token:string = bots.ExportedBotToken;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.exportedBotToken>
         public final class Cons_exportedBotToken: Sendable {
             public let token: String
 
@@ -1962,6 +2134,8 @@ extension Api.bots {
 
 extension Api.functions.account {
     /// `account.getTheme#3a5869ec format:string theme:InputTheme = Theme;`
+    ///
+    /// <https://core.telegram.org/method/account.getTheme>
     public static func getTheme(format: String, theme: Api.InputTheme) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
         let buffer = Buffer()
         getTheme(into: buffer, format: format, theme: theme)
@@ -1978,6 +2152,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateConnectedBot#66a08c7e flags:# deleted:flags.1?true rights:flags.0?BusinessBotRights bot:InputUser recipients:InputBusinessBotRecipients = Updates;`
+    ///
+    /// <https://core.telegram.org/method/account.updateConnectedBot>
     public static func updateConnectedBot(deleted: Bool = false, rights: Api.BusinessBotRights? = nil, bot: Api.InputUser, recipients: Api.InputBusinessBotRecipients) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateConnectedBot(into: buffer, deleted: deleted, rights: rights, bot: bot, recipients: recipients)
@@ -2001,6 +2177,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getConnectedBots#4ea4c80f = account.ConnectedBots;`
+    ///
+    /// <https://core.telegram.org/method/account.getConnectedBots>
     public static func getConnectedBots() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ConnectedBots>) {
         let buffer = Buffer()
         getConnectedBots(into: buffer)
@@ -2015,6 +2193,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.setBotCallbackAnswer#d58f130a flags:# alert:flags.1?true query_id:long message:flags.0?string url:flags.2?string cache_time:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setBotCallbackAnswer>
     public static func setBotCallbackAnswer(alert: Bool = false, queryId: Int64, message: String? = nil, url: String? = nil, cacheTime: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotCallbackAnswer(into: buffer, alert: alert, queryId: queryId, message: message, url: url, cacheTime: cacheTime)
@@ -2044,6 +2224,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setBotPrecheckoutResults#09c2dd95 flags:# success:flags.1?true query_id:long error:flags.0?string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setBotPrecheckoutResults>
     public static func setBotPrecheckoutResults(success: Bool = false, queryId: Int64, error: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotPrecheckoutResults(into: buffer, success: success, queryId: queryId, error: error)
@@ -2068,6 +2250,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getFavedStickers#04f1aaa9 hash:long = messages.FavedStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getFavedStickers>
     public static func getFavedStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FavedStickers>) {
         let buffer = Buffer()
         getFavedStickers(into: buffer, hash: hash)
@@ -2085,6 +2269,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.savePreparedInlineMessage#f21f7f2f flags:# result:InputBotInlineResult user_id:InputUser peer_types:flags.0?Vector<InlineQueryPeerType> = messages.BotPreparedInlineMessage;`
+    ///
+    /// <https://core.telegram.org/method/messages.savePreparedInlineMessage>
     public static func savePreparedInlineMessage(result: Api.InputBotInlineResult, userId: Api.InputUser, peerTypes: [Api.InlineQueryPeerType]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotPreparedInlineMessage>) {
         let buffer = Buffer()
         savePreparedInlineMessage(into: buffer, result: result, userId: userId, peerTypes: peerTypes)
@@ -2109,6 +2295,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.acceptTermsOfService#ee72f79a id:DataJSON = Bool;`
+    ///
+    /// <https://core.telegram.org/method/help.acceptTermsOfService>
     public static func acceptTermsOfService(id: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         acceptTermsOfService(into: buffer, id: id)
@@ -2124,6 +2312,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.updateColor#d8aa3671 flags:# for_profile:flags.1?true channel:InputChannel color:flags.2?int background_emoji_id:flags.0?long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.updateColor>
     public static func updateColor(forProfile: Bool = false, channel: Api.InputChannel, color: Int32? = nil, backgroundEmojiId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateColor(into: buffer, forProfile: forProfile, channel: channel, color: color, backgroundEmojiId: backgroundEmojiId)
@@ -2154,6 +2344,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.getStarsTopupOptions#c00ec7d3 = Vector<StarsTopupOption>;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsTopupOptions>
     public static func getStarsTopupOptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.StarsTopupOption]>) {
         let buffer = Buffer()
         getStarsTopupOptions(into: buffer)
@@ -2168,6 +2360,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getSavedStarGift#b455a106 stargift:Vector<InputSavedStarGift> = payments.SavedStarGifts;`
+    ///
+    /// <https://core.telegram.org/method/payments.getSavedStarGift>
     public static func getSavedStarGift(stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedStarGifts>) {
         let buffer = Buffer()
         getSavedStarGift(into: buffer, stargift: stargift)
@@ -2183,6 +2377,8 @@ extension Api.functions.payments {
 
 extension Api.functions.langpack {
     /// `langpack.getLanguages#42c6978f lang_pack:string = Vector<LangPackLanguage>;`
+    ///
+    /// <https://core.telegram.org/method/langpack.getLanguages>
     public static func getLanguages(langPack: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.LangPackLanguage]>) {
         let buffer = Buffer()
         getLanguages(into: buffer, langPack: langPack)

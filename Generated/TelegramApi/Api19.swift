@@ -9,15 +9,25 @@ extension Api {
     /// - `inputChatPhotoEmpty#1ca48f57 = InputChatPhoto;`
     /// - `inputChatUploadedPhoto#bdcdaec0 flags:# file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.3?VideoSize = InputChatPhoto;`
     /// - `inputChatPhoto#8953ad37 id:InputPhoto = InputChatPhoto;`
+    ///
+    /// <https://core.telegram.org/type/InputChatPhoto>
     public enum InputChatPhoto: TLSchemaDescribed, TLParsable {
         /// `inputChatPhotoEmpty#1ca48f57 = InputChatPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatPhotoEmpty>
         case inputChatPhotoEmpty
         /// `inputChatUploadedPhoto#bdcdaec0 flags:# file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.3?VideoSize = InputChatPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatUploadedPhoto>
         case inputChatUploadedPhoto(Cons_inputChatUploadedPhoto)
         /// `inputChatPhoto#8953ad37 id:InputPhoto = InputChatPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatPhoto>
         case inputChatPhoto(Cons_inputChatPhoto)
 
         /// `inputChatUploadedPhoto#bdcdaec0 flags:# file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.3?VideoSize = InputChatPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatUploadedPhoto>
         public final class Cons_inputChatUploadedPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -49,6 +59,8 @@ extension Api {
         }
 
         /// `inputChatPhoto#8953ad37 id:InputPhoto = InputChatPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatPhoto>
         public final class Cons_inputChatPhoto: Sendable {
             public let id: Api.InputPhoto
 
@@ -154,23 +166,41 @@ extension Api {
     /// - `channelForbidden#17d493d5 flags:# broadcast:flags.5?true megagroup:flags.8?true monoforum:flags.10?true id:long access_hash:long title:string until_date:flags.16?int = Chat;`
     /// - `communityForbidden#fd3cdab8 flags:# id:long access_hash:flags.13?long title:string = Chat;`
     /// - `community#65efe954 flags:# creator:flags.0?true left:flags.2?true min:flags.12?true flags2:# collapsed_in_dialogs:flags2.20?true id:long access_hash:flags.13?long title:string photo:ChatPhoto date:int admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
+    ///
+    /// <https://core.telegram.org/type/Chat>
     public enum Chat: TLSchemaDescribed, TLParsable {
         /// `chatEmpty#29562865 id:long = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/chatEmpty>
         case chatEmpty(Cons_chatEmpty)
         /// `chat#41cbf256 flags:# creator:flags.0?true left:flags.2?true deactivated:flags.5?true call_active:flags.23?true call_not_empty:flags.24?true noforwards:flags.25?true id:long title:string photo:ChatPhoto participants_count:int date:int version:int migrated_to:flags.6?InputChannel admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/chat>
         case chat(Cons_chat)
         /// `chatForbidden#6592a1a7 id:long title:string = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/chatForbidden>
         case chatForbidden(Cons_chatForbidden)
         /// `channel#d49f34c6 flags:# creator:flags.0?true left:flags.2?true broadcast:flags.5?true verified:flags.7?true megagroup:flags.8?true restricted:flags.9?true signatures:flags.11?true min:flags.12?true scam:flags.19?true has_link:flags.20?true has_geo:flags.21?true slowmode_enabled:flags.22?true call_active:flags.23?true call_not_empty:flags.24?true fake:flags.25?true gigagroup:flags.26?true noforwards:flags.27?true join_to_send:flags.28?true join_request:flags.29?true forum:flags.30?true flags2:# stories_hidden:flags2.1?true stories_hidden_min:flags2.2?true stories_unavailable:flags2.3?true signature_profiles:flags2.12?true autotranslation:flags2.15?true broadcast_messages_allowed:flags2.16?true monoforum:flags2.17?true forum_tabs:flags2.19?true id:long access_hash:flags.13?long title:string username:flags.6?string photo:ChatPhoto date:int restriction_reason:flags.9?Vector<RestrictionReason> admin_rights:flags.14?ChatAdminRights banned_rights:flags.15?ChatBannedRights default_banned_rights:flags.18?ChatBannedRights participants_count:flags.17?int usernames:flags2.0?Vector<Username> stories_max_id:flags2.4?RecentStory color:flags2.7?PeerColor profile_color:flags2.8?PeerColor emoji_status:flags2.9?EmojiStatus level:flags2.10?int subscription_until_date:flags2.11?int bot_verification_icon:flags2.13?long send_paid_messages_stars:flags2.14?long linked_monoforum_id:flags2.18?long linked_community_id:flags2.20?long = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/channel>
         case channel(Cons_channel)
         /// `channelForbidden#17d493d5 flags:# broadcast:flags.5?true megagroup:flags.8?true monoforum:flags.10?true id:long access_hash:long title:string until_date:flags.16?int = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/channelForbidden>
         case channelForbidden(Cons_channelForbidden)
         /// `communityForbidden#fd3cdab8 flags:# id:long access_hash:flags.13?long title:string = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/communityForbidden>
         case communityForbidden(Cons_communityForbidden)
         /// `community#65efe954 flags:# creator:flags.0?true left:flags.2?true min:flags.12?true flags2:# collapsed_in_dialogs:flags2.20?true id:long access_hash:flags.13?long title:string photo:ChatPhoto date:int admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/community>
         case community(Cons_community)
 
         /// `chatEmpty#29562865 id:long = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/chatEmpty>
         public struct Cons_chatEmpty: Sendable {
             public let id: Int64
 
@@ -180,6 +210,8 @@ extension Api {
         }
 
         /// `chat#41cbf256 flags:# creator:flags.0?true left:flags.2?true deactivated:flags.5?true call_active:flags.23?true call_not_empty:flags.24?true noforwards:flags.25?true id:long title:string photo:ChatPhoto participants_count:int date:int version:int migrated_to:flags.6?InputChannel admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/chat>
         public final class Cons_chat: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -237,6 +269,8 @@ extension Api {
         }
 
         /// `chatForbidden#6592a1a7 id:long title:string = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/chatForbidden>
         public final class Cons_chatForbidden: Sendable {
             public let id: Int64
             public let title: String
@@ -248,6 +282,8 @@ extension Api {
         }
 
         /// `channel#d49f34c6 flags:# creator:flags.0?true left:flags.2?true broadcast:flags.5?true verified:flags.7?true megagroup:flags.8?true restricted:flags.9?true signatures:flags.11?true min:flags.12?true scam:flags.19?true has_link:flags.20?true has_geo:flags.21?true slowmode_enabled:flags.22?true call_active:flags.23?true call_not_empty:flags.24?true fake:flags.25?true gigagroup:flags.26?true noforwards:flags.27?true join_to_send:flags.28?true join_request:flags.29?true forum:flags.30?true flags2:# stories_hidden:flags2.1?true stories_hidden_min:flags2.2?true stories_unavailable:flags2.3?true signature_profiles:flags2.12?true autotranslation:flags2.15?true broadcast_messages_allowed:flags2.16?true monoforum:flags2.17?true forum_tabs:flags2.19?true id:long access_hash:flags.13?long title:string username:flags.6?string photo:ChatPhoto date:int restriction_reason:flags.9?Vector<RestrictionReason> admin_rights:flags.14?ChatAdminRights banned_rights:flags.15?ChatBannedRights default_banned_rights:flags.18?ChatBannedRights participants_count:flags.17?int usernames:flags2.0?Vector<Username> stories_max_id:flags2.4?RecentStory color:flags2.7?PeerColor profile_color:flags2.8?PeerColor emoji_status:flags2.9?EmojiStatus level:flags2.10?int subscription_until_date:flags2.11?int bot_verification_icon:flags2.13?long send_paid_messages_stars:flags2.14?long linked_monoforum_id:flags2.18?long linked_community_id:flags2.20?long = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/channel>
         public final class Cons_channel: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -408,6 +444,8 @@ extension Api {
         }
 
         /// `channelForbidden#17d493d5 flags:# broadcast:flags.5?true megagroup:flags.8?true monoforum:flags.10?true id:long access_hash:long title:string until_date:flags.16?int = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/channelForbidden>
         public final class Cons_channelForbidden: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -442,6 +480,8 @@ extension Api {
         }
 
         /// `communityForbidden#fd3cdab8 flags:# id:long access_hash:flags.13?long title:string = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/communityForbidden>
         public final class Cons_communityForbidden: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -467,6 +507,8 @@ extension Api {
         }
 
         /// `community#65efe954 flags:# creator:flags.0?true left:flags.2?true min:flags.12?true flags2:# collapsed_in_dialogs:flags2.20?true id:long access_hash:flags.13?long title:string photo:ChatPhoto date:int admin_rights:flags.14?ChatAdminRights default_banned_rights:flags.18?ChatBannedRights = Chat;`
+        ///
+        /// <https://core.telegram.org/constructor/community>
         public final class Cons_community: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -923,11 +965,17 @@ extension Api {
 extension Api {
     /// TL type `UserFull`. Constructors:
     /// - `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
+    ///
+    /// <https://core.telegram.org/type/UserFull>
     public enum UserFull: TLSchemaDescribed, TLParsable {
         /// `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
+        ///
+        /// <https://core.telegram.org/constructor/userFull>
         case userFull(Cons_userFull)
 
         /// `userFull#06cbe645 flags:# blocked:flags.0?true phone_calls_available:flags.4?true phone_calls_private:flags.5?true can_pin_message:flags.7?true has_scheduled:flags.12?true video_calls_available:flags.13?true voice_messages_forbidden:flags.20?true translations_disabled:flags.23?true stories_pinned_available:flags.26?true blocked_my_stories_from:flags.27?true wallpaper_overridden:flags.28?true contact_require_premium:flags.29?true read_dates_private:flags.30?true flags2:# sponsored_enabled:flags2.7?true can_view_revenue:flags2.9?true bot_can_manage_emoji_status:flags2.10?true display_gifts_button:flags2.16?true noforwards_my_enabled:flags2.23?true noforwards_peer_enabled:flags2.24?true unofficial_security_risk:flags2.26?true id:long about:flags.1?string settings:PeerSettings personal_photo:flags.21?Photo profile_photo:flags.2?Photo fallback_photo:flags.22?Photo notify_settings:PeerNotifySettings bot_info:flags.3?BotInfo pinned_msg_id:flags.6?int common_chats_count:int folder_id:flags.11?int ttl_period:flags.14?int theme:flags.15?ChatTheme private_forward_name:flags.16?string bot_group_admin_rights:flags.17?ChatAdminRights bot_broadcast_admin_rights:flags.18?ChatAdminRights wallpaper:flags.24?WallPaper stories:flags.25?PeerStories business_work_hours:flags2.0?BusinessWorkHours business_location:flags2.1?BusinessLocation business_greeting_message:flags2.2?BusinessGreetingMessage business_away_message:flags2.3?BusinessAwayMessage business_intro:flags2.4?BusinessIntro birthday:flags2.5?Birthday personal_channel_id:flags2.6?long personal_channel_message:flags2.6?int stargifts_count:flags2.8?int starref_program:flags2.11?StarRefProgram bot_verification:flags2.12?BotVerification send_paid_messages_stars:flags2.14?long disallowed_gifts:flags2.15?DisallowedGiftsSettings stars_rating:flags2.17?StarsRating stars_my_pending_rating:flags2.18?StarsRating stars_my_pending_rating_date:flags2.18?int main_tab:flags2.20?ProfileTab saved_music:flags2.21?Document note:flags2.22?TextWithEntities bot_manager_id:flags2.25?long = UserFull;`
+        ///
+        /// <https://core.telegram.org/constructor/userFull>
         public final class Cons_userFull: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1425,11 +1473,17 @@ extension Api {
 extension Api.help {
     /// TL type `help.Support`. Constructors:
     /// - `help.support#17c6b5f6 phone_number:string user:User = help.Support;`
+    ///
+    /// <https://core.telegram.org/type/help.Support>
     public enum Support: TLSchemaDescribed, TLParsable {
         /// `help.support#17c6b5f6 phone_number:string user:User = help.Support;`
+        ///
+        /// <https://core.telegram.org/constructor/help.support>
         case support(Cons_support)
 
         /// `help.support#17c6b5f6 phone_number:string user:User = help.Support;`
+        ///
+        /// <https://core.telegram.org/constructor/help.support>
         public final class Cons_support: Sendable {
             public let phoneNumber: String
             public let user: Api.User
@@ -1495,33 +1549,61 @@ extension Api {
     /// - `inputPrivacyValueAllowPremium#77cdc9f1 = InputPrivacyRule;`
     /// - `inputPrivacyValueAllowBots#5a4fcce5 = InputPrivacyRule;`
     /// - `inputPrivacyValueDisallowBots#c4e57915 = InputPrivacyRule;`
+    ///
+    /// <https://core.telegram.org/type/InputPrivacyRule>
     public enum InputPrivacyRule: TLSchemaDescribed, TLParsable {
         /// `inputPrivacyValueAllowContacts#0d09e07b = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowContacts>
         case inputPrivacyValueAllowContacts
         /// `inputPrivacyValueAllowAll#184b35ce = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowAll>
         case inputPrivacyValueAllowAll
         /// `inputPrivacyValueAllowUsers#131cc67f users:Vector<InputUser> = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowUsers>
         case inputPrivacyValueAllowUsers(Cons_inputPrivacyValueAllowUsers)
         /// `inputPrivacyValueDisallowContacts#0ba52007 = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowContacts>
         case inputPrivacyValueDisallowContacts
         /// `inputPrivacyValueDisallowAll#d66b66c9 = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowAll>
         case inputPrivacyValueDisallowAll
         /// `inputPrivacyValueDisallowUsers#90110467 users:Vector<InputUser> = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowUsers>
         case inputPrivacyValueDisallowUsers(Cons_inputPrivacyValueDisallowUsers)
         /// `inputPrivacyValueAllowChatParticipants#840649cf chats:Vector<long> = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowChatParticipants>
         case inputPrivacyValueAllowChatParticipants(Cons_inputPrivacyValueAllowChatParticipants)
         /// `inputPrivacyValueDisallowChatParticipants#e94f0f86 chats:Vector<long> = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowChatParticipants>
         case inputPrivacyValueDisallowChatParticipants(Cons_inputPrivacyValueDisallowChatParticipants)
         /// `inputPrivacyValueAllowCloseFriends#2f453e49 = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowCloseFriends>
         case inputPrivacyValueAllowCloseFriends
         /// `inputPrivacyValueAllowPremium#77cdc9f1 = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowPremium>
         case inputPrivacyValueAllowPremium
         /// `inputPrivacyValueAllowBots#5a4fcce5 = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowBots>
         case inputPrivacyValueAllowBots
         /// `inputPrivacyValueDisallowBots#c4e57915 = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowBots>
         case inputPrivacyValueDisallowBots
 
         /// `inputPrivacyValueAllowUsers#131cc67f users:Vector<InputUser> = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowUsers>
         public final class Cons_inputPrivacyValueAllowUsers: Sendable {
             public let users: [Api.InputUser]
 
@@ -1531,6 +1613,8 @@ extension Api {
         }
 
         /// `inputPrivacyValueDisallowUsers#90110467 users:Vector<InputUser> = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowUsers>
         public final class Cons_inputPrivacyValueDisallowUsers: Sendable {
             public let users: [Api.InputUser]
 
@@ -1540,6 +1624,8 @@ extension Api {
         }
 
         /// `inputPrivacyValueAllowChatParticipants#840649cf chats:Vector<long> = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueAllowChatParticipants>
         public final class Cons_inputPrivacyValueAllowChatParticipants: Sendable {
             public let chats: [Int64]
 
@@ -1549,6 +1635,8 @@ extension Api {
         }
 
         /// `inputPrivacyValueDisallowChatParticipants#e94f0f86 chats:Vector<long> = InputPrivacyRule;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPrivacyValueDisallowChatParticipants>
         public final class Cons_inputPrivacyValueDisallowChatParticipants: Sendable {
             public let chats: [Int64]
 
@@ -1695,11 +1783,17 @@ extension Api {
 extension Api {
     /// TL type `MaskCoords`. Constructors:
     /// - `maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;`
+    ///
+    /// <https://core.telegram.org/type/MaskCoords>
     public enum MaskCoords: TLSchemaDescribed, TLParsable {
         /// `maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;`
+        ///
+        /// <https://core.telegram.org/constructor/maskCoords>
         case maskCoords(Cons_maskCoords)
 
         /// `maskCoords#aed6dbb2 n:int x:double y:double zoom:double = MaskCoords;`
+        ///
+        /// <https://core.telegram.org/constructor/maskCoords>
         public final class Cons_maskCoords: Sendable {
             public let n: Int32
             public let x: Double
@@ -1766,11 +1860,17 @@ extension Api {
 extension Api {
     /// TL type `LangPackDifference`. Constructors:
     /// - `langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;`
+    ///
+    /// <https://core.telegram.org/type/LangPackDifference>
     public enum LangPackDifference: TLSchemaDescribed, TLParsable {
         /// `langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackDifference>
         case langPackDifference(Cons_langPackDifference)
 
         /// `langPackDifference#f385c1f6 lang_code:string from_version:int version:int strings:Vector<LangPackString> = LangPackDifference;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackDifference>
         public final class Cons_langPackDifference: Sendable {
             public let langCode: String
             public let fromVersion: Int32
@@ -1837,11 +1937,17 @@ extension Api {
 extension Api {
     /// TL type `InputSecureValue`. Constructors:
     /// - `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
+    ///
+    /// <https://core.telegram.org/type/InputSecureValue>
     public enum InputSecureValue: TLSchemaDescribed, TLParsable {
         /// `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSecureValue>
         case inputSecureValue(Cons_inputSecureValue)
 
         /// `inputSecureValue#db21d0a7 flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?InputSecureFile reverse_side:flags.2?InputSecureFile selfie:flags.3?InputSecureFile translation:flags.6?Vector<InputSecureFile> files:flags.4?Vector<InputSecureFile> plain_data:flags.5?SecurePlainData = InputSecureValue;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSecureValue>
         public final class Cons_inputSecureValue: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1981,13 +2087,21 @@ extension Api.help {
     /// TL type `help.UserInfo`. Constructors:
     /// - `help.userInfoEmpty#f3ae2eed = help.UserInfo;`
     /// - `help.userInfo#01eb3758 message:string entities:Vector<MessageEntity> author:string date:int = help.UserInfo;`
+    ///
+    /// <https://core.telegram.org/type/help.UserInfo>
     public enum UserInfo: TLSchemaDescribed, TLParsable {
         /// `help.userInfoEmpty#f3ae2eed = help.UserInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/help.userInfoEmpty>
         case userInfoEmpty
         /// `help.userInfo#01eb3758 message:string entities:Vector<MessageEntity> author:string date:int = help.UserInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/help.userInfo>
         case userInfo(Cons_userInfo)
 
         /// `help.userInfo#01eb3758 message:string entities:Vector<MessageEntity> author:string date:int = help.UserInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/help.userInfo>
         public final class Cons_userInfo: Sendable {
             public let message: String
             public let entities: [Api.MessageEntity]
@@ -2059,11 +2173,17 @@ extension Api.help {
 extension Api.messages {
     /// TL type `messages.SearchCounter`. Constructors:
     /// - `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
+    ///
+    /// <https://core.telegram.org/type/messages.SearchCounter>
     public enum SearchCounter: TLSchemaDescribed, TLParsable {
         /// `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.searchCounter>
         case searchCounter(Cons_searchCounter)
 
         /// `messages.searchCounter#e844ebff flags:# inexact:flags.1?true filter:MessagesFilter count:int = messages.SearchCounter;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.searchCounter>
         public final class Cons_searchCounter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2138,15 +2258,25 @@ extension Api {
     /// - `dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;`
     /// - `dialogFilterDefault#363293ae = DialogFilter;`
     /// - `dialogFilterChatlist#96537bd7 flags:# has_my_invites:flags.26?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> = DialogFilter;`
+    ///
+    /// <https://core.telegram.org/type/DialogFilter>
     public enum DialogFilter: TLSchemaDescribed, TLParsable {
         /// `dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFilter>
         case dialogFilter(Cons_dialogFilter)
         /// `dialogFilterDefault#363293ae = DialogFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFilterDefault>
         case dialogFilterDefault
         /// `dialogFilterChatlist#96537bd7 flags:# has_my_invites:flags.26?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> = DialogFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFilterChatlist>
         case dialogFilterChatlist(Cons_dialogFilterChatlist)
 
         /// `dialogFilter#aa472651 flags:# contacts:flags.0?true non_contacts:flags.1?true groups:flags.2?true broadcasts:flags.3?true bots:flags.4?true exclude_muted:flags.11?true exclude_read:flags.12?true exclude_archived:flags.13?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> exclude_peers:Vector<InputPeer> = DialogFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFilter>
         public final class Cons_dialogFilter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2203,6 +2333,8 @@ extension Api {
         }
 
         /// `dialogFilterChatlist#96537bd7 flags:# has_my_invites:flags.26?true title_noanimate:flags.28?true id:int title:TextWithEntities emoticon:flags.25?string color:flags.27?int pinned_peers:Vector<InputPeer> include_peers:Vector<InputPeer> = DialogFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFilterChatlist>
         public final class Cons_dialogFilterChatlist: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2369,11 +2501,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.ChatAdminsWithInvites`. Constructors:
     /// - `messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;`
+    ///
+    /// <https://core.telegram.org/type/messages.ChatAdminsWithInvites>
     public enum ChatAdminsWithInvites: TLSchemaDescribed, TLParsable {
         /// `messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatAdminsWithInvites>
         case chatAdminsWithInvites(Cons_chatAdminsWithInvites)
 
         /// `messages.chatAdminsWithInvites#b69b72d7 admins:Vector<ChatAdminWithInvites> users:Vector<User> = messages.ChatAdminsWithInvites;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatAdminsWithInvites>
         public final class Cons_chatAdminsWithInvites: Sendable {
             public let admins: [Api.ChatAdminWithInvites]
             public let users: [Api.User]
@@ -2428,11 +2566,17 @@ extension Api.messages {
 extension Api {
     /// TL type `MessagePeerReaction`. Constructors:
     /// - `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
+    ///
+    /// <https://core.telegram.org/type/MessagePeerReaction>
     public enum MessagePeerReaction: TLSchemaDescribed, TLParsable {
         /// `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/messagePeerReaction>
         case messagePeerReaction(Cons_messagePeerReaction)
 
         /// `messagePeerReaction#8c79b63c flags:# big:flags.0?true unread:flags.1?true my:flags.2?true peer_id:Peer date:int reaction:Reaction = MessagePeerReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/messagePeerReaction>
         public final class Cons_messagePeerReaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2516,13 +2660,21 @@ extension Api {
     /// TL type `MessageExtendedMedia` (recursive). Constructors:
     /// - `messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;`
     /// - `messageExtendedMedia#ee479c64 media:MessageMedia = MessageExtendedMedia;`
+    ///
+    /// <https://core.telegram.org/type/MessageExtendedMedia>
     public enum MessageExtendedMedia: TLSchemaDescribed, TLParsable {
         /// `messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageExtendedMediaPreview>
         case messageExtendedMediaPreview(Cons_messageExtendedMediaPreview)
         /// `messageExtendedMedia#ee479c64 media:MessageMedia = MessageExtendedMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageExtendedMedia>
         case messageExtendedMedia(Cons_messageExtendedMedia)
 
         /// `messageExtendedMediaPreview#ad628cc8 flags:# w:flags.0?int h:flags.0?int thumb:flags.1?PhotoSize video_duration:flags.2?int = MessageExtendedMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageExtendedMediaPreview>
         public final class Cons_messageExtendedMediaPreview: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2553,6 +2705,8 @@ extension Api {
         }
 
         /// `messageExtendedMedia#ee479c64 media:MessageMedia = MessageExtendedMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/messageExtendedMedia>
         public final class Cons_messageExtendedMedia: Sendable {
             public let media: Api.MessageMedia
 
@@ -2650,13 +2804,21 @@ extension Api {
     /// TL type `InputCollectible`. Constructors:
     /// - `inputCollectibleUsername#e39460a9 username:string = InputCollectible;`
     /// - `inputCollectiblePhone#a2e214a4 phone:string = InputCollectible;`
+    ///
+    /// <https://core.telegram.org/type/InputCollectible>
     public enum InputCollectible: TLSchemaDescribed, TLParsable {
         /// `inputCollectibleUsername#e39460a9 username:string = InputCollectible;`
+        ///
+        /// <https://core.telegram.org/constructor/inputCollectibleUsername>
         case inputCollectibleUsername(Cons_inputCollectibleUsername)
         /// `inputCollectiblePhone#a2e214a4 phone:string = InputCollectible;`
+        ///
+        /// <https://core.telegram.org/constructor/inputCollectiblePhone>
         case inputCollectiblePhone(Cons_inputCollectiblePhone)
 
         /// `inputCollectibleUsername#e39460a9 username:string = InputCollectible;`
+        ///
+        /// <https://core.telegram.org/constructor/inputCollectibleUsername>
         public final class Cons_inputCollectibleUsername: Sendable {
             public let username: String
 
@@ -2666,6 +2828,8 @@ extension Api {
         }
 
         /// `inputCollectiblePhone#a2e214a4 phone:string = InputCollectible;`
+        ///
+        /// <https://core.telegram.org/constructor/inputCollectiblePhone>
         public final class Cons_inputCollectiblePhone: Sendable {
             public let phone: String
 
@@ -2728,11 +2892,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.BusinessChatLinks`. Constructors:
     /// - `account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;`
+    ///
+    /// <https://core.telegram.org/type/account.BusinessChatLinks>
     public enum BusinessChatLinks: TLSchemaDescribed, TLParsable {
         /// `account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;`
+        ///
+        /// <https://core.telegram.org/constructor/account.businessChatLinks>
         case businessChatLinks(Cons_businessChatLinks)
 
         /// `account.businessChatLinks#ec43a2d1 links:Vector<BusinessChatLink> chats:Vector<Chat> users:Vector<User> = account.BusinessChatLinks;`
+        ///
+        /// <https://core.telegram.org/constructor/account.businessChatLinks>
         public final class Cons_businessChatLinks: Sendable {
             public let links: [Api.BusinessChatLink]
             public let chats: [Api.Chat]
@@ -2792,11 +2962,17 @@ extension Api.account {
 extension Api.account {
     /// TL type `account.ResolvedBusinessChatLinks`. Constructors:
     /// - `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
+    ///
+    /// <https://core.telegram.org/type/account.ResolvedBusinessChatLinks>
     public enum ResolvedBusinessChatLinks: TLSchemaDescribed, TLParsable {
         /// `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
+        ///
+        /// <https://core.telegram.org/constructor/account.resolvedBusinessChatLinks>
         case resolvedBusinessChatLinks(Cons_resolvedBusinessChatLinks)
 
         /// `account.resolvedBusinessChatLinks#9a23af21 flags:# peer:Peer message:string entities:flags.0?Vector<MessageEntity> chats:Vector<Chat> users:Vector<User> = account.ResolvedBusinessChatLinks;`
+        ///
+        /// <https://core.telegram.org/constructor/account.resolvedBusinessChatLinks>
         public final class Cons_resolvedBusinessChatLinks: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2891,11 +3067,17 @@ extension Api.account {
 extension Api {
     /// TL type `ReactionsNotifySettings`. Constructors:
     /// - `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
+    ///
+    /// <https://core.telegram.org/type/ReactionsNotifySettings>
     public enum ReactionsNotifySettings: TLSchemaDescribed, TLParsable {
         /// `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionsNotifySettings>
         case reactionsNotifySettings(Cons_reactionsNotifySettings)
 
         /// `reactionsNotifySettings#71e4ea58 flags:# messages_notify_from:flags.0?ReactionNotificationsFrom stories_notify_from:flags.1?ReactionNotificationsFrom poll_votes_notify_from:flags.2?ReactionNotificationsFrom sound:NotificationSound show_previews:Bool = ReactionsNotifySettings;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionsNotifySettings>
         public final class Cons_reactionsNotifySettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2996,11 +3178,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.StarGiftUpgradeAttributes`. Constructors:
     /// - `payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarGiftUpgradeAttributes>
     public enum StarGiftUpgradeAttributes: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftUpgradeAttributes>
         case starGiftUpgradeAttributes(Cons_starGiftUpgradeAttributes)
 
         /// `payments.starGiftUpgradeAttributes#46c6e36f attributes:Vector<StarGiftAttribute> = payments.StarGiftUpgradeAttributes;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftUpgradeAttributes>
         public final class Cons_starGiftUpgradeAttributes: Sendable {
             public let attributes: [Api.StarGiftAttribute]
 
@@ -3048,6 +3236,8 @@ extension Api.payments {
 
 extension Api.functions.auth {
     /// `auth.requestPasswordRecovery#d897bc66 = auth.PasswordRecovery;`
+    ///
+    /// <https://core.telegram.org/method/auth.requestPasswordRecovery>
     public static func requestPasswordRecovery() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.PasswordRecovery>) {
         let buffer = Buffer()
         requestPasswordRecovery(into: buffer)
@@ -3062,6 +3252,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.getTmpPassword#449e0b51 password:InputCheckPasswordSRP period:int = account.TmpPassword;`
+    ///
+    /// <https://core.telegram.org/method/account.getTmpPassword>
     public static func getTmpPassword(password: Api.InputCheckPasswordSRP, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.TmpPassword>) {
         let buffer = Buffer()
         getTmpPassword(into: buffer, password: password, period: period)
@@ -3078,6 +3270,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getWebAuthorizations#182e6d6f = account.WebAuthorizations;`
+    ///
+    /// <https://core.telegram.org/method/account.getWebAuthorizations>
     public static func getWebAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.WebAuthorizations>) {
         let buffer = Buffer()
         getWebAuthorizations(into: buffer)
@@ -3092,6 +3286,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateTheme#2bf40ccc flags:# format:string theme:InputTheme slug:flags.0?string title:flags.1?string document:flags.2?InputDocument settings:flags.3?Vector<InputThemeSettings> = Theme;`
+    ///
+    /// <https://core.telegram.org/method/account.updateTheme>
     public static func updateTheme(format: String, theme: Api.InputTheme, slug: String? = nil, title: String? = nil, document: Api.InputDocument? = nil, settings: [Api.InputThemeSettings]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Theme>) {
         let buffer = Buffer()
         updateTheme(into: buffer, format: format, theme: theme, slug: slug, title: title, document: document, settings: settings)
@@ -3126,6 +3322,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.unblock#b550d328 flags:# my_stories_from:flags.0?true id:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.unblock>
     public static func unblock(myStoriesFrom: Bool = false, id: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         unblock(into: buffer, myStoriesFrom: myStoriesFrom, id: id)
@@ -3146,6 +3344,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.contacts {
     /// `contacts.getSponsoredPeers#b6c8c393 q:string = contacts.SponsoredPeers;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getSponsoredPeers>
     public static func getSponsoredPeers(q: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.SponsoredPeers>) {
         let buffer = Buffer()
         getSponsoredPeers(into: buffer, q: q)
@@ -3161,6 +3361,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.getDialogs#a0f4cb4f flags:# exclude_pinned:flags.0?true folder_id:flags.1?int offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.Dialogs;`
+    ///
+    /// <https://core.telegram.org/method/messages.getDialogs>
     public static func getDialogs(excludePinned: Bool = false, folderId: Int32? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Dialogs>) {
         let buffer = Buffer()
         getDialogs(into: buffer, excludePinned: excludePinned, folderId: folderId, offsetDate: offsetDate, offsetId: offsetId, offsetPeer: offsetPeer, limit: limit, hash: hash)
@@ -3191,6 +3393,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteHistory#b08f922a flags:# just_clear:flags.0?true revoke:flags.1?true peer:InputPeer max_id:int min_date:flags.2?int max_date:flags.3?int = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteHistory>
     public static func deleteHistory(justClear: Bool = false, revoke: Bool = false, peer: Api.InputPeer, maxId: Int32, minDate: Int32? = nil, maxDate: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteHistory(into: buffer, justClear: justClear, revoke: revoke, peer: peer, maxId: maxId, minDate: minDate, maxDate: maxDate)
@@ -3223,6 +3427,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.forwardMessages#13704a7c flags:# silent:flags.5?true background:flags.6?true with_my_score:flags.8?true drop_author:flags.11?true drop_media_captions:flags.12?true noforwards:flags.14?true allow_paid_floodskip:flags.19?true from_ephemeral:flags.25?true from_peer:InputPeer id:Vector<int> random_id:Vector<long> to_peer:InputPeer top_msg_id:flags.9?int reply_to:flags.22?InputReplyTo schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long video_timestamp:flags.20?int allow_paid_stars:flags.21?long suggested_post:flags.23?SuggestedPost = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.forwardMessages>
     public static func forwardMessages(silent: Bool = false, background: Bool = false, withMyScore: Bool = false, dropAuthor: Bool = false, dropMediaCaptions: Bool = false, noforwards: Bool = false, allowPaidFloodskip: Bool = false, fromEphemeral: Bool = false, fromPeer: Api.InputPeer, id: [Int32], randomId: [Int64], toPeer: Api.InputPeer, topMsgId: Int32? = nil, replyTo: Api.InputReplyTo? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, videoTimestamp: Int32? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         forwardMessages(into: buffer, silent: silent, background: background, withMyScore: withMyScore, dropAuthor: dropAuthor, dropMediaCaptions: dropMediaCaptions, noforwards: noforwards, allowPaidFloodskip: allowPaidFloodskip, fromEphemeral: fromEphemeral, fromPeer: fromPeer, id: id, randomId: randomId, toPeer: toPeer, topMsgId: topMsgId, replyTo: replyTo, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, videoTimestamp: videoTimestamp, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost)
@@ -3289,6 +3495,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editChatAdmin#a85bd1c2 chat_id:long user_id:InputUser is_admin:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.editChatAdmin>
     public static func editChatAdmin(chatId: Int64, userId: Api.InputUser, isAdmin: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editChatAdmin(into: buffer, chatId: chatId, userId: userId, isAdmin: isAdmin)
@@ -3308,6 +3516,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getRecentLocations#702a40e0 peer:InputPeer limit:int hash:long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getRecentLocations>
     public static func getRecentLocations(peer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getRecentLocations(into: buffer, peer: peer, limit: limit, hash: hash)
@@ -3327,6 +3537,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.startHistoryImport#b43df344 peer:InputPeer import_id:long = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.startHistoryImport>
     public static func startHistoryImport(peer: Api.InputPeer, importId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         startHistoryImport(into: buffer, peer: peer, importId: importId)
@@ -3343,6 +3555,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getTopReactions#bb8125ba limit:int hash:long = messages.Reactions;`
+    ///
+    /// <https://core.telegram.org/method/messages.getTopReactions>
     public static func getTopReactions(limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
         let buffer = Buffer()
         getTopReactions(into: buffer, limit: limit, hash: hash)
@@ -3361,6 +3575,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getDefaultTagReactions#bdf93428 hash:long = messages.Reactions;`
+    ///
+    /// <https://core.telegram.org/method/messages.getDefaultTagReactions>
     public static func getDefaultTagReactions(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
         let buffer = Buffer()
         getDefaultTagReactions(into: buffer, hash: hash)
@@ -3378,6 +3594,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getOutboxReadDate#8c4bfe5d peer:InputPeer msg_id:int = OutboxReadDate;`
+    ///
+    /// <https://core.telegram.org/method/messages.getOutboxReadDate>
     public static func getOutboxReadDate(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.OutboxReadDate>) {
         let buffer = Buffer()
         getOutboxReadDate(into: buffer, peer: peer, msgId: msgId)
@@ -3394,6 +3612,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiStickerGroups#1dd840f5 hash:int = messages.EmojiGroups;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiStickerGroups>
     public static func getEmojiStickerGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
         let buffer = Buffer()
         getEmojiStickerGroups(into: buffer, hash: hash)
@@ -3411,6 +3631,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editChatParticipantRank#a00f32b0 peer:InputPeer participant:InputPeer rank:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.editChatParticipantRank>
     public static func editChatParticipantRank(peer: Api.InputPeer, participant: Api.InputPeer, rank: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatParticipantRank(into: buffer, peer: peer, participant: participant, rank: rank)
@@ -3428,6 +3650,8 @@ extension Api.functions.messages {
 
 extension Api.functions.bots {
     /// `bots.answerWebhookJSONQuery#e6213f4d query_id:long data:DataJSON = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.answerWebhookJSONQuery>
     public static func answerWebhookJSONQuery(queryId: Int64, data: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         answerWebhookJSONQuery(into: buffer, queryId: queryId, data: data)
@@ -3446,6 +3670,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.getBotCommands#e34c0dd6 scope:BotCommandScope lang_code:string = Vector<BotCommand>;`
+    ///
+    /// <https://core.telegram.org/method/bots.getBotCommands>
     public static func getBotCommands(scope: Api.BotCommandScope, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.BotCommand]>) {
         let buffer = Buffer()
         getBotCommands(into: buffer, scope: scope, langCode: langCode)
@@ -3462,6 +3688,8 @@ extension Api.functions.bots {
 
 extension Api.functions.phone {
     /// `phone.saveCallLog#41248786 peer:InputPhoneCall file:InputFile = Bool;`
+    ///
+    /// <https://core.telegram.org/method/phone.saveCallLog>
     public static func saveCallLog(peer: Api.InputPhoneCall, file: Api.InputFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveCallLog(into: buffer, peer: peer, file: file)
@@ -3478,6 +3706,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stats {
     /// `stats.getMessageStats#b6e0a3f5 flags:# dark:flags.0?true channel:InputChannel msg_id:int = stats.MessageStats;`
+    ///
+    /// <https://core.telegram.org/method/stats.getMessageStats>
     public static func getMessageStats(dark: Bool = false, channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.MessageStats>) {
         let buffer = Buffer()
         getMessageStats(into: buffer, dark: dark, channel: channel, msgId: msgId)
@@ -3499,6 +3729,8 @@ extension Api.functions.stats {
 
 extension Api.functions.stories {
     /// `stories.getAlbumStories#ac806d61 peer:InputPeer album_id:int offset:int limit:int = stories.Stories;`
+    ///
+    /// <https://core.telegram.org/method/stories.getAlbumStories>
     public static func getAlbumStories(peer: Api.InputPeer, albumId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getAlbumStories(into: buffer, peer: peer, albumId: albumId, offset: offset, limit: limit)
@@ -3519,6 +3751,8 @@ extension Api.functions.stories {
 
 extension Api.functions.communities {
     /// `communities.getJoinedCommunities#a663e830 = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/communities.getJoinedCommunities>
     public static func getJoinedCommunities() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getJoinedCommunities(into: buffer)
@@ -3533,6 +3767,8 @@ extension Api.functions.communities {
 
 extension Api.functions.ephemeral {
     /// `ephemeral.getWelcomeMessages#db9ac18d peer:InputPeer hash:long = ephemeral.WelcomeMessages;`
+    ///
+    /// <https://core.telegram.org/method/ephemeral.getWelcomeMessages>
     public static func getWelcomeMessages(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ephemeral.WelcomeMessages>) {
         let buffer = Buffer()
         getWelcomeMessages(into: buffer, peer: peer, hash: hash)

@@ -7,8 +7,12 @@ import TLRuntime
 extension Api {
     /// TL type `Null`. Constructors:
     /// - `null#56730bcc = Null;`
+    ///
+    /// <https://core.telegram.org/type/Null>
     public enum Null: TLSchemaDescribed, TLParsable {
         /// `null#56730bcc = Null;`
+        ///
+        /// <https://core.telegram.org/constructor/null>
         case null
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -49,21 +53,37 @@ extension Api {
     /// - `userStatusRecently#7b197dc8 flags:# by_me:flags.0?true = UserStatus;`
     /// - `userStatusLastWeek#541a1d1a flags:# by_me:flags.0?true = UserStatus;`
     /// - `userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;`
+    ///
+    /// <https://core.telegram.org/type/UserStatus>
     public enum UserStatus: TLSchemaDescribed, TLParsable {
         /// `userStatusEmpty#09d05049 = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusEmpty>
         case userStatusEmpty
         /// `userStatusOnline#edb93949 expires:int = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusOnline>
         case userStatusOnline(Cons_userStatusOnline)
         /// `userStatusOffline#008c703f was_online:int = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusOffline>
         case userStatusOffline(Cons_userStatusOffline)
         /// `userStatusRecently#7b197dc8 flags:# by_me:flags.0?true = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusRecently>
         case userStatusRecently(Cons_userStatusRecently)
         /// `userStatusLastWeek#541a1d1a flags:# by_me:flags.0?true = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusLastWeek>
         case userStatusLastWeek(Cons_userStatusLastWeek)
         /// `userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusLastMonth>
         case userStatusLastMonth(Cons_userStatusLastMonth)
 
         /// `userStatusOnline#edb93949 expires:int = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusOnline>
         public struct Cons_userStatusOnline: Sendable {
             public let expires: Int32
 
@@ -73,6 +93,8 @@ extension Api {
         }
 
         /// `userStatusOffline#008c703f was_online:int = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusOffline>
         public struct Cons_userStatusOffline: Sendable {
             public let wasOnline: Int32
 
@@ -82,6 +104,8 @@ extension Api {
         }
 
         /// `userStatusRecently#7b197dc8 flags:# by_me:flags.0?true = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusRecently>
         public struct Cons_userStatusRecently: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -99,6 +123,8 @@ extension Api {
         }
 
         /// `userStatusLastWeek#541a1d1a flags:# by_me:flags.0?true = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusLastWeek>
         public struct Cons_userStatusLastWeek: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -116,6 +142,8 @@ extension Api {
         }
 
         /// `userStatusLastMonth#65899777 flags:# by_me:flags.0?true = UserStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/userStatusLastMonth>
         public struct Cons_userStatusLastMonth: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -250,15 +278,25 @@ extension Api.auth {
     /// - `auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;`
     /// - `auth.sentCodeSuccess#2390fe44 authorization:auth.Authorization = auth.SentCode;`
     /// - `auth.sentCodePaymentRequired#f8827ebf store_product:string phone_code_hash:string support_email_address:string support_email_subject:string premium_days:int currency:string amount:long = auth.SentCode;`
+    ///
+    /// <https://core.telegram.org/type/auth.SentCode>
     public enum SentCode: TLSchemaDescribed, TLParsable {
         /// `auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCode>
         case sentCode(Cons_sentCode)
         /// `auth.sentCodeSuccess#2390fe44 authorization:auth.Authorization = auth.SentCode;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeSuccess>
         case sentCodeSuccess(Cons_sentCodeSuccess)
         /// `auth.sentCodePaymentRequired#f8827ebf store_product:string phone_code_hash:string support_email_address:string support_email_subject:string premium_days:int currency:string amount:long = auth.SentCode;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodePaymentRequired>
         case sentCodePaymentRequired(Cons_sentCodePaymentRequired)
 
         /// `auth.sentCode#5e002502 flags:# type:auth.SentCodeType phone_code_hash:string next_type:flags.1?auth.CodeType timeout:flags.2?int = auth.SentCode;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCode>
         public final class Cons_sentCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -288,6 +326,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodeSuccess#2390fe44 authorization:auth.Authorization = auth.SentCode;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodeSuccess>
         public final class Cons_sentCodeSuccess: Sendable {
             public let authorization: Api.auth.Authorization
 
@@ -297,6 +337,8 @@ extension Api.auth {
         }
 
         /// `auth.sentCodePaymentRequired#f8827ebf store_product:string phone_code_hash:string support_email_address:string support_email_subject:string premium_days:int currency:string amount:long = auth.SentCode;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.sentCodePaymentRequired>
         public final class Cons_sentCodePaymentRequired: Sendable {
             public let storeProduct: String
             public let phoneCodeHash: String
@@ -429,13 +471,21 @@ extension Api.messages {
     /// TL type `messages.AllStickers`. Constructors:
     /// - `messages.allStickersNotModified#e86602c3 = messages.AllStickers;`
     /// - `messages.allStickers#cdbbcebb hash:long sets:Vector<StickerSet> = messages.AllStickers;`
+    ///
+    /// <https://core.telegram.org/type/messages.AllStickers>
     public enum AllStickers: TLSchemaDescribed, TLParsable {
         /// `messages.allStickersNotModified#e86602c3 = messages.AllStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.allStickersNotModified>
         case allStickersNotModified
         /// `messages.allStickers#cdbbcebb hash:long sets:Vector<StickerSet> = messages.AllStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.allStickers>
         case allStickers(Cons_allStickers)
 
         /// `messages.allStickers#cdbbcebb hash:long sets:Vector<StickerSet> = messages.AllStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.allStickers>
         public final class Cons_allStickers: Sendable {
             public let hash: Int64
             public let sets: [Api.StickerSet]
@@ -499,11 +549,17 @@ extension Api.messages {
 extension Api.account {
     /// TL type `account.Authorizations`. Constructors:
     /// - `account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;`
+    ///
+    /// <https://core.telegram.org/type/account.Authorizations>
     public enum Authorizations: TLSchemaDescribed, TLParsable {
         /// `account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;`
+        ///
+        /// <https://core.telegram.org/constructor/account.authorizations>
         case authorizations(Cons_authorizations)
 
         /// `account.authorizations#4bff8ea0 authorization_ttl_days:int authorizations:Vector<Authorization> = account.Authorizations;`
+        ///
+        /// <https://core.telegram.org/constructor/account.authorizations>
         public final class Cons_authorizations: Sendable {
             public let authorizationTtlDays: Int32
             public let authorizations: [Api.Authorization]
@@ -563,17 +619,29 @@ extension Api {
     /// - `inputBotInlineResultPhoto#a8d864a7 id:string type:string photo:InputPhoto send_message:InputBotInlineMessage = InputBotInlineResult;`
     /// - `inputBotInlineResultDocument#fff8fdc4 flags:# id:string type:string title:flags.1?string description:flags.2?string document:InputDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
     /// - `inputBotInlineResultGame#4fa417f2 id:string short_name:string send_message:InputBotInlineMessage = InputBotInlineResult;`
+    ///
+    /// <https://core.telegram.org/type/InputBotInlineResult>
     public enum InputBotInlineResult: TLSchemaDescribed, TLParsable {
         /// `inputBotInlineResult#88bf9319 flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?InputWebDocument content:flags.5?InputWebDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineResult>
         case inputBotInlineResult(Cons_inputBotInlineResult)
         /// `inputBotInlineResultPhoto#a8d864a7 id:string type:string photo:InputPhoto send_message:InputBotInlineMessage = InputBotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineResultPhoto>
         case inputBotInlineResultPhoto(Cons_inputBotInlineResultPhoto)
         /// `inputBotInlineResultDocument#fff8fdc4 flags:# id:string type:string title:flags.1?string description:flags.2?string document:InputDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineResultDocument>
         case inputBotInlineResultDocument(Cons_inputBotInlineResultDocument)
         /// `inputBotInlineResultGame#4fa417f2 id:string short_name:string send_message:InputBotInlineMessage = InputBotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineResultGame>
         case inputBotInlineResultGame(Cons_inputBotInlineResultGame)
 
         /// `inputBotInlineResult#88bf9319 flags:# id:string type:string title:flags.1?string description:flags.2?string url:flags.3?string thumb:flags.4?InputWebDocument content:flags.5?InputWebDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineResult>
         public final class Cons_inputBotInlineResult: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -618,6 +686,8 @@ extension Api {
         }
 
         /// `inputBotInlineResultPhoto#a8d864a7 id:string type:string photo:InputPhoto send_message:InputBotInlineMessage = InputBotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineResultPhoto>
         public final class Cons_inputBotInlineResultPhoto: Sendable {
             public let id: String
             public let type: String
@@ -633,6 +703,8 @@ extension Api {
         }
 
         /// `inputBotInlineResultDocument#fff8fdc4 flags:# id:string type:string title:flags.1?string description:flags.2?string document:InputDocument send_message:InputBotInlineMessage = InputBotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineResultDocument>
         public final class Cons_inputBotInlineResultDocument: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -668,6 +740,8 @@ extension Api {
         }
 
         /// `inputBotInlineResultGame#4fa417f2 id:string short_name:string send_message:InputBotInlineMessage = InputBotInlineResult;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBotInlineResultGame>
         public final class Cons_inputBotInlineResultGame: Sendable {
             public let id: String
             public let shortName: String
@@ -860,11 +934,17 @@ extension Api {
 extension Api {
     /// TL type `InputClientProxy`. Constructors:
     /// - `inputClientProxy#75588b3f address:string port:int = InputClientProxy;`
+    ///
+    /// <https://core.telegram.org/type/InputClientProxy>
     public enum InputClientProxy: TLSchemaDescribed, TLParsable {
         /// `inputClientProxy#75588b3f address:string port:int = InputClientProxy;`
+        ///
+        /// <https://core.telegram.org/constructor/inputClientProxy>
         case inputClientProxy(Cons_inputClientProxy)
 
         /// `inputClientProxy#75588b3f address:string port:int = InputClientProxy;`
+        ///
+        /// <https://core.telegram.org/constructor/inputClientProxy>
         public final class Cons_inputClientProxy: Sendable {
             public let address: String
             public let port: Int32
@@ -920,13 +1000,21 @@ extension Api.account {
     /// TL type `account.Themes`. Constructors:
     /// - `account.themesNotModified#f41eb622 = account.Themes;`
     /// - `account.themes#9a3d8c6d hash:long themes:Vector<Theme> = account.Themes;`
+    ///
+    /// <https://core.telegram.org/type/account.Themes>
     public enum Themes: TLSchemaDescribed, TLParsable {
         /// `account.themesNotModified#f41eb622 = account.Themes;`
+        ///
+        /// <https://core.telegram.org/constructor/account.themesNotModified>
         case themesNotModified
         /// `account.themes#9a3d8c6d hash:long themes:Vector<Theme> = account.Themes;`
+        ///
+        /// <https://core.telegram.org/constructor/account.themes>
         case themes(Cons_themes)
 
         /// `account.themes#9a3d8c6d hash:long themes:Vector<Theme> = account.Themes;`
+        ///
+        /// <https://core.telegram.org/constructor/account.themes>
         public final class Cons_themes: Sendable {
             public let hash: Int64
             public let themes: [Api.Theme]
@@ -990,11 +1078,17 @@ extension Api.account {
 extension Api {
     /// TL type `MessageReplies`. Constructors:
     /// - `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
+    ///
+    /// <https://core.telegram.org/type/MessageReplies>
     public enum MessageReplies: TLSchemaDescribed, TLParsable {
         /// `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReplies>
         case messageReplies(Cons_messageReplies)
 
         /// `messageReplies#83d60fc2 flags:# comments:flags.0?true replies:int replies_pts:int recent_repliers:flags.1?Vector<Peer> channel_id:flags.0?long max_id:flags.2?int read_max_id:flags.3?int = MessageReplies;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReplies>
         public final class Cons_messageReplies: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1118,13 +1212,21 @@ extension Api {
     /// TL type `GroupCall`. Constructors:
     /// - `groupCallDiscarded#7780bcb4 id:long access_hash:long duration:int = GroupCall;`
     /// - `groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;`
+    ///
+    /// <https://core.telegram.org/type/GroupCall>
     public enum GroupCall: TLSchemaDescribed, TLParsable {
         /// `groupCallDiscarded#7780bcb4 id:long access_hash:long duration:int = GroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallDiscarded>
         case groupCallDiscarded(Cons_groupCallDiscarded)
         /// `groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCall>
         case groupCall(Cons_groupCall)
 
         /// `groupCallDiscarded#7780bcb4 id:long access_hash:long duration:int = GroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallDiscarded>
         public final class Cons_groupCallDiscarded: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -1138,6 +1240,8 @@ extension Api {
         }
 
         /// `groupCall#efb2b617 flags:# join_muted:flags.1?true can_change_join_muted:flags.2?true join_date_asc:flags.6?true schedule_start_subscribed:flags.8?true can_start_video:flags.9?true record_video_active:flags.11?true rtmp_stream:flags.12?true listeners_hidden:flags.13?true conference:flags.14?true creator:flags.15?true messages_enabled:flags.17?true can_change_messages_enabled:flags.18?true min:flags.19?true id:long access_hash:long participants_count:int title:flags.3?string stream_dc_id:flags.4?int record_start_date:flags.5?int schedule_date:flags.7?int unmuted_video_count:flags.10?int unmuted_video_limit:int version:int invite_link:flags.16?string send_paid_messages_stars:flags.20?long default_send_as:flags.21?Peer = GroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCall>
         public final class Cons_groupCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1371,11 +1475,17 @@ extension Api {
 extension Api.channels {
     /// TL type `channels.SendAsPeers`. Constructors:
     /// - `channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;`
+    ///
+    /// <https://core.telegram.org/type/channels.SendAsPeers>
     public enum SendAsPeers: TLSchemaDescribed, TLParsable {
         /// `channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.sendAsPeers>
         case sendAsPeers(Cons_sendAsPeers)
 
         /// `channels.sendAsPeers#f496b0c6 peers:Vector<SendAsPeer> chats:Vector<Chat> users:Vector<User> = channels.SendAsPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.sendAsPeers>
         public final class Cons_sendAsPeers: Sendable {
             public let peers: [Api.SendAsPeer]
             public let chats: [Api.Chat]
@@ -1436,13 +1546,21 @@ extension Api.messages {
     /// TL type `messages.AvailableReactions`. Constructors:
     /// - `messages.availableReactionsNotModified#9f071957 = messages.AvailableReactions;`
     /// - `messages.availableReactions#768e3aad hash:int reactions:Vector<AvailableReaction> = messages.AvailableReactions;`
+    ///
+    /// <https://core.telegram.org/type/messages.AvailableReactions>
     public enum AvailableReactions: TLSchemaDescribed, TLParsable {
         /// `messages.availableReactionsNotModified#9f071957 = messages.AvailableReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.availableReactionsNotModified>
         case availableReactionsNotModified
         /// `messages.availableReactions#768e3aad hash:int reactions:Vector<AvailableReaction> = messages.AvailableReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.availableReactions>
         case availableReactions(Cons_availableReactions)
 
         /// `messages.availableReactions#768e3aad hash:int reactions:Vector<AvailableReaction> = messages.AvailableReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.availableReactions>
         public final class Cons_availableReactions: Sendable {
             public let hash: Int32
             public let reactions: [Api.AvailableReaction]
@@ -1506,11 +1624,17 @@ extension Api.messages {
 extension Api {
     /// TL type `AutoSaveException`. Constructors:
     /// - `autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;`
+    ///
+    /// <https://core.telegram.org/type/AutoSaveException>
     public enum AutoSaveException: TLSchemaDescribed, TLParsable {
         /// `autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;`
+        ///
+        /// <https://core.telegram.org/constructor/autoSaveException>
         case autoSaveException(Cons_autoSaveException)
 
         /// `autoSaveException#81602d47 peer:Peer settings:AutoSaveSettings = AutoSaveException;`
+        ///
+        /// <https://core.telegram.org/constructor/autoSaveException>
         public final class Cons_autoSaveException: Sendable {
             public let peer: Api.Peer
             public let settings: Api.AutoSaveSettings
@@ -1567,15 +1691,25 @@ extension Api {
     /// - `messagePeerVote#b6cc2d5c peer:Peer option:bytes date:int = MessagePeerVote;`
     /// - `messagePeerVoteInputOption#74cda504 peer:Peer date:int = MessagePeerVote;`
     /// - `messagePeerVoteMultiple#4628f6e6 peer:Peer options:Vector<bytes> date:int = MessagePeerVote;`
+    ///
+    /// <https://core.telegram.org/type/MessagePeerVote>
     public enum MessagePeerVote: TLSchemaDescribed, TLParsable {
         /// `messagePeerVote#b6cc2d5c peer:Peer option:bytes date:int = MessagePeerVote;`
+        ///
+        /// <https://core.telegram.org/constructor/messagePeerVote>
         case messagePeerVote(Cons_messagePeerVote)
         /// `messagePeerVoteInputOption#74cda504 peer:Peer date:int = MessagePeerVote;`
+        ///
+        /// <https://core.telegram.org/constructor/messagePeerVoteInputOption>
         case messagePeerVoteInputOption(Cons_messagePeerVoteInputOption)
         /// `messagePeerVoteMultiple#4628f6e6 peer:Peer options:Vector<bytes> date:int = MessagePeerVote;`
+        ///
+        /// <https://core.telegram.org/constructor/messagePeerVoteMultiple>
         case messagePeerVoteMultiple(Cons_messagePeerVoteMultiple)
 
         /// `messagePeerVote#b6cc2d5c peer:Peer option:bytes date:int = MessagePeerVote;`
+        ///
+        /// <https://core.telegram.org/constructor/messagePeerVote>
         public final class Cons_messagePeerVote: Sendable {
             public let peer: Api.Peer
             public let option: [UInt8]
@@ -1589,6 +1723,8 @@ extension Api {
         }
 
         /// `messagePeerVoteInputOption#74cda504 peer:Peer date:int = MessagePeerVote;`
+        ///
+        /// <https://core.telegram.org/constructor/messagePeerVoteInputOption>
         public final class Cons_messagePeerVoteInputOption: Sendable {
             public let peer: Api.Peer
             public let date: Int32
@@ -1600,6 +1736,8 @@ extension Api {
         }
 
         /// `messagePeerVoteMultiple#4628f6e6 peer:Peer options:Vector<bytes> date:int = MessagePeerVote;`
+        ///
+        /// <https://core.telegram.org/constructor/messagePeerVoteMultiple>
         public final class Cons_messagePeerVoteMultiple: Sendable {
             public let peer: Api.Peer
             public let options: [[UInt8]]
@@ -1699,13 +1837,21 @@ extension Api.help {
     /// TL type `help.TimezonesList`. Constructors:
     /// - `help.timezonesListNotModified#970708cc = help.TimezonesList;`
     /// - `help.timezonesList#7b74ed71 timezones:Vector<Timezone> hash:int = help.TimezonesList;`
+    ///
+    /// <https://core.telegram.org/type/help.TimezonesList>
     public enum TimezonesList: TLSchemaDescribed, TLParsable {
         /// `help.timezonesListNotModified#970708cc = help.TimezonesList;`
+        ///
+        /// <https://core.telegram.org/constructor/help.timezonesListNotModified>
         case timezonesListNotModified
         /// `help.timezonesList#7b74ed71 timezones:Vector<Timezone> hash:int = help.TimezonesList;`
+        ///
+        /// <https://core.telegram.org/constructor/help.timezonesList>
         case timezonesList(Cons_timezonesList)
 
         /// `help.timezonesList#7b74ed71 timezones:Vector<Timezone> hash:int = help.TimezonesList;`
+        ///
+        /// <https://core.telegram.org/constructor/help.timezonesList>
         public final class Cons_timezonesList: Sendable {
             public let timezones: [Api.Timezone]
             public let hash: Int32
@@ -1768,13 +1914,21 @@ extension Api {
     /// TL type `InputQuickReplyShortcut`. Constructors:
     /// - `inputQuickReplyShortcut#24596d41 shortcut:string = InputQuickReplyShortcut;`
     /// - `inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;`
+    ///
+    /// <https://core.telegram.org/type/InputQuickReplyShortcut>
     public enum InputQuickReplyShortcut: TLSchemaDescribed, TLParsable {
         /// `inputQuickReplyShortcut#24596d41 shortcut:string = InputQuickReplyShortcut;`
+        ///
+        /// <https://core.telegram.org/constructor/inputQuickReplyShortcut>
         case inputQuickReplyShortcut(Cons_inputQuickReplyShortcut)
         /// `inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;`
+        ///
+        /// <https://core.telegram.org/constructor/inputQuickReplyShortcutId>
         case inputQuickReplyShortcutId(Cons_inputQuickReplyShortcutId)
 
         /// `inputQuickReplyShortcut#24596d41 shortcut:string = InputQuickReplyShortcut;`
+        ///
+        /// <https://core.telegram.org/constructor/inputQuickReplyShortcut>
         public final class Cons_inputQuickReplyShortcut: Sendable {
             public let shortcut: String
 
@@ -1784,6 +1938,8 @@ extension Api {
         }
 
         /// `inputQuickReplyShortcutId#01190cf1 shortcut_id:int = InputQuickReplyShortcut;`
+        ///
+        /// <https://core.telegram.org/constructor/inputQuickReplyShortcutId>
         public struct Cons_inputQuickReplyShortcutId: Sendable {
             public let shortcutId: Int32
 
@@ -1848,11 +2004,17 @@ extension Api {
 extension Api {
     /// TL type `BusinessBotRecipients`. Constructors:
     /// - `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
+    ///
+    /// <https://core.telegram.org/type/BusinessBotRecipients>
     public enum BusinessBotRecipients: TLSchemaDescribed, TLParsable {
         /// `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
+        ///
+        /// <https://core.telegram.org/constructor/businessBotRecipients>
         case businessBotRecipients(Cons_businessBotRecipients)
 
         /// `businessBotRecipients#b88cf373 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> exclude_users:flags.6?Vector<long> = BusinessBotRecipients;`
+        ///
+        /// <https://core.telegram.org/constructor/businessBotRecipients>
         public final class Cons_businessBotRecipients: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1947,15 +2109,25 @@ extension Api.channels {
     /// - `channels.sponsoredMessageReportResultChooseOption#846f9e42 title:string options:Vector<SponsoredMessageReportOption> = channels.SponsoredMessageReportResult;`
     /// - `channels.sponsoredMessageReportResultAdsHidden#3e3bcf2f = channels.SponsoredMessageReportResult;`
     /// - `channels.sponsoredMessageReportResultReported#ad798849 = channels.SponsoredMessageReportResult;`
+    ///
+    /// <https://core.telegram.org/type/channels.SponsoredMessageReportResult>
     public enum SponsoredMessageReportResult: TLSchemaDescribed, TLParsable {
         /// `channels.sponsoredMessageReportResultChooseOption#846f9e42 title:string options:Vector<SponsoredMessageReportOption> = channels.SponsoredMessageReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.sponsoredMessageReportResultChooseOption>
         case sponsoredMessageReportResultChooseOption(Cons_sponsoredMessageReportResultChooseOption)
         /// `channels.sponsoredMessageReportResultAdsHidden#3e3bcf2f = channels.SponsoredMessageReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.sponsoredMessageReportResultAdsHidden>
         case sponsoredMessageReportResultAdsHidden
         /// `channels.sponsoredMessageReportResultReported#ad798849 = channels.SponsoredMessageReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.sponsoredMessageReportResultReported>
         case sponsoredMessageReportResultReported
 
         /// `channels.sponsoredMessageReportResultChooseOption#846f9e42 title:string options:Vector<SponsoredMessageReportOption> = channels.SponsoredMessageReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/channels.sponsoredMessageReportResultChooseOption>
         public final class Cons_sponsoredMessageReportResultChooseOption: Sendable {
             public let title: String
             public let options: [Api.SponsoredMessageReportOption]
@@ -2024,11 +2196,17 @@ extension Api.channels {
 extension Api {
     /// TL type `InputStarsTransaction`. Constructors:
     /// - `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
+    ///
+    /// <https://core.telegram.org/type/InputStarsTransaction>
     public enum InputStarsTransaction: TLSchemaDescribed, TLParsable {
         /// `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStarsTransaction>
         case inputStarsTransaction(Cons_inputStarsTransaction)
 
         /// `inputStarsTransaction#206ae6d1 flags:# refund:flags.0?true id:string = InputStarsTransaction;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStarsTransaction>
         public final class Cons_inputStarsTransaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2097,15 +2275,25 @@ extension Api {
     /// - `inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;`
     /// - `inputSavedStarGiftChat#f101aa7f peer:InputPeer saved_id:long = InputSavedStarGift;`
     /// - `inputSavedStarGiftSlug#2085c238 slug:string = InputSavedStarGift;`
+    ///
+    /// <https://core.telegram.org/type/InputSavedStarGift>
     public enum InputSavedStarGift: TLSchemaDescribed, TLParsable {
         /// `inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSavedStarGiftUser>
         case inputSavedStarGiftUser(Cons_inputSavedStarGiftUser)
         /// `inputSavedStarGiftChat#f101aa7f peer:InputPeer saved_id:long = InputSavedStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSavedStarGiftChat>
         case inputSavedStarGiftChat(Cons_inputSavedStarGiftChat)
         /// `inputSavedStarGiftSlug#2085c238 slug:string = InputSavedStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSavedStarGiftSlug>
         case inputSavedStarGiftSlug(Cons_inputSavedStarGiftSlug)
 
         /// `inputSavedStarGiftUser#69279795 msg_id:int = InputSavedStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSavedStarGiftUser>
         public struct Cons_inputSavedStarGiftUser: Sendable {
             public let msgId: Int32
 
@@ -2115,6 +2303,8 @@ extension Api {
         }
 
         /// `inputSavedStarGiftChat#f101aa7f peer:InputPeer saved_id:long = InputSavedStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSavedStarGiftChat>
         public final class Cons_inputSavedStarGiftChat: Sendable {
             public let peer: Api.InputPeer
             public let savedId: Int64
@@ -2126,6 +2316,8 @@ extension Api {
         }
 
         /// `inputSavedStarGiftSlug#2085c238 slug:string = InputSavedStarGift;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSavedStarGiftSlug>
         public final class Cons_inputSavedStarGiftSlug: Sendable {
             public let slug: String
 
@@ -2208,11 +2400,17 @@ extension Api {
 extension Api {
     /// TL type `SearchPostsFlood`. Constructors:
     /// - `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
+    ///
+    /// <https://core.telegram.org/type/SearchPostsFlood>
     public enum SearchPostsFlood: TLSchemaDescribed, TLParsable {
         /// `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
+        ///
+        /// <https://core.telegram.org/constructor/searchPostsFlood>
         case searchPostsFlood(Cons_searchPostsFlood)
 
         /// `searchPostsFlood#3e0b5b6a flags:# query_is_free:flags.0?true total_daily:int remains:int wait_till:flags.1?int stars_amount:long = SearchPostsFlood;`
+        ///
+        /// <https://core.telegram.org/constructor/searchPostsFlood>
         public final class Cons_searchPostsFlood: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2303,11 +2501,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.StarGiftAuctionState`. Constructors:
     /// - `payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarGiftAuctionState>
     public enum StarGiftAuctionState: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftAuctionState>
         case starGiftAuctionState(Cons_starGiftAuctionState)
 
         /// `payments.starGiftAuctionState#6b39f4ec gift:StarGift state:StarGiftAuctionState user_state:StarGiftAuctionUserState timeout:int users:Vector<User> chats:Vector<Chat> = payments.StarGiftAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftAuctionState>
         public final class Cons_starGiftAuctionState: Sendable {
             public let gift: Api.StarGift
             public let state: Api.StarGiftAuctionState
@@ -2381,6 +2585,8 @@ extension Api.payments {
 
 extension Api.functions.account {
     /// `account.setAccountTTL#2442485e ttl:AccountDaysTTL = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.setAccountTTL>
     public static func setAccountTTL(ttl: Api.AccountDaysTTL) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setAccountTTL(into: buffer, ttl: ttl)
@@ -2396,6 +2602,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.installWallPaper#feed5769 wallpaper:InputWallPaper settings:WallPaperSettings = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.installWallPaper>
     public static func installWallPaper(wallpaper: Api.InputWallPaper, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         installWallPaper(into: buffer, wallpaper: wallpaper, settings: settings)
@@ -2412,6 +2620,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.uploadRingtone#831a83a2 file:InputFile file_name:string mime_type:string = Document;`
+    ///
+    /// <https://core.telegram.org/method/account.uploadRingtone>
     public static func uploadRingtone(file: Api.InputFile, fileName: String, mimeType: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Document>) {
         let buffer = Buffer()
         uploadRingtone(into: buffer, file: file, fileName: fileName, mimeType: mimeType)
@@ -2429,6 +2639,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.sendEncrypted#44fa7a15 flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendEncrypted>
     public static func sendEncrypted(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncrypted(into: buffer, silent: silent, peer: peer, randomId: randomId, data: data)
@@ -2451,6 +2663,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getFeaturedStickers#64780b14 hash:long = messages.FeaturedStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getFeaturedStickers>
     public static func getFeaturedStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
         let buffer = Buffer()
         getFeaturedStickers(into: buffer, hash: hash)
@@ -2468,6 +2682,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSplitRanges#1cff7e08 = Vector<MessageRange>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSplitRanges>
     public static func getSplitRanges() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.MessageRange]>) {
         let buffer = Buffer()
         getSplitRanges(into: buffer)
@@ -2482,6 +2698,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiGroups#7488ce5b hash:int = messages.EmojiGroups;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiGroups>
     public static func getEmojiGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
         let buffer = Buffer()
         getEmojiGroups(into: buffer, hash: hash)
@@ -2499,6 +2717,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reorderQuickReplies#60331907 order:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reorderQuickReplies>
     public static func reorderQuickReplies(order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderQuickReplies(into: buffer, order: order)
@@ -2514,6 +2734,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.getSendAs#e785a43f flags:# for_paid_reactions:flags.0?true for_live_stories:flags.1?true peer:InputPeer = channels.SendAsPeers;`
+    ///
+    /// <https://core.telegram.org/method/channels.getSendAs>
     public static func getSendAs(forPaidReactions: Bool = false, forLiveStories: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.SendAsPeers>) {
         let buffer = Buffer()
         getSendAs(into: buffer, forPaidReactions: forPaidReactions, forLiveStories: forLiveStories, peer: peer)
@@ -2535,6 +2757,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.reorderUsernames#9709b1c2 bot:InputUser order:Vector<string> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.reorderUsernames>
     public static func reorderUsernames(bot: Api.InputUser, order: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderUsernames(into: buffer, bot: bot, order: order)
@@ -2551,6 +2775,8 @@ extension Api.functions.bots {
 
 extension Api.functions.communities {
     /// `communities.getParticipantJoinedChats#f87eabab community:InputChannel participant:InputPeer = communities.ParticipantJoinedChats;`
+    ///
+    /// <https://core.telegram.org/method/communities.getParticipantJoinedChats>
     public static func getParticipantJoinedChats(community: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.communities.ParticipantJoinedChats>) {
         let buffer = Buffer()
         getParticipantJoinedChats(into: buffer, community: community, participant: participant)

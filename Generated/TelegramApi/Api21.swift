@@ -7,8 +7,12 @@ import TLRuntime
 extension Api {
     /// TL type `True`. Constructors:
     /// - `true#3fedd339 = True;`
+    ///
+    /// <https://core.telegram.org/type/True>
     public enum True: TLSchemaDescribed, TLParsable {
         /// `true#3fedd339 = True;`
+        ///
+        /// <https://core.telegram.org/constructor/true>
         case `true`
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -45,13 +49,21 @@ extension Api {
     /// TL type `ChatPhoto`. Constructors:
     /// - `chatPhotoEmpty#37c1011c = ChatPhoto;`
     /// - `chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;`
+    ///
+    /// <https://core.telegram.org/type/ChatPhoto>
     public enum ChatPhoto: TLSchemaDescribed, TLParsable {
         /// `chatPhotoEmpty#37c1011c = ChatPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/chatPhotoEmpty>
         case chatPhotoEmpty
         /// `chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/chatPhoto>
         case chatPhoto(Cons_chatPhoto)
 
         /// `chatPhoto#1c6e1c11 flags:# has_video:flags.0?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = ChatPhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/chatPhoto>
         public final class Cons_chatPhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -143,11 +155,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.AffectedMessages`. Constructors:
     /// - `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
+    ///
+    /// <https://core.telegram.org/type/messages.AffectedMessages>
     public enum AffectedMessages: TLSchemaDescribed, TLParsable {
         /// `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.affectedMessages>
         case affectedMessages(Cons_affectedMessages)
 
         /// `messages.affectedMessages#84d19185 pts:int pts_count:int = messages.AffectedMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.affectedMessages>
         public struct Cons_affectedMessages: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
@@ -204,11 +222,17 @@ extension Api.messages {
 extension Api {
     /// TL type `TopPeerCategoryPeers`. Constructors:
     /// - `topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;`
+    ///
+    /// <https://core.telegram.org/type/TopPeerCategoryPeers>
     public enum TopPeerCategoryPeers: TLSchemaDescribed, TLParsable {
         /// `topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryPeers>
         case topPeerCategoryPeers(Cons_topPeerCategoryPeers)
 
         /// `topPeerCategoryPeers#fb834291 category:TopPeerCategory count:int peers:Vector<TopPeer> = TopPeerCategoryPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/topPeerCategoryPeers>
         public final class Cons_topPeerCategoryPeers: Sendable {
             public let category: Api.TopPeerCategory
             public let count: Int32
@@ -268,11 +292,17 @@ extension Api {
 extension Api.phone {
     /// TL type `phone.PhoneCall`. Constructors:
     /// - `phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;`
+    ///
+    /// <https://core.telegram.org/type/phone.PhoneCall>
     public enum PhoneCall: TLSchemaDescribed, TLParsable {
         /// `phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.phoneCall>
         case phoneCall(Cons_phoneCall)
 
         /// `phone.phoneCall#ec82e140 phone_call:PhoneCall users:Vector<User> = phone.PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.phoneCall>
         public final class Cons_phoneCall: Sendable {
             public let phoneCall: Api.PhoneCall
             public let users: [Api.User]
@@ -329,15 +359,25 @@ extension Api {
     /// - `dialogPeer#e56dbf05 peer:Peer = DialogPeer;`
     /// - `dialogPeerFolder#514519e2 folder_id:int = DialogPeer;`
     /// - `dialogPeerCommunity#2f65c8e4 community_id:long = DialogPeer;`
+    ///
+    /// <https://core.telegram.org/type/DialogPeer>
     public enum DialogPeer: TLSchemaDescribed, TLParsable {
         /// `dialogPeer#e56dbf05 peer:Peer = DialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogPeer>
         case dialogPeer(Cons_dialogPeer)
         /// `dialogPeerFolder#514519e2 folder_id:int = DialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogPeerFolder>
         case dialogPeerFolder(Cons_dialogPeerFolder)
         /// `dialogPeerCommunity#2f65c8e4 community_id:long = DialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogPeerCommunity>
         case dialogPeerCommunity(Cons_dialogPeerCommunity)
 
         /// `dialogPeer#e56dbf05 peer:Peer = DialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogPeer>
         public final class Cons_dialogPeer: Sendable {
             public let peer: Api.Peer
 
@@ -347,6 +387,8 @@ extension Api {
         }
 
         /// `dialogPeerFolder#514519e2 folder_id:int = DialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogPeerFolder>
         public struct Cons_dialogPeerFolder: Sendable {
             public let folderId: Int32
 
@@ -356,6 +398,8 @@ extension Api {
         }
 
         /// `dialogPeerCommunity#2f65c8e4 community_id:long = DialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogPeerCommunity>
         public struct Cons_dialogPeerCommunity: Sendable {
             public let communityId: Int64
 
@@ -436,11 +480,17 @@ extension Api {
 extension Api {
     /// TL type `PageRelatedArticle`. Constructors:
     /// - `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
+    ///
+    /// <https://core.telegram.org/type/PageRelatedArticle>
     public enum PageRelatedArticle: TLSchemaDescribed, TLParsable {
         /// `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
+        ///
+        /// <https://core.telegram.org/constructor/pageRelatedArticle>
         case pageRelatedArticle(Cons_pageRelatedArticle)
 
         /// `pageRelatedArticle#b390dc08 flags:# url:string webpage_id:long title:flags.0?string description:flags.1?string photo_id:flags.2?long author:flags.3?string published_date:flags.4?int = PageRelatedArticle;`
+        ///
+        /// <https://core.telegram.org/constructor/pageRelatedArticle>
         public final class Cons_pageRelatedArticle: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -575,16 +625,28 @@ extension Api {
     /// - `baseThemeNight#b7b31ea8 = BaseTheme;`
     /// - `baseThemeTinted#6d5f77ee = BaseTheme;`
     /// - `baseThemeArctic#5b11125a = BaseTheme;`
+    ///
+    /// <https://core.telegram.org/type/BaseTheme>
     public enum BaseTheme: TLSchemaDescribed, TLParsable {
         /// `baseThemeClassic#c3a12462 = BaseTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/baseThemeClassic>
         case baseThemeClassic
         /// `baseThemeDay#fbd81688 = BaseTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/baseThemeDay>
         case baseThemeDay
         /// `baseThemeNight#b7b31ea8 = BaseTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/baseThemeNight>
         case baseThemeNight
         /// `baseThemeTinted#6d5f77ee = BaseTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/baseThemeTinted>
         case baseThemeTinted
         /// `baseThemeArctic#5b11125a = BaseTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/baseThemeArctic>
         case baseThemeArctic
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -650,15 +712,25 @@ extension Api {
     /// - `videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;`
     /// - `videoSizeEmojiMarkup#f85c413c emoji_id:long background_colors:Vector<int> = VideoSize;`
     /// - `videoSizeStickerMarkup#0da082fe stickerset:InputStickerSet sticker_id:long background_colors:Vector<int> = VideoSize;`
+    ///
+    /// <https://core.telegram.org/type/VideoSize>
     public enum VideoSize: TLSchemaDescribed, TLParsable {
         /// `videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/videoSize>
         case videoSize(Cons_videoSize)
         /// `videoSizeEmojiMarkup#f85c413c emoji_id:long background_colors:Vector<int> = VideoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/videoSizeEmojiMarkup>
         case videoSizeEmojiMarkup(Cons_videoSizeEmojiMarkup)
         /// `videoSizeStickerMarkup#0da082fe stickerset:InputStickerSet sticker_id:long background_colors:Vector<int> = VideoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/videoSizeStickerMarkup>
         case videoSizeStickerMarkup(Cons_videoSizeStickerMarkup)
 
         /// `videoSize#de33b094 flags:# type:string w:int h:int size:int video_start_ts:flags.0?double = VideoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/videoSize>
         public final class Cons_videoSize: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -690,6 +762,8 @@ extension Api {
         }
 
         /// `videoSizeEmojiMarkup#f85c413c emoji_id:long background_colors:Vector<int> = VideoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/videoSizeEmojiMarkup>
         public final class Cons_videoSizeEmojiMarkup: Sendable {
             public let emojiId: Int64
             public let backgroundColors: [Int32]
@@ -701,6 +775,8 @@ extension Api {
         }
 
         /// `videoSizeStickerMarkup#0da082fe stickerset:InputStickerSet sticker_id:long background_colors:Vector<int> = VideoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/videoSizeStickerMarkup>
         public final class Cons_videoSizeStickerMarkup: Sendable {
             public let stickerset: Api.InputStickerSet
             public let stickerId: Int64
@@ -820,11 +896,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.ChatInviteImporters`. Constructors:
     /// - `messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;`
+    ///
+    /// <https://core.telegram.org/type/messages.ChatInviteImporters>
     public enum ChatInviteImporters: TLSchemaDescribed, TLParsable {
         /// `messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatInviteImporters>
         case chatInviteImporters(Cons_chatInviteImporters)
 
         /// `messages.chatInviteImporters#81b6b00a count:int importers:Vector<ChatInviteImporter> users:Vector<User> = messages.ChatInviteImporters;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.chatInviteImporters>
         public final class Cons_chatInviteImporters: Sendable {
             public let count: Int32
             public let importers: [Api.ChatInviteImporter]
@@ -888,15 +970,25 @@ extension Api {
     /// - `botMenuButtonDefault#7533a588 = BotMenuButton;`
     /// - `botMenuButtonCommands#4258c205 = BotMenuButton;`
     /// - `botMenuButton#c7b57ce6 text:string url:string = BotMenuButton;`
+    ///
+    /// <https://core.telegram.org/type/BotMenuButton>
     public enum BotMenuButton: TLSchemaDescribed, TLParsable {
         /// `botMenuButtonDefault#7533a588 = BotMenuButton;`
+        ///
+        /// <https://core.telegram.org/constructor/botMenuButtonDefault>
         case botMenuButtonDefault
         /// `botMenuButtonCommands#4258c205 = BotMenuButton;`
+        ///
+        /// <https://core.telegram.org/constructor/botMenuButtonCommands>
         case botMenuButtonCommands
         /// `botMenuButton#c7b57ce6 text:string url:string = BotMenuButton;`
+        ///
+        /// <https://core.telegram.org/constructor/botMenuButton>
         case botMenuButton(Cons_botMenuButton)
 
         /// `botMenuButton#c7b57ce6 text:string url:string = BotMenuButton;`
+        ///
+        /// <https://core.telegram.org/constructor/botMenuButton>
         public final class Cons_botMenuButton: Sendable {
             public let text: String
             public let url: String
@@ -966,13 +1058,21 @@ extension Api.chatlists {
     /// TL type `chatlists.ChatlistInvite`. Constructors:
     /// - `chatlists.chatlistInviteAlready#fa87f659 filter_id:int missing_peers:Vector<Peer> already_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
     /// - `chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
+    ///
+    /// <https://core.telegram.org/type/chatlists.ChatlistInvite>
     public enum ChatlistInvite: TLSchemaDescribed, TLParsable {
         /// `chatlists.chatlistInviteAlready#fa87f659 filter_id:int missing_peers:Vector<Peer> already_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.chatlistInviteAlready>
         case chatlistInviteAlready(Cons_chatlistInviteAlready)
         /// `chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.chatlistInvite>
         case chatlistInvite(Cons_chatlistInvite)
 
         /// `chatlists.chatlistInviteAlready#fa87f659 filter_id:int missing_peers:Vector<Peer> already_peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.chatlistInviteAlready>
         public final class Cons_chatlistInviteAlready: Sendable {
             public let filterId: Int32
             public let missingPeers: [Api.Peer]
@@ -990,6 +1090,8 @@ extension Api.chatlists {
         }
 
         /// `chatlists.chatlistInvite#f10ece2f flags:# title_noanimate:flags.1?true title:TextWithEntities emoticon:flags.0?string peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = chatlists.ChatlistInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatlists.chatlistInvite>
         public final class Cons_chatlistInvite: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1115,11 +1217,17 @@ extension Api.chatlists {
 extension Api.messages {
     /// TL type `messages.BotPreparedInlineMessage`. Constructors:
     /// - `messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;`
+    ///
+    /// <https://core.telegram.org/type/messages.BotPreparedInlineMessage>
     public enum BotPreparedInlineMessage: TLSchemaDescribed, TLParsable {
         /// `messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.botPreparedInlineMessage>
         case botPreparedInlineMessage(Cons_botPreparedInlineMessage)
 
         /// `messages.botPreparedInlineMessage#8ecf0511 id:string expire_date:int = messages.BotPreparedInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.botPreparedInlineMessage>
         public final class Cons_botPreparedInlineMessage: Sendable {
             public let id: String
             public let expireDate: Int32
@@ -1175,13 +1283,21 @@ extension Api.account {
     /// TL type `account.WebBrowserSettings`. Constructors:
     /// - `account.webBrowserSettingsNotModified#c31c8f4e = account.WebBrowserSettings;`
     /// - `account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;`
+    ///
+    /// <https://core.telegram.org/type/account.WebBrowserSettings>
     public enum WebBrowserSettings: TLSchemaDescribed, TLParsable {
         /// `account.webBrowserSettingsNotModified#c31c8f4e = account.WebBrowserSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.webBrowserSettingsNotModified>
         case webBrowserSettingsNotModified
         /// `account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.webBrowserSettings>
         case webBrowserSettings(Cons_webBrowserSettings)
 
         /// `account.webBrowserSettings#79eb8cb3 flags:# open_external_browser:flags.0?true display_close_button:flags.1?true external_exceptions:Vector<WebDomainException> inapp_exceptions:Vector<WebDomainException> hash:long = account.WebBrowserSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.webBrowserSettings>
         public final class Cons_webBrowserSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1268,6 +1384,8 @@ extension Api.account {
 
 extension Api.functions.auth {
     /// `auth.requestFirebaseSms#8e39261e flags:# phone_number:string phone_code_hash:string safety_net_token:flags.0?string play_integrity_token:flags.2?string ios_push_secret:flags.1?string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/auth.requestFirebaseSms>
     public static func requestFirebaseSms(phoneNumber: String, phoneCodeHash: String, safetyNetToken: String? = nil, playIntegrityToken: String? = nil, iosPushSecret: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         requestFirebaseSms(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, safetyNetToken: safetyNetToken, playIntegrityToken: playIntegrityToken, iosPushSecret: iosPushSecret)
@@ -1300,6 +1418,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.sendVerifyPhoneCode#a5a356f9 phone_number:string settings:CodeSettings = auth.SentCode;`
+    ///
+    /// <https://core.telegram.org/method/account.sendVerifyPhoneCode>
     public static func sendVerifyPhoneCode(phoneNumber: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         sendVerifyPhoneCode(into: buffer, phoneNumber: phoneNumber, settings: settings)
@@ -1316,6 +1436,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.resetWallPapers#bb3b9804 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.resetWallPapers>
     public static func resetWallPapers() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetWallPapers(into: buffer)
@@ -1330,6 +1452,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.declinePasswordReset#4c9409f6 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.declinePasswordReset>
     public static func declinePasswordReset() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         declinePasswordReset(into: buffer)
@@ -1344,6 +1468,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.changeAuthorizationSettings#40f48462 flags:# confirmed:flags.3?true hash:long encrypted_requests_disabled:flags.0?Bool call_requests_disabled:flags.1?Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.changeAuthorizationSettings>
     public static func changeAuthorizationSettings(confirmed: Bool = false, hash: Int64, encryptedRequestsDisabled: Bool? = nil, callRequestsDisabled: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         changeAuthorizationSettings(into: buffer, confirmed: confirmed, hash: hash, encryptedRequestsDisabled: encryptedRequestsDisabled, callRequestsDisabled: callRequestsDisabled)
@@ -1372,6 +1498,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateColor#684d214e flags:# for_profile:flags.1?true color:flags.2?PeerColor = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateColor>
     public static func updateColor(forProfile: Bool = false, color: Api.PeerColor? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateColor(into: buffer, forProfile: forProfile, color: color)
@@ -1393,6 +1521,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.resolvePhone#8af94344 phone:string = contacts.ResolvedPeer;`
+    ///
+    /// <https://core.telegram.org/method/contacts.resolvePhone>
     public static func resolvePhone(phone: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ResolvedPeer>) {
         let buffer = Buffer()
         resolvePhone(into: buffer, phone: phone)
@@ -1408,6 +1538,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.getChats#49e9528f id:Vector<long> = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/messages.getChats>
     public static func getChats(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getChats(into: buffer, id: id)
@@ -1423,6 +1555,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reportEncryptedSpam#4b0c8c0f peer:InputEncryptedChat = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reportEncryptedSpam>
     public static func reportEncryptedSpam(peer: Api.InputEncryptedChat) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportEncryptedSpam(into: buffer, peer: peer)
@@ -1438,6 +1572,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.toggleDialogPin#a731e257 flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.toggleDialogPin>
     public static func toggleDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleDialogPin(into: buffer, pinned: pinned, peer: peer)
@@ -1458,6 +1594,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getDialogUnreadMarks#21202222 flags:# parent_peer:flags.0?InputPeer = Vector<DialogPeer>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getDialogUnreadMarks>
     public static func getDialogUnreadMarks(parentPeer: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.DialogPeer]>) {
         let buffer = Buffer()
         getDialogUnreadMarks(into: buffer, parentPeer: parentPeer)
@@ -1478,6 +1616,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deletePhoneCallHistory#f9cbe409 flags:# revoke:flags.0?true = messages.AffectedFoundMessages;`
+    ///
+    /// <https://core.telegram.org/method/messages.deletePhoneCallHistory>
     public static func deletePhoneCallHistory(revoke: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedFoundMessages>) {
         let buffer = Buffer()
         deletePhoneCallHistory(into: buffer, revoke: revoke)
@@ -1497,6 +1637,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.rateTranscribedAudio#7f1d072f peer:InputPeer msg_id:int transcription_id:long good:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.rateTranscribedAudio>
     public static func rateTranscribedAudio(peer: Api.InputPeer, msgId: Int32, transcriptionId: Int64, good: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         rateTranscribedAudio(into: buffer, peer: peer, msgId: msgId, transcriptionId: transcriptionId, good: good)
@@ -1517,6 +1659,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteFactCheck#d1da940c peer:InputPeer msg_id:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteFactCheck>
     public static func deleteFactCheck(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteFactCheck(into: buffer, peer: peer, msgId: msgId)
@@ -1533,6 +1677,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.requestMainWebView#c9e01e7b flags:# compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser start_param:flags.1?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.requestMainWebView>
     public static func requestMainWebView(compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestMainWebView(into: buffer, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, startParam: startParam, themeParams: themeParams, platform: platform)
@@ -1562,6 +1708,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.viewSponsoredMessage#269e3643 random_id:bytes = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.viewSponsoredMessage>
     public static func viewSponsoredMessage(randomId: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         viewSponsoredMessage(into: buffer, randomId: randomId)
@@ -1577,6 +1725,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.updatePinnedForumTopic#175df251 peer:InputPeer topic_id:int pinned:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.updatePinnedForumTopic>
     public static func updatePinnedForumTopic(peer: Api.InputPeer, topicId: Int32, pinned: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePinnedForumTopic(into: buffer, peer: peer, topicId: topicId, pinned: pinned)
@@ -1596,6 +1746,8 @@ extension Api.functions.messages {
 
 extension Api.functions.photos {
     /// `photos.getUserPhotos#91cd32a8 user_id:InputUser offset:int max_id:long limit:int = photos.Photos;`
+    ///
+    /// <https://core.telegram.org/method/photos.getUserPhotos>
     public static func getUserPhotos(userId: Api.InputUser, offset: Int32, maxId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photos>) {
         let buffer = Buffer()
         getUserPhotos(into: buffer, userId: userId, offset: offset, maxId: maxId, limit: limit)
@@ -1616,6 +1768,8 @@ extension Api.functions.photos {
 
 extension Api.functions.help {
     /// `help.getPassportConfig#c661ad08 hash:int = help.PassportConfig;`
+    ///
+    /// <https://core.telegram.org/method/help.getPassportConfig>
     public static func getPassportConfig(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PassportConfig>) {
         let buffer = Buffer()
         getPassportConfig(into: buffer, hash: hash)
@@ -1633,6 +1787,8 @@ extension Api.functions.help {
 
 extension Api.functions.help {
     /// `help.getCountriesList#735787a8 lang_code:string hash:int = help.CountriesList;`
+    ///
+    /// <https://core.telegram.org/method/help.getCountriesList>
     public static func getCountriesList(langCode: String, hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.CountriesList>) {
         let buffer = Buffer()
         getCountriesList(into: buffer, langCode: langCode, hash: hash)
@@ -1649,6 +1805,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.deleteMessages#84c1fd4e channel:InputChannel id:Vector<int> = messages.AffectedMessages;`
+    ///
+    /// <https://core.telegram.org/method/channels.deleteMessages>
     public static func deleteMessages(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         deleteMessages(into: buffer, channel: channel, id: id)
@@ -1665,6 +1823,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.toggleJoinToSend#e4cb9580 channel:InputChannel enabled:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleJoinToSend>
     public static func toggleJoinToSend(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleJoinToSend(into: buffer, channel: channel, enabled: enabled)
@@ -1681,6 +1841,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.updateStarGiftPrice#edbe6ccb stargift:InputSavedStarGift resell_amount:StarsAmount = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.updateStarGiftPrice>
     public static func updateStarGiftPrice(stargift: Api.InputSavedStarGift, resellAmount: Api.StarsAmount) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updateStarGiftPrice(into: buffer, stargift: stargift, resellAmount: resellAmount)
@@ -1697,6 +1859,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getUniqueStarGiftValueInfo#4365af6b slug:string = payments.UniqueStarGiftValueInfo;`
+    ///
+    /// <https://core.telegram.org/method/payments.getUniqueStarGiftValueInfo>
     public static func getUniqueStarGiftValueInfo(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.UniqueStarGiftValueInfo>) {
         let buffer = Buffer()
         getUniqueStarGiftValueInfo(into: buffer, slug: slug)
@@ -1712,6 +1876,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.craftStarGift#b0f9684f stargift:Vector<InputSavedStarGift> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.craftStarGift>
     public static func craftStarGift(stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         craftStarGift(into: buffer, stargift: stargift)
@@ -1727,6 +1893,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stickers {
     /// `stickers.setStickerSetThumb#a76a5392 flags:# stickerset:InputStickerSet thumb:flags.0?InputDocument thumb_document_id:flags.1?long = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/stickers.setStickerSetThumb>
     public static func setStickerSetThumb(stickerset: Api.InputStickerSet, thumb: Api.InputDocument? = nil, thumbDocumentId: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         setStickerSetThumb(into: buffer, stickerset: stickerset, thumb: thumb, thumbDocumentId: thumbDocumentId)
@@ -1752,6 +1920,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.stickers {
     /// `stickers.renameStickerSet#124b1c00 stickerset:InputStickerSet title:string = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/stickers.renameStickerSet>
     public static func renameStickerSet(stickerset: Api.InputStickerSet, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         renameStickerSet(into: buffer, stickerset: stickerset, title: title)
@@ -1768,6 +1938,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.deleteGroupCallParticipantMessages#1dbfeca0 flags:# report_spam:flags.0?true call:InputGroupCall participant:InputPeer = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.deleteGroupCallParticipantMessages>
     public static func deleteGroupCallParticipantMessages(reportSpam: Bool = false, call: Api.InputGroupCall, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteGroupCallParticipantMessages(into: buffer, reportSpam: reportSpam, call: call, participant: participant)
@@ -1789,6 +1961,8 @@ extension Api.functions.phone {
 
 extension Api.functions.premium {
     /// `premium.getMyBoosts#0be77b4a = premium.MyBoosts;`
+    ///
+    /// <https://core.telegram.org/method/premium.getMyBoosts>
     public static func getMyBoosts() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.MyBoosts>) {
         let buffer = Buffer()
         getMyBoosts(into: buffer)

@@ -16,26 +16,48 @@ extension Api.storage {
     /// - `storage.fileMov#4b09ebbc = storage.FileType;`
     /// - `storage.fileMp4#b3cea0e4 = storage.FileType;`
     /// - `storage.fileWebp#1081464c = storage.FileType;`
+    ///
+    /// <https://core.telegram.org/type/storage.FileType>
     public enum FileType: TLSchemaDescribed, TLParsable {
         /// `storage.fileUnknown#aa963b05 = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.fileUnknown>
         case fileUnknown
         /// `storage.filePartial#40bc6f52 = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.filePartial>
         case filePartial
         /// `storage.fileJpeg#007efe0e = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.fileJpeg>
         case fileJpeg
         /// `storage.fileGif#cae1aadf = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.fileGif>
         case fileGif
         /// `storage.filePng#0a4f63c0 = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.filePng>
         case filePng
         /// `storage.filePdf#ae1e508d = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.filePdf>
         case filePdf
         /// `storage.fileMp3#528a0677 = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.fileMp3>
         case fileMp3
         /// `storage.fileMov#4b09ebbc = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.fileMov>
         case fileMov
         /// `storage.fileMp4#b3cea0e4 = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.fileMp4>
         case fileMp4
         /// `storage.fileWebp#1081464c = storage.FileType;`
+        ///
+        /// <https://core.telegram.org/constructor/storage.fileWebp>
         case fileWebp
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -139,21 +161,37 @@ extension Api {
     /// - `inputNotifyBroadcasts#b1db7c7e = InputNotifyPeer;`
     /// - `inputNotifyForumTopic#5c467992 peer:InputPeer top_msg_id:int = InputNotifyPeer;`
     /// - `inputNotifyCommunity#27bb1adc community:InputChannel = InputNotifyPeer;`
+    ///
+    /// <https://core.telegram.org/type/InputNotifyPeer>
     public enum InputNotifyPeer: TLSchemaDescribed, TLParsable {
         /// `inputNotifyPeer#b8bc5b0c peer:InputPeer = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyPeer>
         case inputNotifyPeer(Cons_inputNotifyPeer)
         /// `inputNotifyUsers#193b4417 = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyUsers>
         case inputNotifyUsers
         /// `inputNotifyChats#4a95e84e = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyChats>
         case inputNotifyChats
         /// `inputNotifyBroadcasts#b1db7c7e = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyBroadcasts>
         case inputNotifyBroadcasts
         /// `inputNotifyForumTopic#5c467992 peer:InputPeer top_msg_id:int = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyForumTopic>
         case inputNotifyForumTopic(Cons_inputNotifyForumTopic)
         /// `inputNotifyCommunity#27bb1adc community:InputChannel = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyCommunity>
         case inputNotifyCommunity(Cons_inputNotifyCommunity)
 
         /// `inputNotifyPeer#b8bc5b0c peer:InputPeer = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyPeer>
         public final class Cons_inputNotifyPeer: Sendable {
             public let peer: Api.InputPeer
 
@@ -163,6 +201,8 @@ extension Api {
         }
 
         /// `inputNotifyForumTopic#5c467992 peer:InputPeer top_msg_id:int = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyForumTopic>
         public final class Cons_inputNotifyForumTopic: Sendable {
             public let peer: Api.InputPeer
             public let topMsgId: Int32
@@ -174,6 +214,8 @@ extension Api {
         }
 
         /// `inputNotifyCommunity#27bb1adc community:InputChannel = InputNotifyPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputNotifyCommunity>
         public final class Cons_inputNotifyCommunity: Sendable {
             public let community: Api.InputChannel
 
@@ -278,17 +320,29 @@ extension Api.updates {
     /// - `updates.difference#00f49ca0 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> state:updates.State = updates.Difference;`
     /// - `updates.differenceSlice#a8fb1981 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> intermediate_state:updates.State = updates.Difference;`
     /// - `updates.differenceTooLong#4afe8f6d pts:int = updates.Difference;`
+    ///
+    /// <https://core.telegram.org/type/updates.Difference>
     public enum Difference: TLSchemaDescribed, TLParsable {
         /// `updates.differenceEmpty#5d75a138 date:int seq:int = updates.Difference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.differenceEmpty>
         case differenceEmpty(Cons_differenceEmpty)
         /// `updates.difference#00f49ca0 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> state:updates.State = updates.Difference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.difference>
         case difference(Cons_difference)
         /// `updates.differenceSlice#a8fb1981 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> intermediate_state:updates.State = updates.Difference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.differenceSlice>
         case differenceSlice(Cons_differenceSlice)
         /// `updates.differenceTooLong#4afe8f6d pts:int = updates.Difference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.differenceTooLong>
         case differenceTooLong(Cons_differenceTooLong)
 
         /// `updates.differenceEmpty#5d75a138 date:int seq:int = updates.Difference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.differenceEmpty>
         public struct Cons_differenceEmpty: Sendable {
             public let date: Int32
             public let seq: Int32
@@ -300,6 +354,8 @@ extension Api.updates {
         }
 
         /// `updates.difference#00f49ca0 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> state:updates.State = updates.Difference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.difference>
         public final class Cons_difference: Sendable {
             public let newMessages: [Api.Message]
             public let newEncryptedMessages: [Api.EncryptedMessage]
@@ -319,6 +375,8 @@ extension Api.updates {
         }
 
         /// `updates.differenceSlice#a8fb1981 new_messages:Vector<Message> new_encrypted_messages:Vector<EncryptedMessage> other_updates:Vector<Update> chats:Vector<Chat> users:Vector<User> intermediate_state:updates.State = updates.Difference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.differenceSlice>
         public final class Cons_differenceSlice: Sendable {
             public let newMessages: [Api.Message]
             public let newEncryptedMessages: [Api.EncryptedMessage]
@@ -338,6 +396,8 @@ extension Api.updates {
         }
 
         /// `updates.differenceTooLong#4afe8f6d pts:int = updates.Difference;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.differenceTooLong>
         public struct Cons_differenceTooLong: Sendable {
             public let pts: Int32
 
@@ -469,13 +529,21 @@ extension Api.payments {
     /// TL type `payments.PaymentReceipt`. Constructors:
     /// - `payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;`
     /// - `payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;`
+    ///
+    /// <https://core.telegram.org/type/payments.PaymentReceipt>
     public enum PaymentReceipt: TLSchemaDescribed, TLParsable {
         /// `payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentReceipt>
         case paymentReceipt(Cons_paymentReceipt)
         /// `payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentReceiptStars>
         case paymentReceiptStars(Cons_paymentReceiptStars)
 
         /// `payments.paymentReceipt#70c4fe03 flags:# date:int bot_id:long provider_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice info:flags.0?PaymentRequestedInfo shipping:flags.1?ShippingOption tip_amount:flags.3?long currency:string total_amount:long credentials_title:string users:Vector<User> = payments.PaymentReceipt;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentReceipt>
         public final class Cons_paymentReceipt: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -537,6 +605,8 @@ extension Api.payments {
         }
 
         /// `payments.paymentReceiptStars#dabbf83a flags:# date:int bot_id:long title:string description:string photo:flags.2?WebDocument invoice:Invoice currency:string total_amount:long transaction_id:string users:Vector<User> = payments.PaymentReceipt;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentReceiptStars>
         public final class Cons_paymentReceiptStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -733,11 +803,17 @@ extension Api.payments {
 extension Api {
     /// TL type `PopularContact`. Constructors:
     /// - `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
+    ///
+    /// <https://core.telegram.org/type/PopularContact>
     public enum PopularContact: TLSchemaDescribed, TLParsable {
         /// `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
+        ///
+        /// <https://core.telegram.org/constructor/popularContact>
         case popularContact(Cons_popularContact)
 
         /// `popularContact#5ce14175 client_id:long importers:int = PopularContact;`
+        ///
+        /// <https://core.telegram.org/constructor/popularContact>
         public final class Cons_popularContact: Sendable {
             public let clientId: Int64
             public let importers: Int32
@@ -794,11 +870,17 @@ extension Api {
 extension Api {
     /// TL type `SecureCredentialsEncrypted`. Constructors:
     /// - `secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;`
+    ///
+    /// <https://core.telegram.org/type/SecureCredentialsEncrypted>
     public enum SecureCredentialsEncrypted: TLSchemaDescribed, TLParsable {
         /// `secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;`
+        ///
+        /// <https://core.telegram.org/constructor/secureCredentialsEncrypted>
         case secureCredentialsEncrypted(Cons_secureCredentialsEncrypted)
 
         /// `secureCredentialsEncrypted#33f0ea47 data:bytes hash:bytes secret:bytes = SecureCredentialsEncrypted;`
+        ///
+        /// <https://core.telegram.org/constructor/secureCredentialsEncrypted>
         public final class Cons_secureCredentialsEncrypted: Sendable {
             public let data: [UInt8]
             public let hash: [UInt8]
@@ -858,11 +940,17 @@ extension Api {
 extension Api {
     /// TL type `BankCardOpenUrl`. Constructors:
     /// - `bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;`
+    ///
+    /// <https://core.telegram.org/type/BankCardOpenUrl>
     public enum BankCardOpenUrl: TLSchemaDescribed, TLParsable {
         /// `bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/bankCardOpenUrl>
         case bankCardOpenUrl(Cons_bankCardOpenUrl)
 
         /// `bankCardOpenUrl#f568028a url:string name:string = BankCardOpenUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/bankCardOpenUrl>
         public final class Cons_bankCardOpenUrl: Sendable {
             public let url: String
             public let name: String
@@ -919,15 +1007,25 @@ extension Api {
     /// - `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
     /// - `inputGroupCallSlug#fe06823f slug:string = InputGroupCall;`
     /// - `inputGroupCallInviteMessage#8c10603f msg_id:int = InputGroupCall;`
+    ///
+    /// <https://core.telegram.org/type/InputGroupCall>
     public enum InputGroupCall: TLSchemaDescribed, TLParsable {
         /// `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGroupCall>
         case inputGroupCall(Cons_inputGroupCall)
         /// `inputGroupCallSlug#fe06823f slug:string = InputGroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGroupCallSlug>
         case inputGroupCallSlug(Cons_inputGroupCallSlug)
         /// `inputGroupCallInviteMessage#8c10603f msg_id:int = InputGroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGroupCallInviteMessage>
         case inputGroupCallInviteMessage(Cons_inputGroupCallInviteMessage)
 
         /// `inputGroupCall#d8aa840f id:long access_hash:long = InputGroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGroupCall>
         public final class Cons_inputGroupCall: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -939,6 +1037,8 @@ extension Api {
         }
 
         /// `inputGroupCallSlug#fe06823f slug:string = InputGroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGroupCallSlug>
         public final class Cons_inputGroupCallSlug: Sendable {
             public let slug: String
 
@@ -948,6 +1048,8 @@ extension Api {
         }
 
         /// `inputGroupCallInviteMessage#8c10603f msg_id:int = InputGroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGroupCallInviteMessage>
         public struct Cons_inputGroupCallInviteMessage: Sendable {
             public let msgId: Int32
 
@@ -1032,11 +1134,17 @@ extension Api {
 extension Api.phone {
     /// TL type `phone.GroupCall`. Constructors:
     /// - `phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;`
+    ///
+    /// <https://core.telegram.org/type/phone.GroupCall>
     public enum GroupCall: TLSchemaDescribed, TLParsable {
         /// `phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupCall>
         case groupCall(Cons_groupCall)
 
         /// `phone.groupCall#9e727aad call:GroupCall participants:Vector<GroupCallParticipant> participants_next_offset:string chats:Vector<Chat> users:Vector<User> = phone.GroupCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupCall>
         public final class Cons_groupCall: Sendable {
             public let call: Api.GroupCall
             public let participants: [Api.GroupCallParticipant]
@@ -1106,11 +1214,17 @@ extension Api.phone {
 extension Api.phone {
     /// TL type `phone.ExportedGroupCallInvite`. Constructors:
     /// - `phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;`
+    ///
+    /// <https://core.telegram.org/type/phone.ExportedGroupCallInvite>
     public enum ExportedGroupCallInvite: TLSchemaDescribed, TLParsable {
         /// `phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.exportedGroupCallInvite>
         case exportedGroupCallInvite(Cons_exportedGroupCallInvite)
 
         /// `phone.exportedGroupCallInvite#204bd158 link:string = phone.ExportedGroupCallInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.exportedGroupCallInvite>
         public final class Cons_exportedGroupCallInvite: Sendable {
             public let link: String
 
@@ -1159,11 +1273,17 @@ extension Api.phone {
 extension Api {
     /// TL type `SearchResultsPosition`. Constructors:
     /// - `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
+    ///
+    /// <https://core.telegram.org/type/SearchResultsPosition>
     public enum SearchResultsPosition: TLSchemaDescribed, TLParsable {
         /// `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
+        ///
+        /// <https://core.telegram.org/constructor/searchResultPosition>
         case searchResultPosition(Cons_searchResultPosition)
 
         /// `searchResultPosition#7f648b67 msg_id:int date:int offset:int = SearchResultsPosition;`
+        ///
+        /// <https://core.telegram.org/constructor/searchResultPosition>
         public final class Cons_searchResultPosition: Sendable {
             public let msgId: Int32
             public let date: Int32
@@ -1225,11 +1345,17 @@ extension Api {
 extension Api {
     /// TL type `StoriesStealthMode`. Constructors:
     /// - `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
+    ///
+    /// <https://core.telegram.org/type/StoriesStealthMode>
     public enum StoriesStealthMode: TLSchemaDescribed, TLParsable {
         /// `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
+        ///
+        /// <https://core.telegram.org/constructor/storiesStealthMode>
         case storiesStealthMode(Cons_storiesStealthMode)
 
         /// `storiesStealthMode#712e27fd flags:# active_until_date:flags.0?int cooldown_until_date:flags.1?int = StoriesStealthMode;`
+        ///
+        /// <https://core.telegram.org/constructor/storiesStealthMode>
         public final class Cons_storiesStealthMode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1312,11 +1438,17 @@ extension Api {
 extension Api.premium {
     /// TL type `premium.MyBoosts`. Constructors:
     /// - `premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;`
+    ///
+    /// <https://core.telegram.org/type/premium.MyBoosts>
     public enum MyBoosts: TLSchemaDescribed, TLParsable {
         /// `premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;`
+        ///
+        /// <https://core.telegram.org/constructor/premium.myBoosts>
         case myBoosts(Cons_myBoosts)
 
         /// `premium.myBoosts#9ae228e2 my_boosts:Vector<MyBoost> chats:Vector<Chat> users:Vector<User> = premium.MyBoosts;`
+        ///
+        /// <https://core.telegram.org/constructor/premium.myBoosts>
         public final class Cons_myBoosts: Sendable {
             public let myBoosts: [Api.MyBoost]
             public let chats: [Api.Chat]
@@ -1376,11 +1508,17 @@ extension Api.premium {
 extension Api {
     /// TL type `StarsGiveawayWinnersOption`. Constructors:
     /// - `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
+    ///
+    /// <https://core.telegram.org/type/StarsGiveawayWinnersOption>
     public enum StarsGiveawayWinnersOption: TLSchemaDescribed, TLParsable {
         /// `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
+        ///
+        /// <https://core.telegram.org/constructor/starsGiveawayWinnersOption>
         case starsGiveawayWinnersOption(Cons_starsGiveawayWinnersOption)
 
         /// `starsGiveawayWinnersOption#54236209 flags:# default:flags.0?true users:int per_user_stars:long = StarsGiveawayWinnersOption;`
+        ///
+        /// <https://core.telegram.org/constructor/starsGiveawayWinnersOption>
         public final class Cons_starsGiveawayWinnersOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1453,11 +1591,17 @@ extension Api {
 extension Api {
     /// TL type `SuggestedPost`. Constructors:
     /// - `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
+    ///
+    /// <https://core.telegram.org/type/SuggestedPost>
     public enum SuggestedPost: TLSchemaDescribed, TLParsable {
         /// `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
+        ///
+        /// <https://core.telegram.org/constructor/suggestedPost>
         case suggestedPost(Cons_suggestedPost)
 
         /// `suggestedPost#0e8e37e5 flags:# accepted:flags.1?true rejected:flags.2?true price:flags.3?StarsAmount schedule_date:flags.0?int = SuggestedPost;`
+        ///
+        /// <https://core.telegram.org/constructor/suggestedPost>
         public final class Cons_suggestedPost: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1543,13 +1687,21 @@ extension Api {
     /// TL type `InputPasskeyResponse`. Constructors:
     /// - `inputPasskeyResponseRegister#3e63935c client_data:DataJSON attestation_data:bytes = InputPasskeyResponse;`
     /// - `inputPasskeyResponseLogin#c31fc14a client_data:DataJSON authenticator_data:bytes signature:bytes user_handle:string = InputPasskeyResponse;`
+    ///
+    /// <https://core.telegram.org/type/InputPasskeyResponse>
     public enum InputPasskeyResponse: TLSchemaDescribed, TLParsable {
         /// `inputPasskeyResponseRegister#3e63935c client_data:DataJSON attestation_data:bytes = InputPasskeyResponse;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPasskeyResponseRegister>
         case inputPasskeyResponseRegister(Cons_inputPasskeyResponseRegister)
         /// `inputPasskeyResponseLogin#c31fc14a client_data:DataJSON authenticator_data:bytes signature:bytes user_handle:string = InputPasskeyResponse;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPasskeyResponseLogin>
         case inputPasskeyResponseLogin(Cons_inputPasskeyResponseLogin)
 
         /// `inputPasskeyResponseRegister#3e63935c client_data:DataJSON attestation_data:bytes = InputPasskeyResponse;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPasskeyResponseRegister>
         public final class Cons_inputPasskeyResponseRegister: Sendable {
             public let clientData: Api.DataJSON
             public let attestationData: [UInt8]
@@ -1561,6 +1713,8 @@ extension Api {
         }
 
         /// `inputPasskeyResponseLogin#c31fc14a client_data:DataJSON authenticator_data:bytes signature:bytes user_handle:string = InputPasskeyResponse;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPasskeyResponseLogin>
         public final class Cons_inputPasskeyResponseLogin: Sendable {
             public let clientData: Api.DataJSON
             public let authenticatorData: [UInt8]
@@ -1643,11 +1797,17 @@ extension Api {
 extension Api {
     /// TL type `WebDomainException`. Constructors:
     /// - `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
+    ///
+    /// <https://core.telegram.org/type/WebDomainException>
     public enum WebDomainException: TLSchemaDescribed, TLParsable {
         /// `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
+        ///
+        /// <https://core.telegram.org/constructor/webDomainException>
         case webDomainException(Cons_webDomainException)
 
         /// `webDomainException#933ca597 flags:# domain:string url:string title:string favicon:flags.0?long = WebDomainException;`
+        ///
+        /// <https://core.telegram.org/constructor/webDomainException>
         public final class Cons_webDomainException: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1736,11 +1896,17 @@ extension Api {
 extension Api {
     /// TL type `PageButton`. Constructors:
     /// - `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
+    ///
+    /// <https://core.telegram.org/type/PageButton>
     public enum PageButton: TLSchemaDescribed, TLParsable {
         /// `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
+        ///
+        /// <https://core.telegram.org/constructor/pageButton>
         case pageButton(Cons_pageButton)
 
         /// `pageButton#692a5488 flags:# text:RichText type:InlineButtonType style:flags.0?RichButtonStyle = PageButton;`
+        ///
+        /// <https://core.telegram.org/constructor/pageButton>
         public final class Cons_pageButton: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1820,6 +1986,8 @@ extension Api {
 
 extension Api.functions {
     /// `initConnection#c1cd5ea9 {X:Type} flags:# api_id:int device_model:string system_version:string app_version:string system_lang_code:string lang_pack:string lang_code:string proxy:flags.0?InputClientProxy params:flags.1?JSONValue query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/initConnection>
     public static func initConnection<X>(apiId: Int32, deviceModel: String, systemVersion: String, appVersion: String, systemLangCode: String, langPack: String, langCode: String, proxy: Api.InputClientProxy? = nil, params: Api.JSONValue? = nil, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         initConnection(into: buffer, apiId: apiId, deviceModel: deviceModel, systemVersion: systemVersion, appVersion: appVersion, systemLangCode: systemLangCode, langPack: langPack, langCode: langCode, proxy: proxy, params: params, query: query)
@@ -1851,6 +2019,8 @@ extension Api.functions {
 
 extension Api.functions {
     /// `invokeWithBusinessConnection#dd289f8e {X:Type} connection_id:string query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeWithBusinessConnection>
     public static func invokeWithBusinessConnection<X>(connectionId: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeWithBusinessConnection(into: buffer, connectionId: connectionId, query: query)
@@ -1868,6 +2038,8 @@ extension Api.functions {
 
 extension Api.functions.auth {
     /// `auth.logOut#3e72ba19 = auth.LoggedOut;`
+    ///
+    /// <https://core.telegram.org/method/auth.logOut>
     public static func logOut() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.LoggedOut>) {
         let buffer = Buffer()
         logOut(into: buffer)
@@ -1882,6 +2054,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.importAuthorization#a57a7dad id:long bytes:bytes = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.importAuthorization>
     public static func importAuthorization(id: Int64, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         importAuthorization(into: buffer, id: id, bytes: bytes)
@@ -1900,6 +2074,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.checkRecoveryPassword#0d36bf79 code:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/auth.checkRecoveryPassword>
     public static func checkRecoveryPassword(code: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkRecoveryPassword(into: buffer, code: code)
@@ -1915,6 +2091,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.initFirebasePnvLogin#777df37a api_id:int api_hash:string = auth.FirebasePnvIntent;`
+    ///
+    /// <https://core.telegram.org/method/auth.initFirebasePnvLogin>
     public static func initFirebasePnvLogin(apiId: Int32, apiHash: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.FirebasePnvIntent>) {
         let buffer = Buffer()
         initFirebasePnvLogin(into: buffer, apiId: apiId, apiHash: apiHash)
@@ -1933,6 +2111,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.updateUsername#3e0bdd7c username:string = User;`
+    ///
+    /// <https://core.telegram.org/method/account.updateUsername>
     public static func updateUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         updateUsername(into: buffer, username: username)
@@ -1948,6 +2128,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.sendChangePhoneCode#82574ae5 phone_number:string settings:CodeSettings = auth.SentCode;`
+    ///
+    /// <https://core.telegram.org/method/account.sendChangePhoneCode>
     public static func sendChangePhoneCode(phoneNumber: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         sendChangePhoneCode(into: buffer, phoneNumber: phoneNumber, settings: settings)
@@ -1964,6 +2146,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.verifyPhone#4dd3a7f6 phone_number:string phone_code_hash:string phone_code:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.verifyPhone>
     public static func verifyPhone(phoneNumber: String, phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         verifyPhone(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
@@ -1981,6 +2165,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.reportProfilePhoto#fa8cc6f5 peer:InputPeer photo_id:InputPhoto reason:ReportReason message:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.reportProfilePhoto>
     public static func reportProfilePhoto(peer: Api.InputPeer, photoId: Api.InputPhoto, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportProfilePhoto(into: buffer, peer: peer, photoId: photoId, reason: reason, message: message)
@@ -1999,6 +2185,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.registerPasskey#55b41fd6 credential:InputPasskeyCredential = Passkey;`
+    ///
+    /// <https://core.telegram.org/method/account.registerPasskey>
     public static func registerPasskey(credential: Api.InputPasskeyCredential) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Passkey>) {
         let buffer = Buffer()
         registerPasskey(into: buffer, credential: credential)
@@ -2014,6 +2202,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.getSaved#82f1e39f = Vector<SavedContact>;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getSaved>
     public static func getSaved() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SavedContact]>) {
         let buffer = Buffer()
         getSaved(into: buffer)
@@ -2028,6 +2218,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.readHistory#0e306d3a peer:InputPeer max_id:int = messages.AffectedMessages;`
+    ///
+    /// <https://core.telegram.org/method/messages.readHistory>
     public static func readHistory(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         readHistory(into: buffer, peer: peer, maxId: maxId)
@@ -2044,6 +2236,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setInlineBotResults#bb12a419 flags:# gallery:flags.0?true private:flags.1?true query_id:long results:Vector<InputBotInlineResult> cache_time:int next_offset:flags.2?string switch_pm:flags.3?InlineBotSwitchPM switch_webview:flags.4?InlineBotWebView = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setInlineBotResults>
     public static func setInlineBotResults(gallery: Bool = false, `private`: Bool = false, queryId: Int64, results: [Api.InputBotInlineResult], cacheTime: Int32, nextOffset: String? = nil, switchPm: Api.InlineBotSwitchPM? = nil, switchWebview: Api.InlineBotWebView? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setInlineBotResults(into: buffer, gallery: gallery, private: `private`, queryId: queryId, results: results, cacheTime: cacheTime, nextOffset: nextOffset, switchPm: switchPm, switchWebview: switchWebview)
@@ -2075,6 +2269,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.saveDraft#ad0fa15c flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo peer:InputPeer message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?InputRichMessage = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.saveDraft>
     public static func saveDraft(noWebpage: Bool = false, invertMedia: Bool = false, replyTo: Api.InputReplyTo? = nil, peer: Api.InputPeer, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, effect: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDraft(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, replyTo: replyTo, peer: peer, message: message, entities: entities, media: media, effect: effect, suggestedPost: suggestedPost, richMessage: richMessage)
@@ -2113,6 +2309,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getOnlines#6e2be050 peer:InputPeer = ChatOnlines;`
+    ///
+    /// <https://core.telegram.org/method/messages.getOnlines>
     public static func getOnlines(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ChatOnlines>) {
         let buffer = Buffer()
         getOnlines(into: buffer, peer: peer)
@@ -2128,6 +2326,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteRevokedExportedChatInvites#56987bd5 peer:InputPeer admin_id:InputUser = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteRevokedExportedChatInvites>
     public static func deleteRevokedExportedChatInvites(peer: Api.InputPeer, adminId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteRevokedExportedChatInvites(into: buffer, peer: peer, adminId: adminId)
@@ -2144,6 +2344,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setHistoryTTL#b80e5fe4 peer:InputPeer period:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.setHistoryTTL>
     public static func setHistoryTTL(peer: Api.InputPeer, period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setHistoryTTL(into: buffer, peer: peer, period: period)
@@ -2160,6 +2362,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSearchResultsCalendar#6aa3f6bd flags:# peer:InputPeer saved_peer_id:flags.2?InputPeer filter:MessagesFilter offset_id:int offset_date:int = messages.SearchResultsCalendar;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSearchResultsCalendar>
     public static func getSearchResultsCalendar(peer: Api.InputPeer, savedPeerId: Api.InputPeer? = nil, filter: Api.MessagesFilter, offsetId: Int32, offsetDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SearchResultsCalendar>) {
         let buffer = Buffer()
         getSearchResultsCalendar(into: buffer, peer: peer, savedPeerId: savedPeerId, filter: filter, offsetId: offsetId, offsetDate: offsetDate)
@@ -2186,6 +2390,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.requestWebView#269dc2c1 flags:# from_bot_menu:flags.4?true silent:flags.5?true compact:flags.7?true fullscreen:flags.8?true peer:InputPeer bot:InputUser url:flags.1?string start_param:flags.3?string theme_params:flags.2?DataJSON platform:string reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = WebViewResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.requestWebView>
     public static func requestWebView(fromBotMenu: Bool = false, silent: Bool = false, compact: Bool = false, fullscreen: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestWebView(into: buffer, fromBotMenu: fromBotMenu, silent: silent, compact: compact, fullscreen: fullscreen, peer: peer, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform, replyTo: replyTo, sendAs: sendAs)
@@ -2225,6 +2431,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getBotApp#34fdc5c3 app:InputBotApp hash:long = messages.BotApp;`
+    ///
+    /// <https://core.telegram.org/method/messages.getBotApp>
     public static func getBotApp(app: Api.InputBotApp, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.BotApp>) {
         let buffer = Buffer()
         getBotApp(into: buffer, app: app, hash: hash)
@@ -2241,6 +2449,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editForumTopic#cecc1134 flags:# peer:InputPeer topic_id:int title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.editForumTopic>
     public static func editForumTopic(peer: Api.InputPeer, topicId: Int32, title: String? = nil, iconEmojiId: Int64? = nil, closed: Bool? = nil, hidden: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editForumTopic(into: buffer, peer: peer, topicId: topicId, title: title, iconEmojiId: iconEmojiId, closed: closed, hidden: hidden)
@@ -2279,6 +2489,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setBotGuestChatResult#b8f106e3 query_id:long result:InputBotInlineResult = InputBotInlineMessageID;`
+    ///
+    /// <https://core.telegram.org/method/messages.setBotGuestChatResult>
     public static func setBotGuestChatResult(queryId: Int64, result: Api.InputBotInlineResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.InputBotInlineMessageID>) {
         let buffer = Buffer()
         setBotGuestChatResult(into: buffer, queryId: queryId, result: result)
@@ -2297,6 +2509,8 @@ extension Api.functions.messages {
 
 extension Api.functions.upload {
     /// `upload.reuploadCdnFile#9b2754a8 file_token:bytes request_token:bytes = Vector<FileHash>;`
+    ///
+    /// <https://core.telegram.org/method/upload.reuploadCdnFile>
     public static func reuploadCdnFile(fileToken: [UInt8], requestToken: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
         let buffer = Buffer()
         reuploadCdnFile(into: buffer, fileToken: fileToken, requestToken: requestToken)
@@ -2313,6 +2527,8 @@ extension Api.functions.upload {
 
 extension Api.functions.channels {
     /// `channels.editPhoto#f12e57c9 channel:InputChannel photo:InputChatPhoto = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.editPhoto>
     public static func editPhoto(channel: Api.InputChannel, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editPhoto(into: buffer, channel: channel, photo: photo)
@@ -2329,6 +2545,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.getMessageAuthor#ece2a0e6 channel:InputChannel id:int = User;`
+    ///
+    /// <https://core.telegram.org/method/channels.getMessageAuthor>
     public static func getMessageAuthor(channel: Api.InputChannel, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         getMessageAuthor(into: buffer, channel: channel, id: id)
@@ -2345,6 +2563,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.updateStarRefProgram#778b5ab3 flags:# bot:InputUser commission_permille:int duration_months:flags.0?int = StarRefProgram;`
+    ///
+    /// <https://core.telegram.org/method/bots.updateStarRefProgram>
     public static func updateStarRefProgram(bot: Api.InputUser, commissionPermille: Int32, durationMonths: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StarRefProgram>) {
         let buffer = Buffer()
         updateStarRefProgram(into: buffer, bot: bot, commissionPermille: commissionPermille, durationMonths: durationMonths)
@@ -2371,6 +2591,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.assignAppStoreTransaction#80ed747d receipt:bytes purpose:InputStorePaymentPurpose = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.assignAppStoreTransaction>
     public static func assignAppStoreTransaction(receipt: [UInt8], purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         assignAppStoreTransaction(into: buffer, receipt: receipt, purpose: purpose)
@@ -2387,6 +2609,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.sendGroupCallMessage#b1d11410 flags:# call:InputGroupCall random_id:long message:TextWithEntities allow_paid_stars:flags.0?long send_as:flags.1?InputPeer = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.sendGroupCallMessage>
     public static func sendGroupCallMessage(call: Api.InputGroupCall, randomId: Int64, message: Api.TextWithEntities, allowPaidStars: Int64? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendGroupCallMessage(into: buffer, call: call, randomId: randomId, message: message, allowPaidStars: allowPaidStars, sendAs: sendAs)
@@ -2414,6 +2638,8 @@ extension Api.functions.phone {
 
 extension Api.functions.folders {
     /// `folders.editPeerFolders#6847d0ab folder_peers:Vector<InputFolderPeer> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/folders.editPeerFolders>
     public static func editPeerFolders(folderPeers: [Api.InputFolderPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editPeerFolders(into: buffer, folderPeers: folderPeers)
@@ -2429,6 +2655,8 @@ extension Api.functions.folders {
 
 extension Api.functions.chatlists {
     /// `chatlists.deleteExportedInvite#719c5c5e chatlist:InputChatlist slug:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.deleteExportedInvite>
     public static func deleteExportedInvite(chatlist: Api.InputChatlist, slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteExportedInvite(into: buffer, chatlist: chatlist, slug: slug)

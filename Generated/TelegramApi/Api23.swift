@@ -16,26 +16,48 @@ extension Api {
     /// - `inputReportReasonFake#f5ddd6e7 = ReportReason;`
     /// - `inputReportReasonIllegalDrugs#0a8eb2be = ReportReason;`
     /// - `inputReportReasonPersonalDetails#9ec7863d = ReportReason;`
+    ///
+    /// <https://core.telegram.org/type/ReportReason>
     public enum ReportReason: TLSchemaDescribed, TLParsable {
         /// `inputReportReasonSpam#58dbcab8 = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonSpam>
         case inputReportReasonSpam
         /// `inputReportReasonViolence#1e22c78d = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonViolence>
         case inputReportReasonViolence
         /// `inputReportReasonPornography#2e59d922 = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonPornography>
         case inputReportReasonPornography
         /// `inputReportReasonChildAbuse#adf44ee3 = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonChildAbuse>
         case inputReportReasonChildAbuse
         /// `inputReportReasonOther#c1e4a2b1 = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonOther>
         case inputReportReasonOther
         /// `inputReportReasonCopyright#9b89f93a = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonCopyright>
         case inputReportReasonCopyright
         /// `inputReportReasonGeoIrrelevant#dbd4feed = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonGeoIrrelevant>
         case inputReportReasonGeoIrrelevant
         /// `inputReportReasonFake#f5ddd6e7 = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonFake>
         case inputReportReasonFake
         /// `inputReportReasonIllegalDrugs#0a8eb2be = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonIllegalDrugs>
         case inputReportReasonIllegalDrugs
         /// `inputReportReasonPersonalDetails#9ec7863d = ReportReason;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReportReasonPersonalDetails>
         case inputReportReasonPersonalDetails
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -134,11 +156,17 @@ extension Api {
 extension Api {
     /// TL type `InputEncryptedChat`. Constructors:
     /// - `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
+    ///
+    /// <https://core.telegram.org/type/InputEncryptedChat>
     public enum InputEncryptedChat: TLSchemaDescribed, TLParsable {
         /// `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedChat>
         case inputEncryptedChat(Cons_inputEncryptedChat)
 
         /// `inputEncryptedChat#f141b5e1 chat_id:int access_hash:long = InputEncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedChat>
         public final class Cons_inputEncryptedChat: Sendable {
             public let chatId: Int32
             public let accessHash: Int64
@@ -196,13 +224,21 @@ extension Api.messages {
     /// TL type `messages.DhConfig`. Constructors:
     /// - `messages.dhConfigNotModified#c0e24635 random:bytes = messages.DhConfig;`
     /// - `messages.dhConfig#2c221edd g:int p:bytes version:int random:bytes = messages.DhConfig;`
+    ///
+    /// <https://core.telegram.org/type/messages.DhConfig>
     public enum DhConfig: TLSchemaDescribed, TLParsable {
         /// `messages.dhConfigNotModified#c0e24635 random:bytes = messages.DhConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dhConfigNotModified>
         case dhConfigNotModified(Cons_dhConfigNotModified)
         /// `messages.dhConfig#2c221edd g:int p:bytes version:int random:bytes = messages.DhConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dhConfig>
         case dhConfig(Cons_dhConfig)
 
         /// `messages.dhConfigNotModified#c0e24635 random:bytes = messages.DhConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dhConfigNotModified>
         public final class Cons_dhConfigNotModified: Sendable {
             public let random: [UInt8]
 
@@ -212,6 +248,8 @@ extension Api.messages {
         }
 
         /// `messages.dhConfig#2c221edd g:int p:bytes version:int random:bytes = messages.DhConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dhConfig>
         public final class Cons_dhConfig: Sendable {
             public let g: Int32
             public let p: [UInt8]
@@ -295,17 +333,29 @@ extension Api {
     /// - `inputPaymentCredentials#3417d728 flags:# save:flags.0?true data:DataJSON = InputPaymentCredentials;`
     /// - `inputPaymentCredentialsApplePay#0aa1c39f payment_data:DataJSON = InputPaymentCredentials;`
     /// - `inputPaymentCredentialsGooglePay#8ac32801 payment_token:DataJSON = InputPaymentCredentials;`
+    ///
+    /// <https://core.telegram.org/type/InputPaymentCredentials>
     public enum InputPaymentCredentials: TLSchemaDescribed, TLParsable {
         /// `inputPaymentCredentialsSaved#c10eb2cf id:string tmp_password:bytes = InputPaymentCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPaymentCredentialsSaved>
         case inputPaymentCredentialsSaved(Cons_inputPaymentCredentialsSaved)
         /// `inputPaymentCredentials#3417d728 flags:# save:flags.0?true data:DataJSON = InputPaymentCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPaymentCredentials>
         case inputPaymentCredentials(Cons_inputPaymentCredentials)
         /// `inputPaymentCredentialsApplePay#0aa1c39f payment_data:DataJSON = InputPaymentCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPaymentCredentialsApplePay>
         case inputPaymentCredentialsApplePay(Cons_inputPaymentCredentialsApplePay)
         /// `inputPaymentCredentialsGooglePay#8ac32801 payment_token:DataJSON = InputPaymentCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPaymentCredentialsGooglePay>
         case inputPaymentCredentialsGooglePay(Cons_inputPaymentCredentialsGooglePay)
 
         /// `inputPaymentCredentialsSaved#c10eb2cf id:string tmp_password:bytes = InputPaymentCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPaymentCredentialsSaved>
         public final class Cons_inputPaymentCredentialsSaved: Sendable {
             public let id: String
             public let tmpPassword: [UInt8]
@@ -317,6 +367,8 @@ extension Api {
         }
 
         /// `inputPaymentCredentials#3417d728 flags:# save:flags.0?true data:DataJSON = InputPaymentCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPaymentCredentials>
         public final class Cons_inputPaymentCredentials: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -337,6 +389,8 @@ extension Api {
         }
 
         /// `inputPaymentCredentialsApplePay#0aa1c39f payment_data:DataJSON = InputPaymentCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPaymentCredentialsApplePay>
         public final class Cons_inputPaymentCredentialsApplePay: Sendable {
             public let paymentData: Api.DataJSON
 
@@ -346,6 +400,8 @@ extension Api {
         }
 
         /// `inputPaymentCredentialsGooglePay#8ac32801 payment_token:DataJSON = InputPaymentCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPaymentCredentialsGooglePay>
         public final class Cons_inputPaymentCredentialsGooglePay: Sendable {
             public let paymentToken: Api.DataJSON
 
@@ -447,11 +503,17 @@ extension Api {
 extension Api {
     /// TL type `InputFolderPeer`. Constructors:
     /// - `inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;`
+    ///
+    /// <https://core.telegram.org/type/InputFolderPeer>
     public enum InputFolderPeer: TLSchemaDescribed, TLParsable {
         /// `inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFolderPeer>
         case inputFolderPeer(Cons_inputFolderPeer)
 
         /// `inputFolderPeer#fbd2c296 peer:InputPeer folder_id:int = InputFolderPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFolderPeer>
         public final class Cons_inputFolderPeer: Sendable {
             public let peer: Api.InputPeer
             public let folderId: Int32
@@ -509,17 +571,29 @@ extension Api {
     /// - `emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;`
     /// - `emojiStatusCollectible#7184603b flags:# collectible_id:long document_id:long title:string slug:string pattern_document_id:long center_color:int edge_color:int pattern_color:int text_color:int until:flags.0?int = EmojiStatus;`
     /// - `inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;`
+    ///
+    /// <https://core.telegram.org/type/EmojiStatus>
     public enum EmojiStatus: TLSchemaDescribed, TLParsable {
         /// `emojiStatusEmpty#2de11aae = EmojiStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiStatusEmpty>
         case emojiStatusEmpty
         /// `emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiStatus>
         case emojiStatus(Cons_emojiStatus)
         /// `emojiStatusCollectible#7184603b flags:# collectible_id:long document_id:long title:string slug:string pattern_document_id:long center_color:int edge_color:int pattern_color:int text_color:int until:flags.0?int = EmojiStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiStatusCollectible>
         case emojiStatusCollectible(Cons_emojiStatusCollectible)
         /// `inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEmojiStatusCollectible>
         case inputEmojiStatusCollectible(Cons_inputEmojiStatusCollectible)
 
         /// `emojiStatus#e7ff068a flags:# document_id:long until:flags.0?int = EmojiStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiStatus>
         public final class Cons_emojiStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -542,6 +616,8 @@ extension Api {
         }
 
         /// `emojiStatusCollectible#7184603b flags:# collectible_id:long document_id:long title:string slug:string pattern_document_id:long center_color:int edge_color:int pattern_color:int text_color:int until:flags.0?int = EmojiStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiStatusCollectible>
         public final class Cons_emojiStatusCollectible: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -588,6 +664,8 @@ extension Api {
         }
 
         /// `inputEmojiStatusCollectible#07141dbf flags:# collectible_id:long until:flags.0?int = EmojiStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEmojiStatusCollectible>
         public final class Cons_inputEmojiStatusCollectible: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -755,11 +833,17 @@ extension Api {
 extension Api {
     /// TL type `ExportedContactToken`. Constructors:
     /// - `exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;`
+    ///
+    /// <https://core.telegram.org/type/ExportedContactToken>
     public enum ExportedContactToken: TLSchemaDescribed, TLParsable {
         /// `exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;`
+        ///
+        /// <https://core.telegram.org/constructor/exportedContactToken>
         case exportedContactToken(Cons_exportedContactToken)
 
         /// `exportedContactToken#41bf109b url:string expires:int = ExportedContactToken;`
+        ///
+        /// <https://core.telegram.org/constructor/exportedContactToken>
         public final class Cons_exportedContactToken: Sendable {
             public let url: String
             public let expires: Int32
@@ -814,11 +898,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.ConnectedBots`. Constructors:
     /// - `account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;`
+    ///
+    /// <https://core.telegram.org/type/account.ConnectedBots>
     public enum ConnectedBots: TLSchemaDescribed, TLParsable {
         /// `account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;`
+        ///
+        /// <https://core.telegram.org/constructor/account.connectedBots>
         case connectedBots(Cons_connectedBots)
 
         /// `account.connectedBots#17d7f87b connected_bots:Vector<ConnectedBot> users:Vector<User> = account.ConnectedBots;`
+        ///
+        /// <https://core.telegram.org/constructor/account.connectedBots>
         public final class Cons_connectedBots: Sendable {
             public let connectedBots: [Api.ConnectedBot]
             public let users: [Api.User]
@@ -873,11 +963,17 @@ extension Api.account {
 extension Api {
     /// TL type `StarGiftBackground`. Constructors:
     /// - `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftBackground>
     public enum StarGiftBackground: TLSchemaDescribed, TLParsable {
         /// `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftBackground>
         case starGiftBackground(Cons_starGiftBackground)
 
         /// `starGiftBackground#aff56398 center_color:int edge_color:int text_color:int = StarGiftBackground;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftBackground>
         public final class Cons_starGiftBackground: Sendable {
             public let centerColor: Int32
             public let edgeColor: Int32
@@ -938,6 +1034,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.updateProfile#78515775 flags:# first_name:flags.0?string last_name:flags.1?string about:flags.2?string = User;`
+    ///
+    /// <https://core.telegram.org/method/account.updateProfile>
     public static func updateProfile(firstName: String? = nil, lastName: String? = nil, about: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         updateProfile(into: buffer, firstName: firstName, lastName: lastName, about: about)
@@ -968,6 +1066,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.deleteAccount#a2c0cf74 flags:# reason:string password:flags.0?InputCheckPasswordSRP = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.deleteAccount>
     public static func deleteAccount(reason: String, password: Api.InputCheckPasswordSRP? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAccount(into: buffer, reason: reason, password: password)
@@ -989,6 +1089,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.setGlobalPrivacySettings#1edaaac2 settings:GlobalPrivacySettings = GlobalPrivacySettings;`
+    ///
+    /// <https://core.telegram.org/method/account.setGlobalPrivacySettings>
     public static func setGlobalPrivacySettings(settings: Api.GlobalPrivacySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.GlobalPrivacySettings>) {
         let buffer = Buffer()
         setGlobalPrivacySettings(into: buffer, settings: settings)
@@ -1004,6 +1106,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.sendScheduledMessages#bd38850a peer:InputPeer id:Vector<int> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendScheduledMessages>
     public static func sendScheduledMessages(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendScheduledMessages(into: buffer, peer: peer, id: id)
@@ -1020,6 +1124,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getAvailableReactions#18dea0ac hash:int = messages.AvailableReactions;`
+    ///
+    /// <https://core.telegram.org/method/messages.getAvailableReactions>
     public static func getAvailableReactions(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AvailableReactions>) {
         let buffer = Buffer()
         getAvailableReactions(into: buffer, hash: hash)
@@ -1037,6 +1143,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getRichMessage#501569cf peer:InputPeer id:int = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getRichMessage>
     public static func getRichMessage(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getRichMessage(into: buffer, peer: peer, id: id)
@@ -1053,6 +1161,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.readMessageContents#eab5dc38 channel:InputChannel id:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.readMessageContents>
     public static func readMessageContents(channel: Api.InputChannel, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readMessageContents(into: buffer, channel: channel, id: id)
@@ -1069,6 +1179,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.reportAntiSpamFalsePositive#a850a693 channel:InputChannel msg_id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.reportAntiSpamFalsePositive>
     public static func reportAntiSpamFalsePositive(channel: Api.InputChannel, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportAntiSpamFalsePositive(into: buffer, channel: channel, msgId: msgId)
@@ -1085,6 +1197,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.sendStarGiftOffer#8fb86b41 flags:# peer:InputPeer slug:string price:StarsAmount duration:int random_id:long allow_paid_stars:flags.0?long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.sendStarGiftOffer>
     public static func sendStarGiftOffer(peer: Api.InputPeer, slug: String, price: Api.StarsAmount, duration: Int32, randomId: Int64, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendStarGiftOffer(into: buffer, peer: peer, slug: slug, price: price, duration: duration, randomId: randomId, allowPaidStars: allowPaidStars)
@@ -1114,6 +1228,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.declineConferenceCallInvite#3c479971 msg_id:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.declineConferenceCallInvite>
     public static func declineConferenceCallInvite(msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         declineConferenceCallInvite(into: buffer, msgId: msgId)
@@ -1131,6 +1247,8 @@ extension Api.functions.phone {
 
 extension Api.functions.langpack {
     /// `langpack.getStrings#efea3803 lang_pack:string lang_code:string keys:Vector<string> = Vector<LangPackString>;`
+    ///
+    /// <https://core.telegram.org/method/langpack.getStrings>
     public static func getStrings(langPack: String, langCode: String, keys: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.LangPackString]>) {
         let buffer = Buffer()
         getStrings(into: buffer, langPack: langPack, langCode: langCode, keys: keys)
@@ -1148,6 +1266,8 @@ extension Api.functions.langpack {
 
 extension Api.functions.stats {
     /// `stats.getPollStats#c27dfa68 flags:# dark:flags.0?true peer:InputPeer msg_id:int = stats.PollStats;`
+    ///
+    /// <https://core.telegram.org/method/stats.getPollStats>
     public static func getPollStats(dark: Bool = false, peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PollStats>) {
         let buffer = Buffer()
         getPollStats(into: buffer, dark: dark, peer: peer, msgId: msgId)
@@ -1169,6 +1289,8 @@ extension Api.functions.stats {
 
 extension Api.functions.chatlists {
     /// `chatlists.getChatlistUpdates#89419521 chatlist:InputChatlist = chatlists.ChatlistUpdates;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.getChatlistUpdates>
     public static func getChatlistUpdates(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ChatlistUpdates>) {
         let buffer = Buffer()
         getChatlistUpdates(into: buffer, chatlist: chatlist)
@@ -1184,6 +1306,8 @@ extension Api.functions.chatlists {
 
 extension Api.functions.smsjobs {
     /// `smsjobs.getSmsJob#778d902f job_id:string = SmsJob;`
+    ///
+    /// <https://core.telegram.org/method/smsjobs.getSmsJob>
     public static func getSmsJob(jobId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SmsJob>) {
         let buffer = Buffer()
         getSmsJob(into: buffer, jobId: jobId)

@@ -7,11 +7,17 @@ import TLRuntime
 extension Api {
     /// TL type `KeyboardButton`. Constructors:
     /// - `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
+    ///
+    /// <https://core.telegram.org/type/KeyboardButton>
     public enum KeyboardButton: TLSchemaDescribed, TLParsable {
         /// `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardButton>
         case keyboardButton(Cons_keyboardButton)
 
         /// `keyboardButton#2f67a72f flags:# style:flags.10?KeyboardButtonStyle text:string type:ButtonType = KeyboardButton;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardButton>
         public final class Cons_keyboardButton: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -99,25 +105,45 @@ extension Api {
     /// - `channelParticipantsSearch#0656ac4b q:string = ChannelParticipantsFilter;`
     /// - `channelParticipantsContacts#bb6ae88d q:string = ChannelParticipantsFilter;`
     /// - `channelParticipantsMentions#e04b5ceb flags:# q:flags.0?string top_msg_id:flags.1?int = ChannelParticipantsFilter;`
+    ///
+    /// <https://core.telegram.org/type/ChannelParticipantsFilter>
     public enum ChannelParticipantsFilter: TLSchemaDescribed, TLParsable {
         /// `channelParticipantsRecent#de3f3c79 = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsRecent>
         case channelParticipantsRecent
         /// `channelParticipantsAdmins#b4608969 = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsAdmins>
         case channelParticipantsAdmins
         /// `channelParticipantsKicked#a3b54985 q:string = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsKicked>
         case channelParticipantsKicked(Cons_channelParticipantsKicked)
         /// `channelParticipantsBots#b0d1865b = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsBots>
         case channelParticipantsBots
         /// `channelParticipantsBanned#1427a5e1 q:string = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsBanned>
         case channelParticipantsBanned(Cons_channelParticipantsBanned)
         /// `channelParticipantsSearch#0656ac4b q:string = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsSearch>
         case channelParticipantsSearch(Cons_channelParticipantsSearch)
         /// `channelParticipantsContacts#bb6ae88d q:string = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsContacts>
         case channelParticipantsContacts(Cons_channelParticipantsContacts)
         /// `channelParticipantsMentions#e04b5ceb flags:# q:flags.0?string top_msg_id:flags.1?int = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsMentions>
         case channelParticipantsMentions(Cons_channelParticipantsMentions)
 
         /// `channelParticipantsKicked#a3b54985 q:string = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsKicked>
         public final class Cons_channelParticipantsKicked: Sendable {
             public let q: String
 
@@ -127,6 +153,8 @@ extension Api {
         }
 
         /// `channelParticipantsBanned#1427a5e1 q:string = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsBanned>
         public final class Cons_channelParticipantsBanned: Sendable {
             public let q: String
 
@@ -136,6 +164,8 @@ extension Api {
         }
 
         /// `channelParticipantsSearch#0656ac4b q:string = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsSearch>
         public final class Cons_channelParticipantsSearch: Sendable {
             public let q: String
 
@@ -145,6 +175,8 @@ extension Api {
         }
 
         /// `channelParticipantsContacts#bb6ae88d q:string = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsContacts>
         public final class Cons_channelParticipantsContacts: Sendable {
             public let q: String
 
@@ -154,6 +186,8 @@ extension Api {
         }
 
         /// `channelParticipantsMentions#e04b5ceb flags:# q:flags.0?string top_msg_id:flags.1?int = ChannelParticipantsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelParticipantsMentions>
         public final class Cons_channelParticipantsMentions: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -314,13 +348,21 @@ extension Api.help {
     /// TL type `help.PassportConfig`. Constructors:
     /// - `help.passportConfigNotModified#bfb9f457 = help.PassportConfig;`
     /// - `help.passportConfig#a098d6af hash:int countries_langs:DataJSON = help.PassportConfig;`
+    ///
+    /// <https://core.telegram.org/type/help.PassportConfig>
     public enum PassportConfig: TLSchemaDescribed, TLParsable {
         /// `help.passportConfigNotModified#bfb9f457 = help.PassportConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/help.passportConfigNotModified>
         case passportConfigNotModified
         /// `help.passportConfig#a098d6af hash:int countries_langs:DataJSON = help.PassportConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/help.passportConfig>
         case passportConfig(Cons_passportConfig)
 
         /// `help.passportConfig#a098d6af hash:int countries_langs:DataJSON = help.PassportConfig;`
+        ///
+        /// <https://core.telegram.org/constructor/help.passportConfig>
         public final class Cons_passportConfig: Sendable {
             public let hash: Int32
             public let countriesLangs: Api.DataJSON
@@ -384,11 +426,17 @@ extension Api.help {
 extension Api {
     /// TL type `GroupCallParticipantVideo`. Constructors:
     /// - `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
+    ///
+    /// <https://core.telegram.org/type/GroupCallParticipantVideo>
     public enum GroupCallParticipantVideo: TLSchemaDescribed, TLParsable {
         /// `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallParticipantVideo>
         case groupCallParticipantVideo(Cons_groupCallParticipantVideo)
 
         /// `groupCallParticipantVideo#67753ac8 flags:# paused:flags.0?true endpoint:string source_groups:Vector<GroupCallParticipantVideoSourceGroup> audio_source:flags.1?int = GroupCallParticipantVideo;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallParticipantVideo>
         public final class Cons_groupCallParticipantVideo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -474,13 +522,21 @@ extension Api.messages {
     /// TL type `messages.SponsoredMessages`. Constructors:
     /// - `messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;`
     /// - `messages.sponsoredMessagesEmpty#1839490f = messages.SponsoredMessages;`
+    ///
+    /// <https://core.telegram.org/type/messages.SponsoredMessages>
     public enum SponsoredMessages: TLSchemaDescribed, TLParsable {
         /// `messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.sponsoredMessages>
         case sponsoredMessages(Cons_sponsoredMessages)
         /// `messages.sponsoredMessagesEmpty#1839490f = messages.SponsoredMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.sponsoredMessagesEmpty>
         case sponsoredMessagesEmpty
 
         /// `messages.sponsoredMessages#ffda656d flags:# posts_between:flags.0?int start_delay:flags.1?int between_delay:flags.2?int messages:Vector<SponsoredMessage> chats:Vector<Chat> users:Vector<User> = messages.SponsoredMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.sponsoredMessages>
         public final class Cons_sponsoredMessages: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -600,11 +656,17 @@ extension Api.messages {
 extension Api {
     /// TL type `PremiumGiftCodeOption`. Constructors:
     /// - `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
+    ///
+    /// <https://core.telegram.org/type/PremiumGiftCodeOption>
     public enum PremiumGiftCodeOption: TLSchemaDescribed, TLParsable {
         /// `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
+        ///
+        /// <https://core.telegram.org/constructor/premiumGiftCodeOption>
         case premiumGiftCodeOption(Cons_premiumGiftCodeOption)
 
         /// `premiumGiftCodeOption#257e962b flags:# users:int months:int store_product:flags.0?string store_quantity:flags.1?int currency:string amount:long = PremiumGiftCodeOption;`
+        ///
+        /// <https://core.telegram.org/constructor/premiumGiftCodeOption>
         public final class Cons_premiumGiftCodeOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -711,11 +773,17 @@ extension Api {
 extension Api.premium {
     /// TL type `premium.BoostsList`. Constructors:
     /// - `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
+    ///
+    /// <https://core.telegram.org/type/premium.BoostsList>
     public enum BoostsList: TLSchemaDescribed, TLParsable {
         /// `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
+        ///
+        /// <https://core.telegram.org/constructor/premium.boostsList>
         case boostsList(Cons_boostsList)
 
         /// `premium.boostsList#86f8613c flags:# count:int boosts:Vector<Boost> next_offset:flags.0?string users:Vector<User> = premium.BoostsList;`
+        ///
+        /// <https://core.telegram.org/constructor/premium.boostsList>
         public final class Cons_boostsList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -804,11 +872,17 @@ extension Api.premium {
 extension Api.messages {
     /// TL type `messages.InvitedUsers`. Constructors:
     /// - `messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;`
+    ///
+    /// <https://core.telegram.org/type/messages.InvitedUsers>
     public enum InvitedUsers: TLSchemaDescribed, TLParsable {
         /// `messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.invitedUsers>
         case invitedUsers(Cons_invitedUsers)
 
         /// `messages.invitedUsers#7f5defa6 updates:Updates missing_invitees:Vector<MissingInvitee> = messages.InvitedUsers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.invitedUsers>
         public final class Cons_invitedUsers: Sendable {
             public let updates: Api.Updates
             public let missingInvitees: [Api.MissingInvitee]
@@ -863,11 +937,17 @@ extension Api.messages {
 extension Api {
     /// TL type `SponsoredMessageReportOption`. Constructors:
     /// - `sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;`
+    ///
+    /// <https://core.telegram.org/type/SponsoredMessageReportOption>
     public enum SponsoredMessageReportOption: TLSchemaDescribed, TLParsable {
         /// `sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;`
+        ///
+        /// <https://core.telegram.org/constructor/sponsoredMessageReportOption>
         case sponsoredMessageReportOption(Cons_sponsoredMessageReportOption)
 
         /// `sponsoredMessageReportOption#430d3150 text:string option:bytes = SponsoredMessageReportOption;`
+        ///
+        /// <https://core.telegram.org/constructor/sponsoredMessageReportOption>
         public final class Cons_sponsoredMessageReportOption: Sendable {
             public let text: String
             public let option: [UInt8]
@@ -922,11 +1002,17 @@ extension Api {
 extension Api.auth {
     /// TL type `auth.FirebasePnvIntent`. Constructors:
     /// - `auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;`
+    ///
+    /// <https://core.telegram.org/type/auth.FirebasePnvIntent>
     public enum FirebasePnvIntent: TLSchemaDescribed, TLParsable {
         /// `auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.firebasePnvIntent>
         case firebasePnvIntent(Cons_firebasePnvIntent)
 
         /// `auth.firebasePnvIntent#df5ac00c nonce:string digital_credential_payload:string = auth.FirebasePnvIntent;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.firebasePnvIntent>
         public final class Cons_firebasePnvIntent: Sendable {
             public let nonce: String
             public let digitalCredentialPayload: String
@@ -980,6 +1066,8 @@ extension Api.auth {
 
 extension Api.functions.account {
     /// `account.getAccountTTL#08fc711d = AccountDaysTTL;`
+    ///
+    /// <https://core.telegram.org/method/account.getAccountTTL>
     public static func getAccountTTL() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AccountDaysTTL>) {
         let buffer = Buffer()
         getAccountTTL(into: buffer)
@@ -994,6 +1082,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.setContactSignUpNotification#cff43f61 silent:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.setContactSignUpNotification>
     public static func setContactSignUpNotification(silent: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setContactSignUpNotification(into: buffer, silent: silent)
@@ -1011,6 +1101,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.setMainProfileTab#5dee78b0 tab:ProfileTab = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.setMainProfileTab>
     public static func setMainProfileTab(tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setMainProfileTab(into: buffer, tab: tab)
@@ -1026,6 +1118,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.deletePasskey#f5b5563f id:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.deletePasskey>
     public static func deletePasskey(id: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deletePasskey(into: buffer, id: id)
@@ -1041,6 +1135,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.clearRecentStickers#8999602d flags:# attached:flags.0?true = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.clearRecentStickers>
     public static func clearRecentStickers(attached: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearRecentStickers(into: buffer, attached: attached)
@@ -1060,6 +1156,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.updatePinnedMessage#d2aaf7ec flags:# silent:flags.0?true unpin:flags.1?true pm_oneside:flags.2?true peer:InputPeer id:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.updatePinnedMessage>
     public static func updatePinnedMessage(silent: Bool = false, unpin: Bool = false, pmOneside: Bool = false, peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePinnedMessage(into: buffer, silent: silent, unpin: unpin, pmOneside: pmOneside, peer: peer, id: id)
@@ -1083,6 +1181,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiStickers#fbfca18f hash:long = messages.AllStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiStickers>
     public static func getEmojiStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
         let buffer = Buffer()
         getEmojiStickers(into: buffer, hash: hash)
@@ -1100,6 +1200,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getPinnedSavedDialogs#d63d94e0 = messages.SavedDialogs;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPinnedSavedDialogs>
     public static func getPinnedSavedDialogs() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
         let buffer = Buffer()
         getPinnedSavedDialogs(into: buffer)
@@ -1114,6 +1216,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.toggleSavedDialogPin#ac81bbde flags:# pinned:flags.0?true peer:InputDialogPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.toggleSavedDialogPin>
     public static func toggleSavedDialogPin(pinned: Bool = false, peer: Api.InputDialogPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleSavedDialogPin(into: buffer, pinned: pinned, peer: peer)
@@ -1134,6 +1238,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editFactCheck#0589ee75 peer:InputPeer msg_id:int text:TextWithEntities = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.editFactCheck>
     public static func editFactCheck(peer: Api.InputPeer, msgId: Int32, text: Api.TextWithEntities) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editFactCheck(into: buffer, peer: peer, msgId: msgId, text: text)
@@ -1151,6 +1257,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.requestChatJoinWebView#ba9ee679 flags:# query_id:long theme_params:flags.0?DataJSON platform:string = WebViewResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.requestChatJoinWebView>
     public static func requestChatJoinWebView(queryId: Int64, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestChatJoinWebView(into: buffer, queryId: queryId, themeParams: themeParams, platform: platform)
@@ -1173,6 +1281,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.getParticipants#77ced9d0 channel:InputChannel filter:ChannelParticipantsFilter offset:int limit:int hash:long = channels.ChannelParticipants;`
+    ///
+    /// <https://core.telegram.org/method/channels.getParticipants>
     public static func getParticipants(channel: Api.InputChannel, filter: Api.ChannelParticipantsFilter, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.channels.ChannelParticipants>) {
         let buffer = Buffer()
         getParticipants(into: buffer, channel: channel, filter: filter, offset: offset, limit: limit, hash: hash)
@@ -1194,6 +1304,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.toggleViewForumAsMessages#9738bb15 channel:InputChannel enabled:Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleViewForumAsMessages>
     public static func toggleViewForumAsMessages(channel: Api.InputChannel, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleViewForumAsMessages(into: buffer, channel: channel, enabled: enabled)
@@ -1210,6 +1322,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.requestWebViewButton#31a2a35e user_id:InputUser button:KeyboardButton = bots.RequestedButton;`
+    ///
+    /// <https://core.telegram.org/method/bots.requestWebViewButton>
     public static func requestWebViewButton(userId: Api.InputUser, button: Api.KeyboardButton) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.RequestedButton>) {
         let buffer = Buffer()
         requestWebViewButton(into: buffer, userId: userId, button: button)
@@ -1226,6 +1340,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.setJoinChatResults#e71a4810 query_id:long result:JoinChatBotResult = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.setJoinChatResults>
     public static func setJoinChatResults(queryId: Int64, result: Api.JoinChatBotResult) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setJoinChatResults(into: buffer, queryId: queryId, result: result)
@@ -1244,6 +1360,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.getStarsSubscriptions#032512c5 flags:# missing_balance:flags.0?true peer:InputPeer offset:string = payments.StarsStatus;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsSubscriptions>
     public static func getStarsSubscriptions(missingBalance: Bool = false, peer: Api.InputPeer, offset: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsSubscriptions(into: buffer, missingBalance: missingBalance, peer: peer, offset: offset)

@@ -9,15 +9,25 @@ extension Api {
     /// - `peerUser#59511722 user_id:long = Peer;`
     /// - `peerChat#36c6019a chat_id:long = Peer;`
     /// - `peerChannel#a2a5371e channel_id:long = Peer;`
+    ///
+    /// <https://core.telegram.org/type/Peer>
     public enum Peer: TLSchemaDescribed, TLParsable {
         /// `peerUser#59511722 user_id:long = Peer;`
+        ///
+        /// <https://core.telegram.org/constructor/peerUser>
         case peerUser(Cons_peerUser)
         /// `peerChat#36c6019a chat_id:long = Peer;`
+        ///
+        /// <https://core.telegram.org/constructor/peerChat>
         case peerChat(Cons_peerChat)
         /// `peerChannel#a2a5371e channel_id:long = Peer;`
+        ///
+        /// <https://core.telegram.org/constructor/peerChannel>
         case peerChannel(Cons_peerChannel)
 
         /// `peerUser#59511722 user_id:long = Peer;`
+        ///
+        /// <https://core.telegram.org/constructor/peerUser>
         public struct Cons_peerUser: Sendable {
             public let userId: Int64
 
@@ -27,6 +37,8 @@ extension Api {
         }
 
         /// `peerChat#36c6019a chat_id:long = Peer;`
+        ///
+        /// <https://core.telegram.org/constructor/peerChat>
         public struct Cons_peerChat: Sendable {
             public let chatId: Int64
 
@@ -36,6 +48,8 @@ extension Api {
         }
 
         /// `peerChannel#a2a5371e channel_id:long = Peer;`
+        ///
+        /// <https://core.telegram.org/constructor/peerChannel>
         public struct Cons_peerChannel: Sendable {
             public let channelId: Int64
 
@@ -119,13 +133,21 @@ extension Api {
     /// TL type `UserProfilePhoto`. Constructors:
     /// - `userProfilePhotoEmpty#4f11bae1 = UserProfilePhoto;`
     /// - `userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;`
+    ///
+    /// <https://core.telegram.org/type/UserProfilePhoto>
     public enum UserProfilePhoto: TLSchemaDescribed, TLParsable {
         /// `userProfilePhotoEmpty#4f11bae1 = UserProfilePhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/userProfilePhotoEmpty>
         case userProfilePhotoEmpty
         /// `userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/userProfilePhoto>
         case userProfilePhoto(Cons_userProfilePhoto)
 
         /// `userProfilePhoto#82d1f706 flags:# has_video:flags.0?true personal:flags.2?true photo_id:long stripped_thumb:flags.1?bytes dc_id:int = UserProfilePhoto;`
+        ///
+        /// <https://core.telegram.org/constructor/userProfilePhoto>
         public final class Cons_userProfilePhoto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -219,11 +241,17 @@ extension Api {
 extension Api {
     /// TL type `LabeledPrice`. Constructors:
     /// - `labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;`
+    ///
+    /// <https://core.telegram.org/type/LabeledPrice>
     public enum LabeledPrice: TLSchemaDescribed, TLParsable {
         /// `labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;`
+        ///
+        /// <https://core.telegram.org/constructor/labeledPrice>
         case labeledPrice(Cons_labeledPrice)
 
         /// `labeledPrice#cb296bf8 label:string amount:long = LabeledPrice;`
+        ///
+        /// <https://core.telegram.org/constructor/labeledPrice>
         public final class Cons_labeledPrice: Sendable {
             public let label: String
             public let amount: Int64
@@ -278,11 +306,17 @@ extension Api {
 extension Api {
     /// TL type `SecureValue`. Constructors:
     /// - `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
+    ///
+    /// <https://core.telegram.org/type/SecureValue>
     public enum SecureValue: TLSchemaDescribed, TLParsable {
         /// `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValue>
         case secureValue(Cons_secureValue)
 
         /// `secureValue#187fa0ca flags:# type:SecureValueType data:flags.0?SecureData front_side:flags.1?SecureFile reverse_side:flags.2?SecureFile selfie:flags.3?SecureFile translation:flags.6?Vector<SecureFile> files:flags.4?Vector<SecureFile> plain_data:flags.5?SecurePlainData hash:bytes = SecureValue;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValue>
         public final class Cons_secureValue: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -428,13 +462,21 @@ extension Api {
     /// TL type `PageListItem` (recursive). Constructors:
     /// - `pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;`
     /// - `pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;`
+    ///
+    /// <https://core.telegram.org/type/PageListItem>
     public enum PageListItem: TLSchemaDescribed, TLParsable {
         /// `pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;`
+        ///
+        /// <https://core.telegram.org/constructor/pageListItemText>
         case pageListItemText(Cons_pageListItemText)
         /// `pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;`
+        ///
+        /// <https://core.telegram.org/constructor/pageListItemBlocks>
         case pageListItemBlocks(Cons_pageListItemBlocks)
 
         /// `pageListItemText#2f58683c flags:# checkbox:flags.0?true checked:flags.1?true text:RichText = PageListItem;`
+        ///
+        /// <https://core.telegram.org/constructor/pageListItemText>
         public final class Cons_pageListItemText: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -457,6 +499,8 @@ extension Api {
         }
 
         /// `pageListItemBlocks#63ca67aa flags:# checkbox:flags.0?true checked:flags.1?true blocks:Vector<PageBlock> = PageListItem;`
+        ///
+        /// <https://core.telegram.org/constructor/pageListItemBlocks>
         public final class Cons_pageListItemBlocks: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -546,11 +590,17 @@ extension Api {
 extension Api {
     /// TL type `ChatAdminRights`. Constructors:
     /// - `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
+    ///
+    /// <https://core.telegram.org/type/ChatAdminRights>
     public enum ChatAdminRights: TLSchemaDescribed, TLParsable {
         /// `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
+        ///
+        /// <https://core.telegram.org/constructor/chatAdminRights>
         case chatAdminRights(Cons_chatAdminRights)
 
         /// `chatAdminRights#5fb224d5 flags:# change_info:flags.0?true post_messages:flags.1?true edit_messages:flags.2?true delete_messages:flags.3?true ban_users:flags.4?true invite_users:flags.5?true pin_messages:flags.7?true add_admins:flags.9?true anonymous:flags.10?true manage_call:flags.11?true other:flags.12?true manage_topics:flags.13?true post_stories:flags.14?true edit_stories:flags.15?true delete_stories:flags.16?true manage_direct_messages:flags.17?true manage_ranks:flags.18?true manage_linked_peers:flags.19?true manage_welcome_messages:flags.20?true = ChatAdminRights;`
+        ///
+        /// <https://core.telegram.org/constructor/chatAdminRights>
         public struct Cons_chatAdminRights: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -646,11 +696,17 @@ extension Api {
 extension Api.stickers {
     /// TL type `stickers.SuggestedShortName`. Constructors:
     /// - `stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;`
+    ///
+    /// <https://core.telegram.org/type/stickers.SuggestedShortName>
     public enum SuggestedShortName: TLSchemaDescribed, TLParsable {
         /// `stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;`
+        ///
+        /// <https://core.telegram.org/constructor/stickers.suggestedShortName>
         case suggestedShortName(Cons_suggestedShortName)
 
         /// `stickers.suggestedShortName#85fea03f short_name:string = stickers.SuggestedShortName;`
+        ///
+        /// <https://core.telegram.org/constructor/stickers.suggestedShortName>
         public final class Cons_suggestedShortName: Sendable {
             public let shortName: String
 
@@ -701,15 +757,25 @@ extension Api {
     /// - `chatReactionsNone#eafc32bc = ChatReactions;`
     /// - `chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;`
     /// - `chatReactionsSome#661d4037 reactions:Vector<Reaction> = ChatReactions;`
+    ///
+    /// <https://core.telegram.org/type/ChatReactions>
     public enum ChatReactions: TLSchemaDescribed, TLParsable {
         /// `chatReactionsNone#eafc32bc = ChatReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/chatReactionsNone>
         case chatReactionsNone
         /// `chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/chatReactionsAll>
         case chatReactionsAll(Cons_chatReactionsAll)
         /// `chatReactionsSome#661d4037 reactions:Vector<Reaction> = ChatReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/chatReactionsSome>
         case chatReactionsSome(Cons_chatReactionsSome)
 
         /// `chatReactionsAll#52928bca flags:# allow_custom:flags.0?true = ChatReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/chatReactionsAll>
         public struct Cons_chatReactionsAll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -727,6 +793,8 @@ extension Api {
         }
 
         /// `chatReactionsSome#661d4037 reactions:Vector<Reaction> = ChatReactions;`
+        ///
+        /// <https://core.telegram.org/constructor/chatReactionsSome>
         public final class Cons_chatReactionsSome: Sendable {
             public let reactions: [Api.Reaction]
 
@@ -799,11 +867,17 @@ extension Api {
 extension Api {
     /// TL type `Username`. Constructors:
     /// - `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
+    ///
+    /// <https://core.telegram.org/type/Username>
     public enum Username: TLSchemaDescribed, TLParsable {
         /// `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
+        ///
+        /// <https://core.telegram.org/constructor/username>
         case username(Cons_username)
 
         /// `username#b4073647 flags:# editable:flags.0?true active:flags.1?true username:string = Username;`
+        ///
+        /// <https://core.telegram.org/constructor/username>
         public final class Cons_username: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -873,13 +947,21 @@ extension Api.messages {
     /// TL type `messages.EmojiGroups`. Constructors:
     /// - `messages.emojiGroupsNotModified#6fb4ad87 = messages.EmojiGroups;`
     /// - `messages.emojiGroups#881fb94b hash:int groups:Vector<EmojiGroup> = messages.EmojiGroups;`
+    ///
+    /// <https://core.telegram.org/type/messages.EmojiGroups>
     public enum EmojiGroups: TLSchemaDescribed, TLParsable {
         /// `messages.emojiGroupsNotModified#6fb4ad87 = messages.EmojiGroups;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.emojiGroupsNotModified>
         case emojiGroupsNotModified
         /// `messages.emojiGroups#881fb94b hash:int groups:Vector<EmojiGroup> = messages.EmojiGroups;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.emojiGroups>
         case emojiGroups(Cons_emojiGroups)
 
         /// `messages.emojiGroups#881fb94b hash:int groups:Vector<EmojiGroup> = messages.EmojiGroups;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.emojiGroups>
         public final class Cons_emojiGroups: Sendable {
             public let hash: Int32
             public let groups: [Api.EmojiGroup]
@@ -945,15 +1027,25 @@ extension Api {
     /// - `storyItemDeleted#51e6ee4f id:int = StoryItem;`
     /// - `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
     /// - `storyItem#16a4b93c flags:# pinned:flags.5?true public:flags.7?true close_friends:flags.8?true min:flags.9?true noforwards:flags.10?true edited:flags.11?true contacts:flags.12?true selected_contacts:flags.13?true out:flags.16?true id:int date:int from_id:flags.18?Peer fwd_from:flags.17?StoryFwdHeader expire_date:int caption:flags.0?string entities:flags.1?Vector<MessageEntity> media:MessageMedia media_areas:flags.14?Vector<MediaArea> privacy:flags.2?Vector<PrivacyRule> views:flags.3?StoryViews sent_reaction:flags.15?Reaction albums:flags.19?Vector<int> music:flags.20?Document = StoryItem;`
+    ///
+    /// <https://core.telegram.org/type/StoryItem>
     public enum StoryItem: TLSchemaDescribed, TLParsable {
         /// `storyItemDeleted#51e6ee4f id:int = StoryItem;`
+        ///
+        /// <https://core.telegram.org/constructor/storyItemDeleted>
         case storyItemDeleted(Cons_storyItemDeleted)
         /// `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
+        ///
+        /// <https://core.telegram.org/constructor/storyItemSkipped>
         case storyItemSkipped(Cons_storyItemSkipped)
         /// `storyItem#16a4b93c flags:# pinned:flags.5?true public:flags.7?true close_friends:flags.8?true min:flags.9?true noforwards:flags.10?true edited:flags.11?true contacts:flags.12?true selected_contacts:flags.13?true out:flags.16?true id:int date:int from_id:flags.18?Peer fwd_from:flags.17?StoryFwdHeader expire_date:int caption:flags.0?string entities:flags.1?Vector<MessageEntity> media:MessageMedia media_areas:flags.14?Vector<MediaArea> privacy:flags.2?Vector<PrivacyRule> views:flags.3?StoryViews sent_reaction:flags.15?Reaction albums:flags.19?Vector<int> music:flags.20?Document = StoryItem;`
+        ///
+        /// <https://core.telegram.org/constructor/storyItem>
         case storyItem(Cons_storyItem)
 
         /// `storyItemDeleted#51e6ee4f id:int = StoryItem;`
+        ///
+        /// <https://core.telegram.org/constructor/storyItemDeleted>
         public struct Cons_storyItemDeleted: Sendable {
             public let id: Int32
 
@@ -963,6 +1055,8 @@ extension Api {
         }
 
         /// `storyItemSkipped#ffadc913 flags:# close_friends:flags.8?true live:flags.9?true id:int date:int expire_date:int = StoryItem;`
+        ///
+        /// <https://core.telegram.org/constructor/storyItemSkipped>
         public final class Cons_storyItemSkipped: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -991,6 +1085,8 @@ extension Api {
         }
 
         /// `storyItem#16a4b93c flags:# pinned:flags.5?true public:flags.7?true close_friends:flags.8?true min:flags.9?true noforwards:flags.10?true edited:flags.11?true contacts:flags.12?true selected_contacts:flags.13?true out:flags.16?true id:int date:int from_id:flags.18?Peer fwd_from:flags.17?StoryFwdHeader expire_date:int caption:flags.0?string entities:flags.1?Vector<MessageEntity> media:MessageMedia media_areas:flags.14?Vector<MediaArea> privacy:flags.2?Vector<PrivacyRule> views:flags.3?StoryViews sent_reaction:flags.15?Reaction albums:flags.19?Vector<int> music:flags.20?Document = StoryItem;`
+        ///
+        /// <https://core.telegram.org/constructor/storyItem>
         public final class Cons_storyItem: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1244,11 +1340,17 @@ extension Api {
 extension Api {
     /// TL type `StoryAlbum`. Constructors:
     /// - `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
+    ///
+    /// <https://core.telegram.org/type/StoryAlbum>
     public enum StoryAlbum: TLSchemaDescribed, TLParsable {
         /// `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
+        ///
+        /// <https://core.telegram.org/constructor/storyAlbum>
         case storyAlbum(Cons_storyAlbum)
 
         /// `storyAlbum#9325705a flags:# album_id:int title:string icon_photo:flags.0?Photo icon_video:flags.1?Document = StoryAlbum;`
+        ///
+        /// <https://core.telegram.org/constructor/storyAlbum>
         public final class Cons_storyAlbum: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1339,11 +1441,17 @@ extension Api {
 extension Api {
     /// TL type `AiComposeToneExample`. Constructors:
     /// - `aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;`
+    ///
+    /// <https://core.telegram.org/type/AiComposeToneExample>
     public enum AiComposeToneExample: TLSchemaDescribed, TLParsable {
         /// `aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;`
+        ///
+        /// <https://core.telegram.org/constructor/aiComposeToneExample>
         case aiComposeToneExample(Cons_aiComposeToneExample)
 
         /// `aiComposeToneExample#f1d628ec from:TextWithEntities to:TextWithEntities = AiComposeToneExample;`
+        ///
+        /// <https://core.telegram.org/constructor/aiComposeToneExample>
         public final class Cons_aiComposeToneExample: Sendable {
             public let from: Api.TextWithEntities
             public let to: Api.TextWithEntities
@@ -1397,6 +1505,8 @@ extension Api {
 
 extension Api.functions {
     /// `invokeWithMessagesRange#365275f2 {X:Type} range:MessageRange query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeWithMessagesRange>
     public static func invokeWithMessagesRange<X>(range: Api.MessageRange, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeWithMessagesRange(into: buffer, range: range, query: query)
@@ -1414,6 +1524,8 @@ extension Api.functions {
 
 extension Api.functions.auth {
     /// `auth.checkPassword#d18b4d16 password:InputCheckPasswordSRP = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.checkPassword>
     public static func checkPassword(password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         checkPassword(into: buffer, password: password)
@@ -1429,6 +1541,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.getSecureValue#73665bc2 types:Vector<SecureValueType> = Vector<SecureValue>;`
+    ///
+    /// <https://core.telegram.org/method/account.getSecureValue>
     public static func getSecureValue(types: [Api.SecureValueType]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.SecureValue]>) {
         let buffer = Buffer()
         getSecureValue(into: buffer, types: types)
@@ -1444,6 +1558,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.getContactIDs#7adc669d hash:long = Vector<int>;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getContactIDs>
     public static func getContactIDs(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         getContactIDs(into: buffer, hash: hash)
@@ -1461,6 +1577,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.deleteMessages#e58e95d2 flags:# revoke:flags.0?true id:Vector<int> = messages.AffectedMessages;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteMessages>
     public static func deleteMessages(revoke: Bool = false, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         deleteMessages(into: buffer, revoke: revoke, id: id)
@@ -1481,6 +1599,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getRecentStickers#9da9403b flags:# attached:flags.0?true hash:long = messages.RecentStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getRecentStickers>
     public static func getRecentStickers(attached: Bool = false, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.RecentStickers>) {
         let buffer = Buffer()
         getRecentStickers(into: buffer, attached: attached, hash: hash)
@@ -1501,6 +1621,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setInlineGameScore#15ad9f64 flags:# edit_message:flags.0?true force:flags.1?true id:InputBotInlineMessageID user_id:InputUser score:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setInlineGameScore>
     public static func setInlineGameScore(editMessage: Bool = false, force: Bool = false, id: Api.InputBotInlineMessageID, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setInlineGameScore(into: buffer, editMessage: editMessage, force: force, id: id, userId: userId, score: score)
@@ -1524,6 +1646,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.acceptUrlAuth#67a3f0de flags:# write_allowed:flags.0?true share_phone_number:flags.3?true peer:flags.1?InputPeer msg_id:flags.1?int button_id:flags.1?int url:flags.2?string match_code:flags.4?string = UrlAuthResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.acceptUrlAuth>
     public static func acceptUrlAuth(writeAllowed: Bool = false, sharePhoneNumber: Bool = false, peer: Api.InputPeer? = nil, msgId: Int32? = nil, buttonId: Int32? = nil, url: String? = nil, matchCode: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.UrlAuthResult>) {
         let buffer = Buffer()
         acceptUrlAuth(into: buffer, writeAllowed: writeAllowed, sharePhoneNumber: sharePhoneNumber, peer: peer, msgId: msgId, buttonId: buttonId, url: url, matchCode: matchCode)
@@ -1564,6 +1688,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteExportedChatInvite#d464a42b peer:InputPeer link:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteExportedChatInvite>
     public static func deleteExportedChatInvite(peer: Api.InputPeer, link: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteExportedChatInvite(into: buffer, peer: peer, link: link)
@@ -1580,6 +1706,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getExtendedMedia#84f80814 peer:InputPeer id:Vector<int> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.getExtendedMedia>
     public static func getExtendedMedia(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getExtendedMedia(into: buffer, peer: peer, id: id)
@@ -1596,6 +1724,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.checkQuickReplyShortcut#f1d0fbd3 shortcut:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.checkQuickReplyShortcut>
     public static func checkQuickReplyShortcut(shortcut: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkQuickReplyShortcut(into: buffer, shortcut: shortcut)
@@ -1611,6 +1741,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.toggleDialogFilterTags#fd2dda49 enabled:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.toggleDialogFilterTags>
     public static func toggleDialogFilterTags(enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleDialogFilterTags(into: buffer, enabled: enabled)
@@ -1628,6 +1760,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getAvailableEffects#dea20a39 hash:int = messages.AvailableEffects;`
+    ///
+    /// <https://core.telegram.org/method/messages.getAvailableEffects>
     public static func getAvailableEffects(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AvailableEffects>) {
         let buffer = Buffer()
         getAvailableEffects(into: buffer, hash: hash)
@@ -1645,6 +1779,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.togglePaidReactionPrivacy#435885b5 peer:InputPeer msg_id:int private:PaidReactionPrivacy = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.togglePaidReactionPrivacy>
     public static func togglePaidReactionPrivacy(peer: Api.InputPeer, msgId: Int32, `private`: Api.PaidReactionPrivacy) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePaidReactionPrivacy(into: buffer, peer: peer, msgId: msgId, private: `private`)
@@ -1662,6 +1798,8 @@ extension Api.functions.messages {
 
 extension Api.functions.upload {
     /// `upload.getFile#be5335be flags:# precise:flags.0?true cdn_supported:flags.1?true location:InputFileLocation offset:long limit:int = upload.File;`
+    ///
+    /// <https://core.telegram.org/method/upload.getFile>
     public static func getFile(precise: Bool = false, cdnSupported: Bool = false, location: Api.InputFileLocation, offset: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.upload.File>) {
         let buffer = Buffer()
         getFile(into: buffer, precise: precise, cdnSupported: cdnSupported, location: location, offset: offset, limit: limit)
@@ -1687,6 +1825,8 @@ extension Api.functions.upload {
 
 extension Api.functions.help {
     /// `help.getPeerColors#da80f42f hash:int = help.PeerColors;`
+    ///
+    /// <https://core.telegram.org/method/help.getPeerColors>
     public static func getPeerColors(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PeerColors>) {
         let buffer = Buffer()
         getPeerColors(into: buffer, hash: hash)
@@ -1704,6 +1844,8 @@ extension Api.functions.help {
 
 extension Api.functions.bots {
     /// `bots.invokeWebViewCustomMethod#087fc5e7 bot:InputUser custom_method:string params:DataJSON = DataJSON;`
+    ///
+    /// <https://core.telegram.org/method/bots.invokeWebViewCustomMethod>
     public static func invokeWebViewCustomMethod(bot: Api.InputUser, customMethod: String, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
         let buffer = Buffer()
         invokeWebViewCustomMethod(into: buffer, bot: bot, customMethod: customMethod, params: params)
@@ -1721,6 +1863,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.getPreviewMedias#a2a5594d bot:InputUser = Vector<BotPreviewMedia>;`
+    ///
+    /// <https://core.telegram.org/method/bots.getPreviewMedias>
     public static func getPreviewMedias(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.BotPreviewMedia]>) {
         let buffer = Buffer()
         getPreviewMedias(into: buffer, bot: bot)
@@ -1736,6 +1880,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.getPremiumGiftCodeOptions#2757ba54 flags:# boost_peer:flags.0?InputPeer = Vector<PremiumGiftCodeOption>;`
+    ///
+    /// <https://core.telegram.org/method/payments.getPremiumGiftCodeOptions>
     public static func getPremiumGiftCodeOptions(boostPeer: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.PremiumGiftCodeOption]>) {
         let buffer = Buffer()
         getPremiumGiftCodeOptions(into: buffer, boostPeer: boostPeer)
@@ -1756,6 +1902,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.receivedCall#17d54f61 peer:InputPhoneCall = Bool;`
+    ///
+    /// <https://core.telegram.org/method/phone.receivedCall>
     public static func receivedCall(peer: Api.InputPhoneCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         receivedCall(into: buffer, peer: peer)
@@ -1771,6 +1919,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.deleteConferenceCallParticipants#8ca60525 flags:# only_left:flags.0?true kick:flags.1?true call:InputGroupCall ids:Vector<long> block:bytes = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.deleteConferenceCallParticipants>
     public static func deleteConferenceCallParticipants(onlyLeft: Bool = false, kick: Bool = false, call: Api.InputGroupCall, ids: [Int64], block: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteConferenceCallParticipants(into: buffer, onlyLeft: onlyLeft, kick: kick, call: call, ids: ids, block: block)
@@ -1794,6 +1944,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stories {
     /// `stories.toggleAllStoriesHidden#7c2557c4 hidden:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/stories.toggleAllStoriesHidden>
     public static func toggleAllStoriesHidden(hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleAllStoriesHidden(into: buffer, hidden: hidden)
@@ -1811,6 +1963,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.deleteAlbum#8d3456d0 peer:InputPeer album_id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/stories.deleteAlbum>
     public static func deleteAlbum(peer: Api.InputPeer, albumId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAlbum(into: buffer, peer: peer, albumId: albumId)
@@ -1827,6 +1981,8 @@ extension Api.functions.stories {
 
 extension Api.functions.smsjobs {
     /// `smsjobs.isEligibleToJoin#0edc39d0 = smsjobs.EligibilityToJoin;`
+    ///
+    /// <https://core.telegram.org/method/smsjobs.isEligibleToJoin>
     public static func isEligibleToJoin() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.smsjobs.EligibilityToJoin>) {
         let buffer = Buffer()
         isEligibleToJoin(into: buffer)
@@ -1841,6 +1997,8 @@ extension Api.functions.smsjobs {
 
 extension Api.functions.smsjobs {
     /// `smsjobs.finishJob#4f1ebf24 flags:# job_id:string error:flags.0?string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/smsjobs.finishJob>
     public static func finishJob(jobId: String, error: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         finishJob(into: buffer, jobId: jobId, error: error)

@@ -8,13 +8,21 @@ extension Api {
     /// TL type `InputGeoPoint`. Constructors:
     /// - `inputGeoPointEmpty#e4c123d6 = InputGeoPoint;`
     /// - `inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;`
+    ///
+    /// <https://core.telegram.org/type/InputGeoPoint>
     public enum InputGeoPoint: TLSchemaDescribed, TLParsable {
         /// `inputGeoPointEmpty#e4c123d6 = InputGeoPoint;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGeoPointEmpty>
         case inputGeoPointEmpty
         /// `inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGeoPoint>
         case inputGeoPoint(Cons_inputGeoPoint)
 
         /// `inputGeoPoint#48222faf flags:# lat:double long:double accuracy_radius:flags.0?int = InputGeoPoint;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGeoPoint>
         public final class Cons_inputGeoPoint: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -109,21 +117,37 @@ extension Api {
     /// - `photoStrippedSize#e0b0bc2e type:string bytes:bytes = PhotoSize;`
     /// - `photoSizeProgressive#fa3efb95 type:string w:int h:int sizes:Vector<int> = PhotoSize;`
     /// - `photoPathSize#d8214d41 type:string bytes:bytes = PhotoSize;`
+    ///
+    /// <https://core.telegram.org/type/PhotoSize>
     public enum PhotoSize: TLSchemaDescribed, TLParsable {
         /// `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoSizeEmpty>
         case photoSizeEmpty(Cons_photoSizeEmpty)
         /// `photoSize#75c78e60 type:string w:int h:int size:int = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoSize>
         case photoSize(Cons_photoSize)
         /// `photoCachedSize#021e1ad6 type:string w:int h:int bytes:bytes = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoCachedSize>
         case photoCachedSize(Cons_photoCachedSize)
         /// `photoStrippedSize#e0b0bc2e type:string bytes:bytes = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoStrippedSize>
         case photoStrippedSize(Cons_photoStrippedSize)
         /// `photoSizeProgressive#fa3efb95 type:string w:int h:int sizes:Vector<int> = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoSizeProgressive>
         case photoSizeProgressive(Cons_photoSizeProgressive)
         /// `photoPathSize#d8214d41 type:string bytes:bytes = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoPathSize>
         case photoPathSize(Cons_photoPathSize)
 
         /// `photoSizeEmpty#0e17e23c type:string = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoSizeEmpty>
         public final class Cons_photoSizeEmpty: Sendable {
             public let type: String
 
@@ -133,6 +157,8 @@ extension Api {
         }
 
         /// `photoSize#75c78e60 type:string w:int h:int size:int = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoSize>
         public final class Cons_photoSize: Sendable {
             public let type: String
             public let w: Int32
@@ -148,6 +174,8 @@ extension Api {
         }
 
         /// `photoCachedSize#021e1ad6 type:string w:int h:int bytes:bytes = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoCachedSize>
         public final class Cons_photoCachedSize: Sendable {
             public let type: String
             public let w: Int32
@@ -163,6 +191,8 @@ extension Api {
         }
 
         /// `photoStrippedSize#e0b0bc2e type:string bytes:bytes = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoStrippedSize>
         public final class Cons_photoStrippedSize: Sendable {
             public let type: String
             public let bytes: [UInt8]
@@ -174,6 +204,8 @@ extension Api {
         }
 
         /// `photoSizeProgressive#fa3efb95 type:string w:int h:int sizes:Vector<int> = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoSizeProgressive>
         public final class Cons_photoSizeProgressive: Sendable {
             public let type: String
             public let w: Int32
@@ -189,6 +221,8 @@ extension Api {
         }
 
         /// `photoPathSize#d8214d41 type:string bytes:bytes = PhotoSize;`
+        ///
+        /// <https://core.telegram.org/constructor/photoPathSize>
         public final class Cons_photoPathSize: Sendable {
             public let type: String
             public let bytes: [UInt8]
@@ -353,11 +387,17 @@ extension Api {
 extension Api.updates {
     /// TL type `updates.State`. Constructors:
     /// - `updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;`
+    ///
+    /// <https://core.telegram.org/type/updates.State>
     public enum State: TLSchemaDescribed, TLParsable {
         /// `updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.state>
         case state(Cons_state)
 
         /// `updates.state#a56c2a3e pts:int qts:int date:int seq:int unread_count:int = updates.State;`
+        ///
+        /// <https://core.telegram.org/constructor/updates.state>
         public final class Cons_state: Sendable {
             public let pts: Int32
             public let qts: Int32
@@ -430,13 +470,21 @@ extension Api {
     /// TL type `EncryptedMessage`. Constructors:
     /// - `encryptedMessage#ed18c118 random_id:long chat_id:int date:int bytes:bytes file:EncryptedFile = EncryptedMessage;`
     /// - `encryptedMessageService#23734b06 random_id:long chat_id:int date:int bytes:bytes = EncryptedMessage;`
+    ///
+    /// <https://core.telegram.org/type/EncryptedMessage>
     public enum EncryptedMessage: TLSchemaDescribed, TLParsable {
         /// `encryptedMessage#ed18c118 random_id:long chat_id:int date:int bytes:bytes file:EncryptedFile = EncryptedMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedMessage>
         case encryptedMessage(Cons_encryptedMessage)
         /// `encryptedMessageService#23734b06 random_id:long chat_id:int date:int bytes:bytes = EncryptedMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedMessageService>
         case encryptedMessageService(Cons_encryptedMessageService)
 
         /// `encryptedMessage#ed18c118 random_id:long chat_id:int date:int bytes:bytes file:EncryptedFile = EncryptedMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedMessage>
         public final class Cons_encryptedMessage: Sendable {
             public let randomId: Int64
             public let chatId: Int32
@@ -454,6 +502,8 @@ extension Api {
         }
 
         /// `encryptedMessageService#23734b06 random_id:long chat_id:int date:int bytes:bytes = EncryptedMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedMessageService>
         public final class Cons_encryptedMessageService: Sendable {
             public let randomId: Int64
             public let chatId: Int32
@@ -552,17 +602,29 @@ extension Api {
     /// - `webPagePending#b0d13e47 flags:# id:long url:flags.0?string date:int = WebPage;`
     /// - `webPage#e89c45b2 flags:# has_large_media:flags.13?true video_cover_photo:flags.14?true id:long url:string display_url:string hash:int type:flags.0?string site_name:flags.1?string title:flags.2?string description:flags.3?string photo:flags.4?Photo embed_url:flags.5?string embed_type:flags.5?string embed_width:flags.6?int embed_height:flags.6?int duration:flags.7?int author:flags.8?string document:flags.9?Document cached_page:flags.10?Page attributes:flags.12?Vector<WebPageAttribute> = WebPage;`
     /// - `webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;`
+    ///
+    /// <https://core.telegram.org/type/WebPage>
     public enum WebPage: TLSchemaDescribed, TLParsable {
         /// `webPageEmpty#211a1788 flags:# id:long url:flags.0?string = WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageEmpty>
         case webPageEmpty(Cons_webPageEmpty)
         /// `webPagePending#b0d13e47 flags:# id:long url:flags.0?string date:int = WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/webPagePending>
         case webPagePending(Cons_webPagePending)
         /// `webPage#e89c45b2 flags:# has_large_media:flags.13?true video_cover_photo:flags.14?true id:long url:string display_url:string hash:int type:flags.0?string site_name:flags.1?string title:flags.2?string description:flags.3?string photo:flags.4?Photo embed_url:flags.5?string embed_type:flags.5?string embed_width:flags.6?int embed_height:flags.6?int duration:flags.7?int author:flags.8?string document:flags.9?Document cached_page:flags.10?Page attributes:flags.12?Vector<WebPageAttribute> = WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/webPage>
         case webPage(Cons_webPage)
         /// `webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageNotModified>
         case webPageNotModified(Cons_webPageNotModified)
 
         /// `webPageEmpty#211a1788 flags:# id:long url:flags.0?string = WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageEmpty>
         public final class Cons_webPageEmpty: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -585,6 +647,8 @@ extension Api {
         }
 
         /// `webPagePending#b0d13e47 flags:# id:long url:flags.0?string date:int = WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/webPagePending>
         public final class Cons_webPagePending: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -610,6 +674,8 @@ extension Api {
         }
 
         /// `webPage#e89c45b2 flags:# has_large_media:flags.13?true video_cover_photo:flags.14?true id:long url:string display_url:string hash:int type:flags.0?string site_name:flags.1?string title:flags.2?string description:flags.3?string photo:flags.4?Photo embed_url:flags.5?string embed_type:flags.5?string embed_width:flags.6?int embed_height:flags.6?int duration:flags.7?int author:flags.8?string document:flags.9?Document cached_page:flags.10?Page attributes:flags.12?Vector<WebPageAttribute> = WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/webPage>
         public final class Cons_webPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -695,6 +761,8 @@ extension Api {
         }
 
         /// `webPageNotModified#7311ca11 flags:# cached_page_views:flags.0?int = WebPage;`
+        ///
+        /// <https://core.telegram.org/constructor/webPageNotModified>
         public final class Cons_webPageNotModified: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -965,13 +1033,21 @@ extension Api.messages {
     /// TL type `messages.RecentStickers`. Constructors:
     /// - `messages.recentStickersNotModified#0b17f890 = messages.RecentStickers;`
     /// - `messages.recentStickers#88d37c56 hash:long packs:Vector<StickerPack> stickers:Vector<Document> dates:Vector<int> = messages.RecentStickers;`
+    ///
+    /// <https://core.telegram.org/type/messages.RecentStickers>
     public enum RecentStickers: TLSchemaDescribed, TLParsable {
         /// `messages.recentStickersNotModified#0b17f890 = messages.RecentStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.recentStickersNotModified>
         case recentStickersNotModified
         /// `messages.recentStickers#88d37c56 hash:long packs:Vector<StickerPack> stickers:Vector<Document> dates:Vector<int> = messages.RecentStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.recentStickers>
         case recentStickers(Cons_recentStickers)
 
         /// `messages.recentStickers#88d37c56 hash:long packs:Vector<StickerPack> stickers:Vector<Document> dates:Vector<int> = messages.RecentStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.recentStickers>
         public final class Cons_recentStickers: Sendable {
             public let hash: Int64
             public let packs: [Api.StickerPack]
@@ -1045,11 +1121,17 @@ extension Api.messages {
 extension Api.messages {
     /// TL type `messages.VotesList`. Constructors:
     /// - `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
+    ///
+    /// <https://core.telegram.org/type/messages.VotesList>
     public enum VotesList: TLSchemaDescribed, TLParsable {
         /// `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.votesList>
         case votesList(Cons_votesList)
 
         /// `messages.votesList#4899484e flags:# count:int votes:Vector<MessagePeerVote> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = messages.VotesList;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.votesList>
         public final class Cons_votesList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1144,11 +1226,17 @@ extension Api.messages {
 extension Api {
     /// TL type `SearchResultsCalendarPeriod`. Constructors:
     /// - `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
+    ///
+    /// <https://core.telegram.org/type/SearchResultsCalendarPeriod>
     public enum SearchResultsCalendarPeriod: TLSchemaDescribed, TLParsable {
         /// `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
+        ///
+        /// <https://core.telegram.org/constructor/searchResultsCalendarPeriod>
         case searchResultsCalendarPeriod(Cons_searchResultsCalendarPeriod)
 
         /// `searchResultsCalendarPeriod#c9b0539f date:int min_msg_id:int max_msg_id:int count:int = SearchResultsCalendarPeriod;`
+        ///
+        /// <https://core.telegram.org/constructor/searchResultsCalendarPeriod>
         public final class Cons_searchResultsCalendarPeriod: Sendable {
             public let date: Int32
             public let minMsgId: Int32
@@ -1216,13 +1304,21 @@ extension Api.account {
     /// TL type `account.EmojiStatuses`. Constructors:
     /// - `account.emojiStatusesNotModified#d08ce645 = account.EmojiStatuses;`
     /// - `account.emojiStatuses#90c467d1 hash:long statuses:Vector<EmojiStatus> = account.EmojiStatuses;`
+    ///
+    /// <https://core.telegram.org/type/account.EmojiStatuses>
     public enum EmojiStatuses: TLSchemaDescribed, TLParsable {
         /// `account.emojiStatusesNotModified#d08ce645 = account.EmojiStatuses;`
+        ///
+        /// <https://core.telegram.org/constructor/account.emojiStatusesNotModified>
         case emojiStatusesNotModified
         /// `account.emojiStatuses#90c467d1 hash:long statuses:Vector<EmojiStatus> = account.EmojiStatuses;`
+        ///
+        /// <https://core.telegram.org/constructor/account.emojiStatuses>
         case emojiStatuses(Cons_emojiStatuses)
 
         /// `account.emojiStatuses#90c467d1 hash:long statuses:Vector<EmojiStatus> = account.EmojiStatuses;`
+        ///
+        /// <https://core.telegram.org/constructor/account.emojiStatuses>
         public final class Cons_emojiStatuses: Sendable {
             public let hash: Int64
             public let statuses: [Api.EmojiStatus]
@@ -1289,17 +1385,29 @@ extension Api {
     /// - `reactionEmoji#1b2286b8 emoticon:string = Reaction;`
     /// - `reactionCustomEmoji#8935fc73 document_id:long = Reaction;`
     /// - `reactionPaid#523da4eb = Reaction;`
+    ///
+    /// <https://core.telegram.org/type/Reaction>
     public enum Reaction: TLSchemaDescribed, TLParsable {
         /// `reactionEmpty#79f5d419 = Reaction;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionEmpty>
         case reactionEmpty
         /// `reactionEmoji#1b2286b8 emoticon:string = Reaction;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionEmoji>
         case reactionEmoji(Cons_reactionEmoji)
         /// `reactionCustomEmoji#8935fc73 document_id:long = Reaction;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionCustomEmoji>
         case reactionCustomEmoji(Cons_reactionCustomEmoji)
         /// `reactionPaid#523da4eb = Reaction;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionPaid>
         case reactionPaid
 
         /// `reactionEmoji#1b2286b8 emoticon:string = Reaction;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionEmoji>
         public final class Cons_reactionEmoji: Sendable {
             public let emoticon: String
 
@@ -1309,6 +1417,8 @@ extension Api {
         }
 
         /// `reactionCustomEmoji#8935fc73 document_id:long = Reaction;`
+        ///
+        /// <https://core.telegram.org/constructor/reactionCustomEmoji>
         public struct Cons_reactionCustomEmoji: Sendable {
             public let documentId: Int64
 
@@ -1388,13 +1498,21 @@ extension Api.account {
     /// TL type `account.EmailVerified`. Constructors:
     /// - `account.emailVerified#2b96cd1b email:string = account.EmailVerified;`
     /// - `account.emailVerifiedLogin#e1bb0d61 email:string sent_code:auth.SentCode = account.EmailVerified;`
+    ///
+    /// <https://core.telegram.org/type/account.EmailVerified>
     public enum EmailVerified: TLSchemaDescribed, TLParsable {
         /// `account.emailVerified#2b96cd1b email:string = account.EmailVerified;`
+        ///
+        /// <https://core.telegram.org/constructor/account.emailVerified>
         case emailVerified(Cons_emailVerified)
         /// `account.emailVerifiedLogin#e1bb0d61 email:string sent_code:auth.SentCode = account.EmailVerified;`
+        ///
+        /// <https://core.telegram.org/constructor/account.emailVerifiedLogin>
         case emailVerifiedLogin(Cons_emailVerifiedLogin)
 
         /// `account.emailVerified#2b96cd1b email:string = account.EmailVerified;`
+        ///
+        /// <https://core.telegram.org/constructor/account.emailVerified>
         public final class Cons_emailVerified: Sendable {
             public let email: String
 
@@ -1404,6 +1522,8 @@ extension Api.account {
         }
 
         /// `account.emailVerifiedLogin#e1bb0d61 email:string sent_code:auth.SentCode = account.EmailVerified;`
+        ///
+        /// <https://core.telegram.org/constructor/account.emailVerifiedLogin>
         public final class Cons_emailVerifiedLogin: Sendable {
             public let email: String
             public let sentCode: Api.auth.SentCode
@@ -1479,25 +1599,45 @@ extension Api {
     /// - `starsTransactionPeer#d80da15d peer:Peer = StarsTransactionPeer;`
     /// - `starsTransactionPeerAds#60682812 = StarsTransactionPeer;`
     /// - `starsTransactionPeerAPI#f9677aad = StarsTransactionPeer;`
+    ///
+    /// <https://core.telegram.org/type/StarsTransactionPeer>
     public enum StarsTransactionPeer: TLSchemaDescribed, TLParsable {
         /// `starsTransactionPeerUnsupported#95f2bfe4 = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeerUnsupported>
         case starsTransactionPeerUnsupported
         /// `starsTransactionPeerAppStore#b457b375 = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeerAppStore>
         case starsTransactionPeerAppStore
         /// `starsTransactionPeerPlayMarket#7b560a0b = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeerPlayMarket>
         case starsTransactionPeerPlayMarket
         /// `starsTransactionPeerPremiumBot#250dbaf8 = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeerPremiumBot>
         case starsTransactionPeerPremiumBot
         /// `starsTransactionPeerFragment#e92fd902 = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeerFragment>
         case starsTransactionPeerFragment
         /// `starsTransactionPeer#d80da15d peer:Peer = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeer>
         case starsTransactionPeer(Cons_starsTransactionPeer)
         /// `starsTransactionPeerAds#60682812 = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeerAds>
         case starsTransactionPeerAds
         /// `starsTransactionPeerAPI#f9677aad = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeerAPI>
         case starsTransactionPeerAPI
 
         /// `starsTransactionPeer#d80da15d peer:Peer = StarsTransactionPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTransactionPeer>
         public final class Cons_starsTransactionPeer: Sendable {
             public let peer: Api.Peer
 
@@ -1595,11 +1735,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.StarsRevenueStats`. Constructors:
     /// - `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarsRevenueStats>
     public enum StarsRevenueStats: TLSchemaDescribed, TLParsable {
         /// `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starsRevenueStats>
         case starsRevenueStats(Cons_starsRevenueStats)
 
         /// `payments.starsRevenueStats#6c207376 flags:# top_hours_graph:flags.0?StatsGraph revenue_graph:StatsGraph status:StarsRevenueStatus usd_rate:double = payments.StarsRevenueStats;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starsRevenueStats>
         public final class Cons_starsRevenueStats: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1687,13 +1833,21 @@ extension Api {
     /// TL type `StarsAmount`. Constructors:
     /// - `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
     /// - `starsTonAmount#74aee3e0 amount:long = StarsAmount;`
+    ///
+    /// <https://core.telegram.org/type/StarsAmount>
     public enum StarsAmount: TLSchemaDescribed, TLParsable {
         /// `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
+        ///
+        /// <https://core.telegram.org/constructor/starsAmount>
         case starsAmount(Cons_starsAmount)
         /// `starsTonAmount#74aee3e0 amount:long = StarsAmount;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTonAmount>
         case starsTonAmount(Cons_starsTonAmount)
 
         /// `starsAmount#bbb6b4a3 amount:long nanos:int = StarsAmount;`
+        ///
+        /// <https://core.telegram.org/constructor/starsAmount>
         public final class Cons_starsAmount: Sendable {
             public let amount: Int64
             public let nanos: Int32
@@ -1705,6 +1859,8 @@ extension Api {
         }
 
         /// `starsTonAmount#74aee3e0 amount:long = StarsAmount;`
+        ///
+        /// <https://core.telegram.org/constructor/starsTonAmount>
         public struct Cons_starsTonAmount: Sendable {
             public let amount: Int64
 
@@ -1775,11 +1931,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.StarGiftUpgradePreview`. Constructors:
     /// - `payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarGiftUpgradePreview>
     public enum StarGiftUpgradePreview: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftUpgradePreview>
         case starGiftUpgradePreview(Cons_starGiftUpgradePreview)
 
         /// `payments.starGiftUpgradePreview#3de1dfed sample_attributes:Vector<StarGiftAttribute> prices:Vector<StarGiftUpgradePrice> next_prices:Vector<StarGiftUpgradePrice> = payments.StarGiftUpgradePreview;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftUpgradePreview>
         public final class Cons_starGiftUpgradePreview: Sendable {
             public let sampleAttributes: [Api.StarGiftAttribute]
             public let prices: [Api.StarGiftUpgradePrice]
@@ -1839,11 +2001,17 @@ extension Api.payments {
 extension Api.payments {
     /// TL type `payments.StarGiftWithdrawalUrl`. Constructors:
     /// - `payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarGiftWithdrawalUrl>
     public enum StarGiftWithdrawalUrl: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftWithdrawalUrl>
         case starGiftWithdrawalUrl(Cons_starGiftWithdrawalUrl)
 
         /// `payments.starGiftWithdrawalUrl#84aa3a9c url:string = payments.StarGiftWithdrawalUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftWithdrawalUrl>
         public final class Cons_starGiftWithdrawalUrl: Sendable {
             public let url: String
 
@@ -1892,11 +2060,17 @@ extension Api.payments {
 extension Api.stats {
     /// TL type `stats.PollStats`. Constructors:
     /// - `stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;`
+    ///
+    /// <https://core.telegram.org/type/stats.PollStats>
     public enum PollStats: TLSchemaDescribed, TLParsable {
         /// `stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.pollStats>
         case pollStats(Cons_pollStats)
 
         /// `stats.pollStats#2999beed votes_graph:StatsGraph = stats.PollStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.pollStats>
         public final class Cons_pollStats: Sendable {
             public let votesGraph: Api.StatsGraph
 
@@ -1944,6 +2118,8 @@ extension Api.stats {
 
 extension Api.functions.auth {
     /// `auth.bindTempAuthKey#cdd42a05 perm_auth_key_id:long nonce:long expires_at:int encrypted_message:bytes = Bool;`
+    ///
+    /// <https://core.telegram.org/method/auth.bindTempAuthKey>
     public static func bindTempAuthKey(permAuthKeyId: Int64, nonce: Int64, expiresAt: Int32, encryptedMessage: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         bindTempAuthKey(into: buffer, permAuthKeyId: permAuthKeyId, nonce: nonce, expiresAt: expiresAt, encryptedMessage: encryptedMessage)
@@ -1964,6 +2140,8 @@ extension Api.functions.auth {
 
 extension Api.functions.auth {
     /// `auth.acceptLoginToken#e894ad4d token:bytes = Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.acceptLoginToken>
     public static func acceptLoginToken(token: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Authorization>) {
         let buffer = Buffer()
         acceptLoginToken(into: buffer, token: token)
@@ -1979,6 +2157,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.updateNotifySettings#84be5b93 peer:InputNotifyPeer settings:InputPeerNotifySettings = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateNotifySettings>
     public static func updateNotifySettings(peer: Api.InputNotifyPeer, settings: Api.InputPeerNotifySettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateNotifySettings(into: buffer, peer: peer, settings: settings)
@@ -1995,6 +2175,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateDeviceLocked#38df3532 period:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateDeviceLocked>
     public static func updateDeviceLocked(period: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateDeviceLocked(into: buffer, period: period)
@@ -2012,6 +2194,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getNotifyExceptions#53577479 flags:# compare_sound:flags.1?true compare_stories:flags.2?true peer:flags.0?InputNotifyPeer = Updates;`
+    ///
+    /// <https://core.telegram.org/method/account.getNotifyExceptions>
     public static func getNotifyExceptions(compareSound: Bool = false, compareStories: Bool = false, peer: Api.InputNotifyPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getNotifyExceptions(into: buffer, compareSound: compareSound, compareStories: compareStories, peer: peer)
@@ -2034,6 +2218,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.setAuthorizationTTL#bf899aa0 authorization_ttl_days:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.setAuthorizationTTL>
     public static func setAuthorizationTTL(authorizationTtlDays: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setAuthorizationTTL(into: buffer, authorizationTtlDays: authorizationTtlDays)
@@ -2051,6 +2237,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getDefaultEmojiStatuses#d6753386 hash:long = account.EmojiStatuses;`
+    ///
+    /// <https://core.telegram.org/method/account.getDefaultEmojiStatuses>
     public static func getDefaultEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
         let buffer = Buffer()
         getDefaultEmojiStatuses(into: buffer, hash: hash)
@@ -2068,6 +2256,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getRecentEmojiStatuses#0f578105 hash:long = account.EmojiStatuses;`
+    ///
+    /// <https://core.telegram.org/method/account.getRecentEmojiStatuses>
     public static func getRecentEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
         let buffer = Buffer()
         getRecentEmojiStatuses(into: buffer, hash: hash)
@@ -2085,6 +2275,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getDefaultProfilePhotoEmojis#e2750328 hash:long = EmojiList;`
+    ///
+    /// <https://core.telegram.org/method/account.getDefaultProfilePhotoEmojis>
     public static func getDefaultProfilePhotoEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         getDefaultProfilePhotoEmojis(into: buffer, hash: hash)
@@ -2102,6 +2294,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.invalidateSignInCodes#ca8ae8ba codes:Vector<string> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.invalidateSignInCodes>
     public static func invalidateSignInCodes(codes: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         invalidateSignInCodes(into: buffer, codes: codes)
@@ -2117,6 +2311,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateBusinessIntro#a614d034 flags:# intro:flags.0?InputBusinessIntro = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateBusinessIntro>
     public static func updateBusinessIntro(intro: Api.InputBusinessIntro? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessIntro(into: buffer, intro: intro)
@@ -2137,6 +2333,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.initPasskeyRegistration#429547e8 = account.PasskeyRegistrationOptions;`
+    ///
+    /// <https://core.telegram.org/method/account.initPasskeyRegistration>
     public static func initPasskeyRegistration() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PasskeyRegistrationOptions>) {
         let buffer = Buffer()
         initPasskeyRegistration(into: buffer)
@@ -2151,6 +2349,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.sendEncryptedFile#5559481d flags:# silent:flags.0?true peer:InputEncryptedChat random_id:long data:bytes file:InputEncryptedFile = messages.SentEncryptedMessage;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendEncryptedFile>
     public static func sendEncryptedFile(silent: Bool = false, peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8], file: Api.InputEncryptedFile) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncryptedFile(into: buffer, silent: silent, peer: peer, randomId: randomId, data: data, file: file)
@@ -2174,6 +2374,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.searchEmojiStickerSets#92b4494c flags:# exclude_featured:flags.0?true q:string hash:long = messages.FoundStickerSets;`
+    ///
+    /// <https://core.telegram.org/method/messages.searchEmojiStickerSets>
     public static func searchEmojiStickerSets(excludeFeatured: Bool = false, q: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickerSets>) {
         let buffer = Buffer()
         searchEmojiStickerSets(into: buffer, excludeFeatured: excludeFeatured, q: q, hash: hash)
@@ -2195,6 +2397,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSavedDialogs#1e91fc99 flags:# exclude_pinned:flags.0?true parent_peer:flags.1?InputPeer offset_date:int offset_id:int offset_peer:InputPeer limit:int hash:long = messages.SavedDialogs;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSavedDialogs>
     public static func getSavedDialogs(excludePinned: Bool = false, parentPeer: Api.InputPeer? = nil, offsetDate: Int32, offsetId: Int32, offsetPeer: Api.InputPeer, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SavedDialogs>) {
         let buffer = Buffer()
         getSavedDialogs(into: buffer, excludePinned: excludePinned, parentPeer: parentPeer, offsetDate: offsetDate, offsetId: offsetId, offsetPeer: offsetPeer, limit: limit, hash: hash)
@@ -2225,6 +2429,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.setStickers#ea8ca4f9 channel:InputChannel stickerset:InputStickerSet = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.setStickers>
     public static func setStickers(channel: Api.InputChannel, stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setStickers(into: buffer, channel: channel, stickerset: stickerset)
@@ -2241,6 +2447,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.updatePaidMessagesPrice#4b12327b flags:# broadcast_messages_allowed:flags.0?true channel:InputChannel send_paid_messages_stars:long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.updatePaidMessagesPrice>
     public static func updatePaidMessagesPrice(broadcastMessagesAllowed: Bool = false, channel: Api.InputChannel, sendPaidMessagesStars: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         updatePaidMessagesPrice(into: buffer, broadcastMessagesAllowed: broadcastMessagesAllowed, channel: channel, sendPaidMessagesStars: sendPaidMessagesStars)
@@ -2262,6 +2470,8 @@ extension Api.functions.channels {
 
 extension Api.functions.phone {
     /// `phone.exportGroupCallInvite#e6aa647f flags:# can_self_unmute:flags.0?true call:InputGroupCall = phone.ExportedGroupCallInvite;`
+    ///
+    /// <https://core.telegram.org/method/phone.exportGroupCallInvite>
     public static func exportGroupCallInvite(canSelfUnmute: Bool = false, call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.ExportedGroupCallInvite>) {
         let buffer = Buffer()
         exportGroupCallInvite(into: buffer, canSelfUnmute: canSelfUnmute, call: call)
@@ -2282,6 +2492,8 @@ extension Api.functions.phone {
 
 extension Api.functions.chatlists {
     /// `chatlists.checkChatlistInvite#41c10fff slug:string = chatlists.ChatlistInvite;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.checkChatlistInvite>
     public static func checkChatlistInvite(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.chatlists.ChatlistInvite>) {
         let buffer = Buffer()
         checkChatlistInvite(into: buffer, slug: slug)

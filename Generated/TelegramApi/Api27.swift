@@ -8,13 +8,21 @@ extension Api {
     /// TL type `DraftMessage`. Constructors:
     /// - `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
     /// - `draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;`
+    ///
+    /// <https://core.telegram.org/type/DraftMessage>
     public enum DraftMessage: TLSchemaDescribed, TLParsable {
         /// `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/draftMessageEmpty>
         case draftMessageEmpty(Cons_draftMessageEmpty)
         /// `draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/draftMessage>
         case draftMessage(Cons_draftMessage)
 
         /// `draftMessageEmpty#1b0c841a flags:# date:flags.0?int = DraftMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/draftMessageEmpty>
         public final class Cons_draftMessageEmpty: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -34,6 +42,8 @@ extension Api {
         }
 
         /// `draftMessage#60fe3294 flags:# no_webpage:flags.1?true invert_media:flags.6?true reply_to:flags.4?InputReplyTo message:string entities:flags.3?Vector<MessageEntity> media:flags.5?InputMedia date:int effect:flags.7?long suggested_post:flags.8?SuggestedPost rich_message:flags.9?RichMessage = DraftMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/draftMessage>
         public final class Cons_draftMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -200,11 +210,17 @@ extension Api {
 extension Api {
     /// TL type `PaymentRequestedInfo`. Constructors:
     /// - `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
+    ///
+    /// <https://core.telegram.org/type/PaymentRequestedInfo>
     public enum PaymentRequestedInfo: TLSchemaDescribed, TLParsable {
         /// `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/paymentRequestedInfo>
         case paymentRequestedInfo(Cons_paymentRequestedInfo)
 
         /// `paymentRequestedInfo#909c3f94 flags:# name:flags.0?string phone:flags.1?string email:flags.2?string shipping_address:flags.3?PostAddress = PaymentRequestedInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/paymentRequestedInfo>
         public final class Cons_paymentRequestedInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -310,13 +326,21 @@ extension Api.upload {
     /// TL type `upload.CdnFile`. Constructors:
     /// - `upload.cdnFileReuploadNeeded#eea8e46e request_token:bytes = upload.CdnFile;`
     /// - `upload.cdnFile#a99fca4f bytes:bytes = upload.CdnFile;`
+    ///
+    /// <https://core.telegram.org/type/upload.CdnFile>
     public enum CdnFile: TLSchemaDescribed, TLParsable {
         /// `upload.cdnFileReuploadNeeded#eea8e46e request_token:bytes = upload.CdnFile;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.cdnFileReuploadNeeded>
         case cdnFileReuploadNeeded(Cons_cdnFileReuploadNeeded)
         /// `upload.cdnFile#a99fca4f bytes:bytes = upload.CdnFile;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.cdnFile>
         case cdnFile(Cons_cdnFile)
 
         /// `upload.cdnFileReuploadNeeded#eea8e46e request_token:bytes = upload.CdnFile;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.cdnFileReuploadNeeded>
         public final class Cons_cdnFileReuploadNeeded: Sendable {
             public let requestToken: [UInt8]
 
@@ -326,6 +350,8 @@ extension Api.upload {
         }
 
         /// `upload.cdnFile#a99fca4f bytes:bytes = upload.CdnFile;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.cdnFile>
         public final class Cons_cdnFile: Sendable {
             public let bytes: [UInt8]
 
@@ -439,113 +465,221 @@ extension Api {
     /// - `channelAdminLogEventActionParticipantSubExtend#64642db3 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
     /// - `channelAdminLogEventActionToggleAutotranslation#c517f77e new_value:Bool = ChannelAdminLogEventAction;`
     /// - `channelAdminLogEventActionParticipantEditRank#5806b4ec user_id:long prev_rank:string new_rank:string = ChannelAdminLogEventAction;`
+    ///
+    /// <https://core.telegram.org/type/ChannelAdminLogEventAction>
     public enum ChannelAdminLogEventAction: TLSchemaDescribed, TLParsable {
         /// `channelAdminLogEventActionChangeTitle#e6dfb825 prev_value:string new_value:string = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeTitle>
         case channelAdminLogEventActionChangeTitle(Cons_channelAdminLogEventActionChangeTitle)
         /// `channelAdminLogEventActionChangeAbout#55188a2e prev_value:string new_value:string = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeAbout>
         case channelAdminLogEventActionChangeAbout(Cons_channelAdminLogEventActionChangeAbout)
         /// `channelAdminLogEventActionChangeUsername#6a4afc38 prev_value:string new_value:string = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeUsername>
         case channelAdminLogEventActionChangeUsername(Cons_channelAdminLogEventActionChangeUsername)
         /// `channelAdminLogEventActionChangePhoto#434bd2af prev_photo:Photo new_photo:Photo = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangePhoto>
         case channelAdminLogEventActionChangePhoto(Cons_channelAdminLogEventActionChangePhoto)
         /// `channelAdminLogEventActionToggleInvites#1b7907ae new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleInvites>
         case channelAdminLogEventActionToggleInvites(Cons_channelAdminLogEventActionToggleInvites)
         /// `channelAdminLogEventActionToggleSignatures#26ae0971 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSignatures>
         case channelAdminLogEventActionToggleSignatures(Cons_channelAdminLogEventActionToggleSignatures)
         /// `channelAdminLogEventActionUpdatePinned#e9e82c18 message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionUpdatePinned>
         case channelAdminLogEventActionUpdatePinned(Cons_channelAdminLogEventActionUpdatePinned)
         /// `channelAdminLogEventActionEditMessage#709b2405 prev_message:Message new_message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionEditMessage>
         case channelAdminLogEventActionEditMessage(Cons_channelAdminLogEventActionEditMessage)
         /// `channelAdminLogEventActionDeleteMessage#42e047bb message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionDeleteMessage>
         case channelAdminLogEventActionDeleteMessage(Cons_channelAdminLogEventActionDeleteMessage)
         /// `channelAdminLogEventActionParticipantJoin#183040d3 = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantJoin>
         case channelAdminLogEventActionParticipantJoin
         /// `channelAdminLogEventActionParticipantLeave#f89777f2 = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantLeave>
         case channelAdminLogEventActionParticipantLeave
         /// `channelAdminLogEventActionParticipantInvite#e31c34d8 participant:ChannelParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantInvite>
         case channelAdminLogEventActionParticipantInvite(Cons_channelAdminLogEventActionParticipantInvite)
         /// `channelAdminLogEventActionParticipantToggleBan#e6d83d7e prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantToggleBan>
         case channelAdminLogEventActionParticipantToggleBan(Cons_channelAdminLogEventActionParticipantToggleBan)
         /// `channelAdminLogEventActionParticipantToggleAdmin#d5676710 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantToggleAdmin>
         case channelAdminLogEventActionParticipantToggleAdmin(Cons_channelAdminLogEventActionParticipantToggleAdmin)
         /// `channelAdminLogEventActionChangeStickerSet#b1c3caa7 prev_stickerset:InputStickerSet new_stickerset:InputStickerSet = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeStickerSet>
         case channelAdminLogEventActionChangeStickerSet(Cons_channelAdminLogEventActionChangeStickerSet)
         /// `channelAdminLogEventActionTogglePreHistoryHidden#5f5c95f1 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionTogglePreHistoryHidden>
         case channelAdminLogEventActionTogglePreHistoryHidden(Cons_channelAdminLogEventActionTogglePreHistoryHidden)
         /// `channelAdminLogEventActionDefaultBannedRights#2df5fc0a prev_banned_rights:ChatBannedRights new_banned_rights:ChatBannedRights = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionDefaultBannedRights>
         case channelAdminLogEventActionDefaultBannedRights(Cons_channelAdminLogEventActionDefaultBannedRights)
         /// `channelAdminLogEventActionStopPoll#8f079643 message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionStopPoll>
         case channelAdminLogEventActionStopPoll(Cons_channelAdminLogEventActionStopPoll)
         /// `channelAdminLogEventActionChangeLinkedChat#050c7ac8 prev_value:long new_value:long = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeLinkedChat>
         case channelAdminLogEventActionChangeLinkedChat(Cons_channelAdminLogEventActionChangeLinkedChat)
         /// `channelAdminLogEventActionChangeLocation#0e6b76ae prev_value:ChannelLocation new_value:ChannelLocation = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeLocation>
         case channelAdminLogEventActionChangeLocation(Cons_channelAdminLogEventActionChangeLocation)
         /// `channelAdminLogEventActionToggleSlowMode#53909779 prev_value:int new_value:int = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSlowMode>
         case channelAdminLogEventActionToggleSlowMode(Cons_channelAdminLogEventActionToggleSlowMode)
         /// `channelAdminLogEventActionStartGroupCall#23209745 call:InputGroupCall = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionStartGroupCall>
         case channelAdminLogEventActionStartGroupCall(Cons_channelAdminLogEventActionStartGroupCall)
         /// `channelAdminLogEventActionDiscardGroupCall#db9f9140 call:InputGroupCall = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionDiscardGroupCall>
         case channelAdminLogEventActionDiscardGroupCall(Cons_channelAdminLogEventActionDiscardGroupCall)
         /// `channelAdminLogEventActionParticipantMute#f92424d2 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantMute>
         case channelAdminLogEventActionParticipantMute(Cons_channelAdminLogEventActionParticipantMute)
         /// `channelAdminLogEventActionParticipantUnmute#e64429c0 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantUnmute>
         case channelAdminLogEventActionParticipantUnmute(Cons_channelAdminLogEventActionParticipantUnmute)
         /// `channelAdminLogEventActionToggleGroupCallSetting#56d6a247 join_muted:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleGroupCallSetting>
         case channelAdminLogEventActionToggleGroupCallSetting(Cons_channelAdminLogEventActionToggleGroupCallSetting)
         /// `channelAdminLogEventActionParticipantJoinByInvite#fe9fc158 flags:# via_chatlist:flags.0?true invite:ExportedChatInvite = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantJoinByInvite>
         case channelAdminLogEventActionParticipantJoinByInvite(Cons_channelAdminLogEventActionParticipantJoinByInvite)
         /// `channelAdminLogEventActionExportedInviteDelete#5a50fca4 invite:ExportedChatInvite = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteDelete>
         case channelAdminLogEventActionExportedInviteDelete(Cons_channelAdminLogEventActionExportedInviteDelete)
         /// `channelAdminLogEventActionExportedInviteRevoke#410a134e invite:ExportedChatInvite = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteRevoke>
         case channelAdminLogEventActionExportedInviteRevoke(Cons_channelAdminLogEventActionExportedInviteRevoke)
         /// `channelAdminLogEventActionExportedInviteEdit#e90ebb59 prev_invite:ExportedChatInvite new_invite:ExportedChatInvite = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteEdit>
         case channelAdminLogEventActionExportedInviteEdit(Cons_channelAdminLogEventActionExportedInviteEdit)
         /// `channelAdminLogEventActionParticipantVolume#3e7f6847 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantVolume>
         case channelAdminLogEventActionParticipantVolume(Cons_channelAdminLogEventActionParticipantVolume)
         /// `channelAdminLogEventActionChangeHistoryTTL#6e941a38 prev_value:int new_value:int = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeHistoryTTL>
         case channelAdminLogEventActionChangeHistoryTTL(Cons_channelAdminLogEventActionChangeHistoryTTL)
         /// `channelAdminLogEventActionParticipantJoinByRequest#afb6144a invite:ExportedChatInvite approved_by:long = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantJoinByRequest>
         case channelAdminLogEventActionParticipantJoinByRequest(Cons_channelAdminLogEventActionParticipantJoinByRequest)
         /// `channelAdminLogEventActionToggleNoForwards#cb2ac766 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleNoForwards>
         case channelAdminLogEventActionToggleNoForwards(Cons_channelAdminLogEventActionToggleNoForwards)
         /// `channelAdminLogEventActionSendMessage#278f2868 message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionSendMessage>
         case channelAdminLogEventActionSendMessage(Cons_channelAdminLogEventActionSendMessage)
         /// `channelAdminLogEventActionChangeAvailableReactions#be4e0ef8 prev_value:ChatReactions new_value:ChatReactions = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeAvailableReactions>
         case channelAdminLogEventActionChangeAvailableReactions(Cons_channelAdminLogEventActionChangeAvailableReactions)
         /// `channelAdminLogEventActionChangeUsernames#f04fb3a9 prev_value:Vector<string> new_value:Vector<string> = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeUsernames>
         case channelAdminLogEventActionChangeUsernames(Cons_channelAdminLogEventActionChangeUsernames)
         /// `channelAdminLogEventActionToggleForum#02cc6383 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleForum>
         case channelAdminLogEventActionToggleForum(Cons_channelAdminLogEventActionToggleForum)
         /// `channelAdminLogEventActionCreateTopic#58707d28 topic:ForumTopic = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionCreateTopic>
         case channelAdminLogEventActionCreateTopic(Cons_channelAdminLogEventActionCreateTopic)
         /// `channelAdminLogEventActionEditTopic#f06fe208 prev_topic:ForumTopic new_topic:ForumTopic = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionEditTopic>
         case channelAdminLogEventActionEditTopic(Cons_channelAdminLogEventActionEditTopic)
         /// `channelAdminLogEventActionDeleteTopic#ae168909 topic:ForumTopic = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionDeleteTopic>
         case channelAdminLogEventActionDeleteTopic(Cons_channelAdminLogEventActionDeleteTopic)
         /// `channelAdminLogEventActionPinTopic#5d8d353b flags:# prev_topic:flags.0?ForumTopic new_topic:flags.1?ForumTopic = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionPinTopic>
         case channelAdminLogEventActionPinTopic(Cons_channelAdminLogEventActionPinTopic)
         /// `channelAdminLogEventActionToggleAntiSpam#64f36dfc new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleAntiSpam>
         case channelAdminLogEventActionToggleAntiSpam(Cons_channelAdminLogEventActionToggleAntiSpam)
         /// `channelAdminLogEventActionChangePeerColor#5796e780 prev_value:PeerColor new_value:PeerColor = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangePeerColor>
         case channelAdminLogEventActionChangePeerColor(Cons_channelAdminLogEventActionChangePeerColor)
         /// `channelAdminLogEventActionChangeProfilePeerColor#5e477b25 prev_value:PeerColor new_value:PeerColor = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeProfilePeerColor>
         case channelAdminLogEventActionChangeProfilePeerColor(Cons_channelAdminLogEventActionChangeProfilePeerColor)
         /// `channelAdminLogEventActionChangeWallpaper#31bb5d52 prev_value:WallPaper new_value:WallPaper = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeWallpaper>
         case channelAdminLogEventActionChangeWallpaper(Cons_channelAdminLogEventActionChangeWallpaper)
         /// `channelAdminLogEventActionChangeEmojiStatus#3ea9feb1 prev_value:EmojiStatus new_value:EmojiStatus = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeEmojiStatus>
         case channelAdminLogEventActionChangeEmojiStatus(Cons_channelAdminLogEventActionChangeEmojiStatus)
         /// `channelAdminLogEventActionChangeEmojiStickerSet#46d840ab prev_stickerset:InputStickerSet new_stickerset:InputStickerSet = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeEmojiStickerSet>
         case channelAdminLogEventActionChangeEmojiStickerSet(Cons_channelAdminLogEventActionChangeEmojiStickerSet)
         /// `channelAdminLogEventActionToggleSignatureProfiles#60a79c79 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSignatureProfiles>
         case channelAdminLogEventActionToggleSignatureProfiles(Cons_channelAdminLogEventActionToggleSignatureProfiles)
         /// `channelAdminLogEventActionParticipantSubExtend#64642db3 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantSubExtend>
         case channelAdminLogEventActionParticipantSubExtend(Cons_channelAdminLogEventActionParticipantSubExtend)
         /// `channelAdminLogEventActionToggleAutotranslation#c517f77e new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleAutotranslation>
         case channelAdminLogEventActionToggleAutotranslation(Cons_channelAdminLogEventActionToggleAutotranslation)
         /// `channelAdminLogEventActionParticipantEditRank#5806b4ec user_id:long prev_rank:string new_rank:string = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantEditRank>
         case channelAdminLogEventActionParticipantEditRank(Cons_channelAdminLogEventActionParticipantEditRank)
 
         /// `channelAdminLogEventActionChangeTitle#e6dfb825 prev_value:string new_value:string = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeTitle>
         public final class Cons_channelAdminLogEventActionChangeTitle: Sendable {
             public let prevValue: String
             public let newValue: String
@@ -557,6 +691,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeAbout#55188a2e prev_value:string new_value:string = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeAbout>
         public final class Cons_channelAdminLogEventActionChangeAbout: Sendable {
             public let prevValue: String
             public let newValue: String
@@ -568,6 +704,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeUsername#6a4afc38 prev_value:string new_value:string = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeUsername>
         public final class Cons_channelAdminLogEventActionChangeUsername: Sendable {
             public let prevValue: String
             public let newValue: String
@@ -579,6 +717,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangePhoto#434bd2af prev_photo:Photo new_photo:Photo = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangePhoto>
         public final class Cons_channelAdminLogEventActionChangePhoto: Sendable {
             public let prevPhoto: Api.Photo
             public let newPhoto: Api.Photo
@@ -590,6 +730,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleInvites#1b7907ae new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleInvites>
         public struct Cons_channelAdminLogEventActionToggleInvites: Sendable {
             public let newValue: Bool
 
@@ -599,6 +741,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleSignatures#26ae0971 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSignatures>
         public struct Cons_channelAdminLogEventActionToggleSignatures: Sendable {
             public let newValue: Bool
 
@@ -608,6 +752,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionUpdatePinned#e9e82c18 message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionUpdatePinned>
         public final class Cons_channelAdminLogEventActionUpdatePinned: Sendable {
             public let message: Api.Message
 
@@ -617,6 +763,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionEditMessage#709b2405 prev_message:Message new_message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionEditMessage>
         public final class Cons_channelAdminLogEventActionEditMessage: Sendable {
             public let prevMessage: Api.Message
             public let newMessage: Api.Message
@@ -628,6 +776,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionDeleteMessage#42e047bb message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionDeleteMessage>
         public final class Cons_channelAdminLogEventActionDeleteMessage: Sendable {
             public let message: Api.Message
 
@@ -637,6 +787,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantInvite#e31c34d8 participant:ChannelParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantInvite>
         public final class Cons_channelAdminLogEventActionParticipantInvite: Sendable {
             public let participant: Api.ChannelParticipant
 
@@ -646,6 +798,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantToggleBan#e6d83d7e prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantToggleBan>
         public final class Cons_channelAdminLogEventActionParticipantToggleBan: Sendable {
             public let prevParticipant: Api.ChannelParticipant
             public let newParticipant: Api.ChannelParticipant
@@ -657,6 +811,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantToggleAdmin#d5676710 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantToggleAdmin>
         public final class Cons_channelAdminLogEventActionParticipantToggleAdmin: Sendable {
             public let prevParticipant: Api.ChannelParticipant
             public let newParticipant: Api.ChannelParticipant
@@ -668,6 +824,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeStickerSet#b1c3caa7 prev_stickerset:InputStickerSet new_stickerset:InputStickerSet = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeStickerSet>
         public final class Cons_channelAdminLogEventActionChangeStickerSet: Sendable {
             public let prevStickerset: Api.InputStickerSet
             public let newStickerset: Api.InputStickerSet
@@ -679,6 +837,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionTogglePreHistoryHidden#5f5c95f1 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionTogglePreHistoryHidden>
         public struct Cons_channelAdminLogEventActionTogglePreHistoryHidden: Sendable {
             public let newValue: Bool
 
@@ -688,6 +848,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionDefaultBannedRights#2df5fc0a prev_banned_rights:ChatBannedRights new_banned_rights:ChatBannedRights = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionDefaultBannedRights>
         public final class Cons_channelAdminLogEventActionDefaultBannedRights: Sendable {
             public let prevBannedRights: Api.ChatBannedRights
             public let newBannedRights: Api.ChatBannedRights
@@ -699,6 +861,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionStopPoll#8f079643 message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionStopPoll>
         public final class Cons_channelAdminLogEventActionStopPoll: Sendable {
             public let message: Api.Message
 
@@ -708,6 +872,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeLinkedChat#050c7ac8 prev_value:long new_value:long = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeLinkedChat>
         public final class Cons_channelAdminLogEventActionChangeLinkedChat: Sendable {
             public let prevValue: Int64
             public let newValue: Int64
@@ -719,6 +885,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeLocation#0e6b76ae prev_value:ChannelLocation new_value:ChannelLocation = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeLocation>
         public final class Cons_channelAdminLogEventActionChangeLocation: Sendable {
             public let prevValue: Api.ChannelLocation
             public let newValue: Api.ChannelLocation
@@ -730,6 +898,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleSlowMode#53909779 prev_value:int new_value:int = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSlowMode>
         public struct Cons_channelAdminLogEventActionToggleSlowMode: Sendable {
             public let prevValue: Int32
             public let newValue: Int32
@@ -741,6 +911,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionStartGroupCall#23209745 call:InputGroupCall = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionStartGroupCall>
         public final class Cons_channelAdminLogEventActionStartGroupCall: Sendable {
             public let call: Api.InputGroupCall
 
@@ -750,6 +922,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionDiscardGroupCall#db9f9140 call:InputGroupCall = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionDiscardGroupCall>
         public final class Cons_channelAdminLogEventActionDiscardGroupCall: Sendable {
             public let call: Api.InputGroupCall
 
@@ -759,6 +933,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantMute#f92424d2 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantMute>
         public final class Cons_channelAdminLogEventActionParticipantMute: Sendable {
             public let participant: Api.GroupCallParticipant
 
@@ -768,6 +944,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantUnmute#e64429c0 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantUnmute>
         public final class Cons_channelAdminLogEventActionParticipantUnmute: Sendable {
             public let participant: Api.GroupCallParticipant
 
@@ -777,6 +955,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleGroupCallSetting#56d6a247 join_muted:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleGroupCallSetting>
         public struct Cons_channelAdminLogEventActionToggleGroupCallSetting: Sendable {
             public let joinMuted: Bool
 
@@ -786,6 +966,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantJoinByInvite#fe9fc158 flags:# via_chatlist:flags.0?true invite:ExportedChatInvite = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantJoinByInvite>
         public final class Cons_channelAdminLogEventActionParticipantJoinByInvite: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -806,6 +988,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionExportedInviteDelete#5a50fca4 invite:ExportedChatInvite = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteDelete>
         public final class Cons_channelAdminLogEventActionExportedInviteDelete: Sendable {
             public let invite: Api.ExportedChatInvite
 
@@ -815,6 +999,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionExportedInviteRevoke#410a134e invite:ExportedChatInvite = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteRevoke>
         public final class Cons_channelAdminLogEventActionExportedInviteRevoke: Sendable {
             public let invite: Api.ExportedChatInvite
 
@@ -824,6 +1010,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionExportedInviteEdit#e90ebb59 prev_invite:ExportedChatInvite new_invite:ExportedChatInvite = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionExportedInviteEdit>
         public final class Cons_channelAdminLogEventActionExportedInviteEdit: Sendable {
             public let prevInvite: Api.ExportedChatInvite
             public let newInvite: Api.ExportedChatInvite
@@ -835,6 +1023,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantVolume#3e7f6847 participant:GroupCallParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantVolume>
         public final class Cons_channelAdminLogEventActionParticipantVolume: Sendable {
             public let participant: Api.GroupCallParticipant
 
@@ -844,6 +1034,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeHistoryTTL#6e941a38 prev_value:int new_value:int = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeHistoryTTL>
         public struct Cons_channelAdminLogEventActionChangeHistoryTTL: Sendable {
             public let prevValue: Int32
             public let newValue: Int32
@@ -855,6 +1047,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantJoinByRequest#afb6144a invite:ExportedChatInvite approved_by:long = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantJoinByRequest>
         public final class Cons_channelAdminLogEventActionParticipantJoinByRequest: Sendable {
             public let invite: Api.ExportedChatInvite
             public let approvedBy: Int64
@@ -866,6 +1060,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleNoForwards#cb2ac766 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleNoForwards>
         public struct Cons_channelAdminLogEventActionToggleNoForwards: Sendable {
             public let newValue: Bool
 
@@ -875,6 +1071,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionSendMessage#278f2868 message:Message = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionSendMessage>
         public final class Cons_channelAdminLogEventActionSendMessage: Sendable {
             public let message: Api.Message
 
@@ -884,6 +1082,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeAvailableReactions#be4e0ef8 prev_value:ChatReactions new_value:ChatReactions = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeAvailableReactions>
         public final class Cons_channelAdminLogEventActionChangeAvailableReactions: Sendable {
             public let prevValue: Api.ChatReactions
             public let newValue: Api.ChatReactions
@@ -895,6 +1095,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeUsernames#f04fb3a9 prev_value:Vector<string> new_value:Vector<string> = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeUsernames>
         public final class Cons_channelAdminLogEventActionChangeUsernames: Sendable {
             public let prevValue: [String]
             public let newValue: [String]
@@ -906,6 +1108,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleForum#02cc6383 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleForum>
         public struct Cons_channelAdminLogEventActionToggleForum: Sendable {
             public let newValue: Bool
 
@@ -915,6 +1119,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionCreateTopic#58707d28 topic:ForumTopic = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionCreateTopic>
         public final class Cons_channelAdminLogEventActionCreateTopic: Sendable {
             public let topic: Api.ForumTopic
 
@@ -924,6 +1130,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionEditTopic#f06fe208 prev_topic:ForumTopic new_topic:ForumTopic = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionEditTopic>
         public final class Cons_channelAdminLogEventActionEditTopic: Sendable {
             public let prevTopic: Api.ForumTopic
             public let newTopic: Api.ForumTopic
@@ -935,6 +1143,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionDeleteTopic#ae168909 topic:ForumTopic = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionDeleteTopic>
         public final class Cons_channelAdminLogEventActionDeleteTopic: Sendable {
             public let topic: Api.ForumTopic
 
@@ -944,6 +1154,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionPinTopic#5d8d353b flags:# prev_topic:flags.0?ForumTopic new_topic:flags.1?ForumTopic = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionPinTopic>
         public final class Cons_channelAdminLogEventActionPinTopic: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -967,6 +1179,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleAntiSpam#64f36dfc new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleAntiSpam>
         public struct Cons_channelAdminLogEventActionToggleAntiSpam: Sendable {
             public let newValue: Bool
 
@@ -976,6 +1190,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangePeerColor#5796e780 prev_value:PeerColor new_value:PeerColor = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangePeerColor>
         public final class Cons_channelAdminLogEventActionChangePeerColor: Sendable {
             public let prevValue: Api.PeerColor
             public let newValue: Api.PeerColor
@@ -987,6 +1203,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeProfilePeerColor#5e477b25 prev_value:PeerColor new_value:PeerColor = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeProfilePeerColor>
         public final class Cons_channelAdminLogEventActionChangeProfilePeerColor: Sendable {
             public let prevValue: Api.PeerColor
             public let newValue: Api.PeerColor
@@ -998,6 +1216,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeWallpaper#31bb5d52 prev_value:WallPaper new_value:WallPaper = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeWallpaper>
         public final class Cons_channelAdminLogEventActionChangeWallpaper: Sendable {
             public let prevValue: Api.WallPaper
             public let newValue: Api.WallPaper
@@ -1009,6 +1229,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeEmojiStatus#3ea9feb1 prev_value:EmojiStatus new_value:EmojiStatus = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeEmojiStatus>
         public final class Cons_channelAdminLogEventActionChangeEmojiStatus: Sendable {
             public let prevValue: Api.EmojiStatus
             public let newValue: Api.EmojiStatus
@@ -1020,6 +1242,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionChangeEmojiStickerSet#46d840ab prev_stickerset:InputStickerSet new_stickerset:InputStickerSet = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionChangeEmojiStickerSet>
         public final class Cons_channelAdminLogEventActionChangeEmojiStickerSet: Sendable {
             public let prevStickerset: Api.InputStickerSet
             public let newStickerset: Api.InputStickerSet
@@ -1031,6 +1255,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleSignatureProfiles#60a79c79 new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleSignatureProfiles>
         public struct Cons_channelAdminLogEventActionToggleSignatureProfiles: Sendable {
             public let newValue: Bool
 
@@ -1040,6 +1266,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantSubExtend#64642db3 prev_participant:ChannelParticipant new_participant:ChannelParticipant = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantSubExtend>
         public final class Cons_channelAdminLogEventActionParticipantSubExtend: Sendable {
             public let prevParticipant: Api.ChannelParticipant
             public let newParticipant: Api.ChannelParticipant
@@ -1051,6 +1279,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionToggleAutotranslation#c517f77e new_value:Bool = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionToggleAutotranslation>
         public struct Cons_channelAdminLogEventActionToggleAutotranslation: Sendable {
             public let newValue: Bool
 
@@ -1060,6 +1290,8 @@ extension Api {
         }
 
         /// `channelAdminLogEventActionParticipantEditRank#5806b4ec user_id:long prev_rank:string new_rank:string = ChannelAdminLogEventAction;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventActionParticipantEditRank>
         public final class Cons_channelAdminLogEventActionParticipantEditRank: Sendable {
             public let userId: Int64
             public let prevRank: String
@@ -1965,13 +2197,21 @@ extension Api {
     /// TL type `InputCheckPasswordSRP`. Constructors:
     /// - `inputCheckPasswordEmpty#9880f658 = InputCheckPasswordSRP;`
     /// - `inputCheckPasswordSRP#d27ff082 srp_id:long A:bytes M1:bytes = InputCheckPasswordSRP;`
+    ///
+    /// <https://core.telegram.org/type/InputCheckPasswordSRP>
     public enum InputCheckPasswordSRP: TLSchemaDescribed, TLParsable {
         /// `inputCheckPasswordEmpty#9880f658 = InputCheckPasswordSRP;`
+        ///
+        /// <https://core.telegram.org/constructor/inputCheckPasswordEmpty>
         case inputCheckPasswordEmpty
         /// `inputCheckPasswordSRP#d27ff082 srp_id:long A:bytes M1:bytes = InputCheckPasswordSRP;`
+        ///
+        /// <https://core.telegram.org/constructor/inputCheckPasswordSRP>
         case inputCheckPasswordSRP(Cons_inputCheckPasswordSRP)
 
         /// `inputCheckPasswordSRP#d27ff082 srp_id:long A:bytes M1:bytes = InputCheckPasswordSRP;`
+        ///
+        /// <https://core.telegram.org/constructor/inputCheckPasswordSRP>
         public final class Cons_inputCheckPasswordSRP: Sendable {
             public let srpId: Int64
             public let A: [UInt8]
@@ -2042,15 +2282,25 @@ extension Api {
     /// - `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
     /// - `inputWallPaperSlug#72091c80 slug:string = InputWallPaper;`
     /// - `inputWallPaperNoFile#967a462e id:long = InputWallPaper;`
+    ///
+    /// <https://core.telegram.org/type/InputWallPaper>
     public enum InputWallPaper: TLSchemaDescribed, TLParsable {
         /// `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWallPaper>
         case inputWallPaper(Cons_inputWallPaper)
         /// `inputWallPaperSlug#72091c80 slug:string = InputWallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWallPaperSlug>
         case inputWallPaperSlug(Cons_inputWallPaperSlug)
         /// `inputWallPaperNoFile#967a462e id:long = InputWallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWallPaperNoFile>
         case inputWallPaperNoFile(Cons_inputWallPaperNoFile)
 
         /// `inputWallPaper#e630b979 id:long access_hash:long = InputWallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWallPaper>
         public final class Cons_inputWallPaper: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -2062,6 +2312,8 @@ extension Api {
         }
 
         /// `inputWallPaperSlug#72091c80 slug:string = InputWallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWallPaperSlug>
         public final class Cons_inputWallPaperSlug: Sendable {
             public let slug: String
 
@@ -2071,6 +2323,8 @@ extension Api {
         }
 
         /// `inputWallPaperNoFile#967a462e id:long = InputWallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWallPaperNoFile>
         public struct Cons_inputWallPaperNoFile: Sendable {
             public let id: Int64
 
@@ -2155,11 +2409,17 @@ extension Api {
 extension Api {
     /// TL type `AvailableReaction`. Constructors:
     /// - `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
+    ///
+    /// <https://core.telegram.org/type/AvailableReaction>
     public enum AvailableReaction: TLSchemaDescribed, TLParsable {
         /// `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/availableReaction>
         case availableReaction(Cons_availableReaction)
 
         /// `availableReaction#c077ec01 flags:# inactive:flags.0?true premium:flags.2?true reaction:string title:string static_icon:Document appear_animation:Document select_animation:Document activate_animation:Document effect_animation:Document around_animation:flags.1?Document center_icon:flags.1?Document = AvailableReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/availableReaction>
         public final class Cons_availableReaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2287,11 +2547,17 @@ extension Api {
 extension Api {
     /// TL type `ExportedStoryLink`. Constructors:
     /// - `exportedStoryLink#3fc9053b link:string = ExportedStoryLink;`
+    ///
+    /// <https://core.telegram.org/type/ExportedStoryLink>
     public enum ExportedStoryLink: TLSchemaDescribed, TLParsable {
         /// `exportedStoryLink#3fc9053b link:string = ExportedStoryLink;`
+        ///
+        /// <https://core.telegram.org/constructor/exportedStoryLink>
         case exportedStoryLink(Cons_exportedStoryLink)
 
         /// `exportedStoryLink#3fc9053b link:string = ExportedStoryLink;`
+        ///
+        /// <https://core.telegram.org/constructor/exportedStoryLink>
         public final class Cons_exportedStoryLink: Sendable {
             public let link: String
 
@@ -2341,13 +2607,21 @@ extension Api {
     /// TL type `PrepaidGiveaway`. Constructors:
     /// - `prepaidGiveaway#b2539d54 id:long months:int quantity:int date:int = PrepaidGiveaway;`
     /// - `prepaidStarsGiveaway#9a9d77e0 id:long stars:long quantity:int boosts:int date:int = PrepaidGiveaway;`
+    ///
+    /// <https://core.telegram.org/type/PrepaidGiveaway>
     public enum PrepaidGiveaway: TLSchemaDescribed, TLParsable {
         /// `prepaidGiveaway#b2539d54 id:long months:int quantity:int date:int = PrepaidGiveaway;`
+        ///
+        /// <https://core.telegram.org/constructor/prepaidGiveaway>
         case prepaidGiveaway(Cons_prepaidGiveaway)
         /// `prepaidStarsGiveaway#9a9d77e0 id:long stars:long quantity:int boosts:int date:int = PrepaidGiveaway;`
+        ///
+        /// <https://core.telegram.org/constructor/prepaidStarsGiveaway>
         case prepaidStarsGiveaway(Cons_prepaidStarsGiveaway)
 
         /// `prepaidGiveaway#b2539d54 id:long months:int quantity:int date:int = PrepaidGiveaway;`
+        ///
+        /// <https://core.telegram.org/constructor/prepaidGiveaway>
         public final class Cons_prepaidGiveaway: Sendable {
             public let id: Int64
             public let months: Int32
@@ -2363,6 +2637,8 @@ extension Api {
         }
 
         /// `prepaidStarsGiveaway#9a9d77e0 id:long stars:long quantity:int boosts:int date:int = PrepaidGiveaway;`
+        ///
+        /// <https://core.telegram.org/constructor/prepaidStarsGiveaway>
         public final class Cons_prepaidStarsGiveaway: Sendable {
             public let id: Int64
             public let stars: Int64
@@ -2460,11 +2736,17 @@ extension Api {
 extension Api {
     /// TL type `BusinessGreetingMessage`. Constructors:
     /// - `businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;`
+    ///
+    /// <https://core.telegram.org/type/BusinessGreetingMessage>
     public enum BusinessGreetingMessage: TLSchemaDescribed, TLParsable {
         /// `businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/businessGreetingMessage>
         case businessGreetingMessage(Cons_businessGreetingMessage)
 
         /// `businessGreetingMessage#e519abab shortcut_id:int recipients:BusinessRecipients no_activity_days:int = BusinessGreetingMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/businessGreetingMessage>
         public final class Cons_businessGreetingMessage: Sendable {
             public let shortcutId: Int32
             public let recipients: Api.BusinessRecipients
@@ -2528,15 +2810,25 @@ extension Api {
     /// - `requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
     /// - `requestedPeerChat#7307544f flags:# chat_id:long title:flags.0?string photo:flags.2?Photo = RequestedPeer;`
     /// - `requestedPeerChannel#8ba403e4 flags:# channel_id:long title:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
+    ///
+    /// <https://core.telegram.org/type/RequestedPeer>
     public enum RequestedPeer: TLSchemaDescribed, TLParsable {
         /// `requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/requestedPeerUser>
         case requestedPeerUser(Cons_requestedPeerUser)
         /// `requestedPeerChat#7307544f flags:# chat_id:long title:flags.0?string photo:flags.2?Photo = RequestedPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/requestedPeerChat>
         case requestedPeerChat(Cons_requestedPeerChat)
         /// `requestedPeerChannel#8ba403e4 flags:# channel_id:long title:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/requestedPeerChannel>
         case requestedPeerChannel(Cons_requestedPeerChannel)
 
         /// `requestedPeerUser#d62ff46a flags:# user_id:long first_name:flags.0?string last_name:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/requestedPeerUser>
         public final class Cons_requestedPeerUser: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2570,6 +2862,8 @@ extension Api {
         }
 
         /// `requestedPeerChat#7307544f flags:# chat_id:long title:flags.0?string photo:flags.2?Photo = RequestedPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/requestedPeerChat>
         public final class Cons_requestedPeerChat: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2596,6 +2890,8 @@ extension Api {
         }
 
         /// `requestedPeerChannel#8ba403e4 flags:# channel_id:long title:flags.0?string username:flags.1?string photo:flags.2?Photo = RequestedPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/requestedPeerChannel>
         public final class Cons_requestedPeerChannel: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2780,11 +3076,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.StarsStatus`. Constructors:
     /// - `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarsStatus>
     public enum StarsStatus: TLSchemaDescribed, TLParsable {
         /// `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starsStatus>
         case starsStatus(Cons_starsStatus)
 
         /// `payments.starsStatus#6c9ce8ed flags:# balance:StarsAmount subscriptions:flags.1?Vector<StarsSubscription> subscriptions_next_offset:flags.2?string subscriptions_missing_balance:flags.4?long history:flags.3?Vector<StarsTransaction> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = payments.StarsStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starsStatus>
         public final class Cons_starsStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2921,11 +3223,17 @@ extension Api.payments {
 extension Api {
     /// TL type `BusinessBotRights`. Constructors:
     /// - `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
+    ///
+    /// <https://core.telegram.org/type/BusinessBotRights>
     public enum BusinessBotRights: TLSchemaDescribed, TLParsable {
         /// `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
+        ///
+        /// <https://core.telegram.org/constructor/businessBotRights>
         case businessBotRights(Cons_businessBotRights)
 
         /// `businessBotRights#a0624cf7 flags:# reply:flags.0?true read_messages:flags.1?true delete_sent_messages:flags.2?true delete_received_messages:flags.3?true edit_name:flags.4?true edit_bio:flags.5?true edit_profile_photo:flags.6?true edit_username:flags.7?true view_gifts:flags.8?true sell_gifts:flags.9?true change_gift_settings:flags.10?true transfer_and_upgrade_gifts:flags.11?true transfer_stars:flags.12?true manage_stories:flags.13?true = BusinessBotRights;`
+        ///
+        /// <https://core.telegram.org/constructor/businessBotRights>
         public struct Cons_businessBotRights: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3011,11 +3319,17 @@ extension Api {
 extension Api {
     /// TL type `CommunityPeerRequest`. Constructors:
     /// - `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
+    ///
+    /// <https://core.telegram.org/type/CommunityPeerRequest>
     public enum CommunityPeerRequest: TLSchemaDescribed, TLParsable {
         /// `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
+        ///
+        /// <https://core.telegram.org/constructor/communityPeerRequest>
         case communityPeerRequest(Cons_communityPeerRequest)
 
         /// `communityPeerRequest#7beafa85 flags:# visible:flags.0?true peer:Peer requested_by:long date:int = CommunityPeerRequest;`
+        ///
+        /// <https://core.telegram.org/constructor/communityPeerRequest>
         public final class Cons_communityPeerRequest: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3096,11 +3410,17 @@ extension Api {
 extension Api {
     /// TL type `EphemeralMessage`. Constructors:
     /// - `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
+    ///
+    /// <https://core.telegram.org/type/EphemeralMessage>
     public enum EphemeralMessage: TLSchemaDescribed, TLParsable {
         /// `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/ephemeralMessage>
         case ephemeralMessage(Cons_ephemeralMessage)
 
         /// `ephemeralMessage#dd27bee9 flags:# out:flags.0?true welcome_template:flags.5?true invert_media:flags.7?true noforwards:flags.12?true id:int from_id:Peer peer_id:flags.9?Peer receiver_id:long top_msg_id:flags.1?int date:int message:string entities:flags.2?Vector<MessageEntity> media:flags.3?MessageMedia reply_markup:flags.4?ReplyMarkup reply_to:flags.6?MessageReplyHeader rich_message:flags.8?RichMessage chat_instance:flags.10?long anchor_msg_id:flags.11?int = EphemeralMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/ephemeralMessage>
         public final class Cons_ephemeralMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -3299,11 +3619,17 @@ extension Api {
 extension Api {
     /// TL type `KeyboardInlineButtonRow`. Constructors:
     /// - `keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;`
+    ///
+    /// <https://core.telegram.org/type/KeyboardInlineButtonRow>
     public enum KeyboardInlineButtonRow: TLSchemaDescribed, TLParsable {
         /// `keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardInlineButtonRow>
         case keyboardInlineButtonRow(Cons_keyboardInlineButtonRow)
 
         /// `keyboardInlineButtonRow#19420af6 buttons:Vector<KeyboardInlineButton> = KeyboardInlineButtonRow;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardInlineButtonRow>
         public final class Cons_keyboardInlineButtonRow: Sendable {
             public let buttons: [Api.KeyboardInlineButton]
 
@@ -3351,6 +3677,8 @@ extension Api {
 
 extension Api.functions.auth {
     /// `auth.finishFirebasePnvLogin#2c85094c google_token:string = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.finishFirebasePnvLogin>
     public static func finishFirebasePnvLogin(googleToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         finishFirebasePnvLogin(into: buffer, googleToken: googleToken)
@@ -3366,6 +3694,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.finishTakeoutSession#1d2652ee flags:# success:flags.0?true = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.finishTakeoutSession>
     public static func finishTakeoutSession(success: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         finishTakeoutSession(into: buffer, success: success)
@@ -3385,6 +3715,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.editBusinessChatLink#8c3410af slug:string link:InputBusinessChatLink = BusinessChatLink;`
+    ///
+    /// <https://core.telegram.org/method/account.editBusinessChatLink>
     public static func editBusinessChatLink(slug: String, link: Api.InputBusinessChatLink) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BusinessChatLink>) {
         let buffer = Buffer()
         editBusinessChatLink(into: buffer, slug: slug, link: link)
@@ -3401,6 +3733,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getCollectibleEmojiStatuses#2e7b4543 hash:long = account.EmojiStatuses;`
+    ///
+    /// <https://core.telegram.org/method/account.getCollectibleEmojiStatuses>
     public static func getCollectibleEmojiStatuses(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.EmojiStatuses>) {
         let buffer = Buffer()
         getCollectibleEmojiStatuses(into: buffer, hash: hash)
@@ -3418,6 +3752,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.getTopPeers#973478b6 flags:# correspondents:flags.0?true bots_pm:flags.1?true bots_inline:flags.2?true phone_calls:flags.3?true forward_users:flags.4?true forward_chats:flags.5?true groups:flags.10?true channels:flags.15?true bots_app:flags.16?true bots_guestchat:flags.17?true offset:int limit:int hash:long = contacts.TopPeers;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getTopPeers>
     public static func getTopPeers(correspondents: Bool = false, botsPm: Bool = false, botsInline: Bool = false, phoneCalls: Bool = false, forwardUsers: Bool = false, forwardChats: Bool = false, groups: Bool = false, channels: Bool = false, botsApp: Bool = false, botsGuestchat: Bool = false, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.TopPeers>) {
         let buffer = Buffer()
         getTopPeers(into: buffer, correspondents: correspondents, botsPm: botsPm, botsInline: botsInline, phoneCalls: phoneCalls, forwardUsers: forwardUsers, forwardChats: forwardChats, groups: groups, channels: channels, botsApp: botsApp, botsGuestchat: botsGuestchat, offset: offset, limit: limit, hash: hash)
@@ -3449,6 +3785,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.contacts {
     /// `contacts.getBirthdays#daeda864 = contacts.ContactBirthdays;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getBirthdays>
     public static func getBirthdays() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ContactBirthdays>) {
         let buffer = Buffer()
         getBirthdays(into: buffer)
@@ -3463,6 +3801,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.saveGif#327a30cb id:InputDocument unsave:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.saveGif>
     public static func saveGif(id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveGif(into: buffer, id: id, unsave: unsave)
@@ -3479,6 +3819,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendInlineBotResult#c0cf7646 flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true hide_via:flags.11?true peer:InputPeer reply_to:flags.0?InputReplyTo random_id:long query_id:long id:string schedule_date:flags.10?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut allow_paid_stars:flags.21?long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendInlineBotResult>
     public static func sendInlineBotResult(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, hideVia: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, randomId: Int64, queryId: Int64, id: String, scheduleDate: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, allowPaidStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendInlineBotResult(into: buffer, silent: silent, background: background, clearDraft: clearDraft, hideVia: hideVia, peer: peer, replyTo: replyTo, randomId: randomId, queryId: queryId, id: id, scheduleDate: scheduleDate, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, allowPaidStars: allowPaidStars)
@@ -3521,6 +3863,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getPollResults#eda3e33b peer:InputPeer msg_id:int poll_hash:long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPollResults>
     public static func getPollResults(peer: Api.InputPeer, msgId: Int32, pollHash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getPollResults(into: buffer, peer: peer, msgId: msgId, pollHash: pollHash)
@@ -3540,6 +3884,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getScheduledHistory#f516760b peer:InputPeer hash:long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getScheduledHistory>
     public static func getScheduledHistory(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getScheduledHistory(into: buffer, peer: peer, hash: hash)
@@ -3556,6 +3902,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.checkHistoryImport#43fe19f3 import_head:string = messages.HistoryImportParsed;`
+    ///
+    /// <https://core.telegram.org/method/messages.checkHistoryImport>
     public static func checkHistoryImport(importHead: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HistoryImportParsed>) {
         let buffer = Buffer()
         checkHistoryImport(into: buffer, importHead: importHead)
@@ -3571,6 +3919,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.checkHistoryImportPeer#5dc60f03 peer:InputPeer = messages.CheckedHistoryImportPeer;`
+    ///
+    /// <https://core.telegram.org/method/messages.checkHistoryImportPeer>
     public static func checkHistoryImportPeer(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.CheckedHistoryImportPeer>) {
         let buffer = Buffer()
         checkHistoryImportPeer(into: buffer, peer: peer)
@@ -3586,6 +3936,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getMessageReadParticipants#31c1c44f peer:InputPeer msg_id:int = Vector<ReadParticipantDate>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getMessageReadParticipants>
     public static func getMessageReadParticipants(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReadParticipantDate]>) {
         let buffer = Buffer()
         getMessageReadParticipants(into: buffer, peer: peer, msgId: msgId)
@@ -3602,6 +3954,8 @@ extension Api.functions.messages {
 
 extension Api.functions.photos {
     /// `photos.uploadProfilePhoto#0388a3b5 flags:# fallback:flags.3?true bot:flags.5?InputUser file:flags.0?InputFile video:flags.1?InputFile video_start_ts:flags.2?double video_emoji_markup:flags.4?VideoSize = photos.Photo;`
+    ///
+    /// <https://core.telegram.org/method/photos.uploadProfilePhoto>
     public static func uploadProfilePhoto(fallback: Bool = false, bot: Api.InputUser? = nil, file: Api.InputFile? = nil, video: Api.InputFile? = nil, videoStartTs: Double? = nil, videoEmojiMarkup: Api.VideoSize? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
         let buffer = Buffer()
         uploadProfilePhoto(into: buffer, fallback: fallback, bot: bot, file: file, video: video, videoStartTs: videoStartTs, videoEmojiMarkup: videoEmojiMarkup)
@@ -3633,6 +3987,8 @@ extension Api.functions.photos {
 
 extension Api.functions.help {
     /// `help.getDeepLinkInfo#3fedc75f path:string = help.DeepLinkInfo;`
+    ///
+    /// <https://core.telegram.org/method/help.getDeepLinkInfo>
     public static func getDeepLinkInfo(path: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.DeepLinkInfo>) {
         let buffer = Buffer()
         getDeepLinkInfo(into: buffer, path: path)
@@ -3648,6 +4004,8 @@ extension Api.functions.help {
 
 extension Api.functions.payments {
     /// `payments.clearSavedInfo#d83d70c1 flags:# credentials:flags.0?true info:flags.1?true = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.clearSavedInfo>
     public static func clearSavedInfo(credentials: Bool = false, info: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clearSavedInfo(into: buffer, credentials: credentials, info: info)
@@ -3668,6 +4026,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarGiftActiveAuctions#a5d0514d hash:long = payments.StarGiftActiveAuctions;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarGiftActiveAuctions>
     public static func getStarGiftActiveAuctions(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftActiveAuctions>) {
         let buffer = Buffer()
         getStarGiftActiveAuctions(into: buffer, hash: hash)
@@ -3685,6 +4045,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.saveDefaultGroupCallJoinAs#575e1f8c peer:InputPeer join_as:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/phone.saveDefaultGroupCallJoinAs>
     public static func saveDefaultGroupCallJoinAs(peer: Api.InputPeer, joinAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDefaultGroupCallJoinAs(into: buffer, peer: peer, joinAs: joinAs)
@@ -3701,6 +4063,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stories {
     /// `stories.report#19d8eb45 peer:InputPeer id:Vector<int> option:bytes message:string = ReportResult;`
+    ///
+    /// <https://core.telegram.org/method/stories.report>
     public static func report(peer: Api.InputPeer, id: [Int32], option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         report(into: buffer, peer: peer, id: id, option: option, message: message)
@@ -3719,6 +4083,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.updateAlbum#5e5259b6 flags:# peer:InputPeer album_id:int title:flags.0?string delete_stories:flags.1?Vector<int> add_stories:flags.2?Vector<int> order:flags.3?Vector<int> = StoryAlbum;`
+    ///
+    /// <https://core.telegram.org/method/stories.updateAlbum>
     public static func updateAlbum(peer: Api.InputPeer, albumId: Int32, title: String? = nil, deleteStories: [Int32]? = nil, addStories: [Int32]? = nil, order: [Int32]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StoryAlbum>) {
         let buffer = Buffer()
         updateAlbum(into: buffer, peer: peer, albumId: albumId, title: title, deleteStories: deleteStories, addStories: addStories, order: order)
@@ -3755,6 +4121,8 @@ extension Api.functions.stories {
 
 extension Api.functions.premium {
     /// `premium.getBoostsList#60f67660 flags:# gifts:flags.0?true peer:InputPeer offset:string limit:int = premium.BoostsList;`
+    ///
+    /// <https://core.telegram.org/method/premium.getBoostsList>
     public static func getBoostsList(gifts: Bool = false, peer: Api.InputPeer, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
         let buffer = Buffer()
         getBoostsList(into: buffer, gifts: gifts, peer: peer, offset: offset, limit: limit)

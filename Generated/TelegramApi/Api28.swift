@@ -8,13 +8,21 @@ extension Api {
     /// TL type `GeoPoint`. Constructors:
     /// - `geoPointEmpty#1117dd5f = GeoPoint;`
     /// - `geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;`
+    ///
+    /// <https://core.telegram.org/type/GeoPoint>
     public enum GeoPoint: TLSchemaDescribed, TLParsable {
         /// `geoPointEmpty#1117dd5f = GeoPoint;`
+        ///
+        /// <https://core.telegram.org/constructor/geoPointEmpty>
         case geoPointEmpty
         /// `geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;`
+        ///
+        /// <https://core.telegram.org/constructor/geoPoint>
         case geoPoint(Cons_geoPoint)
 
         /// `geoPoint#b2a2f663 flags:# long:double lat:double access_hash:long accuracy_radius:flags.0?int = GeoPoint;`
+        ///
+        /// <https://core.telegram.org/constructor/geoPoint>
         public final class Cons_geoPoint: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -110,11 +118,17 @@ extension Api {
 extension Api {
     /// TL type `PeerSettings`. Constructors:
     /// - `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
+    ///
+    /// <https://core.telegram.org/type/PeerSettings>
     public enum PeerSettings: TLSchemaDescribed, TLParsable {
         /// `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/peerSettings>
         case peerSettings(Cons_peerSettings)
 
         /// `peerSettings#f47741f7 flags:# report_spam:flags.0?true add_contact:flags.1?true block_contact:flags.2?true share_contact:flags.3?true need_contacts_exception:flags.4?true report_geo:flags.5?true autoarchived:flags.7?true invite_members:flags.8?true request_chat_broadcast:flags.10?true business_bot_paused:flags.11?true business_bot_can_reply:flags.12?true geo_distance:flags.6?int request_chat_title:flags.9?string request_chat_date:flags.9?int business_bot_id:flags.13?long business_bot_manage_url:flags.13?string charge_paid_message_stars:flags.14?long registration_month:flags.15?string phone_country:flags.16?string name_change_date:flags.17?int photo_change_date:flags.18?int = PeerSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/peerSettings>
         public final class Cons_peerSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -317,11 +331,17 @@ extension Api {
 extension Api {
     /// TL type `KeyboardButtonRow`. Constructors:
     /// - `keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;`
+    ///
+    /// <https://core.telegram.org/type/KeyboardButtonRow>
     public enum KeyboardButtonRow: TLSchemaDescribed, TLParsable {
         /// `keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardButtonRow>
         case keyboardButtonRow(Cons_keyboardButtonRow)
 
         /// `keyboardButtonRow#77608b83 buttons:Vector<KeyboardButton> = KeyboardButtonRow;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardButtonRow>
         public final class Cons_keyboardButtonRow: Sendable {
             public let buttons: [Api.KeyboardButton]
 
@@ -371,13 +391,21 @@ extension Api {
     /// TL type `InputTheme`. Constructors:
     /// - `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
     /// - `inputThemeSlug#f5890df1 slug:string = InputTheme;`
+    ///
+    /// <https://core.telegram.org/type/InputTheme>
     public enum InputTheme: TLSchemaDescribed, TLParsable {
         /// `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputTheme>
         case inputTheme(Cons_inputTheme)
         /// `inputThemeSlug#f5890df1 slug:string = InputTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputThemeSlug>
         case inputThemeSlug(Cons_inputThemeSlug)
 
         /// `inputTheme#3c5693e9 id:long access_hash:long = InputTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputTheme>
         public final class Cons_inputTheme: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -389,6 +417,8 @@ extension Api {
         }
 
         /// `inputThemeSlug#f5890df1 slug:string = InputTheme;`
+        ///
+        /// <https://core.telegram.org/constructor/inputThemeSlug>
         public final class Cons_inputThemeSlug: Sendable {
             public let slug: String
 
@@ -457,11 +487,17 @@ extension Api {
 extension Api {
     /// TL type `GroupCallParticipantVideoSourceGroup`. Constructors:
     /// - `groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;`
+    ///
+    /// <https://core.telegram.org/type/GroupCallParticipantVideoSourceGroup>
     public enum GroupCallParticipantVideoSourceGroup: TLSchemaDescribed, TLParsable {
         /// `groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallParticipantVideoSourceGroup>
         case groupCallParticipantVideoSourceGroup(Cons_groupCallParticipantVideoSourceGroup)
 
         /// `groupCallParticipantVideoSourceGroup#dcb118b7 semantics:string sources:Vector<int> = GroupCallParticipantVideoSourceGroup;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallParticipantVideoSourceGroup>
         public final class Cons_groupCallParticipantVideoSourceGroup: Sendable {
             public let semantics: String
             public let sources: [Int32]
@@ -516,11 +552,17 @@ extension Api {
 extension Api.bots {
     /// TL type `bots.BotInfo`. Constructors:
     /// - `bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;`
+    ///
+    /// <https://core.telegram.org/type/bots.BotInfo>
     public enum BotInfo: TLSchemaDescribed, TLParsable {
         /// `bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.botInfo>
         case botInfo(Cons_botInfo)
 
         /// `bots.botInfo#e8a775b0 name:string about:string description:string = bots.BotInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.botInfo>
         public final class Cons_botInfo: Sendable {
             public let name: String
             public let about: String
@@ -583,17 +625,29 @@ extension Api {
     /// - `inputReplyToStory#5881323a peer:InputPeer story_id:int = InputReplyTo;`
     /// - `inputReplyToMonoForum#69d66c45 monoforum_peer_id:InputPeer = InputReplyTo;`
     /// - `inputReplyToEphemeralMessage#4119b95e id:int = InputReplyTo;`
+    ///
+    /// <https://core.telegram.org/type/InputReplyTo>
     public enum InputReplyTo: TLSchemaDescribed, TLParsable {
         /// `inputReplyToMessage#3bd4b7c2 flags:# reply_to_msg_id:int top_msg_id:flags.0?int reply_to_peer_id:flags.1?InputPeer quote_text:flags.2?string quote_entities:flags.3?Vector<MessageEntity> quote_offset:flags.4?int monoforum_peer_id:flags.5?InputPeer todo_item_id:flags.6?int poll_option:flags.7?bytes = InputReplyTo;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReplyToMessage>
         case inputReplyToMessage(Cons_inputReplyToMessage)
         /// `inputReplyToStory#5881323a peer:InputPeer story_id:int = InputReplyTo;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReplyToStory>
         case inputReplyToStory(Cons_inputReplyToStory)
         /// `inputReplyToMonoForum#69d66c45 monoforum_peer_id:InputPeer = InputReplyTo;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReplyToMonoForum>
         case inputReplyToMonoForum(Cons_inputReplyToMonoForum)
         /// `inputReplyToEphemeralMessage#4119b95e id:int = InputReplyTo;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReplyToEphemeralMessage>
         case inputReplyToEphemeralMessage(Cons_inputReplyToEphemeralMessage)
 
         /// `inputReplyToMessage#3bd4b7c2 flags:# reply_to_msg_id:int top_msg_id:flags.0?int reply_to_peer_id:flags.1?InputPeer quote_text:flags.2?string quote_entities:flags.3?Vector<MessageEntity> quote_offset:flags.4?int monoforum_peer_id:flags.5?InputPeer todo_item_id:flags.6?int poll_option:flags.7?bytes = InputReplyTo;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReplyToMessage>
         public final class Cons_inputReplyToMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -644,6 +698,8 @@ extension Api {
         }
 
         /// `inputReplyToStory#5881323a peer:InputPeer story_id:int = InputReplyTo;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReplyToStory>
         public final class Cons_inputReplyToStory: Sendable {
             public let peer: Api.InputPeer
             public let storyId: Int32
@@ -655,6 +711,8 @@ extension Api {
         }
 
         /// `inputReplyToMonoForum#69d66c45 monoforum_peer_id:InputPeer = InputReplyTo;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReplyToMonoForum>
         public final class Cons_inputReplyToMonoForum: Sendable {
             public let monoforumPeerId: Api.InputPeer
 
@@ -664,6 +722,8 @@ extension Api {
         }
 
         /// `inputReplyToEphemeralMessage#4119b95e id:int = InputReplyTo;`
+        ///
+        /// <https://core.telegram.org/constructor/inputReplyToEphemeralMessage>
         public struct Cons_inputReplyToEphemeralMessage: Sendable {
             public let id: Int32
 
@@ -828,13 +888,21 @@ extension Api {
     /// TL type `SavedDialog`. Constructors:
     /// - `savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;`
     /// - `monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;`
+    ///
+    /// <https://core.telegram.org/type/SavedDialog>
     public enum SavedDialog: TLSchemaDescribed, TLParsable {
         /// `savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;`
+        ///
+        /// <https://core.telegram.org/constructor/savedDialog>
         case savedDialog(Cons_savedDialog)
         /// `monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;`
+        ///
+        /// <https://core.telegram.org/constructor/monoForumDialog>
         case monoForumDialog(Cons_monoForumDialog)
 
         /// `savedDialog#bd87cb6c flags:# pinned:flags.2?true peer:Peer top_message:int = SavedDialog;`
+        ///
+        /// <https://core.telegram.org/constructor/savedDialog>
         public final class Cons_savedDialog: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -858,6 +926,8 @@ extension Api {
         }
 
         /// `monoForumDialog#64407ea7 flags:# unread_mark:flags.3?true nopaid_messages_exception:flags.4?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_reactions_count:int draft:flags.1?DraftMessage = SavedDialog;`
+        ///
+        /// <https://core.telegram.org/constructor/monoForumDialog>
         public final class Cons_monoForumDialog: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -992,11 +1062,17 @@ extension Api {
 extension Api.smsjobs {
     /// TL type `smsjobs.EligibilityToJoin`. Constructors:
     /// - `smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;`
+    ///
+    /// <https://core.telegram.org/type/smsjobs.EligibilityToJoin>
     public enum EligibilityToJoin: TLSchemaDescribed, TLParsable {
         /// `smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;`
+        ///
+        /// <https://core.telegram.org/constructor/smsjobs.eligibleToJoin>
         case eligibleToJoin(Cons_eligibleToJoin)
 
         /// `smsjobs.eligibleToJoin#dc8b44cf terms_url:string monthly_sent_sms:int = smsjobs.EligibilityToJoin;`
+        ///
+        /// <https://core.telegram.org/constructor/smsjobs.eligibleToJoin>
         public final class Cons_eligibleToJoin: Sendable {
             public let termsUrl: String
             public let monthlySentSms: Int32
@@ -1050,6 +1126,8 @@ extension Api.smsjobs {
 
 extension Api.functions.account {
     /// `account.saveRingtone#3dea5b03 id:InputDocument unsave:Bool = account.SavedRingtone;`
+    ///
+    /// <https://core.telegram.org/method/account.saveRingtone>
     public static func saveRingtone(id: Api.InputDocument, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedRingtone>) {
         let buffer = Buffer()
         saveRingtone(into: buffer, id: id, unsave: unsave)
@@ -1066,6 +1144,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getBotBusinessConnection#76a86270 connection_id:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/account.getBotBusinessConnection>
     public static func getBotBusinessConnection(connectionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getBotBusinessConnection(into: buffer, connectionId: connectionId)
@@ -1081,6 +1161,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.hidePeerSettingsBar#4facb138 peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.hidePeerSettingsBar>
     public static func hidePeerSettingsBar(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         hidePeerSettingsBar(into: buffer, peer: peer)
@@ -1096,6 +1178,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.toggleStickerSets#b5052fea flags:# uninstall:flags.0?true archive:flags.1?true unarchive:flags.2?true stickersets:Vector<InputStickerSet> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.toggleStickerSets>
     public static func toggleStickerSets(uninstall: Bool = false, archive: Bool = false, unarchive: Bool = false, stickersets: [Api.InputStickerSet]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleStickerSets(into: buffer, uninstall: uninstall, archive: archive, unarchive: unarchive, stickersets: stickersets)
@@ -1118,6 +1202,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getFutureChatCreatorAfterLeave#3b7d0ea6 peer:InputPeer = User;`
+    ///
+    /// <https://core.telegram.org/method/messages.getFutureChatCreatorAfterLeave>
     public static func getFutureChatCreatorAfterLeave(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         getFutureChatCreatorAfterLeave(into: buffer, peer: peer)
@@ -1133,6 +1219,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.getSupport#9cdf08cd = help.Support;`
+    ///
+    /// <https://core.telegram.org/method/help.getSupport>
     public static func getSupport() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.Support>) {
         let buffer = Buffer()
         getSupport(into: buffer)
@@ -1147,6 +1235,8 @@ extension Api.functions.help {
 
 extension Api.functions.help {
     /// `help.editUserInfo#66b91b70 user_id:InputUser message:string entities:Vector<MessageEntity> = help.UserInfo;`
+    ///
+    /// <https://core.telegram.org/method/help.editUserInfo>
     public static func editUserInfo(userId: Api.InputUser, message: String, entities: [Api.MessageEntity]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.UserInfo>) {
         let buffer = Buffer()
         editUserInfo(into: buffer, userId: userId, message: message, entities: entities)
@@ -1164,6 +1254,8 @@ extension Api.functions.help {
 
 extension Api.functions.help {
     /// `help.getPromoData#c0977421 = help.PromoData;`
+    ///
+    /// <https://core.telegram.org/method/help.getPromoData>
     public static func getPromoData() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PromoData>) {
         let buffer = Buffer()
         getPromoData(into: buffer)
@@ -1178,6 +1270,8 @@ extension Api.functions.help {
 
 extension Api.functions.bots {
     /// `bots.getAdminedBots#b0711d83 = Vector<User>;`
+    ///
+    /// <https://core.telegram.org/method/bots.getAdminedBots>
     public static func getAdminedBots() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.User]>) {
         let buffer = Buffer()
         getAdminedBots(into: buffer)
@@ -1192,6 +1286,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.assignPlayMarketTransaction#dffd50d3 receipt:DataJSON purpose:InputStorePaymentPurpose = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.assignPlayMarketTransaction>
     public static func assignPlayMarketTransaction(receipt: Api.DataJSON, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         assignPlayMarketTransaction(into: buffer, receipt: receipt, purpose: purpose)
@@ -1208,6 +1304,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.launchPrepaidGiveaway#5ff58f20 peer:InputPeer giveaway_id:long purpose:InputStorePaymentPurpose = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.launchPrepaidGiveaway>
     public static func launchPrepaidGiveaway(peer: Api.InputPeer, giveawayId: Int64, purpose: Api.InputStorePaymentPurpose) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         launchPrepaidGiveaway(into: buffer, peer: peer, giveawayId: giveawayId, purpose: purpose)
@@ -1225,6 +1323,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.leaveGroupCallPresentation#1c50d144 call:InputGroupCall = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.leaveGroupCallPresentation>
     public static func leaveGroupCallPresentation(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveGroupCallPresentation(into: buffer, call: call)
@@ -1240,6 +1340,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.getGroupCallChainBlocks#ee9f88a6 call:InputGroupCall sub_chain_id:int offset:int limit:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.getGroupCallChainBlocks>
     public static func getGroupCallChainBlocks(call: Api.InputGroupCall, subChainId: Int32, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getGroupCallChainBlocks(into: buffer, call: call, subChainId: subChainId, offset: offset, limit: limit)
@@ -1260,6 +1362,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.sendGroupCallEncryptedMessage#e5afa56d call:InputGroupCall encrypted_message:bytes = Bool;`
+    ///
+    /// <https://core.telegram.org/method/phone.sendGroupCallEncryptedMessage>
     public static func sendGroupCallEncryptedMessage(call: Api.InputGroupCall, encryptedMessage: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         sendGroupCallEncryptedMessage(into: buffer, call: call, encryptedMessage: encryptedMessage)
@@ -1276,6 +1380,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stories {
     /// `stories.reorderAlbums#8535fbd9 peer:InputPeer order:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/stories.reorderAlbums>
     public static func reorderAlbums(peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderAlbums(into: buffer, peer: peer, order: order)
@@ -1292,6 +1398,8 @@ extension Api.functions.stories {
 
 extension Api.functions.aicompose {
     /// `aicompose.getTone#b2e8ba03 tone:InputAiComposeTone = aicompose.Tones;`
+    ///
+    /// <https://core.telegram.org/method/aicompose.getTone>
     public static func getTone(tone: Api.InputAiComposeTone) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.aicompose.Tones>) {
         let buffer = Buffer()
         getTone(into: buffer, tone: tone)

@@ -8,13 +8,21 @@ extension Api {
     /// TL type `ChatParticipants`. Constructors:
     /// - `chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;`
     /// - `chatParticipants#3cbc93f8 chat_id:long participants:Vector<ChatParticipant> version:int = ChatParticipants;`
+    ///
+    /// <https://core.telegram.org/type/ChatParticipants>
     public enum ChatParticipants: TLSchemaDescribed, TLParsable {
         /// `chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipantsForbidden>
         case chatParticipantsForbidden(Cons_chatParticipantsForbidden)
         /// `chatParticipants#3cbc93f8 chat_id:long participants:Vector<ChatParticipant> version:int = ChatParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipants>
         case chatParticipants(Cons_chatParticipants)
 
         /// `chatParticipantsForbidden#8763d3e1 flags:# chat_id:long self_participant:flags.0?ChatParticipant = ChatParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipantsForbidden>
         public final class Cons_chatParticipantsForbidden: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -37,6 +45,8 @@ extension Api {
         }
 
         /// `chatParticipants#3cbc93f8 chat_id:long participants:Vector<ChatParticipant> version:int = ChatParticipants;`
+        ///
+        /// <https://core.telegram.org/constructor/chatParticipants>
         public final class Cons_chatParticipants: Sendable {
             public let chatId: Int64
             public let participants: [Api.ChatParticipant]
@@ -129,19 +139,33 @@ extension Api {
     /// - `encryptedChatRequested#48f1d94c flags:# folder_id:flags.0?int id:int access_hash:long date:int admin_id:long participant_id:long g_a:bytes = EncryptedChat;`
     /// - `encryptedChat#61f0d4c7 id:int access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long = EncryptedChat;`
     /// - `encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;`
+    ///
+    /// <https://core.telegram.org/type/EncryptedChat>
     public enum EncryptedChat: TLSchemaDescribed, TLParsable {
         /// `encryptedChatEmpty#ab7ec0a0 id:int = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChatEmpty>
         case encryptedChatEmpty(Cons_encryptedChatEmpty)
         /// `encryptedChatWaiting#66b25953 id:int access_hash:long date:int admin_id:long participant_id:long = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChatWaiting>
         case encryptedChatWaiting(Cons_encryptedChatWaiting)
         /// `encryptedChatRequested#48f1d94c flags:# folder_id:flags.0?int id:int access_hash:long date:int admin_id:long participant_id:long g_a:bytes = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChatRequested>
         case encryptedChatRequested(Cons_encryptedChatRequested)
         /// `encryptedChat#61f0d4c7 id:int access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChat>
         case encryptedChat(Cons_encryptedChat)
         /// `encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChatDiscarded>
         case encryptedChatDiscarded(Cons_encryptedChatDiscarded)
 
         /// `encryptedChatEmpty#ab7ec0a0 id:int = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChatEmpty>
         public struct Cons_encryptedChatEmpty: Sendable {
             public let id: Int32
 
@@ -151,6 +175,8 @@ extension Api {
         }
 
         /// `encryptedChatWaiting#66b25953 id:int access_hash:long date:int admin_id:long participant_id:long = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChatWaiting>
         public final class Cons_encryptedChatWaiting: Sendable {
             public let id: Int32
             public let accessHash: Int64
@@ -168,6 +194,8 @@ extension Api {
         }
 
         /// `encryptedChatRequested#48f1d94c flags:# folder_id:flags.0?int id:int access_hash:long date:int admin_id:long participant_id:long g_a:bytes = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChatRequested>
         public final class Cons_encryptedChatRequested: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -205,6 +233,8 @@ extension Api {
         }
 
         /// `encryptedChat#61f0d4c7 id:int access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChat>
         public final class Cons_encryptedChat: Sendable {
             public let id: Int32
             public let accessHash: Int64
@@ -226,6 +256,8 @@ extension Api {
         }
 
         /// `encryptedChatDiscarded#1e1c7c45 flags:# history_deleted:flags.0?true id:int = EncryptedChat;`
+        ///
+        /// <https://core.telegram.org/constructor/encryptedChatDiscarded>
         public struct Cons_encryptedChatDiscarded: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -416,11 +448,17 @@ extension Api {
 extension Api {
     /// TL type `ExportedMessageLink`. Constructors:
     /// - `exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;`
+    ///
+    /// <https://core.telegram.org/type/ExportedMessageLink>
     public enum ExportedMessageLink: TLSchemaDescribed, TLParsable {
         /// `exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;`
+        ///
+        /// <https://core.telegram.org/constructor/exportedMessageLink>
         case exportedMessageLink(Cons_exportedMessageLink)
 
         /// `exportedMessageLink#5dab1af4 link:string html:string = ExportedMessageLink;`
+        ///
+        /// <https://core.telegram.org/constructor/exportedMessageLink>
         public final class Cons_exportedMessageLink: Sendable {
             public let link: String
             public let html: String
@@ -475,11 +513,17 @@ extension Api {
 extension Api {
     /// TL type `PaymentCharge`. Constructors:
     /// - `paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;`
+    ///
+    /// <https://core.telegram.org/type/PaymentCharge>
     public enum PaymentCharge: TLSchemaDescribed, TLParsable {
         /// `paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;`
+        ///
+        /// <https://core.telegram.org/constructor/paymentCharge>
         case paymentCharge(Cons_paymentCharge)
 
         /// `paymentCharge#ea02c27e id:string provider_charge_id:string = PaymentCharge;`
+        ///
+        /// <https://core.telegram.org/constructor/paymentCharge>
         public final class Cons_paymentCharge: Sendable {
             public let id: String
             public let providerChargeId: String
@@ -534,11 +578,17 @@ extension Api {
 extension Api {
     /// TL type `InputSingleMedia`. Constructors:
     /// - `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
+    ///
+    /// <https://core.telegram.org/type/InputSingleMedia>
     public enum InputSingleMedia: TLSchemaDescribed, TLParsable {
         /// `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSingleMedia>
         case inputSingleMedia(Cons_inputSingleMedia)
 
         /// `inputSingleMedia#1cc6e91f flags:# media:InputMedia random_id:long message:string entities:flags.0?Vector<MessageEntity> = InputSingleMedia;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSingleMedia>
         public final class Cons_inputSingleMedia: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -627,11 +677,17 @@ extension Api {
 extension Api {
     /// TL type `SecureValueHash`. Constructors:
     /// - `secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;`
+    ///
+    /// <https://core.telegram.org/type/SecureValueHash>
     public enum SecureValueHash: TLSchemaDescribed, TLParsable {
         /// `secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueHash>
         case secureValueHash(Cons_secureValueHash)
 
         /// `secureValueHash#ed1ecdb0 type:SecureValueType hash:bytes = SecureValueHash;`
+        ///
+        /// <https://core.telegram.org/constructor/secureValueHash>
         public final class Cons_secureValueHash: Sendable {
             public let type: Api.SecureValueType
             public let hash: [UInt8]
@@ -686,11 +742,17 @@ extension Api {
 extension Api {
     /// TL type `Folder`. Constructors:
     /// - `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
+    ///
+    /// <https://core.telegram.org/type/Folder>
     public enum Folder: TLSchemaDescribed, TLParsable {
         /// `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
+        ///
+        /// <https://core.telegram.org/constructor/folder>
         case folder(Cons_folder)
 
         /// `folder#ff544e65 flags:# autofill_new_broadcasts:flags.0?true autofill_public_groups:flags.1?true autofill_new_correspondents:flags.2?true id:int title:string photo:flags.3?ChatPhoto = Folder;`
+        ///
+        /// <https://core.telegram.org/constructor/folder>
         public final class Cons_folder: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -777,11 +839,17 @@ extension Api {
 extension Api {
     /// TL type `WebViewMessageSent`. Constructors:
     /// - `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
+    ///
+    /// <https://core.telegram.org/type/WebViewMessageSent>
     public enum WebViewMessageSent: TLSchemaDescribed, TLParsable {
         /// `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
+        ///
+        /// <https://core.telegram.org/constructor/webViewMessageSent>
         case webViewMessageSent(Cons_webViewMessageSent)
 
         /// `webViewMessageSent#0c94511c flags:# msg_id:flags.0?InputBotInlineMessageID = WebViewMessageSent;`
+        ///
+        /// <https://core.telegram.org/constructor/webViewMessageSent>
         public final class Cons_webViewMessageSent: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -851,13 +919,21 @@ extension Api {
     /// TL type `BotApp`. Constructors:
     /// - `botAppNotModified#5da674b7 = BotApp;`
     /// - `botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;`
+    ///
+    /// <https://core.telegram.org/type/BotApp>
     public enum BotApp: TLSchemaDescribed, TLParsable {
         /// `botAppNotModified#5da674b7 = BotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/botAppNotModified>
         case botAppNotModified
         /// `botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/botApp>
         case botApp(Cons_botApp)
 
         /// `botApp#95fcd1d6 flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document hash:long = BotApp;`
+        ///
+        /// <https://core.telegram.org/constructor/botApp>
         public final class Cons_botApp: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -975,11 +1051,17 @@ extension Api {
 extension Api.stories {
     /// TL type `stories.Stories`. Constructors:
     /// - `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
+    ///
+    /// <https://core.telegram.org/type/stories.Stories>
     public enum Stories: TLSchemaDescribed, TLParsable {
         /// `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.stories>
         case stories(Cons_stories)
 
         /// `stories.stories#63c3dd0a flags:# count:int stories:Vector<StoryItem> pinned_to_top:flags.0?Vector<int> chats:Vector<Chat> users:Vector<User> = stories.Stories;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.stories>
         public final class Cons_stories: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1074,11 +1156,17 @@ extension Api.stories {
 extension Api.stories {
     /// TL type `stories.StoryViews`. Constructors:
     /// - `stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;`
+    ///
+    /// <https://core.telegram.org/type/stories.StoryViews>
     public enum StoryViews: TLSchemaDescribed, TLParsable {
         /// `stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.storyViews>
         case storyViews(Cons_storyViews)
 
         /// `stories.storyViews#de9eed1d views:Vector<StoryViews> users:Vector<User> = stories.StoryViews;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.storyViews>
         public final class Cons_storyViews: Sendable {
             public let views: [Api.StoryViews]
             public let users: [Api.User]
@@ -1133,11 +1221,17 @@ extension Api.stories {
 extension Api {
     /// TL type `MissingInvitee`. Constructors:
     /// - `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
+    ///
+    /// <https://core.telegram.org/type/MissingInvitee>
     public enum MissingInvitee: TLSchemaDescribed, TLParsable {
         /// `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
+        ///
+        /// <https://core.telegram.org/constructor/missingInvitee>
         case missingInvitee(Cons_missingInvitee)
 
         /// `missingInvitee#628c9224 flags:# premium_would_allow_invite:flags.0?true premium_required_for_pm:flags.1?true user_id:long = MissingInvitee;`
+        ///
+        /// <https://core.telegram.org/constructor/missingInvitee>
         public final class Cons_missingInvitee: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1206,11 +1300,17 @@ extension Api {
 extension Api {
     /// TL type `KeyboardButtonStyle`. Constructors:
     /// - `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
+    ///
+    /// <https://core.telegram.org/type/KeyboardButtonStyle>
     public enum KeyboardButtonStyle: TLSchemaDescribed, TLParsable {
         /// `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardButtonStyle>
         case keyboardButtonStyle(Cons_keyboardButtonStyle)
 
         /// `keyboardButtonStyle#4fdd3430 flags:# bg_primary:flags.0?true bg_danger:flags.1?true bg_success:flags.2?true icon:flags.3?long = KeyboardButtonStyle;`
+        ///
+        /// <https://core.telegram.org/constructor/keyboardButtonStyle>
         public final class Cons_keyboardButtonStyle: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1290,17 +1390,29 @@ extension Api {
     /// - `joinChatBotResultDeclined#0efa0194 = JoinChatBotResult;`
     /// - `joinChatBotResultQueued#98a3a840 = JoinChatBotResult;`
     /// - `joinChatBotResultWebView#d6e3b813 url:string = JoinChatBotResult;`
+    ///
+    /// <https://core.telegram.org/type/JoinChatBotResult>
     public enum JoinChatBotResult: TLSchemaDescribed, TLParsable {
         /// `joinChatBotResultApproved#ae152a69 = JoinChatBotResult;`
+        ///
+        /// <https://core.telegram.org/constructor/joinChatBotResultApproved>
         case joinChatBotResultApproved
         /// `joinChatBotResultDeclined#0efa0194 = JoinChatBotResult;`
+        ///
+        /// <https://core.telegram.org/constructor/joinChatBotResultDeclined>
         case joinChatBotResultDeclined
         /// `joinChatBotResultQueued#98a3a840 = JoinChatBotResult;`
+        ///
+        /// <https://core.telegram.org/constructor/joinChatBotResultQueued>
         case joinChatBotResultQueued
         /// `joinChatBotResultWebView#d6e3b813 url:string = JoinChatBotResult;`
+        ///
+        /// <https://core.telegram.org/constructor/joinChatBotResultWebView>
         case joinChatBotResultWebView(Cons_joinChatBotResultWebView)
 
         /// `joinChatBotResultWebView#d6e3b813 url:string = JoinChatBotResult;`
+        ///
+        /// <https://core.telegram.org/constructor/joinChatBotResultWebView>
         public final class Cons_joinChatBotResultWebView: Sendable {
             public let url: String
 
@@ -1369,6 +1481,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.changePhone#70c32edb phone_number:string phone_code_hash:string phone_code:string = User;`
+    ///
+    /// <https://core.telegram.org/method/account.changePhone>
     public static func changePhone(phoneNumber: String, phoneCodeHash: String, phoneCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         changePhone(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode)
@@ -1386,6 +1500,8 @@ extension Api.functions.account {
 
 extension Api.functions.users {
     /// `users.getRequirementsToContact#d89a83a3 id:Vector<InputUser> = Vector<RequirementToContact>;`
+    ///
+    /// <https://core.telegram.org/method/users.getRequirementsToContact>
     public static func getRequirementsToContact(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.RequirementToContact]>) {
         let buffer = Buffer()
         getRequirementsToContact(into: buffer, id: id)
@@ -1401,6 +1517,8 @@ extension Api.functions.users {
 
 extension Api.functions.contacts {
     /// `contacts.importContacts#2c800be5 contacts:Vector<InputContact> = contacts.ImportedContacts;`
+    ///
+    /// <https://core.telegram.org/method/contacts.importContacts>
     public static func importContacts(contacts: [Api.InputContact]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.ImportedContacts>) {
         let buffer = Buffer()
         importContacts(into: buffer, contacts: contacts)
@@ -1416,6 +1534,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.getFullChat#aeb00b34 chat_id:long = messages.ChatFull;`
+    ///
+    /// <https://core.telegram.org/method/messages.getFullChat>
     public static func getFullChat(chatId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatFull>) {
         let buffer = Buffer()
         getFullChat(into: buffer, chatId: chatId)
@@ -1433,6 +1553,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reorderStickerSets#78337739 flags:# masks:flags.0?true emojis:flags.1?true order:Vector<long> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reorderStickerSets>
     public static func reorderStickerSets(masks: Bool = false, emojis: Bool = false, order: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderStickerSets(into: buffer, masks: masks, emojis: emojis, order: order)
@@ -1454,6 +1576,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getMessageEditData#fda68d36 peer:InputPeer id:int = messages.MessageEditData;`
+    ///
+    /// <https://core.telegram.org/method/messages.getMessageEditData>
     public static func getMessageEditData(peer: Api.InputPeer, id: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.MessageEditData>) {
         let buffer = Buffer()
         getMessageEditData(into: buffer, peer: peer, id: id)
@@ -1470,6 +1594,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getDialogFilters#efd48c89 = messages.DialogFilters;`
+    ///
+    /// <https://core.telegram.org/method/messages.getDialogFilters>
     public static func getDialogFilters() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DialogFilters>) {
         let buffer = Buffer()
         getDialogFilters(into: buffer)
@@ -1484,6 +1610,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.uploadImportedMedia#2a862092 peer:InputPeer import_id:long file_name:string media:InputMedia = MessageMedia;`
+    ///
+    /// <https://core.telegram.org/method/messages.uploadImportedMedia>
     public static func uploadImportedMedia(peer: Api.InputPeer, importId: Int64, fileName: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
         let buffer = Buffer()
         uploadImportedMedia(into: buffer, peer: peer, importId: importId, fileName: fileName, media: media)
@@ -1502,6 +1630,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendQuickReplyMessages#6c750de1 peer:InputPeer shortcut_id:int id:Vector<int> random_id:Vector<long> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendQuickReplyMessages>
     public static func sendQuickReplyMessages(peer: Api.InputPeer, shortcutId: Int32, id: [Int32], randomId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendQuickReplyMessages(into: buffer, peer: peer, shortcutId: shortcutId, id: id, randomId: randomId)
@@ -1520,6 +1650,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendPaidReaction#58bbcb50 flags:# peer:InputPeer msg_id:int count:int random_id:long private:flags.0?PaidReactionPrivacy = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendPaidReaction>
     public static func sendPaidReaction(peer: Api.InputPeer, msgId: Int32, count: Int32, randomId: Int64, `private`: Api.PaidReactionPrivacy? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendPaidReaction(into: buffer, peer: peer, msgId: msgId, count: count, randomId: randomId, private: `private`)
@@ -1546,6 +1678,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getSponsoredMessages#3d6ce850 flags:# peer:InputPeer msg_id:flags.0?int = messages.SponsoredMessages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getSponsoredMessages>
     public static func getSponsoredMessages(peer: Api.InputPeer, msgId: Int32? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SponsoredMessages>) {
         let buffer = Buffer()
         getSponsoredMessages(into: buffer, peer: peer, msgId: msgId)
@@ -1569,6 +1703,8 @@ extension Api.functions.messages {
 
 extension Api.functions.channels {
     /// `channels.editLocation#58e63f6d channel:InputChannel geo_point:InputGeoPoint address:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.editLocation>
     public static func editLocation(channel: Api.InputChannel, geoPoint: Api.InputGeoPoint, address: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editLocation(into: buffer, channel: channel, geoPoint: geoPoint, address: address)
@@ -1586,6 +1722,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.fulfillStarsSubscription#cc5bebb3 peer:InputPeer subscription_id:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.fulfillStarsSubscription>
     public static func fulfillStarsSubscription(peer: Api.InputPeer, subscriptionId: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         fulfillStarsSubscription(into: buffer, peer: peer, subscriptionId: subscriptionId)
@@ -1602,6 +1740,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stickers {
     /// `stickers.suggestShortName#4dafc503 title:string = stickers.SuggestedShortName;`
+    ///
+    /// <https://core.telegram.org/method/stickers.suggestShortName>
     public static func suggestShortName(title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stickers.SuggestedShortName>) {
         let buffer = Buffer()
         suggestShortName(into: buffer, title: title)
@@ -1617,6 +1757,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.checkGroupCall#b59cf977 call:InputGroupCall sources:Vector<int> = Vector<int>;`
+    ///
+    /// <https://core.telegram.org/method/phone.checkGroupCall>
     public static func checkGroupCall(call: Api.InputGroupCall, sources: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         checkGroupCall(into: buffer, call: call, sources: sources)
@@ -1633,6 +1775,8 @@ extension Api.functions.phone {
 
 extension Api.functions.langpack {
     /// `langpack.getLanguage#6a596502 lang_pack:string lang_code:string = LangPackLanguage;`
+    ///
+    /// <https://core.telegram.org/method/langpack.getLanguage>
     public static func getLanguage(langPack: String, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackLanguage>) {
         let buffer = Buffer()
         getLanguage(into: buffer, langPack: langPack, langCode: langCode)
@@ -1649,6 +1793,8 @@ extension Api.functions.langpack {
 
 extension Api.functions.chatlists {
     /// `chatlists.hideChatlistUpdates#66e486fb chatlist:InputChatlist = Bool;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.hideChatlistUpdates>
     public static func hideChatlistUpdates(chatlist: Api.InputChatlist) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         hideChatlistUpdates(into: buffer, chatlist: chatlist)
@@ -1664,6 +1810,8 @@ extension Api.functions.chatlists {
 
 extension Api.functions.aicompose {
     /// `aicompose.getTones#abd59201 hash:long = aicompose.Tones;`
+    ///
+    /// <https://core.telegram.org/method/aicompose.getTones>
     public static func getTones(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.aicompose.Tones>) {
         let buffer = Buffer()
         getTones(into: buffer, hash: hash)
@@ -1681,6 +1829,8 @@ extension Api.functions.aicompose {
 
 extension Api.functions.communities {
     /// `communities.togglePeerLink#736dcfea flags:# visible:flags.0?true hidden:flags.1?true deleted:flags.2?true community:InputChannel peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/communities.togglePeerLink>
     public static func togglePeerLink(visible: Bool = false, hidden: Bool = false, deleted: Bool = false, community: Api.InputChannel, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerLink(into: buffer, visible: visible, hidden: hidden, deleted: deleted, community: community, peer: peer)
@@ -1704,6 +1854,8 @@ extension Api.functions.communities {
 
 extension Api.functions.communities {
     /// `communities.toggleCommunityCollapsedInDialogs#d766e3ea flags:# collapsed:flags.0?true community:InputChannel = Updates;`
+    ///
+    /// <https://core.telegram.org/method/communities.toggleCommunityCollapsedInDialogs>
     public static func toggleCommunityCollapsedInDialogs(collapsed: Bool = false, community: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleCommunityCollapsedInDialogs(into: buffer, collapsed: collapsed, community: community)
@@ -1724,6 +1876,8 @@ extension Api.functions.communities {
 
 extension Api.functions.communities {
     /// `communities.getPeerLinkRequests#93773344 community:InputChannel offset:string limit:int = communities.PeerLinkRequests;`
+    ///
+    /// <https://core.telegram.org/method/communities.getPeerLinkRequests>
     public static func getPeerLinkRequests(community: Api.InputChannel, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.communities.PeerLinkRequests>) {
         let buffer = Buffer()
         getPeerLinkRequests(into: buffer, community: community, offset: offset, limit: limit)

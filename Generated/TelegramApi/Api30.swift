@@ -16,29 +16,53 @@ extension Api {
     /// - `inputPeerPhotoFileLocation#37257e99 flags:# big:flags.0?true peer:InputPeer photo_id:long = InputFileLocation;`
     /// - `inputStickerSetThumb#9d84f3db stickerset:InputStickerSet thumb_version:int = InputFileLocation;`
     /// - `inputGroupCallStream#0598a92a flags:# call:InputGroupCall time_ms:long scale:int video_channel:flags.0?int video_quality:flags.0?int = InputFileLocation;`
+    ///
+    /// <https://core.telegram.org/type/InputFileLocation>
     public enum InputFileLocation: TLSchemaDescribed, TLParsable {
         /// `inputFileLocation#dfdaabe1 volume_id:long local_id:int secret:long file_reference:bytes = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFileLocation>
         case inputFileLocation(Cons_inputFileLocation)
         /// `inputEncryptedFileLocation#f5235d55 id:long access_hash:long = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFileLocation>
         case inputEncryptedFileLocation(Cons_inputEncryptedFileLocation)
         /// `inputDocumentFileLocation#bad07584 id:long access_hash:long file_reference:bytes thumb_size:string = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDocumentFileLocation>
         case inputDocumentFileLocation(Cons_inputDocumentFileLocation)
         /// `inputSecureFileLocation#cbc7ee28 id:long access_hash:long = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSecureFileLocation>
         case inputSecureFileLocation(Cons_inputSecureFileLocation)
         /// `inputTakeoutFileLocation#29be5899 = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputTakeoutFileLocation>
         case inputTakeoutFileLocation
         /// `inputPhotoFileLocation#40181ffe id:long access_hash:long file_reference:bytes thumb_size:string = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhotoFileLocation>
         case inputPhotoFileLocation(Cons_inputPhotoFileLocation)
         /// `inputPhotoLegacyFileLocation#d83466f3 id:long access_hash:long file_reference:bytes volume_id:long local_id:int secret:long = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhotoLegacyFileLocation>
         case inputPhotoLegacyFileLocation(Cons_inputPhotoLegacyFileLocation)
         /// `inputPeerPhotoFileLocation#37257e99 flags:# big:flags.0?true peer:InputPeer photo_id:long = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerPhotoFileLocation>
         case inputPeerPhotoFileLocation(Cons_inputPeerPhotoFileLocation)
         /// `inputStickerSetThumb#9d84f3db stickerset:InputStickerSet thumb_version:int = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetThumb>
         case inputStickerSetThumb(Cons_inputStickerSetThumb)
         /// `inputGroupCallStream#0598a92a flags:# call:InputGroupCall time_ms:long scale:int video_channel:flags.0?int video_quality:flags.0?int = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGroupCallStream>
         case inputGroupCallStream(Cons_inputGroupCallStream)
 
         /// `inputFileLocation#dfdaabe1 volume_id:long local_id:int secret:long file_reference:bytes = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputFileLocation>
         public final class Cons_inputFileLocation: Sendable {
             public let volumeId: Int64
             public let localId: Int32
@@ -54,6 +78,8 @@ extension Api {
         }
 
         /// `inputEncryptedFileLocation#f5235d55 id:long access_hash:long = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputEncryptedFileLocation>
         public final class Cons_inputEncryptedFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -65,6 +91,8 @@ extension Api {
         }
 
         /// `inputDocumentFileLocation#bad07584 id:long access_hash:long file_reference:bytes thumb_size:string = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDocumentFileLocation>
         public final class Cons_inputDocumentFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -80,6 +108,8 @@ extension Api {
         }
 
         /// `inputSecureFileLocation#cbc7ee28 id:long access_hash:long = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSecureFileLocation>
         public final class Cons_inputSecureFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -91,6 +121,8 @@ extension Api {
         }
 
         /// `inputPhotoFileLocation#40181ffe id:long access_hash:long file_reference:bytes thumb_size:string = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhotoFileLocation>
         public final class Cons_inputPhotoFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -106,6 +138,8 @@ extension Api {
         }
 
         /// `inputPhotoLegacyFileLocation#d83466f3 id:long access_hash:long file_reference:bytes volume_id:long local_id:int secret:long = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhotoLegacyFileLocation>
         public final class Cons_inputPhotoLegacyFileLocation: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -125,6 +159,8 @@ extension Api {
         }
 
         /// `inputPeerPhotoFileLocation#37257e99 flags:# big:flags.0?true peer:InputPeer photo_id:long = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPeerPhotoFileLocation>
         public final class Cons_inputPeerPhotoFileLocation: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -148,6 +184,8 @@ extension Api {
         }
 
         /// `inputStickerSetThumb#9d84f3db stickerset:InputStickerSet thumb_version:int = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetThumb>
         public final class Cons_inputStickerSetThumb: Sendable {
             public let stickerset: Api.InputStickerSet
             public let thumbVersion: Int32
@@ -159,6 +197,8 @@ extension Api {
         }
 
         /// `inputGroupCallStream#0598a92a flags:# call:InputGroupCall time_ms:long scale:int video_channel:flags.0?int video_quality:flags.0?int = InputFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGroupCallStream>
         public final class Cons_inputGroupCallStream: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -463,15 +503,25 @@ extension Api {
     /// - `chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;`
     /// - `channelFull#a04e8d3a flags:# can_view_participants:flags.3?true can_set_username:flags.6?true can_set_stickers:flags.7?true hidden_prehistory:flags.10?true can_set_location:flags.16?true has_scheduled:flags.19?true can_view_stats:flags.20?true blocked:flags.22?true flags2:# can_delete_channel:flags2.0?true antispam:flags2.1?true participants_hidden:flags2.2?true translations_disabled:flags2.3?true stories_pinned_available:flags2.5?true view_forum_as_messages:flags2.6?true restricted_sponsored:flags2.11?true can_view_revenue:flags2.12?true paid_media_allowed:flags2.14?true can_view_stars_revenue:flags2.15?true paid_reactions_available:flags2.16?true stargifts_available:flags2.19?true paid_messages_available:flags2.20?true has_welcome_messages:flags2.24?true id:long about:string participants_count:flags.0?int admins_count:flags.1?int kicked_count:flags.2?int banned_count:flags.2?int online_count:flags.13?int read_inbox_max_id:int read_outbox_max_id:int unread_count:int chat_photo:Photo notify_settings:PeerNotifySettings exported_invite:flags.23?ExportedChatInvite bot_info:Vector<BotInfo> migrated_from_chat_id:flags.4?long migrated_from_max_id:flags.4?int pinned_msg_id:flags.5?int stickerset:flags.8?StickerSet available_min_id:flags.9?int folder_id:flags.11?int linked_chat_id:flags.14?long location:flags.15?ChannelLocation slowmode_seconds:flags.17?int slowmode_next_send_date:flags.18?int stats_dc:flags.12?int pts:int call:flags.21?InputGroupCall ttl_period:flags.24?int pending_suggestions:flags.25?Vector<string> groupcall_default_join_as:flags.26?Peer theme_emoticon:flags.27?string requests_pending:flags.28?int recent_requesters:flags.28?Vector<long> default_send_as:flags.29?Peer available_reactions:flags.30?ChatReactions reactions_limit:flags2.13?int stories:flags2.4?PeerStories wallpaper:flags2.7?WallPaper boosts_applied:flags2.8?int boosts_unrestrict:flags2.9?int emojiset:flags2.10?StickerSet bot_verification:flags2.17?BotVerification stargifts_count:flags2.18?int send_paid_messages_stars:flags2.21?long main_tab:flags2.22?ProfileTab guard_bot_id:flags2.23?long = ChatFull;`
     /// - `communityFull#cbb7a507 flags:# id:long about:string chat_photo:Photo linked_peers:Vector<CommunityPeer> admins_count:flags.1?int kicked_count:flags.2?int peer_link_requests_pending:flags.0?int = ChatFull;`
+    ///
+    /// <https://core.telegram.org/type/ChatFull>
     public enum ChatFull: TLSchemaDescribed, TLParsable {
         /// `chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;`
+        ///
+        /// <https://core.telegram.org/constructor/chatFull>
         case chatFull(Cons_chatFull)
         /// `channelFull#a04e8d3a flags:# can_view_participants:flags.3?true can_set_username:flags.6?true can_set_stickers:flags.7?true hidden_prehistory:flags.10?true can_set_location:flags.16?true has_scheduled:flags.19?true can_view_stats:flags.20?true blocked:flags.22?true flags2:# can_delete_channel:flags2.0?true antispam:flags2.1?true participants_hidden:flags2.2?true translations_disabled:flags2.3?true stories_pinned_available:flags2.5?true view_forum_as_messages:flags2.6?true restricted_sponsored:flags2.11?true can_view_revenue:flags2.12?true paid_media_allowed:flags2.14?true can_view_stars_revenue:flags2.15?true paid_reactions_available:flags2.16?true stargifts_available:flags2.19?true paid_messages_available:flags2.20?true has_welcome_messages:flags2.24?true id:long about:string participants_count:flags.0?int admins_count:flags.1?int kicked_count:flags.2?int banned_count:flags.2?int online_count:flags.13?int read_inbox_max_id:int read_outbox_max_id:int unread_count:int chat_photo:Photo notify_settings:PeerNotifySettings exported_invite:flags.23?ExportedChatInvite bot_info:Vector<BotInfo> migrated_from_chat_id:flags.4?long migrated_from_max_id:flags.4?int pinned_msg_id:flags.5?int stickerset:flags.8?StickerSet available_min_id:flags.9?int folder_id:flags.11?int linked_chat_id:flags.14?long location:flags.15?ChannelLocation slowmode_seconds:flags.17?int slowmode_next_send_date:flags.18?int stats_dc:flags.12?int pts:int call:flags.21?InputGroupCall ttl_period:flags.24?int pending_suggestions:flags.25?Vector<string> groupcall_default_join_as:flags.26?Peer theme_emoticon:flags.27?string requests_pending:flags.28?int recent_requesters:flags.28?Vector<long> default_send_as:flags.29?Peer available_reactions:flags.30?ChatReactions reactions_limit:flags2.13?int stories:flags2.4?PeerStories wallpaper:flags2.7?WallPaper boosts_applied:flags2.8?int boosts_unrestrict:flags2.9?int emojiset:flags2.10?StickerSet bot_verification:flags2.17?BotVerification stargifts_count:flags2.18?int send_paid_messages_stars:flags2.21?long main_tab:flags2.22?ProfileTab guard_bot_id:flags2.23?long = ChatFull;`
+        ///
+        /// <https://core.telegram.org/constructor/channelFull>
         case channelFull(Cons_channelFull)
         /// `communityFull#cbb7a507 flags:# id:long about:string chat_photo:Photo linked_peers:Vector<CommunityPeer> admins_count:flags.1?int kicked_count:flags.2?int peer_link_requests_pending:flags.0?int = ChatFull;`
+        ///
+        /// <https://core.telegram.org/constructor/communityFull>
         case communityFull(Cons_communityFull)
 
         /// `chatFull#2633421b flags:# can_set_username:flags.7?true has_scheduled:flags.8?true translations_disabled:flags.19?true has_welcome_messages:flags.21?true id:long about:string participants:ChatParticipants chat_photo:flags.2?Photo notify_settings:PeerNotifySettings exported_invite:flags.13?ExportedChatInvite bot_info:flags.3?Vector<BotInfo> pinned_msg_id:flags.6?int folder_id:flags.11?int call:flags.12?InputGroupCall ttl_period:flags.14?int groupcall_default_join_as:flags.15?Peer theme_emoticon:flags.16?string requests_pending:flags.17?int recent_requesters:flags.17?Vector<long> available_reactions:flags.18?ChatReactions reactions_limit:flags.20?int = ChatFull;`
+        ///
+        /// <https://core.telegram.org/constructor/chatFull>
         public final class Cons_chatFull: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -558,6 +608,8 @@ extension Api {
         }
 
         /// `channelFull#a04e8d3a flags:# can_view_participants:flags.3?true can_set_username:flags.6?true can_set_stickers:flags.7?true hidden_prehistory:flags.10?true can_set_location:flags.16?true has_scheduled:flags.19?true can_view_stats:flags.20?true blocked:flags.22?true flags2:# can_delete_channel:flags2.0?true antispam:flags2.1?true participants_hidden:flags2.2?true translations_disabled:flags2.3?true stories_pinned_available:flags2.5?true view_forum_as_messages:flags2.6?true restricted_sponsored:flags2.11?true can_view_revenue:flags2.12?true paid_media_allowed:flags2.14?true can_view_stars_revenue:flags2.15?true paid_reactions_available:flags2.16?true stargifts_available:flags2.19?true paid_messages_available:flags2.20?true has_welcome_messages:flags2.24?true id:long about:string participants_count:flags.0?int admins_count:flags.1?int kicked_count:flags.2?int banned_count:flags.2?int online_count:flags.13?int read_inbox_max_id:int read_outbox_max_id:int unread_count:int chat_photo:Photo notify_settings:PeerNotifySettings exported_invite:flags.23?ExportedChatInvite bot_info:Vector<BotInfo> migrated_from_chat_id:flags.4?long migrated_from_max_id:flags.4?int pinned_msg_id:flags.5?int stickerset:flags.8?StickerSet available_min_id:flags.9?int folder_id:flags.11?int linked_chat_id:flags.14?long location:flags.15?ChannelLocation slowmode_seconds:flags.17?int slowmode_next_send_date:flags.18?int stats_dc:flags.12?int pts:int call:flags.21?InputGroupCall ttl_period:flags.24?int pending_suggestions:flags.25?Vector<string> groupcall_default_join_as:flags.26?Peer theme_emoticon:flags.27?string requests_pending:flags.28?int recent_requesters:flags.28?Vector<long> default_send_as:flags.29?Peer available_reactions:flags.30?ChatReactions reactions_limit:flags2.13?int stories:flags2.4?PeerStories wallpaper:flags2.7?WallPaper boosts_applied:flags2.8?int boosts_unrestrict:flags2.9?int emojiset:flags2.10?StickerSet bot_verification:flags2.17?BotVerification stargifts_count:flags2.18?int send_paid_messages_stars:flags2.21?long main_tab:flags2.22?ProfileTab guard_bot_id:flags2.23?long = ChatFull;`
+        ///
+        /// <https://core.telegram.org/constructor/channelFull>
         public final class Cons_channelFull: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -794,6 +846,8 @@ extension Api {
         }
 
         /// `communityFull#cbb7a507 flags:# id:long about:string chat_photo:Photo linked_peers:Vector<CommunityPeer> admins_count:flags.1?int kicked_count:flags.2?int peer_link_requests_pending:flags.0?int = ChatFull;`
+        ///
+        /// <https://core.telegram.org/constructor/communityFull>
         public final class Cons_communityFull: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1441,147 +1495,289 @@ extension Api {
     /// - `messageActionManagedBotCreated#16605e3e bot_id:long = MessageAction;`
     /// - `messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;`
     /// - `messageActionChatJoinedViaCommunity#4a8bfe80 community_id:long = MessageAction;`
+    ///
+    /// <https://core.telegram.org/type/MessageAction>
     public enum MessageAction: TLSchemaDescribed, TLParsable {
         /// `messageActionEmpty#b6aef7b0 = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionEmpty>
         case messageActionEmpty
         /// `messageActionChatCreate#bd47cbad title:string users:Vector<long> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatCreate>
         case messageActionChatCreate(Cons_messageActionChatCreate)
         /// `messageActionChatEditTitle#b5a1ce5a title:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatEditTitle>
         case messageActionChatEditTitle(Cons_messageActionChatEditTitle)
         /// `messageActionChatEditPhoto#7fcb13a8 photo:Photo = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatEditPhoto>
         case messageActionChatEditPhoto(Cons_messageActionChatEditPhoto)
         /// `messageActionChatDeletePhoto#95e3fbef = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatDeletePhoto>
         case messageActionChatDeletePhoto
         /// `messageActionChatAddUser#15cefd00 users:Vector<long> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatAddUser>
         case messageActionChatAddUser(Cons_messageActionChatAddUser)
         /// `messageActionChatDeleteUser#a43f30cc user_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatDeleteUser>
         case messageActionChatDeleteUser(Cons_messageActionChatDeleteUser)
         /// `messageActionChatJoinedByLink#031224c3 inviter_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatJoinedByLink>
         case messageActionChatJoinedByLink(Cons_messageActionChatJoinedByLink)
         /// `messageActionChannelCreate#95d2ac92 title:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChannelCreate>
         case messageActionChannelCreate(Cons_messageActionChannelCreate)
         /// `messageActionChatMigrateTo#e1037f92 channel_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatMigrateTo>
         case messageActionChatMigrateTo(Cons_messageActionChatMigrateTo)
         /// `messageActionChannelMigrateFrom#ea3948e9 title:string chat_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChannelMigrateFrom>
         case messageActionChannelMigrateFrom(Cons_messageActionChannelMigrateFrom)
         /// `messageActionPinMessage#94bd38ed = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPinMessage>
         case messageActionPinMessage
         /// `messageActionHistoryClear#9fbab604 = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionHistoryClear>
         case messageActionHistoryClear
         /// `messageActionGameScore#92a72876 game_id:long score:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGameScore>
         case messageActionGameScore(Cons_messageActionGameScore)
         /// `messageActionPaymentSentMe#ffa00ccc flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string charge:PaymentCharge subscription_until_date:flags.4?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaymentSentMe>
         case messageActionPaymentSentMe(Cons_messageActionPaymentSentMe)
         /// `messageActionPaymentSent#c624b16e flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long invoice_slug:flags.0?string subscription_until_date:flags.4?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaymentSent>
         case messageActionPaymentSent(Cons_messageActionPaymentSent)
         /// `messageActionPhoneCall#80e11a7f flags:# video:flags.2?true call_id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPhoneCall>
         case messageActionPhoneCall(Cons_messageActionPhoneCall)
         /// `messageActionScreenshotTaken#4792929b = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionScreenshotTaken>
         case messageActionScreenshotTaken
         /// `messageActionCustomAction#fae69f56 message:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionCustomAction>
         case messageActionCustomAction(Cons_messageActionCustomAction)
         /// `messageActionBotAllowed#c516d679 flags:# attach_menu:flags.1?true from_request:flags.3?true domain:flags.0?string app:flags.2?BotApp = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionBotAllowed>
         case messageActionBotAllowed(Cons_messageActionBotAllowed)
         /// `messageActionSecureValuesSentMe#1b287353 values:Vector<SecureValue> credentials:SecureCredentialsEncrypted = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSecureValuesSentMe>
         case messageActionSecureValuesSentMe(Cons_messageActionSecureValuesSentMe)
         /// `messageActionSecureValuesSent#d95c6154 types:Vector<SecureValueType> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSecureValuesSent>
         case messageActionSecureValuesSent(Cons_messageActionSecureValuesSent)
         /// `messageActionContactSignUp#f3f25f76 = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionContactSignUp>
         case messageActionContactSignUp
         /// `messageActionGeoProximityReached#98e0d697 from_id:Peer to_id:Peer distance:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGeoProximityReached>
         case messageActionGeoProximityReached(Cons_messageActionGeoProximityReached)
         /// `messageActionGroupCall#7a0d7f42 flags:# call:InputGroupCall duration:flags.0?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGroupCall>
         case messageActionGroupCall(Cons_messageActionGroupCall)
         /// `messageActionInviteToGroupCall#502f92f7 call:InputGroupCall users:Vector<long> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionInviteToGroupCall>
         case messageActionInviteToGroupCall(Cons_messageActionInviteToGroupCall)
         /// `messageActionSetMessagesTTL#3c134d7b flags:# period:int auto_setting_from:flags.0?long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSetMessagesTTL>
         case messageActionSetMessagesTTL(Cons_messageActionSetMessagesTTL)
         /// `messageActionGroupCallScheduled#b3a07661 call:InputGroupCall schedule_date:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGroupCallScheduled>
         case messageActionGroupCallScheduled(Cons_messageActionGroupCallScheduled)
         /// `messageActionSetChatTheme#b91bbd3a theme:ChatTheme = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSetChatTheme>
         case messageActionSetChatTheme(Cons_messageActionSetChatTheme)
         /// `messageActionChatJoinedByRequest#ebbca3cb = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatJoinedByRequest>
         case messageActionChatJoinedByRequest
         /// `messageActionWebViewDataSentMe#47dd8079 text:string data:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionWebViewDataSentMe>
         case messageActionWebViewDataSentMe(Cons_messageActionWebViewDataSentMe)
         /// `messageActionWebViewDataSent#b4c38cb5 text:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionWebViewDataSent>
         case messageActionWebViewDataSent(Cons_messageActionWebViewDataSent)
         /// `messageActionGiftPremium#48e91302 flags:# currency:string amount:long days:int crypto_currency:flags.0?string crypto_amount:flags.0?long message:flags.1?TextWithEntities = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiftPremium>
         case messageActionGiftPremium(Cons_messageActionGiftPremium)
         /// `messageActionTopicCreate#0d999256 flags:# title_missing:flags.1?true title:string icon_color:int icon_emoji_id:flags.0?long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionTopicCreate>
         case messageActionTopicCreate(Cons_messageActionTopicCreate)
         /// `messageActionTopicEdit#c0944820 flags:# title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionTopicEdit>
         case messageActionTopicEdit(Cons_messageActionTopicEdit)
         /// `messageActionSuggestProfilePhoto#57de635e photo:Photo = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestProfilePhoto>
         case messageActionSuggestProfilePhoto(Cons_messageActionSuggestProfilePhoto)
         /// `messageActionRequestedPeer#31518e9b button_id:int peers:Vector<Peer> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionRequestedPeer>
         case messageActionRequestedPeer(Cons_messageActionRequestedPeer)
         /// `messageActionSetChatWallPaper#5060a3f4 flags:# same:flags.0?true for_both:flags.1?true wallpaper:WallPaper = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSetChatWallPaper>
         case messageActionSetChatWallPaper(Cons_messageActionSetChatWallPaper)
         /// `messageActionGiftCode#31c48347 flags:# via_giveaway:flags.0?true unclaimed:flags.5?true boost_peer:flags.1?Peer days:int slug:string currency:flags.2?string amount:flags.2?long crypto_currency:flags.3?string crypto_amount:flags.3?long message:flags.4?TextWithEntities = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiftCode>
         case messageActionGiftCode(Cons_messageActionGiftCode)
         /// `messageActionGiveawayLaunch#a80f51e4 flags:# stars:flags.0?long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiveawayLaunch>
         case messageActionGiveawayLaunch(Cons_messageActionGiveawayLaunch)
         /// `messageActionGiveawayResults#87e2f155 flags:# stars:flags.0?true winners_count:int unclaimed_count:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiveawayResults>
         case messageActionGiveawayResults(Cons_messageActionGiveawayResults)
         /// `messageActionBoostApply#cc02aa6d boosts:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionBoostApply>
         case messageActionBoostApply(Cons_messageActionBoostApply)
         /// `messageActionRequestedPeerSentMe#93b31848 button_id:int peers:Vector<RequestedPeer> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionRequestedPeerSentMe>
         case messageActionRequestedPeerSentMe(Cons_messageActionRequestedPeerSentMe)
         /// `messageActionPaymentRefunded#41b3e202 flags:# peer:Peer currency:string total_amount:long payload:flags.0?bytes charge:PaymentCharge = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaymentRefunded>
         case messageActionPaymentRefunded(Cons_messageActionPaymentRefunded)
         /// `messageActionGiftStars#45d5b021 flags:# currency:string amount:long stars:long crypto_currency:flags.0?string crypto_amount:flags.0?long transaction_id:flags.1?string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiftStars>
         case messageActionGiftStars(Cons_messageActionGiftStars)
         /// `messageActionPrizeStars#b00c47a2 flags:# unclaimed:flags.0?true stars:long transaction_id:string boost_peer:Peer giveaway_msg_id:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPrizeStars>
         case messageActionPrizeStars(Cons_messageActionPrizeStars)
         /// `messageActionStarGift#ea2c31d3 flags:# name_hidden:flags.0?true saved:flags.2?true converted:flags.3?true upgraded:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true prepaid_upgrade:flags.13?true upgrade_separate:flags.16?true auction_acquired:flags.17?true gift:StarGift message:flags.1?TextWithEntities convert_stars:flags.4?long upgrade_msg_id:flags.5?int upgrade_stars:flags.8?long from_id:flags.11?Peer peer:flags.12?Peer saved_id:flags.12?long prepaid_upgrade_hash:flags.14?string gift_msg_id:flags.15?int to_id:flags.18?Peer gift_num:flags.19?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionStarGift>
         case messageActionStarGift(Cons_messageActionStarGift)
         /// `messageActionStarGiftUnique#7e1c1187 flags:# upgrade:flags.0?true transferred:flags.1?true saved:flags.2?true refunded:flags.5?true prepaid_upgrade:flags.11?true assigned:flags.13?true from_offer:flags.14?true craft:flags.16?true name_hidden:flags.17?true gift:StarGift can_export_at:flags.3?int transfer_stars:flags.4?long from_id:flags.6?Peer peer:flags.7?Peer saved_id:flags.7?long resale_amount:flags.8?StarsAmount can_transfer_at:flags.9?int can_resell_at:flags.10?int drop_original_details_stars:flags.12?long can_craft_at:flags.15?int message:flags.18?TextWithEntities = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionStarGiftUnique>
         case messageActionStarGiftUnique(Cons_messageActionStarGiftUnique)
         /// `messageActionPaidMessagesRefunded#ac1f1fcd count:int stars:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaidMessagesRefunded>
         case messageActionPaidMessagesRefunded(Cons_messageActionPaidMessagesRefunded)
         /// `messageActionPaidMessagesPrice#84b88578 flags:# broadcast_messages_allowed:flags.0?true stars:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaidMessagesPrice>
         case messageActionPaidMessagesPrice(Cons_messageActionPaidMessagesPrice)
         /// `messageActionConferenceCall#2ffe2f7a flags:# missed:flags.0?true active:flags.1?true video:flags.4?true call_id:long duration:flags.2?int other_participants:flags.3?Vector<Peer> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionConferenceCall>
         case messageActionConferenceCall(Cons_messageActionConferenceCall)
         /// `messageActionTodoCompletions#cc7c5c89 completed:Vector<int> incompleted:Vector<int> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionTodoCompletions>
         case messageActionTodoCompletions(Cons_messageActionTodoCompletions)
         /// `messageActionTodoAppendTasks#c7edbc83 list:Vector<TodoItem> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionTodoAppendTasks>
         case messageActionTodoAppendTasks(Cons_messageActionTodoAppendTasks)
         /// `messageActionSuggestedPostApproval#ee7a1596 flags:# rejected:flags.0?true balance_too_low:flags.1?true reject_comment:flags.2?string schedule_date:flags.3?int price:flags.4?StarsAmount = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestedPostApproval>
         case messageActionSuggestedPostApproval(Cons_messageActionSuggestedPostApproval)
         /// `messageActionSuggestedPostSuccess#95ddcf69 price:StarsAmount = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestedPostSuccess>
         case messageActionSuggestedPostSuccess(Cons_messageActionSuggestedPostSuccess)
         /// `messageActionSuggestedPostRefund#69f916f8 flags:# payer_initiated:flags.0?true = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestedPostRefund>
         case messageActionSuggestedPostRefund(Cons_messageActionSuggestedPostRefund)
         /// `messageActionGiftTon#a8a3c699 flags:# currency:string amount:long crypto_currency:string crypto_amount:long transaction_id:flags.0?string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiftTon>
         case messageActionGiftTon(Cons_messageActionGiftTon)
         /// `messageActionSuggestBirthday#2c8f2a25 birthday:Birthday = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestBirthday>
         case messageActionSuggestBirthday(Cons_messageActionSuggestBirthday)
         /// `messageActionStarGiftPurchaseOffer#774278d4 flags:# accepted:flags.0?true declined:flags.1?true gift:StarGift price:StarsAmount expires_at:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionStarGiftPurchaseOffer>
         case messageActionStarGiftPurchaseOffer(Cons_messageActionStarGiftPurchaseOffer)
         /// `messageActionStarGiftPurchaseOfferDeclined#73ada76b flags:# expired:flags.0?true gift:StarGift price:StarsAmount = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionStarGiftPurchaseOfferDeclined>
         case messageActionStarGiftPurchaseOfferDeclined(Cons_messageActionStarGiftPurchaseOfferDeclined)
         /// `messageActionNewCreatorPending#b07ed085 new_creator_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionNewCreatorPending>
         case messageActionNewCreatorPending(Cons_messageActionNewCreatorPending)
         /// `messageActionChangeCreator#e188503b new_creator_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChangeCreator>
         case messageActionChangeCreator(Cons_messageActionChangeCreator)
         /// `messageActionNoForwardsToggle#bf7d6572 prev_value:Bool new_value:Bool = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionNoForwardsToggle>
         case messageActionNoForwardsToggle(Cons_messageActionNoForwardsToggle)
         /// `messageActionNoForwardsRequest#3e2793ba flags:# expired:flags.0?true prev_value:Bool new_value:Bool = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionNoForwardsRequest>
         case messageActionNoForwardsRequest(Cons_messageActionNoForwardsRequest)
         /// `messageActionPollAppendAnswer#9da1cd6c answer:PollAnswer = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPollAppendAnswer>
         case messageActionPollAppendAnswer(Cons_messageActionPollAppendAnswer)
         /// `messageActionPollDeleteAnswer#399674dc answer:PollAnswer = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPollDeleteAnswer>
         case messageActionPollDeleteAnswer(Cons_messageActionPollDeleteAnswer)
         /// `messageActionManagedBotCreated#16605e3e bot_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionManagedBotCreated>
         case messageActionManagedBotCreated(Cons_messageActionManagedBotCreated)
         /// `messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChangeCommunity>
         case messageActionChangeCommunity(Cons_messageActionChangeCommunity)
         /// `messageActionChatJoinedViaCommunity#4a8bfe80 community_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatJoinedViaCommunity>
         case messageActionChatJoinedViaCommunity(Cons_messageActionChatJoinedViaCommunity)
 
         /// `messageActionChatCreate#bd47cbad title:string users:Vector<long> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatCreate>
         public final class Cons_messageActionChatCreate: Sendable {
             public let title: String
             public let users: [Int64]
@@ -1593,6 +1789,8 @@ extension Api {
         }
 
         /// `messageActionChatEditTitle#b5a1ce5a title:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatEditTitle>
         public final class Cons_messageActionChatEditTitle: Sendable {
             public let title: String
 
@@ -1602,6 +1800,8 @@ extension Api {
         }
 
         /// `messageActionChatEditPhoto#7fcb13a8 photo:Photo = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatEditPhoto>
         public final class Cons_messageActionChatEditPhoto: Sendable {
             public let photo: Api.Photo
 
@@ -1611,6 +1811,8 @@ extension Api {
         }
 
         /// `messageActionChatAddUser#15cefd00 users:Vector<long> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatAddUser>
         public final class Cons_messageActionChatAddUser: Sendable {
             public let users: [Int64]
 
@@ -1620,6 +1822,8 @@ extension Api {
         }
 
         /// `messageActionChatDeleteUser#a43f30cc user_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatDeleteUser>
         public struct Cons_messageActionChatDeleteUser: Sendable {
             public let userId: Int64
 
@@ -1629,6 +1833,8 @@ extension Api {
         }
 
         /// `messageActionChatJoinedByLink#031224c3 inviter_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatJoinedByLink>
         public struct Cons_messageActionChatJoinedByLink: Sendable {
             public let inviterId: Int64
 
@@ -1638,6 +1844,8 @@ extension Api {
         }
 
         /// `messageActionChannelCreate#95d2ac92 title:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChannelCreate>
         public final class Cons_messageActionChannelCreate: Sendable {
             public let title: String
 
@@ -1647,6 +1855,8 @@ extension Api {
         }
 
         /// `messageActionChatMigrateTo#e1037f92 channel_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatMigrateTo>
         public struct Cons_messageActionChatMigrateTo: Sendable {
             public let channelId: Int64
 
@@ -1656,6 +1866,8 @@ extension Api {
         }
 
         /// `messageActionChannelMigrateFrom#ea3948e9 title:string chat_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChannelMigrateFrom>
         public final class Cons_messageActionChannelMigrateFrom: Sendable {
             public let title: String
             public let chatId: Int64
@@ -1667,6 +1879,8 @@ extension Api {
         }
 
         /// `messageActionGameScore#92a72876 game_id:long score:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGameScore>
         public final class Cons_messageActionGameScore: Sendable {
             public let gameId: Int64
             public let score: Int32
@@ -1678,6 +1892,8 @@ extension Api {
         }
 
         /// `messageActionPaymentSentMe#ffa00ccc flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long payload:bytes info:flags.0?PaymentRequestedInfo shipping_option_id:flags.1?string charge:PaymentCharge subscription_until_date:flags.4?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaymentSentMe>
         public final class Cons_messageActionPaymentSentMe: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1721,6 +1937,8 @@ extension Api {
         }
 
         /// `messageActionPaymentSent#c624b16e flags:# recurring_init:flags.2?true recurring_used:flags.3?true currency:string total_amount:long invoice_slug:flags.0?string subscription_until_date:flags.4?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaymentSent>
         public final class Cons_messageActionPaymentSent: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1754,6 +1972,8 @@ extension Api {
         }
 
         /// `messageActionPhoneCall#80e11a7f flags:# video:flags.2?true call_id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPhoneCall>
         public final class Cons_messageActionPhoneCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1782,6 +2002,8 @@ extension Api {
         }
 
         /// `messageActionCustomAction#fae69f56 message:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionCustomAction>
         public final class Cons_messageActionCustomAction: Sendable {
             public let message: String
 
@@ -1791,6 +2013,8 @@ extension Api {
         }
 
         /// `messageActionBotAllowed#c516d679 flags:# attach_menu:flags.1?true from_request:flags.3?true domain:flags.0?string app:flags.2?BotApp = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionBotAllowed>
         public final class Cons_messageActionBotAllowed: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1818,6 +2042,8 @@ extension Api {
         }
 
         /// `messageActionSecureValuesSentMe#1b287353 values:Vector<SecureValue> credentials:SecureCredentialsEncrypted = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSecureValuesSentMe>
         public final class Cons_messageActionSecureValuesSentMe: Sendable {
             public let values: [Api.SecureValue]
             public let credentials: Api.SecureCredentialsEncrypted
@@ -1829,6 +2055,8 @@ extension Api {
         }
 
         /// `messageActionSecureValuesSent#d95c6154 types:Vector<SecureValueType> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSecureValuesSent>
         public final class Cons_messageActionSecureValuesSent: Sendable {
             public let types: [Api.SecureValueType]
 
@@ -1838,6 +2066,8 @@ extension Api {
         }
 
         /// `messageActionGeoProximityReached#98e0d697 from_id:Peer to_id:Peer distance:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGeoProximityReached>
         public final class Cons_messageActionGeoProximityReached: Sendable {
             public let fromId: Api.Peer
             public let toId: Api.Peer
@@ -1851,6 +2081,8 @@ extension Api {
         }
 
         /// `messageActionGroupCall#7a0d7f42 flags:# call:InputGroupCall duration:flags.0?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGroupCall>
         public final class Cons_messageActionGroupCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1873,6 +2105,8 @@ extension Api {
         }
 
         /// `messageActionInviteToGroupCall#502f92f7 call:InputGroupCall users:Vector<long> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionInviteToGroupCall>
         public final class Cons_messageActionInviteToGroupCall: Sendable {
             public let call: Api.InputGroupCall
             public let users: [Int64]
@@ -1884,6 +2118,8 @@ extension Api {
         }
 
         /// `messageActionSetMessagesTTL#3c134d7b flags:# period:int auto_setting_from:flags.0?long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSetMessagesTTL>
         public final class Cons_messageActionSetMessagesTTL: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1906,6 +2142,8 @@ extension Api {
         }
 
         /// `messageActionGroupCallScheduled#b3a07661 call:InputGroupCall schedule_date:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGroupCallScheduled>
         public final class Cons_messageActionGroupCallScheduled: Sendable {
             public let call: Api.InputGroupCall
             public let scheduleDate: Int32
@@ -1917,6 +2155,8 @@ extension Api {
         }
 
         /// `messageActionSetChatTheme#b91bbd3a theme:ChatTheme = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSetChatTheme>
         public final class Cons_messageActionSetChatTheme: Sendable {
             public let theme: Api.ChatTheme
 
@@ -1926,6 +2166,8 @@ extension Api {
         }
 
         /// `messageActionWebViewDataSentMe#47dd8079 text:string data:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionWebViewDataSentMe>
         public final class Cons_messageActionWebViewDataSentMe: Sendable {
             public let text: String
             public let data: String
@@ -1937,6 +2179,8 @@ extension Api {
         }
 
         /// `messageActionWebViewDataSent#b4c38cb5 text:string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionWebViewDataSent>
         public final class Cons_messageActionWebViewDataSent: Sendable {
             public let text: String
 
@@ -1946,6 +2190,8 @@ extension Api {
         }
 
         /// `messageActionGiftPremium#48e91302 flags:# currency:string amount:long days:int crypto_currency:flags.0?string crypto_amount:flags.0?long message:flags.1?TextWithEntities = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiftPremium>
         public final class Cons_messageActionGiftPremium: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1981,6 +2227,8 @@ extension Api {
         }
 
         /// `messageActionTopicCreate#0d999256 flags:# title_missing:flags.1?true title:string icon_color:int icon_emoji_id:flags.0?long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionTopicCreate>
         public final class Cons_messageActionTopicCreate: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2008,6 +2256,8 @@ extension Api {
         }
 
         /// `messageActionTopicEdit#c0944820 flags:# title:flags.0?string icon_emoji_id:flags.1?long closed:flags.2?Bool hidden:flags.3?Bool = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionTopicEdit>
         public final class Cons_messageActionTopicEdit: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2039,6 +2289,8 @@ extension Api {
         }
 
         /// `messageActionSuggestProfilePhoto#57de635e photo:Photo = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestProfilePhoto>
         public final class Cons_messageActionSuggestProfilePhoto: Sendable {
             public let photo: Api.Photo
 
@@ -2048,6 +2300,8 @@ extension Api {
         }
 
         /// `messageActionRequestedPeer#31518e9b button_id:int peers:Vector<Peer> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionRequestedPeer>
         public final class Cons_messageActionRequestedPeer: Sendable {
             public let buttonId: Int32
             public let peers: [Api.Peer]
@@ -2059,6 +2313,8 @@ extension Api {
         }
 
         /// `messageActionSetChatWallPaper#5060a3f4 flags:# same:flags.0?true for_both:flags.1?true wallpaper:WallPaper = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSetChatWallPaper>
         public final class Cons_messageActionSetChatWallPaper: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2081,6 +2337,8 @@ extension Api {
         }
 
         /// `messageActionGiftCode#31c48347 flags:# via_giveaway:flags.0?true unclaimed:flags.5?true boost_peer:flags.1?Peer days:int slug:string currency:flags.2?string amount:flags.2?long crypto_currency:flags.3?string crypto_amount:flags.3?long message:flags.4?TextWithEntities = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiftCode>
         public final class Cons_messageActionGiftCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2128,6 +2386,8 @@ extension Api {
         }
 
         /// `messageActionGiveawayLaunch#a80f51e4 flags:# stars:flags.0?long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiveawayLaunch>
         public final class Cons_messageActionGiveawayLaunch: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2147,6 +2407,8 @@ extension Api {
         }
 
         /// `messageActionGiveawayResults#87e2f155 flags:# stars:flags.0?true winners_count:int unclaimed_count:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiveawayResults>
         public final class Cons_messageActionGiveawayResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2170,6 +2432,8 @@ extension Api {
         }
 
         /// `messageActionBoostApply#cc02aa6d boosts:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionBoostApply>
         public struct Cons_messageActionBoostApply: Sendable {
             public let boosts: Int32
 
@@ -2179,6 +2443,8 @@ extension Api {
         }
 
         /// `messageActionRequestedPeerSentMe#93b31848 button_id:int peers:Vector<RequestedPeer> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionRequestedPeerSentMe>
         public final class Cons_messageActionRequestedPeerSentMe: Sendable {
             public let buttonId: Int32
             public let peers: [Api.RequestedPeer]
@@ -2190,6 +2456,8 @@ extension Api {
         }
 
         /// `messageActionPaymentRefunded#41b3e202 flags:# peer:Peer currency:string total_amount:long payload:flags.0?bytes charge:PaymentCharge = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaymentRefunded>
         public final class Cons_messageActionPaymentRefunded: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2221,6 +2489,8 @@ extension Api {
         }
 
         /// `messageActionGiftStars#45d5b021 flags:# currency:string amount:long stars:long crypto_currency:flags.0?string crypto_amount:flags.0?long transaction_id:flags.1?string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiftStars>
         public final class Cons_messageActionGiftStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2256,6 +2526,8 @@ extension Api {
         }
 
         /// `messageActionPrizeStars#b00c47a2 flags:# unclaimed:flags.0?true stars:long transaction_id:string boost_peer:Peer giveaway_msg_id:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPrizeStars>
         public final class Cons_messageActionPrizeStars: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2285,6 +2557,8 @@ extension Api {
         }
 
         /// `messageActionStarGift#ea2c31d3 flags:# name_hidden:flags.0?true saved:flags.2?true converted:flags.3?true upgraded:flags.5?true refunded:flags.9?true can_upgrade:flags.10?true prepaid_upgrade:flags.13?true upgrade_separate:flags.16?true auction_acquired:flags.17?true gift:StarGift message:flags.1?TextWithEntities convert_stars:flags.4?long upgrade_msg_id:flags.5?int upgrade_stars:flags.8?long from_id:flags.11?Peer peer:flags.12?Peer saved_id:flags.12?long prepaid_upgrade_hash:flags.14?string gift_msg_id:flags.15?int to_id:flags.18?Peer gift_num:flags.19?int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionStarGift>
         public final class Cons_messageActionStarGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2364,6 +2638,8 @@ extension Api {
         }
 
         /// `messageActionStarGiftUnique#7e1c1187 flags:# upgrade:flags.0?true transferred:flags.1?true saved:flags.2?true refunded:flags.5?true prepaid_upgrade:flags.11?true assigned:flags.13?true from_offer:flags.14?true craft:flags.16?true name_hidden:flags.17?true gift:StarGift can_export_at:flags.3?int transfer_stars:flags.4?long from_id:flags.6?Peer peer:flags.7?Peer saved_id:flags.7?long resale_amount:flags.8?StarsAmount can_transfer_at:flags.9?int can_resell_at:flags.10?int drop_original_details_stars:flags.12?long can_craft_at:flags.15?int message:flags.18?TextWithEntities = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionStarGiftUnique>
         public final class Cons_messageActionStarGiftUnique: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2443,6 +2719,8 @@ extension Api {
         }
 
         /// `messageActionPaidMessagesRefunded#ac1f1fcd count:int stars:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaidMessagesRefunded>
         public final class Cons_messageActionPaidMessagesRefunded: Sendable {
             public let count: Int32
             public let stars: Int64
@@ -2454,6 +2732,8 @@ extension Api {
         }
 
         /// `messageActionPaidMessagesPrice#84b88578 flags:# broadcast_messages_allowed:flags.0?true stars:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPaidMessagesPrice>
         public final class Cons_messageActionPaidMessagesPrice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2474,6 +2754,8 @@ extension Api {
         }
 
         /// `messageActionConferenceCall#2ffe2f7a flags:# missed:flags.0?true active:flags.1?true video:flags.4?true call_id:long duration:flags.2?int other_participants:flags.3?Vector<Peer> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionConferenceCall>
         public final class Cons_messageActionConferenceCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2506,6 +2788,8 @@ extension Api {
         }
 
         /// `messageActionTodoCompletions#cc7c5c89 completed:Vector<int> incompleted:Vector<int> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionTodoCompletions>
         public final class Cons_messageActionTodoCompletions: Sendable {
             public let completed: [Int32]
             public let incompleted: [Int32]
@@ -2517,6 +2801,8 @@ extension Api {
         }
 
         /// `messageActionTodoAppendTasks#c7edbc83 list:Vector<TodoItem> = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionTodoAppendTasks>
         public final class Cons_messageActionTodoAppendTasks: Sendable {
             public let list: [Api.TodoItem]
 
@@ -2526,6 +2812,8 @@ extension Api {
         }
 
         /// `messageActionSuggestedPostApproval#ee7a1596 flags:# rejected:flags.0?true balance_too_low:flags.1?true reject_comment:flags.2?string schedule_date:flags.3?int price:flags.4?StarsAmount = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestedPostApproval>
         public final class Cons_messageActionSuggestedPostApproval: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2557,6 +2845,8 @@ extension Api {
         }
 
         /// `messageActionSuggestedPostSuccess#95ddcf69 price:StarsAmount = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestedPostSuccess>
         public final class Cons_messageActionSuggestedPostSuccess: Sendable {
             public let price: Api.StarsAmount
 
@@ -2566,6 +2856,8 @@ extension Api {
         }
 
         /// `messageActionSuggestedPostRefund#69f916f8 flags:# payer_initiated:flags.0?true = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestedPostRefund>
         public struct Cons_messageActionSuggestedPostRefund: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2583,6 +2875,8 @@ extension Api {
         }
 
         /// `messageActionGiftTon#a8a3c699 flags:# currency:string amount:long crypto_currency:string crypto_amount:long transaction_id:flags.0?string = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionGiftTon>
         public final class Cons_messageActionGiftTon: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2614,6 +2908,8 @@ extension Api {
         }
 
         /// `messageActionSuggestBirthday#2c8f2a25 birthday:Birthday = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionSuggestBirthday>
         public final class Cons_messageActionSuggestBirthday: Sendable {
             public let birthday: Api.Birthday
 
@@ -2623,6 +2919,8 @@ extension Api {
         }
 
         /// `messageActionStarGiftPurchaseOffer#774278d4 flags:# accepted:flags.0?true declined:flags.1?true gift:StarGift price:StarsAmount expires_at:int = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionStarGiftPurchaseOffer>
         public final class Cons_messageActionStarGiftPurchaseOffer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2651,6 +2949,8 @@ extension Api {
         }
 
         /// `messageActionStarGiftPurchaseOfferDeclined#73ada76b flags:# expired:flags.0?true gift:StarGift price:StarsAmount = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionStarGiftPurchaseOfferDeclined>
         public final class Cons_messageActionStarGiftPurchaseOfferDeclined: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2674,6 +2974,8 @@ extension Api {
         }
 
         /// `messageActionNewCreatorPending#b07ed085 new_creator_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionNewCreatorPending>
         public struct Cons_messageActionNewCreatorPending: Sendable {
             public let newCreatorId: Int64
 
@@ -2683,6 +2985,8 @@ extension Api {
         }
 
         /// `messageActionChangeCreator#e188503b new_creator_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChangeCreator>
         public struct Cons_messageActionChangeCreator: Sendable {
             public let newCreatorId: Int64
 
@@ -2692,6 +2996,8 @@ extension Api {
         }
 
         /// `messageActionNoForwardsToggle#bf7d6572 prev_value:Bool new_value:Bool = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionNoForwardsToggle>
         public struct Cons_messageActionNoForwardsToggle: Sendable {
             public let prevValue: Bool
             public let newValue: Bool
@@ -2703,6 +3009,8 @@ extension Api {
         }
 
         /// `messageActionNoForwardsRequest#3e2793ba flags:# expired:flags.0?true prev_value:Bool new_value:Bool = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionNoForwardsRequest>
         public struct Cons_messageActionNoForwardsRequest: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2726,6 +3034,8 @@ extension Api {
         }
 
         /// `messageActionPollAppendAnswer#9da1cd6c answer:PollAnswer = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPollAppendAnswer>
         public final class Cons_messageActionPollAppendAnswer: Sendable {
             public let answer: Api.PollAnswer
 
@@ -2735,6 +3045,8 @@ extension Api {
         }
 
         /// `messageActionPollDeleteAnswer#399674dc answer:PollAnswer = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionPollDeleteAnswer>
         public final class Cons_messageActionPollDeleteAnswer: Sendable {
             public let answer: Api.PollAnswer
 
@@ -2744,6 +3056,8 @@ extension Api {
         }
 
         /// `messageActionManagedBotCreated#16605e3e bot_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionManagedBotCreated>
         public struct Cons_messageActionManagedBotCreated: Sendable {
             public let botId: Int64
 
@@ -2753,6 +3067,8 @@ extension Api {
         }
 
         /// `messageActionChangeCommunity#5d20bae8 flags:# community_id:flags.0?long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChangeCommunity>
         public final class Cons_messageActionChangeCommunity: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2772,6 +3088,8 @@ extension Api {
         }
 
         /// `messageActionChatJoinedViaCommunity#4a8bfe80 community_id:long = MessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/messageActionChatJoinedViaCommunity>
         public struct Cons_messageActionChatJoinedViaCommunity: Sendable {
             public let communityId: Int64
 
@@ -4507,13 +4825,21 @@ extension Api.help {
     /// TL type `help.AppUpdate`. Constructors:
     /// - `help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;`
     /// - `help.noAppUpdate#c45a6536 = help.AppUpdate;`
+    ///
+    /// <https://core.telegram.org/type/help.AppUpdate>
     public enum AppUpdate: TLSchemaDescribed, TLParsable {
         /// `help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;`
+        ///
+        /// <https://core.telegram.org/constructor/help.appUpdate>
         case appUpdate(Cons_appUpdate)
         /// `help.noAppUpdate#c45a6536 = help.AppUpdate;`
+        ///
+        /// <https://core.telegram.org/constructor/help.noAppUpdate>
         case noAppUpdate
 
         /// `help.appUpdate#ccbbce30 flags:# can_not_skip:flags.0?true id:int version:string text:string entities:Vector<MessageEntity> document:flags.1?Document url:flags.2?string sticker:flags.3?Document = help.AppUpdate;`
+        ///
+        /// <https://core.telegram.org/constructor/help.appUpdate>
         public final class Cons_appUpdate: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -4637,11 +4963,17 @@ extension Api.help {
 extension Api.help {
     /// TL type `help.InviteText`. Constructors:
     /// - `help.inviteText#18cb9f78 message:string = help.InviteText;`
+    ///
+    /// <https://core.telegram.org/type/help.InviteText>
     public enum InviteText: TLSchemaDescribed, TLParsable {
         /// `help.inviteText#18cb9f78 message:string = help.InviteText;`
+        ///
+        /// <https://core.telegram.org/constructor/help.inviteText>
         case inviteText(Cons_inviteText)
 
         /// `help.inviteText#18cb9f78 message:string = help.InviteText;`
+        ///
+        /// <https://core.telegram.org/constructor/help.inviteText>
         public final class Cons_inviteText: Sendable {
             public let message: String
 
@@ -4690,11 +5022,17 @@ extension Api.help {
 extension Api.contacts {
     /// TL type `contacts.Found`. Constructors:
     /// - `contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;`
+    ///
+    /// <https://core.telegram.org/type/contacts.Found>
     public enum Found: TLSchemaDescribed, TLParsable {
         /// `contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.found>
         case found(Cons_found)
 
         /// `contacts.found#b3134d9d my_results:Vector<Peer> results:Vector<Peer> chats:Vector<Chat> users:Vector<User> = contacts.Found;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.found>
         public final class Cons_found: Sendable {
             public let myResults: [Api.Peer]
             public let results: [Api.Peer]
@@ -4772,34 +5110,64 @@ extension Api {
     /// - `privacyKeyStarGiftsAutoSave#2ca4fdf8 = PrivacyKey;`
     /// - `privacyKeyNoPaidMessages#17d348d2 = PrivacyKey;`
     /// - `privacyKeySavedMusic#ff7a571b = PrivacyKey;`
+    ///
+    /// <https://core.telegram.org/type/PrivacyKey>
     public enum PrivacyKey: TLSchemaDescribed, TLParsable {
         /// `privacyKeyStatusTimestamp#bc2eab30 = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyStatusTimestamp>
         case privacyKeyStatusTimestamp
         /// `privacyKeyChatInvite#500e6dfa = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyChatInvite>
         case privacyKeyChatInvite
         /// `privacyKeyPhoneCall#3d662b7b = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyPhoneCall>
         case privacyKeyPhoneCall
         /// `privacyKeyPhoneP2P#39491cc8 = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyPhoneP2P>
         case privacyKeyPhoneP2P
         /// `privacyKeyForwards#69ec56a3 = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyForwards>
         case privacyKeyForwards
         /// `privacyKeyProfilePhoto#96151fed = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyProfilePhoto>
         case privacyKeyProfilePhoto
         /// `privacyKeyPhoneNumber#d19ae46d = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyPhoneNumber>
         case privacyKeyPhoneNumber
         /// `privacyKeyAddedByPhone#42ffd42b = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyAddedByPhone>
         case privacyKeyAddedByPhone
         /// `privacyKeyVoiceMessages#0697f414 = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyVoiceMessages>
         case privacyKeyVoiceMessages
         /// `privacyKeyAbout#a486b761 = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyAbout>
         case privacyKeyAbout
         /// `privacyKeyBirthday#2000a518 = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyBirthday>
         case privacyKeyBirthday
         /// `privacyKeyStarGiftsAutoSave#2ca4fdf8 = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyStarGiftsAutoSave>
         case privacyKeyStarGiftsAutoSave
         /// `privacyKeyNoPaidMessages#17d348d2 = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeyNoPaidMessages>
         case privacyKeyNoPaidMessages
         /// `privacyKeySavedMusic#ff7a571b = PrivacyKey;`
+        ///
+        /// <https://core.telegram.org/constructor/privacyKeySavedMusic>
         case privacyKeySavedMusic
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -4926,11 +5294,17 @@ extension Api {
 extension Api {
     /// TL type `Authorization`. Constructors:
     /// - `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
+    ///
+    /// <https://core.telegram.org/type/Authorization>
     public enum Authorization: TLSchemaDescribed, TLParsable {
         /// `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
+        ///
+        /// <https://core.telegram.org/constructor/authorization>
         case authorization(Cons_authorization)
 
         /// `authorization#ad01d61d flags:# current:flags.0?true official_app:flags.1?true password_pending:flags.2?true encrypted_requests_disabled:flags.3?true call_requests_disabled:flags.4?true unconfirmed:flags.5?true hash:long device_model:string platform:string system_version:string api_id:int app_name:string app_version:string date_created:int date_active:int ip:string country:string region:string = Authorization;`
+        ///
+        /// <https://core.telegram.org/constructor/authorization>
         public final class Cons_authorization: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -5075,11 +5449,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.PasswordSettings`. Constructors:
     /// - `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
+    ///
+    /// <https://core.telegram.org/type/account.PasswordSettings>
     public enum PasswordSettings: TLSchemaDescribed, TLParsable {
         /// `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.passwordSettings>
         case passwordSettings(Cons_passwordSettings)
 
         /// `account.passwordSettings#9a5c33e5 flags:# email:flags.0?string secure_settings:flags.1?SecureSecretSettings = account.PasswordSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/account.passwordSettings>
         public final class Cons_passwordSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -5171,33 +5551,61 @@ extension Api {
     /// - `inputStickerSetEmojiDefaultTopicIcons#44c1f8e9 = InputStickerSet;`
     /// - `inputStickerSetEmojiChannelDefaultStatuses#49748553 = InputStickerSet;`
     /// - `inputStickerSetTonGifts#1cf671a0 = InputStickerSet;`
+    ///
+    /// <https://core.telegram.org/type/InputStickerSet>
     public enum InputStickerSet: TLSchemaDescribed, TLParsable {
         /// `inputStickerSetEmpty#ffb62b95 = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetEmpty>
         case inputStickerSetEmpty
         /// `inputStickerSetID#9de7a269 id:long access_hash:long = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetID>
         case inputStickerSetID(Cons_inputStickerSetID)
         /// `inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetShortName>
         case inputStickerSetShortName(Cons_inputStickerSetShortName)
         /// `inputStickerSetAnimatedEmoji#028703c8 = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetAnimatedEmoji>
         case inputStickerSetAnimatedEmoji
         /// `inputStickerSetDice#e67f520e emoticon:string = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetDice>
         case inputStickerSetDice(Cons_inputStickerSetDice)
         /// `inputStickerSetAnimatedEmojiAnimations#0cde3739 = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetAnimatedEmojiAnimations>
         case inputStickerSetAnimatedEmojiAnimations
         /// `inputStickerSetPremiumGifts#c88b3b02 = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetPremiumGifts>
         case inputStickerSetPremiumGifts
         /// `inputStickerSetEmojiGenericAnimations#04c4d4ce = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetEmojiGenericAnimations>
         case inputStickerSetEmojiGenericAnimations
         /// `inputStickerSetEmojiDefaultStatuses#29d0f5ee = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetEmojiDefaultStatuses>
         case inputStickerSetEmojiDefaultStatuses
         /// `inputStickerSetEmojiDefaultTopicIcons#44c1f8e9 = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetEmojiDefaultTopicIcons>
         case inputStickerSetEmojiDefaultTopicIcons
         /// `inputStickerSetEmojiChannelDefaultStatuses#49748553 = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetEmojiChannelDefaultStatuses>
         case inputStickerSetEmojiChannelDefaultStatuses
         /// `inputStickerSetTonGifts#1cf671a0 = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetTonGifts>
         case inputStickerSetTonGifts
 
         /// `inputStickerSetID#9de7a269 id:long access_hash:long = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetID>
         public final class Cons_inputStickerSetID: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -5209,6 +5617,8 @@ extension Api {
         }
 
         /// `inputStickerSetShortName#861cc8a0 short_name:string = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetShortName>
         public final class Cons_inputStickerSetShortName: Sendable {
             public let shortName: String
 
@@ -5218,6 +5628,8 @@ extension Api {
         }
 
         /// `inputStickerSetDice#e67f520e emoticon:string = InputStickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStickerSetDice>
         public final class Cons_inputStickerSetDice: Sendable {
             public let emoticon: String
 
@@ -5364,13 +5776,21 @@ extension Api {
     /// TL type `SecureFile`. Constructors:
     /// - `secureFileEmpty#64199744 = SecureFile;`
     /// - `secureFile#7d09c27e id:long access_hash:long size:long dc_id:int date:int file_hash:bytes secret:bytes = SecureFile;`
+    ///
+    /// <https://core.telegram.org/type/SecureFile>
     public enum SecureFile: TLSchemaDescribed, TLParsable {
         /// `secureFileEmpty#64199744 = SecureFile;`
+        ///
+        /// <https://core.telegram.org/constructor/secureFileEmpty>
         case secureFileEmpty
         /// `secureFile#7d09c27e id:long access_hash:long size:long dc_id:int date:int file_hash:bytes secret:bytes = SecureFile;`
+        ///
+        /// <https://core.telegram.org/constructor/secureFile>
         case secureFile(Cons_secureFile)
 
         /// `secureFile#7d09c27e id:long access_hash:long size:long dc_id:int date:int file_hash:bytes secret:bytes = SecureFile;`
+        ///
+        /// <https://core.telegram.org/constructor/secureFile>
         public final class Cons_secureFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -5459,11 +5879,17 @@ extension Api {
 extension Api {
     /// TL type `PageTableRow`. Constructors:
     /// - `pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;`
+    ///
+    /// <https://core.telegram.org/type/PageTableRow>
     public enum PageTableRow: TLSchemaDescribed, TLParsable {
         /// `pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;`
+        ///
+        /// <https://core.telegram.org/constructor/pageTableRow>
         case pageTableRow(Cons_pageTableRow)
 
         /// `pageTableRow#e0c0c5e5 cells:Vector<PageTableCell> = PageTableRow;`
+        ///
+        /// <https://core.telegram.org/constructor/pageTableRow>
         public final class Cons_pageTableRow: Sendable {
             public let cells: [Api.PageTableCell]
 
@@ -5512,11 +5938,17 @@ extension Api {
 extension Api.stats {
     /// TL type `stats.MegagroupStats`. Constructors:
     /// - `stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;`
+    ///
+    /// <https://core.telegram.org/type/stats.MegagroupStats>
     public enum MegagroupStats: TLSchemaDescribed, TLParsable {
         /// `stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.megagroupStats>
         case megagroupStats(Cons_megagroupStats)
 
         /// `stats.megagroupStats#ef7ff916 period:StatsDateRangeDays members:StatsAbsValueAndPrev messages:StatsAbsValueAndPrev viewers:StatsAbsValueAndPrev posters:StatsAbsValueAndPrev growth_graph:StatsGraph members_graph:StatsGraph new_members_by_source_graph:StatsGraph languages_graph:StatsGraph messages_graph:StatsGraph actions_graph:StatsGraph top_hours_graph:StatsGraph weekdays_graph:StatsGraph top_posters:Vector<StatsGroupTopPoster> top_admins:Vector<StatsGroupTopAdmin> top_inviters:Vector<StatsGroupTopInviter> users:Vector<User> = stats.MegagroupStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.megagroupStats>
         public final class Cons_megagroupStats: Sendable {
             public let period: Api.StatsDateRangeDays
             public let members: Api.StatsAbsValueAndPrev
@@ -5646,11 +6078,17 @@ extension Api.stats {
 extension Api.help {
     /// TL type `help.Country`. Constructors:
     /// - `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
+    ///
+    /// <https://core.telegram.org/type/help.Country>
     public enum Country: TLSchemaDescribed, TLParsable {
         /// `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
+        ///
+        /// <https://core.telegram.org/constructor/help.country>
         case country(Cons_country)
 
         /// `help.country#c3878e23 flags:# hidden:flags.0?true iso2:string default_name:string name:flags.1?string country_codes:Vector<help.CountryCode> = help.Country;`
+        ///
+        /// <https://core.telegram.org/constructor/help.country>
         public final class Cons_country: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -5741,11 +6179,17 @@ extension Api.help {
 extension Api {
     /// TL type `MyBoost`. Constructors:
     /// - `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
+    ///
+    /// <https://core.telegram.org/type/MyBoost>
     public enum MyBoost: TLSchemaDescribed, TLParsable {
         /// `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
+        ///
+        /// <https://core.telegram.org/constructor/myBoost>
         case myBoost(Cons_myBoost)
 
         /// `myBoost#c448415c flags:# slot:int peer:flags.0?Peer date:int expires:int cooldown_until_date:flags.1?int = MyBoost;`
+        ///
+        /// <https://core.telegram.org/constructor/myBoost>
         public final class Cons_myBoost: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -5847,13 +6291,21 @@ extension Api.contacts {
     /// TL type `contacts.SponsoredPeers`. Constructors:
     /// - `contacts.sponsoredPeersEmpty#ea32b4b1 = contacts.SponsoredPeers;`
     /// - `contacts.sponsoredPeers#eb032884 peers:Vector<SponsoredPeer> chats:Vector<Chat> users:Vector<User> = contacts.SponsoredPeers;`
+    ///
+    /// <https://core.telegram.org/type/contacts.SponsoredPeers>
     public enum SponsoredPeers: TLSchemaDescribed, TLParsable {
         /// `contacts.sponsoredPeersEmpty#ea32b4b1 = contacts.SponsoredPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.sponsoredPeersEmpty>
         case sponsoredPeersEmpty
         /// `contacts.sponsoredPeers#eb032884 peers:Vector<SponsoredPeer> chats:Vector<Chat> users:Vector<User> = contacts.SponsoredPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.sponsoredPeers>
         case sponsoredPeers(Cons_sponsoredPeers)
 
         /// `contacts.sponsoredPeers#eb032884 peers:Vector<SponsoredPeer> chats:Vector<Chat> users:Vector<User> = contacts.SponsoredPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.sponsoredPeers>
         public final class Cons_sponsoredPeers: Sendable {
             public let peers: [Api.SponsoredPeer]
             public let chats: [Api.Chat]
@@ -5921,13 +6373,21 @@ extension Api {
     /// TL type `InputStarGiftAuction`. Constructors:
     /// - `inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;`
     /// - `inputStarGiftAuctionSlug#7ab58308 slug:string = InputStarGiftAuction;`
+    ///
+    /// <https://core.telegram.org/type/InputStarGiftAuction>
     public enum InputStarGiftAuction: TLSchemaDescribed, TLParsable {
         /// `inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStarGiftAuction>
         case inputStarGiftAuction(Cons_inputStarGiftAuction)
         /// `inputStarGiftAuctionSlug#7ab58308 slug:string = InputStarGiftAuction;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStarGiftAuctionSlug>
         case inputStarGiftAuctionSlug(Cons_inputStarGiftAuctionSlug)
 
         /// `inputStarGiftAuction#02e16c98 gift_id:long = InputStarGiftAuction;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStarGiftAuction>
         public struct Cons_inputStarGiftAuction: Sendable {
             public let giftId: Int64
 
@@ -5937,6 +6397,8 @@ extension Api {
         }
 
         /// `inputStarGiftAuctionSlug#7ab58308 slug:string = InputStarGiftAuction;`
+        ///
+        /// <https://core.telegram.org/constructor/inputStarGiftAuctionSlug>
         public final class Cons_inputStarGiftAuctionSlug: Sendable {
             public let slug: String
 
@@ -6005,19 +6467,33 @@ extension Api {
     /// - `starGiftAttributeRarityRare#f08d516b = StarGiftAttributeRarity;`
     /// - `starGiftAttributeRarityEpic#78fbf3a8 = StarGiftAttributeRarity;`
     /// - `starGiftAttributeRarityLegendary#cef7e7a8 = StarGiftAttributeRarity;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftAttributeRarity>
     public enum StarGiftAttributeRarity: TLSchemaDescribed, TLParsable {
         /// `starGiftAttributeRarity#36437737 permille:int = StarGiftAttributeRarity;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeRarity>
         case starGiftAttributeRarity(Cons_starGiftAttributeRarity)
         /// `starGiftAttributeRarityUncommon#dbce6389 = StarGiftAttributeRarity;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeRarityUncommon>
         case starGiftAttributeRarityUncommon
         /// `starGiftAttributeRarityRare#f08d516b = StarGiftAttributeRarity;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeRarityRare>
         case starGiftAttributeRarityRare
         /// `starGiftAttributeRarityEpic#78fbf3a8 = StarGiftAttributeRarity;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeRarityEpic>
         case starGiftAttributeRarityEpic
         /// `starGiftAttributeRarityLegendary#cef7e7a8 = StarGiftAttributeRarity;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeRarityLegendary>
         case starGiftAttributeRarityLegendary
 
         /// `starGiftAttributeRarity#36437737 permille:int = StarGiftAttributeRarity;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeRarity>
         public struct Cons_starGiftAttributeRarity: Sendable {
             public let permille: Int32
 
@@ -6096,11 +6572,17 @@ extension Api {
 extension Api {
     /// TL type `CommunityPeer`. Constructors:
     /// - `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
+    ///
+    /// <https://core.telegram.org/type/CommunityPeer>
     public enum CommunityPeer: TLSchemaDescribed, TLParsable {
         /// `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/communityPeer>
         case communityPeer(Cons_communityPeer)
 
         /// `communityPeer#76141ebd flags:# can_view_history:flags.2?true visible:flags.0?Bool peer:Peer = CommunityPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/communityPeer>
         public final class Cons_communityPeer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -6178,6 +6660,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.deleteSecureValue#b880bc4b types:Vector<SecureValueType> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.deleteSecureValue>
     public static func deleteSecureValue(types: [Api.SecureValueType]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteSecureValue(into: buffer, types: types)
@@ -6193,6 +6677,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getAutoSaveSettings#adcbbcda = account.AutoSaveSettings;`
+    ///
+    /// <https://core.telegram.org/method/account.getAutoSaveSettings>
     public static func getAutoSaveSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.AutoSaveSettings>) {
         let buffer = Buffer()
         getAutoSaveSettings(into: buffer)
@@ -6207,6 +6693,8 @@ extension Api.functions.account {
 
 extension Api.functions.users {
     /// `users.getUsers#0d91a548 id:Vector<InputUser> = Vector<User>;`
+    ///
+    /// <https://core.telegram.org/method/users.getUsers>
     public static func getUsers(id: [Api.InputUser]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.User]>) {
         let buffer = Buffer()
         getUsers(into: buffer, id: id)
@@ -6222,6 +6710,8 @@ extension Api.functions.users {
 
 extension Api.functions.contacts {
     /// `contacts.resetTopPeerRating#1ae373ac category:TopPeerCategory peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.resetTopPeerRating>
     public static func resetTopPeerRating(category: Api.TopPeerCategory, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetTopPeerRating(into: buffer, category: category, peer: peer)
@@ -6238,6 +6728,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.readEncryptedHistory#7f4b690a peer:InputEncryptedChat max_date:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.readEncryptedHistory>
     public static func readEncryptedHistory(peer: Api.InputEncryptedChat, maxDate: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readEncryptedHistory(into: buffer, peer: peer, maxDate: maxDate)
@@ -6254,6 +6746,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setGameScore#8ef8ecc0 flags:# edit_message:flags.0?true force:flags.1?true peer:InputPeer id:int user_id:InputUser score:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.setGameScore>
     public static func setGameScore(editMessage: Bool = false, force: Bool = false, peer: Api.InputPeer, id: Int32, userId: Api.InputUser, score: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         setGameScore(into: buffer, editMessage: editMessage, force: force, peer: peer, id: id, userId: userId, score: score)
@@ -6278,6 +6772,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.prolongWebView#b0d81a83 flags:# silent:flags.5?true peer:InputPeer bot:InputUser query_id:long reply_to:flags.0?InputReplyTo send_as:flags.13?InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.prolongWebView>
     public static func prolongWebView(silent: Bool = false, peer: Api.InputPeer, bot: Api.InputUser, queryId: Int64, replyTo: Api.InputReplyTo? = nil, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         prolongWebView(into: buffer, silent: silent, peer: peer, bot: bot, queryId: queryId, replyTo: replyTo, sendAs: sendAs)
@@ -6304,6 +6800,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getFeaturedEmojiStickers#0ecf6736 hash:long = messages.FeaturedStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getFeaturedEmojiStickers>
     public static func getFeaturedEmojiStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
         let buffer = Buffer()
         getFeaturedEmojiStickers(into: buffer, hash: hash)
@@ -6321,6 +6819,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.createForumTopic#2f98c3d5 flags:# title_missing:flags.4?true peer:InputPeer title:string icon_color:flags.0?int icon_emoji_id:flags.3?long random_id:long send_as:flags.2?InputPeer = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.createForumTopic>
     public static func createForumTopic(titleMissing: Bool = false, peer: Api.InputPeer, title: String, iconColor: Int32? = nil, iconEmojiId: Int64? = nil, randomId: Int64, sendAs: Api.InputPeer? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         createForumTopic(into: buffer, titleMissing: titleMissing, peer: peer, title: title, iconColor: iconColor, iconEmojiId: iconEmojiId, randomId: randomId, sendAs: sendAs)
@@ -6355,6 +6855,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.getCdnConfig#52029342 = CdnConfig;`
+    ///
+    /// <https://core.telegram.org/method/help.getCdnConfig>
     public static func getCdnConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.CdnConfig>) {
         let buffer = Buffer()
         getCdnConfig(into: buffer)
@@ -6369,6 +6871,8 @@ extension Api.functions.help {
 
 extension Api.functions.help {
     /// `help.getUserInfo#038a08d3 user_id:InputUser = help.UserInfo;`
+    ///
+    /// <https://core.telegram.org/method/help.getUserInfo>
     public static func getUserInfo(userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.UserInfo>) {
         let buffer = Buffer()
         getUserInfo(into: buffer, userId: userId)
@@ -6384,6 +6888,8 @@ extension Api.functions.help {
 
 extension Api.functions.help {
     /// `help.getPeerProfileColors#abcfa9fd hash:int = help.PeerColors;`
+    ///
+    /// <https://core.telegram.org/method/help.getPeerProfileColors>
     public static func getPeerProfileColors(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PeerColors>) {
         let buffer = Buffer()
         getPeerProfileColors(into: buffer, hash: hash)
@@ -6401,6 +6907,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.checkUsername#10e6bd2c channel:InputChannel username:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.checkUsername>
     public static func checkUsername(channel: Api.InputChannel, username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUsername(into: buffer, channel: channel, username: username)
@@ -6417,6 +6925,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.deleteParticipantHistory#367544db channel:InputChannel participant:InputPeer = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/method/channels.deleteParticipantHistory>
     public static func deleteParticipantHistory(channel: Api.InputChannel, participant: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedHistory>) {
         let buffer = Buffer()
         deleteParticipantHistory(into: buffer, channel: channel, participant: participant)
@@ -6433,6 +6943,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.toggleUsername#50f24105 channel:InputChannel username:string active:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.toggleUsername>
     public static func toggleUsername(channel: Api.InputChannel, username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUsername(into: buffer, channel: channel, username: username, active: active)
@@ -6450,6 +6962,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.sendCustomRequest#aa2769ed custom_method:string params:DataJSON = DataJSON;`
+    ///
+    /// <https://core.telegram.org/method/bots.sendCustomRequest>
     public static func sendCustomRequest(customMethod: String, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DataJSON>) {
         let buffer = Buffer()
         sendCustomRequest(into: buffer, customMethod: customMethod, params: params)
@@ -6466,6 +6980,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.getGiveawayInfo#f4239425 peer:InputPeer msg_id:int = payments.GiveawayInfo;`
+    ///
+    /// <https://core.telegram.org/method/payments.getGiveawayInfo>
     public static func getGiveawayInfo(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.GiveawayInfo>) {
         let buffer = Buffer()
         getGiveawayInfo(into: buffer, peer: peer, msgId: msgId)
@@ -6482,6 +6998,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getResaleStarGifts#7a5fa236 flags:# sort_by_price:flags.1?true sort_by_num:flags.2?true for_craft:flags.4?true stars_only:flags.5?true attributes_hash:flags.0?long gift_id:long attributes:flags.3?Vector<StarGiftAttributeId> offset:string limit:int = payments.ResaleStarGifts;`
+    ///
+    /// <https://core.telegram.org/method/payments.getResaleStarGifts>
     public static func getResaleStarGifts(sortByPrice: Bool = false, sortByNum: Bool = false, forCraft: Bool = false, starsOnly: Bool = false, attributesHash: Int64? = nil, giftId: Int64, attributes: [Api.StarGiftAttributeId]? = nil, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.ResaleStarGifts>) {
         let buffer = Buffer()
         getResaleStarGifts(into: buffer, sortByPrice: sortByPrice, sortByNum: sortByNum, forCraft: forCraft, starsOnly: starsOnly, attributesHash: attributesHash, giftId: giftId, attributes: attributes, offset: offset, limit: limit)
@@ -6515,6 +7033,8 @@ extension Api.functions.payments {
 
 extension Api.functions.langpack {
     /// `langpack.getLangPack#f2f2330a lang_pack:string lang_code:string = LangPackDifference;`
+    ///
+    /// <https://core.telegram.org/method/langpack.getLangPack>
     public static func getLangPack(langPack: String, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.LangPackDifference>) {
         let buffer = Buffer()
         getLangPack(into: buffer, langPack: langPack, langCode: langCode)
@@ -6531,6 +7051,8 @@ extension Api.functions.langpack {
 
 extension Api.functions.stories {
     /// `stories.getPinnedStories#5821a5dc peer:InputPeer offset_id:int limit:int = stories.Stories;`
+    ///
+    /// <https://core.telegram.org/method/stories.getPinnedStories>
     public static func getPinnedStories(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getPinnedStories(into: buffer, peer: peer, offsetId: offsetId, limit: limit)
@@ -6550,6 +7072,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.getStoryViewsList#7ed23c57 flags:# just_contacts:flags.0?true reactions_first:flags.2?true forwards_first:flags.3?true peer:InputPeer q:flags.1?string id:int offset:string limit:int = stories.StoryViewsList;`
+    ///
+    /// <https://core.telegram.org/method/stories.getStoryViewsList>
     public static func getStoryViewsList(justContacts: Bool = false, reactionsFirst: Bool = false, forwardsFirst: Bool = false, peer: Api.InputPeer, q: String? = nil, id: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViewsList>) {
         let buffer = Buffer()
         getStoryViewsList(into: buffer, justContacts: justContacts, reactionsFirst: reactionsFirst, forwardsFirst: forwardsFirst, peer: peer, q: q, id: id, offset: offset, limit: limit)
@@ -6579,6 +7103,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.getStoriesViews#28e16cc8 peer:InputPeer id:Vector<int> = stories.StoryViews;`
+    ///
+    /// <https://core.telegram.org/method/stories.getStoriesViews>
     public static func getStoriesViews(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.StoryViews>) {
         let buffer = Buffer()
         getStoriesViews(into: buffer, peer: peer, id: id)
@@ -6595,6 +7121,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.togglePeerStoriesHidden#bd0415c4 peer:InputPeer hidden:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/stories.togglePeerStoriesHidden>
     public static func togglePeerStoriesHidden(peer: Api.InputPeer, hidden: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePeerStoriesHidden(into: buffer, peer: peer, hidden: hidden)
@@ -6611,6 +7139,8 @@ extension Api.functions.stories {
 
 extension Api.functions.ephemeral {
     /// `ephemeral.editMessage#cf9c725b flags:# invert_media:flags.5?true welcome:flags.6?true peer:flags.7?InputPeer receiver_id:InputUser id:int message:flags.0?string media:flags.3?InputMedia entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup rich_message:flags.4?InputRichMessage = Updates;`
+    ///
+    /// <https://core.telegram.org/method/ephemeral.editMessage>
     public static func editMessage(invertMedia: Bool = false, welcome: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, entities: [Api.MessageEntity]? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editMessage(into: buffer, invertMedia: invertMedia, welcome: welcome, peer: peer, receiverId: receiverId, id: id, message: message, media: media, entities: entities, replyMarkup: replyMarkup, richMessage: richMessage)

@@ -7,11 +7,17 @@ import TLRuntime
 extension Api.contacts {
     /// TL type `contacts.ImportedContacts`. Constructors:
     /// - `contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;`
+    ///
+    /// <https://core.telegram.org/type/contacts.ImportedContacts>
     public enum ImportedContacts: TLSchemaDescribed, TLParsable {
         /// `contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.importedContacts>
         case importedContacts(Cons_importedContacts)
 
         /// `contacts.importedContacts#77d01c3b imported:Vector<ImportedContact> popular_invites:Vector<PopularContact> retry_contacts:Vector<long> users:Vector<User> = contacts.ImportedContacts;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.importedContacts>
         public final class Cons_importedContacts: Sendable {
             public let imported: [Api.ImportedContact]
             public let popularInvites: [Api.PopularContact]
@@ -76,11 +82,17 @@ extension Api.contacts {
 extension Api.messages {
     /// TL type `messages.AffectedHistory`. Constructors:
     /// - `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
+    ///
+    /// <https://core.telegram.org/type/messages.AffectedHistory>
     public enum AffectedHistory: TLSchemaDescribed, TLParsable {
         /// `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.affectedHistory>
         case affectedHistory(Cons_affectedHistory)
 
         /// `messages.affectedHistory#b45c69d1 pts:int pts_count:int offset:int = messages.AffectedHistory;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.affectedHistory>
         public final class Cons_affectedHistory: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
@@ -145,17 +157,29 @@ extension Api {
     /// - `replyKeyboardForceReply#86b40b08 flags:# single_use:flags.1?true selective:flags.2?true placeholder:flags.3?string = ReplyMarkup;`
     /// - `replyKeyboardMarkup#85dd99d1 flags:# resize:flags.0?true single_use:flags.1?true selective:flags.2?true persistent:flags.4?true force_reply:flags.5?true rows:Vector<KeyboardButtonRow> placeholder:flags.3?string = ReplyMarkup;`
     /// - `replyInlineMarkup#b2b15770 flags:# force_reply:flags.5?true rows:Vector<KeyboardInlineButtonRow> = ReplyMarkup;`
+    ///
+    /// <https://core.telegram.org/type/ReplyMarkup>
     public enum ReplyMarkup: TLSchemaDescribed, TLParsable {
         /// `replyKeyboardHide#a03e5b85 flags:# selective:flags.2?true = ReplyMarkup;`
+        ///
+        /// <https://core.telegram.org/constructor/replyKeyboardHide>
         case replyKeyboardHide(Cons_replyKeyboardHide)
         /// `replyKeyboardForceReply#86b40b08 flags:# single_use:flags.1?true selective:flags.2?true placeholder:flags.3?string = ReplyMarkup;`
+        ///
+        /// <https://core.telegram.org/constructor/replyKeyboardForceReply>
         case replyKeyboardForceReply(Cons_replyKeyboardForceReply)
         /// `replyKeyboardMarkup#85dd99d1 flags:# resize:flags.0?true single_use:flags.1?true selective:flags.2?true persistent:flags.4?true force_reply:flags.5?true rows:Vector<KeyboardButtonRow> placeholder:flags.3?string = ReplyMarkup;`
+        ///
+        /// <https://core.telegram.org/constructor/replyKeyboardMarkup>
         case replyKeyboardMarkup(Cons_replyKeyboardMarkup)
         /// `replyInlineMarkup#b2b15770 flags:# force_reply:flags.5?true rows:Vector<KeyboardInlineButtonRow> = ReplyMarkup;`
+        ///
+        /// <https://core.telegram.org/constructor/replyInlineMarkup>
         case replyInlineMarkup(Cons_replyInlineMarkup)
 
         /// `replyKeyboardHide#a03e5b85 flags:# selective:flags.2?true = ReplyMarkup;`
+        ///
+        /// <https://core.telegram.org/constructor/replyKeyboardHide>
         public struct Cons_replyKeyboardHide: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -173,6 +197,8 @@ extension Api {
         }
 
         /// `replyKeyboardForceReply#86b40b08 flags:# single_use:flags.1?true selective:flags.2?true placeholder:flags.3?string = ReplyMarkup;`
+        ///
+        /// <https://core.telegram.org/constructor/replyKeyboardForceReply>
         public final class Cons_replyKeyboardForceReply: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -196,6 +222,8 @@ extension Api {
         }
 
         /// `replyKeyboardMarkup#85dd99d1 flags:# resize:flags.0?true single_use:flags.1?true selective:flags.2?true persistent:flags.4?true force_reply:flags.5?true rows:Vector<KeyboardButtonRow> placeholder:flags.3?string = ReplyMarkup;`
+        ///
+        /// <https://core.telegram.org/constructor/replyKeyboardMarkup>
         public final class Cons_replyKeyboardMarkup: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -228,6 +256,8 @@ extension Api {
         }
 
         /// `replyInlineMarkup#b2b15770 flags:# force_reply:flags.5?true rows:Vector<KeyboardInlineButtonRow> = ReplyMarkup;`
+        ///
+        /// <https://core.telegram.org/constructor/replyInlineMarkup>
         public final class Cons_replyInlineMarkup: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -366,11 +396,17 @@ extension Api {
 extension Api {
     /// TL type `Game`. Constructors:
     /// - `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
+    ///
+    /// <https://core.telegram.org/type/Game>
     public enum Game: TLSchemaDescribed, TLParsable {
         /// `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
+        ///
+        /// <https://core.telegram.org/constructor/game>
         case game(Cons_game)
 
         /// `game#bdf9653b flags:# id:long access_hash:long short_name:string title:string description:string photo:Photo document:flags.0?Document = Game;`
+        ///
+        /// <https://core.telegram.org/constructor/game>
         public final class Cons_game: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -475,11 +511,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.SavedInfo`. Constructors:
     /// - `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
+    ///
+    /// <https://core.telegram.org/type/payments.SavedInfo>
     public enum SavedInfo: TLSchemaDescribed, TLParsable {
         /// `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.savedInfo>
         case savedInfo(Cons_savedInfo)
 
         /// `payments.savedInfo#fb8fe43c flags:# has_saved_credentials:flags.1?true saved_info:flags.0?PaymentRequestedInfo = payments.SavedInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.savedInfo>
         public final class Cons_savedInfo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -551,13 +593,21 @@ extension Api {
     /// TL type `PhoneConnection`. Constructors:
     /// - `phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;`
     /// - `phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;`
+    ///
+    /// <https://core.telegram.org/type/PhoneConnection>
     public enum PhoneConnection: TLSchemaDescribed, TLParsable {
         /// `phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneConnection>
         case phoneConnection(Cons_phoneConnection)
         /// `phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneConnectionWebrtc>
         case phoneConnectionWebrtc(Cons_phoneConnectionWebrtc)
 
         /// `phoneConnection#9cc123c7 flags:# tcp:flags.0?true id:long ip:string ipv6:string port:int peer_tag:bytes = PhoneConnection;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneConnection>
         public final class Cons_phoneConnection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -590,6 +640,8 @@ extension Api {
         }
 
         /// `phoneConnectionWebrtc#635fe375 flags:# turn:flags.0?true stun:flags.1?true id:long ip:string ipv6:string port:int username:string password:string = PhoneConnection;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneConnectionWebrtc>
         public final class Cons_phoneConnectionWebrtc: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -723,15 +775,25 @@ extension Api {
     /// - `inputDialogPeer#fcaafeb7 peer:InputPeer = InputDialogPeer;`
     /// - `inputDialogPeerFolder#64600527 folder_id:int = InputDialogPeer;`
     /// - `inputDialogPeerCommunity#69ef72c4 community:InputChannel = InputDialogPeer;`
+    ///
+    /// <https://core.telegram.org/type/InputDialogPeer>
     public enum InputDialogPeer: TLSchemaDescribed, TLParsable {
         /// `inputDialogPeer#fcaafeb7 peer:InputPeer = InputDialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDialogPeer>
         case inputDialogPeer(Cons_inputDialogPeer)
         /// `inputDialogPeerFolder#64600527 folder_id:int = InputDialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDialogPeerFolder>
         case inputDialogPeerFolder(Cons_inputDialogPeerFolder)
         /// `inputDialogPeerCommunity#69ef72c4 community:InputChannel = InputDialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDialogPeerCommunity>
         case inputDialogPeerCommunity(Cons_inputDialogPeerCommunity)
 
         /// `inputDialogPeer#fcaafeb7 peer:InputPeer = InputDialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDialogPeer>
         public final class Cons_inputDialogPeer: Sendable {
             public let peer: Api.InputPeer
 
@@ -741,6 +803,8 @@ extension Api {
         }
 
         /// `inputDialogPeerFolder#64600527 folder_id:int = InputDialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDialogPeerFolder>
         public struct Cons_inputDialogPeerFolder: Sendable {
             public let folderId: Int32
 
@@ -750,6 +814,8 @@ extension Api {
         }
 
         /// `inputDialogPeerCommunity#69ef72c4 community:InputChannel = InputDialogPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/inputDialogPeerCommunity>
         public final class Cons_inputDialogPeerCommunity: Sendable {
             public let community: Api.InputChannel
 
@@ -828,11 +894,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.Takeout`. Constructors:
     /// - `account.takeout#4dba4501 id:long = account.Takeout;`
+    ///
+    /// <https://core.telegram.org/type/account.Takeout>
     public enum Takeout: TLSchemaDescribed, TLParsable {
         /// `account.takeout#4dba4501 id:long = account.Takeout;`
+        ///
+        /// <https://core.telegram.org/constructor/account.takeout>
         case takeout(Cons_takeout)
 
         /// `account.takeout#4dba4501 id:long = account.Takeout;`
+        ///
+        /// <https://core.telegram.org/constructor/account.takeout>
         public struct Cons_takeout: Sendable {
             public let id: Int64
 
@@ -883,11 +955,17 @@ extension Api.account {
 extension Api {
     /// TL type `SponsoredMessage`. Constructors:
     /// - `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
+    ///
+    /// <https://core.telegram.org/type/SponsoredMessage>
     public enum SponsoredMessage: TLSchemaDescribed, TLParsable {
         /// `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/sponsoredMessage>
         case sponsoredMessage(Cons_sponsoredMessage)
 
         /// `sponsoredMessage#7dbf8673 flags:# recommended:flags.5?true can_report:flags.12?true random_id:bytes url:string title:string message:string entities:flags.1?Vector<MessageEntity> photo:flags.6?Photo media:flags.14?MessageMedia color:flags.13?PeerColor button_text:string sponsor_info:flags.7?string additional_info:flags.8?string min_display_duration:flags.15?int max_display_duration:flags.15?int = SponsoredMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/sponsoredMessage>
         public final class Cons_sponsoredMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1071,11 +1149,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.SearchResultsCalendar`. Constructors:
     /// - `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
+    ///
+    /// <https://core.telegram.org/type/messages.SearchResultsCalendar>
     public enum SearchResultsCalendar: TLSchemaDescribed, TLParsable {
         /// `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.searchResultsCalendar>
         case searchResultsCalendar(Cons_searchResultsCalendar)
 
         /// `messages.searchResultsCalendar#147ee23c flags:# inexact:flags.0?true count:int min_date:int min_msg_id:int offset_id_offset:flags.1?int periods:Vector<SearchResultsCalendarPeriod> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.SearchResultsCalendar;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.searchResultsCalendar>
         public final class Cons_searchResultsCalendar: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1190,11 +1274,17 @@ extension Api.messages {
 extension Api.auth {
     /// TL type `auth.LoggedOut`. Constructors:
     /// - `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
+    ///
+    /// <https://core.telegram.org/type/auth.LoggedOut>
     public enum LoggedOut: TLSchemaDescribed, TLParsable {
         /// `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.loggedOut>
         case loggedOut(Cons_loggedOut)
 
         /// `auth.loggedOut#c3a2835f flags:# future_auth_token:flags.0?bytes = auth.LoggedOut;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.loggedOut>
         public final class Cons_loggedOut: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1265,11 +1355,17 @@ extension Api.auth {
 extension Api {
     /// TL type `GroupCallStreamChannel`. Constructors:
     /// - `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
+    ///
+    /// <https://core.telegram.org/type/GroupCallStreamChannel>
     public enum GroupCallStreamChannel: TLSchemaDescribed, TLParsable {
         /// `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallStreamChannel>
         case groupCallStreamChannel(Cons_groupCallStreamChannel)
 
         /// `groupCallStreamChannel#80eb48af channel:int scale:int last_timestamp_ms:long = GroupCallStreamChannel;`
+        ///
+        /// <https://core.telegram.org/constructor/groupCallStreamChannel>
         public final class Cons_groupCallStreamChannel: Sendable {
             public let channel: Int32
             public let scale: Int32
@@ -1332,13 +1428,21 @@ extension Api.account {
     /// TL type `account.SavedRingtone`. Constructors:
     /// - `account.savedRingtone#b7263f6d = account.SavedRingtone;`
     /// - `account.savedRingtoneConverted#1f307eb7 document:Document = account.SavedRingtone;`
+    ///
+    /// <https://core.telegram.org/type/account.SavedRingtone>
     public enum SavedRingtone: TLSchemaDescribed, TLParsable {
         /// `account.savedRingtone#b7263f6d = account.SavedRingtone;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedRingtone>
         case savedRingtone
         /// `account.savedRingtoneConverted#1f307eb7 document:Document = account.SavedRingtone;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedRingtoneConverted>
         case savedRingtoneConverted(Cons_savedRingtoneConverted)
 
         /// `account.savedRingtoneConverted#1f307eb7 document:Document = account.SavedRingtone;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedRingtoneConverted>
         public final class Cons_savedRingtoneConverted: Sendable {
             public let document: Api.Document
 
@@ -1395,13 +1499,21 @@ extension Api.messages {
     /// TL type `messages.Reactions`. Constructors:
     /// - `messages.reactionsNotModified#b06fdbdf = messages.Reactions;`
     /// - `messages.reactions#eafdf716 hash:long reactions:Vector<Reaction> = messages.Reactions;`
+    ///
+    /// <https://core.telegram.org/type/messages.Reactions>
     public enum Reactions: TLSchemaDescribed, TLParsable {
         /// `messages.reactionsNotModified#b06fdbdf = messages.Reactions;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.reactionsNotModified>
         case reactionsNotModified
         /// `messages.reactions#eafdf716 hash:long reactions:Vector<Reaction> = messages.Reactions;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.reactions>
         case reactions(Cons_reactions)
 
         /// `messages.reactions#eafdf716 hash:long reactions:Vector<Reaction> = messages.Reactions;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.reactions>
         public final class Cons_reactions: Sendable {
             public let hash: Int64
             public let reactions: [Api.Reaction]
@@ -1465,11 +1577,17 @@ extension Api.messages {
 extension Api {
     /// TL type `StickerKeyword`. Constructors:
     /// - `stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;`
+    ///
+    /// <https://core.telegram.org/type/StickerKeyword>
     public enum StickerKeyword: TLSchemaDescribed, TLParsable {
         /// `stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerKeyword>
         case stickerKeyword(Cons_stickerKeyword)
 
         /// `stickerKeyword#fcfeb29c document_id:long keyword:Vector<string> = StickerKeyword;`
+        ///
+        /// <https://core.telegram.org/constructor/stickerKeyword>
         public final class Cons_stickerKeyword: Sendable {
             public let documentId: Int64
             public let keyword: [String]
@@ -1526,11 +1644,17 @@ extension Api {
 extension Api {
     /// TL type `InputBusinessChatLink`. Constructors:
     /// - `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
+    ///
+    /// <https://core.telegram.org/type/InputBusinessChatLink>
     public enum InputBusinessChatLink: TLSchemaDescribed, TLParsable {
         /// `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessChatLink>
         case inputBusinessChatLink(Cons_inputBusinessChatLink)
 
         /// `inputBusinessChatLink#11679fa7 flags:# message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string = InputBusinessChatLink;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessChatLink>
         public final class Cons_inputBusinessChatLink: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1620,13 +1744,21 @@ extension Api.payments {
     /// TL type `payments.StarGifts`. Constructors:
     /// - `payments.starGiftsNotModified#a388a368 = payments.StarGifts;`
     /// - `payments.starGifts#2ed82995 hash:int gifts:Vector<StarGift> chats:Vector<Chat> users:Vector<User> = payments.StarGifts;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarGifts>
     public enum StarGifts: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftsNotModified#a388a368 = payments.StarGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftsNotModified>
         case starGiftsNotModified
         /// `payments.starGifts#2ed82995 hash:int gifts:Vector<StarGift> chats:Vector<Chat> users:Vector<User> = payments.StarGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGifts>
         case starGifts(Cons_starGifts)
 
         /// `payments.starGifts#2ed82995 hash:int gifts:Vector<StarGift> chats:Vector<Chat> users:Vector<User> = payments.StarGifts;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGifts>
         public final class Cons_starGifts: Sendable {
             public let hash: Int32
             public let gifts: [Api.StarGift]
@@ -1701,13 +1833,21 @@ extension Api.messages {
     /// TL type `messages.FoundStickers`. Constructors:
     /// - `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
     /// - `messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;`
+    ///
+    /// <https://core.telegram.org/type/messages.FoundStickers>
     public enum FoundStickers: TLSchemaDescribed, TLParsable {
         /// `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.foundStickersNotModified>
         case foundStickersNotModified(Cons_foundStickersNotModified)
         /// `messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.foundStickers>
         case foundStickers(Cons_foundStickers)
 
         /// `messages.foundStickersNotModified#6010c534 flags:# next_offset:flags.0?int = messages.FoundStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.foundStickersNotModified>
         public final class Cons_foundStickersNotModified: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1727,6 +1867,8 @@ extension Api.messages {
         }
 
         /// `messages.foundStickers#82c9e290 flags:# next_offset:flags.0?int hash:long stickers:Vector<Document> = messages.FoundStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.foundStickers>
         public final class Cons_foundStickers: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1835,11 +1977,17 @@ extension Api.messages {
 extension Api {
     /// TL type `StarsRating`. Constructors:
     /// - `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
+    ///
+    /// <https://core.telegram.org/type/StarsRating>
     public enum StarsRating: TLSchemaDescribed, TLParsable {
         /// `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
+        ///
+        /// <https://core.telegram.org/constructor/starsRating>
         case starsRating(Cons_starsRating)
 
         /// `starsRating#1b0e4f07 flags:# level:int current_level_stars:long stars:long next_level_stars:flags.0?long = StarsRating;`
+        ///
+        /// <https://core.telegram.org/constructor/starsRating>
         public final class Cons_starsRating: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1928,11 +2076,17 @@ extension Api {
 extension Api {
     /// TL type `Passkey`. Constructors:
     /// - `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
+    ///
+    /// <https://core.telegram.org/type/Passkey>
     public enum Passkey: TLSchemaDescribed, TLParsable {
         /// `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
+        ///
+        /// <https://core.telegram.org/constructor/passkey>
         case passkey(Cons_passkey)
 
         /// `passkey#98613ebf flags:# id:string name:string date:int software_emoji_id:flags.0?long last_usage_date:flags.1?int = Passkey;`
+        ///
+        /// <https://core.telegram.org/constructor/passkey>
         public final class Cons_passkey: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2034,6 +2188,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.getAuthorizations#e320c158 = account.Authorizations;`
+    ///
+    /// <https://core.telegram.org/method/account.getAuthorizations>
     public static func getAuthorizations() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Authorizations>) {
         let buffer = Buffer()
         getAuthorizations(into: buffer)
@@ -2048,6 +2204,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updateBusinessLocation#9e6b131a flags:# geo_point:flags.1?InputGeoPoint address:flags.0?string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateBusinessLocation>
     public static func updateBusinessLocation(geoPoint: Api.InputGeoPoint? = nil, address: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateBusinessLocation(into: buffer, geoPoint: geoPoint, address: address)
@@ -2072,6 +2230,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.sendScreenshotNotification#a1405817 peer:InputPeer reply_to:InputReplyTo random_id:long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendScreenshotNotification>
     public static func sendScreenshotNotification(peer: Api.InputPeer, replyTo: Api.InputReplyTo, randomId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendScreenshotNotification(into: buffer, peer: peer, replyTo: replyTo, randomId: randomId)
@@ -2089,6 +2249,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getUnreadReactions#bd7f90ac flags:# peer:InputPeer top_msg_id:flags.0?int saved_peer_id:flags.1?InputPeer offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getUnreadReactions>
     public static func getUnreadReactions(peer: Api.InputPeer, topMsgId: Int32? = nil, savedPeerId: Api.InputPeer? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadReactions(into: buffer, peer: peer, topMsgId: topMsgId, savedPeerId: savedPeerId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
@@ -2121,6 +2283,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiProfilePhotoGroups#21a548f3 hash:int = messages.EmojiGroups;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiProfilePhotoGroups>
     public static func getEmojiProfilePhotoGroups(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGroups>) {
         let buffer = Buffer()
         getEmojiProfilePhotoGroups(into: buffer, hash: hash)
@@ -2138,6 +2302,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.declineUrlAuth#35436bbc url:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.declineUrlAuth>
     public static func declineUrlAuth(url: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         declineUrlAuth(into: buffer, url: url)
@@ -2153,6 +2319,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.getTimezonesList#49b30240 hash:int = help.TimezonesList;`
+    ///
+    /// <https://core.telegram.org/method/help.getTimezonesList>
     public static func getTimezonesList(hash: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.TimezonesList>) {
         let buffer = Buffer()
         getTimezonesList(into: buffer, hash: hash)
@@ -2170,6 +2338,8 @@ extension Api.functions.help {
 
 extension Api.functions.bots {
     /// `bots.deletePreviewMedia#2d0135b3 bot:InputUser lang_code:string media:Vector<InputMedia> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.deletePreviewMedia>
     public static func deletePreviewMedia(bot: Api.InputUser, langCode: String, media: [Api.InputMedia]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deletePreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media)
@@ -2187,6 +2357,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.getBotRecommendations#a1b70815 bot:InputUser = users.Users;`
+    ///
+    /// <https://core.telegram.org/method/bots.getBotRecommendations>
     public static func getBotRecommendations(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.Users>) {
         let buffer = Buffer()
         getBotRecommendations(into: buffer, bot: bot)
@@ -2202,6 +2374,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.getAccessSettings#213853a3 bot:InputUser = bots.AccessSettings;`
+    ///
+    /// <https://core.telegram.org/method/bots.getAccessSettings>
     public static func getAccessSettings(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.AccessSettings>) {
         let buffer = Buffer()
         getAccessSettings(into: buffer, bot: bot)
@@ -2217,6 +2391,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.editAccessSettings#31813cd8 flags:# restricted:flags.0?true bot:InputUser add_users:flags.1?Vector<InputUser> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.editAccessSettings>
     public static func editAccessSettings(restricted: Bool = false, bot: Api.InputUser, addUsers: [Api.InputUser]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editAccessSettings(into: buffer, restricted: restricted, bot: bot, addUsers: addUsers)
@@ -2241,6 +2417,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.upgradeStarGift#aed6e4f5 flags:# keep_original_details:flags.0?true stargift:InputSavedStarGift = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.upgradeStarGift>
     public static func upgradeStarGift(keepOriginalDetails: Bool = false, stargift: Api.InputSavedStarGift) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         upgradeStarGift(into: buffer, keepOriginalDetails: keepOriginalDetails, stargift: stargift)
@@ -2261,6 +2439,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stories {
     /// `stories.getAllReadPeerStories#9b5ae7f9 = Updates;`
+    ///
+    /// <https://core.telegram.org/method/stories.getAllReadPeerStories>
     public static func getAllReadPeerStories() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         getAllReadPeerStories(into: buffer)
@@ -2275,6 +2455,8 @@ extension Api.functions.stories {
 
 extension Api.functions.aicompose {
     /// `aicompose.deleteTone#dd39316a tone:InputAiComposeTone = Bool;`
+    ///
+    /// <https://core.telegram.org/method/aicompose.deleteTone>
     public static func deleteTone(tone: Api.InputAiComposeTone) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteTone(into: buffer, tone: tone)

@@ -10,17 +10,29 @@ extension Api {
     /// - `inputUserSelf#f7c1b13f = InputUser;`
     /// - `inputUser#f21158c6 user_id:long access_hash:long = InputUser;`
     /// - `inputUserFromMessage#1da448e2 peer:InputPeer msg_id:int user_id:long = InputUser;`
+    ///
+    /// <https://core.telegram.org/type/InputUser>
     public enum InputUser: TLSchemaDescribed, TLParsable {
         /// `inputUserEmpty#b98886cf = InputUser;`
+        ///
+        /// <https://core.telegram.org/constructor/inputUserEmpty>
         case inputUserEmpty
         /// `inputUserSelf#f7c1b13f = InputUser;`
+        ///
+        /// <https://core.telegram.org/constructor/inputUserSelf>
         case inputUserSelf
         /// `inputUser#f21158c6 user_id:long access_hash:long = InputUser;`
+        ///
+        /// <https://core.telegram.org/constructor/inputUser>
         case inputUser(Cons_inputUser)
         /// `inputUserFromMessage#1da448e2 peer:InputPeer msg_id:int user_id:long = InputUser;`
+        ///
+        /// <https://core.telegram.org/constructor/inputUserFromMessage>
         case inputUserFromMessage(Cons_inputUserFromMessage)
 
         /// `inputUser#f21158c6 user_id:long access_hash:long = InputUser;`
+        ///
+        /// <https://core.telegram.org/constructor/inputUser>
         public final class Cons_inputUser: Sendable {
             public let userId: Int64
             public let accessHash: Int64
@@ -32,6 +44,8 @@ extension Api {
         }
 
         /// `inputUserFromMessage#1da448e2 peer:InputPeer msg_id:int user_id:long = InputUser;`
+        ///
+        /// <https://core.telegram.org/constructor/inputUserFromMessage>
         public final class Cons_inputUserFromMessage: Sendable {
             public let peer: Api.InputPeer
             public let msgId: Int32
@@ -128,13 +142,21 @@ extension Api.upload {
     /// TL type `upload.File`. Constructors:
     /// - `upload.file#096a18d5 type:storage.FileType mtime:int bytes:bytes = upload.File;`
     /// - `upload.fileCdnRedirect#f18cda44 dc_id:int file_token:bytes encryption_key:bytes encryption_iv:bytes file_hashes:Vector<FileHash> = upload.File;`
+    ///
+    /// <https://core.telegram.org/type/upload.File>
     public enum File: TLSchemaDescribed, TLParsable {
         /// `upload.file#096a18d5 type:storage.FileType mtime:int bytes:bytes = upload.File;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.file>
         case file(Cons_file)
         /// `upload.fileCdnRedirect#f18cda44 dc_id:int file_token:bytes encryption_key:bytes encryption_iv:bytes file_hashes:Vector<FileHash> = upload.File;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.fileCdnRedirect>
         case fileCdnRedirect(Cons_fileCdnRedirect)
 
         /// `upload.file#096a18d5 type:storage.FileType mtime:int bytes:bytes = upload.File;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.file>
         public final class Cons_file: Sendable {
             public let type: Api.storage.FileType
             public let mtime: Int32
@@ -148,6 +170,8 @@ extension Api.upload {
         }
 
         /// `upload.fileCdnRedirect#f18cda44 dc_id:int file_token:bytes encryption_key:bytes encryption_iv:bytes file_hashes:Vector<FileHash> = upload.File;`
+        ///
+        /// <https://core.telegram.org/constructor/upload.fileCdnRedirect>
         public final class Cons_fileCdnRedirect: Sendable {
             public let dcId: Int32
             public let fileToken: [UInt8]
@@ -241,13 +265,21 @@ extension Api.messages {
     /// TL type `messages.StickerSet`. Constructors:
     /// - `messages.stickerSet#6e153f16 set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = messages.StickerSet;`
     /// - `messages.stickerSetNotModified#d3f924eb = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/type/messages.StickerSet>
     public enum StickerSet: TLSchemaDescribed, TLParsable {
         /// `messages.stickerSet#6e153f16 set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = messages.StickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickerSet>
         case stickerSet(Cons_stickerSet)
         /// `messages.stickerSetNotModified#d3f924eb = messages.StickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickerSetNotModified>
         case stickerSetNotModified
 
         /// `messages.stickerSet#6e153f16 set:StickerSet packs:Vector<StickerPack> keywords:Vector<StickerKeyword> documents:Vector<Document> = messages.StickerSet;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickerSet>
         public final class Cons_stickerSet: Sendable {
             public let set: Api.StickerSet
             public let packs: [Api.StickerPack]
@@ -319,11 +351,17 @@ extension Api.messages {
 extension Api.messages {
     /// TL type `messages.BotResults`. Constructors:
     /// - `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
+    ///
+    /// <https://core.telegram.org/type/messages.BotResults>
     public enum BotResults: TLSchemaDescribed, TLParsable {
         /// `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.botResults>
         case botResults(Cons_botResults)
 
         /// `messages.botResults#e021f2f6 flags:# gallery:flags.0?true query_id:long next_offset:flags.1?string switch_pm:flags.2?InlineBotSwitchPM switch_webview:flags.3?InlineBotWebView results:Vector<BotInlineResult> cache_time:int users:Vector<User> = messages.BotResults;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.botResults>
         public final class Cons_botResults: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -440,11 +478,17 @@ extension Api.messages {
 extension Api {
     /// TL type `ChannelAdminLogEventsFilter`. Constructors:
     /// - `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
+    ///
+    /// <https://core.telegram.org/type/ChannelAdminLogEventsFilter>
     public enum ChannelAdminLogEventsFilter: TLSchemaDescribed, TLParsable {
         /// `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventsFilter>
         case channelAdminLogEventsFilter(Cons_channelAdminLogEventsFilter)
 
         /// `channelAdminLogEventsFilter#ea107ae4 flags:# join:flags.0?true leave:flags.1?true invite:flags.2?true ban:flags.3?true unban:flags.4?true kick:flags.5?true unkick:flags.6?true promote:flags.7?true demote:flags.8?true info:flags.9?true settings:flags.10?true pinned:flags.11?true edit:flags.12?true delete:flags.13?true group_call:flags.14?true invites:flags.15?true send:flags.16?true forums:flags.17?true sub_extend:flags.18?true edit_rank:flags.19?true = ChannelAdminLogEventsFilter;`
+        ///
+        /// <https://core.telegram.org/constructor/channelAdminLogEventsFilter>
         public struct Cons_channelAdminLogEventsFilter: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -542,11 +586,17 @@ extension Api {
 extension Api {
     /// TL type `SecureData`. Constructors:
     /// - `secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;`
+    ///
+    /// <https://core.telegram.org/type/SecureData>
     public enum SecureData: TLSchemaDescribed, TLParsable {
         /// `secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;`
+        ///
+        /// <https://core.telegram.org/constructor/secureData>
         case secureData(Cons_secureData)
 
         /// `secureData#8aeabec3 data:bytes data_hash:bytes secret:bytes = SecureData;`
+        ///
+        /// <https://core.telegram.org/constructor/secureData>
         public final class Cons_secureData: Sendable {
             public let data: [UInt8]
             public let dataHash: [UInt8]
@@ -607,13 +657,21 @@ extension Api.messages {
     /// TL type `messages.QuickReplies`. Constructors:
     /// - `messages.quickReplies#c68d6695 quick_replies:Vector<QuickReply> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.QuickReplies;`
     /// - `messages.quickRepliesNotModified#5f91eb5b = messages.QuickReplies;`
+    ///
+    /// <https://core.telegram.org/type/messages.QuickReplies>
     public enum QuickReplies: TLSchemaDescribed, TLParsable {
         /// `messages.quickReplies#c68d6695 quick_replies:Vector<QuickReply> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.QuickReplies;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.quickReplies>
         case quickReplies(Cons_quickReplies)
         /// `messages.quickRepliesNotModified#5f91eb5b = messages.QuickReplies;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.quickRepliesNotModified>
         case quickRepliesNotModified
 
         /// `messages.quickReplies#c68d6695 quick_replies:Vector<QuickReply> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.QuickReplies;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.quickReplies>
         public final class Cons_quickReplies: Sendable {
             public let quickReplies: [Api.QuickReply]
             public let messages: [Api.Message]
@@ -685,11 +743,17 @@ extension Api.messages {
 extension Api.messages {
     /// TL type `messages.PreparedInlineMessage`. Constructors:
     /// - `messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;`
+    ///
+    /// <https://core.telegram.org/type/messages.PreparedInlineMessage>
     public enum PreparedInlineMessage: TLSchemaDescribed, TLParsable {
         /// `messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.preparedInlineMessage>
         case preparedInlineMessage(Cons_preparedInlineMessage)
 
         /// `messages.preparedInlineMessage#ff57708d query_id:long result:BotInlineResult peer_types:Vector<InlineQueryPeerType> cache_time:int users:Vector<User> = messages.PreparedInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.preparedInlineMessage>
         public final class Cons_preparedInlineMessage: Sendable {
             public let queryId: Int64
             public let result: Api.BotInlineResult
@@ -761,11 +825,17 @@ extension Api.messages {
 extension Api.stories {
     /// TL type `stories.CanSendStoryCount`. Constructors:
     /// - `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
+    ///
+    /// <https://core.telegram.org/type/stories.CanSendStoryCount>
     public enum CanSendStoryCount: TLSchemaDescribed, TLParsable {
         /// `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.canSendStoryCount>
         case canSendStoryCount(Cons_canSendStoryCount)
 
         /// `stories.canSendStoryCount#c387c04e count_remains:int = stories.CanSendStoryCount;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.canSendStoryCount>
         public struct Cons_canSendStoryCount: Sendable {
             public let countRemains: Int32
 
@@ -816,11 +886,17 @@ extension Api.stories {
 extension Api {
     /// TL type `PendingSuggestion`. Constructors:
     /// - `pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;`
+    ///
+    /// <https://core.telegram.org/type/PendingSuggestion>
     public enum PendingSuggestion: TLSchemaDescribed, TLParsable {
         /// `pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;`
+        ///
+        /// <https://core.telegram.org/constructor/pendingSuggestion>
         case pendingSuggestion(Cons_pendingSuggestion)
 
         /// `pendingSuggestion#e7e82e12 suggestion:string title:TextWithEntities description:TextWithEntities url:string = PendingSuggestion;`
+        ///
+        /// <https://core.telegram.org/constructor/pendingSuggestion>
         public final class Cons_pendingSuggestion: Sendable {
             public let suggestion: String
             public let title: Api.TextWithEntities
@@ -896,33 +972,61 @@ extension Api {
     /// - `inputInlineButtonTypeUserProfile#53f3ce5a user_id:InputUser = InlineButtonType;`
     /// - `inlineButtonTypeCopy#b41d3272 copy_text:string = InlineButtonType;`
     /// - `inlineButtonTypeDisabled#a438619d = InlineButtonType;`
+    ///
+    /// <https://core.telegram.org/type/InlineButtonType>
     public enum InlineButtonType: TLSchemaDescribed, TLParsable {
         /// `inlineButtonTypeUrl#eca4f8d4 url:string = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeUrl>
         case inlineButtonTypeUrl(Cons_inlineButtonTypeUrl)
         /// `inlineButtonTypeUrlAuth#bfd02da2 flags:# fwd_text:flags.0?string url:string button_id:int = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeUrlAuth>
         case inlineButtonTypeUrlAuth(Cons_inlineButtonTypeUrlAuth)
         /// `inputInlineButtonTypeUrlAuth#9961bcb4 flags:# request_write_access:flags.0?true fwd_text:flags.1?string url:string bot:flags.2?InputUser = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInlineButtonTypeUrlAuth>
         case inputInlineButtonTypeUrlAuth(Cons_inputInlineButtonTypeUrlAuth)
         /// `inlineButtonTypeWebView#3bcab5b4 url:string = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeWebView>
         case inlineButtonTypeWebView(Cons_inlineButtonTypeWebView)
         /// `inlineButtonTypeCallback#2955bc38 flags:# requires_password:flags.0?true data:bytes = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeCallback>
         case inlineButtonTypeCallback(Cons_inlineButtonTypeCallback)
         /// `inlineButtonTypeGame#5cd3709d = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeGame>
         case inlineButtonTypeGame
         /// `inlineButtonTypeBuy#48bad7a5 = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeBuy>
         case inlineButtonTypeBuy
         /// `inlineButtonTypeSwitchInline#93773ff5 flags:# same_peer:flags.0?true query:string peer_types:flags.1?Vector<InlineQueryPeerType> = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeSwitchInline>
         case inlineButtonTypeSwitchInline(Cons_inlineButtonTypeSwitchInline)
         /// `inlineButtonTypeUserProfile#3fa33fcf user_id:long = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeUserProfile>
         case inlineButtonTypeUserProfile(Cons_inlineButtonTypeUserProfile)
         /// `inputInlineButtonTypeUserProfile#53f3ce5a user_id:InputUser = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInlineButtonTypeUserProfile>
         case inputInlineButtonTypeUserProfile(Cons_inputInlineButtonTypeUserProfile)
         /// `inlineButtonTypeCopy#b41d3272 copy_text:string = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeCopy>
         case inlineButtonTypeCopy(Cons_inlineButtonTypeCopy)
         /// `inlineButtonTypeDisabled#a438619d = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeDisabled>
         case inlineButtonTypeDisabled
 
         /// `inlineButtonTypeUrl#eca4f8d4 url:string = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeUrl>
         public final class Cons_inlineButtonTypeUrl: Sendable {
             public let url: String
 
@@ -932,6 +1036,8 @@ extension Api {
         }
 
         /// `inlineButtonTypeUrlAuth#bfd02da2 flags:# fwd_text:flags.0?string url:string button_id:int = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeUrlAuth>
         public final class Cons_inlineButtonTypeUrlAuth: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -957,6 +1063,8 @@ extension Api {
         }
 
         /// `inputInlineButtonTypeUrlAuth#9961bcb4 flags:# request_write_access:flags.0?true fwd_text:flags.1?string url:string bot:flags.2?InputUser = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInlineButtonTypeUrlAuth>
         public final class Cons_inputInlineButtonTypeUrlAuth: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -985,6 +1093,8 @@ extension Api {
         }
 
         /// `inlineButtonTypeWebView#3bcab5b4 url:string = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeWebView>
         public final class Cons_inlineButtonTypeWebView: Sendable {
             public let url: String
 
@@ -994,6 +1104,8 @@ extension Api {
         }
 
         /// `inlineButtonTypeCallback#2955bc38 flags:# requires_password:flags.0?true data:bytes = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeCallback>
         public final class Cons_inlineButtonTypeCallback: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1014,6 +1126,8 @@ extension Api {
         }
 
         /// `inlineButtonTypeSwitchInline#93773ff5 flags:# same_peer:flags.0?true query:string peer_types:flags.1?Vector<InlineQueryPeerType> = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeSwitchInline>
         public final class Cons_inlineButtonTypeSwitchInline: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1038,6 +1152,8 @@ extension Api {
         }
 
         /// `inlineButtonTypeUserProfile#3fa33fcf user_id:long = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeUserProfile>
         public struct Cons_inlineButtonTypeUserProfile: Sendable {
             public let userId: Int64
 
@@ -1047,6 +1163,8 @@ extension Api {
         }
 
         /// `inputInlineButtonTypeUserProfile#53f3ce5a user_id:InputUser = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inputInlineButtonTypeUserProfile>
         public final class Cons_inputInlineButtonTypeUserProfile: Sendable {
             public let userId: Api.InputUser
 
@@ -1056,6 +1174,8 @@ extension Api {
         }
 
         /// `inlineButtonTypeCopy#b41d3272 copy_text:string = InlineButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inlineButtonTypeCopy>
         public final class Cons_inlineButtonTypeCopy: Sendable {
             public let copyText: String
 
@@ -1299,6 +1419,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.saveWallPaper#6c5a5b37 wallpaper:InputWallPaper unsave:Bool settings:WallPaperSettings = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.saveWallPaper>
     public static func saveWallPaper(wallpaper: Api.InputWallPaper, unsave: Bool, settings: Api.WallPaperSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveWallPaper(into: buffer, wallpaper: wallpaper, unsave: unsave, settings: settings)
@@ -1316,6 +1438,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getDefaultGroupPhotoEmojis#915860ae hash:long = EmojiList;`
+    ///
+    /// <https://core.telegram.org/method/account.getDefaultGroupPhotoEmojis>
     public static func getDefaultGroupPhotoEmojis(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         getDefaultGroupPhotoEmojis(into: buffer, hash: hash)
@@ -1333,6 +1457,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.deleteAutoSaveExceptions#53bc0020 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.deleteAutoSaveExceptions>
     public static func deleteAutoSaveExceptions() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAutoSaveExceptions(into: buffer)
@@ -1347,6 +1473,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.sendMedia#0330e77f flags:# silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo media:InputMedia message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendMedia>
     public static func sendMedia(silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, media: Api.InputMedia, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMedia(into: buffer, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, media: media, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost)
@@ -1410,6 +1538,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editChatPhoto#35ddd674 chat_id:long photo:InputChatPhoto = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.editChatPhoto>
     public static func editChatPhoto(chatId: Int64, photo: Api.InputChatPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatPhoto(into: buffer, chatId: chatId, photo: photo)
@@ -1428,6 +1558,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.receivedQueue#55a5bb66 max_qts:int = Vector<long>;`
+    ///
+    /// <https://core.telegram.org/method/messages.receivedQueue>
     public static func receivedQueue(maxQts: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int64]>) {
         let buffer = Buffer()
         receivedQueue(into: buffer, maxQts: maxQts)
@@ -1445,6 +1577,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.readFeaturedStickers#5b118126 id:Vector<long> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.readFeaturedStickers>
     public static func readFeaturedStickers(id: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         readFeaturedStickers(into: buffer, id: id)
@@ -1460,6 +1594,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getArchivedStickers#57f17692 flags:# masks:flags.0?true emojis:flags.1?true offset_id:long limit:int = messages.ArchivedStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getArchivedStickers>
     public static func getArchivedStickers(masks: Bool = false, emojis: Bool = false, offsetId: Int64, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ArchivedStickers>) {
         let buffer = Buffer()
         getArchivedStickers(into: buffer, masks: masks, emojis: emojis, offsetId: offsetId, limit: limit)
@@ -1482,6 +1618,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getAdminsWithInvites#3920e6ef peer:InputPeer = messages.ChatAdminsWithInvites;`
+    ///
+    /// <https://core.telegram.org/method/messages.getAdminsWithInvites>
     public static func getAdminsWithInvites(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ChatAdminsWithInvites>) {
         let buffer = Buffer()
         getAdminsWithInvites(into: buffer, peer: peer)
@@ -1497,6 +1635,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setDefaultReaction#4f47a016 reaction:Reaction = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setDefaultReaction>
     public static func setDefaultReaction(reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setDefaultReaction(into: buffer, reaction: reaction)
@@ -1512,6 +1652,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.requestSimpleWebView#413a3e73 flags:# from_switch_webview:flags.1?true from_side_menu:flags.2?true compact:flags.7?true fullscreen:flags.8?true bot:InputUser url:flags.3?string start_param:flags.4?string theme_params:flags.0?DataJSON platform:string = WebViewResult;`
+    ///
+    /// <https://core.telegram.org/method/messages.requestSimpleWebView>
     public static func requestSimpleWebView(fromSwitchWebview: Bool = false, fromSideMenu: Bool = false, compact: Bool = false, fullscreen: Bool = false, bot: Api.InputUser, url: String? = nil, startParam: String? = nil, themeParams: Api.DataJSON? = nil, platform: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.WebViewResult>) {
         let buffer = Buffer()
         requestSimpleWebView(into: buffer, fromSwitchWebview: fromSwitchWebview, fromSideMenu: fromSideMenu, compact: compact, fullscreen: fullscreen, bot: bot, url: url, startParam: startParam, themeParams: themeParams, platform: platform)
@@ -1546,6 +1688,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteQuickReplyMessages#e105e910 shortcut_id:int id:Vector<int> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteQuickReplyMessages>
     public static func deleteQuickReplyMessages(shortcutId: Int32, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteQuickReplyMessages(into: buffer, shortcutId: shortcutId, id: id)
@@ -1564,6 +1708,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.clickSponsoredMessage#8235057e flags:# media:flags.0?true fullscreen:flags.1?true random_id:bytes = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.clickSponsoredMessage>
     public static func clickSponsoredMessage(media: Bool = false, fullscreen: Bool = false, randomId: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         clickSponsoredMessage(into: buffer, media: media, fullscreen: fullscreen, randomId: randomId)
@@ -1585,6 +1731,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reportMusicListen#ddbcd819 id:InputDocument listened_duration:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reportMusicListen>
     public static func reportMusicListen(id: Api.InputDocument, listenedDuration: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportMusicListen(into: buffer, id: id, listenedDuration: listenedDuration)
@@ -1601,6 +1749,8 @@ extension Api.functions.messages {
 
 extension Api.functions.upload {
     /// `upload.getCdnFileHashes#91dc3f31 file_token:bytes offset:long = Vector<FileHash>;`
+    ///
+    /// <https://core.telegram.org/method/upload.getCdnFileHashes>
     public static func getCdnFileHashes(fileToken: [UInt8], offset: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
         let buffer = Buffer()
         getCdnFileHashes(into: buffer, fileToken: fileToken, offset: offset)
@@ -1617,6 +1767,8 @@ extension Api.functions.upload {
 
 extension Api.functions.channels {
     /// `channels.editTitle#566decd0 channel:InputChannel title:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.editTitle>
     public static func editTitle(channel: Api.InputChannel, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editTitle(into: buffer, channel: channel, title: title)
@@ -1633,6 +1785,8 @@ extension Api.functions.channels {
 
 extension Api.functions.payments {
     /// `payments.getSavedInfo#227d824b = payments.SavedInfo;`
+    ///
+    /// <https://core.telegram.org/method/payments.getSavedInfo>
     public static func getSavedInfo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.SavedInfo>) {
         let buffer = Buffer()
         getSavedInfo(into: buffer)
@@ -1647,6 +1801,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarsStatus#4ea9b3bf flags:# ton:flags.0?true peer:InputPeer = payments.StarsStatus;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarsStatus>
     public static func getStarsStatus(ton: Bool = false, peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarsStatus>) {
         let buffer = Buffer()
         getStarsStatus(into: buffer, ton: ton, peer: peer)
@@ -1667,6 +1823,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarGiftCollections#981b91dd peer:InputPeer hash:long = payments.StarGiftCollections;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarGiftCollections>
     public static func getStarGiftCollections(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftCollections>) {
         let buffer = Buffer()
         getStarGiftCollections(into: buffer, peer: peer, hash: hash)
@@ -1683,6 +1841,8 @@ extension Api.functions.payments {
 
 extension Api.functions.payments {
     /// `payments.getStarGiftUpgradeAttributes#6d038b58 gift_id:long = payments.StarGiftUpgradeAttributes;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarGiftUpgradeAttributes>
     public static func getStarGiftUpgradeAttributes(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftUpgradeAttributes>) {
         let buffer = Buffer()
         getStarGiftUpgradeAttributes(into: buffer, giftId: giftId)
@@ -1700,6 +1860,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.toggleGroupCallSettings#974392f2 flags:# reset_invite_hash:flags.1?true call:InputGroupCall join_muted:flags.0?Bool messages_enabled:flags.2?Bool send_paid_messages_stars:flags.3?long = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.toggleGroupCallSettings>
     public static func toggleGroupCallSettings(resetInviteHash: Bool = false, call: Api.InputGroupCall, joinMuted: Bool? = nil, messagesEnabled: Bool? = nil, sendPaidMessagesStars: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleGroupCallSettings(into: buffer, resetInviteHash: resetInviteHash, call: call, joinMuted: joinMuted, messagesEnabled: messagesEnabled, sendPaidMessagesStars: sendPaidMessagesStars)
@@ -1734,6 +1896,8 @@ extension Api.functions.phone {
 
 extension Api.functions.chatlists {
     /// `chatlists.joinChatlistInvite#a6b1e39a slug:string peers:Vector<InputPeer> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.joinChatlistInvite>
     public static func joinChatlistInvite(slug: String, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         joinChatlistInvite(into: buffer, slug: slug, peers: peers)

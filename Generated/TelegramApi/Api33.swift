@@ -9,15 +9,25 @@ extension Api {
     /// - `dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;`
     /// - `dialogFolder#71bd134c flags:# pinned:flags.2?true folder:Folder peer:Peer top_message:int unread_muted_peers_count:int unread_unmuted_peers_count:int unread_muted_messages_count:int unread_unmuted_messages_count:int = Dialog;`
     /// - `dialogCommunity#f78a0973 flags:# pinned:flags.2?true community_id:long notify_settings:PeerNotifySettings = Dialog;`
+    ///
+    /// <https://core.telegram.org/type/Dialog>
     public enum Dialog: TLSchemaDescribed, TLParsable {
         /// `dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;`
+        ///
+        /// <https://core.telegram.org/constructor/dialog>
         case dialog(Cons_dialog)
         /// `dialogFolder#71bd134c flags:# pinned:flags.2?true folder:Folder peer:Peer top_message:int unread_muted_peers_count:int unread_unmuted_peers_count:int unread_muted_messages_count:int unread_unmuted_messages_count:int = Dialog;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFolder>
         case dialogFolder(Cons_dialogFolder)
         /// `dialogCommunity#f78a0973 flags:# pinned:flags.2?true community_id:long notify_settings:PeerNotifySettings = Dialog;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogCommunity>
         case dialogCommunity(Cons_dialogCommunity)
 
         /// `dialog#fc89f7f3 flags:# pinned:flags.2?true unread_mark:flags.3?true view_forum_as_messages:flags.6?true peer:Peer top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int notify_settings:PeerNotifySettings pts:flags.0?int draft:flags.1?DraftMessage folder_id:flags.4?int ttl_period:flags.5?int = Dialog;`
+        ///
+        /// <https://core.telegram.org/constructor/dialog>
         public final class Cons_dialog: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -82,6 +92,8 @@ extension Api {
         }
 
         /// `dialogFolder#71bd134c flags:# pinned:flags.2?true folder:Folder peer:Peer top_message:int unread_muted_peers_count:int unread_unmuted_peers_count:int unread_muted_messages_count:int unread_unmuted_messages_count:int = Dialog;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFolder>
         public final class Cons_dialogFolder: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -120,6 +132,8 @@ extension Api {
         }
 
         /// `dialogCommunity#f78a0973 flags:# pinned:flags.2?true community_id:long notify_settings:PeerNotifySettings = Dialog;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogCommunity>
         public final class Cons_dialogCommunity: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -313,13 +327,21 @@ extension Api {
     /// TL type `WallPaper`. Constructors:
     /// - `wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;`
     /// - `wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;`
+    ///
+    /// <https://core.telegram.org/type/WallPaper>
     public enum WallPaper: TLSchemaDescribed, TLParsable {
         /// `wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/wallPaper>
         case wallPaper(Cons_wallPaper)
         /// `wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/wallPaperNoFile>
         case wallPaperNoFile(Cons_wallPaperNoFile)
 
         /// `wallPaper#a437c3ed id:long flags:# creator:flags.0?true default:flags.1?true pattern:flags.3?true dark:flags.4?true access_hash:long slug:string document:Document settings:flags.2?WallPaperSettings = WallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/wallPaper>
         public final class Cons_wallPaper: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -359,6 +381,8 @@ extension Api {
         }
 
         /// `wallPaperNoFile#e0804116 id:long flags:# default:flags.1?true dark:flags.4?true settings:flags.2?WallPaperSettings = WallPaper;`
+        ///
+        /// <https://core.telegram.org/constructor/wallPaperNoFile>
         public final class Cons_wallPaperNoFile: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -473,11 +497,17 @@ extension Api {
 extension Api.help {
     /// TL type `help.TermsOfService`. Constructors:
     /// - `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
+    ///
+    /// <https://core.telegram.org/type/help.TermsOfService>
     public enum TermsOfService: TLSchemaDescribed, TLParsable {
         /// `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
+        ///
+        /// <https://core.telegram.org/constructor/help.termsOfService>
         case termsOfService(Cons_termsOfService)
 
         /// `help.termsOfService#780a0310 flags:# popup:flags.0?true id:DataJSON text:string entities:Vector<MessageEntity> min_age_confirm:flags.1?int = help.TermsOfService;`
+        ///
+        /// <https://core.telegram.org/constructor/help.termsOfService>
         public final class Cons_termsOfService: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -569,13 +599,21 @@ extension Api {
     /// TL type `InputGame`. Constructors:
     /// - `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
     /// - `inputGameShortName#c331e80a bot_id:InputUser short_name:string = InputGame;`
+    ///
+    /// <https://core.telegram.org/type/InputGame>
     public enum InputGame: TLSchemaDescribed, TLParsable {
         /// `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGameID>
         case inputGameID(Cons_inputGameID)
         /// `inputGameShortName#c331e80a bot_id:InputUser short_name:string = InputGame;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGameShortName>
         case inputGameShortName(Cons_inputGameShortName)
 
         /// `inputGameID#032c3e77 id:long access_hash:long = InputGame;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGameID>
         public final class Cons_inputGameID: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -587,6 +625,8 @@ extension Api {
         }
 
         /// `inputGameShortName#c331e80a bot_id:InputUser short_name:string = InputGame;`
+        ///
+        /// <https://core.telegram.org/constructor/inputGameShortName>
         public final class Cons_inputGameShortName: Sendable {
             public let botId: Api.InputUser
             public let shortName: String
@@ -662,13 +702,21 @@ extension Api {
     /// TL type `SecureRequiredType` (recursive). Constructors:
     /// - `secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;`
     /// - `secureRequiredTypeOneOf#027477b4 types:Vector<SecureRequiredType> = SecureRequiredType;`
+    ///
+    /// <https://core.telegram.org/type/SecureRequiredType>
     public enum SecureRequiredType: TLSchemaDescribed, TLParsable {
         /// `secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureRequiredType>
         case secureRequiredType(Cons_secureRequiredType)
         /// `secureRequiredTypeOneOf#027477b4 types:Vector<SecureRequiredType> = SecureRequiredType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureRequiredTypeOneOf>
         case secureRequiredTypeOneOf(Cons_secureRequiredTypeOneOf)
 
         /// `secureRequiredType#829d99da flags:# native_names:flags.0?true selfie_required:flags.1?true translation_required:flags.2?true type:SecureValueType = SecureRequiredType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureRequiredType>
         public final class Cons_secureRequiredType: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -693,6 +741,8 @@ extension Api {
         }
 
         /// `secureRequiredTypeOneOf#027477b4 types:Vector<SecureRequiredType> = SecureRequiredType;`
+        ///
+        /// <https://core.telegram.org/constructor/secureRequiredTypeOneOf>
         public final class Cons_secureRequiredTypeOneOf: Sendable {
             public let types: [Api.SecureRequiredType]
 
@@ -762,11 +812,17 @@ extension Api {
 extension Api.users {
     /// TL type `users.UserFull`. Constructors:
     /// - `users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;`
+    ///
+    /// <https://core.telegram.org/type/users.UserFull>
     public enum UserFull: TLSchemaDescribed, TLParsable {
         /// `users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;`
+        ///
+        /// <https://core.telegram.org/constructor/users.userFull>
         case userFull(Cons_userFull)
 
         /// `users.userFull#3b6d152e full_user:UserFull chats:Vector<Chat> users:Vector<User> = users.UserFull;`
+        ///
+        /// <https://core.telegram.org/constructor/users.userFull>
         public final class Cons_userFull: Sendable {
             public let fullUser: Api.UserFull
             public let chats: [Api.Chat]
@@ -826,11 +882,17 @@ extension Api.users {
 extension Api {
     /// TL type `AttachMenuBotIcon`. Constructors:
     /// - `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
+    ///
+    /// <https://core.telegram.org/type/AttachMenuBotIcon>
     public enum AttachMenuBotIcon: TLSchemaDescribed, TLParsable {
         /// `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBotIcon>
         case attachMenuBotIcon(Cons_attachMenuBotIcon)
 
         /// `attachMenuBotIcon#b2a7386b flags:# name:string icon:Document colors:flags.0?Vector<AttachMenuBotIconColor> = AttachMenuBotIcon;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBotIcon>
         public final class Cons_attachMenuBotIcon: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -914,13 +976,21 @@ extension Api {
     /// TL type `AttachMenuBots`. Constructors:
     /// - `attachMenuBotsNotModified#f1d88a5c = AttachMenuBots;`
     /// - `attachMenuBots#3c4301c0 hash:long bots:Vector<AttachMenuBot> users:Vector<User> = AttachMenuBots;`
+    ///
+    /// <https://core.telegram.org/type/AttachMenuBots>
     public enum AttachMenuBots: TLSchemaDescribed, TLParsable {
         /// `attachMenuBotsNotModified#f1d88a5c = AttachMenuBots;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBotsNotModified>
         case attachMenuBotsNotModified
         /// `attachMenuBots#3c4301c0 hash:long bots:Vector<AttachMenuBot> users:Vector<User> = AttachMenuBots;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBots>
         case attachMenuBots(Cons_attachMenuBots)
 
         /// `attachMenuBots#3c4301c0 hash:long bots:Vector<AttachMenuBot> users:Vector<User> = AttachMenuBots;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBots>
         public final class Cons_attachMenuBots: Sendable {
             public let hash: Int64
             public let bots: [Api.AttachMenuBot]
@@ -990,13 +1060,21 @@ extension Api {
     /// TL type `ForumTopic`. Constructors:
     /// - `forumTopicDeleted#023f109b id:int = ForumTopic;`
     /// - `forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;`
+    ///
+    /// <https://core.telegram.org/type/ForumTopic>
     public enum ForumTopic: TLSchemaDescribed, TLParsable {
         /// `forumTopicDeleted#023f109b id:int = ForumTopic;`
+        ///
+        /// <https://core.telegram.org/constructor/forumTopicDeleted>
         case forumTopicDeleted(Cons_forumTopicDeleted)
         /// `forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;`
+        ///
+        /// <https://core.telegram.org/constructor/forumTopic>
         case forumTopic(Cons_forumTopic)
 
         /// `forumTopicDeleted#023f109b id:int = ForumTopic;`
+        ///
+        /// <https://core.telegram.org/constructor/forumTopicDeleted>
         public struct Cons_forumTopicDeleted: Sendable {
             public let id: Int32
 
@@ -1006,6 +1084,8 @@ extension Api {
         }
 
         /// `forumTopic#fcdad815 flags:# my:flags.1?true closed:flags.2?true pinned:flags.3?true short:flags.5?true hidden:flags.6?true title_missing:flags.7?true id:int date:int peer:Peer title:string icon_color:int icon_emoji_id:flags.0?long top_message:int read_inbox_max_id:int read_outbox_max_id:int unread_count:int unread_mentions_count:int unread_reactions_count:int unread_poll_votes_count:int from_id:Peer notify_settings:PeerNotifySettings draft:flags.4?DraftMessage = ForumTopic;`
+        ///
+        /// <https://core.telegram.org/constructor/forumTopic>
         public final class Cons_forumTopic: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1200,11 +1280,17 @@ extension Api {
 extension Api {
     /// TL type `InputChatlist`. Constructors:
     /// - `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
+    ///
+    /// <https://core.telegram.org/type/InputChatlist>
     public enum InputChatlist: TLSchemaDescribed, TLParsable {
         /// `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatlistDialogFilter>
         case inputChatlistDialogFilter(Cons_inputChatlistDialogFilter)
 
         /// `inputChatlistDialogFilter#f3e0da33 filter_id:int = InputChatlist;`
+        ///
+        /// <https://core.telegram.org/constructor/inputChatlistDialogFilter>
         public struct Cons_inputChatlistDialogFilter: Sendable {
             public let filterId: Int32
 
@@ -1255,11 +1341,17 @@ extension Api {
 extension Api.stories {
     /// TL type `stories.StoryViewsList`. Constructors:
     /// - `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
+    ///
+    /// <https://core.telegram.org/type/stories.StoryViewsList>
     public enum StoryViewsList: TLSchemaDescribed, TLParsable {
         /// `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.storyViewsList>
         case storyViewsList(Cons_storyViewsList)
 
         /// `stories.storyViewsList#59d78fc5 flags:# count:int views_count:int forwards_count:int reactions_count:int views:Vector<StoryView> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryViewsList;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.storyViewsList>
         public final class Cons_storyViewsList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1372,11 +1464,17 @@ extension Api.stories {
 extension Api {
     /// TL type `InputBusinessRecipients`. Constructors:
     /// - `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
+    ///
+    /// <https://core.telegram.org/type/InputBusinessRecipients>
     public enum InputBusinessRecipients: TLSchemaDescribed, TLParsable {
         /// `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessRecipients>
         case inputBusinessRecipients(Cons_inputBusinessRecipients)
 
         /// `inputBusinessRecipients#6f8b32aa flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<InputUser> = InputBusinessRecipients;`
+        ///
+        /// <https://core.telegram.org/constructor/inputBusinessRecipients>
         public final class Cons_inputBusinessRecipients: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1457,11 +1555,17 @@ extension Api {
 extension Api {
     /// TL type `BusinessChatLink`. Constructors:
     /// - `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
+    ///
+    /// <https://core.telegram.org/type/BusinessChatLink>
     public enum BusinessChatLink: TLSchemaDescribed, TLParsable {
         /// `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
+        ///
+        /// <https://core.telegram.org/constructor/businessChatLink>
         case businessChatLink(Cons_businessChatLink)
 
         /// `businessChatLink#b4ae666f flags:# link:string message:string entities:flags.0?Vector<MessageEntity> title:flags.1?string views:int = BusinessChatLink;`
+        ///
+        /// <https://core.telegram.org/constructor/businessChatLink>
         public final class Cons_businessChatLink: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1562,11 +1666,17 @@ extension Api {
 extension Api.payments {
     /// TL type `payments.StarsRevenueWithdrawalUrl`. Constructors:
     /// - `payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarsRevenueWithdrawalUrl>
     public enum StarsRevenueWithdrawalUrl: TLSchemaDescribed, TLParsable {
         /// `payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starsRevenueWithdrawalUrl>
         case starsRevenueWithdrawalUrl(Cons_starsRevenueWithdrawalUrl)
 
         /// `payments.starsRevenueWithdrawalUrl#1dab80b7 url:string = payments.StarsRevenueWithdrawalUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starsRevenueWithdrawalUrl>
         public final class Cons_starsRevenueWithdrawalUrl: Sendable {
             public let url: String
 
@@ -1616,13 +1726,21 @@ extension Api.users {
     /// TL type `users.SavedMusic`. Constructors:
     /// - `users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;`
     /// - `users.savedMusic#34a2f297 count:int documents:Vector<Document> = users.SavedMusic;`
+    ///
+    /// <https://core.telegram.org/type/users.SavedMusic>
     public enum SavedMusic: TLSchemaDescribed, TLParsable {
         /// `users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;`
+        ///
+        /// <https://core.telegram.org/constructor/users.savedMusicNotModified>
         case savedMusicNotModified(Cons_savedMusicNotModified)
         /// `users.savedMusic#34a2f297 count:int documents:Vector<Document> = users.SavedMusic;`
+        ///
+        /// <https://core.telegram.org/constructor/users.savedMusic>
         case savedMusic(Cons_savedMusic)
 
         /// `users.savedMusicNotModified#e3878aa4 count:int = users.SavedMusic;`
+        ///
+        /// <https://core.telegram.org/constructor/users.savedMusicNotModified>
         public struct Cons_savedMusicNotModified: Sendable {
             public let count: Int32
 
@@ -1632,6 +1750,8 @@ extension Api.users {
         }
 
         /// `users.savedMusic#34a2f297 count:int documents:Vector<Document> = users.SavedMusic;`
+        ///
+        /// <https://core.telegram.org/constructor/users.savedMusic>
         public final class Cons_savedMusic: Sendable {
             public let count: Int32
             public let documents: [Api.Document]
@@ -1704,11 +1824,17 @@ extension Api.users {
 extension Api.bots {
     /// TL type `bots.RequestedButton`. Constructors:
     /// - `bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;`
+    ///
+    /// <https://core.telegram.org/type/bots.RequestedButton>
     public enum RequestedButton: TLSchemaDescribed, TLParsable {
         /// `bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.requestedButton>
         case requestedButton(Cons_requestedButton)
 
         /// `bots.requestedButton#f13bbcd7 webapp_req_id:string = bots.RequestedButton;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.requestedButton>
         public final class Cons_requestedButton: Sendable {
             public let webappReqId: String
 
@@ -1763,23 +1889,41 @@ extension Api {
     /// - `buttonTypeRequestPeer#4f58a237 flags:# button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
     /// - `inputButtonTypeRequestPeer#3fe268fe flags:# name_requested:flags.0?true username_requested:flags.1?true photo_requested:flags.2?true button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
     /// - `buttonTypeSimpleWebView#c01a597a url:string = ButtonType;`
+    ///
+    /// <https://core.telegram.org/type/ButtonType>
     public enum ButtonType: TLSchemaDescribed, TLParsable {
         /// `buttonTypeDefault#c9dd90e9 = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeDefault>
         case buttonTypeDefault
         /// `buttonTypeRequestPhone#df3d36f9 = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeRequestPhone>
         case buttonTypeRequestPhone
         /// `buttonTypeRequestGeoLocation#9beee140 = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeRequestGeoLocation>
         case buttonTypeRequestGeoLocation
         /// `buttonTypeRequestPoll#aacfff84 flags:# quiz:flags.0?Bool = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeRequestPoll>
         case buttonTypeRequestPoll(Cons_buttonTypeRequestPoll)
         /// `buttonTypeRequestPeer#4f58a237 flags:# button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeRequestPeer>
         case buttonTypeRequestPeer(Cons_buttonTypeRequestPeer)
         /// `inputButtonTypeRequestPeer#3fe268fe flags:# name_requested:flags.0?true username_requested:flags.1?true photo_requested:flags.2?true button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inputButtonTypeRequestPeer>
         case inputButtonTypeRequestPeer(Cons_inputButtonTypeRequestPeer)
         /// `buttonTypeSimpleWebView#c01a597a url:string = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeSimpleWebView>
         case buttonTypeSimpleWebView(Cons_buttonTypeSimpleWebView)
 
         /// `buttonTypeRequestPoll#aacfff84 flags:# quiz:flags.0?Bool = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeRequestPoll>
         public struct Cons_buttonTypeRequestPoll: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1799,6 +1943,8 @@ extension Api {
         }
 
         /// `buttonTypeRequestPeer#4f58a237 flags:# button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeRequestPeer>
         public final class Cons_buttonTypeRequestPeer: Sendable {
             public let buttonId: Int32
             public let peerType: Api.RequestPeerType
@@ -1815,6 +1961,8 @@ extension Api {
         }
 
         /// `inputButtonTypeRequestPeer#3fe268fe flags:# name_requested:flags.0?true username_requested:flags.1?true photo_requested:flags.2?true button_id:int peer_type:RequestPeerType max_quantity:int = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/inputButtonTypeRequestPeer>
         public final class Cons_inputButtonTypeRequestPeer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1845,6 +1993,8 @@ extension Api {
         }
 
         /// `buttonTypeSimpleWebView#c01a597a url:string = ButtonType;`
+        ///
+        /// <https://core.telegram.org/constructor/buttonTypeSimpleWebView>
         public final class Cons_buttonTypeSimpleWebView: Sendable {
             public let url: String
 
@@ -1993,6 +2143,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.reportPeer#c5ba3d86 peer:InputPeer reason:ReportReason message:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.reportPeer>
     public static func reportPeer(peer: Api.InputPeer, reason: Api.ReportReason, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportPeer(into: buffer, peer: peer, reason: reason, message: message)
@@ -2010,6 +2162,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.resolveBusinessChatLink#5492e5ee slug:string = account.ResolvedBusinessChatLinks;`
+    ///
+    /// <https://core.telegram.org/method/account.resolveBusinessChatLink>
     public static func resolveBusinessChatLink(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ResolvedBusinessChatLinks>) {
         let buffer = Buffer()
         resolveBusinessChatLink(into: buffer, slug: slug)
@@ -2025,6 +2179,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.importContactToken#13005788 token:string = User;`
+    ///
+    /// <https://core.telegram.org/method/contacts.importContactToken>
     public static func importContactToken(token: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.User>) {
         let buffer = Buffer()
         importContactToken(into: buffer, token: token)
@@ -2040,6 +2196,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.searchGlobal#6126a43c flags:# broadcasts_only:flags.1?true groups_only:flags.2?true users_only:flags.3?true folder_id:flags.0?int community:flags.4?InputChannel q:string filter:MessagesFilter min_date:int max_date:int offset_rate:int offset_peer:InputPeer offset_id:int limit:int = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.searchGlobal>
     public static func searchGlobal(broadcastsOnly: Bool = false, groupsOnly: Bool = false, usersOnly: Bool = false, folderId: Int32? = nil, community: Api.InputChannel? = nil, q: String, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetRate: Int32, offsetPeer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         searchGlobal(into: buffer, broadcastsOnly: broadcastsOnly, groupsOnly: groupsOnly, usersOnly: usersOnly, folderId: folderId, community: community, q: q, filter: filter, minDate: minDate, maxDate: maxDate, offsetRate: offsetRate, offsetPeer: offsetPeer, offsetId: offsetId, limit: limit)
@@ -2079,6 +2237,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editMessage#b106e66c flags:# no_webpage:flags.1?true invert_media:flags.16?true peer:InputPeer id:int message:flags.11?string media:flags.14?InputMedia reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.15?int schedule_repeat_period:flags.18?int quick_reply_shortcut_id:flags.17?int rich_message:flags.23?InputRichMessage = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.editMessage>
     public static func editMessage(noWebpage: Bool = false, invertMedia: Bool = false, peer: Api.InputPeer, id: Int32, message: String? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, quickReplyShortcutId: Int32? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editMessage(into: buffer, noWebpage: noWebpage, invertMedia: invertMedia, peer: peer, id: id, message: message, media: media, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, quickReplyShortcutId: quickReplyShortcutId, richMessage: richMessage)
@@ -2129,6 +2289,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.setBotShippingResults#e5f672fa flags:# query_id:long error:flags.0?string shipping_options:flags.1?Vector<ShippingOption> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.setBotShippingResults>
     public static func setBotShippingResults(queryId: Int64, error: String? = nil, shippingOptions: [Api.ShippingOption]? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotShippingResults(into: buffer, queryId: queryId, error: error, shippingOptions: shippingOptions)
@@ -2156,6 +2318,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getDiscussionMessage#446972fd peer:InputPeer msg_id:int = messages.DiscussionMessage;`
+    ///
+    /// <https://core.telegram.org/method/messages.getDiscussionMessage>
     public static func getDiscussionMessage(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.DiscussionMessage>) {
         let buffer = Buffer()
         getDiscussionMessage(into: buffer, peer: peer, msgId: msgId)
@@ -2172,6 +2336,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.hideChatJoinRequest#7fe7e815 flags:# approved:flags.0?true peer:InputPeer user_id:InputUser = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.hideChatJoinRequest>
     public static func hideChatJoinRequest(approved: Bool = false, peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         hideChatJoinRequest(into: buffer, approved: approved, peer: peer, userId: userId)
@@ -2193,6 +2359,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getCustomEmojiDocuments#d9ab0f54 document_id:Vector<long> = Vector<Document>;`
+    ///
+    /// <https://core.telegram.org/method/messages.getCustomEmojiDocuments>
     public static func getCustomEmojiDocuments(documentId: [Int64]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.Document]>) {
         let buffer = Buffer()
         getCustomEmojiDocuments(into: buffer, documentId: documentId)
@@ -2208,6 +2376,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.translateRichMessage#1a542004 flags:# peer:flags.0?InputPeer id:flags.0?Vector<int> text:flags.1?Vector<InputRichMessage> to_lang:string tone:flags.2?string = messages.TranslatedRichMessage;`
+    ///
+    /// <https://core.telegram.org/method/messages.translateRichMessage>
     public static func translateRichMessage(peer: Api.InputPeer? = nil, id: [Int32]? = nil, text: [Api.InputRichMessage]? = nil, toLang: String, tone: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranslatedRichMessage>) {
         let buffer = Buffer()
         translateRichMessage(into: buffer, peer: peer, id: id, text: text, toLang: toLang, tone: tone)
@@ -2242,6 +2412,8 @@ extension Api.functions.messages {
 
 extension Api.functions.upload {
     /// `upload.getFileHashes#9156982a location:InputFileLocation offset:long = Vector<FileHash>;`
+    ///
+    /// <https://core.telegram.org/method/upload.getFileHashes>
     public static func getFileHashes(location: Api.InputFileLocation, offset: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.FileHash]>) {
         let buffer = Buffer()
         getFileHashes(into: buffer, location: location, offset: offset)
@@ -2258,6 +2430,8 @@ extension Api.functions.upload {
 
 extension Api.functions.help {
     /// `help.getPremiumPromo#b81b93d4 = help.PremiumPromo;`
+    ///
+    /// <https://core.telegram.org/method/help.getPremiumPromo>
     public static func getPremiumPromo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.PremiumPromo>) {
         let buffer = Buffer()
         getPremiumPromo(into: buffer)
@@ -2272,6 +2446,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.getGroupsForDiscussion#f5dad378 = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/channels.getGroupsForDiscussion>
     public static func getGroupsForDiscussion() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getGroupsForDiscussion(into: buffer)
@@ -2286,6 +2462,8 @@ extension Api.functions.channels {
 
 extension Api.functions.aicompose {
     /// `aicompose.saveTone#1782cbb1 tone:InputAiComposeTone unsave:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/aicompose.saveTone>
     public static func saveTone(tone: Api.InputAiComposeTone, unsave: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveTone(into: buffer, tone: tone, unsave: unsave)
@@ -2302,6 +2480,8 @@ extension Api.functions.aicompose {
 
 extension Api.functions.ephemeral {
     /// `ephemeral.deleteAllWelcomeMessages#734f9721 peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/ephemeral.deleteAllWelcomeMessages>
     public static func deleteAllWelcomeMessages(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteAllWelcomeMessages(into: buffer, peer: peer)

@@ -9,15 +9,25 @@ extension Api.messages {
     /// - `messages.dialogs#15ba6c40 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
     /// - `messages.dialogsSlice#71e094f3 count:int dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
     /// - `messages.dialogsNotModified#f0e3e596 count:int = messages.Dialogs;`
+    ///
+    /// <https://core.telegram.org/type/messages.Dialogs>
     public enum Dialogs: TLSchemaDescribed, TLParsable {
         /// `messages.dialogs#15ba6c40 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dialogs>
         case dialogs(Cons_dialogs)
         /// `messages.dialogsSlice#71e094f3 count:int dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dialogsSlice>
         case dialogsSlice(Cons_dialogsSlice)
         /// `messages.dialogsNotModified#f0e3e596 count:int = messages.Dialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dialogsNotModified>
         case dialogsNotModified(Cons_dialogsNotModified)
 
         /// `messages.dialogs#15ba6c40 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dialogs>
         public final class Cons_dialogs: Sendable {
             public let dialogs: [Api.Dialog]
             public let messages: [Api.Message]
@@ -33,6 +43,8 @@ extension Api.messages {
         }
 
         /// `messages.dialogsSlice#71e094f3 count:int dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> = messages.Dialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dialogsSlice>
         public final class Cons_dialogsSlice: Sendable {
             public let count: Int32
             public let dialogs: [Api.Dialog]
@@ -50,6 +62,8 @@ extension Api.messages {
         }
 
         /// `messages.dialogsNotModified#f0e3e596 count:int = messages.Dialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.dialogsNotModified>
         public struct Cons_dialogsNotModified: Sendable {
             public let count: Int32
 
@@ -153,11 +167,17 @@ extension Api.messages {
 extension Api.photos {
     /// TL type `photos.Photo`. Constructors:
     /// - `photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;`
+    ///
+    /// <https://core.telegram.org/type/photos.Photo>
     public enum Photo: TLSchemaDescribed, TLParsable {
         /// `photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;`
+        ///
+        /// <https://core.telegram.org/constructor/photos.photo>
         case photo(Cons_photo)
 
         /// `photos.photo#20212ca8 photo:Photo users:Vector<User> = photos.Photo;`
+        ///
+        /// <https://core.telegram.org/constructor/photos.photo>
         public final class Cons_photo: Sendable {
             public let photo: Api.Photo
             public let users: [Api.User]
@@ -219,25 +239,45 @@ extension Api {
     /// - `botInlineMessageMediaInvoice#354a9b09 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument currency:string total_amount:long reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
     /// - `botInlineMessageMediaWebPage#809ad9a6 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true manual:flags.7?true safe:flags.8?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
     /// - `botInlineMessageRichMessage#0a617e7b flags:# reply_markup:flags.2?ReplyMarkup rich_message:RichMessage = BotInlineMessage;`
+    ///
+    /// <https://core.telegram.org/type/BotInlineMessage>
     public enum BotInlineMessage: TLSchemaDescribed, TLParsable {
         /// `botInlineMessageMediaAuto#764cf810 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaAuto>
         case botInlineMessageMediaAuto(Cons_botInlineMessageMediaAuto)
         /// `botInlineMessageText#8c7f65e2 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageText>
         case botInlineMessageText(Cons_botInlineMessageText)
         /// `botInlineMessageMediaGeo#051846fd flags:# geo:GeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaGeo>
         case botInlineMessageMediaGeo(Cons_botInlineMessageMediaGeo)
         /// `botInlineMessageMediaVenue#8a86659c flags:# geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaVenue>
         case botInlineMessageMediaVenue(Cons_botInlineMessageMediaVenue)
         /// `botInlineMessageMediaContact#18d1cdc2 flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaContact>
         case botInlineMessageMediaContact(Cons_botInlineMessageMediaContact)
         /// `botInlineMessageMediaInvoice#354a9b09 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument currency:string total_amount:long reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaInvoice>
         case botInlineMessageMediaInvoice(Cons_botInlineMessageMediaInvoice)
         /// `botInlineMessageMediaWebPage#809ad9a6 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true manual:flags.7?true safe:flags.8?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaWebPage>
         case botInlineMessageMediaWebPage(Cons_botInlineMessageMediaWebPage)
         /// `botInlineMessageRichMessage#0a617e7b flags:# reply_markup:flags.2?ReplyMarkup rich_message:RichMessage = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageRichMessage>
         case botInlineMessageRichMessage(Cons_botInlineMessageRichMessage)
 
         /// `botInlineMessageMediaAuto#764cf810 flags:# invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaAuto>
         public final class Cons_botInlineMessageMediaAuto: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -266,6 +306,8 @@ extension Api {
         }
 
         /// `botInlineMessageText#8c7f65e2 flags:# no_webpage:flags.0?true invert_media:flags.3?true message:string entities:flags.1?Vector<MessageEntity> reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageText>
         public final class Cons_botInlineMessageText: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -296,6 +338,8 @@ extension Api {
         }
 
         /// `botInlineMessageMediaGeo#051846fd flags:# geo:GeoPoint heading:flags.0?int period:flags.1?int proximity_notification_radius:flags.3?int reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaGeo>
         public final class Cons_botInlineMessageMediaGeo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -330,6 +374,8 @@ extension Api {
         }
 
         /// `botInlineMessageMediaVenue#8a86659c flags:# geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaVenue>
         public final class Cons_botInlineMessageMediaVenue: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -367,6 +413,8 @@ extension Api {
         }
 
         /// `botInlineMessageMediaContact#18d1cdc2 flags:# phone_number:string first_name:string last_name:string vcard:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaContact>
         public final class Cons_botInlineMessageMediaContact: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -398,6 +446,8 @@ extension Api {
         }
 
         /// `botInlineMessageMediaInvoice#354a9b09 flags:# shipping_address_requested:flags.1?true test:flags.3?true title:string description:string photo:flags.0?WebDocument currency:string total_amount:long reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaInvoice>
         public final class Cons_botInlineMessageMediaInvoice: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -437,6 +487,8 @@ extension Api {
         }
 
         /// `botInlineMessageMediaWebPage#809ad9a6 flags:# invert_media:flags.3?true force_large_media:flags.4?true force_small_media:flags.5?true manual:flags.7?true safe:flags.8?true message:string entities:flags.1?Vector<MessageEntity> url:string reply_markup:flags.2?ReplyMarkup = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageMediaWebPage>
         public final class Cons_botInlineMessageMediaWebPage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -476,6 +528,8 @@ extension Api {
         }
 
         /// `botInlineMessageRichMessage#0a617e7b flags:# reply_markup:flags.2?ReplyMarkup rich_message:RichMessage = BotInlineMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/botInlineMessageRichMessage>
         public final class Cons_botInlineMessageRichMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -835,16 +889,28 @@ extension Api.auth {
     /// - `auth.codeTypeFlashCall#226ccefb = auth.CodeType;`
     /// - `auth.codeTypeMissedCall#d61ad6ee = auth.CodeType;`
     /// - `auth.codeTypeFragmentSms#06ed998c = auth.CodeType;`
+    ///
+    /// <https://core.telegram.org/type/auth.CodeType>
     public enum CodeType: TLSchemaDescribed, TLParsable {
         /// `auth.codeTypeSms#72a3158c = auth.CodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.codeTypeSms>
         case codeTypeSms
         /// `auth.codeTypeCall#741cd3e3 = auth.CodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.codeTypeCall>
         case codeTypeCall
         /// `auth.codeTypeFlashCall#226ccefb = auth.CodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.codeTypeFlashCall>
         case codeTypeFlashCall
         /// `auth.codeTypeMissedCall#d61ad6ee = auth.CodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.codeTypeMissedCall>
         case codeTypeMissedCall
         /// `auth.codeTypeFragmentSms#06ed998c = auth.CodeType;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.codeTypeFragmentSms>
         case codeTypeFragmentSms
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -909,13 +975,21 @@ extension Api.messages {
     /// TL type `messages.StickerSetInstallResult`. Constructors:
     /// - `messages.stickerSetInstallResultSuccess#38641628 = messages.StickerSetInstallResult;`
     /// - `messages.stickerSetInstallResultArchive#35e410a8 sets:Vector<StickerSetCovered> = messages.StickerSetInstallResult;`
+    ///
+    /// <https://core.telegram.org/type/messages.StickerSetInstallResult>
     public enum StickerSetInstallResult: TLSchemaDescribed, TLParsable {
         /// `messages.stickerSetInstallResultSuccess#38641628 = messages.StickerSetInstallResult;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickerSetInstallResultSuccess>
         case stickerSetInstallResultSuccess
         /// `messages.stickerSetInstallResultArchive#35e410a8 sets:Vector<StickerSetCovered> = messages.StickerSetInstallResult;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickerSetInstallResultArchive>
         case stickerSetInstallResultArchive(Cons_stickerSetInstallResultArchive)
 
         /// `messages.stickerSetInstallResultArchive#35e410a8 sets:Vector<StickerSetCovered> = messages.StickerSetInstallResult;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.stickerSetInstallResultArchive>
         public final class Cons_stickerSetInstallResultArchive: Sendable {
             public let sets: [Api.StickerSetCovered]
 
@@ -971,11 +1045,17 @@ extension Api.messages {
 extension Api {
     /// TL type `LangPackLanguage`. Constructors:
     /// - `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
+    ///
+    /// <https://core.telegram.org/type/LangPackLanguage>
     public enum LangPackLanguage: TLSchemaDescribed, TLParsable {
         /// `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackLanguage>
         case langPackLanguage(Cons_langPackLanguage)
 
         /// `langPackLanguage#eeca5ce3 flags:# official:flags.0?true rtl:flags.2?true beta:flags.3?true name:string native_name:string lang_code:string base_lang_code:flags.1?string plural_code:string strings_count:int translated_count:int translations_url:string = LangPackLanguage;`
+        ///
+        /// <https://core.telegram.org/constructor/langPackLanguage>
         public final class Cons_langPackLanguage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1096,11 +1176,17 @@ extension Api {
 extension Api {
     /// TL type `WebAuthorization`. Constructors:
     /// - `webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;`
+    ///
+    /// <https://core.telegram.org/type/WebAuthorization>
     public enum WebAuthorization: TLSchemaDescribed, TLParsable {
         /// `webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;`
+        ///
+        /// <https://core.telegram.org/constructor/webAuthorization>
         case webAuthorization(Cons_webAuthorization)
 
         /// `webAuthorization#a6f8f452 hash:long bot_id:long domain:string browser:string platform:string date_created:int date_active:int ip:string region:string = WebAuthorization;`
+        ///
+        /// <https://core.telegram.org/constructor/webAuthorization>
         public final class Cons_webAuthorization: Sendable {
             public let hash: Int64
             public let botId: Int64
@@ -1194,11 +1280,17 @@ extension Api {
 extension Api {
     /// TL type `StatsPercentValue`. Constructors:
     /// - `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
+    ///
+    /// <https://core.telegram.org/type/StatsPercentValue>
     public enum StatsPercentValue: TLSchemaDescribed, TLParsable {
         /// `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
+        ///
+        /// <https://core.telegram.org/constructor/statsPercentValue>
         case statsPercentValue(Cons_statsPercentValue)
 
         /// `statsPercentValue#cbce2fe0 part:double total:double = StatsPercentValue;`
+        ///
+        /// <https://core.telegram.org/constructor/statsPercentValue>
         public final class Cons_statsPercentValue: Sendable {
             public let part: Double
             public let total: Double
@@ -1255,11 +1347,17 @@ extension Api {
 extension Api {
     /// TL type `MessageViews`. Constructors:
     /// - `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
+    ///
+    /// <https://core.telegram.org/type/MessageViews>
     public enum MessageViews: TLSchemaDescribed, TLParsable {
         /// `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
+        ///
+        /// <https://core.telegram.org/constructor/messageViews>
         case messageViews(Cons_messageViews)
 
         /// `messageViews#455b853d flags:# views:flags.0?int forwards:flags.1?int replies:flags.2?MessageReplies = MessageViews;`
+        ///
+        /// <https://core.telegram.org/constructor/messageViews>
         public final class Cons_messageViews: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1352,11 +1450,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.HistoryImport`. Constructors:
     /// - `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
+    ///
+    /// <https://core.telegram.org/type/messages.HistoryImport>
     public enum HistoryImport: TLSchemaDescribed, TLParsable {
         /// `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.historyImport>
         case historyImport(Cons_historyImport)
 
         /// `messages.historyImport#1662af0b id:long = messages.HistoryImport;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.historyImport>
         public struct Cons_historyImport: Sendable {
             public let id: Int64
 
@@ -1407,11 +1511,17 @@ extension Api.messages {
 extension Api {
     /// TL type `AttachMenuBotsBot`. Constructors:
     /// - `attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;`
+    ///
+    /// <https://core.telegram.org/type/AttachMenuBotsBot>
     public enum AttachMenuBotsBot: TLSchemaDescribed, TLParsable {
         /// `attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBotsBot>
         case attachMenuBotsBot(Cons_attachMenuBotsBot)
 
         /// `attachMenuBotsBot#93bf667f bot:AttachMenuBot users:Vector<User> = AttachMenuBotsBot;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuBotsBot>
         public final class Cons_attachMenuBotsBot: Sendable {
             public let bot: Api.AttachMenuBot
             public let users: [Api.User]
@@ -1466,11 +1576,17 @@ extension Api {
 extension Api {
     /// TL type `PaymentFormMethod`. Constructors:
     /// - `paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;`
+    ///
+    /// <https://core.telegram.org/type/PaymentFormMethod>
     public enum PaymentFormMethod: TLSchemaDescribed, TLParsable {
         /// `paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;`
+        ///
+        /// <https://core.telegram.org/constructor/paymentFormMethod>
         case paymentFormMethod(Cons_paymentFormMethod)
 
         /// `paymentFormMethod#88f8f21b url:string title:string = PaymentFormMethod;`
+        ///
+        /// <https://core.telegram.org/constructor/paymentFormMethod>
         public final class Cons_paymentFormMethod: Sendable {
             public let url: String
             public let title: String
@@ -1528,17 +1644,29 @@ extension Api {
     /// - `requestPeerTypeChat#c9f06e1b flags:# creator:flags.0?true bot_participant:flags.5?true has_username:flags.3?Bool forum:flags.4?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
     /// - `requestPeerTypeBroadcast#339bef6c flags:# creator:flags.0?true has_username:flags.3?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
     /// - `requestPeerTypeCreateBot#3e81e078 flags:# bot_managed:flags.0?true suggested_name:flags.1?string suggested_username:flags.2?string = RequestPeerType;`
+    ///
+    /// <https://core.telegram.org/type/RequestPeerType>
     public enum RequestPeerType: TLSchemaDescribed, TLParsable {
         /// `requestPeerTypeUser#5f3b8a00 flags:# bot:flags.0?Bool premium:flags.1?Bool = RequestPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/requestPeerTypeUser>
         case requestPeerTypeUser(Cons_requestPeerTypeUser)
         /// `requestPeerTypeChat#c9f06e1b flags:# creator:flags.0?true bot_participant:flags.5?true has_username:flags.3?Bool forum:flags.4?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/requestPeerTypeChat>
         case requestPeerTypeChat(Cons_requestPeerTypeChat)
         /// `requestPeerTypeBroadcast#339bef6c flags:# creator:flags.0?true has_username:flags.3?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/requestPeerTypeBroadcast>
         case requestPeerTypeBroadcast(Cons_requestPeerTypeBroadcast)
         /// `requestPeerTypeCreateBot#3e81e078 flags:# bot_managed:flags.0?true suggested_name:flags.1?string suggested_username:flags.2?string = RequestPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/requestPeerTypeCreateBot>
         case requestPeerTypeCreateBot(Cons_requestPeerTypeCreateBot)
 
         /// `requestPeerTypeUser#5f3b8a00 flags:# bot:flags.0?Bool premium:flags.1?Bool = RequestPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/requestPeerTypeUser>
         public struct Cons_requestPeerTypeUser: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1562,6 +1690,8 @@ extension Api {
         }
 
         /// `requestPeerTypeChat#c9f06e1b flags:# creator:flags.0?true bot_participant:flags.5?true has_username:flags.3?Bool forum:flags.4?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/requestPeerTypeChat>
         public final class Cons_requestPeerTypeChat: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1597,6 +1727,8 @@ extension Api {
         }
 
         /// `requestPeerTypeBroadcast#339bef6c flags:# creator:flags.0?true has_username:flags.3?Bool user_admin_rights:flags.1?ChatAdminRights bot_admin_rights:flags.2?ChatAdminRights = RequestPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/requestPeerTypeBroadcast>
         public final class Cons_requestPeerTypeBroadcast: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1626,6 +1758,8 @@ extension Api {
         }
 
         /// `requestPeerTypeCreateBot#3e81e078 flags:# bot_managed:flags.0?true suggested_name:flags.1?string suggested_username:flags.2?string = RequestPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/requestPeerTypeCreateBot>
         public final class Cons_requestPeerTypeCreateBot: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1828,11 +1962,17 @@ extension Api {
 extension Api.premium {
     /// TL type `premium.BoostsStatus`. Constructors:
     /// - `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
+    ///
+    /// <https://core.telegram.org/type/premium.BoostsStatus>
     public enum BoostsStatus: TLSchemaDescribed, TLParsable {
         /// `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/premium.boostsStatus>
         case boostsStatus(Cons_boostsStatus)
 
         /// `premium.boostsStatus#4959427a flags:# my_boost:flags.2?true level:int current_level_boosts:int boosts:int gift_boosts:flags.4?int next_level_boosts:flags.0?int premium_audience:flags.1?StatsPercentValue boost_url:string prepaid_giveaways:flags.3?Vector<PrepaidGiveaway> my_boost_slots:flags.2?Vector<int> = premium.BoostsStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/premium.boostsStatus>
         public final class Cons_boostsStatus: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1977,15 +2117,25 @@ extension Api {
     /// - `reportResultChooseOption#f0e4e0b6 title:string options:Vector<MessageReportOption> = ReportResult;`
     /// - `reportResultAddComment#6f09ac31 flags:# optional:flags.0?true option:bytes = ReportResult;`
     /// - `reportResultReported#8db33c4b = ReportResult;`
+    ///
+    /// <https://core.telegram.org/type/ReportResult>
     public enum ReportResult: TLSchemaDescribed, TLParsable {
         /// `reportResultChooseOption#f0e4e0b6 title:string options:Vector<MessageReportOption> = ReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/reportResultChooseOption>
         case reportResultChooseOption(Cons_reportResultChooseOption)
         /// `reportResultAddComment#6f09ac31 flags:# optional:flags.0?true option:bytes = ReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/reportResultAddComment>
         case reportResultAddComment(Cons_reportResultAddComment)
         /// `reportResultReported#8db33c4b = ReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/reportResultReported>
         case reportResultReported
 
         /// `reportResultChooseOption#f0e4e0b6 title:string options:Vector<MessageReportOption> = ReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/reportResultChooseOption>
         public final class Cons_reportResultChooseOption: Sendable {
             public let title: String
             public let options: [Api.MessageReportOption]
@@ -1997,6 +2147,8 @@ extension Api {
         }
 
         /// `reportResultAddComment#6f09ac31 flags:# optional:flags.0?true option:bytes = ReportResult;`
+        ///
+        /// <https://core.telegram.org/constructor/reportResultAddComment>
         public final class Cons_reportResultAddComment: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2088,11 +2240,17 @@ extension Api {
 extension Api.communities {
     /// TL type `communities.PeerLinkRequests`. Constructors:
     /// - `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
+    ///
+    /// <https://core.telegram.org/type/communities.PeerLinkRequests>
     public enum PeerLinkRequests: TLSchemaDescribed, TLParsable {
         /// `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
+        ///
+        /// <https://core.telegram.org/constructor/communities.peerLinkRequests>
         case peerLinkRequests(Cons_peerLinkRequests)
 
         /// `communities.peerLinkRequests#2244afad flags:# total_count:int requests:Vector<CommunityPeerRequest> next_offset:flags.0?string chats:Vector<Chat> users:Vector<User> = communities.PeerLinkRequests;`
+        ///
+        /// <https://core.telegram.org/constructor/communities.peerLinkRequests>
         public final class Cons_peerLinkRequests: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2186,6 +2344,8 @@ extension Api.communities {
 
 extension Api.functions.auth {
     /// `auth.signIn#8d52a951 flags:# phone_number:string phone_code_hash:string phone_code:flags.0?string email_verification:flags.1?EmailVerification = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.signIn>
     public static func signIn(phoneNumber: String, phoneCodeHash: String, phoneCode: String? = nil, emailVerification: Api.EmailVerification? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         signIn(into: buffer, phoneNumber: phoneNumber, phoneCodeHash: phoneCodeHash, phoneCode: phoneCode, emailVerification: emailVerification)
@@ -2212,6 +2372,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.resetNotifySettings#db7e1747 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.resetNotifySettings>
     public static func resetNotifySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetNotifySettings(into: buffer)
@@ -2226,6 +2388,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.updatePasswordSettings#a59b102f password:InputCheckPasswordSRP new_settings:account.PasswordInputSettings = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updatePasswordSettings>
     public static func updatePasswordSettings(password: Api.InputCheckPasswordSRP, newSettings: Api.account.PasswordInputSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updatePasswordSettings(into: buffer, password: password, newSettings: newSettings)
@@ -2242,6 +2406,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.confirmBotConnection#67ed1f68 bot_id:InputUser = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.confirmBotConnection>
     public static func confirmBotConnection(botId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         confirmBotConnection(into: buffer, botId: botId)
@@ -2257,6 +2423,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.deleteByPhones#1013fd9e phones:Vector<string> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.deleteByPhones>
     public static func deleteByPhones(phones: [String]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteByPhones(into: buffer, phones: phones)
@@ -2272,6 +2440,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.getHistory#4423e6c5 peer:InputPeer offset_id:int offset_date:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getHistory>
     public static func getHistory(peer: Api.InputPeer, offsetId: Int32, offsetDate: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getHistory(into: buffer, peer: peer, offsetId: offsetId, offsetDate: offsetDate, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -2296,6 +2466,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editChatTitle#73783ffd chat_id:long title:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.editChatTitle>
     public static func editChatTitle(chatId: Int64, title: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatTitle(into: buffer, chatId: chatId, title: title)
@@ -2314,6 +2486,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getMaskStickers#640f82b8 hash:long = messages.AllStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getMaskStickers>
     public static func getMaskStickers(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AllStickers>) {
         let buffer = Buffer()
         getMaskStickers(into: buffer, hash: hash)
@@ -2331,6 +2505,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editChatDefaultBannedRights#a5866b41 peer:InputPeer banned_rights:ChatBannedRights = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.editChatDefaultBannedRights>
     public static func editChatDefaultBannedRights(peer: Api.InputPeer, bannedRights: Api.ChatBannedRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editChatDefaultBannedRights(into: buffer, peer: peer, bannedRights: bannedRights)
@@ -2347,6 +2523,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.hidePromoData#1e251c95 peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/help.hidePromoData>
     public static func hidePromoData(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         hidePromoData(into: buffer, peer: peer)
@@ -2362,6 +2540,8 @@ extension Api.functions.help {
 
 extension Api.functions.phone {
     /// `phone.confirmCall#2efe1722 peer:InputPhoneCall g_a:bytes key_fingerprint:long protocol:PhoneCallProtocol = phone.PhoneCall;`
+    ///
+    /// <https://core.telegram.org/method/phone.confirmCall>
     public static func confirmCall(peer: Api.InputPhoneCall, gA: [UInt8], keyFingerprint: Int64, `protocol`: Api.PhoneCallProtocol) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.PhoneCall>) {
         let buffer = Buffer()
         confirmCall(into: buffer, peer: peer, gA: gA, keyFingerprint: keyFingerprint, protocol: `protocol`)
@@ -2380,6 +2560,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.editGroupCallParticipant#a5273abf flags:# call:InputGroupCall participant:InputPeer muted:flags.0?Bool volume:flags.1?int raise_hand:flags.2?Bool video_stopped:flags.3?Bool video_paused:flags.4?Bool presentation_paused:flags.5?Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.editGroupCallParticipant>
     public static func editGroupCallParticipant(call: Api.InputGroupCall, participant: Api.InputPeer, muted: Bool? = nil, volume: Int32? = nil, raiseHand: Bool? = nil, videoStopped: Bool? = nil, videoPaused: Bool? = nil, presentationPaused: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         editGroupCallParticipant(into: buffer, call: call, participant: participant, muted: muted, volume: volume, raiseHand: raiseHand, videoStopped: videoStopped, videoPaused: videoPaused, presentationPaused: presentationPaused)
@@ -2426,6 +2608,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stories {
     /// `stories.readStories#a556dac8 peer:InputPeer max_id:int = Vector<int>;`
+    ///
+    /// <https://core.telegram.org/method/stories.readStories>
     public static func readStories(peer: Api.InputPeer, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Int32]>) {
         let buffer = Buffer()
         readStories(into: buffer, peer: peer, maxId: maxId)
@@ -2442,6 +2626,8 @@ extension Api.functions.stories {
 
 extension Api.functions.communities {
     /// `communities.toggleAllPeerLinkRequestApproval#bfe3dd3d flags:# reject:flags.0?true community:InputChannel = Bool;`
+    ///
+    /// <https://core.telegram.org/method/communities.toggleAllPeerLinkRequestApproval>
     public static func toggleAllPeerLinkRequestApproval(reject: Bool = false, community: Api.InputChannel) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleAllPeerLinkRequestApproval(into: buffer, reject: reject, community: community)

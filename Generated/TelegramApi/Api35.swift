@@ -8,13 +8,21 @@ extension Api {
     /// TL type `Photo`. Constructors:
     /// - `photoEmpty#2331b22d id:long = Photo;`
     /// - `photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;`
+    ///
+    /// <https://core.telegram.org/type/Photo>
     public enum Photo: TLSchemaDescribed, TLParsable {
         /// `photoEmpty#2331b22d id:long = Photo;`
+        ///
+        /// <https://core.telegram.org/constructor/photoEmpty>
         case photoEmpty(Cons_photoEmpty)
         /// `photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;`
+        ///
+        /// <https://core.telegram.org/constructor/photo>
         case photo(Cons_photo)
 
         /// `photoEmpty#2331b22d id:long = Photo;`
+        ///
+        /// <https://core.telegram.org/constructor/photoEmpty>
         public struct Cons_photoEmpty: Sendable {
             public let id: Int64
 
@@ -24,6 +32,8 @@ extension Api {
         }
 
         /// `photo#fb197a65 flags:# has_stickers:flags.0?true id:long access_hash:long file_reference:bytes date:int sizes:Vector<PhotoSize> video_sizes:flags.1?Vector<VideoSize> dc_id:int = Photo;`
+        ///
+        /// <https://core.telegram.org/constructor/photo>
         public final class Cons_photo: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -148,11 +158,17 @@ extension Api {
 extension Api {
     /// TL type `Contact`. Constructors:
     /// - `contact#145ade0b user_id:long mutual:Bool = Contact;`
+    ///
+    /// <https://core.telegram.org/type/Contact>
     public enum Contact: TLSchemaDescribed, TLParsable {
         /// `contact#145ade0b user_id:long mutual:Bool = Contact;`
+        ///
+        /// <https://core.telegram.org/constructor/contact>
         case contact(Cons_contact)
 
         /// `contact#145ade0b user_id:long mutual:Bool = Contact;`
+        ///
+        /// <https://core.telegram.org/constructor/contact>
         public final class Cons_contact: Sendable {
             public let userId: Int64
             public let mutual: Bool
@@ -209,11 +225,17 @@ extension Api {
 extension Api.account {
     /// TL type `account.Password`. Constructors:
     /// - `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
+    ///
+    /// <https://core.telegram.org/type/account.Password>
     public enum Password: TLSchemaDescribed, TLParsable {
         /// `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
+        ///
+        /// <https://core.telegram.org/constructor/account.password>
         case password(Cons_password)
 
         /// `account.password#957b50fb flags:# has_recovery:flags.0?true has_secure_values:flags.1?true has_password:flags.2?true current_algo:flags.2?PasswordKdfAlgo srp_B:flags.2?bytes srp_id:flags.2?long hint:flags.3?string email_unconfirmed_pattern:flags.4?string new_algo:PasswordKdfAlgo new_secure_algo:SecurePasswordKdfAlgo secure_random:bytes pending_reset_date:flags.5?int login_email_pattern:flags.6?string = account.Password;`
+        ///
+        /// <https://core.telegram.org/constructor/account.password>
         public final class Cons_password: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -378,11 +400,17 @@ extension Api.account {
 extension Api.messages {
     /// TL type `messages.ArchivedStickers`. Constructors:
     /// - `messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;`
+    ///
+    /// <https://core.telegram.org/type/messages.ArchivedStickers>
     public enum ArchivedStickers: TLSchemaDescribed, TLParsable {
         /// `messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.archivedStickers>
         case archivedStickers(Cons_archivedStickers)
 
         /// `messages.archivedStickers#4fcba9c8 count:int sets:Vector<StickerSetCovered> = messages.ArchivedStickers;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.archivedStickers>
         public final class Cons_archivedStickers: Sendable {
             public let count: Int32
             public let sets: [Api.StickerSetCovered]
@@ -439,11 +467,17 @@ extension Api.messages {
 extension Api {
     /// TL type `DataJSON`. Constructors:
     /// - `dataJSON#7d748d04 data:string = DataJSON;`
+    ///
+    /// <https://core.telegram.org/type/DataJSON>
     public enum DataJSON: TLSchemaDescribed, TLParsable {
         /// `dataJSON#7d748d04 data:string = DataJSON;`
+        ///
+        /// <https://core.telegram.org/constructor/dataJSON>
         case dataJSON(Cons_dataJSON)
 
         /// `dataJSON#7d748d04 data:string = DataJSON;`
+        ///
+        /// <https://core.telegram.org/constructor/dataJSON>
         public final class Cons_dataJSON: Sendable {
             public let data: String
 
@@ -492,11 +526,17 @@ extension Api {
 extension Api {
     /// TL type `FileHash`. Constructors:
     /// - `fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;`
+    ///
+    /// <https://core.telegram.org/type/FileHash>
     public enum FileHash: TLSchemaDescribed, TLParsable {
         /// `fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;`
+        ///
+        /// <https://core.telegram.org/constructor/fileHash>
         case fileHash(Cons_fileHash)
 
         /// `fileHash#f39b035c offset:long limit:int hash:bytes = FileHash;`
+        ///
+        /// <https://core.telegram.org/constructor/fileHash>
         public final class Cons_fileHash: Sendable {
             public let offset: Int64
             public let limit: Int32
@@ -559,13 +599,21 @@ extension Api {
     /// TL type `ChannelLocation`. Constructors:
     /// - `channelLocationEmpty#bfb5ad8b = ChannelLocation;`
     /// - `channelLocation#209b82db geo_point:GeoPoint address:string = ChannelLocation;`
+    ///
+    /// <https://core.telegram.org/type/ChannelLocation>
     public enum ChannelLocation: TLSchemaDescribed, TLParsable {
         /// `channelLocationEmpty#bfb5ad8b = ChannelLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/channelLocationEmpty>
         case channelLocationEmpty
         /// `channelLocation#209b82db geo_point:GeoPoint address:string = ChannelLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/channelLocation>
         case channelLocation(Cons_channelLocation)
 
         /// `channelLocation#209b82db geo_point:GeoPoint address:string = ChannelLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/channelLocation>
         public final class Cons_channelLocation: Sendable {
             public let geoPoint: Api.GeoPoint
             public let address: String
@@ -627,11 +675,17 @@ extension Api {
 extension Api.help {
     /// TL type `help.CountryCode`. Constructors:
     /// - `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
+    ///
+    /// <https://core.telegram.org/type/help.CountryCode>
     public enum CountryCode: TLSchemaDescribed, TLParsable {
         /// `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
+        ///
+        /// <https://core.telegram.org/constructor/help.countryCode>
         case countryCode(Cons_countryCode)
 
         /// `help.countryCode#4203c5ef flags:# country_code:string prefixes:flags.0?Vector<string> patterns:flags.1?Vector<string> = help.CountryCode;`
+        ///
+        /// <https://core.telegram.org/constructor/help.countryCode>
         public final class Cons_countryCode: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -720,11 +774,17 @@ extension Api.help {
 extension Api.messages {
     /// TL type `messages.SearchResultsPositions`. Constructors:
     /// - `messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;`
+    ///
+    /// <https://core.telegram.org/type/messages.SearchResultsPositions>
     public enum SearchResultsPositions: TLSchemaDescribed, TLParsable {
         /// `messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.searchResultsPositions>
         case searchResultsPositions(Cons_searchResultsPositions)
 
         /// `messages.searchResultsPositions#53b22baf count:int positions:Vector<SearchResultsPosition> = messages.SearchResultsPositions;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.searchResultsPositions>
         public final class Cons_searchResultsPositions: Sendable {
             public let count: Int32
             public let positions: [Api.SearchResultsPosition]
@@ -785,16 +845,28 @@ extension Api {
     /// - `attachMenuPeerTypePM#f146d31f = AttachMenuPeerType;`
     /// - `attachMenuPeerTypeChat#0509113f = AttachMenuPeerType;`
     /// - `attachMenuPeerTypeBroadcast#7bfbdefc = AttachMenuPeerType;`
+    ///
+    /// <https://core.telegram.org/type/AttachMenuPeerType>
     public enum AttachMenuPeerType: TLSchemaDescribed, TLParsable {
         /// `attachMenuPeerTypeSameBotPM#7d6be90e = AttachMenuPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuPeerTypeSameBotPM>
         case attachMenuPeerTypeSameBotPM
         /// `attachMenuPeerTypeBotPM#c32bfa1a = AttachMenuPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuPeerTypeBotPM>
         case attachMenuPeerTypeBotPM
         /// `attachMenuPeerTypePM#f146d31f = AttachMenuPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuPeerTypePM>
         case attachMenuPeerTypePM
         /// `attachMenuPeerTypeChat#0509113f = AttachMenuPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuPeerTypeChat>
         case attachMenuPeerTypeChat
         /// `attachMenuPeerTypeBroadcast#7bfbdefc = AttachMenuPeerType;`
+        ///
+        /// <https://core.telegram.org/constructor/attachMenuPeerTypeBroadcast>
         case attachMenuPeerTypeBroadcast
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -858,11 +930,17 @@ extension Api {
 extension Api {
     /// TL type `StarsSubscription`. Constructors:
     /// - `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
+    ///
+    /// <https://core.telegram.org/type/StarsSubscription>
     public enum StarsSubscription: TLSchemaDescribed, TLParsable {
         /// `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
+        ///
+        /// <https://core.telegram.org/constructor/starsSubscription>
         case starsSubscription(Cons_starsSubscription)
 
         /// `starsSubscription#2e6eab1a flags:# canceled:flags.0?true can_refulfill:flags.1?true missing_balance:flags.2?true bot_canceled:flags.7?true id:string peer:Peer until_date:int pricing:StarsSubscriptionPricing chat_invite_hash:flags.3?string title:flags.4?string photo:flags.5?WebDocument invoice_slug:flags.6?string = StarsSubscription;`
+        ///
+        /// <https://core.telegram.org/constructor/starsSubscription>
         public final class Cons_starsSubscription: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -999,11 +1077,17 @@ extension Api {
 extension Api {
     /// TL type `MessageReportOption`. Constructors:
     /// - `messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;`
+    ///
+    /// <https://core.telegram.org/type/MessageReportOption>
     public enum MessageReportOption: TLSchemaDescribed, TLParsable {
         /// `messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReportOption>
         case messageReportOption(Cons_messageReportOption)
 
         /// `messageReportOption#7903e3d9 text:string option:bytes = MessageReportOption;`
+        ///
+        /// <https://core.telegram.org/constructor/messageReportOption>
         public final class Cons_messageReportOption: Sendable {
             public let text: String
             public let option: [UInt8]
@@ -1057,6 +1141,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.setPrivacy#c9f81ce8 key:InputPrivacyKey rules:Vector<InputPrivacyRule> = account.PrivacyRules;`
+    ///
+    /// <https://core.telegram.org/method/account.setPrivacy>
     public static func setPrivacy(key: Api.InputPrivacyKey, rules: [Api.InputPrivacyRule]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PrivacyRules>) {
         let buffer = Buffer()
         setPrivacy(into: buffer, key: key, rules: rules)
@@ -1073,6 +1159,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.resetAuthorization#df77f3bc hash:long = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.resetAuthorization>
     public static func resetAuthorization(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetAuthorization(into: buffer, hash: hash)
@@ -1090,6 +1178,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.resendPasswordEmail#7a7f2a15 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.resendPasswordEmail>
     public static func resendPasswordEmail() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resendPasswordEmail(into: buffer)
@@ -1104,6 +1194,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getGlobalPrivacySettings#eb2b4cf6 = GlobalPrivacySettings;`
+    ///
+    /// <https://core.telegram.org/method/account.getGlobalPrivacySettings>
     public static func getGlobalPrivacySettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.GlobalPrivacySettings>) {
         let buffer = Buffer()
         getGlobalPrivacySettings(into: buffer)
@@ -1118,6 +1210,8 @@ extension Api.functions.account {
 
 extension Api.functions.messages {
     /// `messages.sendMessage#fef48f62 flags:# no_webpage:flags.1?true silent:flags.5?true background:flags.6?true clear_draft:flags.7?true noforwards:flags.14?true update_stickersets_order:flags.15?true invert_media:flags.16?true allow_paid_floodskip:flags.19?true peer:InputPeer reply_to:flags.0?InputReplyTo message:string random_id:long reply_markup:flags.2?ReplyMarkup entities:flags.3?Vector<MessageEntity> schedule_date:flags.10?int schedule_repeat_period:flags.24?int send_as:flags.13?InputPeer quick_reply_shortcut:flags.17?InputQuickReplyShortcut effect:flags.18?long allow_paid_stars:flags.21?long suggested_post:flags.22?SuggestedPost rich_message:flags.23?InputRichMessage = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendMessage>
     public static func sendMessage(noWebpage: Bool = false, silent: Bool = false, background: Bool = false, clearDraft: Bool = false, noforwards: Bool = false, updateStickersetsOrder: Bool = false, invertMedia: Bool = false, allowPaidFloodskip: Bool = false, peer: Api.InputPeer, replyTo: Api.InputReplyTo? = nil, message: String, randomId: Int64, replyMarkup: Api.ReplyMarkup? = nil, entities: [Api.MessageEntity]? = nil, scheduleDate: Int32? = nil, scheduleRepeatPeriod: Int32? = nil, sendAs: Api.InputPeer? = nil, quickReplyShortcut: Api.InputQuickReplyShortcut? = nil, effect: Int64? = nil, allowPaidStars: Int64? = nil, suggestedPost: Api.SuggestedPost? = nil, richMessage: Api.InputRichMessage? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMessage(into: buffer, noWebpage: noWebpage, silent: silent, background: background, clearDraft: clearDraft, noforwards: noforwards, updateStickersetsOrder: updateStickersetsOrder, invertMedia: invertMedia, allowPaidFloodskip: allowPaidFloodskip, peer: peer, replyTo: replyTo, message: message, randomId: randomId, replyMarkup: replyMarkup, entities: entities, scheduleDate: scheduleDate, scheduleRepeatPeriod: scheduleRepeatPeriod, sendAs: sendAs, quickReplyShortcut: quickReplyShortcut, effect: effect, allowPaidStars: allowPaidStars, suggestedPost: suggestedPost, richMessage: richMessage)
@@ -1183,6 +1277,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.readMessageContents#36a73f77 id:Vector<int> = messages.AffectedMessages;`
+    ///
+    /// <https://core.telegram.org/method/messages.readMessageContents>
     public static func readMessageContents(id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.AffectedMessages>) {
         let buffer = Buffer()
         readMessageContents(into: buffer, id: id)
@@ -1198,6 +1294,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reorderPinnedSavedDialogs#8b716587 flags:# force:flags.0?true order:Vector<InputDialogPeer> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reorderPinnedSavedDialogs>
     public static func reorderPinnedSavedDialogs(force: Bool = false, order: [Api.InputDialogPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reorderPinnedSavedDialogs(into: buffer, force: force, order: order)
@@ -1218,6 +1316,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.updateSavedReactionTag#60297dec flags:# reaction:Reaction title:flags.0?string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.updateSavedReactionTag>
     public static func updateSavedReactionTag(reaction: Api.Reaction, title: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateSavedReactionTag(into: buffer, reaction: reaction, title: title)
@@ -1241,6 +1341,8 @@ extension Api.functions.messages {
 
 extension Api.functions.photos {
     /// `photos.updateProfilePhoto#09e82039 flags:# fallback:flags.0?true bot:flags.1?InputUser id:InputPhoto = photos.Photo;`
+    ///
+    /// <https://core.telegram.org/method/photos.updateProfilePhoto>
     public static func updateProfilePhoto(fallback: Bool = false, bot: Api.InputUser? = nil, id: Api.InputPhoto) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.photos.Photo>) {
         let buffer = Buffer()
         updateProfilePhoto(into: buffer, fallback: fallback, bot: bot, id: id)
@@ -1263,6 +1365,8 @@ extension Api.functions.photos {
 
 extension Api.functions.help {
     /// `help.getConfig#c4f9186b = Config;`
+    ///
+    /// <https://core.telegram.org/method/help.getConfig>
     public static func getConfig() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Config>) {
         let buffer = Buffer()
         getConfig(into: buffer)
@@ -1277,6 +1381,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.getLeftChannels#8341ecc0 offset:int = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/channels.getLeftChannels>
     public static func getLeftChannels(offset: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getLeftChannels(into: buffer, offset: offset)
@@ -1294,6 +1400,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.getInactiveChannels#11e831ee = messages.InactiveChats;`
+    ///
+    /// <https://core.telegram.org/method/channels.getInactiveChannels>
     public static func getInactiveChannels() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.InactiveChats>) {
         let buffer = Buffer()
         getInactiveChannels(into: buffer)
@@ -1308,6 +1416,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.checkSearchPostsFlood#22567115 flags:# query:flags.0?string = SearchPostsFlood;`
+    ///
+    /// <https://core.telegram.org/method/channels.checkSearchPostsFlood>
     public static func checkSearchPostsFlood(query: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.SearchPostsFlood>) {
         let buffer = Buffer()
         checkSearchPostsFlood(into: buffer, query: query)
@@ -1330,6 +1440,8 @@ extension Api.functions.channels {
 
 extension Api.functions.channels {
     /// `channels.setMainProfileTab#3583fcb1 channel:InputChannel tab:ProfileTab = Bool;`
+    ///
+    /// <https://core.telegram.org/method/channels.setMainProfileTab>
     public static func setMainProfileTab(channel: Api.InputChannel, tab: Api.ProfileTab) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setMainProfileTab(into: buffer, channel: channel, tab: tab)
@@ -1346,6 +1458,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.canSendMessage#1359f4e6 bot:InputUser = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.canSendMessage>
     public static func canSendMessage(bot: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         canSendMessage(into: buffer, bot: bot)
@@ -1361,6 +1475,8 @@ extension Api.functions.bots {
 
 extension Api.functions.stickers {
     /// `stickers.removeStickerFromSet#f7760f51 sticker:InputDocument = messages.StickerSet;`
+    ///
+    /// <https://core.telegram.org/method/stickers.removeStickerFromSet>
     public static func removeStickerFromSet(sticker: Api.InputDocument) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.StickerSet>) {
         let buffer = Buffer()
         removeStickerFromSet(into: buffer, sticker: sticker)
@@ -1376,6 +1492,8 @@ extension Api.functions.stickers {
 
 extension Api.functions.phone {
     /// `phone.discardGroupCall#7a777135 call:InputGroupCall = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.discardGroupCall>
     public static func discardGroupCall(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         discardGroupCall(into: buffer, call: call)
@@ -1391,6 +1509,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.getGroupCallStreamRtmpUrl#5af4c73a flags:# live_story:flags.0?true peer:InputPeer revoke:Bool = phone.GroupCallStreamRtmpUrl;`
+    ///
+    /// <https://core.telegram.org/method/phone.getGroupCallStreamRtmpUrl>
     public static func getGroupCallStreamRtmpUrl(liveStory: Bool = false, peer: Api.InputPeer, revoke: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupCallStreamRtmpUrl>) {
         let buffer = Buffer()
         getGroupCallStreamRtmpUrl(into: buffer, liveStory: liveStory, peer: peer, revoke: revoke)
@@ -1412,6 +1532,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stats {
     /// `stats.loadAsyncGraph#621d5fa0 flags:# token:string x:flags.0?long = StatsGraph;`
+    ///
+    /// <https://core.telegram.org/method/stats.loadAsyncGraph>
     public static func loadAsyncGraph(token: String, x: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.StatsGraph>) {
         let buffer = Buffer()
         loadAsyncGraph(into: buffer, token: token, x: x)
@@ -1435,6 +1557,8 @@ extension Api.functions.stats {
 
 extension Api.functions.stories {
     /// `stories.getPeerMaxIDs#78499170 id:Vector<InputPeer> = Vector<RecentStory>;`
+    ///
+    /// <https://core.telegram.org/method/stories.getPeerMaxIDs>
     public static func getPeerMaxIDs(id: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.RecentStory]>) {
         let buffer = Buffer()
         getPeerMaxIDs(into: buffer, id: id)

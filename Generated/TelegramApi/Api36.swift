@@ -28,53 +28,101 @@ extension Api {
     /// - `inputSendMessageRichMessageDraftAction#a937c7be flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:InputRichMessage = SendMessageAction;`
     /// - `sendMessageRichMessageDraftAction#52564893 flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:RichMessage = SendMessageAction;`
     /// - `sendMessageStopDraftAction#fbf902b0 random_id:long = SendMessageAction;`
+    ///
+    /// <https://core.telegram.org/type/SendMessageAction>
     public enum SendMessageAction: TLSchemaDescribed, TLParsable {
         /// `sendMessageTypingAction#16bf744e = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageTypingAction>
         case sendMessageTypingAction
         /// `sendMessageCancelAction#fd5ec8f5 = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageCancelAction>
         case sendMessageCancelAction
         /// `sendMessageRecordVideoAction#a187d66f = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageRecordVideoAction>
         case sendMessageRecordVideoAction
         /// `sendMessageUploadVideoAction#e9763aec progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadVideoAction>
         case sendMessageUploadVideoAction(Cons_sendMessageUploadVideoAction)
         /// `sendMessageRecordAudioAction#d52f73f7 = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageRecordAudioAction>
         case sendMessageRecordAudioAction
         /// `sendMessageUploadAudioAction#f351d7ab progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadAudioAction>
         case sendMessageUploadAudioAction(Cons_sendMessageUploadAudioAction)
         /// `sendMessageUploadPhotoAction#d1d34a26 progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadPhotoAction>
         case sendMessageUploadPhotoAction(Cons_sendMessageUploadPhotoAction)
         /// `sendMessageUploadDocumentAction#aa0cd9e4 progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadDocumentAction>
         case sendMessageUploadDocumentAction(Cons_sendMessageUploadDocumentAction)
         /// `sendMessageGeoLocationAction#176f8ba1 = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageGeoLocationAction>
         case sendMessageGeoLocationAction
         /// `sendMessageChooseContactAction#628cbc6f = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageChooseContactAction>
         case sendMessageChooseContactAction
         /// `sendMessageGamePlayAction#dd6a8f48 = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageGamePlayAction>
         case sendMessageGamePlayAction
         /// `sendMessageRecordRoundAction#88f27fbc = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageRecordRoundAction>
         case sendMessageRecordRoundAction
         /// `sendMessageUploadRoundAction#243e1c66 progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadRoundAction>
         case sendMessageUploadRoundAction(Cons_sendMessageUploadRoundAction)
         /// `speakingInGroupCallAction#d92c2285 = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/speakingInGroupCallAction>
         case speakingInGroupCallAction
         /// `sendMessageHistoryImportAction#dbda9246 progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageHistoryImportAction>
         case sendMessageHistoryImportAction(Cons_sendMessageHistoryImportAction)
         /// `sendMessageChooseStickerAction#b05ac6b1 = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageChooseStickerAction>
         case sendMessageChooseStickerAction
         /// `sendMessageEmojiInteraction#25972bcb emoticon:string msg_id:int interaction:DataJSON = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageEmojiInteraction>
         case sendMessageEmojiInteraction(Cons_sendMessageEmojiInteraction)
         /// `sendMessageEmojiInteractionSeen#b665902e emoticon:string = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageEmojiInteractionSeen>
         case sendMessageEmojiInteractionSeen(Cons_sendMessageEmojiInteractionSeen)
         /// `sendMessageTextDraftAction#3630b85a flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long text:TextWithEntities = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageTextDraftAction>
         case sendMessageTextDraftAction(Cons_sendMessageTextDraftAction)
         /// `inputSendMessageRichMessageDraftAction#a937c7be flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:InputRichMessage = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSendMessageRichMessageDraftAction>
         case inputSendMessageRichMessageDraftAction(Cons_inputSendMessageRichMessageDraftAction)
         /// `sendMessageRichMessageDraftAction#52564893 flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:RichMessage = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageRichMessageDraftAction>
         case sendMessageRichMessageDraftAction(Cons_sendMessageRichMessageDraftAction)
         /// `sendMessageStopDraftAction#fbf902b0 random_id:long = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageStopDraftAction>
         case sendMessageStopDraftAction(Cons_sendMessageStopDraftAction)
 
         /// `sendMessageUploadVideoAction#e9763aec progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadVideoAction>
         public struct Cons_sendMessageUploadVideoAction: Sendable {
             public let progress: Int32
 
@@ -84,6 +132,8 @@ extension Api {
         }
 
         /// `sendMessageUploadAudioAction#f351d7ab progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadAudioAction>
         public struct Cons_sendMessageUploadAudioAction: Sendable {
             public let progress: Int32
 
@@ -93,6 +143,8 @@ extension Api {
         }
 
         /// `sendMessageUploadPhotoAction#d1d34a26 progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadPhotoAction>
         public struct Cons_sendMessageUploadPhotoAction: Sendable {
             public let progress: Int32
 
@@ -102,6 +154,8 @@ extension Api {
         }
 
         /// `sendMessageUploadDocumentAction#aa0cd9e4 progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadDocumentAction>
         public struct Cons_sendMessageUploadDocumentAction: Sendable {
             public let progress: Int32
 
@@ -111,6 +165,8 @@ extension Api {
         }
 
         /// `sendMessageUploadRoundAction#243e1c66 progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageUploadRoundAction>
         public struct Cons_sendMessageUploadRoundAction: Sendable {
             public let progress: Int32
 
@@ -120,6 +176,8 @@ extension Api {
         }
 
         /// `sendMessageHistoryImportAction#dbda9246 progress:int = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageHistoryImportAction>
         public struct Cons_sendMessageHistoryImportAction: Sendable {
             public let progress: Int32
 
@@ -129,6 +187,8 @@ extension Api {
         }
 
         /// `sendMessageEmojiInteraction#25972bcb emoticon:string msg_id:int interaction:DataJSON = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageEmojiInteraction>
         public final class Cons_sendMessageEmojiInteraction: Sendable {
             public let emoticon: String
             public let msgId: Int32
@@ -142,6 +202,8 @@ extension Api {
         }
 
         /// `sendMessageEmojiInteractionSeen#b665902e emoticon:string = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageEmojiInteractionSeen>
         public final class Cons_sendMessageEmojiInteractionSeen: Sendable {
             public let emoticon: String
 
@@ -151,6 +213,8 @@ extension Api {
         }
 
         /// `sendMessageTextDraftAction#3630b85a flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long text:TextWithEntities = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageTextDraftAction>
         public final class Cons_sendMessageTextDraftAction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -176,6 +240,8 @@ extension Api {
         }
 
         /// `inputSendMessageRichMessageDraftAction#a937c7be flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:InputRichMessage = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSendMessageRichMessageDraftAction>
         public final class Cons_inputSendMessageRichMessageDraftAction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -201,6 +267,8 @@ extension Api {
         }
 
         /// `sendMessageRichMessageDraftAction#52564893 flags:# can_stop:flags.0?true keep_on_stop:flags.1?true random_id:long rich_message:RichMessage = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageRichMessageDraftAction>
         public final class Cons_sendMessageRichMessageDraftAction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -226,6 +294,8 @@ extension Api {
         }
 
         /// `sendMessageStopDraftAction#fbf902b0 random_id:long = SendMessageAction;`
+        ///
+        /// <https://core.telegram.org/constructor/sendMessageStopDraftAction>
         public struct Cons_sendMessageStopDraftAction: Sendable {
             public let randomId: Int64
 
@@ -549,11 +619,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.MessageEditData`. Constructors:
     /// - `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
+    ///
+    /// <https://core.telegram.org/type/messages.MessageEditData>
     public enum MessageEditData: TLSchemaDescribed, TLParsable {
         /// `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messageEditData>
         case messageEditData(Cons_messageEditData)
 
         /// `messages.messageEditData#26b5dde6 flags:# caption:flags.0?true = messages.MessageEditData;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.messageEditData>
         public struct Cons_messageEditData: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -614,13 +690,21 @@ extension Api {
     /// TL type `InputSecureFile`. Constructors:
     /// - `inputSecureFileUploaded#3334b0f0 id:long parts:int md5_checksum:string file_hash:bytes secret:bytes = InputSecureFile;`
     /// - `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
+    ///
+    /// <https://core.telegram.org/type/InputSecureFile>
     public enum InputSecureFile: TLSchemaDescribed, TLParsable {
         /// `inputSecureFileUploaded#3334b0f0 id:long parts:int md5_checksum:string file_hash:bytes secret:bytes = InputSecureFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSecureFileUploaded>
         case inputSecureFileUploaded(Cons_inputSecureFileUploaded)
         /// `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSecureFile>
         case inputSecureFile(Cons_inputSecureFile)
 
         /// `inputSecureFileUploaded#3334b0f0 id:long parts:int md5_checksum:string file_hash:bytes secret:bytes = InputSecureFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSecureFileUploaded>
         public final class Cons_inputSecureFileUploaded: Sendable {
             public let id: Int64
             public let parts: Int32
@@ -638,6 +722,8 @@ extension Api {
         }
 
         /// `inputSecureFile#5367e5be id:long access_hash:long = InputSecureFile;`
+        ///
+        /// <https://core.telegram.org/constructor/inputSecureFile>
         public final class Cons_inputSecureFile: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -723,11 +809,17 @@ extension Api {
 extension Api {
     /// TL type `WallPaperSettings`. Constructors:
     /// - `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
+    ///
+    /// <https://core.telegram.org/type/WallPaperSettings>
     public enum WallPaperSettings: TLSchemaDescribed, TLParsable {
         /// `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/wallPaperSettings>
         case wallPaperSettings(Cons_wallPaperSettings)
 
         /// `wallPaperSettings#372efcd0 flags:# blur:flags.1?true motion:flags.2?true background_color:flags.0?int second_background_color:flags.4?int third_background_color:flags.5?int fourth_background_color:flags.6?int intensity:flags.3?int rotation:flags.4?int emoticon:flags.7?string = WallPaperSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/wallPaperSettings>
         public final class Cons_wallPaperSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -873,11 +965,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.DiscussionMessage`. Constructors:
     /// - `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
+    ///
+    /// <https://core.telegram.org/type/messages.DiscussionMessage>
     public enum DiscussionMessage: TLSchemaDescribed, TLParsable {
         /// `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.discussionMessage>
         case discussionMessage(Cons_discussionMessage)
 
         /// `messages.discussionMessage#a6341782 flags:# messages:Vector<Message> max_id:flags.0?int read_inbox_max_id:flags.1?int read_outbox_max_id:flags.2?int unread_count:int chats:Vector<Chat> users:Vector<User> = messages.DiscussionMessage;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.discussionMessage>
         public final class Cons_discussionMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -998,11 +1096,17 @@ extension Api.messages {
 extension Api.stats {
     /// TL type `stats.MessageStats`. Constructors:
     /// - `stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;`
+    ///
+    /// <https://core.telegram.org/type/stats.MessageStats>
     public enum MessageStats: TLSchemaDescribed, TLParsable {
         /// `stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.messageStats>
         case messageStats(Cons_messageStats)
 
         /// `stats.messageStats#7fe91c14 views_graph:StatsGraph reactions_by_emotion_graph:StatsGraph = stats.MessageStats;`
+        ///
+        /// <https://core.telegram.org/constructor/stats.messageStats>
         public final class Cons_messageStats: Sendable {
             public let viewsGraph: Api.StatsGraph
             public let reactionsByEmotionGraph: Api.StatsGraph
@@ -1057,11 +1161,17 @@ extension Api.stats {
 extension Api.phone {
     /// TL type `phone.JoinAsPeers`. Constructors:
     /// - `phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;`
+    ///
+    /// <https://core.telegram.org/type/phone.JoinAsPeers>
     public enum JoinAsPeers: TLSchemaDescribed, TLParsable {
         /// `phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.joinAsPeers>
         case joinAsPeers(Cons_joinAsPeers)
 
         /// `phone.joinAsPeers#afe5623f peers:Vector<Peer> chats:Vector<Chat> users:Vector<User> = phone.JoinAsPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.joinAsPeers>
         public final class Cons_joinAsPeers: Sendable {
             public let peers: [Api.Peer]
             public let chats: [Api.Chat]
@@ -1121,11 +1231,17 @@ extension Api.phone {
 extension Api {
     /// TL type `BusinessWeeklyOpen`. Constructors:
     /// - `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
+    ///
+    /// <https://core.telegram.org/type/BusinessWeeklyOpen>
     public enum BusinessWeeklyOpen: TLSchemaDescribed, TLParsable {
         /// `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
+        ///
+        /// <https://core.telegram.org/constructor/businessWeeklyOpen>
         case businessWeeklyOpen(Cons_businessWeeklyOpen)
 
         /// `businessWeeklyOpen#120b1ab9 start_minute:int end_minute:int = BusinessWeeklyOpen;`
+        ///
+        /// <https://core.telegram.org/constructor/businessWeeklyOpen>
         public struct Cons_businessWeeklyOpen: Sendable {
             public let startMinute: Int32
             public let endMinute: Int32
@@ -1182,11 +1298,17 @@ extension Api {
 extension Api {
     /// TL type `BusinessLocation`. Constructors:
     /// - `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
+    ///
+    /// <https://core.telegram.org/type/BusinessLocation>
     public enum BusinessLocation: TLSchemaDescribed, TLParsable {
         /// `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/businessLocation>
         case businessLocation(Cons_businessLocation)
 
         /// `businessLocation#ac5c1af7 flags:# geo_point:flags.0?GeoPoint address:string = BusinessLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/businessLocation>
         public final class Cons_businessLocation: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1261,11 +1383,17 @@ extension Api {
 extension Api {
     /// TL type `BotBusinessConnection`. Constructors:
     /// - `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
+    ///
+    /// <https://core.telegram.org/type/BotBusinessConnection>
     public enum BotBusinessConnection: TLSchemaDescribed, TLParsable {
         /// `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
+        ///
+        /// <https://core.telegram.org/constructor/botBusinessConnection>
         case botBusinessConnection(Cons_botBusinessConnection)
 
         /// `botBusinessConnection#8f34b2f5 flags:# disabled:flags.1?true connection_id:string user_id:long dc_id:int date:int rights:flags.2?BusinessBotRights = BotBusinessConnection;`
+        ///
+        /// <https://core.telegram.org/constructor/botBusinessConnection>
         public final class Cons_botBusinessConnection: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1364,15 +1492,25 @@ extension Api {
     /// - `paidReactionPrivacyDefault#206ad49e = PaidReactionPrivacy;`
     /// - `paidReactionPrivacyAnonymous#1f0c1ad9 = PaidReactionPrivacy;`
     /// - `paidReactionPrivacyPeer#dc6cfcf0 peer:InputPeer = PaidReactionPrivacy;`
+    ///
+    /// <https://core.telegram.org/type/PaidReactionPrivacy>
     public enum PaidReactionPrivacy: TLSchemaDescribed, TLParsable {
         /// `paidReactionPrivacyDefault#206ad49e = PaidReactionPrivacy;`
+        ///
+        /// <https://core.telegram.org/constructor/paidReactionPrivacyDefault>
         case paidReactionPrivacyDefault
         /// `paidReactionPrivacyAnonymous#1f0c1ad9 = PaidReactionPrivacy;`
+        ///
+        /// <https://core.telegram.org/constructor/paidReactionPrivacyAnonymous>
         case paidReactionPrivacyAnonymous
         /// `paidReactionPrivacyPeer#dc6cfcf0 peer:InputPeer = PaidReactionPrivacy;`
+        ///
+        /// <https://core.telegram.org/constructor/paidReactionPrivacyPeer>
         case paidReactionPrivacyPeer(Cons_paidReactionPrivacyPeer)
 
         /// `paidReactionPrivacyPeer#dc6cfcf0 peer:InputPeer = PaidReactionPrivacy;`
+        ///
+        /// <https://core.telegram.org/constructor/paidReactionPrivacyPeer>
         public final class Cons_paidReactionPrivacyPeer: Sendable {
             public let peer: Api.InputPeer
 
@@ -1437,15 +1575,25 @@ extension Api {
     /// - `starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;`
     /// - `starGiftAttributeIdPattern#4a162433 document_id:long = StarGiftAttributeId;`
     /// - `starGiftAttributeIdBackdrop#1f01c757 backdrop_id:int = StarGiftAttributeId;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftAttributeId>
     public enum StarGiftAttributeId: TLSchemaDescribed, TLParsable {
         /// `starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeIdModel>
         case starGiftAttributeIdModel(Cons_starGiftAttributeIdModel)
         /// `starGiftAttributeIdPattern#4a162433 document_id:long = StarGiftAttributeId;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeIdPattern>
         case starGiftAttributeIdPattern(Cons_starGiftAttributeIdPattern)
         /// `starGiftAttributeIdBackdrop#1f01c757 backdrop_id:int = StarGiftAttributeId;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeIdBackdrop>
         case starGiftAttributeIdBackdrop(Cons_starGiftAttributeIdBackdrop)
 
         /// `starGiftAttributeIdModel#48aaae3c document_id:long = StarGiftAttributeId;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeIdModel>
         public struct Cons_starGiftAttributeIdModel: Sendable {
             public let documentId: Int64
 
@@ -1455,6 +1603,8 @@ extension Api {
         }
 
         /// `starGiftAttributeIdPattern#4a162433 document_id:long = StarGiftAttributeId;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeIdPattern>
         public struct Cons_starGiftAttributeIdPattern: Sendable {
             public let documentId: Int64
 
@@ -1464,6 +1614,8 @@ extension Api {
         }
 
         /// `starGiftAttributeIdBackdrop#1f01c757 backdrop_id:int = StarGiftAttributeId;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeIdBackdrop>
         public struct Cons_starGiftAttributeIdBackdrop: Sendable {
             public let backdropId: Int32
 
@@ -1545,6 +1697,8 @@ extension Api {
 
 extension Api.functions {
     /// `invokeAfterMsgs#3dc4b4f0 {X:Type} msg_ids:Vector<long> query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeAfterMsgs>
     public static func invokeAfterMsgs<X>(msgIds: [Int64], query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeAfterMsgs(into: buffer, msgIds: msgIds, query: query)
@@ -1562,6 +1716,8 @@ extension Api.functions {
 
 extension Api.functions {
     /// `invokeWithGooglePlayIntegrity#1df92984 {X:Type} nonce:string token:string query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeWithGooglePlayIntegrity>
     public static func invokeWithGooglePlayIntegrity<X>(nonce: String, token: String, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeWithGooglePlayIntegrity(into: buffer, nonce: nonce, token: token, query: query)
@@ -1580,6 +1736,8 @@ extension Api.functions {
 
 extension Api.functions.account {
     /// `account.updateStatus#6628562c offline:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.updateStatus>
     public static func updateStatus(offline: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateStatus(into: buffer, offline: offline)
@@ -1597,6 +1755,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.sendConfirmPhoneCode#1b3faa88 hash:string settings:CodeSettings = auth.SentCode;`
+    ///
+    /// <https://core.telegram.org/method/account.sendConfirmPhoneCode>
     public static func sendConfirmPhoneCode(hash: String, settings: Api.CodeSettings) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.SentCode>) {
         let buffer = Buffer()
         sendConfirmPhoneCode(into: buffer, hash: hash, settings: settings)
@@ -1613,6 +1773,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.deleteBusinessChatLink#60073674 slug:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.deleteBusinessChatLink>
     public static func deleteBusinessChatLink(slug: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteBusinessChatLink(into: buffer, slug: slug)
@@ -1628,6 +1790,8 @@ extension Api.functions.account {
 
 extension Api.functions.users {
     /// `users.getSavedMusic#788d7fe3 id:InputUser offset:int limit:int hash:long = users.SavedMusic;`
+    ///
+    /// <https://core.telegram.org/method/users.getSavedMusic>
     public static func getSavedMusic(id: Api.InputUser, offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.SavedMusic>) {
         let buffer = Buffer()
         getSavedMusic(into: buffer, id: id, offset: offset, limit: limit, hash: hash)
@@ -1648,6 +1812,8 @@ extension Api.functions.users {
 
 extension Api.functions.users {
     /// `users.getSavedMusicByID#7573a4e9 id:InputUser documents:Vector<InputDocument> = users.SavedMusic;`
+    ///
+    /// <https://core.telegram.org/method/users.getSavedMusicByID>
     public static func getSavedMusicByID(id: Api.InputUser, documents: [Api.InputDocument]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.users.SavedMusic>) {
         let buffer = Buffer()
         getSavedMusicByID(into: buffer, id: id, documents: documents)
@@ -1664,6 +1830,8 @@ extension Api.functions.users {
 
 extension Api.functions.messages {
     /// `messages.reorderPinnedForumTopics#0e7841f0 flags:# force:flags.0?true peer:InputPeer order:Vector<int> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.reorderPinnedForumTopics>
     public static func reorderPinnedForumTopics(force: Bool = false, peer: Api.InputPeer, order: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         reorderPinnedForumTopics(into: buffer, force: force, peer: peer, order: order)
@@ -1685,6 +1853,8 @@ extension Api.functions.messages {
 
 extension Api.functions.bots {
     /// `bots.checkUsername#87f2219b username:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.checkUsername>
     public static func checkUsername(username: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         checkUsername(into: buffer, username: username)
@@ -1700,6 +1870,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.toggleStarGiftsPinnedToTop#1513e7b0 peer:InputPeer stargift:Vector<InputSavedStarGift> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/payments.toggleStarGiftsPinnedToTop>
     public static func toggleStarGiftsPinnedToTop(peer: Api.InputPeer, stargift: [Api.InputSavedStarGift]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleStarGiftsPinnedToTop(into: buffer, peer: peer, stargift: stargift)
@@ -1716,6 +1888,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.leaveGroupCall#500377f9 call:InputGroupCall source:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.leaveGroupCall>
     public static func leaveGroupCall(call: Api.InputGroupCall, source: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveGroupCall(into: buffer, call: call, source: source)
@@ -1732,6 +1906,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.toggleGroupCallRecord#f128c708 flags:# start:flags.0?true video:flags.2?true call:InputGroupCall title:flags.1?string video_portrait:flags.2?Bool = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.toggleGroupCallRecord>
     public static func toggleGroupCallRecord(start: Bool = false, call: Api.InputGroupCall, title: String? = nil, videoPortrait: Bool? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         toggleGroupCallRecord(into: buffer, start: start, call: call, title: title, videoPortrait: videoPortrait)
@@ -1760,6 +1936,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.startScheduledGroupCall#5680e342 call:InputGroupCall = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.startScheduledGroupCall>
     public static func startScheduledGroupCall(call: Api.InputGroupCall) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         startScheduledGroupCall(into: buffer, call: call)
@@ -1775,6 +1953,8 @@ extension Api.functions.phone {
 
 extension Api.functions.phone {
     /// `phone.deleteGroupCallMessages#f64f54f7 flags:# report_spam:flags.0?true call:InputGroupCall messages:Vector<int> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.deleteGroupCallMessages>
     public static func deleteGroupCallMessages(reportSpam: Bool = false, call: Api.InputGroupCall, messages: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteGroupCallMessages(into: buffer, reportSpam: reportSpam, call: call, messages: messages)
@@ -1796,6 +1976,8 @@ extension Api.functions.phone {
 
 extension Api.functions.chatlists {
     /// `chatlists.leaveChatlist#74fae13a chatlist:InputChatlist peers:Vector<InputPeer> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/chatlists.leaveChatlist>
     public static func leaveChatlist(chatlist: Api.InputChatlist, peers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         leaveChatlist(into: buffer, chatlist: chatlist, peers: peers)
@@ -1812,6 +1994,8 @@ extension Api.functions.chatlists {
 
 extension Api.functions.stories {
     /// `stories.canSendStory#30eb63f0 peer:InputPeer = stories.CanSendStoryCount;`
+    ///
+    /// <https://core.telegram.org/method/stories.canSendStory>
     public static func canSendStory(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.CanSendStoryCount>) {
         let buffer = Buffer()
         canSendStory(into: buffer, peer: peer)
@@ -1827,6 +2011,8 @@ extension Api.functions.stories {
 
 extension Api.functions.stories {
     /// `stories.sendReaction#7fd736b2 flags:# add_to_recent:flags.0?true peer:InputPeer story_id:int reaction:Reaction = Updates;`
+    ///
+    /// <https://core.telegram.org/method/stories.sendReaction>
     public static func sendReaction(addToRecent: Bool = false, peer: Api.InputPeer, storyId: Int32, reaction: Api.Reaction) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendReaction(into: buffer, addToRecent: addToRecent, peer: peer, storyId: storyId, reaction: reaction)
@@ -1849,6 +2035,8 @@ extension Api.functions.stories {
 
 extension Api.functions.premium {
     /// `premium.getUserBoosts#39854d1f peer:InputPeer user_id:InputUser = premium.BoostsList;`
+    ///
+    /// <https://core.telegram.org/method/premium.getUserBoosts>
     public static func getUserBoosts(peer: Api.InputPeer, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.premium.BoostsList>) {
         let buffer = Buffer()
         getUserBoosts(into: buffer, peer: peer, userId: userId)
@@ -1865,6 +2053,8 @@ extension Api.functions.premium {
 
 extension Api.functions.smsjobs {
     /// `smsjobs.leave#9898ad73 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/smsjobs.leave>
     public static func leave() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         leave(into: buffer)
@@ -1879,6 +2069,8 @@ extension Api.functions.smsjobs {
 
 extension Api.functions.ephemeral {
     /// `ephemeral.sendMessage#ba8d5f35 flags:# invert_media:flags.6?true welcome:flags.7?true anchor:flags.9?true noforwards:flags.10?true peer:flags.8?InputPeer receiver_id:InputUser query_id:flags.0?long message:string entities:flags.1?Vector<MessageEntity> media:flags.2?InputMedia reply_markup:flags.3?ReplyMarkup rich_message:flags.4?InputRichMessage random_id:long reply_to:flags.5?InputReplyTo = Updates;`
+    ///
+    /// <https://core.telegram.org/method/ephemeral.sendMessage>
     public static func sendMessage(invertMedia: Bool = false, welcome: Bool = false, anchor: Bool = false, noforwards: Bool = false, peer: Api.InputPeer? = nil, receiverId: Api.InputUser, queryId: Int64? = nil, message: String, entities: [Api.MessageEntity]? = nil, media: Api.InputMedia? = nil, replyMarkup: Api.ReplyMarkup? = nil, richMessage: Api.InputRichMessage? = nil, randomId: Int64, replyTo: Api.InputReplyTo? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendMessage(into: buffer, invertMedia: invertMedia, welcome: welcome, anchor: anchor, noforwards: noforwards, peer: peer, receiverId: receiverId, queryId: queryId, message: message, entities: entities, media: media, replyMarkup: replyMarkup, richMessage: richMessage, randomId: randomId, replyTo: replyTo)
@@ -1922,6 +2114,8 @@ extension Api.functions.ephemeral {
 
 extension Api.functions.ephemeral {
     /// `ephemeral.reportMessage#8704f2bf peer:InputPeer id:int option:bytes message:string = ReportResult;`
+    ///
+    /// <https://core.telegram.org/method/ephemeral.reportMessage>
     public static func reportMessage(peer: Api.InputPeer, id: Int32, option: [UInt8], message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.ReportResult>) {
         let buffer = Buffer()
         reportMessage(into: buffer, peer: peer, id: id, option: option, message: message)

@@ -7,11 +7,17 @@ import TLRuntime
 extension Api {
     /// TL type `ContactStatus`. Constructors:
     /// - `contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;`
+    ///
+    /// <https://core.telegram.org/type/ContactStatus>
     public enum ContactStatus: TLSchemaDescribed, TLParsable {
         /// `contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/contactStatus>
         case contactStatus(Cons_contactStatus)
 
         /// `contactStatus#16d9703b user_id:long status:UserStatus = ContactStatus;`
+        ///
+        /// <https://core.telegram.org/constructor/contactStatus>
         public final class Cons_contactStatus: Sendable {
             public let userId: Int64
             public let status: Api.UserStatus
@@ -74,23 +80,41 @@ extension Api {
     /// - `updatesCombined#725b04c3 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq_start:int seq:int = Updates;`
     /// - `updates#74ae4240 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq:int = Updates;`
     /// - `updateShortSentMessage#9015e101 flags:# out:flags.1?true id:int pts:int pts_count:int date:int media:flags.9?MessageMedia entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
+    ///
+    /// <https://core.telegram.org/type/Updates>
     public enum Updates: TLSchemaDescribed, TLParsable {
         /// `updatesTooLong#e317af7e = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updatesTooLong>
         case updatesTooLong
         /// `updateShortMessage#313bc7f8 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int user_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updateShortMessage>
         case updateShortMessage(Cons_updateShortMessage)
         /// `updateShortChatMessage#4d6deea5 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int from_id:long chat_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updateShortChatMessage>
         case updateShortChatMessage(Cons_updateShortChatMessage)
         /// `updateShort#78d4dec1 update:Update date:int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updateShort>
         case updateShort(Cons_updateShort)
         /// `updatesCombined#725b04c3 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq_start:int seq:int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updatesCombined>
         case updatesCombined(Cons_updatesCombined)
         /// `updates#74ae4240 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq:int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updates>
         case updates(Cons_updates)
         /// `updateShortSentMessage#9015e101 flags:# out:flags.1?true id:int pts:int pts_count:int date:int media:flags.9?MessageMedia entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updateShortSentMessage>
         case updateShortSentMessage(Cons_updateShortSentMessage)
 
         /// `updateShortMessage#313bc7f8 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int user_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updateShortMessage>
         public final class Cons_updateShortMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -152,6 +176,8 @@ extension Api {
         }
 
         /// `updateShortChatMessage#4d6deea5 flags:# out:flags.1?true mentioned:flags.4?true media_unread:flags.5?true silent:flags.13?true id:int from_id:long chat_id:long message:string pts:int pts_count:int date:int fwd_from:flags.2?MessageFwdHeader via_bot_id:flags.11?long reply_to:flags.3?MessageReplyHeader entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updateShortChatMessage>
         public final class Cons_updateShortChatMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -216,6 +242,8 @@ extension Api {
         }
 
         /// `updateShort#78d4dec1 update:Update date:int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updateShort>
         public final class Cons_updateShort: Sendable {
             public let update: Api.Update
             public let date: Int32
@@ -227,6 +255,8 @@ extension Api {
         }
 
         /// `updatesCombined#725b04c3 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq_start:int seq:int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updatesCombined>
         public final class Cons_updatesCombined: Sendable {
             public let updates: [Api.Update]
             public let users: [Api.User]
@@ -246,6 +276,8 @@ extension Api {
         }
 
         /// `updates#74ae4240 updates:Vector<Update> users:Vector<User> chats:Vector<Chat> date:int seq:int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updates>
         public final class Cons_updates: Sendable {
             public let updates: [Api.Update]
             public let users: [Api.User]
@@ -263,6 +295,8 @@ extension Api {
         }
 
         /// `updateShortSentMessage#9015e101 flags:# out:flags.1?true id:int pts:int pts_count:int date:int media:flags.9?MessageMedia entities:flags.7?Vector<MessageEntity> ttl_period:flags.25?int = Updates;`
+        ///
+        /// <https://core.telegram.org/constructor/updateShortSentMessage>
         public final class Cons_updateShortSentMessage: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -618,11 +652,17 @@ extension Api {
 extension Api.auth {
     /// TL type `auth.PasswordRecovery`. Constructors:
     /// - `auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;`
+    ///
+    /// <https://core.telegram.org/type/auth.PasswordRecovery>
     public enum PasswordRecovery: TLSchemaDescribed, TLParsable {
         /// `auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.passwordRecovery>
         case passwordRecovery(Cons_passwordRecovery)
 
         /// `auth.passwordRecovery#137948a5 email_pattern:string = auth.PasswordRecovery;`
+        ///
+        /// <https://core.telegram.org/constructor/auth.passwordRecovery>
         public final class Cons_passwordRecovery: Sendable {
             public let emailPattern: String
 
@@ -672,13 +712,21 @@ extension Api {
     /// TL type `ExportedChatInvite`. Constructors:
     /// - `chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;`
     /// - `chatInvitePublicJoinRequests#ed107ab7 = ExportedChatInvite;`
+    ///
+    /// <https://core.telegram.org/type/ExportedChatInvite>
     public enum ExportedChatInvite: TLSchemaDescribed, TLParsable {
         /// `chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInviteExported>
         case chatInviteExported(Cons_chatInviteExported)
         /// `chatInvitePublicJoinRequests#ed107ab7 = ExportedChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInvitePublicJoinRequests>
         case chatInvitePublicJoinRequests
 
         /// `chatInviteExported#a22cbd96 flags:# revoked:flags.0?true permanent:flags.5?true request_needed:flags.6?true link:string admin_id:long date:int start_date:flags.4?int expire_date:flags.1?int usage_limit:flags.2?int usage:flags.3?int requested:flags.7?int subscription_expired:flags.10?int title:flags.8?string subscription_pricing:flags.9?StarsSubscriptionPricing = ExportedChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInviteExported>
         public final class Cons_chatInviteExported: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -864,11 +912,17 @@ extension Api {
 extension Api {
     /// TL type `PostAddress`. Constructors:
     /// - `postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;`
+    ///
+    /// <https://core.telegram.org/type/PostAddress>
     public enum PostAddress: TLSchemaDescribed, TLParsable {
         /// `postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;`
+        ///
+        /// <https://core.telegram.org/constructor/postAddress>
         case postAddress(Cons_postAddress)
 
         /// `postAddress#1e8caaeb street_line1:string street_line2:string city:string state:string country_iso2:string post_code:string = PostAddress;`
+        ///
+        /// <https://core.telegram.org/constructor/postAddress>
         public final class Cons_postAddress: Sendable {
             public let streetLine1: String
             public let streetLine2: String
@@ -943,11 +997,17 @@ extension Api {
 extension Api {
     /// TL type `InputPhoneCall`. Constructors:
     /// - `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
+    ///
+    /// <https://core.telegram.org/type/InputPhoneCall>
     public enum InputPhoneCall: TLSchemaDescribed, TLParsable {
         /// `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhoneCall>
         case inputPhoneCall(Cons_inputPhoneCall)
 
         /// `inputPhoneCall#1e36fded id:long access_hash:long = InputPhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/inputPhoneCall>
         public final class Cons_inputPhoneCall: Sendable {
             public let id: Int64
             public let accessHash: Int64
@@ -1004,11 +1064,17 @@ extension Api {
 extension Api {
     /// TL type `StatsURL`. Constructors:
     /// - `statsURL#47a971e0 url:string = StatsURL;`
+    ///
+    /// <https://core.telegram.org/type/StatsURL>
     public enum StatsURL: TLSchemaDescribed, TLParsable {
         /// `statsURL#47a971e0 url:string = StatsURL;`
+        ///
+        /// <https://core.telegram.org/constructor/statsURL>
         case statsURL(Cons_statsURL)
 
         /// `statsURL#47a971e0 url:string = StatsURL;`
+        ///
+        /// <https://core.telegram.org/constructor/statsURL>
         public final class Cons_statsURL: Sendable {
             public let url: String
 
@@ -1059,15 +1125,25 @@ extension Api {
     /// - `urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;`
     /// - `urlAuthResultAccepted#623a8fa0 flags:# url:flags.0?string = UrlAuthResult;`
     /// - `urlAuthResultDefault#a9d6db1f = UrlAuthResult;`
+    ///
+    /// <https://core.telegram.org/type/UrlAuthResult>
     public enum UrlAuthResult: TLSchemaDescribed, TLParsable {
         /// `urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;`
+        ///
+        /// <https://core.telegram.org/constructor/urlAuthResultRequest>
         case urlAuthResultRequest(Cons_urlAuthResultRequest)
         /// `urlAuthResultAccepted#623a8fa0 flags:# url:flags.0?string = UrlAuthResult;`
+        ///
+        /// <https://core.telegram.org/constructor/urlAuthResultAccepted>
         case urlAuthResultAccepted(Cons_urlAuthResultAccepted)
         /// `urlAuthResultDefault#a9d6db1f = UrlAuthResult;`
+        ///
+        /// <https://core.telegram.org/constructor/urlAuthResultDefault>
         case urlAuthResultDefault
 
         /// `urlAuthResultRequest#3cd623ec flags:# request_write_access:flags.0?true request_phone_number:flags.1?true match_codes_first:flags.5?true is_app:flags.6?true bot:User domain:string browser:flags.2?string platform:flags.2?string ip:flags.2?string region:flags.2?string match_codes:flags.3?Vector<string> user_id_hint:flags.4?long verified_app_name:flags.7?string = UrlAuthResult;`
+        ///
+        /// <https://core.telegram.org/constructor/urlAuthResultRequest>
         public final class Cons_urlAuthResultRequest: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1122,6 +1198,8 @@ extension Api {
         }
 
         /// `urlAuthResultAccepted#623a8fa0 flags:# url:flags.0?string = UrlAuthResult;`
+        ///
+        /// <https://core.telegram.org/constructor/urlAuthResultAccepted>
         public final class Cons_urlAuthResultAccepted: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1280,13 +1358,21 @@ extension Api {
     /// TL type `PeerLocated`. Constructors:
     /// - `peerLocated#ca461b5d peer:Peer expires:int distance:int = PeerLocated;`
     /// - `peerSelfLocated#f8ec284b expires:int = PeerLocated;`
+    ///
+    /// <https://core.telegram.org/type/PeerLocated>
     public enum PeerLocated: TLSchemaDescribed, TLParsable {
         /// `peerLocated#ca461b5d peer:Peer expires:int distance:int = PeerLocated;`
+        ///
+        /// <https://core.telegram.org/constructor/peerLocated>
         case peerLocated(Cons_peerLocated)
         /// `peerSelfLocated#f8ec284b expires:int = PeerLocated;`
+        ///
+        /// <https://core.telegram.org/constructor/peerSelfLocated>
         case peerSelfLocated(Cons_peerSelfLocated)
 
         /// `peerLocated#ca461b5d peer:Peer expires:int distance:int = PeerLocated;`
+        ///
+        /// <https://core.telegram.org/constructor/peerLocated>
         public final class Cons_peerLocated: Sendable {
             public let peer: Api.Peer
             public let expires: Int32
@@ -1300,6 +1386,8 @@ extension Api {
         }
 
         /// `peerSelfLocated#f8ec284b expires:int = PeerLocated;`
+        ///
+        /// <https://core.telegram.org/constructor/peerSelfLocated>
         public struct Cons_peerSelfLocated: Sendable {
             public let expires: Int32
 
@@ -1375,15 +1463,25 @@ extension Api.account {
     /// - `account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;`
     /// - `account.resetPasswordRequestedWait#e9effc7d until_date:int = account.ResetPasswordResult;`
     /// - `account.resetPasswordOk#e926d63e = account.ResetPasswordResult;`
+    ///
+    /// <https://core.telegram.org/type/account.ResetPasswordResult>
     public enum ResetPasswordResult: TLSchemaDescribed, TLParsable {
         /// `account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;`
+        ///
+        /// <https://core.telegram.org/constructor/account.resetPasswordFailedWait>
         case resetPasswordFailedWait(Cons_resetPasswordFailedWait)
         /// `account.resetPasswordRequestedWait#e9effc7d until_date:int = account.ResetPasswordResult;`
+        ///
+        /// <https://core.telegram.org/constructor/account.resetPasswordRequestedWait>
         case resetPasswordRequestedWait(Cons_resetPasswordRequestedWait)
         /// `account.resetPasswordOk#e926d63e = account.ResetPasswordResult;`
+        ///
+        /// <https://core.telegram.org/constructor/account.resetPasswordOk>
         case resetPasswordOk
 
         /// `account.resetPasswordFailedWait#e3779861 retry_date:int = account.ResetPasswordResult;`
+        ///
+        /// <https://core.telegram.org/constructor/account.resetPasswordFailedWait>
         public struct Cons_resetPasswordFailedWait: Sendable {
             public let retryDate: Int32
 
@@ -1393,6 +1491,8 @@ extension Api.account {
         }
 
         /// `account.resetPasswordRequestedWait#e9effc7d until_date:int = account.ResetPasswordResult;`
+        ///
+        /// <https://core.telegram.org/constructor/account.resetPasswordRequestedWait>
         public struct Cons_resetPasswordRequestedWait: Sendable {
             public let untilDate: Int32
 
@@ -1467,13 +1567,21 @@ extension Api.help {
     /// TL type `help.PeerColorSet`. Constructors:
     /// - `help.peerColorSet#26219a58 colors:Vector<int> = help.PeerColorSet;`
     /// - `help.peerColorProfileSet#767d61eb palette_colors:Vector<int> bg_colors:Vector<int> story_colors:Vector<int> = help.PeerColorSet;`
+    ///
+    /// <https://core.telegram.org/type/help.PeerColorSet>
     public enum PeerColorSet: TLSchemaDescribed, TLParsable {
         /// `help.peerColorSet#26219a58 colors:Vector<int> = help.PeerColorSet;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColorSet>
         case peerColorSet(Cons_peerColorSet)
         /// `help.peerColorProfileSet#767d61eb palette_colors:Vector<int> bg_colors:Vector<int> story_colors:Vector<int> = help.PeerColorSet;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColorProfileSet>
         case peerColorProfileSet(Cons_peerColorProfileSet)
 
         /// `help.peerColorSet#26219a58 colors:Vector<int> = help.PeerColorSet;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColorSet>
         public final class Cons_peerColorSet: Sendable {
             public let colors: [Int32]
 
@@ -1483,6 +1591,8 @@ extension Api.help {
         }
 
         /// `help.peerColorProfileSet#767d61eb palette_colors:Vector<int> bg_colors:Vector<int> story_colors:Vector<int> = help.PeerColorSet;`
+        ///
+        /// <https://core.telegram.org/constructor/help.peerColorProfileSet>
         public final class Cons_peerColorProfileSet: Sendable {
             public let paletteColors: [Int32]
             public let bgColors: [Int32]
@@ -1558,15 +1668,25 @@ extension Api {
     /// - `storyReaction#6090d6d5 peer_id:Peer date:int reaction:Reaction = StoryReaction;`
     /// - `storyReactionPublicForward#bbab2643 message:Message = StoryReaction;`
     /// - `storyReactionPublicRepost#cfcd0f13 peer_id:Peer story:StoryItem = StoryReaction;`
+    ///
+    /// <https://core.telegram.org/type/StoryReaction>
     public enum StoryReaction: TLSchemaDescribed, TLParsable {
         /// `storyReaction#6090d6d5 peer_id:Peer date:int reaction:Reaction = StoryReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/storyReaction>
         case storyReaction(Cons_storyReaction)
         /// `storyReactionPublicForward#bbab2643 message:Message = StoryReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/storyReactionPublicForward>
         case storyReactionPublicForward(Cons_storyReactionPublicForward)
         /// `storyReactionPublicRepost#cfcd0f13 peer_id:Peer story:StoryItem = StoryReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/storyReactionPublicRepost>
         case storyReactionPublicRepost(Cons_storyReactionPublicRepost)
 
         /// `storyReaction#6090d6d5 peer_id:Peer date:int reaction:Reaction = StoryReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/storyReaction>
         public final class Cons_storyReaction: Sendable {
             public let peerId: Api.Peer
             public let date: Int32
@@ -1580,6 +1700,8 @@ extension Api {
         }
 
         /// `storyReactionPublicForward#bbab2643 message:Message = StoryReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/storyReactionPublicForward>
         public final class Cons_storyReactionPublicForward: Sendable {
             public let message: Api.Message
 
@@ -1589,6 +1711,8 @@ extension Api {
         }
 
         /// `storyReactionPublicRepost#cfcd0f13 peer_id:Peer story:StoryItem = StoryReaction;`
+        ///
+        /// <https://core.telegram.org/constructor/storyReactionPublicRepost>
         public final class Cons_storyReactionPublicRepost: Sendable {
             public let peerId: Api.Peer
             public let story: Api.StoryItem
@@ -1678,11 +1802,17 @@ extension Api {
 extension Api {
     /// TL type `StarsGiftOption`. Constructors:
     /// - `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
+    ///
+    /// <https://core.telegram.org/type/StarsGiftOption>
     public enum StarsGiftOption: TLSchemaDescribed, TLParsable {
         /// `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
+        ///
+        /// <https://core.telegram.org/constructor/starsGiftOption>
         case starsGiftOption(Cons_starsGiftOption)
 
         /// `starsGiftOption#5e0589f1 flags:# extended:flags.1?true stars:long store_product:flags.0?string currency:string amount:long = StarsGiftOption;`
+        ///
+        /// <https://core.telegram.org/constructor/starsGiftOption>
         public final class Cons_starsGiftOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1773,11 +1903,17 @@ extension Api {
 extension Api.bots {
     /// TL type `bots.PreviewInfo`. Constructors:
     /// - `bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;`
+    ///
+    /// <https://core.telegram.org/type/bots.PreviewInfo>
     public enum PreviewInfo: TLSchemaDescribed, TLParsable {
         /// `bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.previewInfo>
         case previewInfo(Cons_previewInfo)
 
         /// `bots.previewInfo#0ca71d64 media:Vector<BotPreviewMedia> lang_codes:Vector<string> = bots.PreviewInfo;`
+        ///
+        /// <https://core.telegram.org/constructor/bots.previewInfo>
         public final class Cons_previewInfo: Sendable {
             public let media: [Api.BotPreviewMedia]
             public let langCodes: [String]
@@ -1833,13 +1969,21 @@ extension Api.users {
     /// TL type `users.Users`. Constructors:
     /// - `users.users#62d706b8 users:Vector<User> = users.Users;`
     /// - `users.usersSlice#315a4974 count:int users:Vector<User> = users.Users;`
+    ///
+    /// <https://core.telegram.org/type/users.Users>
     public enum Users: TLSchemaDescribed, TLParsable {
         /// `users.users#62d706b8 users:Vector<User> = users.Users;`
+        ///
+        /// <https://core.telegram.org/constructor/users.users>
         case users(Cons_users)
         /// `users.usersSlice#315a4974 count:int users:Vector<User> = users.Users;`
+        ///
+        /// <https://core.telegram.org/constructor/users.usersSlice>
         case usersSlice(Cons_usersSlice)
 
         /// `users.users#62d706b8 users:Vector<User> = users.Users;`
+        ///
+        /// <https://core.telegram.org/constructor/users.users>
         public final class Cons_users: Sendable {
             public let users: [Api.User]
 
@@ -1849,6 +1993,8 @@ extension Api.users {
         }
 
         /// `users.usersSlice#315a4974 count:int users:Vector<User> = users.Users;`
+        ///
+        /// <https://core.telegram.org/constructor/users.usersSlice>
         public final class Cons_usersSlice: Sendable {
             public let count: Int32
             public let users: [Api.User]
@@ -1919,11 +2065,17 @@ extension Api.users {
 extension Api {
     /// TL type `DisallowedGiftsSettings`. Constructors:
     /// - `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
+    ///
+    /// <https://core.telegram.org/type/DisallowedGiftsSettings>
     public enum DisallowedGiftsSettings: TLSchemaDescribed, TLParsable {
         /// `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/disallowedGiftsSettings>
         case disallowedGiftsSettings(Cons_disallowedGiftsSettings)
 
         /// `disallowedGiftsSettings#71f276c4 flags:# disallow_unlimited_stargifts:flags.0?true disallow_limited_stargifts:flags.1?true disallow_unique_stargifts:flags.2?true disallow_premium_gifts:flags.3?true disallow_stargifts_from_channels:flags.4?true = DisallowedGiftsSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/disallowedGiftsSettings>
         public struct Cons_disallowedGiftsSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1998,22 +2150,40 @@ extension Api {
     /// - `profileTabVoice#e477092e = ProfileTab;`
     /// - `profileTabLinks#d3656499 = ProfileTab;`
     /// - `profileTabGifs#a2c0f695 = ProfileTab;`
+    ///
+    /// <https://core.telegram.org/type/ProfileTab>
     public enum ProfileTab: TLSchemaDescribed, TLParsable {
         /// `profileTabPosts#b98cd696 = ProfileTab;`
+        ///
+        /// <https://core.telegram.org/constructor/profileTabPosts>
         case profileTabPosts
         /// `profileTabGifts#4d4bd46a = ProfileTab;`
+        ///
+        /// <https://core.telegram.org/constructor/profileTabGifts>
         case profileTabGifts
         /// `profileTabMedia#72c64955 = ProfileTab;`
+        ///
+        /// <https://core.telegram.org/constructor/profileTabMedia>
         case profileTabMedia
         /// `profileTabFiles#ab339c00 = ProfileTab;`
+        ///
+        /// <https://core.telegram.org/constructor/profileTabFiles>
         case profileTabFiles
         /// `profileTabMusic#9f27d26e = ProfileTab;`
+        ///
+        /// <https://core.telegram.org/constructor/profileTabMusic>
         case profileTabMusic
         /// `profileTabVoice#e477092e = ProfileTab;`
+        ///
+        /// <https://core.telegram.org/constructor/profileTabVoice>
         case profileTabVoice
         /// `profileTabLinks#d3656499 = ProfileTab;`
+        ///
+        /// <https://core.telegram.org/constructor/profileTabLinks>
         case profileTabLinks
         /// `profileTabGifs#a2c0f695 = ProfileTab;`
+        ///
+        /// <https://core.telegram.org/constructor/profileTabGifs>
         case profileTabGifs
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -2100,15 +2270,25 @@ extension Api {
     /// - `starGiftAuctionStateNotModified#fe333952 = StarGiftAuctionState;`
     /// - `starGiftAuctionState#771a4e66 version:int start_date:int end_date:int min_bid_amount:long bid_levels:Vector<AuctionBidLevel> top_bidders:Vector<long> next_round_at:int last_gift_num:int gifts_left:int current_round:int total_rounds:int rounds:Vector<StarGiftAuctionRound> = StarGiftAuctionState;`
     /// - `starGiftAuctionStateFinished#972dabbf flags:# start_date:int end_date:int average_price:long listed_count:flags.0?int fragment_listed_count:flags.1?int fragment_listed_url:flags.1?string = StarGiftAuctionState;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftAuctionState>
     public enum StarGiftAuctionState: TLSchemaDescribed, TLParsable {
         /// `starGiftAuctionStateNotModified#fe333952 = StarGiftAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionStateNotModified>
         case starGiftAuctionStateNotModified
         /// `starGiftAuctionState#771a4e66 version:int start_date:int end_date:int min_bid_amount:long bid_levels:Vector<AuctionBidLevel> top_bidders:Vector<long> next_round_at:int last_gift_num:int gifts_left:int current_round:int total_rounds:int rounds:Vector<StarGiftAuctionRound> = StarGiftAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionState>
         case starGiftAuctionState(Cons_starGiftAuctionState)
         /// `starGiftAuctionStateFinished#972dabbf flags:# start_date:int end_date:int average_price:long listed_count:flags.0?int fragment_listed_count:flags.1?int fragment_listed_url:flags.1?string = StarGiftAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionStateFinished>
         case starGiftAuctionStateFinished(Cons_starGiftAuctionStateFinished)
 
         /// `starGiftAuctionState#771a4e66 version:int start_date:int end_date:int min_bid_amount:long bid_levels:Vector<AuctionBidLevel> top_bidders:Vector<long> next_round_at:int last_gift_num:int gifts_left:int current_round:int total_rounds:int rounds:Vector<StarGiftAuctionRound> = StarGiftAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionState>
         public final class Cons_starGiftAuctionState: Sendable {
             public let version: Int32
             public let startDate: Int32
@@ -2140,6 +2320,8 @@ extension Api {
         }
 
         /// `starGiftAuctionStateFinished#972dabbf flags:# start_date:int end_date:int average_price:long listed_count:flags.0?int fragment_listed_count:flags.1?int fragment_listed_url:flags.1?string = StarGiftAuctionState;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionStateFinished>
         public final class Cons_starGiftAuctionStateFinished: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2309,6 +2491,8 @@ extension Api {
 
 extension Api.functions {
     /// `invokeWithTakeout#aca9fd2e {X:Type} takeout_id:long query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeWithTakeout>
     public static func invokeWithTakeout<X>(takeoutId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeWithTakeout(into: buffer, takeoutId: takeoutId, query: query)
@@ -2328,6 +2512,8 @@ extension Api.functions {
 
 extension Api.functions.account {
     /// `account.resetWebAuthorization#2d01b9ef hash:long = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.resetWebAuthorization>
     public static func resetWebAuthorization(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetWebAuthorization(into: buffer, hash: hash)
@@ -2345,6 +2531,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getMultiWallPapers#65ad71dc wallpapers:Vector<InputWallPaper> = Vector<WallPaper>;`
+    ///
+    /// <https://core.telegram.org/method/account.getMultiWallPapers>
     public static func getMultiWallPapers(wallpapers: [Api.InputWallPaper]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.WallPaper]>) {
         let buffer = Buffer()
         getMultiWallPapers(into: buffer, wallpapers: wallpapers)
@@ -2360,6 +2548,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getPaidMessagesRevenue#19ba4a67 flags:# parent_peer:flags.0?InputPeer user_id:InputUser = account.PaidMessagesRevenue;`
+    ///
+    /// <https://core.telegram.org/method/account.getPaidMessagesRevenue>
     public static func getPaidMessagesRevenue(parentPeer: Api.InputPeer? = nil, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.PaidMessagesRevenue>) {
         let buffer = Buffer()
         getPaidMessagesRevenue(into: buffer, parentPeer: parentPeer, userId: userId)
@@ -2381,6 +2571,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.saveMusic#b26732a9 flags:# unsave:flags.0?true id:InputDocument after_id:flags.1?InputDocument = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.saveMusic>
     public static func saveMusic(unsave: Bool = false, id: Api.InputDocument, afterId: Api.InputDocument? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveMusic(into: buffer, unsave: unsave, id: id, afterId: afterId)
@@ -2403,6 +2595,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.getBlocked#9a868f80 flags:# my_stories_from:flags.0?true offset:int limit:int = contacts.Blocked;`
+    ///
+    /// <https://core.telegram.org/method/contacts.getBlocked>
     public static func getBlocked(myStoriesFrom: Bool = false, offset: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Blocked>) {
         let buffer = Buffer()
         getBlocked(into: buffer, myStoriesFrom: myStoriesFrom, offset: offset, limit: limit)
@@ -2424,6 +2618,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.contacts {
     /// `contacts.search#05f58d0f flags:# broadcasts:flags.0?true bots:flags.1?true q:string limit:int = contacts.Found;`
+    ///
+    /// <https://core.telegram.org/method/contacts.search>
     public static func search(broadcasts: Bool = false, bots: Bool = false, q: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.contacts.Found>) {
         let buffer = Buffer()
         search(into: buffer, broadcasts: broadcasts, bots: bots, q: q, limit: limit)
@@ -2446,6 +2642,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.receivedMessages#05a954c0 max_id:int = Vector<ReceivedNotifyMessage>;`
+    ///
+    /// <https://core.telegram.org/method/messages.receivedMessages>
     public static func receivedMessages(maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<[Api.ReceivedNotifyMessage]>) {
         let buffer = Buffer()
         receivedMessages(into: buffer, maxId: maxId)
@@ -2463,6 +2661,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.uninstallStickerSet#f96e55de stickerset:InputStickerSet = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.uninstallStickerSet>
     public static func uninstallStickerSet(stickerset: Api.InputStickerSet) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         uninstallStickerSet(into: buffer, stickerset: stickerset)
@@ -2478,6 +2678,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.uploadMedia#14967978 flags:# business_connection_id:flags.0?string peer:InputPeer media:InputMedia = MessageMedia;`
+    ///
+    /// <https://core.telegram.org/method/messages.uploadMedia>
     public static func uploadMedia(businessConnectionId: String? = nil, peer: Api.InputPeer, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.MessageMedia>) {
         let buffer = Buffer()
         uploadMedia(into: buffer, businessConnectionId: businessConnectionId, peer: peer, media: media)
@@ -2502,6 +2704,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.updateDialogFilter#1ad4a04a flags:# id:int filter:flags.0?DialogFilter = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.updateDialogFilter>
     public static func updateDialogFilter(id: Int32, filter: Api.DialogFilter? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         updateDialogFilter(into: buffer, id: id, filter: filter)
@@ -2523,6 +2727,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getOldFeaturedStickers#7ed094a1 offset:int limit:int hash:long = messages.FeaturedStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.getOldFeaturedStickers>
     public static func getOldFeaturedStickers(offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FeaturedStickers>) {
         let buffer = Buffer()
         getOldFeaturedStickers(into: buffer, offset: offset, limit: limit, hash: hash)
@@ -2542,6 +2748,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.transcribeAudio#269e9a49 peer:InputPeer msg_id:int = messages.TranscribedAudio;`
+    ///
+    /// <https://core.telegram.org/method/messages.transcribeAudio>
     public static func transcribeAudio(peer: Api.InputPeer, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.TranscribedAudio>) {
         let buffer = Buffer()
         transcribeAudio(into: buffer, peer: peer, msgId: msgId)
@@ -2558,6 +2766,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.searchCustomEmoji#2c11c0d7 emoticon:string hash:long = EmojiList;`
+    ///
+    /// <https://core.telegram.org/method/messages.searchCustomEmoji>
     public static func searchCustomEmoji(emoticon: String, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiList>) {
         let buffer = Buffer()
         searchCustomEmoji(into: buffer, emoticon: emoticon, hash: hash)
@@ -2574,6 +2784,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.editQuickReplyShortcut#5c003cef shortcut_id:int shortcut:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.editQuickReplyShortcut>
     public static func editQuickReplyShortcut(shortcutId: Int32, shortcut: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         editQuickReplyShortcut(into: buffer, shortcutId: shortcutId, shortcut: shortcut)
@@ -2592,6 +2804,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.composeRichMessageWithAI#8d7ae6af flags:# proofread:flags.0?true emojify:flags.3?true text:flags.4?InputRichMessage translate_to_lang:flags.1?string tone:flags.2?InputAiComposeTone = messages.ComposedRichMessageWithAI;`
+    ///
+    /// <https://core.telegram.org/method/messages.composeRichMessageWithAI>
     public static func composeRichMessageWithAI(proofread: Bool = false, emojify: Bool = false, text: Api.InputRichMessage? = nil, translateToLang: String? = nil, tone: Api.InputAiComposeTone? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ComposedRichMessageWithAI>) {
         let buffer = Buffer()
         composeRichMessageWithAI(into: buffer, proofread: proofread, emojify: emojify, text: text, translateToLang: translateToLang, tone: tone)
@@ -2620,6 +2834,8 @@ extension Api.functions.messages {
 
 extension Api.functions.upload {
     /// `upload.saveBigFilePart#de7b673d file_id:long file_part:int file_total_parts:int bytes:bytes = Bool;`
+    ///
+    /// <https://core.telegram.org/method/upload.saveBigFilePart>
     public static func saveBigFilePart(fileId: Int64, filePart: Int32, fileTotalParts: Int32, bytes: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveBigFilePart(into: buffer, fileId: fileId, filePart: filePart, fileTotalParts: fileTotalParts, bytes: bytes)
@@ -2640,6 +2856,8 @@ extension Api.functions.upload {
 
 extension Api.functions.channels {
     /// `channels.getAdminedPublicChannels#f8b036af flags:# by_location:flags.0?true check_limit:flags.1?true for_personal:flags.2?true for_community_peer:flags.3?true = messages.Chats;`
+    ///
+    /// <https://core.telegram.org/method/channels.getAdminedPublicChannels>
     public static func getAdminedPublicChannels(byLocation: Bool = false, checkLimit: Bool = false, forPersonal: Bool = false, forCommunityPeer: Bool = false) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Chats>) {
         let buffer = Buffer()
         getAdminedPublicChannels(into: buffer, byLocation: byLocation, checkLimit: checkLimit, forPersonal: forPersonal, forCommunityPeer: forCommunityPeer)
@@ -2662,6 +2880,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.getBotInfo#dcd914fd flags:# bot:flags.0?InputUser lang_code:string = bots.BotInfo;`
+    ///
+    /// <https://core.telegram.org/method/bots.getBotInfo>
     public static func getBotInfo(bot: Api.InputUser? = nil, langCode: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.bots.BotInfo>) {
         let buffer = Buffer()
         getBotInfo(into: buffer, bot: bot, langCode: langCode)
@@ -2683,6 +2903,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.getStarGiftWithdrawalUrl#d06e93a8 stargift:InputSavedStarGift password:InputCheckPasswordSRP = payments.StarGiftWithdrawalUrl;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarGiftWithdrawalUrl>
     public static func getStarGiftWithdrawalUrl(stargift: Api.InputSavedStarGift, password: Api.InputCheckPasswordSRP) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftWithdrawalUrl>) {
         let buffer = Buffer()
         getStarGiftWithdrawalUrl(into: buffer, stargift: stargift, password: password)
@@ -2699,6 +2921,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.joinGroupCallPresentation#cbea6bc4 call:InputGroupCall params:DataJSON = Updates;`
+    ///
+    /// <https://core.telegram.org/method/phone.joinGroupCallPresentation>
     public static func joinGroupCallPresentation(call: Api.InputGroupCall, params: Api.DataJSON) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         joinGroupCallPresentation(into: buffer, call: call, params: params)
@@ -2715,6 +2939,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stories {
     /// `stories.togglePinnedToTop#0b297e9b peer:InputPeer id:Vector<int> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/stories.togglePinnedToTop>
     public static func togglePinnedToTop(peer: Api.InputPeer, id: [Int32]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         togglePinnedToTop(into: buffer, peer: peer, id: id)
@@ -2731,6 +2957,8 @@ extension Api.functions.stories {
 
 extension Api.functions.smsjobs {
     /// `smsjobs.join#a74ece2d = Bool;`
+    ///
+    /// <https://core.telegram.org/method/smsjobs.join>
     public static func join() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         join(into: buffer)
@@ -2745,6 +2973,8 @@ extension Api.functions.smsjobs {
 
 extension Api.functions.aicompose {
     /// `aicompose.updateTone#903bcf59 flags:# tone:InputAiComposeTone display_author:flags.0?Bool emoji_id:flags.1?long title:flags.2?string prompt:flags.3?string = AiComposeTone;`
+    ///
+    /// <https://core.telegram.org/method/aicompose.updateTone>
     public static func updateTone(tone: Api.InputAiComposeTone, displayAuthor: Bool? = nil, emojiId: Int64? = nil, title: String? = nil, prompt: String? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.AiComposeTone>) {
         let buffer = Buffer()
         updateTone(into: buffer, tone: tone, displayAuthor: displayAuthor, emojiId: emojiId, title: title, prompt: prompt)

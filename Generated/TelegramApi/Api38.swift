@@ -9,15 +9,25 @@ extension Api {
     /// - `chatInviteAlready#5a686d7c chat:Chat = ChatInvite;`
     /// - `chatInvite#5c9d3702 flags:# channel:flags.0?true broadcast:flags.1?true public:flags.2?true megagroup:flags.3?true request_needed:flags.6?true verified:flags.7?true scam:flags.8?true fake:flags.9?true can_refulfill_subscription:flags.11?true title:string about:flags.5?string photo:Photo participants_count:int participants:flags.4?Vector<User> color:int subscription_pricing:flags.10?StarsSubscriptionPricing subscription_form_id:flags.12?long bot_verification:flags.13?BotVerification = ChatInvite;`
     /// - `chatInvitePeek#61695cb0 chat:Chat expires:int = ChatInvite;`
+    ///
+    /// <https://core.telegram.org/type/ChatInvite>
     public enum ChatInvite: TLSchemaDescribed, TLParsable {
         /// `chatInviteAlready#5a686d7c chat:Chat = ChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInviteAlready>
         case chatInviteAlready(Cons_chatInviteAlready)
         /// `chatInvite#5c9d3702 flags:# channel:flags.0?true broadcast:flags.1?true public:flags.2?true megagroup:flags.3?true request_needed:flags.6?true verified:flags.7?true scam:flags.8?true fake:flags.9?true can_refulfill_subscription:flags.11?true title:string about:flags.5?string photo:Photo participants_count:int participants:flags.4?Vector<User> color:int subscription_pricing:flags.10?StarsSubscriptionPricing subscription_form_id:flags.12?long bot_verification:flags.13?BotVerification = ChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInvite>
         case chatInvite(Cons_chatInvite)
         /// `chatInvitePeek#61695cb0 chat:Chat expires:int = ChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInvitePeek>
         case chatInvitePeek(Cons_chatInvitePeek)
 
         /// `chatInviteAlready#5a686d7c chat:Chat = ChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInviteAlready>
         public final class Cons_chatInviteAlready: Sendable {
             public let chat: Api.Chat
 
@@ -27,6 +37,8 @@ extension Api {
         }
 
         /// `chatInvite#5c9d3702 flags:# channel:flags.0?true broadcast:flags.1?true public:flags.2?true megagroup:flags.3?true request_needed:flags.6?true verified:flags.7?true scam:flags.8?true fake:flags.9?true can_refulfill_subscription:flags.11?true title:string about:flags.5?string photo:Photo participants_count:int participants:flags.4?Vector<User> color:int subscription_pricing:flags.10?StarsSubscriptionPricing subscription_form_id:flags.12?long bot_verification:flags.13?BotVerification = ChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInvite>
         public final class Cons_chatInvite: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -92,6 +104,8 @@ extension Api {
         }
 
         /// `chatInvitePeek#61695cb0 chat:Chat expires:int = ChatInvite;`
+        ///
+        /// <https://core.telegram.org/constructor/chatInvitePeek>
         public final class Cons_chatInvitePeek: Sendable {
             public let chat: Api.Chat
             public let expires: Int32
@@ -226,11 +240,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.PeerDialogs`. Constructors:
     /// - `messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;`
+    ///
+    /// <https://core.telegram.org/type/messages.PeerDialogs>
     public enum PeerDialogs: TLSchemaDescribed, TLParsable {
         /// `messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.peerDialogs>
         case peerDialogs(Cons_peerDialogs)
 
         /// `messages.peerDialogs#3371c354 dialogs:Vector<Dialog> messages:Vector<Message> chats:Vector<Chat> users:Vector<User> state:updates.State = messages.PeerDialogs;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.peerDialogs>
         public final class Cons_peerDialogs: Sendable {
             public let dialogs: [Api.Dialog]
             public let messages: [Api.Message]
@@ -302,15 +322,25 @@ extension Api.contacts {
     /// - `contacts.topPeersNotModified#de266ef5 = contacts.TopPeers;`
     /// - `contacts.topPeers#70b772a8 categories:Vector<TopPeerCategoryPeers> chats:Vector<Chat> users:Vector<User> = contacts.TopPeers;`
     /// - `contacts.topPeersDisabled#b52c939d = contacts.TopPeers;`
+    ///
+    /// <https://core.telegram.org/type/contacts.TopPeers>
     public enum TopPeers: TLSchemaDescribed, TLParsable {
         /// `contacts.topPeersNotModified#de266ef5 = contacts.TopPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.topPeersNotModified>
         case topPeersNotModified
         /// `contacts.topPeers#70b772a8 categories:Vector<TopPeerCategoryPeers> chats:Vector<Chat> users:Vector<User> = contacts.TopPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.topPeers>
         case topPeers(Cons_topPeers)
         /// `contacts.topPeersDisabled#b52c939d = contacts.TopPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.topPeersDisabled>
         case topPeersDisabled
 
         /// `contacts.topPeers#70b772a8 categories:Vector<TopPeerCategoryPeers> chats:Vector<Chat> users:Vector<User> = contacts.TopPeers;`
+        ///
+        /// <https://core.telegram.org/constructor/contacts.topPeers>
         public final class Cons_topPeers: Sendable {
             public let categories: [Api.TopPeerCategoryPeers]
             public let chats: [Api.Chat]
@@ -384,11 +414,17 @@ extension Api.contacts {
 extension Api.messages {
     /// TL type `messages.HighScores`. Constructors:
     /// - `messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;`
+    ///
+    /// <https://core.telegram.org/type/messages.HighScores>
     public enum HighScores: TLSchemaDescribed, TLParsable {
         /// `messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.highScores>
         case highScores(Cons_highScores)
 
         /// `messages.highScores#9a3bfd99 scores:Vector<HighScore> users:Vector<User> = messages.HighScores;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.highScores>
         public final class Cons_highScores: Sendable {
             public let scores: [Api.HighScore]
             public let users: [Api.User]
@@ -443,11 +479,17 @@ extension Api.messages {
 extension Api {
     /// TL type `PaymentSavedCredentials`. Constructors:
     /// - `paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;`
+    ///
+    /// <https://core.telegram.org/type/PaymentSavedCredentials>
     public enum PaymentSavedCredentials: TLSchemaDescribed, TLParsable {
         /// `paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/paymentSavedCredentialsCard>
         case paymentSavedCredentialsCard(Cons_paymentSavedCredentialsCard)
 
         /// `paymentSavedCredentialsCard#cdc27a1f id:string title:string = PaymentSavedCredentials;`
+        ///
+        /// <https://core.telegram.org/constructor/paymentSavedCredentialsCard>
         public final class Cons_paymentSavedCredentialsCard: Sendable {
             public let id: String
             public let title: String
@@ -502,11 +544,17 @@ extension Api {
 extension Api {
     /// TL type `InputWebDocument`. Constructors:
     /// - `inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;`
+    ///
+    /// <https://core.telegram.org/type/InputWebDocument>
     public enum InputWebDocument: TLSchemaDescribed, TLParsable {
         /// `inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWebDocument>
         case inputWebDocument(Cons_inputWebDocument)
 
         /// `inputWebDocument#9bed434d url:string size:int mime_type:string attributes:Vector<DocumentAttribute> = InputWebDocument;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWebDocument>
         public final class Cons_inputWebDocument: Sendable {
             public let url: String
             public let size: Int32
@@ -573,15 +621,25 @@ extension Api {
     /// - `inputWebFileLocation#c239d686 url:string access_hash:long = InputWebFileLocation;`
     /// - `inputWebFileGeoPointLocation#9f2221c9 geo_point:InputGeoPoint access_hash:long w:int h:int zoom:int scale:int = InputWebFileLocation;`
     /// - `inputWebFileAudioAlbumThumbLocation#f46fe924 flags:# small:flags.2?true document:flags.0?InputDocument title:flags.1?string performer:flags.1?string = InputWebFileLocation;`
+    ///
+    /// <https://core.telegram.org/type/InputWebFileLocation>
     public enum InputWebFileLocation: TLSchemaDescribed, TLParsable {
         /// `inputWebFileLocation#c239d686 url:string access_hash:long = InputWebFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWebFileLocation>
         case inputWebFileLocation(Cons_inputWebFileLocation)
         /// `inputWebFileGeoPointLocation#9f2221c9 geo_point:InputGeoPoint access_hash:long w:int h:int zoom:int scale:int = InputWebFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWebFileGeoPointLocation>
         case inputWebFileGeoPointLocation(Cons_inputWebFileGeoPointLocation)
         /// `inputWebFileAudioAlbumThumbLocation#f46fe924 flags:# small:flags.2?true document:flags.0?InputDocument title:flags.1?string performer:flags.1?string = InputWebFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWebFileAudioAlbumThumbLocation>
         case inputWebFileAudioAlbumThumbLocation(Cons_inputWebFileAudioAlbumThumbLocation)
 
         /// `inputWebFileLocation#c239d686 url:string access_hash:long = InputWebFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWebFileLocation>
         public final class Cons_inputWebFileLocation: Sendable {
             public let url: String
             public let accessHash: Int64
@@ -593,6 +651,8 @@ extension Api {
         }
 
         /// `inputWebFileGeoPointLocation#9f2221c9 geo_point:InputGeoPoint access_hash:long w:int h:int zoom:int scale:int = InputWebFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWebFileGeoPointLocation>
         public final class Cons_inputWebFileGeoPointLocation: Sendable {
             public let geoPoint: Api.InputGeoPoint
             public let accessHash: Int64
@@ -612,6 +672,8 @@ extension Api {
         }
 
         /// `inputWebFileAudioAlbumThumbLocation#f46fe924 flags:# small:flags.2?true document:flags.0?InputDocument title:flags.1?string performer:flags.1?string = InputWebFileLocation;`
+        ///
+        /// <https://core.telegram.org/constructor/inputWebFileAudioAlbumThumbLocation>
         public final class Cons_inputWebFileAudioAlbumThumbLocation: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -755,11 +817,17 @@ extension Api {
 extension Api {
     /// TL type `ShippingOption`. Constructors:
     /// - `shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;`
+    ///
+    /// <https://core.telegram.org/type/ShippingOption>
     public enum ShippingOption: TLSchemaDescribed, TLParsable {
         /// `shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;`
+        ///
+        /// <https://core.telegram.org/constructor/shippingOption>
         case shippingOption(Cons_shippingOption)
 
         /// `shippingOption#b6213cdf id:string title:string prices:Vector<LabeledPrice> = ShippingOption;`
+        ///
+        /// <https://core.telegram.org/constructor/shippingOption>
         public final class Cons_shippingOption: Sendable {
             public let id: String
             public let title: String
@@ -819,11 +887,17 @@ extension Api {
 extension Api {
     /// TL type `Page`. Constructors:
     /// - `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
+    ///
+    /// <https://core.telegram.org/type/Page>
     public enum Page: TLSchemaDescribed, TLParsable {
         /// `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
+        ///
+        /// <https://core.telegram.org/constructor/page>
         case page(Cons_page)
 
         /// `page#98657f0d flags:# part:flags.0?true rtl:flags.1?true v2:flags.2?true url:string blocks:Vector<PageBlock> photos:Vector<Photo> documents:Vector<Document> views:flags.3?int = Page;`
+        ///
+        /// <https://core.telegram.org/constructor/page>
         public final class Cons_page: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -924,11 +998,17 @@ extension Api {
 extension Api {
     /// TL type `EmojiURL`. Constructors:
     /// - `emojiURL#a575739d url:string = EmojiURL;`
+    ///
+    /// <https://core.telegram.org/type/EmojiURL>
     public enum EmojiURL: TLSchemaDescribed, TLParsable {
         /// `emojiURL#a575739d url:string = EmojiURL;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiURL>
         case emojiURL(Cons_emojiURL)
 
         /// `emojiURL#a575739d url:string = EmojiURL;`
+        ///
+        /// <https://core.telegram.org/constructor/emojiURL>
         public final class Cons_emojiURL: Sendable {
             public let url: String
 
@@ -977,11 +1057,17 @@ extension Api {
 extension Api {
     /// TL type `DialogFilterSuggested`. Constructors:
     /// - `dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;`
+    ///
+    /// <https://core.telegram.org/type/DialogFilterSuggested>
     public enum DialogFilterSuggested: TLSchemaDescribed, TLParsable {
         /// `dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFilterSuggested>
         case dialogFilterSuggested(Cons_dialogFilterSuggested)
 
         /// `dialogFilterSuggested#77744d4a filter:DialogFilter description:string = DialogFilterSuggested;`
+        ///
+        /// <https://core.telegram.org/constructor/dialogFilterSuggested>
         public final class Cons_dialogFilterSuggested: Sendable {
             public let filter: Api.DialogFilter
             public let description: String
@@ -1036,11 +1122,17 @@ extension Api {
 extension Api.phone {
     /// TL type `phone.GroupCallStreamChannels`. Constructors:
     /// - `phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;`
+    ///
+    /// <https://core.telegram.org/type/phone.GroupCallStreamChannels>
     public enum GroupCallStreamChannels: TLSchemaDescribed, TLParsable {
         /// `phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupCallStreamChannels>
         case groupCallStreamChannels(Cons_groupCallStreamChannels)
 
         /// `phone.groupCallStreamChannels#d0e482b2 channels:Vector<GroupCallStreamChannel> = phone.GroupCallStreamChannels;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupCallStreamChannels>
         public final class Cons_groupCallStreamChannels: Sendable {
             public let channels: [Api.GroupCallStreamChannel]
 
@@ -1089,11 +1181,17 @@ extension Api.phone {
 extension Api.phone {
     /// TL type `phone.GroupCallStreamRtmpUrl`. Constructors:
     /// - `phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;`
+    ///
+    /// <https://core.telegram.org/type/phone.GroupCallStreamRtmpUrl>
     public enum GroupCallStreamRtmpUrl: TLSchemaDescribed, TLParsable {
         /// `phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupCallStreamRtmpUrl>
         case groupCallStreamRtmpUrl(Cons_groupCallStreamRtmpUrl)
 
         /// `phone.groupCallStreamRtmpUrl#2dbf3432 url:string key:string = phone.GroupCallStreamRtmpUrl;`
+        ///
+        /// <https://core.telegram.org/constructor/phone.groupCallStreamRtmpUrl>
         public final class Cons_groupCallStreamRtmpUrl: Sendable {
             public let url: String
             public let key: String
@@ -1148,11 +1246,17 @@ extension Api.phone {
 extension Api.payments {
     /// TL type `payments.ExportedInvoice`. Constructors:
     /// - `payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;`
+    ///
+    /// <https://core.telegram.org/type/payments.ExportedInvoice>
     public enum ExportedInvoice: TLSchemaDescribed, TLParsable {
         /// `payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.exportedInvoice>
         case exportedInvoice(Cons_exportedInvoice)
 
         /// `payments.exportedInvoice#aed0cbd9 url:string = payments.ExportedInvoice;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.exportedInvoice>
         public final class Cons_exportedInvoice: Sendable {
             public let url: String
 
@@ -1201,11 +1305,17 @@ extension Api.payments {
 extension Api {
     /// TL type `PremiumSubscriptionOption`. Constructors:
     /// - `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
+    ///
+    /// <https://core.telegram.org/type/PremiumSubscriptionOption>
     public enum PremiumSubscriptionOption: TLSchemaDescribed, TLParsable {
         /// `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
+        ///
+        /// <https://core.telegram.org/constructor/premiumSubscriptionOption>
         case premiumSubscriptionOption(Cons_premiumSubscriptionOption)
 
         /// `premiumSubscriptionOption#5f2d1df2 flags:# current:flags.1?true can_purchase_upgrade:flags.2?true transaction:flags.3?string months:int currency:string amount:long bot_url:string store_product:flags.0?string = PremiumSubscriptionOption;`
+        ///
+        /// <https://core.telegram.org/constructor/premiumSubscriptionOption>
         public final class Cons_premiumSubscriptionOption: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1316,11 +1426,17 @@ extension Api {
 extension Api {
     /// TL type `AutoSaveSettings`. Constructors:
     /// - `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
+    ///
+    /// <https://core.telegram.org/type/AutoSaveSettings>
     public enum AutoSaveSettings: TLSchemaDescribed, TLParsable {
         /// `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/autoSaveSettings>
         case autoSaveSettings(Cons_autoSaveSettings)
 
         /// `autoSaveSettings#c84834ce flags:# photos:flags.0?true videos:flags.1?true video_max_size:flags.2?long = AutoSaveSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/autoSaveSettings>
         public final class Cons_autoSaveSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1403,27 +1519,49 @@ extension Api {
     /// - `mediaAreaUrl#37381085 coordinates:MediaAreaCoordinates url:string = MediaArea;`
     /// - `mediaAreaWeather#49a6549c coordinates:MediaAreaCoordinates emoji:string temperature_c:double color:int = MediaArea;`
     /// - `mediaAreaStarGift#5787686d coordinates:MediaAreaCoordinates slug:string = MediaArea;`
+    ///
+    /// <https://core.telegram.org/type/MediaArea>
     public enum MediaArea: TLSchemaDescribed, TLParsable {
         /// `mediaAreaVenue#be82db9c coordinates:MediaAreaCoordinates geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaVenue>
         case mediaAreaVenue(Cons_mediaAreaVenue)
         /// `inputMediaAreaVenue#b282217f coordinates:MediaAreaCoordinates query_id:long result_id:string = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaAreaVenue>
         case inputMediaAreaVenue(Cons_inputMediaAreaVenue)
         /// `mediaAreaGeoPoint#cad5452d flags:# coordinates:MediaAreaCoordinates geo:GeoPoint address:flags.0?GeoPointAddress = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaGeoPoint>
         case mediaAreaGeoPoint(Cons_mediaAreaGeoPoint)
         /// `mediaAreaSuggestedReaction#14455871 flags:# dark:flags.0?true flipped:flags.1?true coordinates:MediaAreaCoordinates reaction:Reaction = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaSuggestedReaction>
         case mediaAreaSuggestedReaction(Cons_mediaAreaSuggestedReaction)
         /// `mediaAreaChannelPost#770416af coordinates:MediaAreaCoordinates channel_id:long msg_id:int = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaChannelPost>
         case mediaAreaChannelPost(Cons_mediaAreaChannelPost)
         /// `inputMediaAreaChannelPost#2271f2bf coordinates:MediaAreaCoordinates channel:InputChannel msg_id:int = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaAreaChannelPost>
         case inputMediaAreaChannelPost(Cons_inputMediaAreaChannelPost)
         /// `mediaAreaUrl#37381085 coordinates:MediaAreaCoordinates url:string = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaUrl>
         case mediaAreaUrl(Cons_mediaAreaUrl)
         /// `mediaAreaWeather#49a6549c coordinates:MediaAreaCoordinates emoji:string temperature_c:double color:int = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaWeather>
         case mediaAreaWeather(Cons_mediaAreaWeather)
         /// `mediaAreaStarGift#5787686d coordinates:MediaAreaCoordinates slug:string = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaStarGift>
         case mediaAreaStarGift(Cons_mediaAreaStarGift)
 
         /// `mediaAreaVenue#be82db9c coordinates:MediaAreaCoordinates geo:GeoPoint title:string address:string provider:string venue_id:string venue_type:string = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaVenue>
         public final class Cons_mediaAreaVenue: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let geo: Api.GeoPoint
@@ -1445,6 +1583,8 @@ extension Api {
         }
 
         /// `inputMediaAreaVenue#b282217f coordinates:MediaAreaCoordinates query_id:long result_id:string = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaAreaVenue>
         public final class Cons_inputMediaAreaVenue: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let queryId: Int64
@@ -1458,6 +1598,8 @@ extension Api {
         }
 
         /// `mediaAreaGeoPoint#cad5452d flags:# coordinates:MediaAreaCoordinates geo:GeoPoint address:flags.0?GeoPointAddress = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaGeoPoint>
         public final class Cons_mediaAreaGeoPoint: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1483,6 +1625,8 @@ extension Api {
         }
 
         /// `mediaAreaSuggestedReaction#14455871 flags:# dark:flags.0?true flipped:flags.1?true coordinates:MediaAreaCoordinates reaction:Reaction = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaSuggestedReaction>
         public final class Cons_mediaAreaSuggestedReaction: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1508,6 +1652,8 @@ extension Api {
         }
 
         /// `mediaAreaChannelPost#770416af coordinates:MediaAreaCoordinates channel_id:long msg_id:int = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaChannelPost>
         public final class Cons_mediaAreaChannelPost: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let channelId: Int64
@@ -1521,6 +1667,8 @@ extension Api {
         }
 
         /// `inputMediaAreaChannelPost#2271f2bf coordinates:MediaAreaCoordinates channel:InputChannel msg_id:int = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/inputMediaAreaChannelPost>
         public final class Cons_inputMediaAreaChannelPost: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let channel: Api.InputChannel
@@ -1534,6 +1682,8 @@ extension Api {
         }
 
         /// `mediaAreaUrl#37381085 coordinates:MediaAreaCoordinates url:string = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaUrl>
         public final class Cons_mediaAreaUrl: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let url: String
@@ -1545,6 +1695,8 @@ extension Api {
         }
 
         /// `mediaAreaWeather#49a6549c coordinates:MediaAreaCoordinates emoji:string temperature_c:double color:int = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaWeather>
         public final class Cons_mediaAreaWeather: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let emoji: String
@@ -1560,6 +1712,8 @@ extension Api {
         }
 
         /// `mediaAreaStarGift#5787686d coordinates:MediaAreaCoordinates slug:string = MediaArea;`
+        ///
+        /// <https://core.telegram.org/constructor/mediaAreaStarGift>
         public final class Cons_mediaAreaStarGift: Sendable {
             public let coordinates: Api.MediaAreaCoordinates
             public let slug: String
@@ -1810,11 +1964,17 @@ extension Api {
 extension Api {
     /// TL type `PeerStories`. Constructors:
     /// - `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
+    ///
+    /// <https://core.telegram.org/type/PeerStories>
     public enum PeerStories: TLSchemaDescribed, TLParsable {
         /// `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
+        ///
+        /// <https://core.telegram.org/constructor/peerStories>
         case peerStories(Cons_peerStories)
 
         /// `peerStories#9a35e999 flags:# peer:Peer max_read_id:flags.0?int stories:Vector<StoryItem> = PeerStories;`
+        ///
+        /// <https://core.telegram.org/constructor/peerStories>
         public final class Cons_peerStories: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1898,13 +2058,21 @@ extension Api.messages {
     /// TL type `messages.SavedReactionTags`. Constructors:
     /// - `messages.savedReactionTagsNotModified#889b59ef = messages.SavedReactionTags;`
     /// - `messages.savedReactionTags#3259950a tags:Vector<SavedReactionTag> hash:long = messages.SavedReactionTags;`
+    ///
+    /// <https://core.telegram.org/type/messages.SavedReactionTags>
     public enum SavedReactionTags: TLSchemaDescribed, TLParsable {
         /// `messages.savedReactionTagsNotModified#889b59ef = messages.SavedReactionTags;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedReactionTagsNotModified>
         case savedReactionTagsNotModified
         /// `messages.savedReactionTags#3259950a tags:Vector<SavedReactionTag> hash:long = messages.SavedReactionTags;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedReactionTags>
         case savedReactionTags(Cons_savedReactionTags)
 
         /// `messages.savedReactionTags#3259950a tags:Vector<SavedReactionTag> hash:long = messages.SavedReactionTags;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.savedReactionTags>
         public final class Cons_savedReactionTags: Sendable {
             public let tags: [Api.SavedReactionTag]
             public let hash: Int64
@@ -1966,11 +2134,17 @@ extension Api.messages {
 extension Api.smsjobs {
     /// TL type `smsjobs.Status`. Constructors:
     /// - `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
+    ///
+    /// <https://core.telegram.org/type/smsjobs.Status>
     public enum Status: TLSchemaDescribed, TLParsable {
         /// `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
+        ///
+        /// <https://core.telegram.org/constructor/smsjobs.status>
         case status(Cons_status)
 
         /// `smsjobs.status#2aee9191 flags:# allow_international:flags.0?true recent_sent:int recent_since:int recent_remains:int total_sent:int total_since:int last_gift_slug:flags.1?string terms_url:string = smsjobs.Status;`
+        ///
+        /// <https://core.telegram.org/constructor/smsjobs.status>
         public final class Cons_status: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2079,11 +2253,17 @@ extension Api.smsjobs {
 extension Api.payments {
     /// TL type `payments.ConnectedStarRefBots`. Constructors:
     /// - `payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;`
+    ///
+    /// <https://core.telegram.org/type/payments.ConnectedStarRefBots>
     public enum ConnectedStarRefBots: TLSchemaDescribed, TLParsable {
         /// `payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.connectedStarRefBots>
         case connectedStarRefBots(Cons_connectedStarRefBots)
 
         /// `payments.connectedStarRefBots#98d5ea1d count:int connected_bots:Vector<ConnectedBotStarRef> users:Vector<User> = payments.ConnectedStarRefBots;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.connectedStarRefBots>
         public final class Cons_connectedStarRefBots: Sendable {
             public let count: Int32
             public let connectedBots: [Api.ConnectedBotStarRef]
@@ -2146,13 +2326,21 @@ extension Api.account {
     /// TL type `account.SavedMusicIds`. Constructors:
     /// - `account.savedMusicIdsNotModified#4fc81d6e = account.SavedMusicIds;`
     /// - `account.savedMusicIds#998d6636 ids:Vector<long> = account.SavedMusicIds;`
+    ///
+    /// <https://core.telegram.org/type/account.SavedMusicIds>
     public enum SavedMusicIds: TLSchemaDescribed, TLParsable {
         /// `account.savedMusicIdsNotModified#4fc81d6e = account.SavedMusicIds;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedMusicIdsNotModified>
         case savedMusicIdsNotModified
         /// `account.savedMusicIds#998d6636 ids:Vector<long> = account.SavedMusicIds;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedMusicIds>
         case savedMusicIds(Cons_savedMusicIds)
 
         /// `account.savedMusicIds#998d6636 ids:Vector<long> = account.SavedMusicIds;`
+        ///
+        /// <https://core.telegram.org/constructor/account.savedMusicIds>
         public final class Cons_savedMusicIds: Sendable {
             public let ids: [Int64]
 
@@ -2208,11 +2396,17 @@ extension Api.account {
 extension Api {
     /// TL type `StarGiftUpgradePrice`. Constructors:
     /// - `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftUpgradePrice>
     public enum StarGiftUpgradePrice: TLSchemaDescribed, TLParsable {
         /// `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftUpgradePrice>
         case starGiftUpgradePrice(Cons_starGiftUpgradePrice)
 
         /// `starGiftUpgradePrice#99ea331d date:int upgrade_stars:long = StarGiftUpgradePrice;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftUpgradePrice>
         public final class Cons_starGiftUpgradePrice: Sendable {
             public let date: Int32
             public let upgradeStars: Int64
@@ -2269,11 +2463,17 @@ extension Api {
 extension Api {
     /// TL type `StarGiftAuctionAcquiredGift`. Constructors:
     /// - `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftAuctionAcquiredGift>
     public enum StarGiftAuctionAcquiredGift: TLSchemaDescribed, TLParsable {
         /// `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionAcquiredGift>
         case starGiftAuctionAcquiredGift(Cons_starGiftAuctionAcquiredGift)
 
         /// `starGiftAuctionAcquiredGift#42b00348 flags:# name_hidden:flags.0?true peer:Peer date:int bid_amount:long round:int pos:int message:flags.1?TextWithEntities gift_num:flags.2?int = StarGiftAuctionAcquiredGift;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAuctionAcquiredGift>
         public final class Cons_starGiftAuctionAcquiredGift: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -2387,6 +2587,8 @@ extension Api {
 
 extension Api.functions.account {
     /// `account.initTakeoutSession#8ef3eab0 flags:# contacts:flags.0?true message_users:flags.1?true message_chats:flags.2?true message_megagroups:flags.3?true message_channels:flags.4?true files:flags.5?true file_max_size:flags.5?long = account.Takeout;`
+    ///
+    /// <https://core.telegram.org/method/account.initTakeoutSession>
     public static func initTakeoutSession(contacts: Bool = false, messageUsers: Bool = false, messageChats: Bool = false, messageMegagroups: Bool = false, messageChannels: Bool = false, fileMaxSize: Int64? = nil) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.Takeout>) {
         let buffer = Buffer()
         initTakeoutSession(into: buffer, contacts: contacts, messageUsers: messageUsers, messageChats: messageChats, messageMegagroups: messageMegagroups, messageChannels: messageChannels, fileMaxSize: fileMaxSize)
@@ -2414,6 +2616,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.blockFromReplies#29a8962c flags:# delete_message:flags.0?true delete_history:flags.1?true report_spam:flags.2?true msg_id:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/contacts.blockFromReplies>
     public static func blockFromReplies(deleteMessage: Bool = false, deleteHistory: Bool = false, reportSpam: Bool = false, msgId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         blockFromReplies(into: buffer, deleteMessage: deleteMessage, deleteHistory: deleteHistory, reportSpam: reportSpam, msgId: msgId)
@@ -2436,6 +2640,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.search#29ee847a flags:# peer:InputPeer q:string from_id:flags.0?InputPeer saved_peer_id:flags.2?InputPeer saved_reaction:flags.3?Vector<Reaction> top_msg_id:flags.1?int filter:MessagesFilter min_date:int max_date:int offset_id:int add_offset:int limit:int max_id:int min_id:int hash:long = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.search>
     public static func search(peer: Api.InputPeer, q: String, fromId: Api.InputPeer? = nil, savedPeerId: Api.InputPeer? = nil, savedReaction: [Api.Reaction]? = nil, topMsgId: Int32? = nil, filter: Api.MessagesFilter, minDate: Int32, maxDate: Int32, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         search(into: buffer, peer: peer, q: q, fromId: fromId, savedPeerId: savedPeerId, savedReaction: savedReaction, topMsgId: topMsgId, filter: filter, minDate: minDate, maxDate: maxDate, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId, hash: hash)
@@ -2479,6 +2685,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getUnreadMentions#f107e790 flags:# peer:InputPeer top_msg_id:flags.0?int offset_id:int add_offset:int limit:int max_id:int min_id:int = messages.Messages;`
+    ///
+    /// <https://core.telegram.org/method/messages.getUnreadMentions>
     public static func getUnreadMentions(peer: Api.InputPeer, topMsgId: Int32? = nil, offsetId: Int32, addOffset: Int32, limit: Int32, maxId: Int32, minId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Messages>) {
         let buffer = Buffer()
         getUnreadMentions(into: buffer, peer: peer, topMsgId: topMsgId, offsetId: offsetId, addOffset: addOffset, limit: limit, maxId: maxId, minId: minId)
@@ -2509,6 +2717,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.saveDefaultSendAs#ccfddf96 peer:InputPeer send_as:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.saveDefaultSendAs>
     public static func saveDefaultSendAs(peer: Api.InputPeer, sendAs: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         saveDefaultSendAs(into: buffer, peer: peer, sendAs: sendAs)
@@ -2525,6 +2735,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.deleteQuickReplyShortcut#3cc04740 shortcut_id:int = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.deleteQuickReplyShortcut>
     public static func deleteQuickReplyShortcut(shortcutId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         deleteQuickReplyShortcut(into: buffer, shortcutId: shortcutId)
@@ -2542,6 +2754,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.searchStickers#29b1c66a flags:# emojis:flags.0?true q:string emoticon:string lang_code:Vector<string> offset:int limit:int hash:long = messages.FoundStickers;`
+    ///
+    /// <https://core.telegram.org/method/messages.searchStickers>
     public static func searchStickers(emojis: Bool = false, q: String, emoticon: String, langCode: [String], offset: Int32, limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.FoundStickers>) {
         let buffer = Buffer()
         searchStickers(into: buffer, emojis: emojis, q: q, emoticon: emoticon, langCode: langCode, offset: offset, limit: limit, hash: hash)
@@ -2569,6 +2783,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.appendTodoList#21a61057 peer:InputPeer msg_id:int list:Vector<TodoItem> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.appendTodoList>
     public static func appendTodoList(peer: Api.InputPeer, msgId: Int32, list: [Api.TodoItem]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         appendTodoList(into: buffer, peer: peer, msgId: msgId, list: list)
@@ -2586,6 +2802,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiGameInfo#fb7e8ca7 = messages.EmojiGameInfo;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiGameInfo>
     public static func getEmojiGameInfo() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.EmojiGameInfo>) {
         let buffer = Buffer()
         getEmojiGameInfo(into: buffer)
@@ -2600,6 +2818,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.setBotUpdatesStatus#ec22cfcd pending_updates_count:int message:string = Bool;`
+    ///
+    /// <https://core.telegram.org/method/help.setBotUpdatesStatus>
     public static func setBotUpdatesStatus(pendingUpdatesCount: Int32, message: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotUpdatesStatus(into: buffer, pendingUpdatesCount: pendingUpdatesCount, message: message)
@@ -2618,6 +2838,8 @@ extension Api.functions.help {
 
 extension Api.functions.help {
     /// `help.getRecentMeUrls#3dc0f114 referer:string = help.RecentMeUrls;`
+    ///
+    /// <https://core.telegram.org/method/help.getRecentMeUrls>
     public static func getRecentMeUrls(referer: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.RecentMeUrls>) {
         let buffer = Buffer()
         getRecentMeUrls(into: buffer, referer: referer)
@@ -2633,6 +2855,8 @@ extension Api.functions.help {
 
 extension Api.functions.bots {
     /// `bots.toggleUserEmojiStatusPermission#06de6392 bot:InputUser enabled:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.toggleUserEmojiStatusPermission>
     public static func toggleUserEmojiStatusPermission(bot: Api.InputUser, enabled: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUserEmojiStatusPermission(into: buffer, bot: bot, enabled: enabled)
@@ -2649,6 +2873,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.transferStarGift#7f18176a stargift:InputSavedStarGift to_id:InputPeer = Updates;`
+    ///
+    /// <https://core.telegram.org/method/payments.transferStarGift>
     public static func transferStarGift(stargift: Api.InputSavedStarGift, toId: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         transferStarGift(into: buffer, stargift: stargift, toId: toId)
@@ -2665,6 +2891,8 @@ extension Api.functions.payments {
 
 extension Api.functions.stories {
     /// `stories.getStoriesArchive#b4352016 peer:InputPeer offset_id:int limit:int = stories.Stories;`
+    ///
+    /// <https://core.telegram.org/method/stories.getStoriesArchive>
     public static func getStoriesArchive(peer: Api.InputPeer, offsetId: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Stories>) {
         let buffer = Buffer()
         getStoriesArchive(into: buffer, peer: peer, offsetId: offsetId, limit: limit)

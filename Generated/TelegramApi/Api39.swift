@@ -7,11 +7,17 @@ import TLRuntime
 extension Api {
     /// TL type `Config`. Constructors:
     /// - `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
+    ///
+    /// <https://core.telegram.org/type/Config>
     public enum Config: TLSchemaDescribed, TLParsable {
         /// `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
+        ///
+        /// <https://core.telegram.org/constructor/config>
         case config(Cons_config)
 
         /// `config#cc1a241e flags:# default_p2p_contacts:flags.3?true preload_featured_stickers:flags.4?true revoke_pm_inbox:flags.6?true blocked_mode:flags.8?true force_try_ipv6:flags.14?true date:int expires:int test_mode:Bool this_dc:int dc_options:Vector<DcOption> dc_txt_domain_name:string chat_size_max:int megagroup_size_max:int forwarded_count_max:int online_update_period_ms:int offline_blur_timeout_ms:int offline_idle_timeout_ms:int online_cloud_timeout_ms:int notify_cloud_delay_ms:int notify_default_delay_ms:int push_chat_period_ms:int push_chat_limit:int edit_time_limit:int revoke_time_limit:int revoke_pm_time_limit:int rating_e_decay:int stickers_recent_limit:int channels_read_media_period:int tmp_sessions:flags.0?int call_receive_timeout_ms:int call_ring_timeout_ms:int call_connect_timeout_ms:int call_packet_timeout_ms:int me_url_prefix:string autoupdate_url_prefix:flags.7?string gif_search_username:flags.9?string venue_search_username:flags.10?string img_search_username:flags.11?string static_maps_provider:flags.12?string caption_length_max:int message_length_max:int webfile_dc_id:int suggested_lang_code:flags.2?string lang_pack_version:flags.2?int base_lang_pack_version:flags.2?int reactions_default:flags.15?Reaction autologin_token:flags.16?string = Config;`
+        ///
+        /// <https://core.telegram.org/constructor/config>
         public final class Cons_config: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -400,11 +406,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.BotCallbackAnswer`. Constructors:
     /// - `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
+    ///
+    /// <https://core.telegram.org/type/messages.BotCallbackAnswer>
     public enum BotCallbackAnswer: TLSchemaDescribed, TLParsable {
         /// `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.botCallbackAnswer>
         case botCallbackAnswer(Cons_botCallbackAnswer)
 
         /// `messages.botCallbackAnswer#36585ea4 flags:# alert:flags.1?true has_url:flags.3?true native_ui:flags.4?true message:flags.0?string url:flags.2?string cache_time:int = messages.BotCallbackAnswer;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.botCallbackAnswer>
         public final class Cons_botCallbackAnswer: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -503,19 +515,33 @@ extension Api {
     /// - `phoneCallDiscardReasonHangup#57adc690 = PhoneCallDiscardReason;`
     /// - `phoneCallDiscardReasonBusy#faf7e8c9 = PhoneCallDiscardReason;`
     /// - `phoneCallDiscardReasonMigrateConferenceCall#9fbbf1f7 slug:string = PhoneCallDiscardReason;`
+    ///
+    /// <https://core.telegram.org/type/PhoneCallDiscardReason>
     public enum PhoneCallDiscardReason: TLSchemaDescribed, TLParsable {
         /// `phoneCallDiscardReasonMissed#85e42301 = PhoneCallDiscardReason;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallDiscardReasonMissed>
         case phoneCallDiscardReasonMissed
         /// `phoneCallDiscardReasonDisconnect#e095c1a0 = PhoneCallDiscardReason;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallDiscardReasonDisconnect>
         case phoneCallDiscardReasonDisconnect
         /// `phoneCallDiscardReasonHangup#57adc690 = PhoneCallDiscardReason;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallDiscardReasonHangup>
         case phoneCallDiscardReasonHangup
         /// `phoneCallDiscardReasonBusy#faf7e8c9 = PhoneCallDiscardReason;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallDiscardReasonBusy>
         case phoneCallDiscardReasonBusy
         /// `phoneCallDiscardReasonMigrateConferenceCall#9fbbf1f7 slug:string = PhoneCallDiscardReason;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallDiscardReasonMigrateConferenceCall>
         case phoneCallDiscardReasonMigrateConferenceCall(Cons_phoneCallDiscardReasonMigrateConferenceCall)
 
         /// `phoneCallDiscardReasonMigrateConferenceCall#9fbbf1f7 slug:string = PhoneCallDiscardReason;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallDiscardReasonMigrateConferenceCall>
         public final class Cons_phoneCallDiscardReasonMigrateConferenceCall: Sendable {
             public let slug: String
 
@@ -593,13 +619,21 @@ extension Api.payments {
     /// TL type `payments.PaymentResult`. Constructors:
     /// - `payments.paymentResult#4e5f810d updates:Updates = payments.PaymentResult;`
     /// - `payments.paymentVerificationNeeded#d8411139 url:string = payments.PaymentResult;`
+    ///
+    /// <https://core.telegram.org/type/payments.PaymentResult>
     public enum PaymentResult: TLSchemaDescribed, TLParsable {
         /// `payments.paymentResult#4e5f810d updates:Updates = payments.PaymentResult;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentResult>
         case paymentResult(Cons_paymentResult)
         /// `payments.paymentVerificationNeeded#d8411139 url:string = payments.PaymentResult;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentVerificationNeeded>
         case paymentVerificationNeeded(Cons_paymentVerificationNeeded)
 
         /// `payments.paymentResult#4e5f810d updates:Updates = payments.PaymentResult;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentResult>
         public final class Cons_paymentResult: Sendable {
             public let updates: Api.Updates
 
@@ -609,6 +643,8 @@ extension Api.payments {
         }
 
         /// `payments.paymentVerificationNeeded#d8411139 url:string = payments.PaymentResult;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.paymentVerificationNeeded>
         public final class Cons_paymentVerificationNeeded: Sendable {
             public let url: String
 
@@ -676,21 +712,37 @@ extension Api {
     /// - `phoneCallAccepted#3660c311 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_b:bytes protocol:PhoneCallProtocol = PhoneCall;`
     /// - `phoneCall#30535af5 flags:# p2p_allowed:flags.5?true video:flags.6?true conference_supported:flags.8?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long protocol:PhoneCallProtocol connections:Vector<PhoneConnection> start_date:int custom_parameters:flags.7?DataJSON = PhoneCall;`
     /// - `phoneCallDiscarded#50ca4de1 flags:# need_rating:flags.2?true need_debug:flags.3?true video:flags.6?true id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = PhoneCall;`
+    ///
+    /// <https://core.telegram.org/type/PhoneCall>
     public enum PhoneCall: TLSchemaDescribed, TLParsable {
         /// `phoneCallEmpty#5366c915 id:long = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallEmpty>
         case phoneCallEmpty(Cons_phoneCallEmpty)
         /// `phoneCallWaiting#c5226f17 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long protocol:PhoneCallProtocol receive_date:flags.0?int = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallWaiting>
         case phoneCallWaiting(Cons_phoneCallWaiting)
         /// `phoneCallRequested#14b0ed0c flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_hash:bytes protocol:PhoneCallProtocol = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallRequested>
         case phoneCallRequested(Cons_phoneCallRequested)
         /// `phoneCallAccepted#3660c311 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_b:bytes protocol:PhoneCallProtocol = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallAccepted>
         case phoneCallAccepted(Cons_phoneCallAccepted)
         /// `phoneCall#30535af5 flags:# p2p_allowed:flags.5?true video:flags.6?true conference_supported:flags.8?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long protocol:PhoneCallProtocol connections:Vector<PhoneConnection> start_date:int custom_parameters:flags.7?DataJSON = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCall>
         case phoneCall(Cons_phoneCall)
         /// `phoneCallDiscarded#50ca4de1 flags:# need_rating:flags.2?true need_debug:flags.3?true video:flags.6?true id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallDiscarded>
         case phoneCallDiscarded(Cons_phoneCallDiscarded)
 
         /// `phoneCallEmpty#5366c915 id:long = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallEmpty>
         public struct Cons_phoneCallEmpty: Sendable {
             public let id: Int64
 
@@ -700,6 +752,8 @@ extension Api {
         }
 
         /// `phoneCallWaiting#c5226f17 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long protocol:PhoneCallProtocol receive_date:flags.0?int = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallWaiting>
         public final class Cons_phoneCallWaiting: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -739,6 +793,8 @@ extension Api {
         }
 
         /// `phoneCallRequested#14b0ed0c flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_hash:bytes protocol:PhoneCallProtocol = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallRequested>
         public final class Cons_phoneCallRequested: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -777,6 +833,8 @@ extension Api {
         }
 
         /// `phoneCallAccepted#3660c311 flags:# video:flags.6?true id:long access_hash:long date:int admin_id:long participant_id:long g_b:bytes protocol:PhoneCallProtocol = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallAccepted>
         public final class Cons_phoneCallAccepted: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -815,6 +873,8 @@ extension Api {
         }
 
         /// `phoneCall#30535af5 flags:# p2p_allowed:flags.5?true video:flags.6?true conference_supported:flags.8?true id:long access_hash:long date:int admin_id:long participant_id:long g_a_or_b:bytes key_fingerprint:long protocol:PhoneCallProtocol connections:Vector<PhoneConnection> start_date:int custom_parameters:flags.7?DataJSON = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCall>
         public final class Cons_phoneCall: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -870,6 +930,8 @@ extension Api {
         }
 
         /// `phoneCallDiscarded#50ca4de1 flags:# need_rating:flags.2?true need_debug:flags.3?true video:flags.6?true id:long reason:flags.0?PhoneCallDiscardReason duration:flags.1?int = PhoneCall;`
+        ///
+        /// <https://core.telegram.org/constructor/phoneCallDiscarded>
         public final class Cons_phoneCallDiscarded: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1154,11 +1216,17 @@ extension Api {
 extension Api {
     /// TL type `ThemeSettings`. Constructors:
     /// - `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
+    ///
+    /// <https://core.telegram.org/type/ThemeSettings>
     public enum ThemeSettings: TLSchemaDescribed, TLParsable {
         /// `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/themeSettings>
         case themeSettings(Cons_themeSettings)
 
         /// `themeSettings#fa58b6d4 flags:# message_colors_animated:flags.2?true base_theme:BaseTheme accent_color:int outbox_accent_color:flags.3?int message_colors:flags.0?Vector<int> wallpaper:flags.1?WallPaper = ThemeSettings;`
+        ///
+        /// <https://core.telegram.org/constructor/themeSettings>
         public final class Cons_themeSettings: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1267,11 +1335,17 @@ extension Api {
 extension Api.messages {
     /// TL type `messages.AffectedFoundMessages`. Constructors:
     /// - `messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;`
+    ///
+    /// <https://core.telegram.org/type/messages.AffectedFoundMessages>
     public enum AffectedFoundMessages: TLSchemaDescribed, TLParsable {
         /// `messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.affectedFoundMessages>
         case affectedFoundMessages(Cons_affectedFoundMessages)
 
         /// `messages.affectedFoundMessages#ef8d3e6c pts:int pts_count:int offset:int messages:Vector<int> = messages.AffectedFoundMessages;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.affectedFoundMessages>
         public final class Cons_affectedFoundMessages: Sendable {
             public let pts: Int32
             public let ptsCount: Int32
@@ -1338,11 +1412,17 @@ extension Api.messages {
 extension Api.messages {
     /// TL type `messages.CheckedHistoryImportPeer`. Constructors:
     /// - `messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;`
+    ///
+    /// <https://core.telegram.org/type/messages.CheckedHistoryImportPeer>
     public enum CheckedHistoryImportPeer: TLSchemaDescribed, TLParsable {
         /// `messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.checkedHistoryImportPeer>
         case checkedHistoryImportPeer(Cons_checkedHistoryImportPeer)
 
         /// `messages.checkedHistoryImportPeer#a24de717 confirm_text:string = messages.CheckedHistoryImportPeer;`
+        ///
+        /// <https://core.telegram.org/constructor/messages.checkedHistoryImportPeer>
         public final class Cons_checkedHistoryImportPeer: Sendable {
             public let confirmText: String
 
@@ -1391,11 +1471,17 @@ extension Api.messages {
 extension Api.stories {
     /// TL type `stories.StoryReactionsList`. Constructors:
     /// - `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
+    ///
+    /// <https://core.telegram.org/type/stories.StoryReactionsList>
     public enum StoryReactionsList: TLSchemaDescribed, TLParsable {
         /// `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.storyReactionsList>
         case storyReactionsList(Cons_storyReactionsList)
 
         /// `stories.storyReactionsList#aa5f789c flags:# count:int reactions:Vector<StoryReaction> chats:Vector<Chat> users:Vector<User> next_offset:flags.0?string = stories.StoryReactionsList;`
+        ///
+        /// <https://core.telegram.org/constructor/stories.storyReactionsList>
         public final class Cons_storyReactionsList: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1490,11 +1576,17 @@ extension Api.stories {
 extension Api {
     /// TL type `BusinessRecipients`. Constructors:
     /// - `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
+    ///
+    /// <https://core.telegram.org/type/BusinessRecipients>
     public enum BusinessRecipients: TLSchemaDescribed, TLParsable {
         /// `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
+        ///
+        /// <https://core.telegram.org/constructor/businessRecipients>
         case businessRecipients(Cons_businessRecipients)
 
         /// `businessRecipients#21108ff7 flags:# existing_chats:flags.0?true new_chats:flags.1?true contacts:flags.2?true non_contacts:flags.3?true exclude_selected:flags.5?true users:flags.4?Vector<long> = BusinessRecipients;`
+        ///
+        /// <https://core.telegram.org/constructor/businessRecipients>
         public final class Cons_businessRecipients: Sendable {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
@@ -1575,11 +1667,17 @@ extension Api {
 extension Api {
     /// TL type `StarGiftAttributeCounter`. Constructors:
     /// - `starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;`
+    ///
+    /// <https://core.telegram.org/type/StarGiftAttributeCounter>
     public enum StarGiftAttributeCounter: TLSchemaDescribed, TLParsable {
         /// `starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeCounter>
         case starGiftAttributeCounter(Cons_starGiftAttributeCounter)
 
         /// `starGiftAttributeCounter#2eb1b658 attribute:StarGiftAttributeId count:int = StarGiftAttributeCounter;`
+        ///
+        /// <https://core.telegram.org/constructor/starGiftAttributeCounter>
         public final class Cons_starGiftAttributeCounter: Sendable {
             public let attribute: Api.StarGiftAttributeId
             public let count: Int32
@@ -1635,13 +1733,21 @@ extension Api.payments {
     /// TL type `payments.StarGiftCollections`. Constructors:
     /// - `payments.starGiftCollectionsNotModified#a0ba4f17 = payments.StarGiftCollections;`
     /// - `payments.starGiftCollections#8a2932f3 collections:Vector<StarGiftCollection> = payments.StarGiftCollections;`
+    ///
+    /// <https://core.telegram.org/type/payments.StarGiftCollections>
     public enum StarGiftCollections: TLSchemaDescribed, TLParsable {
         /// `payments.starGiftCollectionsNotModified#a0ba4f17 = payments.StarGiftCollections;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftCollectionsNotModified>
         case starGiftCollectionsNotModified
         /// `payments.starGiftCollections#8a2932f3 collections:Vector<StarGiftCollection> = payments.StarGiftCollections;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftCollections>
         case starGiftCollections(Cons_starGiftCollections)
 
         /// `payments.starGiftCollections#8a2932f3 collections:Vector<StarGiftCollection> = payments.StarGiftCollections;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.starGiftCollections>
         public final class Cons_starGiftCollections: Sendable {
             public let collections: [Api.StarGiftCollection]
 
@@ -1698,13 +1804,21 @@ extension Api.payments {
     /// TL type `payments.CheckCanSendGiftResult`. Constructors:
     /// - `payments.checkCanSendGiftResultOk#374fa7ad = payments.CheckCanSendGiftResult;`
     /// - `payments.checkCanSendGiftResultFail#d5e58274 reason:TextWithEntities = payments.CheckCanSendGiftResult;`
+    ///
+    /// <https://core.telegram.org/type/payments.CheckCanSendGiftResult>
     public enum CheckCanSendGiftResult: TLSchemaDescribed, TLParsable {
         /// `payments.checkCanSendGiftResultOk#374fa7ad = payments.CheckCanSendGiftResult;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.checkCanSendGiftResultOk>
         case checkCanSendGiftResultOk
         /// `payments.checkCanSendGiftResultFail#d5e58274 reason:TextWithEntities = payments.CheckCanSendGiftResult;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.checkCanSendGiftResultFail>
         case checkCanSendGiftResultFail(Cons_checkCanSendGiftResultFail)
 
         /// `payments.checkCanSendGiftResultFail#d5e58274 reason:TextWithEntities = payments.CheckCanSendGiftResult;`
+        ///
+        /// <https://core.telegram.org/constructor/payments.checkCanSendGiftResultFail>
         public final class Cons_checkCanSendGiftResultFail: Sendable {
             public let reason: Api.TextWithEntities
 
@@ -1760,11 +1874,17 @@ extension Api.payments {
 extension Api.account {
     /// TL type `account.Passkeys`. Constructors:
     /// - `account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;`
+    ///
+    /// <https://core.telegram.org/type/account.Passkeys>
     public enum Passkeys: TLSchemaDescribed, TLParsable {
         /// `account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;`
+        ///
+        /// <https://core.telegram.org/constructor/account.passkeys>
         case passkeys(Cons_passkeys)
 
         /// `account.passkeys#f8e0aa1c passkeys:Vector<Passkey> = account.Passkeys;`
+        ///
+        /// <https://core.telegram.org/constructor/account.passkeys>
         public final class Cons_passkeys: Sendable {
             public let passkeys: [Api.Passkey]
 
@@ -1813,11 +1933,17 @@ extension Api.account {
 extension Api.communities {
     /// TL type `communities.ParticipantJoinedChats`. Constructors:
     /// - `communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;`
+    ///
+    /// <https://core.telegram.org/type/communities.ParticipantJoinedChats>
     public enum ParticipantJoinedChats: TLSchemaDescribed, TLParsable {
         /// `communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;`
+        ///
+        /// <https://core.telegram.org/constructor/communities.participantJoinedChats>
         case participantJoinedChats(Cons_participantJoinedChats)
 
         /// `communities.participantJoinedChats#8d78512a creator_chat_ids:Vector<long> joined_chat_ids:Vector<long> chats:Vector<Chat> users:Vector<User> = communities.ParticipantJoinedChats;`
+        ///
+        /// <https://core.telegram.org/constructor/communities.participantJoinedChats>
         public final class Cons_participantJoinedChats: Sendable {
             public let creatorChatIds: [Int64]
             public let joinedChatIds: [Int64]
@@ -1881,6 +2007,8 @@ extension Api.communities {
 
 extension Api.functions {
     /// `invokeAfterMsg#cb9f372d {X:Type} msg_id:long query:!X = X;`
+    ///
+    /// <https://core.telegram.org/method/invokeAfterMsg>
     public static func invokeAfterMsg<X>(msgId: Int64, query: (FunctionDescription, Buffer, DeserializeFunctionResponse<X>)) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<X>) {
         let buffer = Buffer()
         invokeAfterMsg(into: buffer, msgId: msgId, query: query)
@@ -1900,6 +2028,8 @@ extension Api.functions {
 
 extension Api.functions.auth {
     /// `auth.importWebTokenAuthorization#2db873a9 api_id:int api_hash:string web_auth_token:string = auth.Authorization;`
+    ///
+    /// <https://core.telegram.org/method/auth.importWebTokenAuthorization>
     public static func importWebTokenAuthorization(apiId: Int32, apiHash: String, webAuthToken: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.auth.Authorization>) {
         let buffer = Buffer()
         importWebTokenAuthorization(into: buffer, apiId: apiId, apiHash: apiHash, webAuthToken: webAuthToken)
@@ -1919,6 +2049,8 @@ extension Api.functions.auth {
 
 extension Api.functions.account {
     /// `account.getContentSettings#8b9b4dae = account.ContentSettings;`
+    ///
+    /// <https://core.telegram.org/method/account.getContentSettings>
     public static func getContentSettings() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.ContentSettings>) {
         let buffer = Buffer()
         getContentSettings(into: buffer)
@@ -1933,6 +2065,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.getSavedRingtones#e1902288 hash:long = account.SavedRingtones;`
+    ///
+    /// <https://core.telegram.org/method/account.getSavedRingtones>
     public static func getSavedRingtones(hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.account.SavedRingtones>) {
         let buffer = Buffer()
         getSavedRingtones(into: buffer, hash: hash)
@@ -1950,6 +2084,8 @@ extension Api.functions.account {
 
 extension Api.functions.account {
     /// `account.toggleUsername#58d6b376 username:string active:Bool = Bool;`
+    ///
+    /// <https://core.telegram.org/method/account.toggleUsername>
     public static func toggleUsername(username: String, active: Bool) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         toggleUsername(into: buffer, username: username, active: active)
@@ -1966,6 +2102,8 @@ extension Api.functions.account {
 
 extension Api.functions.contacts {
     /// `contacts.resetSaved#879537f1 = Bool;`
+    ///
+    /// <https://core.telegram.org/method/contacts.resetSaved>
     public static func resetSaved() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         resetSaved(into: buffer)
@@ -1980,6 +2118,8 @@ extension Api.functions.contacts {
 
 extension Api.functions.messages {
     /// `messages.getPeerSettings#efd9a6a2 peer:InputPeer = messages.PeerSettings;`
+    ///
+    /// <https://core.telegram.org/method/messages.getPeerSettings>
     public static func getPeerSettings(peer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.PeerSettings>) {
         let buffer = Buffer()
         getPeerSettings(into: buffer, peer: peer)
@@ -1995,6 +2135,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendEncryptedService#32d439a4 peer:InputEncryptedChat random_id:long data:bytes = messages.SentEncryptedMessage;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendEncryptedService>
     public static func sendEncryptedService(peer: Api.InputEncryptedChat, randomId: Int64, data: [UInt8]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.SentEncryptedMessage>) {
         let buffer = Buffer()
         sendEncryptedService(into: buffer, peer: peer, randomId: randomId, data: data)
@@ -2012,6 +2154,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.startBot#e6df7378 bot:InputUser peer:InputPeer random_id:long start_param:string = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.startBot>
     public static func startBot(bot: Api.InputUser, peer: Api.InputPeer, randomId: Int64, startParam: String) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         startBot(into: buffer, bot: bot, peer: peer, randomId: randomId, startParam: startParam)
@@ -2030,6 +2174,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getGameHighScores#e822649d peer:InputPeer id:int user_id:InputUser = messages.HighScores;`
+    ///
+    /// <https://core.telegram.org/method/messages.getGameHighScores>
     public static func getGameHighScores(peer: Api.InputPeer, id: Int32, userId: Api.InputUser) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.HighScores>) {
         let buffer = Buffer()
         getGameHighScores(into: buffer, peer: peer, id: id, userId: userId)
@@ -2047,6 +2193,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getEmojiKeywordsDifference#1508b6af lang_code:string from_version:int = EmojiKeywordsDifference;`
+    ///
+    /// <https://core.telegram.org/method/messages.getEmojiKeywordsDifference>
     public static func getEmojiKeywordsDifference(langCode: String, fromVersion: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.EmojiKeywordsDifference>) {
         let buffer = Buffer()
         getEmojiKeywordsDifference(into: buffer, langCode: langCode, fromVersion: fromVersion)
@@ -2063,6 +2211,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.reportReaction#3f64c076 peer:InputPeer id:int reaction_peer:InputPeer = Bool;`
+    ///
+    /// <https://core.telegram.org/method/messages.reportReaction>
     public static func reportReaction(peer: Api.InputPeer, id: Int32, reactionPeer: Api.InputPeer) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         reportReaction(into: buffer, peer: peer, id: id, reactionPeer: reactionPeer)
@@ -2080,6 +2230,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getRecentReactions#39461db2 limit:int hash:long = messages.Reactions;`
+    ///
+    /// <https://core.telegram.org/method/messages.getRecentReactions>
     public static func getRecentReactions(limit: Int32, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.Reactions>) {
         let buffer = Buffer()
         getRecentReactions(into: buffer, limit: limit, hash: hash)
@@ -2098,6 +2250,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getDefaultHistoryTTL#658b7188 = DefaultHistoryTTL;`
+    ///
+    /// <https://core.telegram.org/method/messages.getDefaultHistoryTTL>
     public static func getDefaultHistoryTTL() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.DefaultHistoryTTL>) {
         let buffer = Buffer()
         getDefaultHistoryTTL(into: buffer)
@@ -2112,6 +2266,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.sendBotRequestedPeer#6c5cf2a7 flags:# peer:InputPeer msg_id:flags.0?int webapp_req_id:flags.1?string button_id:int requested_peers:Vector<InputPeer> = Updates;`
+    ///
+    /// <https://core.telegram.org/method/messages.sendBotRequestedPeer>
     public static func sendBotRequestedPeer(peer: Api.InputPeer, msgId: Int32? = nil, webappReqId: String? = nil, buttonId: Int32, requestedPeers: [Api.InputPeer]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         sendBotRequestedPeer(into: buffer, peer: peer, msgId: msgId, webappReqId: webappReqId, buttonId: buttonId, requestedPeers: requestedPeers)
@@ -2141,6 +2297,8 @@ extension Api.functions.messages {
 
 extension Api.functions.messages {
     /// `messages.getForumTopics#3ba47bff flags:# peer:InputPeer q:flags.0?string offset_date:int offset_id:int offset_topic:int limit:int = messages.ForumTopics;`
+    ///
+    /// <https://core.telegram.org/method/messages.getForumTopics>
     public static func getForumTopics(peer: Api.InputPeer, q: String? = nil, offsetDate: Int32, offsetId: Int32, offsetTopic: Int32, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.messages.ForumTopics>) {
         let buffer = Buffer()
         getForumTopics(into: buffer, peer: peer, q: q, offsetDate: offsetDate, offsetId: offsetId, offsetTopic: offsetTopic, limit: limit)
@@ -2170,6 +2328,8 @@ extension Api.functions.messages {
 
 extension Api.functions.help {
     /// `help.getSupportName#d360e72c = help.SupportName;`
+    ///
+    /// <https://core.telegram.org/method/help.getSupportName>
     public static func getSupportName() -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.help.SupportName>) {
         let buffer = Buffer()
         getSupportName(into: buffer)
@@ -2184,6 +2344,8 @@ extension Api.functions.help {
 
 extension Api.functions.channels {
     /// `channels.deleteHistory#9baa9647 flags:# for_everyone:flags.0?true channel:InputChannel max_id:int = Updates;`
+    ///
+    /// <https://core.telegram.org/method/channels.deleteHistory>
     public static func deleteHistory(forEveryone: Bool = false, channel: Api.InputChannel, maxId: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.Updates>) {
         let buffer = Buffer()
         deleteHistory(into: buffer, forEveryone: forEveryone, channel: channel, maxId: maxId)
@@ -2205,6 +2367,8 @@ extension Api.functions.channels {
 
 extension Api.functions.bots {
     /// `bots.setBotCommands#0517165a scope:BotCommandScope lang_code:string commands:Vector<BotCommand> = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.setBotCommands>
     public static func setBotCommands(scope: Api.BotCommandScope, langCode: String, commands: [Api.BotCommand]) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotCommands(into: buffer, scope: scope, langCode: langCode, commands: commands)
@@ -2222,6 +2386,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.setBotGroupDefaultAdminRights#925ec9ea admin_rights:ChatAdminRights = Bool;`
+    ///
+    /// <https://core.telegram.org/method/bots.setBotGroupDefaultAdminRights>
     public static func setBotGroupDefaultAdminRights(adminRights: Api.ChatAdminRights) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Bool>) {
         let buffer = Buffer()
         setBotGroupDefaultAdminRights(into: buffer, adminRights: adminRights)
@@ -2237,6 +2403,8 @@ extension Api.functions.bots {
 
 extension Api.functions.bots {
     /// `bots.addPreviewMedia#17aeb75a bot:InputUser lang_code:string media:InputMedia = BotPreviewMedia;`
+    ///
+    /// <https://core.telegram.org/method/bots.addPreviewMedia>
     public static func addPreviewMedia(bot: Api.InputUser, langCode: String, media: Api.InputMedia) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.BotPreviewMedia>) {
         let buffer = Buffer()
         addPreviewMedia(into: buffer, bot: bot, langCode: langCode, media: media)
@@ -2254,6 +2422,8 @@ extension Api.functions.bots {
 
 extension Api.functions.payments {
     /// `payments.getStarGiftAuctionAcquiredGifts#6ba2cbec gift_id:long = payments.StarGiftAuctionAcquiredGifts;`
+    ///
+    /// <https://core.telegram.org/method/payments.getStarGiftAuctionAcquiredGifts>
     public static func getStarGiftAuctionAcquiredGifts(giftId: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.payments.StarGiftAuctionAcquiredGifts>) {
         let buffer = Buffer()
         getStarGiftAuctionAcquiredGifts(into: buffer, giftId: giftId)
@@ -2271,6 +2441,8 @@ extension Api.functions.payments {
 
 extension Api.functions.phone {
     /// `phone.getGroupParticipants#c558d8ab call:InputGroupCall ids:Vector<InputPeer> sources:Vector<int> offset:string limit:int = phone.GroupParticipants;`
+    ///
+    /// <https://core.telegram.org/method/phone.getGroupParticipants>
     public static func getGroupParticipants(call: Api.InputGroupCall, ids: [Api.InputPeer], sources: [Int32], offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.phone.GroupParticipants>) {
         let buffer = Buffer()
         getGroupParticipants(into: buffer, call: call, ids: ids, sources: sources, offset: offset, limit: limit)
@@ -2290,6 +2462,8 @@ extension Api.functions.phone {
 
 extension Api.functions.stats {
     /// `stats.getMessagePublicForwards#5f150144 channel:InputChannel msg_id:int offset:string limit:int = stats.PublicForwards;`
+    ///
+    /// <https://core.telegram.org/method/stats.getMessagePublicForwards>
     public static func getMessagePublicForwards(channel: Api.InputChannel, msgId: Int32, offset: String, limit: Int32) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stats.PublicForwards>) {
         let buffer = Buffer()
         getMessagePublicForwards(into: buffer, channel: channel, msgId: msgId, offset: offset, limit: limit)
@@ -2308,6 +2482,8 @@ extension Api.functions.stats {
 
 extension Api.functions.stories {
     /// `stories.getAlbums#25b3eac7 peer:InputPeer hash:long = stories.Albums;`
+    ///
+    /// <https://core.telegram.org/method/stories.getAlbums>
     public static func getAlbums(peer: Api.InputPeer, hash: Int64) -> (FunctionDescription, Buffer, DeserializeFunctionResponse<Api.stories.Albums>) {
         let buffer = Buffer()
         getAlbums(into: buffer, peer: peer, hash: hash)

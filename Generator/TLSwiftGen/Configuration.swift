@@ -29,14 +29,19 @@ public struct GeneratorConfiguration: Codable, Sendable, Equatable {
         public var embedSchema: Bool?
         /// The layer, for a schema without a `// LAYER N` line (TDLib's `telegram_api.tl`); must agree with one.
         public var layer: Int?
+        /// Link each definition's doc comment to its page on core.telegram.org. Only for Telegram's API schema:
+        /// the MTProto schema's definitions have no such pages, and a secret layer's would describe another layer.
+        public var specLinks: Bool?
 
         /// An entry; `files` is how many files the types are spread over (by a hash of their name).
-        public init(schema: String, namespace: String, files: Int, embedSchema: Bool? = nil, layer: Int? = nil) {
+        public init(schema: String, namespace: String, files: Int, embedSchema: Bool? = nil, layer: Int? = nil,
+                    specLinks: Bool? = nil) {
             self.schema = schema
             self.namespace = namespace
             self.files = files
             self.embedSchema = embedSchema
             self.layer = layer
+            self.specLinks = specLinks
         }
     }
 

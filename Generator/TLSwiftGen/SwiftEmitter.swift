@@ -25,14 +25,19 @@ public struct EmitOptions: Sendable {
     public var schemaSHA256: String
     /// The schema text, embedded as `<namespace>.schemaSource` when set (the `tl` inspector reads it).
     public var schemaText: String?
+    /// Whether each type, constructor and function's doc comment links its page on core.telegram.org, which has
+    /// pages for Telegram's API schema only.
+    public var specLinks: Bool
 
     /// Options; `fileCount` is at least 1.
-    public init(namespace: String, fileCount: Int, schemaName: String, schemaSHA256: String, schemaText: String? = nil) {
+    public init(namespace: String, fileCount: Int, schemaName: String, schemaSHA256: String, schemaText: String? = nil,
+                specLinks: Bool = false) {
         self.namespace = namespace
         self.fileCount = max(1, fileCount)
         self.schemaName = schemaName
         self.schemaSHA256 = schemaSHA256
         self.schemaText = schemaText
+        self.specLinks = specLinks
     }
 }
 
@@ -780,15 +785,18 @@ public struct SwiftEmitter {
         w.block("extension \(container)") {
             w.line("/// TL type `\(type.name)`\(type.isRecursive ? " (recursive)" : ""). Constructors:")
             for c in constructors { w.line("/// - `\(c.definition)`") }
+            specLink("type", type.name, into: w)
             let schemaDescribed = describedBySchema(constructors)
             w.block("public enum \(swiftName): \(schemaDescribed ? "TLSchemaDescribed" : "TLRegistrable"), TLParsable") {
                 for c in constructors {
                     w.line("/// `\(c.definition)`")
+                    specLink("constructor", c.name, into: w)
                     w.line(emittedFields(c).isEmpty ? "case \(caseName(c))" : "case \(caseName(c))(\(consName(c)))")
                 }
                 for c in constructors where !emittedFields(c).isEmpty {
                     w.line("")
                     w.line("/// `\(c.definition)`")
+                    specLink("constructor", c.name, into: w)
                     emitPayload(name: consName(c), combinator: c, into: w)
                 }
                 w.line("")
@@ -854,6 +862,15 @@ public struct SwiftEmitter {
         }
     }
 
+    /// A doc comment's line linking a definition's page: `https://core.telegram.org/constructor/messages.messages`,
+    /// `/type/messages.Messages`, `/method/messages.getHistory` (the site names pages by the TL name, namespace
+    /// included). Nothing unless the schema's options ask for links.
+    func specLink(_ kind: String, _ name: String, into w: SwiftWriter) {
+        guard options.specLinks else { return }
+        w.line("///")
+        w.line("/// <https://core.telegram.org/\(kind)/\(name)>")
+    }
+
     // MARK: Functions
 
     /// The definition as a string literal: the registry keeps it, to read a request back (a server, a log line) and
@@ -898,6 +915,7 @@ public struct SwiftEmitter {
         let arguments = writerArguments(fields).joined(separator: ", ")
         w.block("extension \(functionContainer(f))") {
             w.line("/// `\(f.definition)`")
+            specLink("method", f.name, into: w)
             w.block("public static func \(name)\(genericClause)(\(parameters.joined(separator: ", "))) -> \(Self.callType(resultType))") {
                 w.line("let buffer = Buffer()")
                 w.line("\(name)(\(arguments))")

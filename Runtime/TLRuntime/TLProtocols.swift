@@ -39,7 +39,16 @@ public protocol TypeConstructorDescription {
 }
 
 /// A generated constructor or function value.
-public protocol TLObject: TypeConstructorDescription, TLSerializable, Sendable {}
+///
+/// `print(value)` and `"\(value)"` show its constructor and fields, nested, as a log line does.
+public protocol TLObject: TypeConstructorDescription, TLSerializable, Sendable, CustomStringConvertible {}
+
+extension TLObject {
+    /// The constructor and its fields, nested objects described the same way, as ``TLLogFormatter/telegram``
+    /// writes them: its sensitive fields redacted, long vectors, strings and bytes elided. One implementation for
+    /// every generated type, through `descriptionFields()`, rather than one per type.
+    public var description: String { TLLogFormatter.telegram.format(self) }
+}
 
 /// A request payload; `serialize(_, true)` writes its ID and parameters.
 public protocol TLFunction: TLObject {}

@@ -9,7 +9,7 @@
 import Synchronization
 
 /// A function call: which function (its TL definition) and its arguments.
-public struct TLRequest: TLFunction, CustomStringConvertible {
+public struct TLRequest: TLFunction {
     /// The TL definition, e.g. `messages.getHistory#4423e6c5 peer:InputPeer … hash:long = messages.Messages;`.
     public let definition: StaticString
     /// Present arguments in schema order, by TL name; `#` words are derived, so they are not listed.
@@ -39,9 +39,6 @@ public struct TLRequest: TLFunction, CustomStringConvertible {
     public subscript(_ name: String) -> TLValue? {
         arguments.first { $0.0 == name }?.1
     }
-
-    /// The request formatted for logs, with Telegram's sensitive fields redacted (``TLLogFormatter/telegram``).
-    public var description: String { TLLogFormatter.telegram.format(self) }
 
     /// One field as the wire carries it for these arguments.
     enum WrittenField {

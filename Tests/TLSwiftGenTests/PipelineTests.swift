@@ -148,6 +148,25 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
         #expect(namespaceFile[end.upperBound...].contains("public static let layer: Int32 = 7"))
     }
 
+    @Test func specLinksNameEachDefinitionsPageOnlyWhenAsked() throws {
+        let fixture = try #require(EmitterFixture.all.first { $0.name == "namespaces" })
+        let text = try readText(fixture.schemaURL)
+        func emitted(links: Bool) throws -> String {
+            try GeneratorPipeline.emit(schemaText: text, displayName: "namespaces.tl", namespace: "NamespacesApi",
+                                       fileCount: 1, embedSchema: false, specLinks: links).map(\.contents).joined()
+        }
+        let linked = try emitted(links: true)
+        // The page follows the definition's TL line in the same doc comment, for a type, a constructor (on its case
+        // and on its payload) and a function.
+        let definition = "messages.messages#65e96239 messages:Vector<Message> count:int = messages.Messages;"
+        let constructorDoc = "/// `\(definition)`\n        ///\n        /// <https://core.telegram.org/constructor/messages.messages>\n"
+        #expect(linked.components(separatedBy: constructorDoc).count - 1 == 2)
+        #expect(linked.contains("///\n    /// <https://core.telegram.org/type/messages.Messages>\n    public enum Messages"))
+        #expect(linked.contains("/// <https://core.telegram.org/method/messages.getHistory>\n    public static func getHistory("))
+        #expect(linked.contains("/// <https://core.telegram.org/constructor/future_salt>"))
+        #expect(!(try emitted(links: false)).contains("core.telegram.org"))
+    }
+
     @Test func aSchemaWithErrorsEmitsNothing() {
         #expect {
             try GeneratorPipeline.emit(schemaText: "a x:Foo = A;", displayName: "x.tl", namespace: "X", fileCount: 1,
@@ -249,7 +268,9 @@ func fileOfEachDeclaration(_ files: [GeneratedFile]) -> [String: String] {
         let configuration = try GeneratorConfiguration.load(from: Paths.schema("tlgen.json").path)
         #expect(configuration.modules.map(\.module) == ["TelegramApi", "MTProtoApi", "SecretApi"])
         #expect(configuration.modules[0].schemas == [
-            .init(schema: "api.tl", namespace: "Api", files: 40, embedSchema: true),
+            .init(schema: "api.tl", namespace: "Api", files: 40, embedSchema: true, specLinks: true),
         ])
+        // core.telegram.org has pages for the API's definitions only.
+        #expect(configuration.modules.dropFirst().allSatisfy { $0.schemas.allSatisfy { $0.specLinks == nil } })
     }
 }
