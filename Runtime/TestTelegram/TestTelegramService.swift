@@ -55,6 +55,10 @@ public final class TestTelegramService: Sendable {
     public let limits: Limits
     let random: any RandomSource
     let state = Mutex(ServiceState())
+    /// Each file's parts as they arrived (FileTransferStats.swift).
+    let transfers = Mutex(TransferLog())
+    /// The CDN DC and its files (CDNServices.swift).
+    let cdn = Mutex(CDNState())
     private let server = Mutex<WeakServer>(WeakServer())
 
     public init(limits: Limits = Limits(), random: any RandomSource = SystemRandom()) {
@@ -74,6 +78,7 @@ public final class TestTelegramService: Sendable {
         registerFiles(into: &handlers)
         registerEncrypted(into: &handlers)
         registerChannels(into: &handlers)
+        registerCDN(into: &handlers)
         return handlers
     }
 
@@ -235,7 +240,7 @@ struct Upload {
 struct StoredDocument {
     let id: Int64
     let accessHash: Int64
-    let fileReference: [UInt8]
+    var fileReference: [UInt8]
     let dcID: Int32
     let date: Int32
     let mimeType: String
