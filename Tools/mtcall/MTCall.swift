@@ -52,6 +52,12 @@ struct MTCall: AsyncParsableCommand {
             `Updates` as one tl-json line, in order and once. With --session the update boxes are kept, so the next \
             run prints what came while none ran.
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite --timeout 10 updates
+
+            METHOD `upload` takes a FILE instead of TL-JSON-PARAMS and prints its InputFile; with --to PEER it sends \
+            it as a document and prints {"location", "dc", "size", "sha256"}, which METHOD `download` takes with \
+            --out PATH. Progress goes to standard error (a bar on a terminal).
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite upload movie.mp4 --to @alice_test
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite download "$LINE" --out copy.mp4
             """)
 
     @Option(help: "A server's address, HOST:PORT (a local mtserver); its DC is --dc. Other DCs come from help.getConfig.")
@@ -106,8 +112,11 @@ struct MTCall: AsyncParsableCommand {
     @Flag(help: "Log what the client does on standard error.")
     var verbose = false
 
-    @Argument(help: "The method, e.g. help.getConfig; secret-chat for an interactive secret-chat session; updates to print the account's updates for --timeout seconds.")
+    @Argument(help: "The method, e.g. help.getConfig; secret-chat for an interactive secret-chat session; updates to print the account's updates for --timeout seconds; upload FILE or download LOCATION (FileCommands.swift).")
     var method: String
+
+    @OptionGroup(title: "Files (upload, download)")
+    var files: FileOptions
 
     @Argument(help: "Its arguments as a tl-json object (default {}).")
     var params: String = "{}"
@@ -146,6 +155,8 @@ struct MTCall: AsyncParsableCommand {
         logger.logLevel = verbose ? .debug : .error
         if method == "secret-chat" { return try await runSecretChat(logger: logger) }
         if method == "updates" { return try await runUpdates(logger: logger) }
+        if method == "upload" { return try await runUpload(logger: logger) }
+        if method == "download" { return try await runDownload(logger: logger) }
         let schema = Checker.check(file: "api.tl", text: Api.schemaSource)
         // The request, as the schema's encoder writes it from tl-json.
         guard case .object(var members) = try parse(params, what: "TL-JSON-PARAMS") else {
