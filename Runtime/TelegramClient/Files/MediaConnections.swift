@@ -24,35 +24,28 @@ actor MediaConnections {
     func connection(to dc: Int32, lane: Int, of count: Int, telegram: TelegramClient) async throws -> MTProtoClient {
         if closed { throw TelegramClientError.closed }
         guard count > 0 else { return try await telegram.connection(to: dc) }
-        let key = Key(dc: dc, lane: lane % count)
-        if let client = open[key] { return client }
-        if let pending = opening[key] { return try await pending.value }
-        let task = Task<MTProtoClient, any Error> {
+        return try await opened(Key(dc: dc, lane: lane % count)) {
             if let client = try await telegram.mediaClient(for: dc) { return client }
             return try await telegram.connection(to: dc)
         }
-        opening[key] = task
-        defer { opening[key] = nil }
-        let client = try await task.value
-        if closed {
-            await client.close()
-            throw TelegramClientError.closed
-        }
-        open[key] = client
-        return client
     }
 
     /// The connection for part lane `lane` to the CDN DC `dc` (at least one, however many media connections are
     /// asked): its address from `help.getConfig`, its RSA keys from `help.getCdnConfig`, asked once.
     func cdnConnection(to dc: Int32, lane: Int, of count: Int, telegram: TelegramClient) async throws -> MTProtoClient {
-        if closed { throw TelegramClientError.closed }
-        let key = Key(dc: dc, lane: lane % max(1, count))
-        if let client = open[key] { return client }
-        if let pending = opening[key] { return try await pending.value }
-        let task = Task<MTProtoClient, any Error> {
+        try await opened(Key(dc: dc, lane: lane % max(1, count))) {
             let (address, keys) = try await self.cdnServer(dc, telegram: telegram)
             return try await telegram.cdnClient(for: dc, address: address, serverKeys: keys)
         }
+    }
+
+    /// The open connection of `key`, or one `make` opens (once, however many parts wait for it).
+    private func opened(_ key: Key, _ make: @escaping @Sendable () async throws -> MTProtoClient) async throws
+        -> MTProtoClient {
+        if closed { throw TelegramClientError.closed }
+        if let client = open[key] { return client }
+        if let pending = opening[key] { return try await pending.value }
+        let task = Task { try await make() }
         opening[key] = task
         defer { opening[key] = nil }
         let client = try await task.value
