@@ -22,10 +22,11 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--megabytes", type=int, default=1024)
     parser.add_argument("--debug", action="store_true", help="use the debug build")
+    parser.add_argument("--bin", help="the folder with mtserver and mtcall (default: swift build's)")
     args = parser.parse_args()
     configuration = "debug" if args.debug else "release"
-    binary = subprocess.run(["swift", "build", "-c", configuration, "--show-bin-path"], capture_output=True, text=True,
-                            check=True).stdout.strip()
+    binary = args.bin or subprocess.run(["swift", "build", "-c", configuration, "--show-bin-path"],
+                                        capture_output=True, text=True, check=True).stdout.strip()
     size = args.megabytes << 20
     with tempfile.TemporaryDirectory() as workdir:
         server = subprocess.Popen([os.path.join(binary, "mtserver"), "--generate-key", "--timeout", "3600",

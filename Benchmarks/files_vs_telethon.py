@@ -54,8 +54,9 @@ async def main():
     parser.add_argument("--megabytes", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--debug", action="store_true", help="use the debug build")
+    parser.add_argument("--bin", help="the folder with mtserver and mtcall (default: swift build's)")
     args = parser.parse_args()
-    binary = build_dir("debug" if args.debug else "release")
+    binary = args.bin or build_dir("debug" if args.debug else "release")
     size = args.megabytes << 20
     with tempfile.TemporaryDirectory() as workdir:
         server = subprocess.Popen([os.path.join(binary, "mtserver"), "--generate-key", "--timeout", "1800",
