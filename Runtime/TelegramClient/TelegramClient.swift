@@ -259,6 +259,8 @@ public actor TelegramClient {
     let eventsSink: AsyncStream<UpdateEvent>.Continuation
     /// Counts pushed `updateLoginToken`s, which a QR login waits for (QRLogin.swift).
     nonisolated let loginTokenSignal = LoginTokenSignal()
+    /// The connections that carry file parts (Files/MediaConnections.swift).
+    let media = MediaConnections()
 
     /// Where the client's tasks and the connections to every DC run (a loop of `MultiThreadedEventLoopGroup`'s
     /// singleton unless given). Calls made inside `withTaskExecutorPreference(client.taskExecutor)` stay on it.
@@ -391,6 +393,64 @@ public actor TelegramClient {
         _ = try await client(for: dc).invoke(Api.functions.auth.importAuthorization(id: transfer.id, bytes: transfer.bytes))
     }
 
+    /// The connected main client of `dc`.
+    func connection(to dc: Int32) async throws -> MTProtoClient {
+        try await load()
+        return try await client(for: dc)
+    }
+
+    /// Logs the account in on `dc` for file transfers (its connections there share the DC's key).
+    func authorizeFiles(on dc: Int32) async throws {
+        try await load()
+        _ = try await client(for: dc)
+        try await authorize(on: dc)
+    }
+
+    /// A connection of its own to `dc` on the DC's key (made first by the DC's main connection, which also keeps
+    /// it), for file parts: its session is new, it stores no key, and the updates it is sent are dropped (the main
+    /// connection gets them too). nil when the DC has no stored key to share.
+    func mediaClient(for dc: Int32) async throws -> MTProtoClient? {
+        try await load()
+        _ = try await client(for: dc)
+        guard let key = stored?.permanentKeys[dc] else { return nil }
+        let learnedIPv6 = configuration.preferIPv6 ? ipv6Addresses[dc] : nil
+        guard let address = configuration.proxy ?? learnedIPv6 ?? addresses[dc] else {
+            throw TelegramClientError.unknownDC(dc)
+        }
+        return try await extraClient(dc: dc, address: address, serverKeys: configuration.serverKeys, key: key)
+    }
+
+    /// A connection to a CDN DC at `address`, whose keys come from `help.getCdnConfig`: a key of its own made by a
+    /// handshake, kept for the client's life only, and never the account's authorization (core.telegram.org/cdn).
+    func cdnClient(for dc: Int32, address: DCAddress, serverKeys: [RSAPublicKey]) async throws -> MTProtoClient {
+        try await extraClient(dc: dc, address: configuration.proxy ?? address, serverKeys: serverKeys, key: nil)
+    }
+
+    /// The home DC's config (`help.getConfig`), for the CDN DCs' addresses, which `learnAddresses` leaves out.
+    func config() async throws -> Api.Config {
+        try await connection(to: homeDC).invoke(Api.functions.help.getConfig())
+    }
+
+    private func extraClient(dc: Int32, address: DCAddress, serverKeys: [RSAPublicKey],
+                             key: StoredAuthKey?) async throws -> MTProtoClient {
+        if closed { throw TelegramClientError.closed }
+        let client = MTProtoClient(configuration: .init(
+            host: address.host, port: address.port,
+            connection: .init(transport: TransportConfiguration(kind: configuration.transport,
+                                                                obfuscation: configuration.obfuscation,
+                                                                dcId: Int16(clamping: dc)),
+                              serverKeys: serverKeys, dcID: dc, storedKey: key,
+                              session: configuration.session, temporaryKeys: key == nil ? nil : configuration.temporaryKeys),
+            requestTimeout: configuration.requestTimeout, floodWaitThreshold: configuration.floodWaitThreshold,
+            firstRequestPrefix: initConnectionPrefix(), reconnect: configuration.reconnect,
+            clock: configuration.clock, random: configuration.random, proxy: configuration.connectionProxy),
+            taskExecutor: taskExecutor)
+        let updates = client.updates
+        pumps.append(Task(executorPreference: taskExecutor) { for await _ in updates {} })
+        try await client.connect()
+        return client
+    }
+
     /// Makes `dc` the home DC (a migration, or a QR login moved to the account's DC) and keeps it in the store.
     func setHome(_ dc: Int32) async throws {
         homeDC = dc
@@ -407,6 +467,7 @@ public actor TelegramClient {
         for task in connecting.values { task.cancel() }
         for client in clients.values { await client.close() }
         clients.removeAll()
+        await media.close()
         for pump in pumps { pump.cancel() }
         fetchTask?.cancel()
         for task in channelFetches.values { task.cancel() }

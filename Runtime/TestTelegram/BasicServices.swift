@@ -42,14 +42,14 @@ public enum TestTelegram {
     }
 
     /// The cluster's configuration: an option per DC, limits as Telegram's production ones.
-    static func config(for call: RPCCall) -> Api.Config {
+    static func config(for call: RPCCall, extraOptions: [Api.DcOption] = []) -> Api.Config {
         let now = Int32(clamping: Int64(call.now))
         let options = call.dcs.flatMap { dc in
             [Api.DcOption.dcOption(.init(id: dc.dcID, ipAddress: dc.host, port: Int32(clamping: dc.port)))]
                 + (dc.ipv6Host.map {
                     [.dcOption(.init(ipv6: true, id: dc.dcID, ipAddress: $0, port: Int32(clamping: dc.port)))]
                 } ?? [])
-        }
+        } + extraOptions
         return .config(.init(
             date: now, expires: now &+ 3600, testMode: true, thisDc: call.endpoint.dcID, dcOptions: options,
             dcTxtDomainName: "localhost", chatSizeMax: 200, megagroupSizeMax: 200_000, forwardedCountMax: 100,

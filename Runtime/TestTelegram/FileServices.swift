@@ -19,8 +19,11 @@ extension TestTelegramService {
             try savePart(call, totalParts: nil)
         }
         handlers.register("upload.saveBigFilePart") { [self] call throws(RPCError) in
+            // -1: a streamed upload whose size is not known yet (core.telegram.org/api/files#streamed-uploads).
             let total = try call.request.int("file_total_parts")
-            guard (1...Self.maxParts).contains(total) else { throw RPCError(code: 400, message: "FILE_PARTS_INVALID") }
+            guard total == -1 || (1...Self.maxParts).contains(total) else {
+                throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
+            }
             return try savePart(call, totalParts: total)
         }
         handlers.register("upload.getFile") { [self] call throws(RPCError) in try getFile(call) }
@@ -31,18 +34,23 @@ extension TestTelegramService {
         let fileID = try call.request.long("file_id")
         let part = try call.request.int("file_part")
         let bytes = try call.request.bytes("bytes")
-        guard part >= 0, part < (totalParts ?? Self.maxParts) else { throw RPCError(code: 400, message: "FILE_PART_INVALID") }
+        let known = totalParts.flatMap { $0 > 0 ? $0 : nil }
+        guard part >= 0, part < (known ?? Self.maxParts) else { throw RPCError(code: 400, message: "FILE_PART_INVALID") }
         guard !bytes.isEmpty else { throw RPCError(code: 400, message: "FILE_PART_EMPTY") }
         guard bytes.count <= Self.maxPartSize else { throw RPCError(code: 400, message: "FILE_PART_TOO_BIG") }
+        // A part of a big file that is not its last has the file's part size: a multiple of 1 KiB dividing 512 KiB.
+        if let known, part < known - 1, bytes.count % 1024 != 0 || Self.maxPartSize % bytes.count != 0 {
+            throw RPCError(code: 400, message: "FILE_PART_SIZE_INVALID")
+        }
         let limit = limits.maxUploadBytesPerAccount
         let dcID = call.endpoint.dcID
         try state.withLock { state throws(RPCError) in
             try state.modify(me, missing: RPCError(code: 401, message: "AUTH_KEY_UNREGISTERED")) { account throws(RPCError) in
                 // Read what the checks need as values, so the part is then stored in place, not into a copy.
                 let existing = account.uploads[fileID].map { ($0.big, $0.dcID, $0.totalParts, $0.parts[part]?.count ?? 0) }
-                if let (big, uploadDC, known, _) = existing {
+                if let (big, uploadDC, stored, _) = existing {
                     guard big == (totalParts != nil), uploadDC == dcID else { throw RPCError(code: 400, message: "FILE_PART_INVALID") }
-                    if let totalParts, let known, known != totalParts {
+                    if let known, let stored, known != stored {
                         throw RPCError(code: 400, message: "FILE_PARTS_INVALID")
                     }
                 }
@@ -52,9 +60,10 @@ extension TestTelegramService {
                 }
                 account.uploadBytes += bytes.count - replaced
                 account.uploads[fileID, default: Upload(big: totalParts != nil, dcID: dcID)].parts[part] = bytes
-                if let totalParts { account.uploads[fileID]?.totalParts = totalParts }
+                if let known { account.uploads[fileID]?.totalParts = known }
             }
         }
+        recordPart(.upload(user: me, fileID: fileID), bytes: bytes.count, call: call)
         return TestTelegram.serializedTrue()
     }
 
@@ -107,25 +116,29 @@ extension TestTelegramService {
             throw RPCError(code: 400, message: "OFFSET_INVALID")
         }
         // A document, or a secret chat's encrypted file (EncryptedServices.swift).
-        let (bytes, dcID, date, referenceValid) = try state.withLock { state throws(RPCError) -> ([UInt8], Int32, Int32, Bool) in
+        let (bytes, dcID, date, referenceValid, file) = try state.withLock { state throws(RPCError) -> ([UInt8], Int32, Int32, Bool, TransferLog.File?) in
             switch location {
             case .inputDocumentFileLocation(let input):
                 guard let document = state.documents[input.id], document.accessHash == input.accessHash else {
                     throw RPCError(code: 400, message: "FILE_ID_INVALID")
                 }
-                return (document.bytes, document.dcID, document.date, document.fileReference == input.fileReference)
+                return (document.bytes, document.dcID, document.date, document.fileReference == input.fileReference,
+                        .document(input.id))
             case .inputEncryptedFileLocation(let input):
                 let file = try state.secret.file(input.id, accessHash: input.accessHash)
-                return (file.bytes, file.dcID, file.date, true)
+                return (file.bytes, file.dcID, file.date, true, nil)
             default:
                 throw RPCError(code: 400, message: "LOCATION_INVALID")
             }
         }
         guard dcID == call.endpoint.dcID else { throw RPCError(code: 303, message: "FILE_MIGRATE_\(dcID)") }
         guard referenceValid else { throw RPCError(code: 400, message: "FILE_REFERENCE_EXPIRED") }
+        if case .document(let id)? = file, let redirect = try cdnRedirect(document: id, call) { return redirect }
         let start = Int(min(offset, Int64(bytes.count)))
         let end = Int(min(offset + limit, Int64(bytes.count)))
-        return Self.uploadFile(mtime: date, bytes: bytes[start..<end])
+        let answer = Self.uploadFile(mtime: date, bytes: bytes[start..<end])
+        if let file { recordPart(file, bytes: end - start, call: call) }
+        return answer
     }
 
     /// `upload.file#96a18d5 type:storage.fileUnknown#aa963b05 mtime:int bytes:bytes`, written straight from the

@@ -63,6 +63,10 @@ public final class TestTelegramService: Sendable {
     /// does; off by default, so a channel's pts moves only with sent messages (PeerServices.swift).
     let announcesMembers: Bool
     let state = Mutex(ServiceState())
+    /// Each file's parts as they arrived (FileTransferStats.swift).
+    let transfers = Mutex(TransferLog())
+    /// The CDN DC and its files (CDNServices.swift).
+    let cdn = Mutex(CDNState())
     let server = Mutex<WeakServer>(WeakServer())
 
     /// A service with no accounts.
@@ -94,6 +98,7 @@ public final class TestTelegramService: Sendable {
         registerChannels(into: &handlers)
         registerPeers(into: &handlers)
         registerSignIn(into: &handlers)
+        registerCDN(into: &handlers)
         return handlers
     }
 
@@ -259,7 +264,7 @@ struct Upload {
 struct StoredDocument {
     let id: Int64
     let accessHash: Int64
-    let fileReference: [UInt8]
+    var fileReference: [UInt8]
     let dcID: Int32
     let date: Int32
     let mimeType: String

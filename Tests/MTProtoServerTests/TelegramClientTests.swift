@@ -21,9 +21,11 @@ struct LocalTelegram {
 
     static func start(seed: UInt64, faults: FaultPlan = FaultPlan(), proxySecret: MTProxySecret? = nil,
                       clock: @escaping @Sendable () -> Double = ServerContext.wallClock,
+                      limits: TestTelegramService.Limits = TestTelegramService.Limits(),
                       onEvent: @escaping @Sendable (MTProtoTestServer.ConnectionReport) -> Void = { _ in },
                       announcesMembers: Bool = false) async throws -> LocalTelegram {
-        let service = TestTelegramService(random: SeededRandom(seed: seed), announcesMembers: announcesMembers)
+        let service = TestTelegramService(limits: limits, random: SeededRandom(seed: seed),
+                                          announcesMembers: announcesMembers)
         try service.addUser(phone: "9996620001", firstName: "Alice", username: "alice_test")
         try service.addUser(phone: "9996610002", firstName: "Bob", username: "bob_test")
         var configuration = MTProtoTestServer.Configuration(

@@ -68,6 +68,12 @@ struct MTCall: AsyncParsableCommand {
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test 'hello'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite send bob_test --html '<b>hi</b>'
               mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session alice.sqlite history bob_test --limit 20
+
+            METHOD `upload` takes a FILE instead of TL-JSON-PARAMS and prints its InputFile; with --to PEER it sends \
+            it as a document and prints {"location", "dc", "size", "sha256"}, which METHOD `download` takes with \
+            --out PATH. Progress goes to standard error (a bar on a terminal).
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite upload movie.mp4 --to @alice_test
+              mtcall --server 127.0.0.1:PORT --rsa-key key.pem --session bob.sqlite download "$LINE" --out copy.mp4
             """)
 
     @Option(help: "A server's address, HOST:PORT (a local mtserver); its DC is --dc. Other DCs come from help.getConfig.")
@@ -134,8 +140,11 @@ struct MTCall: AsyncParsableCommand {
     @Flag(help: "Log what the client does on standard error.")
     var verbose = false
 
-    @Argument(help: "The method, e.g. help.getConfig; secret-chat for an interactive secret-chat session; updates to print the account's updates for --timeout seconds.")
+    @Argument(help: "The method, e.g. help.getConfig; secret-chat for an interactive secret-chat session; updates to print the account's updates for --timeout seconds; upload FILE or download LOCATION (FileCommands.swift).")
     var method: String
+
+    @OptionGroup(title: "Files (upload, download)")
+    var files: FileOptions
 
     @Argument(help: "Its arguments as a tl-json object (default {}); for send and history, the PEER.")
     var params: String = "{}"
@@ -184,6 +193,8 @@ struct MTCall: AsyncParsableCommand {
         logger.logLevel = verbose ? .debug : .error
         if method == "secret-chat" { return try await runSecretChat(logger: logger) }
         if method == "updates" { return try await runUpdates(logger: logger) }
+        if method == "upload" { return try await runUpload(logger: logger) }
+        if method == "download" { return try await runDownload(logger: logger) }
         if ["login", "qr-login", "password"].contains(method) { return try await runSignInCommand(logger: logger) }
         switch method {
             case "send": return try await runSend(logger: logger)

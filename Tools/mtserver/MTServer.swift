@@ -76,6 +76,9 @@ struct MTServer: AsyncParsableCommand {
         "Register a bot signed in to with its token: ID:SECRET[:USERNAME] (repeatable; the username defaults to bot<ID>_bot).",
         valueName: "token"))
     var bots: [String] = []
+    @Option(name: .customLong("file-limit-mb"),
+            help: "Megabytes of unfinished uploads per account and of stored files in all (default 64 and 512).")
+    var fileLimitMB: Int?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
@@ -84,6 +87,7 @@ struct MTServer: AsyncParsableCommand {
         guard (rsaKey != nil) != generateKey else { throw ValidationError("give exactly one of --rsa-key PEM and --generate-key") }
         guard timeout >= 0 else { throw ValidationError("--timeout must be 0 or more") }
         guard (1...16).contains(dcs) else { throw ValidationError("--dcs must be 1...16") }
+        if let fileLimitMB, !(1...16_384).contains(fileLimitMB) { throw ValidationError("--file-limit-mb must be 1...16384") }
     }
 
     func run() async throws {
@@ -93,7 +97,12 @@ struct MTServer: AsyncParsableCommand {
         let key = try RSAPrivateKey(pem: pem)
         let proxySecret = try secret.map { try MTProxySecret(parsing: $0) }
         let random: any RandomSource = seed.map { SeededRandom(seed: $0) } ?? SystemRandom()
-        let service = TestTelegramService(random: random)
+        var limits = TestTelegramService.Limits()
+        if let fileLimitMB {
+            limits.maxUploadBytesPerAccount = fileLimitMB << 20
+            limits.maxStoredFileBytes = fileLimitMB << 20
+        }
+        let service = TestTelegramService(limits: limits, random: random)
         for user in users {
             let fields = user.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             do {

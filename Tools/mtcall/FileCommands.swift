@@ -1,0 +1,190 @@
+// `mtcall upload FILE [--to PEER]` and `mtcall download LOCATION --out PATH`: files through `TelegramClient`'s
+// uploads and downloads, with a progress bar on standard error when it is a terminal and plain progress lines when
+// it is not. `upload --to` sends the file as a document and prints where it can be downloaded from as one JSON line:
+// {"location": <tl-json InputFileLocation>, "dc": N, "size": N, "sha256": HEX}; `download` takes that line (or a bare
+// tl-json InputFileLocation) as its argument.
+import ArgumentParser
+import Foundation
+import Logging
+import MTProto
+import MTProtoClient
+import MTProtoCrypto
+import Synchronization
+import TLJSON
+import TLRuntime
+import TLSchema
+import TelegramApi
+import TelegramClient
+
+/// The flags of `upload` and `download`.
+struct FileOptions: ParsableArguments {
+    @Option(help: "upload: send the file to this peer (@username or self) as a document.")
+    var to: String?
+
+    @Option(help: "download: the file to write.")
+    var out: String?
+
+    @Option(name: .customLong("file-dc"), help: "download: the DC the file lives on (default: where FILE_MIGRATE says).")
+    var fileDC: Int32?
+
+    @Option(name: .customLong("parts-in-flight"), help: "upload, download: parts asked at once.")
+    var partsInFlight: Int = 8
+
+    @Option(name: .customLong("media-connections"), help: "upload, download: connections of their own for the parts (0: the main one).")
+    var mediaConnections: Int = 2
+}
+
+extension MTCall {
+    /// `mtcall upload FILE [--to PEER]`.
+    func runUpload(logger: Logger) async throws {
+        let path = params
+        guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("upload: no file at \(path)") }
+        try await withClient(logger: logger) { client in
+            let progress = ProgressPrinter(verb: "uploaded")
+            let file = try await client.upload(path: path, options: transferOptions(progress))
+            progress.finish()
+            guard let to = files.to else {
+                print(TLJSONWriter.json(file).description)
+                return
+            }
+            let peer = try await resolve(to, client: client)
+            let sent = try await client.invoke(Api.functions.messages.sendMedia(
+                peer: peer, media: .uploadedDocument(file), message: "", randomId: Int64.random(in: 1...Int64.max)))
+            guard let document = Self.document(in: sent) else {
+                throw MTProtoClientError.rpc(RPCError(code: 400, message: "NO_DOCUMENT_IN_ANSWER"))
+            }
+            let location = Api.InputFileLocation.inputDocumentFileLocation(.init(
+                id: document.id, accessHash: document.accessHash, fileReference: document.fileReference, thumbSize: ""))
+            let digest = try Self.sha256(path: path)
+            print("{\"location\": \(TLJSONWriter.json(location).description), \"dc\": \(document.dcId), "
+                  + "\"size\": \(document.size), \"sha256\": \"\(Hex.encode(digest))\"}")
+        }
+    }
+
+    /// `mtcall download LOCATION --out PATH`: LOCATION is `upload --to`'s line or a tl-json InputFileLocation.
+    func runDownload(logger: Logger) async throws {
+        guard let out = files.out else { throw ValidationError("download: --out PATH is required") }
+        guard case .object(let members) = try parse(params, what: "LOCATION") else {
+            throw ValidationError("LOCATION must be a JSON object")
+        }
+        var locationJSON = JSONValue.object(members)
+        var dc = files.fileDC
+        var size: Int64?
+        if let inner = members.first(where: { $0.0 == "location" })?.1 {
+            locationJSON = inner
+            for (name, value) in members {
+                if name == "dc", case .number(let number) = value { dc = dc ?? Int32(number) }
+                if name == "size", case .number(let number) = value { size = Int64(number) }
+            }
+        }
+        let schema = Checker.check(file: "api.tl", text: Api.schemaSource)
+        let location: Api.InputFileLocation
+        do {
+            let bytes = try TLJSONEncoder(schemas: [schema]).encode(locationJSON)
+            var reader = BufferReader(bytes: bytes)
+            location = try Api.InputFileLocation.parse(&reader)
+        } catch {
+            throw ValidationError("LOCATION: \(error)")
+        }
+        try await withClient(logger: logger) { client in
+            let progress = ProgressPrinter(verb: "downloaded")
+            let written = try await client.download(location, to: out, dc: dc, size: size,
+                                                    options: transferOptions(progress))
+            progress.finish()
+            print("{\"path\": \"\(out)\", \"size\": \(written), \"sha256\": \"\(Hex.encode(try Self.sha256(path: out)))\"}")
+        }
+    }
+
+    private func transferOptions(_ progress: ProgressPrinter) -> FileTransferOptions {
+        FileTransferOptions(partsInFlight: files.partsInFlight, mediaConnections: files.mediaConnections,
+                            progress: { progress.show($0) })
+    }
+
+    /// A client signed in when --phone is given, closed after `body`; errors printed as the one-shot call does.
+    private func withClient(logger: Logger, _ body: (TelegramClient) async throws -> Void) async throws {
+        let (client, store) = try await makeClient(logger: logger, followsUpdates: false)
+        var failure: (any Error)?
+        do {
+            if let phone, let code { try await signIn(client, phone: phone, code: code) }
+            try await body(client)
+        } catch {
+            failure = error
+        }
+        await client.close()
+        try await store?.close()
+        switch failure {
+            case nil: return
+            case MTProtoClientError.rpc(let error)?:
+                FileHandle.standardError.write(Data("error: \(error.code) \(error.message)\n".utf8))
+            case let error?:
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        }
+        throw ExitCode(1)
+    }
+
+    private func resolve(_ peer: String, client: TelegramClient) async throws -> Api.InputPeer {
+        if peer == "self" { return .inputPeerSelf }
+        let name = peer.hasPrefix("@") ? String(peer.dropFirst()) : peer
+        let resolved = try await client.invoke(Api.functions.contacts.resolveUsername(username: name))
+        guard case .resolvedPeer(let found) = resolved, case .peerUser(let user) = found.peer,
+              case .user(let info)? = found.users.first(where: { if case .user(let u) = $0 { u.id == user.userId } else { false } })
+        else { throw ValidationError("--to: \(peer) is not a user") }
+        return .inputPeerUser(.init(userId: info.id, accessHash: info.accessHash ?? 0))
+    }
+
+    static func document(in updates: Api.Updates) -> Api.Document.Cons_document? {
+        guard case .updates(let all) = updates else { return nil }
+        for case .updateNewMessage(let new) in all.updates {
+            if case .message(let message) = new.message, case .messageMediaDocument(let media)? = message.media,
+               case .document(let document)? = media.document { return document }
+        }
+        return nil
+    }
+
+    /// The SHA-256 of a file, read 1 MiB at a time.
+    static func sha256(path: String) throws -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw ValidationError("cannot read \(path)") }
+        defer { try? handle.close() }
+        let hasher = SHA256Stream()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update([UInt8](chunk)) }
+        return hasher.finish()
+    }
+}
+
+/// Progress on standard error: a bar redrawn in place on a terminal, else a line each 10 %.
+final class ProgressPrinter: Sendable {
+    private let verb: String
+    private let terminal = isatty(STDERR_FILENO) != 0
+    private let state = Mutex<(started: ContinuousClock.Instant, lastShown: Int, last: TransferProgress?)>(
+        (ContinuousClock.now, -1, nil))
+
+    init(verb: String) { self.verb = verb }
+
+    func show(_ progress: TransferProgress) {
+        let line: String? = state.withLock { state in
+            state.last = progress
+            let seconds = max(0.001, (ContinuousClock.now - state.started) / .seconds(1))
+            let rate = Double(progress.bytesDone) / seconds / 1_048_576
+            guard let total = progress.totalBytes, total > 0 else {
+                return terminal ? String(format: "\r%@ %.1f MB (%.1f MB/s)", verb,
+                                         Double(progress.bytesDone) / 1_048_576, rate) : nil
+            }
+            let percent = Int(progress.bytesDone * 100 / total)
+            if terminal {
+                let filled = percent * 30 / 100
+                let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: 30 - filled)
+                return String(format: "\r[%@] %3d%% %.1f/%.1f MB %.1f MB/s", bar, percent,
+                              Double(progress.bytesDone) / 1_048_576, Double(total) / 1_048_576, rate)
+            }
+            guard percent / 10 > state.lastShown else { return nil }
+            state.lastShown = percent / 10
+            return "\(verb) \(progress.bytesDone)/\(total) bytes (\(percent)%)\n"
+        }
+        if let line { FileHandle.standardError.write(Data(line.utf8)) }
+    }
+
+    /// Ends the bar's line on a terminal.
+    func finish() {
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
