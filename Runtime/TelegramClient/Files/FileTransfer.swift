@@ -190,7 +190,7 @@ extension TelegramClient {
                                 // Internal errors are worth another attempt; anything else the server means.
                                 guard rpc.code >= 500 || rpc.code == -503 else { throw FileTransferError.refused(rpc) }
                         }
-                    case .timeout, .closed, .notConnected, .connection, .request, .session:
+                    case .timeout, .closed, .notConnected, .connection, .request, .session, .proxy:
                         break
                 }
                 last = error
