@@ -45,10 +45,11 @@ import Testing
             }
             let alice = try telegram.client(followsUpdates: false), bob = try telegram.client(followsUpdates: false)
             guard case .user(let aliceUser) = try await LocalTelegram.signIn(alice, phone: "9996620001"),
-                  case .user(let bobUser) = try await LocalTelegram.signIn(bob, phone: "9996610002")
+                  case .user = try await LocalTelegram.signIn(bob, phone: "9996610002")
             else { throw HarnessFailure(description: "no users") }
-            return Pair(telegram: telegram, alice: alice, bob: bob, aliceID: aliceUser.id,
-                        bob_: .inputPeerUser(.init(userId: bobUser.id, accessHash: bobUser.accessHash ?? 0)))
+            // Bob as Alice sees him: access hashes are per viewer, as on Telegram.
+            let bobForAlice = try await alice.inputPeer(for: try await alice.resolve(username: "bob_test"))
+            return Pair(telegram: telegram, alice: alice, bob: bob, aliceID: aliceUser.id, bob_: bobForAlice)
         }
 
         /// Alice sends `file` to Bob as a document; its location and document.
