@@ -9,8 +9,11 @@ import TelegramApi
 public struct PeerID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// What kind of peer an id names.
     public enum Kind: UInt8, Sendable, Comparable {
+        /// A user or bot.
         case user = 1
+        /// A basic group.
         case chat = 2
+        /// A channel or supergroup.
         case channel = 3
 
         /// Orders kinds as their raw values (user, chat, channel).

@@ -81,6 +81,7 @@ public enum FileTransferError: Error, Sendable, Equatable, CustomStringConvertib
     /// The CDN could not be used (no key for it, no hashes for a part, a redirect answer that does not fit).
     case cdnUnavailable(String)
 
+    /// What went wrong, in a sentence for a log or a user.
     public var description: String {
         switch self {
             case .fileReferenceExpired: "the file reference expired: fetch the message again"

@@ -148,6 +148,7 @@ extension TelegramClient {
     }
 }
 
+/// Input media made from what ``TelegramClient/TelegramClient/upload(path:name:options:)`` returns.
 extension Api.InputMedia {
     /// An uploaded file as a document for `messages.sendMedia`, named after the file.
     public static func uploadedDocument(_ file: Api.InputFile, mimeType: String = "application/octet-stream")
