@@ -6,7 +6,8 @@ Alice's chat with Bob holds ids 1...1000. Checks:
   - Telethon's iter_messages, newest first and reverse=True, yields 1000...1 and 1...1000, each once.
   - `mtcall history bob_test` (our iterator: resolve through the peer cache, then getHistory pages) prints the same
     ids as Telethon's newest-first pass; with --limit 37 the newest 37.
-  - `mtcall send bob_test TEXT` then reaches Bob (Telethon's iter_messages on Bob's side sees it as his newest).
+  - `mtcall send bob_test TEXT` then reaches Bob (Telethon's iter_messages on Bob's side sees it as his newest);
+    with --html, Bob's entities equal Telethon's own parse of the markup; with --markdown, MarkdownV2's.
   - The server's log shows one contacts.resolveUsername during the first mtcall run and none during the later two:
     they named Bob from the session's peer cache.
 Every subprocess and await is bounded in time. Exit status 0 only if every check passed.
@@ -19,6 +20,7 @@ import json
 import os
 import sys
 
+import telethon.extensions.html
 from telethon_common import run_against_mtserver, signed_in
 
 ALICE = ("9996620001", "22222")
@@ -42,6 +44,10 @@ def resolves(log_path):
     """How many contacts.resolveUsername the server's log shows so far."""
     with open(log_path) as handle:
         return sum("contacts.resolveUsername" in line for line in handle)
+
+
+def entity_tuples(entities):
+    return [(type(e).__name__, e.offset, e.length, getattr(e, "url", None)) for e in entities or []]
 
 
 async def scenario(args, ready, keyfile, workdir, log_path):
@@ -75,6 +81,23 @@ async def scenario(args, ready, keyfile, workdir, log_path):
         newest = [m async for m in bob.iter_messages("alice_test", limit=1)]
         assert newest and newest[0].message == "from the peer cache", f"Bob's newest: {newest}"
         print("ok   mtcall send reached Bob", flush=True)
+
+        # Formatted sends: the entities Bob's Telethon reads are the ones Telethon's own HTML parser makes of the
+        # same markup (UTF-16 offsets past an astral-plane emoji), and MarkdownV2's as the Bot API defines them.
+        markup = '<b>bold</b> \U0001F600 <a href="https://example.com/">link</a> <i>s</i>'
+        await mtcall(args, ready, keyfile, session, "send", "bob_test", "--html", markup)
+        text, entities = telethon.extensions.html.parse(markup)
+        newest = [m async for m in bob.iter_messages("alice_test", limit=1)]
+        assert newest and newest[0].message == text, f"Bob's newest: {newest}"
+        assert entity_tuples(newest[0].entities) == entity_tuples(entities), \
+            f"entities {entity_tuples(newest[0].entities)} != Telethon's parse {entity_tuples(entities)}"
+        await mtcall(args, ready, keyfile, session, "send", "bob_test", "--markdown", "*b* _i_ ||s|| \\.")
+        newest = [m async for m in bob.iter_messages("alice_test", limit=1)]
+        assert newest and newest[0].message == "b i s .", f"Bob's newest: {newest}"
+        assert entity_tuples(newest[0].entities) == [("MessageEntityBold", 0, 1, None), ("MessageEntityItalic", 2, 1, None),
+                                                     ("MessageEntitySpoiler", 4, 1, None)], newest[0].entities
+        print("ok   mtcall send --html and --markdown: Bob's entities are Telethon's parse of the HTML, and MarkdownV2's",
+              flush=True)
     finally:
         for client in (alice, bob):
             await asyncio.wait_for(client.disconnect(), 10)
