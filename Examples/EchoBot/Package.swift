@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// A bot that answers every private message with the same text, following the account's updates.
+// A bot that answers every private message with the same text, following the account's typed events.
 // It uses swift-mtproto as any package would (here by path; elsewhere by URL).
 import PackageDescription
 
@@ -13,6 +13,7 @@ let package = Package(
             dependencies: [
                 .product(name: "TelegramClient", package: "swift-mtproto"),
                 .product(name: "TelegramApi", package: "swift-mtproto"),
+                .product(name: "TelegramFormatting", package: "swift-mtproto"),   // the text of sendMessage(to:formatted:)
                 .product(name: "MTProtoClient", package: "swift-mtproto"),   // DCAddress, the session stores
                 .product(name: "MTProtoCrypto", package: "swift-mtproto"),   // RSAPublicKey
             ],

@@ -13,6 +13,7 @@ let package = Package(
             dependencies: [
                 .product(name: "TelegramClient", package: "swift-mtproto"),
                 .product(name: "TelegramApi", package: "swift-mtproto"),
+                .product(name: "TelegramFormatting", package: "swift-mtproto"),   // the text of sendMessage(to:formatted:)
                 .product(name: "MTProtoClient", package: "swift-mtproto"),   // DCAddress, the session stores
                 .product(name: "MTProtoCrypto", package: "swift-mtproto"),   // RSAPublicKey
             ],
