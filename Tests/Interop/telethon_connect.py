@@ -68,8 +68,13 @@ async def connect_once(cls, ready, unknown_key=False):
             raise AssertionError("a key the server never made was accepted")
         await asyncio.wait_for(client.connect(), 30)
         config = await asyncio.wait_for(client(functions.help.GetConfigRequest()), 15)
-        if config.this_dc != DC or [o.port for o in config.dc_options] != [ready["port"]]:
-            raise AssertionError(f"unexpected config: this_dc={config.this_dc} options={config.dc_options}")
+        # One option per address the server listens on: IPv4, and IPv6 when its ready line names one.
+        expected = [(False, None, ready["port"])]
+        if ready.get("ipv6_host"):
+            expected.append((True, ready["ipv6_host"], ready["port"]))
+        options = [(bool(o.ipv6), o.ip_address if o.ipv6 else None, o.port) for o in config.dc_options]
+        if config.this_dc != DC or options != expected:
+            raise AssertionError(f"unexpected config: this_dc={config.this_dc} options={options}, expected {expected}")
     finally:
         await asyncio.wait_for(client.disconnect(), 10)
 
