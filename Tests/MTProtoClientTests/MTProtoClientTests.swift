@@ -302,7 +302,8 @@ func wallClock() -> Double { Date().timeIntervalSince1970 }
             }
             try await group.waitForAll()
         }
-        async let last = Self.unanswered(client, 2, timeout: .milliseconds(300), since: started)
+        // Timed from its own start: the 600 calls before it take longer on a busy machine, which is not its deadline.
+        async let last = Self.unanswered(client, 2, timeout: .milliseconds(300), since: ContinuousClock.now)
         let ((firstAt, firstError), (lastAt, lastError)) = await (first, last)
         for error in [firstError, lastError] {
             guard case MTProtoClientError.timeout? = error else { Issue.record("not a timeout: \(String(describing: error))"); continue }
