@@ -18,12 +18,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import cryptg  # noqa: F401  Telethon uses it for AES when it is importable; the check needs it there
-from telethon.crypto import rsa
 
-from telethon_common import signed_in, start_mtserver, stop_mtserver
+from telethon_common import run_against_mtserver, signed_in
 
 SIZE = 24 * 1024 * 1024
 
@@ -37,7 +35,7 @@ def mtcall(path, ready, keyfile, session, *arguments, timeout=300):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-async def run(args, ready, keyfile, workdir, results):
+async def run(args, ready, keyfile, workdir):
     session = os.path.join(workdir, "bob.sqlite")
     ours = os.urandom(SIZE)
     upload_path = os.path.join(workdir, "ours.bin")
@@ -53,7 +51,6 @@ async def run(args, ready, keyfile, workdir, results):
         got = await asyncio.wait_for(alice.download_media(messages[0], file=bytes), 300)
         assert hashlib.sha256(got).digest() == hashlib.sha256(ours).digest(), f"Telethon got {len(got)} other bytes"
         print(f"ok   Telethon downloaded the {SIZE} bytes our client uploaded (SHA-256 equal)", flush=True)
-        results.append(("telethon downloads ours", None))
 
         theirs = os.urandom(SIZE)
         message = await asyncio.wait_for(alice.send_file("@bob_test", theirs, force_document=True,
@@ -69,7 +66,6 @@ async def run(args, ready, keyfile, workdir, results):
             f"our client wrote {len(written)} other bytes"
         assert got["sha256"] == hashlib.sha256(theirs).hexdigest() and got["size"] == SIZE, got
         print(f"ok   our client downloaded the {SIZE} bytes Telethon uploaded (SHA-256 equal)", flush=True)
-        results.append(("ours downloads telethon's", None))
     finally:
         await asyncio.wait_for(alice.disconnect(), 10)
 
@@ -79,28 +75,11 @@ async def main():
     parser.add_argument("--mtserver", required=True)
     parser.add_argument("--mtcall", required=True)
     args = parser.parse_args()
-    results = []
-    with tempfile.TemporaryDirectory() as workdir:
-        keyfile = os.path.join(workdir, "key.pem")
-        log = open(os.path.join(workdir, "mtserver.log"), "a")
-        process, ready = start_mtserver(args.mtserver, [
-            "--dcs", "2", "--timeout", "600", "--user", "9996620001:Alice::alice_test",
-            "--user", "9996610002:Bob::bob_test", "--log-level", "warning"], stderr=log)
-        try:
-            with open(keyfile, "w") as handle:
-                handle.write(ready["public_key"])
-            rsa.add_key(ready["public_key"], old=False)
-            try:
-                await asyncio.wait_for(run(args, ready, keyfile, workdir, results), 900)
-            except Exception as error:
-                results.append(("files", error))
-                print(f"FAIL files: {type(error).__name__}: {error}", flush=True)
-        finally:
-            stop_mtserver(process)
-            log.close()
-    failed = [name for name, error in results if error is not None]
-    print(f"files interop: {len(results) - len(failed)} passed, {len(failed)} failed")
-    return 0 if len(results) == 2 and not failed else 1
+    return await run_against_mtserver(
+        "files interop", args.mtserver,
+        ["--dcs", "2", "--timeout", "600", "--user", "9996620001:Alice::alice_test",
+         "--user", "9996610002:Bob::bob_test"],
+        lambda ready, keyfile, workdir, log_path: run(args, ready, keyfile, workdir), limit=900)
 
 
 if __name__ == "__main__":
