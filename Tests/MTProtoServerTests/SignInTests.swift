@@ -7,6 +7,7 @@ import MTProto
 import MTProtoClient
 import MTProtoCrypto
 import MTProtoServer
+import NIOCore
 import Synchronization
 import TLRuntime
 import TelegramApi
@@ -189,6 +190,44 @@ private func caseName(_ error: SignInError?) -> String {
         } catch let error as SignInError {
             guard case .floodWait(let seconds) = error else { throw error }
             #expect(seconds > 60 && seconds <= 600)
+        }
+        await client.close()
+        try await telegram.server.shutdown()
+    }
+
+    /// Draws `a` like the system source, noting whether each draw ran on the given event loop.
+    struct LoopWatchingRandom: RandomSource {
+        let loop: any EventLoop
+        let drawsOnLoop = Shared<[Bool]>([])
+
+        func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+            let onLoop = loop.inEventLoop
+            drawsOnLoop.withLock { $0.append(onLoop) }
+            SystemRandom().fill(buffer)
+        }
+    }
+
+    /// The proof is made after the 100,000 PBKDF2 iterations, on the same thread, and draws `a` there: a caller
+    /// running on the client's event loop (its task executor) must find every draw made off that loop.
+    @Test func thePasswordWorkRunsOffTheClientsEventLoop() async throws {
+        let telegram = try await LocalTelegram.start(seed: 406)
+        try telegram.service.setPassword(phone: "9996620001", password: "right")
+        let client = try telegram.client()
+        guard case .code(let sent) = try await client.sendCode(to: "9996620001") else { throw HarnessFailure(description: "code") }
+        guard case .passwordNeeded = try await client.signIn(code: "22222", for: sent) else {
+            throw HarnessFailure(description: "no password asked")
+        }
+        let state = try await client.invoke(Api.functions.account.getPassword())
+        let random = LoopWatchingRandom(loop: client.taskExecutor.eventLoop)
+        let (callerOnLoop, check) = try await withTaskExecutorPreference(client.taskExecutor) {
+            let onLoop = client.taskExecutor.eventLoop.inEventLoop
+            return (onLoop, try await TelegramClient.passwordCheck(for: state, password: "right", random: random))
+        }
+        #expect(callerOnLoop)  // otherwise the check below would pass whatever passwordCheck did
+        let draws = random.drawsOnLoop.withLock { $0 }
+        #expect(!draws.isEmpty && !draws.contains(true))
+        guard case .authorization = try await client.invoke(Api.functions.auth.checkPassword(password: check)) else {
+            throw HarnessFailure(description: "not signed in")
         }
         await client.close()
         try await telegram.server.shutdown()
