@@ -25,6 +25,8 @@ extension MTProtoClient {
                 channel.eventLoop.makeCompletedFuture {
                     var established: EventLoopFuture<Void>?
                     if let handshake {
+                        // Relays often write with Nagle on: ACK at once so they are not clocked by our timer.
+                        try channel.pipeline.syncOperations.addHandler(QuickAckHandler())
                         let handler = ProxyHandshakeHandler(handshake: handshake, timeout: timeout,
                                                             eventLoop: channel.eventLoop)
                         try channel.pipeline.syncOperations.addHandler(handler)

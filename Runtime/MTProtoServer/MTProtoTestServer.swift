@@ -229,6 +229,9 @@ public final class MTProtoTestServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // Clients reach the test server through relays (SOCKS5, HTTP CONNECT) that write with Nagle
+                    // on; acknowledging at once keeps pipelined calls through them at the direct rate.
+                    try channel.pipeline.syncOperations.addHandler(QuickAckHandler())
                     try channel.pipeline.syncOperations.addHandler(
                         ServerConnectionHandler(context: context, counter: counter, routes: routes,
                                                 onEvent: onEvent))
