@@ -58,11 +58,15 @@ let package = Package(
                           path: "Support/PipelineFloor"),
         .executableTarget(
             name: "CryptoBenchmarks",
-            dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
+            dependencies: benchmarkDeps + ["MTProtoCrypto", "TelegramApi", "TelegramClient"].map {
+                .product(name: $0, package: "swift-mtproto")
+            },
             path: "Benchmarks/CryptoBenchmarks", plugins: plugins),
         .executableTarget(
             name: "PasswordBenchmarks",
-            dependencies: benchmarkDeps + [.product(name: "MTProtoCrypto", package: "swift-mtproto")],
+            dependencies: benchmarkDeps + ["MTProtoCrypto", "TelegramApi", "TelegramClient"].map {
+                .product(name: $0, package: "swift-mtproto")
+            },
             path: "Benchmarks/PasswordBenchmarks", plugins: plugins),
         .executableTarget(
             name: "SessionBenchmarks",
