@@ -1,6 +1,7 @@
 // The SDK client against the local test Telegram in one process: a 64 MB download in 512 KB `upload.getFile` parts
 // beside AES-256-IGE decryption alone of the same bytes, and the memory an idle connected client holds. (Pipelined
-// RPCs against Telethon's are compared by Benchmarks/client_vs_telethon.py, which runs both on one server.)
+// RPCs against Telethon's are compared by Benchmarks/client_vs_telethon.py, which runs both on one server.) Pipelined
+// calls through a SOCKS5 proxy against direct ones are in ProxyBenchmarks.swift.
 import Benchmark
 import BenchmarkSupport
 import Foundation
@@ -137,4 +138,6 @@ let benchmarks: @Sendable () -> Void = {
         for client in clients + [warm] { await client.close() }
         try await server.shutdown()
     }
+
+    proxyBenchmarks()
 }
