@@ -101,5 +101,12 @@ let package = Package(
                 .product(name: $0, package: "swift-mtproto")
             } + [.product(name: "NIOPosix", package: "swift-nio")],
             path: "Benchmarks/ClientBenchmarks", plugins: plugins),
+        .executableTarget(
+            name: "FileBenchmarks",
+            dependencies: benchmarkDeps + ["BenchmarkSupport"] + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer",
+                                           "TLRuntime", "TelegramApi", "TelegramClient"].map {
+                .product(name: $0, package: "swift-mtproto")
+            } + [.product(name: "NIOPosix", package: "swift-nio")],
+            path: "Benchmarks/FileBenchmarks", plugins: plugins),
     ]
 )
