@@ -5,6 +5,7 @@
 // with cryptg on the same mtserver is compared by Benchmarks/files_vs_telethon.py.
 import Benchmark
 import BenchmarkSupport
+import ClientSupport
 import Foundation
 import MTProto
 import MTProtoClient
@@ -41,20 +42,9 @@ struct Files {
         // Each timed upload stays on the server as an unused upload: room for the iterations allowed below.
         serviceLimits.maxUploadBytesPerAccount = 1 << 30
         serviceLimits.maxStoredFileBytes = 1 << 30
-        let service = TestTelegramService(limits: serviceLimits)
-        try service.addUser(phone: "9996620001", firstName: "Bench")
-        var limits = ServerLimits()
-        limits.maxQueuedBytes = 64 << 20
-        let server = try await MTProtoTestServer.start(.init(rsaKeys: [key], handlers: service.handlers(), limits: limits))
-        service.attach(server)
-        let client = TelegramClient(configuration: .init(
-            app: .init(apiID: 1, apiHash: "bench"), dcs: [2: DCAddress(host: "127.0.0.1", port: server.port)],
-            serverKeys: [key.publicKey], followsUpdates: false), taskExecutor: EventLoopTaskExecutor(clientLoop.next()))
-        guard case .sentCode(let code) = try await client.invoke(Api.functions.auth.sendCode(
-            phoneNumber: "9996620001", apiId: 1, apiHash: "bench", settings: .codeSettings(.init())))
-        else { throw BenchmarkFailure(description: "no code") }
-        _ = try await client.invoke(Api.functions.auth.signIn(phoneNumber: "9996620001", phoneCodeHash: code.phoneCodeHash,
-                                                              phoneCode: "22222"))
+        let signedIn = try await SignedIn.start(key: key, limits: serviceLimits, followsUpdates: false,
+                                                loop: clientLoop.next())
+        let service = signedIn.service, server = signedIn.server, client = signedIn.client
         let data = SystemRandom().bytes(fileSize)
         let file = try await client.upload(bytes: data, name: "big.bin", options: options)
         let posted = try await client.invoke(Api.functions.messages.sendMedia(
