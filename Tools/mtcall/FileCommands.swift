@@ -1,8 +1,8 @@
 // `mtcall upload FILE [--to PEER]` and `mtcall download LOCATION --out PATH`: files through `TelegramClient`'s
 // uploads and downloads, with a progress bar on standard error when it is a terminal and plain progress lines when
 // it is not. `upload --to` sends the file as a document and prints where it can be downloaded from as one JSON line:
-// {"location": <tl-json InputFileLocation>, "dc": N, "size": N, "sha256": HEX}; `download` takes that line (or a bare
-// tl-json InputFileLocation) as its argument.
+// {"location": <tl-json InputFileLocation>, "dc": N, "size": N, "sha256": HEX, "seconds": S}; `download` takes that
+// line (or a bare tl-json InputFileLocation) as its argument. "seconds" is the transfer call alone.
 import ArgumentParser
 import Foundation
 import Logging
