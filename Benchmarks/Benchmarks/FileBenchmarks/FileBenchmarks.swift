@@ -26,10 +26,13 @@ let options = FileTransferOptions(partsInFlight: 4, mediaConnections: 2)
 /// The client's event loop, as in a process of its own: on one of the server's loops, its work and the server's
 /// would share a thread.
 let clientLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+/// A second client's loop.
+let otherLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
 /// A server with one signed-in user, a 64 MB document of theirs (uploaded by the client and checked byte for byte
 /// by downloading it once), and their client.
 struct Files {
+    let signedIn: SignedIn
     let service: TestTelegramService
     let server: MTProtoTestServer
     let client: TelegramClient
@@ -53,7 +56,7 @@ struct Files {
               case .message(let message) = new.message, case .messageMediaDocument(let media)? = message.media,
               case .document(let document)? = media.document
         else { throw BenchmarkFailure(description: "no document: \(posted)") }
-        let files = Files(service: service, server: server, client: client, data: data, document: document.id,
+        let files = Files(signedIn: signedIn, service: service, server: server, client: client, data: data, document: document.id,
                           location: .inputDocumentFileLocation(.init(
                               id: document.id, accessHash: document.accessHash, fileReference: document.fileReference,
                               thumbSize: "")))
@@ -92,7 +95,7 @@ struct Files {
         else { throw BenchmarkFailure(description: "not a big file of \(fileSize / partSize) parts") }
     }
 
-    func history() async throws {
+    static func history(_ client: TelegramClient) async throws {
         _ = try await client.invoke(Api.functions.messages.getHistory(
             peer: .inputPeerSelf, offsetId: 0, offsetDate: 0, addOffset: 0, limit: 20, maxId: 0, minId: 0, hash: 0))
     }
@@ -161,8 +164,11 @@ let benchmarks: @Sendable () -> Void = {
 
     // Round trips on one client: idle first, then while 64 MB downloads run back to back. Each sample is one call;
     // the ratio is of the two p99s. The download rate while the busy calls ran shows they overlapped a transfer.
-    for media in [2, 0] {
-        let over = media == 0 ? "over the main connection" : "over \(media) media connections"
+    // Over media connections, over the main one, and with the round trips made by a second client of the same user
+    // on a thread of its own (what is left is the server's share of the wait).
+    for (media, second) in [(2, false), (0, false), (2, true)] {
+        let over = (media == 0 ? "over the main connection" : "over \(media) media connections")
+            + (second ? ", round trips from a second client" : "")
         let idle = BenchmarkMetric.custom("idle round trip (ns)", useScalingFactor: false)
         let busy = BenchmarkMetric.custom("round trip during downloads (ns)", useScalingFactor: false)
         let p99 = BenchmarkMetric.custom("p99 during ÷ p99 idle (%)", useScalingFactor: false)
@@ -171,17 +177,19 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("files: messages.getHistory round trip, idle and during 64 MB downloads \(over)",
                   configuration: .init(metrics: [idle, busy, p99, rate], warmupIterations: 0, maxIterations: 1)) { benchmark in
             let files = try await Files.prepare(key: try loaded.get())
+            let asking = second ? try await files.signedIn.anotherClient(followsUpdates: false, loop: otherLoop.next())
+                : files.client
             let calls = 500
             func roundTrips() async throws -> [Int] {
                 var samples: [Int] = []
                 for _ in 0..<calls {
                     let started = ContinuousClock.now
-                    try await files.history()
+                    try await Files.history(asking)
                     samples.append(Int((ContinuousClock.now - started) / .nanoseconds(1)))
                 }
                 return samples
             }
-            for _ in 0..<50 { try await files.history() }
+            for _ in 0..<50 { try await Files.history(asking) }
             let idleSamples = try await roundTrips()
             let downloaded = ByteCount()
             var downloading = options
@@ -207,6 +215,7 @@ let benchmarks: @Sendable () -> Void = {
             guard sessions == (media == 0 ? 3 : 2) else {
                 throw BenchmarkFailure(description: "the parts went over \(String(describing: sessions)) sessions")
             }
+            if second { await asking.close() }
             try await files.close()
         }
     }
