@@ -98,12 +98,26 @@ let package = Package(
                 .product(name: $0, package: "swift-mtproto")
             },
             path: "Benchmarks/SecretChatBenchmarks", plugins: plugins),
+        // A test Telegram with a signed-in client, for the SDK client's benchmarks.
+        .target(name: "ClientSupport",
+                dependencies: ["BenchmarkSupport"] + ["MTProtoClient", "MTProtoCrypto", "MTProtoServer", "TelegramApi",
+                                                      "TelegramClient"].map {
+                    .product(name: $0, package: "swift-mtproto")
+                } + [.product(name: "NIOCore", package: "swift-nio")],
+                path: "Benchmarks/ClientSupport"),
         .executableTarget(
             name: "ClientBenchmarks",
-            dependencies: benchmarkDeps + ["BenchmarkSupport"] + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer", "MTProtoTransport",
+            dependencies: benchmarkDeps + ["BenchmarkSupport", "ClientSupport"] + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer", "MTProtoTransport",
                                            "TLRuntime", "TelegramApi", "TelegramClient"].map {
                 .product(name: $0, package: "swift-mtproto")
             } + [.product(name: "NIOPosix", package: "swift-nio")],
             path: "Benchmarks/ClientBenchmarks", plugins: plugins),
+        .executableTarget(
+            name: "FileBenchmarks",
+            dependencies: benchmarkDeps + ["BenchmarkSupport", "ClientSupport"] + ["MTProto", "MTProtoClient", "MTProtoCrypto", "MTProtoServer",
+                                           "TLRuntime", "TelegramApi", "TelegramClient"].map {
+                .product(name: $0, package: "swift-mtproto")
+            } + [.product(name: "NIOPosix", package: "swift-nio")],
+            path: "Benchmarks/FileBenchmarks", plugins: plugins),
     ]
 )

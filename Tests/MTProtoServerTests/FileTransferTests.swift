@@ -114,7 +114,9 @@ import Testing
         let (location, document) = try await pair.share(file)
         #expect(document.dcId == 2 && document.size == Int64(data.count))
 
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("files-\(seed).bin").path
+        // A name of this run's own: another checkout's tests on the same machine use the same seeds.
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("files-\(seed)-\(UUID().uuidString).bin").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let downloadFlood = floodFor("upload.getFile")
         let written = try await pair.bob.download(location, to: path, size: document.size, options: options)

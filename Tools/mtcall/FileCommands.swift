@@ -1,8 +1,8 @@
 // `mtcall upload FILE [--to PEER]` and `mtcall download LOCATION --out PATH`: files through `TelegramClient`'s
 // uploads and downloads, with a progress bar on standard error when it is a terminal and plain progress lines when
 // it is not. `upload --to` sends the file as a document and prints where it can be downloaded from as one JSON line:
-// {"location": <tl-json InputFileLocation>, "dc": N, "size": N, "sha256": HEX}; `download` takes that line (or a bare
-// tl-json InputFileLocation) as its argument.
+// {"location": <tl-json InputFileLocation>, "dc": N, "size": N, "sha256": HEX, "seconds": S}; `download` takes that
+// line (or a bare tl-json InputFileLocation) as its argument. "seconds" is the transfer call alone.
 import ArgumentParser
 import Foundation
 import Logging
@@ -41,7 +41,9 @@ extension MTCall {
         guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("upload: no file at \(path)") }
         try await withClient(logger: logger) { client in
             let progress = ProgressPrinter(verb: "uploaded")
+            let started = ContinuousClock.now
             let file = try await client.upload(path: path, options: transferOptions(progress))
+            let seconds = Self.seconds(since: started)
             progress.finish()
             guard let to = files.to else {
                 print(TLJSONWriter.json(file).description)
@@ -57,7 +59,7 @@ extension MTCall {
                 id: document.id, accessHash: document.accessHash, fileReference: document.fileReference, thumbSize: ""))
             let digest = try Self.sha256(path: path)
             print("{\"location\": \(TLJSONWriter.json(location).description), \"dc\": \(document.dcId), "
-                  + "\"size\": \(document.size), \"sha256\": \"\(Hex.encode(digest))\"}")
+                  + "\"size\": \(document.size), \"sha256\": \"\(Hex.encode(digest))\", \"seconds\": \(seconds)}")
         }
     }
 
@@ -88,10 +90,13 @@ extension MTCall {
         }
         try await withClient(logger: logger) { client in
             let progress = ProgressPrinter(verb: "downloaded")
+            let started = ContinuousClock.now
             let written = try await client.download(location, to: out, dc: dc, size: size,
                                                     options: transferOptions(progress))
+            let seconds = Self.seconds(since: started)
             progress.finish()
-            print("{\"path\": \"\(out)\", \"size\": \(written), \"sha256\": \"\(Hex.encode(try Self.sha256(path: out)))\"}")
+            print("{\"path\": \"\(out)\", \"size\": \(written), \"sha256\": \"\(Hex.encode(try Self.sha256(path: out)))\", "
+                  + "\"seconds\": \(seconds)}")
         }
     }
 
@@ -140,6 +145,10 @@ extension MTCall {
         }
         return nil
     }
+
+    /// Seconds from `start` to now, for the JSON lines: the transfer alone, without the process's start, sign-in and
+    /// the hash of the file.
+    static func seconds(since start: ContinuousClock.Instant) -> Double { (ContinuousClock.now - start) / .seconds(1) }
 
     /// The SHA-256 of a file, read 1 MiB at a time.
     static func sha256(path: String) throws -> [UInt8] {

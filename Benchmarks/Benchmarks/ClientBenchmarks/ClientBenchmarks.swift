@@ -4,6 +4,7 @@
 // calls through a SOCKS5 proxy against direct ones are in ProxyBenchmarks.swift.
 import Benchmark
 import BenchmarkSupport
+import ClientSupport
 import Foundation
 import MTProto
 import MTProtoClient
@@ -21,7 +22,7 @@ let partSize = 512 << 10
 /// Parts requested at once, as Telegram's apps download.
 let partsInFlight = 4
 
-/// The download client's event loop.
+/// The download client's event loop (its own thread).
 let clientLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
 /// A server with one user who uploaded a 64 MB document, and that user's client.
@@ -33,22 +34,8 @@ struct Download {
     static func prepare(key: RSAPrivateKey) async throws -> Download {
         var serviceLimits = TestTelegramService.Limits()
         serviceLimits.maxUploadBytesPerAccount = 128 << 20
-        let service = TestTelegramService(limits: serviceLimits)
-        try service.addUser(phone: "9996620001", firstName: "Bench")
-        var limits = ServerLimits()
-        limits.maxQueuedBytes = 64 << 20
-        let server = try await MTProtoTestServer.start(.init(rsaKeys: [key], handlers: service.handlers(), limits: limits))
-        service.attach(server)
-        // The client on a loop of its own, as in a process of its own: on one of the server's loops, its work and
-        // the server's would share a thread.
-        let client = TelegramClient(configuration: .init(
-            app: .init(apiID: 1, apiHash: "bench"), dcs: [2: DCAddress(host: "127.0.0.1", port: server.port)],
-            serverKeys: [key.publicKey]), taskExecutor: EventLoopTaskExecutor(clientLoop.next()))
-        guard case .sentCode(let code) = try await client.invoke(Api.functions.auth.sendCode(
-            phoneNumber: "9996620001", apiId: 1, apiHash: "bench", settings: .codeSettings(.init())))
-        else { throw BenchmarkFailure(description: "no code") }
-        _ = try await client.invoke(Api.functions.auth.signIn(phoneNumber: "9996620001", phoneCodeHash: code.phoneCodeHash,
-                                                              phoneCode: "22222"))
+        let signedIn = try await SignedIn.start(key: key, limits: serviceLimits, loop: clientLoop.next())
+        let server = signedIn.server, client = signedIn.client
         let parts = Int32(fileSize / partSize)
         let chunk = SystemRandom().bytes(partSize)
         for part in 0..<parts {
