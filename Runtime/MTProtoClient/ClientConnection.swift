@@ -275,16 +275,13 @@ public struct ClientConnection: Sendable {
     /// them or to join them (a 512 KiB upload part is copied once more, into the socket's buffers).
     public mutating func flushPieces(now: Double) throws(ClientConnectionError) -> [[UInt8]] {
         if case .failed(let error) = phase { throw error }
-        guard var frames = withSession(readyOnly: false, { $0.outgoing(now: now) }) else { return [] }
-        // HTTP: with no request left at the server, one carrying `http_wait` goes out, so the server has a request
-        // to answer when it has something to send (core.telegram.org/mtproto/transports#http).
-        if frames.isEmpty, let wait = configuration.transport.http?.longPollWait, wait > 0,
-           transport.httpRequestsInFlight == 0, isReady {
-            frames = withSession(readyOnly: true) { session in
-                session.httpWait(maxDelay: 0, waitAfter: 0, maxWait: wait)
-                return session.outgoing(now: now)
-            } ?? []
+        // HTTP: with no request left at the server, the next one carries `http_wait` (alone, when there is nothing
+        // else to send), so the server has a request to answer when it has something to send
+        // (core.telegram.org/mtproto/transports#http).
+        if let wait = configuration.transport.http?.longPollWait, wait > 0, transport.httpRequestsInFlight == 0 {
+            withSession(readyOnly: true) { $0.httpWait(maxDelay: 0, waitAfter: 0, maxWait: wait) }
         }
+        guard let frames = withSession(readyOnly: false, { $0.outgoing(now: now) }) else { return [] }
         var out: [[UInt8]] = []
         for frame in frames {
             do {

@@ -99,7 +99,8 @@ public struct HTTPServerConnection: Sendable {
             framed += request.body
             take(inner.receive(framed, now: now), into: &output)
             if output.close != nil { break }
-            // Past the cap, the oldest held request is answered with what there is (nothing).
+            while !held.isEmpty, !outbox.isEmpty { answerNext(output: &output) }
+            // Past the cap, the oldest held request is answered with nothing.
             while held.count > limits.maxHeldRequests { answer(status: 200, body: [], output: &output) }
         }
         answerDue(now: now, output: &output)

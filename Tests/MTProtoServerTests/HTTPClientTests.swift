@@ -1,0 +1,169 @@
+// `TelegramClient` over the HTTP transport against the test Telegram's HTTP listener (one DC, so no migration leaves
+// it): sign-in, many calls in flight on one keep-alive connection, a message Bob sends reaching idle Alice through
+// her long poll (and not without one), and a hostile HTTP server that the client leaves with a typed error.
+import Foundation
+import MTProto
+import MTProtoClient
+import MTProtoServer
+import MTProtoTransport
+import NIOCore
+import NIOPosix
+import Synchronization
+import TelegramApi
+import TelegramClient
+import TestTelegram
+import Testing
+
+@Suite struct HTTPClientTests {
+    static let alice = "9996620001", bob = "9996620002"
+
+    /// `implicitWait` 0: only a request carrying `http_wait` is held, so a push reaches an idle client only through
+    /// a long poll.
+    static func start(seed: UInt64, connections: Remotes, implicitWait: Double = 25) async throws -> LocalTelegram {
+        let service = TestTelegramService(random: SeededRandom(seed: seed))
+        try service.addUser(phone: alice, firstName: "Alice", username: "alice_test")
+        try service.addUser(phone: bob, firstName: "Bob", username: "bob_test")
+        var configuration = MTProtoTestServer.Configuration(
+            rsaKeys: [try Fixture.rsaKey()], handlers: service.handlers(), dcIDs: [2], random: SeededRandom(seed: seed + 1))
+        configuration.httpPort = 0
+        configuration.limits.http.implicitWait = implicitWait
+        configuration.onEvent = { report in
+            if case .opened(let remote) = report.kind { connections.list.withLock { $0.append(remote) } }
+        }
+        let server = try await MTProtoTestServer.start(configuration)
+        service.attach(server)
+        return LocalTelegram(service: service, server: server)
+    }
+
+    static func client(_ telegram: LocalTelegram, http: HTTPTransportOptions?) throws -> TelegramClient {
+        let port = http == nil ? telegram.server.port : telegram.server.httpPort ?? 0
+        var configuration = TelegramClient.Configuration(
+            app: .init(apiID: 1, apiHash: "test"), dcs: [2: DCAddress(host: "127.0.0.1", port: port)], homeDC: 2,
+            serverKeys: [try Fixture.rsaKey().publicKey], store: MemorySessionStore(), requestTimeout: .seconds(20),
+            reconnect: .init(maxAttempts: 2, initialDelay: .milliseconds(20), maxDelay: .milliseconds(100)))
+        configuration.httpTransport = http
+        return TelegramClient(configuration: configuration)
+    }
+
+    /// Fifty calls at once over HTTP: each gets its own answer, all on one connection.
+    @Test func manyCallsInFlightOverOneConnection() async throws {
+        let connections = Remotes()
+        let telegram = try await Self.start(seed: 900, connections: connections)
+        let alice = try Self.client(telegram, http: HTTPTransportOptions(host: ""))
+        _ = try await LocalTelegram.signIn(alice, phone: Self.alice)
+        let usernames = try await withThrowingTaskGroup(of: String.self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    let name = index.isMultiple(of: 2) ? "alice_test" : "bob_test"
+                    let resolved = try await alice.invoke(Api.functions.contacts.resolveUsername(username: name))
+                    guard case .resolvedPeer(let peer) = resolved, case .user(let user)? = peer.users.first else {
+                        return "?"
+                    }
+                    return "\(index) \(user.username ?? "")"
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(usernames.sorted() == (0..<50).map { "\($0) \($0.isMultiple(of: 2) ? "alice_test" : "bob_test")" }.sorted())
+        #expect(connections.list.withLock { $0.count } == 1)
+        await alice.close()
+        try await telegram.server.shutdown()
+    }
+
+    /// Bob (over TCP) sends idle Alice (over HTTP) a message: it arrives in the answer to her held long poll, within
+    /// seconds and without a call of hers. With long polls off, it does not arrive while she stays idle.
+    @Test(arguments: [true, false])
+    func aPushedUpdateArrivesThroughTheLongPoll(longPolls: Bool) async throws {
+        let telegram = try await Self.start(seed: longPolls ? 910 : 920, connections: Remotes(), implicitWait: 0)
+        let alice = try Self.client(telegram, http: HTTPTransportOptions(host: "", longPollWait: longPolls ? 25_000 : 0))
+        let bob = try Self.client(telegram, http: nil)
+        _ = try await LocalTelegram.signIn(alice, phone: Self.alice)
+        _ = try await LocalTelegram.signIn(bob, phone: Self.bob)
+        let texts = Texts(alice)
+        let resolved = try await bob.invoke(Api.functions.contacts.resolveUsername(username: "alice_test"))
+        guard case .resolvedPeer(let found) = resolved, case .user(let user)? = found.users.first,
+              let hash = user.accessHash else { throw HarnessFailure(description: "\(resolved)") }
+        // Alice's own calls (sign-in, her state) are answered and acknowledged (after the 1 s ack delay): she is
+        // idle, and a message can reach her only in the answer to a request the server holds.
+        try await Task.sleep(for: .milliseconds(2500))
+        let sent = ContinuousClock.now
+        _ = try await bob.invoke(Api.functions.messages.sendMessage(
+            peer: .inputPeerUser(.init(userId: user.id, accessHash: hash)), message: "over the long poll", randomId: 7))
+        let arrived = await texts.wait(for: "over the long poll", upTo: .seconds(longPolls ? 10 : 3))
+        if longPolls {
+            #expect(arrived)
+            #expect(ContinuousClock.now - sent < .seconds(10))
+        } else {
+            #expect(!arrived)
+        }
+        for client in [alice, bob] { await client.close() }
+        try await telegram.server.shutdown()
+    }
+
+    /// A server that answers the first request with a head claiming a 100 MB body: the connection fails with the
+    /// HTTP transport's typed error instead of waiting for or buffering the body.
+    @Test func aHostileServerFailsTheConnectionWithATypedError() async throws {
+        let reply = "HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\nabc"
+        let hostile = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ScriptedReply(reply: Array(reply.utf8)))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = hostile.localAddress?.port ?? 0
+        let transport = TransportConfiguration(kind: .intermediate,
+                                               http: HTTPTransportOptions(host: "127.0.0.1:\(port)"))
+        let client = MTProtoClient(configuration: .init(
+            host: "127.0.0.1", port: port,
+            connection: .init(transport: transport, serverKeys: [try Fixture.rsaKey().publicKey], dcID: 2),
+            reconnect: .init(maxAttempts: 0)))
+        let started = ContinuousClock.now
+        do {
+            try await client.connect()
+            Issue.record("connected to a hostile server")
+        } catch MTProtoClientError.connection(let error) {
+            #expect(error == .transport(.http(.bodyTooLarge(length: 100_000_000, limit: 1 << 20))))
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await client.close()
+        try await hostile.close()
+    }
+}
+
+/// Writes `reply` once the first bytes arrive, then reads and ignores the rest.
+final class ScriptedReply: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let reply: [UInt8]
+    private let sent = Mutex(false)
+
+    init(reply: [UInt8]) { self.reply = reply }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !sent.withLock({ let was = $0; $0 = true; return was }) else { return }
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: reply)), promise: nil)
+    }
+}
+
+/// The message texts a client's updates carry, as they arrive.
+actor Texts {
+    private var seen: [String] = []
+
+    init(_ client: TelegramClient) {
+        let updates = client.updates
+        Task { for await update in updates { await self.append(UpdatesStateTests.texts(update)) } }
+    }
+
+    private func append(_ more: [String]) { seen += more }
+
+    /// Whether `text` arrived within `limit`.
+    func wait(for text: String, upTo limit: Duration) async -> Bool {
+        let end = ContinuousClock.now + limit
+        while ContinuousClock.now < end {
+            if seen.contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return seen.contains(text)
+    }
+}
