@@ -307,6 +307,9 @@ public struct HTTPResponseDecoder: Sendable {
     /// Requests sent and not yet answered.
     public private(set) var outstanding = 0
 
+    /// Bytes received and not yet part of a returned response.
+    public var buffered: Int { reader.buffered }
+
     /// A decoder within `limits`.
     public init(limits: HTTPLimits = HTTPLimits()) { reader = HTTPMessageReader(limits: limits) }
 
