@@ -100,6 +100,68 @@ import Testing
         try await telegram.server.shutdown()
     }
 
+    /// The server drops, duplicates and reorders a share of the messages it sends: the session's state queries,
+    /// resend requests and acknowledgments, all travelling as POSTs, still end every call with its own answer.
+    @Test func acksAndResendsWorkOverHTTP() async throws {
+        let telegram = try await Self.start(seed: 930, connections: Remotes())
+        var session = SessionConfiguration()
+        session.stateRequestAfter = 0.3
+        session.answerTimeout = 2
+        var configuration = TelegramClient.Configuration(
+            app: .init(apiID: 1, apiHash: "test"),
+            dcs: [2: DCAddress(host: "127.0.0.1", port: telegram.server.httpPort ?? 0)], homeDC: 2,
+            serverKeys: [try Fixture.rsaKey().publicKey], store: MemorySessionStore(), requestTimeout: .seconds(30),
+            session: session)
+        configuration.httpTransport = HTTPTransportOptions(host: "")
+        let alice = TelegramClient(configuration: configuration)
+        _ = try await LocalTelegram.signIn(alice, phone: Self.alice)
+        var faults = FaultPlan()
+        faults.dropOutgoing = 0.1
+        faults.duplicateOutgoing = 0.1
+        faults.reorderOutgoing = 0.1
+        telegram.server.faults = faults
+        let answers = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    let name = index.isMultiple(of: 2) ? "alice_test" : "bob_test"
+                    let resolved = try await alice.invoke(Api.functions.contacts.resolveUsername(username: name))
+                    guard case .resolvedPeer(let peer) = resolved, case .user(let user)? = peer.users.first else {
+                        return false
+                    }
+                    return user.username == name
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(answers.count == 60)
+        #expect(answers.allSatisfy { $0 })
+        await alice.close()
+        try await telegram.server.shutdown()
+    }
+
+    /// Hostile HTTP clients of the listener: garbage is answered 400 and closed; a body that stalls is closed at
+    /// the request timeout, never held open.
+    @Test func theListenerClosesHostileClients() async throws {
+        let service = TestTelegramService(random: SeededRandom(seed: 940))
+        var configuration = MTProtoTestServer.Configuration(
+            rsaKeys: [try Fixture.rsaKey()], handlers: service.handlers(), dcIDs: [2], random: SeededRandom(seed: 941))
+        configuration.httpPort = 0
+        configuration.limits.http.requestTimeout = 0.5
+        let server = try await MTProtoTestServer.start(configuration)
+        let port = try #require(server.httpPort)
+        let garbage = try await RawConnection.exchange(port: port, sending: Array("\u{0}\u{1}garbage\r\n\r\n".utf8))
+        #expect(String(decoding: garbage.reply, as: UTF8.self).hasPrefix("HTTP/1.1 400 Bad Request\r\n"))
+        #expect(garbage.closed)
+        let started = ContinuousClock.now
+        let stalled = try await RawConnection.exchange(
+            port: port, sending: Array("POST /api HTTP/1.1\r\nContent-Length: 500\r\n\r\nonly this".utf8))
+        #expect(stalled.reply.isEmpty)
+        #expect(stalled.closed)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(server.connectionCount == 0)
+        try await server.shutdown()
+    }
+
     /// A server that answers the first request with a head claiming a 100 MB body: the connection fails with the
     /// HTTP transport's typed error instead of waiting for or buffering the body.
     @Test func aHostileServerFailsTheConnectionWithATypedError() async throws {
@@ -165,5 +227,34 @@ actor Texts {
             try? await Task.sleep(for: .milliseconds(20))
         }
         return seen.contains(text)
+    }
+}
+
+/// One TCP connection that sends bytes and reads until the server closes (at most 10 s).
+enum RawConnection {
+    static func exchange(port: Int, sending bytes: [UInt8]) async throws -> (reply: [UInt8], closed: Bool) {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(ByteBuffer(bytes: bytes))
+            return try await withThrowingTaskGroup(of: (reply: [UInt8], closed: Bool).self) { group in
+                group.addTask {
+                    var reply: [UInt8] = []
+                    for try await buffer in inbound { reply += Array(buffer.readableBytesView) }
+                    return (reply, true)
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(10))
+                    return ([], false)
+                }
+                let first = try await group.next() ?? ([], false)
+                group.cancelAll()
+                return first
+            }
+        }
     }
 }
