@@ -110,6 +110,8 @@ struct HTTPMessageReader: Sendable {
     private var start = 0
     /// The head read, waiting for `bodyLength` body bytes.
     private var pending: (head: ParsedHead, bodyLength: Int)?
+    /// After an error the reader stays failed with it.
+    private var failure: HTTPTransportError?
 
     init(limits: HTTPLimits) { self.limits = limits }
 
@@ -125,6 +127,25 @@ struct HTTPMessageReader: Sendable {
     var buffered: Int { buffer.count - start }
     /// Inside a head or a body (for the read timeout and for `finish`).
     var isInsideMessage: Bool { pending != nil || buffered > 0 }
+
+    /// Runs `body` (appending and reading) unless the reader failed; an error it throws fails the reader for good.
+    mutating func failing<T>(_ body: (inout HTTPMessageReader) throws(HTTPTransportError) -> T)
+        throws(HTTPTransportError) -> T
+    {
+        if let failure { throw failure }
+        do {
+            return try body(&self)
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Throws if the reader failed or the connection ended inside a message (`context` names it).
+    func finish(_ context: String) throws(HTTPTransportError) {
+        if let failure { throw failure }
+        if isInsideMessage { throw .truncated(context: context, buffered: buffered) }
+    }
 
     mutating func append(_ bytes: some Collection<UInt8>) {
         if start > 0, start * 2 >= buffer.count {
@@ -197,7 +218,7 @@ struct HTTPMessageReader: Sendable {
         var fields: [(String, String)] = []
         for line in lines {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
-                  line[..<colon].allSatisfy(Self.isTokenByte)
+                  line[..<colon].allSatisfy(HTTPResponseHead.isTokenByte)
             else {
                 throw .malformedHead("bad header line \(HTTPResponseHead.printable(line.prefix(64)))")
             }
@@ -207,16 +228,6 @@ struct HTTPMessageReader: Sendable {
             fields.append((name, HTTPResponseHead.printable(value)))
         }
         return ParsedHead(startLine: startLine, minorVersion: minor, fields: fields)
-    }
-
-    /// RFC 9110 §5.6.2 tchar.
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"):
-                true
-            default: Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
-        }
     }
 
     /// `HTTP/1.0` or `HTTP/1.1`: the minor version.
@@ -248,7 +259,6 @@ extension Substring {
 /// The server's reader: bytes from a client in, complete `POST /api` requests out. After an error it stays failed.
 public struct HTTPRequestDecoder: Sendable {
     private var reader: HTTPMessageReader
-    private var failure: HTTPTransportError?
 
     /// A decoder within `limits`.
     public init(limits: HTTPLimits = HTTPLimits()) { reader = HTTPMessageReader(limits: limits) }
@@ -261,25 +271,18 @@ public struct HTTPRequestDecoder: Sendable {
 
     /// Feeds bytes; returns the requests they complete, in order.
     public mutating func receive(_ bytes: some Collection<UInt8>) throws(HTTPTransportError) -> [HTTPRequest] {
-        if let failure { throw failure }
-        reader.append(bytes)
-        var requests: [HTTPRequest] = []
-        do throws(HTTPTransportError) {
+        try reader.failing { reader throws(HTTPTransportError) in
+            reader.append(bytes)
+            var requests: [HTTPRequest] = []
             while let (head, body) = try reader.next(requireBody: true, parseStart: Self.requestLine) {
                 requests.append(HTTPRequest(body: body, keepAlive: HTTPMessageReader.keepAlive(head)))
             }
-        } catch {
-            failure = error
-            throw error
+            return requests
         }
-        return requests
     }
 
     /// Call when the client closed: throws if it ended inside a request.
-    public func finish() throws(HTTPTransportError) {
-        if let failure { throw failure }
-        if reader.isInsideMessage { throw .truncated(context: "an HTTP request", buffered: reader.buffered) }
-    }
+    public func finish() throws(HTTPTransportError) { try reader.finish("an HTTP request") }
 
     /// `POST SP /api SP HTTP/1.x` (RFC 9112 §3); the absolute form `http://host/api` is accepted too.
     static func requestLine(_ line: [UInt8]) throws(HTTPTransportError) -> ([String], Int) {
@@ -303,7 +306,6 @@ public struct HTTPRequestDecoder: Sendable {
 /// The client's reader: bytes from the server in, one response per request sent (HTTP/1.1 answers in order).
 public struct HTTPResponseDecoder: Sendable {
     private var reader: HTTPMessageReader
-    private var failure: HTTPTransportError?
     /// Requests sent and not yet answered.
     public private(set) var outstanding = 0
 
@@ -318,10 +320,10 @@ public struct HTTPResponseDecoder: Sendable {
 
     /// Feeds bytes; returns the responses they complete, in order.
     public mutating func receive(_ bytes: some Collection<UInt8>) throws(HTTPTransportError) -> [HTTPResponse] {
-        if let failure { throw failure }
-        reader.append(bytes)
-        var responses: [HTTPResponse] = []
-        do throws(HTTPTransportError) {
+        var outstanding = self.outstanding
+        let responses = try reader.failing { reader throws(HTTPTransportError) in
+            reader.append(bytes)
+            var responses: [HTTPResponse] = []
             while reader.isInsideMessage {
                 guard outstanding > 0 else { throw .unsolicitedResponse }
                 guard let (head, body) = try reader.next(requireBody: false, parseStart: Self.statusLine) else { break }
@@ -329,18 +331,14 @@ public struct HTTPResponseDecoder: Sendable {
                 let status = Int(head.startLine[1]) ?? 0
                 responses.append(HTTPResponse(status: status, body: body, keepAlive: HTTPMessageReader.keepAlive(head)))
             }
-        } catch {
-            failure = error
-            throw error
+            return responses
         }
+        self.outstanding = outstanding
         return responses
     }
 
     /// Call when the server closed: throws if it ended inside a response.
-    public func finish() throws(HTTPTransportError) {
-        if let failure { throw failure }
-        if reader.isInsideMessage { throw .truncated(context: "an HTTP response", buffered: reader.buffered) }
-    }
+    public func finish() throws(HTTPTransportError) { try reader.finish("an HTTP response") }
 
     /// `HTTP/1.x SP 3DIGIT SP reason` (RFC 9112 §4).
     static func statusLine(_ line: [UInt8]) throws(HTTPTransportError) -> ([String], Int) {
