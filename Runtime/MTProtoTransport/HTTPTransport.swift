@@ -51,6 +51,8 @@ public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertib
     case unsolicitedResponse
     /// The connection ended inside a message (`context` names the part); `buffered` bytes were left.
     case truncated(context: String, buffered: Int)
+    /// The client had requests in flight and the server sent nothing for this many seconds.
+    case responseTimedOut(seconds: Double)
 
     /// A one-line account of the error.
     public var description: String {
@@ -68,6 +70,7 @@ public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertib
             case let .unexpectedStatus(status, reason): "HTTP status \(status) \(reason)"
             case .unsolicitedResponse: "an HTTP response with no request outstanding"
             case let .truncated(context, buffered): "connection ended inside \(context) (\(buffered) bytes buffered)"
+            case .responseTimedOut(let seconds): "no response for \(seconds) s with requests in flight"
         }
     }
 
@@ -432,14 +435,20 @@ public struct HTTPTransportOptions: Sendable, Hashable {
     /// Milliseconds a long poll asks the server to hold it (`http_wait`'s `max_wait`); 0 sends no long polls, so
     /// the server's messages arrive only in answers to the client's own requests.
     public var longPollWait: Int32
+    /// Seconds the server may stay silent while requests are in flight (a held long poll included, so it must
+    /// exceed `longPollWait`); past it the connection fails with `HTTPTransportError.responseTimedOut`.
+    public var responseTimeout: Double
 
     /// The `Host` field for `host` and `port` (an IPv6 literal in brackets, RFC 9110 §7.2).
     public static func hostField(host: String, port: Int) -> String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    /// Options for a server reached as `host` (`host:port`); long polls wait up to 25 s by default.
-    public init(host: String, path: String = "/api", limits: HTTPLimits = HTTPLimits(), longPollWait: Int32 = 25_000) {
+    /// Options for a server reached as `host` (`host:port`); long polls wait up to 25 s by default, and a server
+    /// silent for 40 s with requests in flight fails the connection.
+    public init(host: String, path: String = "/api", limits: HTTPLimits = HTTPLimits(), longPollWait: Int32 = 25_000,
+                responseTimeout: Double = 40) {
+        self.responseTimeout = responseTimeout
         self.host = host
         self.path = path
         self.limits = limits

@@ -162,6 +162,30 @@ import Testing
         try await server.shutdown()
     }
 
+    /// A server that accepts and never answers: the connection fails once `responseTimeout` passes.
+    @Test func aSilentServerTimesOut() async throws {
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { _ in MultiThreadedEventLoopGroup.singleton.next().makeSucceededVoidFuture() }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = silent.localAddress?.port ?? 0
+        let transport = TransportConfiguration(kind: .intermediate, http: HTTPTransportOptions(
+            host: "127.0.0.1:\(port)", longPollWait: 100, responseTimeout: 0.5))
+        let client = MTProtoClient(configuration: .init(
+            host: "127.0.0.1", port: port,
+            connection: .init(transport: transport, serverKeys: [try Fixture.rsaKey().publicKey], dcID: 2),
+            reconnect: .init(maxAttempts: 0)))
+        let started = ContinuousClock.now
+        do {
+            try await client.connect()
+            Issue.record("connected to a silent server")
+        } catch MTProtoClientError.connection(let error) {
+            #expect(error == .transport(.http(.responseTimedOut(seconds: 0.5))))
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+        await client.close()
+        try await silent.close()
+    }
+
     /// A server that answers the first request with a head claiming a 100 MB body: the connection fails with the
     /// HTTP transport's typed error instead of waiting for or buffering the body.
     @Test func aHostileServerFailsTheConnectionWithATypedError() async throws {

@@ -186,6 +186,23 @@ func occurrences(_ marker: String, in bytes: [UInt8]) -> Int {
         #expect(output.close == nil)
     }
 
+    /// The client's long poll is outstanding and the server says nothing: past `responseTimeout` the connection
+    /// fails with a typed error (its deadline says when), not before.
+    @Test func aSilentServerFailsTheClientAtTheResponseTimeout() throws {
+        var pair = try HTTPPair(seed: 7)
+        try pair.ready()
+        let sent = pair.now
+        pair.toServer = []  // the long poll (and anything with it) never reaches a server
+        _ = try pair.call(Self.getConfig)
+        // The session's own deadlines (a state query for the call) come first; the response's is 40 s on.
+        #expect(try #require(pair.client.nextDeadline) <= sent + 40)
+        #expect(throws: Never.self) { try pair.client.flush(now: sent + 39) }
+        #expect(pair.client.nextDeadline == sent + 40)
+        #expect(throws: ClientConnectionError.transport(.http(.responseTimedOut(seconds: 40)))) {
+            try pair.client.flush(now: sent + 40)
+        }
+    }
+
     @Test func anUnknownAuthKeyIsAnswered404() throws {
         var pair = try HTTPPair(seed: 6)
         try pair.ready()
