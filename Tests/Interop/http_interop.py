@@ -14,15 +14,20 @@ exchange, sign-in and everything after it travel as `POST /api` requests:
   - Alice sends Bob a message; Bob, idle, receives it as a NewMessage event: the update reaches him in the response
     to a request our server held (Telethon never sends `http_wait`, so it is held for the implicit wait);
   - Bob answers, Alice receives the answer the same way, and both read the conversation's history;
+  - with --mtcall, our client signs in as Bob over HTTP too (`mtcall --transport http`) and sends Alice a message,
+    which her Telethon receives;
   - a raw request checks the quirk Telethon depends on: Content-Length is the last field of our response head
     (Telethon reads lines until Content-Length and then takes the empty line as the next two bytes).
 Every await is bounded in time. Exit status 0 only if every check passed.
 
-Usage: http_interop.py --mtserver PATH
+Usage: http_interop.py --mtserver PATH [--mtcall PATH]
 """
 import argparse
 import asyncio
+import json
+import os
 import socket
+import subprocess
 import sys
 
 from telethon import TelegramClient, events
@@ -97,6 +102,18 @@ async def sign_in(client, account):
     assert me.phone == phone and me.username == username, f"get_me: {me.phone} {me.username}"
 
 
+MTCALL = None
+
+
+async def mtcall(flags, method, params):
+    """Runs `mtcall FLAGS METHOD PARAMS` off the event loop (Telethon keeps reading meanwhile); returns its JSON."""
+    done = await asyncio.to_thread(subprocess.run, [MTCALL, *flags, method, json.dumps(params)], capture_output=True,
+                                   text=True, timeout=60, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise AssertionError(f"mtcall {method}: exit {done.returncode}: {done.stderr.strip()}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def response_head(port):
     """Sends a request our server refuses (GET) and returns the field names of its response head, in order."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
@@ -143,6 +160,19 @@ async def scenario(ready, keyfile, workdir, log_path):
         assert [m.message for m in history] == ["hello alice", "hello bob, over http"], \
             f"history: {[m.message for m in history]}"
         print("ok   history", flush=True)
+
+        if MTCALL:
+            flags = ["--server", f"127.0.0.1:{ready['http_port']}", "--rsa-key", keyfile, "--transport", "http",
+                     "--timeout", "20", "--session", os.path.join(workdir, "bob.sqlite")]
+            resolved = await mtcall(flags + ["--phone", BOB[0], "--code", BOB[1]], "contacts.resolveUsername",
+                                    {"username": ALICE[2]})
+            user = resolved["users"][0]
+            peer = {"_": "inputPeerUser", "user_id": user["id"], "access_hash": user["access_hash"]}
+            await mtcall(flags, "messages.sendMessage", {"peer": peer, "message": "from mtcall over http",
+                                                         "random_id": "9"})
+            got = await asyncio.wait_for(inboxes["alice"].get(), 20)
+            assert got.message == "from mtcall over http" and got.sender_id == bob._self_id, f"Alice got {got.message!r}"
+            print("ok   mtcall --transport http signed in as Bob; Alice's Telethon received its message", flush=True)
     finally:
         for client in (alice, bob):
             await asyncio.wait_for(client.disconnect(), 10)
@@ -156,7 +186,10 @@ async def scenario(ready, keyfile, workdir, log_path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mtserver", required=True)
+    parser.add_argument("--mtcall")
     args = parser.parse_args()
+    global MTCALL
+    MTCALL = args.mtcall
     arguments = ["--user", f"{ALICE[0]}:Alice::{ALICE[2]}", "--user", f"{BOB[0]}:Bob::{BOB[2]}", "--timeout", "200"]
     sys.exit(asyncio.run(run_against_mtserver("http_interop", args.mtserver, arguments, scenario, limit=180)))
 
