@@ -87,7 +87,8 @@ public struct HTTPServerConnection: Sendable {
             output.write(HTTPTransportHead.response(status: code, reason: reason, length: 0, keepAlive: false))
             return fail(.transport(.http(error)), output)
         }
-        requestStarted = decoder.isInsideRequest ? (requestStarted ?? now) : nil
+        // A request begun in this read (after one it completed) is timed from now, one still arriving from its start.
+        requestStarted = decoder.isInsideRequest ? (requests.isEmpty ? requestStarted ?? now : now) : nil
         for request in requests {
             if !request.keepAlive { closeAfterAnswers = true }
             held.append(now + wait(for: request.body, now: now))

@@ -271,6 +271,21 @@ func occurrences(_ marker: String, in bytes: [UInt8]) -> Int {
         }
     }
 
+    /// The timeout runs from each request's own first byte: a request begun in the read that completed the one
+    /// before it is not timed from that one's start.
+    @Test func eachRequestIsTimedFromItsOwnStart() throws {
+        var server = HTTPServerConnection(context: try Fixture.context(seed: 14), now: Fixture.now)
+        var exchange = AuthKeyExchange.Client(configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2),
+                                              random: SeededRandom(seed: 15))
+        let first = exchange.start(now: Fixture.now)
+        let request = Array("POST /api HTTP/1.1\r\nContent-Length: \(first.count)\r\n\r\n".utf8) + first
+        #expect(server.receive(Array(request.prefix(30)), now: Fixture.now).isEmpty)
+        let answered = server.receive(Array(request.dropFirst(30)) + Array(request.prefix(30)), now: Fixture.now + 8)
+        #expect(occurrences("HTTP/1.1 200 OK", in: answered.outbound) == 1)
+        #expect(server.tick(now: Fixture.now + 12).close == nil)
+        #expect(server.tick(now: Fixture.now + 18).close == .idle(seconds: 10))
+    }
+
     @Test func anIdleKeepAliveConnectionIsClosed() throws {
         var pair = try HTTPPair(seed: 11, longPollWait: 0)
         try pair.ready()
