@@ -36,6 +36,7 @@ from telethon.network.connection.http import HttpPacketCodec
 from telethon.sessions import MemorySession
 
 from telethon_common import run_against_mtserver
+from telethon_scenario import sign_in
 
 ALICE = ("9996620001", "22222", "alice_test")
 BOB = ("9996620002", "22222", "bob_test")
@@ -91,15 +92,6 @@ def http_client(ready):
     session.set_dc(2, "127.0.0.1", ready["http_port"])
     return TelegramClient(session, api_id=1, api_hash="0" * 32, connection=LineFixedConnectionHttp, timeout=10,
                           connection_retries=2, retry_delay=0.2, request_retries=3)
-
-
-async def sign_in(client, account):
-    phone, code, username = account
-    await asyncio.wait_for(client.connect(), 30)
-    await asyncio.wait_for(client.send_code_request(phone), 30)
-    await asyncio.wait_for(client.sign_in(phone, code), 30)
-    me = await asyncio.wait_for(client.get_me(), 15)
-    assert me.phone == phone and me.username == username, f"get_me: {me.phone} {me.username}"
 
 
 MTCALL = None

@@ -168,21 +168,9 @@ import Testing
             .childChannelInitializer { _ in MultiThreadedEventLoopGroup.singleton.next().makeSucceededVoidFuture() }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = silent.localAddress?.port ?? 0
-        let transport = TransportConfiguration(kind: .intermediate, http: HTTPTransportOptions(
+        let error = try await Self.connectionFailure(port: port, HTTPTransportOptions(
             host: "127.0.0.1:\(port)", longPollWait: 100, responseTimeout: 0.5))
-        let client = MTProtoClient(configuration: .init(
-            host: "127.0.0.1", port: port,
-            connection: .init(transport: transport, serverKeys: [try Fixture.rsaKey().publicKey], dcID: 2),
-            reconnect: .init(maxAttempts: 0)))
-        let started = ContinuousClock.now
-        do {
-            try await client.connect()
-            Issue.record("connected to a silent server")
-        } catch MTProtoClientError.connection(let error) {
-            #expect(error == .transport(.http(.responseTimedOut(seconds: 0.5))))
-        }
-        #expect(ContinuousClock.now - started < .seconds(5))
-        await client.close()
+        #expect(error == .transport(.http(.responseTimedOut(seconds: 0.5))))
         try await silent.close()
     }
 
@@ -198,22 +186,29 @@ import Testing
             }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = hostile.localAddress?.port ?? 0
-        let transport = TransportConfiguration(kind: .intermediate,
-                                               http: HTTPTransportOptions(host: "127.0.0.1:\(port)"))
+        let error = try await Self.connectionFailure(port: port, HTTPTransportOptions(host: "127.0.0.1:\(port)"))
+        #expect(error == .transport(.http(.bodyTooLarge(length: 100_000_000, limit: 1 << 20))))
+        try await hostile.close()
+    }
+
+    /// Why `MTProtoClient.connect()` over HTTP to `port` failed (within 5 s, without reconnecting); nil if it did not.
+    static func connectionFailure(port: Int, _ options: HTTPTransportOptions) async throws -> ClientConnectionError? {
         let client = MTProtoClient(configuration: .init(
             host: "127.0.0.1", port: port,
-            connection: .init(transport: transport, serverKeys: [try Fixture.rsaKey().publicKey], dcID: 2),
+            connection: .init(transport: TransportConfiguration(kind: .intermediate, http: options),
+                              serverKeys: [try Fixture.rsaKey().publicKey], dcID: 2),
             reconnect: .init(maxAttempts: 0)))
         let started = ContinuousClock.now
+        var failure: ClientConnectionError?
         do {
             try await client.connect()
-            Issue.record("connected to a hostile server")
+            Issue.record("connected to a server that should have failed the connection")
         } catch MTProtoClientError.connection(let error) {
-            #expect(error == .transport(.http(.bodyTooLarge(length: 100_000_000, limit: 1 << 20))))
+            failure = error
         }
         #expect(ContinuousClock.now - started < .seconds(5))
         await client.close()
-        try await hostile.close()
+        return failure
     }
 }
 

@@ -215,6 +215,14 @@ func occurrences(_ marker: String, in bytes: [UInt8]) -> Int {
         #expect(throws: ClientConnectionError.server(code: -404)) { try pair.client.receive(output.outbound, now: pair.now) }
     }
 
+    /// A POST of a key exchange's first message, with `fields` in its head.
+    static func reqPQ(seed: UInt64, fields: String = "") throws -> [UInt8] {
+        var exchange = AuthKeyExchange.Client(configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2),
+                                              random: SeededRandom(seed: seed))
+        let first = exchange.start(now: Fixture.now)
+        return Array("POST /api HTTP/1.1\r\n\(fields)Content-Length: \(first.count)\r\n\r\n".utf8) + first
+    }
+
     // MARK: Hostile clients
 
     static func closes(_ bytes: [UInt8], status: String, with error: HTTPTransportError,
@@ -275,10 +283,7 @@ func occurrences(_ marker: String, in bytes: [UInt8]) -> Int {
     /// before it is not timed from that one's start.
     @Test func eachRequestIsTimedFromItsOwnStart() throws {
         var server = HTTPServerConnection(context: try Fixture.context(seed: 14), now: Fixture.now)
-        var exchange = AuthKeyExchange.Client(configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2),
-                                              random: SeededRandom(seed: 15))
-        let first = exchange.start(now: Fixture.now)
-        let request = Array("POST /api HTTP/1.1\r\nContent-Length: \(first.count)\r\n\r\n".utf8) + first
+        let request = try Self.reqPQ(seed: 15)
         #expect(server.receive(Array(request.prefix(30)), now: Fixture.now).isEmpty)
         let answered = server.receive(Array(request.dropFirst(30)) + Array(request.prefix(30)), now: Fixture.now + 8)
         #expect(occurrences("HTTP/1.1 200 OK", in: answered.outbound) == 1)
@@ -307,10 +312,7 @@ func occurrences(_ marker: String, in bytes: [UInt8]) -> Int {
     /// `Connection: close` from the client: the server answers, then closes.
     @Test func connectionCloseIsHonoured() throws {
         var server = HTTPServerConnection(context: try Fixture.context(seed: 12), now: Fixture.now)
-        var exchange = AuthKeyExchange.Client(configuration: .init(keys: [try Fixture.rsaKey().publicKey], dcID: 2),
-                                              random: SeededRandom(seed: 13))
-        let first = exchange.start(now: Fixture.now)
-        let request = Array("POST /api HTTP/1.1\r\nConnection: close\r\nContent-Length: \(first.count)\r\n\r\n".utf8) + first
+        let request = try Self.reqPQ(seed: 13, fields: "Connection: close\r\n")
         let output = server.receive(request, now: Fixture.now)
         #expect(occurrences("HTTP/1.1 200 OK", in: output.outbound) == 1)
         #expect(output.close == .clientClosed)
