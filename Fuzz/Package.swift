@@ -41,6 +41,7 @@ let targets: [(String, [String])] = [
     ("FuzzMarkdown", []),
     ("FuzzSocks5Reply", []),
     ("FuzzHTTPResponse", []),
+    ("FuzzHTTPTransport", []),
 ]
 
 let package = Package(

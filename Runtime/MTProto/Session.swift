@@ -39,7 +39,7 @@ import TLRuntime
 /// | `destroy_session_ok` / `_none` | server | Completes the matching `destroySession` request (event), wrapped in `rpc_result` or not. |
 /// | `destroy_auth_key` | client | Server: reported; the driver forgets the key and closes. |
 /// | `destroy_auth_key_ok` / `_none` / `_fail` | server | Completes `destroyAuthKey` (event). |
-/// | `http_wait` | client | Accepted and ignored: it only shapes HTTP long polls, and this session runs over TCP. |
+/// | `http_wait` | client | Accepted and ignored here: it only shapes HTTP long polls, which the HTTP server in front of the session holds. |
 /// | `msg_container` | both | Each item is checked and handled as its own message; an item that fails to decode is reported and skipped, the others are delivered. |
 /// | `msg_copy` | both | Its inner message is handled as if sent alone (duplicates dropped). |
 /// | `gzip_packed` | both | Inflated (bounded) and handled as its content. |

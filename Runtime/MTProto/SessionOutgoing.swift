@@ -55,6 +55,17 @@ extension Session {
         })
     }
 
+    /// Queues `http_wait` (core.telegram.org/mtproto/service_messages, "Request to Send Messages"): over the HTTP
+    /// transport it asks the server to hold the request carrying it until it has messages for this session, or
+    /// `maxWait` milliseconds pass. It is not content-related and has no answer.
+    public mutating func httpWait(maxDelay: Int32, waitAfter: Int32, maxWait: Int32) {
+        queue.append(Outgoing(kind: .message(body: ServiceWriter.words(WireID.httpWait) {
+            $0.appendInt32(maxDelay)
+            $0.appendInt32(waitAfter)
+            $0.appendInt32(maxWait)
+        }, contentRelated: false, isResponse: false, answers: nil)))
+    }
+
     /// Queues `destroy_session` for another session of this key (answered by `.sessionDestroyed`).
     public mutating func destroySession(_ id: Int64) throws(SessionError) -> RequestID {
         try track(.destroySession(id), body: ServiceWriter.words(WireID.destroySession) { $0.appendInt64(id) })

@@ -143,6 +143,9 @@ public struct ClientConnection: Sendable {
     public private(set) var permanentKey: StoredAuthKey?
     /// With temporary keys: the temporary key of the session (reused, or made and being or already bound).
     public private(set) var temporaryKey: TemporaryAuthKey?
+    /// HTTP: when the server last sent bytes, or a request went out with none in flight (its response is due from
+    /// then on).
+    var httpHeardFrom: Double = 0
 
     /// A connection about to send its transport's opening bytes.
     /// - Parameters:
@@ -234,6 +237,7 @@ public struct ClientConnection: Sendable {
     /// The bytes that open the connection (transport opening and the first exchange message), and, with a
     /// stored key, `.ready` at once.
     public mutating func start(now: Double) throws(ClientConnectionError) -> (bytes: [UInt8], events: [Event]) {
+        httpHeardFrom = now
         switch phase {
             case .exchanging(var exchange):
                 let first = exchange.start(now: now)
@@ -275,6 +279,16 @@ public struct ClientConnection: Sendable {
     /// them or to join them (a 512 KiB upload part is copied once more, into the socket's buffers).
     public mutating func flushPieces(now: Double) throws(ClientConnectionError) -> [[UInt8]] {
         if case .failed(let error) = phase { throw error }
+        if let timeout = configuration.transport.http?.responseTimeout, let inFlight = transport.httpRequestsInFlight {
+            if inFlight > 0, now - httpHeardFrom >= timeout { try fail(.transport(.http(.responseTimedOut(seconds: timeout)))) }
+            if inFlight == 0 { httpHeardFrom = now }
+        }
+        // HTTP: with no request left at the server, the next one carries `http_wait` (alone, when there is nothing
+        // else to send), so the server has a request to answer when it has something to send
+        // (core.telegram.org/mtproto/transports#http).
+        if let wait = configuration.transport.http?.longPollWait, wait > 0, transport.httpRequestsInFlight == 0 {
+            withSession(readyOnly: true) { $0.httpWait(maxDelay: 0, waitAfter: 0, maxWait: wait) }
+        }
         guard let frames = withSession(readyOnly: false, { $0.outgoing(now: now) }) else { return [] }
         var out: [[UInt8]] = []
         for frame in frames {
@@ -294,10 +308,14 @@ public struct ClientConnection: Sendable {
 
     /// When `flush` has timed work next (acks, state queries).
     public var nextDeadline: Double? {
-        switch phase {
+        let session: Double? = switch phase {
             case .ready, .binding, .probing: live?.nextDeadline
             case .exchanging, .failed: nil
         }
+        // HTTP: the response overdue (see `HTTPTransportOptions.responseTimeout`).
+        guard failure == nil, let timeout = configuration.transport.http?.responseTimeout,
+              (transport.httpRequestsInFlight ?? 0) > 0 else { return session }
+        return min(session ?? .infinity, httpHeardFrom + timeout)
     }
 
     /// Feeds bytes from the server. Returns the events and the bytes to write (exchange answers, session frames).
@@ -333,6 +351,7 @@ public struct ClientConnection: Sendable {
     private mutating func deliver(_ output: consuming TransportOutput, now: Double) throws(ClientConnectionError)
         -> (bytes: [UInt8], events: [Event])
     {
+        httpHeardFrom = now
         var out = output.outbound
         var events: [Event] = []
         // Taken out one by one, so a frame's array is referenced only by the code decrypting it, which can then

@@ -821,7 +821,10 @@ public actor MTProtoClient {
             guard let flushed = try withConnection({ try $0.flushPieces(now: now) }) else { return }
             pieces = flushed
         } catch {
-            return  // the reader sees the failure and ends the connection
+            // Failed while sending (or an HTTP response overdue, found at a deadline): closing the channel ends
+            // the reader, which ends the connection as for a failure it read.
+            channel?.close(promise: nil)
+            return
         }
         if !pieces.isEmpty { writer.write(pieces: pieces) }
     }

@@ -25,6 +25,9 @@ public final class MTProtoTestServer: Sendable {
         public var port: Int
         /// The MTProxy listener's port when `proxySecret` is set; 0 picks a free port.
         public var proxyPort: Int
+        /// The first DC's HTTP transport listener (`POST /api`, core.telegram.org/mtproto/transports#http) on
+        /// `host`: nil for none, 0 for a free port.
+        public var httpPort: Int?
         /// The DCs to run, each on a port of its own (the first on `port`, the others on free ports). A single DC
         /// also accepts key exchanges naming any of Telegram's DC ids, as one server stands in for all.
         public var dcIDs: [Int32]
@@ -104,6 +107,8 @@ public final class MTProtoTestServer: Sendable {
     public let proxyContext: ServerContext?
     /// The MTProxy listener's port, when there is one.
     public let proxyPort: Int?
+    /// The HTTP transport listener's port, when there is one (`Configuration.httpPort`).
+    public let httpPort: Int?
     private let group: MultiThreadedEventLoopGroup
     private let channels: [any Channel]
     private let openConnections: ConnectionCounter
@@ -159,8 +164,17 @@ public final class MTProtoTestServer: Sendable {
                 proxyContext = proxy
                 proxyPort = channel.localAddress?.port
             }
+            var httpPort: Int?
+            if let port = configuration.httpPort, let first = contexts.first?.1 {
+                let channel = try await bind(context: first, host: configuration.host, port: port, group: group,
+                                             counter: counter, routes: routes, http: true,
+                                             onEvent: configuration.onEvent)
+                channels.append(channel)
+                httpPort = channel.localAddress?.port
+            }
             return MTProtoTestServer(contexts: contexts, ports: ports, proxyContext: proxyContext, proxyPort: proxyPort,
-                                     group: group, channels: channels, counter: counter, routes: routes)
+                                     httpPort: httpPort, group: group, channels: channels, counter: counter,
+                                     routes: routes)
         } catch {
             for channel in channels { try? await channel.close() }
             try? await group.shutdownGracefully()
@@ -169,8 +183,9 @@ public final class MTProtoTestServer: Sendable {
     }
 
     private init(contexts: [(Int32, ServerContext)], ports: [Int32: Int], proxyContext: ServerContext?,
-                 proxyPort: Int?, group: MultiThreadedEventLoopGroup, channels: [any Channel],
+                 proxyPort: Int?, httpPort: Int?, group: MultiThreadedEventLoopGroup, channels: [any Channel],
                  counter: ConnectionCounter, routes: SessionRoutes) {
+        self.httpPort = httpPort
         context = contexts[0].1
         port = ports[contexts[0].0] ?? 0
         self.contexts = Dictionary(contexts, uniquingKeysWith: { first, _ in first })
@@ -221,7 +236,7 @@ public final class MTProtoTestServer: Sendable {
     }
 
     private static func bind(context: ServerContext, host: String, port: Int, group: MultiThreadedEventLoopGroup,
-                             counter: ConnectionCounter, routes: SessionRoutes,
+                             counter: ConnectionCounter, routes: SessionRoutes, http: Bool = false,
                              onEvent: @escaping @Sendable (ConnectionReport) -> Void) async throws -> any Channel {
         try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
@@ -232,9 +247,15 @@ public final class MTProtoTestServer: Sendable {
                     // Clients reach the test server through relays (SOCKS5, HTTP CONNECT) that write with Nagle
                     // on; acknowledging at once keeps pipelined calls through them at the direct rate.
                     try channel.pipeline.syncOperations.addHandler(QuickAckHandler())
-                    try channel.pipeline.syncOperations.addHandler(
-                        ServerConnectionHandler(context: context, counter: counter, routes: routes,
-                                                onEvent: onEvent))
+                    if http {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ServerConnectionHandler<HTTPServerConnection>(context: context, counter: counter,
+                                                                          routes: routes, onEvent: onEvent))
+                    } else {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ServerConnectionHandler<ServerConnection>(context: context, counter: counter,
+                                                                      routes: routes, onEvent: onEvent))
+                    }
                 }
             }
             .bind(host: host, port: port).get()
@@ -297,8 +318,30 @@ final class SessionRoutes: Sendable {
     }
 }
 
-/// Feeds one channel's bytes to its `ServerConnection` and writes what comes back.
-final class ServerConnectionHandler: ChannelInboundHandler {
+/// What `ServerConnectionHandler` drives: a TCP `ServerConnection`, or an `HTTPServerConnection`.
+protocol ServerConnectionDriving: Sendable {
+    init(context: ServerContext, now: Double)
+    var nextDeadline: Double? { get }
+    var sessionKeys: [SessionKey] { get }
+    mutating func receive(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput
+    mutating func flush(now: Double) -> ServerConnectionOutput
+    mutating func tick(now: Double) -> ServerConnectionOutput
+    mutating func finish() -> ServerConnectionError?
+    /// Writes each frame's answers as they are made (TCP); HTTP answers whole requests in `receive`.
+    mutating func feed(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput
+    mutating func step(now: Double, readContinues: Bool) -> ServerConnectionOutput?
+}
+
+extension ServerConnection: ServerConnectionDriving {}
+
+extension HTTPServerConnection: ServerConnectionDriving {
+    mutating func feed(_ bytes: [UInt8], now: Double) -> ServerConnectionOutput { receive(bytes, now: now) }
+    mutating func step(now: Double, readContinues: Bool) -> ServerConnectionOutput? { nil }
+}
+
+/// Feeds one channel's bytes to its connection (`ServerConnection` or `HTTPServerConnection`) and writes what
+/// comes back.
+final class ServerConnectionHandler<Connection: ServerConnectionDriving>: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -308,7 +351,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
     /// Sessions whose route this handler has claimed.
     private var claimed = 0
     private let onEvent: @Sendable (MTProtoTestServer.ConnectionReport) -> Void
-    private var connection: ServerConnection
+    private var connection: Connection
     private var id: UInt64?
     private var timer: Scheduled<Void>?
     /// Bytes handed to the channel whose writes have not completed.
@@ -321,7 +364,7 @@ final class ServerConnectionHandler: ChannelInboundHandler {
         self.counter = counter
         self.routes = routes
         self.onEvent = onEvent
-        connection = ServerConnection(context: context, now: context.clock())
+        connection = Connection(context: context, now: context.clock())
     }
 
     private func now() -> Double { context.clock() }

@@ -32,6 +32,8 @@ public struct ServerLimits: Sendable, Hashable {
     public var maxExchangesPerConnection = 4
     /// Distinct sessions one connection may address.
     public var maxSessionsPerConnection = 16
+    /// The HTTP listener's bounds (request sizes and timeouts, held requests).
+    public var http = HTTPServerLimits()
 
     /// The defaults, sized for tests with thousands of clients.
     public init() {}

@@ -23,12 +23,15 @@ public struct TransportConfiguration: Sendable, Hashable {
     public var fakeTLSTemplate: FakeTLSTemplate
     public var maximumPayload: Int
     public var padding: PaddingPolicy
+    /// Set: the HTTP transport instead of a TCP framing (`kind` is then unused, and obfuscation must be `.none`).
+    public var http: HTTPTransportOptions?
 
     public init(
         kind: TransportKind, obfuscation: Obfuscation = .none, dcId: Int16? = nil,
         fakeTLSTemplate: FakeTLSTemplate = .current, maximumPayload: Int = FrameLimits.defaultMaximumPayload,
-        padding: PaddingPolicy = .mtproto
+        padding: PaddingPolicy = .mtproto, http: HTTPTransportOptions? = nil
     ) {
+        self.http = http
         self.kind = kind
         self.obfuscation = obfuscation
         self.dcId = dcId
@@ -127,6 +130,8 @@ public struct ClientTransport: Sendable {
     private var held: [UInt8] = []
     private var handshake: (digest: [UInt8], key: [UInt8], buffer: ByteQueue)?
     private var failure: TransportError?
+    /// Set for the HTTP transport, which replaces the framing and every layer around it.
+    private var http: HTTPClientCodec?
 
     /// - Parameters:
     ///   - random: the source of the obfuscated2 header, padding and ClientHello.
@@ -141,6 +146,14 @@ public struct ClientTransport: Sendable {
         let codec = makeFrameCodec(kind: kind, role: .client, maximumPayload: configuration.maximumPayload,
                                    random: random, padding: configuration.padding)
         pipeline = TransportPipeline(codec: codec)
+        if let options = configuration.http {
+            guard case .none = configuration.obfuscation else {
+                throw .invalidConfiguration("the HTTP transport is not obfuscated")
+            }
+            http = HTTPClientCodec(options: options)
+            opening = nil
+            return
+        }
         switch configuration.obfuscation {
         case .none:
             opening = kind.plainTag
@@ -178,6 +191,9 @@ public struct ClientTransport: Sendable {
         }
     }
 
+    /// HTTP requests sent whose responses have not arrived; nil for the TCP framings.
+    public var httpRequestsInFlight: Int? { http?.inFlight }
+
     /// True until a fake-TLS ServerHello has been verified.
     public var isAwaitingServerHello: Bool { handshake != nil }
 
@@ -197,6 +213,11 @@ public struct ClientTransport: Sendable {
     /// frame it (see `FramePieces`).
     public mutating func sendPieces(_ payload: [UInt8], quickAck: Bool = false) throws(TransportError) -> [[UInt8]] {
         if let failure { throw failure }
+        // HTTP has no quick ack; the request's response is the acknowledgment.
+        if var codec = http {
+            defer { http = codec }
+            return try codec.encode(payload)
+        }
         let frame = try pipeline.codec.encodePieces(payload, quickAck: quickAck)
         let opening = start()
         var out = opening.isEmpty ? [] : [opening]
@@ -214,6 +235,10 @@ public struct ClientTransport: Sendable {
     public mutating func receive(_ bytes: [UInt8]) throws(TransportError) -> TransportOutput {
         if let failure { throw failure }
         do {
+            if var codec = http {
+                defer { http = codec }
+                return TransportOutput(events: try codec.receive(bytes))
+            }
             var output = TransportOutput()
             var data = bytes
             if var pending = handshake {
@@ -245,7 +270,7 @@ public struct ClientTransport: Sendable {
     /// each frame is copied out of it once rather than the whole read being copied first.
     public mutating func receive(bytes: UnsafeRawBufferPointer) throws(TransportError) -> TransportOutput {
         if let failure { throw failure }
-        guard handshake == nil else { return try receive([UInt8](bytes)) }
+        guard handshake == nil, http == nil else { return try receive([UInt8](bytes)) }
         do {
             return TransportOutput(events: try pipeline.open(bytes: bytes))
         } catch {
@@ -257,6 +282,7 @@ public struct ClientTransport: Sendable {
     /// Call when the server closed the connection: throws if it ended inside a frame or the handshake.
     public func finish() throws(TransportError) {
         if let failure { throw failure }
+        if let http { return try http.finish() }
         if let handshake { throw .truncated(context: "the fake-TLS ServerHello", buffered: handshake.buffer.count) }
         try pipeline.finish()
     }

@@ -97,6 +97,8 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
     case notEstablished(String)
     /// A configuration that cannot work (e.g. full framing under obfuscation).
     case invalidConfiguration(String)
+    /// The HTTP transport refused a message (see `HTTPTransportError`).
+    case http(HTTPTransportError)
 
     public var description: String {
         switch self {
@@ -122,6 +124,7 @@ public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .crypto(message): "crypto: \(message)"
         case let .notEstablished(message): "transport not established: \(message)"
         case let .invalidConfiguration(message): "invalid transport configuration: \(message)"
+        case let .http(error): "HTTP transport: \(error)"
         }
     }
 }

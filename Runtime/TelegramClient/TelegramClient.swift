@@ -128,6 +128,10 @@ public actor TelegramClient {
         public var clock: @Sendable () -> Double
         /// Where key exchanges and sessions take their random bytes from.
         public var random: any RandomSource
+        /// Set: every connection uses the MTProto HTTP transport (`POST /api`, long polls with `http_wait`) instead
+        /// of `transport`, with these options; each request's `Host` is its DC's address, and the DC addresses
+        /// (`dcs`, or `proxy`) must be HTTP endpoints. nil (the default) uses the TCP framing.
+        public var httpTransport: HTTPTransportOptions?
 
         /// A configuration for the given DCs and keys; every other setting has the default described on its property.
         public init(app: App, dcs: [Int32: DCAddress], homeDC: Int32 = 2, serverKeys: [RSAPublicKey],
@@ -436,9 +440,7 @@ public actor TelegramClient {
         if closed { throw TelegramClientError.closed }
         let client = MTProtoClient(configuration: .init(
             host: address.host, port: address.port,
-            connection: .init(transport: TransportConfiguration(kind: configuration.transport,
-                                                                obfuscation: configuration.obfuscation,
-                                                                dcId: Int16(clamping: dc)),
+            connection: .init(transport: transportConfiguration(dc: dc, address: address),
                               serverKeys: serverKeys, dcID: dc, storedKey: key,
                               session: configuration.session, temporaryKeys: key == nil ? nil : configuration.temporaryKeys),
             requestTimeout: configuration.requestTimeout, floodWaitThreshold: configuration.floodWaitThreshold,
@@ -570,9 +572,7 @@ public actor TelegramClient {
         guard let address = configuration.proxy ?? learnedIPv6 ?? addresses[dc] else { throw TelegramClientError.unknownDC(dc) }
         let client = MTProtoClient(configuration: .init(
             host: address.host, port: address.port,
-            connection: .init(transport: TransportConfiguration(kind: configuration.transport,
-                                                                obfuscation: configuration.obfuscation,
-                                                                dcId: Int16(clamping: dc)),
+            connection: .init(transport: transportConfiguration(dc: dc, address: address),
                               serverKeys: configuration.serverKeys, dcID: dc, storedKey: stored?.permanentKeys[dc],
                               session: configuration.session, temporaryKeys: configuration.temporaryKeys,
                               storedTemporaryKey: stored?.temporaryKeys[dc]),

@@ -88,7 +88,7 @@ struct MTCall: AsyncParsableCommand {
     @Option(name: .customLong("rsa-key"), help: "PEM file with the server's RSA public key (default: Telegram's).")
     var rsaKey: String?
 
-    @Option(help: "Transport framing: abridged, intermediate, padded, full.")
+    @Option(help: "Transport framing: abridged, intermediate, padded, full; or http (the HTTP transport, POST /api to --server).")
     var transport: String = "intermediate"
 
     @Flag(help: "Obfuscate the transport (obfuscated2).")
@@ -168,8 +168,11 @@ struct MTCall: AsyncParsableCommand {
         if let tempKeys, !(60...31_536_000).contains(tempKeys) {
             throw ValidationError("--temp-keys must be 60...31536000 seconds")
         }
-        if Self.transportKind(transport) == nil {
-            throw ValidationError("--transport must be abridged, intermediate, padded or full")
+        if Self.transportKind(transport) == nil, transport != "http" {
+            throw ValidationError("--transport must be abridged, intermediate, padded, full or http")
+        }
+        if transport == "http", obfuscated || proxySecret != nil {
+            throw ValidationError("--transport http is not obfuscated (no --obfuscated or --proxy-secret)")
         }
     }
 
@@ -270,12 +273,15 @@ struct MTCall: AsyncParsableCommand {
         }
         var store: SQLiteSessionStore?
         if let session { store = try await SQLiteSessionStore.open(path: session) }
-        let client = TelegramClient(configuration: .init(
+        var configuration = TelegramClient.Configuration(
             app: .init(apiID: apiID, apiHash: apiHash), dcs: dcs, homeDC: dc, serverKeys: keys,
             transport: Self.transportKind(transport) ?? .intermediate, obfuscation: obfuscation, proxy: proxyAddress,
             store: store, logger: logger, requestTimeout: .seconds(timeout),
             temporaryKeys: tempKeys.map { TemporaryKeyPolicy(lifetime: $0, renewBefore: min(3600, $0 / 4)) },
-            followsUpdates: followsUpdates, connectionProxy: try connectionProxy()))
+            followsUpdates: followsUpdates, connectionProxy: try connectionProxy())
+        // --transport http: the HTTP transport to --server (mtserver's http_port); the Host is set per DC.
+        if transport == "http" { configuration.httpTransport = HTTPTransportOptions(host: "") }
+        let client = TelegramClient(configuration: configuration)
         return (client, store)
     }
 

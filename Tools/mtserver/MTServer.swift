@@ -18,7 +18,8 @@ struct MTServer: AsyncParsableCommand {
         abstract: "Run a local test Telegram server (MTProto server role) on 127.0.0.1.",
         discussion: """
             When ready it prints one JSON line on standard output: "port" (the first DC's), "ports" (by DC id), \
-            "proxy_port" (with --secret; it forwards to the DC a client names), "dc", \
+            "proxy_port" (with --secret; it forwards to the DC a client names), "http_port" (the HTTP transport, \
+            POST /api), "dc", \
             "public_key" (PKCS#1 PEM), "fingerprint", "secret". Clients load public_key as the server's RSA key \
             and connect to 127.0.0.1:port with any transport (abridged, intermediate, padded intermediate, full, \
             obfuscated2), or to proxy_port through MTProxy with the secret. Logs go to standard error.
@@ -35,6 +36,9 @@ struct MTServer: AsyncParsableCommand {
 
     @Option(help: "TCP port of the MTProxy listener when --secret is given (0 picks a free one).")
     var proxyPort: Int = 0
+
+    @Option(help: "TCP port of the HTTP transport listener (POST /api; 0 picks a free one), printed as \"http_port\".")
+    var httpPort: Int = 0
 
     @Option(name: .customLong("rsa-key"), help: "PEM file with the server's RSA private key.")
     var rsaKey: String?
@@ -134,11 +138,12 @@ struct MTServer: AsyncParsableCommand {
         configuration.faults = try faults.map { try FaultPlan(parsing: $0) } ?? FaultPlan()
         configuration.faultSeed = seed ?? 0
         configuration.ipv6Host = ipv6 == "none" ? nil : ipv6
+        configuration.httpPort = httpPort
         let server = try await MTProtoTestServer.start(configuration)
         service.attach(server)
 
         let ready = Ready(port: server.port, ports: Dictionary(uniqueKeysWithValues: server.ports.map { ("\($0.key)", $0.value) }),
-                          proxy_port: server.proxyPort, dc: dcs == 1 ? dc : 1,
+                          proxy_port: server.proxyPort, http_port: server.httpPort, dc: dcs == 1 ? dc : 1,
                           public_key: key.publicKey.pkcs1PEM,
                           fingerprint: Self.hex(key.publicKey.fingerprint),
                           secret: proxySecret?.hexString, ipv6_host: configuration.ipv6Host)
@@ -146,7 +151,7 @@ struct MTServer: AsyncParsableCommand {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Unbuffered, so a parent reading the pipe sees the line at once.
         FileHandle.standardOutput.write(try encoder.encode(ready) + Data("\n".utf8))
-        logger.info("listening on 127.0.0.1:\(server.port)\(server.proxyPort.map { ", MTProxy on \($0)" } ?? "")")
+        logger.info("listening on 127.0.0.1:\(server.port)\(server.proxyPort.map { ", MTProxy on \($0)" } ?? "")\(server.httpPort.map { ", HTTP on \($0)" } ?? "")")
 
         let reason = await Self.waitForStop(timeout: timeout)
         logger.info("stopping: \(reason)")
@@ -163,6 +168,7 @@ struct MTServer: AsyncParsableCommand {
         let port: Int
         let ports: [String: Int]
         let proxy_port: Int?
+        let http_port: Int?
         let dc: Int32
         let public_key: String
         let fingerprint: String
