@@ -18,7 +18,7 @@ extension Api {
         /// `error#c4b9f9bb code:int text:string = Error;`
         ///
         /// <https://core.telegram.org/constructor/error>
-        public final class Cons_error: Sendable {
+        public final class Cons_error: Sendable, TLConstructorPayload {
             public let code: Int32
             public let text: String
 
@@ -26,6 +26,8 @@ extension Api {
                 self.code = code
                 self.text = text
             }
+
+            public var tlBoxed: Error { .error(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -85,7 +87,7 @@ extension Api {
         /// `dcOption#18b7a10d flags:# ipv6:flags.0?true media_only:flags.1?true tcpo_only:flags.2?true cdn:flags.3?true static:flags.4?true this_port_only:flags.5?true id:int ip_address:string port:int secret:flags.10?bytes = DcOption;`
         ///
         /// <https://core.telegram.org/constructor/dcOption>
-        public final class Cons_dcOption: Sendable {
+        public final class Cons_dcOption: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let id: Int32
@@ -122,6 +124,8 @@ extension Api {
                 self.port = port
                 self.secret = secret
             }
+
+            public var tlBoxed: DcOption { .dcOption(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -196,7 +200,7 @@ extension Api.account {
         /// `account.privacyRules#50a04e45 rules:Vector<PrivacyRule> chats:Vector<Chat> users:Vector<User> = account.PrivacyRules;`
         ///
         /// <https://core.telegram.org/constructor/account.privacyRules>
-        public final class Cons_privacyRules: Sendable {
+        public final class Cons_privacyRules: Sendable, TLConstructorPayload {
             public let rules: [Api.PrivacyRule]
             public let chats: [Api.Chat]
             public let users: [Api.User]
@@ -206,6 +210,8 @@ extension Api.account {
                 self.chats = chats
                 self.users = users
             }
+
+            public var tlBoxed: PrivacyRules { .privacyRules(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -271,7 +277,7 @@ extension Api.messages {
         /// `messages.stickers#30a6ec7e hash:long stickers:Vector<Document> = messages.Stickers;`
         ///
         /// <https://core.telegram.org/constructor/messages.stickers>
-        public final class Cons_stickers: Sendable {
+        public final class Cons_stickers: Sendable, TLConstructorPayload {
             public let hash: Int64
             public let stickers: [Api.Document]
 
@@ -279,6 +285,8 @@ extension Api.messages {
                 self.hash = hash
                 self.stickers = stickers
             }
+
+            public var tlBoxed: Stickers { .stickers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -370,7 +378,7 @@ extension Api {
         /// `channelParticipant#1bd54456 flags:# user_id:long date:int subscription_until_date:flags.0?int rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipant>
-        public final class Cons_channelParticipant: Sendable {
+        public final class Cons_channelParticipant: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -396,12 +404,14 @@ extension Api {
                 self.subscriptionUntilDate = subscriptionUntilDate
                 self.rank = rank
             }
+
+            public var tlBoxed: ChannelParticipant { .channelParticipant(self) }
         }
 
         /// `channelParticipantSelf#a9478a1a flags:# via_request:flags.0?true user_id:long inviter_id:long date:int subscription_until_date:flags.1?int rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantSelf>
-        public final class Cons_channelParticipantSelf: Sendable {
+        public final class Cons_channelParticipantSelf: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -432,12 +442,14 @@ extension Api {
                 self.subscriptionUntilDate = subscriptionUntilDate
                 self.rank = rank
             }
+
+            public var tlBoxed: ChannelParticipant { .channelParticipantSelf(self) }
         }
 
         /// `channelParticipantCreator#2fe601d3 flags:# user_id:long admin_rights:ChatAdminRights rank:flags.0?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantCreator>
-        public final class Cons_channelParticipantCreator: Sendable {
+        public final class Cons_channelParticipantCreator: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -459,12 +471,14 @@ extension Api {
                 self.adminRights = adminRights
                 self.rank = rank
             }
+
+            public var tlBoxed: ChannelParticipant { .channelParticipantCreator(self) }
         }
 
         /// `channelParticipantAdmin#34c3bb53 flags:# can_edit:flags.0?true self:flags.1?true user_id:long inviter_id:flags.1?long promoted_by:long date:int admin_rights:ChatAdminRights rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantAdmin>
-        public final class Cons_channelParticipantAdmin: Sendable {
+        public final class Cons_channelParticipantAdmin: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let userId: Int64
@@ -500,12 +514,14 @@ extension Api {
                 self.adminRights = adminRights
                 self.rank = rank
             }
+
+            public var tlBoxed: ChannelParticipant { .channelParticipantAdmin(self) }
         }
 
         /// `channelParticipantBanned#d5f0ad91 flags:# left:flags.0?true peer:Peer kicked_by:long date:int banned_rights:ChatBannedRights rank:flags.2?string = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantBanned>
-        public final class Cons_channelParticipantBanned: Sendable {
+        public final class Cons_channelParticipantBanned: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let peer: Api.Peer
@@ -535,17 +551,21 @@ extension Api {
                 self.bannedRights = bannedRights
                 self.rank = rank
             }
+
+            public var tlBoxed: ChannelParticipant { .channelParticipantBanned(self) }
         }
 
         /// `channelParticipantLeft#1b03f006 peer:Peer = ChannelParticipant;`
         ///
         /// <https://core.telegram.org/constructor/channelParticipantLeft>
-        public final class Cons_channelParticipantLeft: Sendable {
+        public final class Cons_channelParticipantLeft: Sendable, TLConstructorPayload {
             public let peer: Api.Peer
 
             public init(peer: Api.Peer) {
                 self.peer = peer
             }
+
+            public var tlBoxed: ChannelParticipant { .channelParticipantLeft(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -800,7 +820,7 @@ extension Api {
         /// `secureSecretSettings#1527bcac secure_algo:SecurePasswordKdfAlgo secure_secret:bytes secure_secret_id:long = SecureSecretSettings;`
         ///
         /// <https://core.telegram.org/constructor/secureSecretSettings>
-        public final class Cons_secureSecretSettings: Sendable {
+        public final class Cons_secureSecretSettings: Sendable, TLConstructorPayload {
             public let secureAlgo: Api.SecurePasswordKdfAlgo
             public let secureSecret: [UInt8]
             public let secureSecretId: Int64
@@ -810,6 +830,8 @@ extension Api {
                 self.secureSecret = secureSecret
                 self.secureSecretId = secureSecretId
             }
+
+            public var tlBoxed: SecureSecretSettings { .secureSecretSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -875,7 +897,7 @@ extension Api.account {
         /// `account.wallPapers#cdc3858c hash:long wallpapers:Vector<WallPaper> = account.WallPapers;`
         ///
         /// <https://core.telegram.org/constructor/account.wallPapers>
-        public final class Cons_wallPapers: Sendable {
+        public final class Cons_wallPapers: Sendable, TLConstructorPayload {
             public let hash: Int64
             public let wallpapers: [Api.WallPaper]
 
@@ -883,6 +905,8 @@ extension Api.account {
                 self.hash = hash
                 self.wallpapers = wallpapers
             }
+
+            public var tlBoxed: WallPapers { .wallPapers(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -949,7 +973,7 @@ extension Api {
         /// `codeSettings#ad253d78 flags:# allow_flashcall:flags.0?true current_number:flags.1?true allow_app_hash:flags.4?true allow_missed_call:flags.5?true allow_firebase:flags.7?true unknown_number:flags.9?true logout_tokens:flags.6?Vector<bytes> token:flags.8?string app_sandbox:flags.8?Bool = CodeSettings;`
         ///
         /// <https://core.telegram.org/constructor/codeSettings>
-        public final class Cons_codeSettings: Sendable {
+        public final class Cons_codeSettings: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let logoutTokens: [[UInt8]]?
@@ -984,6 +1008,8 @@ extension Api {
                 self.token = token
                 self.appSandbox = appSandbox
             }
+
+            public var tlBoxed: CodeSettings { .codeSettings(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1070,7 +1096,7 @@ extension Api {
         /// `emojiList#7a1e11d1 hash:long document_id:Vector<long> = EmojiList;`
         ///
         /// <https://core.telegram.org/constructor/emojiList>
-        public final class Cons_emojiList: Sendable {
+        public final class Cons_emojiList: Sendable, TLConstructorPayload {
             public let hash: Int64
             public let documentId: [Int64]
 
@@ -1078,6 +1104,8 @@ extension Api {
                 self.hash = hash
                 self.documentId = documentId
             }
+
+            public var tlBoxed: EmojiList { .emojiList(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1144,7 +1172,7 @@ extension Api {
         /// `mediaAreaCoordinates#cfc9e002 flags:# x:double y:double w:double h:double rotation:double radius:flags.0?double = MediaAreaCoordinates;`
         ///
         /// <https://core.telegram.org/constructor/mediaAreaCoordinates>
-        public final class Cons_mediaAreaCoordinates: Sendable {
+        public final class Cons_mediaAreaCoordinates: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let x: Double
@@ -1175,6 +1203,8 @@ extension Api {
                 self.rotation = rotation
                 self.radius = radius
             }
+
+            public var tlBoxed: MediaAreaCoordinates { .mediaAreaCoordinates(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1255,7 +1285,7 @@ extension Api.payments {
         /// `payments.resaleStarGifts#947a12df flags:# count:int gifts:Vector<StarGift> next_offset:flags.0?string attributes:flags.1?Vector<StarGiftAttribute> attributes_hash:flags.1?long chats:Vector<Chat> counters:flags.2?Vector<StarGiftAttributeCounter> users:Vector<User> = payments.ResaleStarGifts;`
         ///
         /// <https://core.telegram.org/constructor/payments.resaleStarGifts>
-        public final class Cons_resaleStarGifts: Sendable {
+        public final class Cons_resaleStarGifts: Sendable, TLConstructorPayload {
             /// The `flags` word: which optional fields and flags are set.
             public let flags: Int32
             public let count: Int32
@@ -1294,6 +1324,8 @@ extension Api.payments {
                 self.counters = counters
                 self.users = users
             }
+
+            public var tlBoxed: ResaleStarGifts { .resaleStarGifts(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
@@ -1395,7 +1427,7 @@ extension Api.messages {
         /// `messages.emojiGameOutcome#da2ad647 seed:bytes stake_ton_amount:long ton_amount:long = messages.EmojiGameOutcome;`
         ///
         /// <https://core.telegram.org/constructor/messages.emojiGameOutcome>
-        public final class Cons_emojiGameOutcome: Sendable {
+        public final class Cons_emojiGameOutcome: Sendable, TLConstructorPayload {
             public let seed: [UInt8]
             public let stakeTonAmount: Int64
             public let tonAmount: Int64
@@ -1405,6 +1437,8 @@ extension Api.messages {
                 self.stakeTonAmount = stakeTonAmount
                 self.tonAmount = tonAmount
             }
+
+            public var tlBoxed: EmojiGameOutcome { .emojiGameOutcome(self) }
         }
 
         public func serialize(_ buffer: Buffer, _ boxed: Bool) {
