@@ -9,12 +9,11 @@
 public protocol TLConstructorPayload: CustomDebugStringConvertible {
     /// The generated type whose constructor this is.
     associatedtype Boxed: TLObject
-    /// The value of ``TLConstructorPayload/Boxed`` whose constructor this payload is.
+    /// The value of ``Boxed`` whose constructor this payload is.
     var tlBoxed: Boxed { get }
 }
 
 extension TLConstructorPayload {
-    /// The description of ``TLConstructorPayload/tlBoxed``: the constructor and its fields, as
-    /// ``TLLogFormatter/telegram`` writes them.
+    /// The description of ``tlBoxed``: the constructor and its fields, as ``TLLogFormatter/telegram`` writes them.
     public var debugDescription: String { tlBoxed.description }
 }
